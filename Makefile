@@ -1,0 +1,42 @@
+# ksched — every target installs what it needs into .venv first.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint typecheck unit bench fidelity install lock clean
+
+run: $(STAMP)  ## the embedded demo: NATS + kubesim + all services + a sample workload
+	$(BIN)/ksched demo
+
+test: $(STAMP) lint  ## everything CI runs
+	$(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check shared services tests
+	$(BIN)/ruff format --check shared services tests
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+bench: $(STAMP)  ## performance figures (printed, not pass/fail)
+	$(BIN)/ksched bench all
+
+fidelity: $(STAMP)  ## agreement with the real kube-scheduler 1.36.2 on the shared scenarios
+	$(BIN)/python ../shared/fidelity-public/compare.py .
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml requirements.lock requirements-dev.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+lock:  ## re-resolve pyproject ranges and rewrite requirements.lock (review the diff)
+	rm -rf /tmp/ksched-lock && $(PYTHON) -m venv /tmp/ksched-lock
+	/tmp/ksched-lock/bin/pip install --quiet .
+	/tmp/ksched-lock/bin/pip freeze --exclude ksched > requirements.lock.new
+	@echo "wrote requirements.lock.new"
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache

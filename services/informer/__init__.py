@@ -1,0 +1,1 @@
+"""ksched informer service."""

@@ -1,0 +1,1 @@
+"""ksched kubesim service."""

@@ -1,0 +1,1 @@
+"""ksched queue service."""

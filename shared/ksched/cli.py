@@ -1,0 +1,80 @@
+"""The ``ksched`` console script: a thin dispatcher to each subcommand's own ``main``.
+
+Subcommands are imported lazily so that ``ksched --help`` stays fast and a service's
+dependencies load only when that service runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Protocol
+
+from ksched import UPSTREAM_VERSION, __version__
+
+
+class _Main(Protocol):
+    def __call__(self, argv: Sequence[str]) -> int: ...
+
+
+#: subcommand -> ("module:function", one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": ("ksched.simulate.cli:main", "schedule the pending pods of a cluster file offline"),
+    "kubesim": ("ksched_kubesim.cli:main", "run the Kubernetes API emulator"),
+    "informer": ("ksched_informer.cli:main", "run the informer/cache service"),
+    "queue": ("ksched_queue.cli:main", "run the scheduling queue service"),
+    "scheduler": ("ksched_scheduler.cli:main", "run a scheduling-cycle service replica"),
+    "binder": ("ksched_binder.cli:main", "run the binder service"),
+    "up": ("ksched.launcher.cli:up_main", "start NATS, kubesim and every service; keep running"),
+    "demo": ("ksched.launcher.cli:demo_main", "the `make run` demo: start everything, run a workload"),
+    "trace": ("ksched.tracing.cli:main", "print a pod's scheduling timeline across services"),
+    "bench": ("ksched.bench.cli:main", "performance benchmarks (figures, not pass/fail)"),
+}
+
+
+def _usage() -> str:
+    width = max(len(name) for name in SUBCOMMANDS)
+    lines = [
+        "usage: ksched [--version] <command> [args...]",
+        "",
+        "commands:",
+        *(f"  {name.ljust(width)}  {text}" for name, (_, text) in SUBCOMMANDS.items()),
+        "",
+        "Run `ksched <command> --help` for a command's options.",
+    ]
+    return "\n".join(lines)
+
+
+def _load(target: str) -> _Main:
+    module_name, _, func_name = target.partition(":")
+    module = importlib.import_module(module_name)
+    func: _Main = getattr(module, func_name)
+    return func
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    if args[0] == "--version":
+        print(f"ksched {__version__} (kube-scheduler {UPSTREAM_VERSION} semantics)")
+        return 0
+    name, rest = args[0], args[1:]
+    entry = SUBCOMMANDS.get(name)
+    if entry is None:
+        print(f"ksched: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    try:
+        func = _load(entry[0])
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in ("ksched", *(t.split(".")[0] for t, _ in SUBCOMMANDS.values())):
+            print(f"ksched {name}: not yet available in this build ({exc.name} is missing)", file=sys.stderr)
+            return 2
+        raise
+    return func(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

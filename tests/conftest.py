@@ -1,0 +1,6 @@
+"""Shared pytest fixtures: each fixture family lives in its own module under tests/fixtures/."""
+
+pytest_plugins = [
+    "tests.fixtures.nats",
+    "tests.fixtures.kubesim",
+]
