@@ -1,0 +1,10 @@
+"""The Struct base every Kubernetes object type derives from."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class K8s(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=True):
+    """Base for API types: camelCase on the wire, unknown fields ignored, defaults omitted."""
+

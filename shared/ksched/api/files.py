@@ -1,0 +1,54 @@
+"""Reading Kubernetes objects from files as ``kubectl get -o yaml`` prints them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ksched.api.base import K8s
+from ksched.api.kinds import ObjectError, UnsupportedKind, decode_object
+
+
+def iter_raw_objects(documents: list[Any], where: str) -> list[tuple[str, Any]]:
+    """Flatten YAML documents and ``kind: List`` wrappers into (location, raw object) pairs."""
+    out: list[tuple[str, Any]] = []
+    for doc_index, doc in enumerate(documents):
+        if doc is None:
+            continue
+        loc = f"{where} document {doc_index + 1}"
+        if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"].endswith("List"):
+            items = doc.get("items") or []
+            if not isinstance(items, list):
+                raise ObjectError(f"{loc}: items must be a list")
+            out.extend((f"{loc} items[{i}]", item) for i, item in enumerate(items))
+        else:
+            out.append((loc, doc))
+    return out
+
+
+def load_objects(path: str | Path, skipped: list[str] | None = None) -> list[K8s]:
+    """Load every object of a YAML stream or ``kind: List`` file, in file order.
+
+    Objects of kinds the scheduler does not read are left out and described in ``skipped``
+    when a list is given; otherwise they are an error.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise ObjectError(f"{p}: cannot read: {exc.strerror}") from None
+    try:
+        documents = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except yaml.YAMLError as exc:
+        raise ObjectError(f"{p}: not valid YAML: {exc}") from None
+    objects: list[K8s] = []
+    for loc, raw in iter_raw_objects(documents, str(p)):
+        try:
+            objects.append(decode_object(raw, loc))
+        except UnsupportedKind as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
+    return objects
