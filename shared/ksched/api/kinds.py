@@ -60,7 +60,9 @@ def describe(raw: Any) -> str:
     if not isinstance(raw, dict):
         return f"item of type {type(raw).__name__}"
     kind = raw.get("kind") or "object"
-    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    meta = raw.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
     name = meta.get("name") or "<unnamed>"
     namespace = meta.get("namespace")
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"

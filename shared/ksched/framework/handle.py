@@ -1,0 +1,54 @@
+"""What a plugin can reach besides its arguments (upstream ``framework.Handle``). Interface only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ksched.framework.cycle_state import CycleState
+    from ksched.framework.nodeinfo import NodeInfo
+    from ksched.framework.podinfo import PodInfo
+    from ksched.framework.snapshot import Snapshot
+    from ksched.framework.status import Status
+
+
+class Nominator(Protocol):
+    """Pods nominated to nodes by preemption and not yet bound."""
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]: ...
+
+
+class Handle(Protocol):
+    """Given to every plugin factory; the snapshot object stays the same, its content changes."""
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+    @property
+    def nominator(self) -> Nominator: ...
+
+    @property
+    def profile_name(self) -> str: ...
+
+    @property
+    def parallelism(self) -> int: ...
+
+    @property
+    def client(self) -> object | None:
+        """A kubernetes_asyncio ``ApiClient`` where API calls are allowed (the binder); else None."""
+        ...
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...

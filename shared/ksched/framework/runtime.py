@@ -1,0 +1,535 @@
+"""The framework runtime: runs one profile's plugins at each extension point, as upstream's
+``frameworkImpl``. It is also the :class:`Handle` plugins are constructed with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ksched.framework import interfaces as ifc
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.handle import Nominator
+from ksched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, Int64Array, Rows
+from ksched.framework.nodeinfo import NodeInfo
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
+from ksched.framework.snapshot import Snapshot
+from ksched.framework.status import Code, Status, is_skip
+
+
+class NoNominations:
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
+        return ()
+
+
+@dataclass
+class PluginsByPoint:
+    """A profile's plugin instances per extension point, in configured order."""
+
+    pre_enqueue: list[ifc.PreEnqueuePlugin] = field(default_factory=list)
+    queue_sort: list[ifc.QueueSortPlugin] = field(default_factory=list)
+    pre_filter: list[ifc.PreFilterPlugin] = field(default_factory=list)
+    filter: list[ifc.FilterPlugin] = field(default_factory=list)
+    post_filter: list[ifc.PostFilterPlugin] = field(default_factory=list)
+    pre_score: list[ifc.PreScorePlugin] = field(default_factory=list)
+    score: list[tuple[ifc.ScorePlugin, int]] = field(default_factory=list)
+    reserve: list[ifc.ReservePlugin] = field(default_factory=list)
+    permit: list[ifc.PermitPlugin] = field(default_factory=list)
+    pre_bind: list[ifc.PreBindPlugin] = field(default_factory=list)
+    bind: list[ifc.BindPlugin] = field(default_factory=list)
+    post_bind: list[ifc.PostBindPlugin] = field(default_factory=list)
+    enqueue_extensions: list[ifc.EnqueueExtensions] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    """Result of the filter pass over candidate rows, in the order they were examined."""
+
+    feasible: Rows
+    #: rejected row -> index into the filter plugin list of the plugin that rejected it
+    rejected_by: dict[int, int]
+    #: statuses already known (per-node path); others are derived on demand
+    statuses: dict[int, Status]
+    processed: int
+
+
+@dataclass(slots=True)
+class ScoreOutcome:
+    """Weighted per-plugin scores and totals, aligned with the scored nodes."""
+
+    plugin_scores: dict[str, Int64Array]
+    totals: Int64Array
+
+
+def _plugin_error(plugin: Any, exc: BaseException, point: str) -> Status:
+    return Status.as_error(RuntimeError(f"running {point} plugin {plugin.name!r}: {exc}")).with_plugin(
+        plugin.name
+    )
+
+
+class Framework:
+    """One profile: its plugins, weights, and the snapshot they read."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        snapshot: Snapshot,
+        *,
+        percentage_of_nodes_to_score: int | None = None,
+        parallelism: int = 16,
+        nominator: Nominator | None = None,
+        client: object | None = None,
+    ) -> None:
+        self._profile_name = profile_name
+        self._snapshot = snapshot
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._parallelism = parallelism
+        self._nominator: Nominator = nominator or NoNominations()
+        self._client = client
+        self.plugins = PluginsByPoint()
+        self.score_weights: dict[str, int] = {}
+
+    # --- Handle ----------------------------------------------------------------------------------
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    @property
+    def nominator(self) -> Nominator:
+        return self._nominator
+
+    @nominator.setter
+    def nominator(self, value: Nominator) -> None:
+        self._nominator = value
+
+    @property
+    def profile_name(self) -> str:
+        return self._profile_name
+
+    @property
+    def parallelism(self) -> int:
+        return self._parallelism
+
+    @property
+    def client(self) -> object | None:
+        return self._client
+
+    def set_plugins(self, plugins: PluginsByPoint) -> None:
+        self.plugins = plugins
+        self.score_weights = {pl.name: w for pl, w in plugins.score}
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.plugins.filter)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.plugins.score)
+
+    def plugin(self, name: str) -> Any | None:
+        """The plugin instance called ``name`` at any extension point."""
+        for group in vars(self.plugins).values():
+            for item in group:
+                pl = item[0] if isinstance(item, tuple) else item
+                if pl.name == name:
+                    return pl
+        return None
+
+    # --- queue-side points -------------------------------------------------------------------------
+    def run_pre_enqueue_plugins(self, pod: Any) -> Status | None:
+        for pl in self.plugins.pre_enqueue:
+            try:
+                st = pl.pre_enqueue(pod)
+            except Exception as exc:
+                return _plugin_error(pl, exc, "PreEnqueue")
+            if st is not None and st.code != Code.SUCCESS:
+                st.plugin = pl.name
+                return st
+        return None
+
+    def queue_sort_less(self) -> Callable[[QueuedPodInfo, QueuedPodInfo], bool]:
+        pl = self.plugins.queue_sort[0]
+        return pl.less
+
+    # --- PreFilter -------------------------------------------------------------------------------
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: PodInfo
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """Upstream ``RunPreFilterPlugins``: merged node subset, status, plugins that narrowed nodes."""
+        nodes = self._snapshot.nodes
+        skip: set[str] = set()
+        result: PreFilterResult | None = None
+        plugins_with_nodes: set[str] = set()
+        return_status: Status | None = None
+        try:
+            for pl in self.plugins.pre_filter:
+                try:
+                    r, st = pl.pre_filter(state, pod, nodes)
+                except Exception as exc:
+                    return None, _plugin_error(pl, exc, "PreFilter"), set()
+                if is_skip(st):
+                    skip.add(pl.name)
+                    continue
+                if st is not None and st.code != Code.SUCCESS:
+                    st.plugin = pl.name
+                    if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                        return None, st, set()
+                    if st.code == Code.UNSCHEDULABLE:
+                        return_status = st
+                        continue
+                    err = Status.as_error(RuntimeError(f"running PreFilter plugin {pl.name!r}: {st.message}"))
+                    return None, err.with_plugin(pl.name), set()
+                if r is not None and not r.all_nodes():
+                    plugins_with_nodes.add(pl.name)
+                result = r if result is None else result.merge(r)
+                if result is not None and result.node_names is not None and not result.node_names:
+                    names = sorted(plugins_with_nodes)
+                    if len(names) == 1:
+                        msg = f"node(s) didn't satisfy plugin {names[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                    return result, Status.unresolvable(msg), plugins_with_nodes
+            return result, return_status, plugins_with_nodes
+        finally:
+            state.skip_filter_plugins = frozenset(skip)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for pl in self.plugins.pre_filter:
+            if pl.name in state.skip_filter_plugins or not isinstance(pl, ifc.PreFilterExtensions):
+                continue
+            try:
+                st = pl.add_pod(state, pod, to_add, node)
+            except Exception as exc:
+                return _plugin_error(pl, exc, "AddPod")
+            if st is not None and st.code != Code.SUCCESS:
+                return Status.as_error(
+                    RuntimeError(f"running AddPod on PreFilter plugin {pl.name!r}: {st.message}")
+                )
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for pl in self.plugins.pre_filter:
+            if pl.name in state.skip_filter_plugins or not isinstance(pl, ifc.PreFilterExtensions):
+                continue
+            try:
+                st = pl.remove_pod(state, pod, to_remove, node)
+            except Exception as exc:
+                return _plugin_error(pl, exc, "RemovePod")
+            if st is not None and st.code != Code.SUCCESS:
+                return Status.as_error(
+                    RuntimeError(f"running RemovePod on PreFilter plugin {pl.name!r}: {st.message}")
+                )
+        return None
+
+    # --- Filter ----------------------------------------------------------------------------------
+    def active_filters(self, state: CycleState) -> list[ifc.FilterPlugin]:
+        skip = state.skip_filter_plugins
+        return (
+            [pl for pl in self.plugins.filter if pl.name not in skip] if skip else list(self.plugins.filter)
+        )
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """Run Filter plugins in order on one node; the first failure wins (per-node path)."""
+        skip = state.skip_filter_plugins
+        for pl in self.plugins.filter:
+            if pl.name in skip:
+                continue
+            try:
+                st = pl.filter(state, pod, node)
+            except Exception as exc:
+                return _plugin_error(pl, exc, "Filter")
+            if st is not None and st.code != Code.SUCCESS:
+                if not st.is_rejected():
+                    st = Status.as_error(RuntimeError(f"running {pl.name!r} filter plugin: {st.message}"))
+                st.plugin = pl.name
+                return st
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        """Filter twice when higher-or-equal priority pods are nominated to ``node`` (upstream semantics):
+        once as if they were running there, once without them; both must pass."""
+        added, state2, node2 = self._add_nominated_pods(state, pod, node)
+        if isinstance(added, Status):
+            return added
+        status = self.run_filter_plugins(state2, pod, node2)
+        if status is not None and not status.is_rejected():
+            return status
+        if added and status is None:
+            status = self.run_filter_plugins(state, pod, node)
+        return status
+
+    def _add_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> tuple[bool | Status, CycleState, NodeInfo]:
+        nominated = self._nominator.nominated_pods_for_node(node.name)
+        candidates = [pi for pi in nominated if pi.priority >= pod.priority and pi.uid != pod.uid]
+        if not candidates:
+            return False, state, node
+        node_out = node.clone()
+        state_out = state.clone()
+        for pi in candidates:
+            node_out.add_pod(pi)
+            st = self.run_pre_filter_extension_add_pod(state_out, pod, pi, node_out)
+            if st is not None and st.code != Code.SUCCESS:
+                return st, state, node
+        return True, state_out, node_out
+
+    def has_nominated_pods(self, node_name: str, pod: PodInfo) -> bool:
+        return any(
+            pi.priority >= pod.priority and pi.uid != pod.uid
+            for pi in self._nominator.nominated_pods_for_node(node_name)
+        )
+
+    def filter_rows(self, state: CycleState, pod: PodInfo, rows: Rows) -> FilterOutcome:
+        """Filter ``rows`` (examined in the given order): batch plugins vectorized, others per node.
+
+        Nodes with nominated pods take the two-pass per-node path.
+        """
+        snapshot = self._snapshot
+        filters = self.active_filters(state)
+        rejected_by: dict[int, int] = {}
+        statuses: dict[int, Status] = {}
+        nominated_rows: list[int] = []
+        if not isinstance(self._nominator, NoNominations):
+            nominated_rows = [
+                int(r) for r in rows if self.has_nominated_pods(snapshot.nodes[int(r)].name, pod)
+            ]
+        alive = rows
+        if nominated_rows:
+            alive = rows[~np.isin(rows, nominated_rows)]
+        for j, pl in enumerate(filters):
+            if not len(alive):
+                break
+            if isinstance(pl, ifc.BatchFilterPlugin):
+                try:
+                    mask = pl.filter_batch(state, pod, snapshot, alive)
+                except Exception as exc:
+                    raise FilterError(_plugin_error(pl, exc, "Filter")) from exc
+            else:
+                mask = np.ones(len(alive), dtype=np.bool_)
+                for k, row in enumerate(alive.tolist()):
+                    try:
+                        st = pl.filter(state, pod, snapshot.nodes[row])
+                    except Exception as exc:
+                        raise FilterError(_plugin_error(pl, exc, "Filter")) from exc
+                    if st is not None and st.code != Code.SUCCESS:
+                        if not st.is_rejected():
+                            err = Status.as_error(
+                                RuntimeError(f"running {pl.name!r} filter plugin: {st.message}")
+                            )
+                            raise FilterError(err.with_plugin(pl.name))
+                        st.plugin = pl.name
+                        statuses[row] = st
+                        mask[k] = False
+            if not mask.all():
+                for row in alive[~mask].tolist():
+                    rejected_by[row] = j
+                alive = alive[mask]
+        for row in nominated_rows:
+            st = self.run_filter_plugins_with_nominated_pods(state, pod, snapshot.nodes[row])
+            if st is not None:
+                if not st.is_rejected():
+                    raise FilterError(st)
+                statuses[row] = st
+                rejected_by[row] = next((j for j, pl in enumerate(filters) if pl.name == st.plugin), -1)
+        if nominated_rows:
+            ok = set(alive.tolist()) | {r for r in nominated_rows if r not in rejected_by}
+            feasible = np.array([r for r in rows.tolist() if r in ok], dtype=np.intp)
+        else:
+            feasible = alive
+        return FilterOutcome(feasible, rejected_by, statuses, len(rows))
+
+    def status_for(self, state: CycleState, pod: PodInfo, outcome: FilterOutcome, row: int) -> Status:
+        """The Filter status of a rejected row, asking its plugin's per-node method when needed."""
+        known = outcome.statuses.get(row)
+        if known is not None:
+            return known
+        filters = self.active_filters(state)
+        pl = filters[outcome.rejected_by[row]]
+        st = pl.filter(state, pod, self._snapshot.nodes[row])
+        if st is None or st.code == Code.SUCCESS:
+            st = Status.as_error(
+                RuntimeError(
+                    f"plugin {pl.name!r}: filter_batch rejected node {self._snapshot.nodes[row].name} "
+                    "but filter accepts it"
+                )
+            )
+        st.plugin = pl.name
+        outcome.statuses[row] = st
+        return st
+
+    # --- PostFilter ------------------------------------------------------------------------------
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.plugins.post_filter:
+            try:
+                r, st = pl.post_filter(state, pod, statuses)
+            except Exception as exc:
+                return None, _plugin_error(pl, exc, "PostFilter")
+            if st is None or st.code == Code.SUCCESS:
+                return r, st if st is not None else Status(Code.SUCCESS)
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, st.with_plugin(pl.name)
+            if not st.is_rejected():
+                return None, Status.as_error(RuntimeError(st.message)).with_plugin(pl.name)
+            if r is not None and r.mode != 0:
+                result = r
+            reasons.extend(st.all_reasons())
+            rejector = rejector or pl.name
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    # --- Score -----------------------------------------------------------------------------------
+    def run_pre_score_plugins(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        skip: set[str] = set()
+        try:
+            for pl in self.plugins.pre_score:
+                try:
+                    st = pl.pre_score(state, pod, nodes)
+                except Exception as exc:
+                    return _plugin_error(pl, exc, "PreScore")
+                if is_skip(st):
+                    skip.add(pl.name)
+                    continue
+                if st is not None and st.code != Code.SUCCESS:
+                    return Status.as_error(RuntimeError(f"running PreScore plugin {pl.name!r}: {st.message}"))
+            return None
+        finally:
+            state.skip_score_plugins = frozenset(skip)
+
+    def run_score_plugins(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], rows: Rows
+    ) -> tuple[ScoreOutcome | None, Status | None]:
+        """Score, normalize and weight; ``rows`` are the nodes' rows in the snapshot columns."""
+        snapshot = self._snapshot
+        totals = np.zeros(len(nodes), dtype=np.int64)
+        per_plugin: dict[str, Int64Array] = {}
+        skip = state.skip_score_plugins
+        for pl, weight in self.plugins.score:
+            if pl.name in skip:
+                continue
+            try:
+                if isinstance(pl, ifc.BatchScorePlugin):
+                    scores = np.asarray(pl.score_batch(state, pod, snapshot, rows), dtype=np.int64)
+                else:
+                    scores = np.fromiter(
+                        (pl.score(state, pod, n) for n in nodes), dtype=np.int64, count=len(nodes)
+                    )
+                if isinstance(pl, ifc.ScoreExtensions):
+                    st = pl.normalize_score(state, pod, nodes, scores)
+                    if st is not None and st.code != Code.SUCCESS:
+                        return None, Status.as_error(
+                            RuntimeError(f"running Normalize on Score plugins: {st.message}")
+                        )
+            except Exception as exc:
+                return None, _plugin_error(pl, exc, "Score")
+            if len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
+                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+                return None, Status.as_error(
+                    RuntimeError(
+                        f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid "
+                        f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                        "after normalizing"
+                    )
+                )
+            weighted = scores * weight
+            per_plugin[pl.name] = weighted
+            totals += weighted
+        return ScoreOutcome(per_plugin, totals), None
+
+    # --- Reserve / Permit ------------------------------------------------------------------------
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.plugins.reserve:
+            try:
+                st = pl.reserve(state, pod, node_name)
+            except Exception as exc:
+                return _plugin_error(pl, exc, "Reserve")
+            if st is not None and st.code != Code.SUCCESS:
+                if not st.is_rejected():
+                    st = Status.as_error(RuntimeError(f"running Reserve plugin {pl.name!r}: {st.message}"))
+                return st.with_plugin(pl.name)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for pl in reversed(self.plugins.reserve):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> tuple[Status | None, float]:
+        """Allow (None), a rejection, or Wait with the longest timeout any plugin asked for."""
+        wait_timeout = 0.0
+        waiting = False
+        for pl in self.plugins.permit:
+            try:
+                st, timeout = pl.permit(state, pod, node_name)
+            except Exception as exc:
+                return _plugin_error(pl, exc, "Permit"), 0.0
+            if st is None or st.code == Code.SUCCESS:
+                continue
+            if st.is_rejected():
+                return st.with_plugin(pl.name), 0.0
+            if st.code == Code.WAIT:
+                waiting = True
+                wait_timeout = max(wait_timeout, timeout)
+                continue
+            return Status.as_error(RuntimeError(f"running Permit plugin {pl.name!r}: {st.message}")), 0.0
+        if waiting:
+            return Status(
+                Code.WAIT, "one or more plugins asked to wait and no plugin rejected pod"
+            ), wait_timeout
+        return None, 0.0
+
+    # --- binding cycle (async: these talk to the API) ------------------------------------------
+    async def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.plugins.pre_bind:
+            try:
+                st = await pl.pre_bind(state, pod, node_name)
+            except Exception as exc:
+                return _plugin_error(pl, exc, "PreBind")
+            if is_skip(st):
+                continue
+            if st is not None and st.code != Code.SUCCESS:
+                return st.with_plugin(pl.name)
+        return None
+
+    async def run_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        if not self.plugins.bind:
+            return Status.as_error("no bind plugin configured")
+        last: Status | None = Status.skip()
+        for pl in self.plugins.bind:
+            try:
+                st = await pl.bind(state, pod, node_name)
+            except Exception as exc:
+                return _plugin_error(pl, exc, "Bind")
+            if is_skip(st):
+                last = st
+                continue
+            if st is not None and st.code != Code.SUCCESS:
+                return st.with_plugin(pl.name)
+            return None
+        return last
+
+    async def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for pl in self.plugins.post_bind:
+            await pl.post_bind(state, pod, node_name)
+
+
+class FilterError(Exception):
+    """A Filter plugin failed with an error (not a rejection); carries the Error status."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status

@@ -1,0 +1,186 @@
+"""The cluster snapshot a scheduling cycle reads: nodes with their pods, columnar aggregates,
+and the other objects plugins look up. Updated incrementally; every change bumps ``generation``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import msgspec
+
+from ksched.api.core import Node, Pod
+from ksched.framework.columns import NodeColumns
+from ksched.framework.nodeinfo import NodeInfo
+from ksched.framework.objects import ClusterObjects
+from ksched.framework.podinfo import PodInfo
+
+
+class SnapshotError(KeyError):
+    """A node or pod the snapshot does not hold."""
+
+
+class Snapshot:
+    """Nodes in a stable order (``nodes[i].index == i``), pods by uid, and columnar aggregates."""
+
+    def __init__(self) -> None:
+        self.nodes: list[NodeInfo] = []
+        self.node_map: dict[str, NodeInfo] = {}
+        self.columns = NodeColumns()
+        self.objects = ClusterObjects()
+        self.generation = 0
+        #: uid -> (PodInfo, node name) for every pod placed on a node (bound or assumed)
+        self.pod_locations: dict[str, tuple[PodInfo, str]] = {}
+        #: pods whose node has not been seen yet, by node name
+        self._waiting: dict[str, list[PodInfo]] = {}
+        #: image name -> number of nodes that have it
+        self.image_num_nodes: dict[str, int] = {}
+        self._affinity_version = 0
+        self._affinity_cache: tuple[int, list[NodeInfo], list[NodeInfo]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.nodes)
+
+    def get(self, name: str) -> NodeInfo:
+        try:
+            return self.node_map[name]
+        except KeyError:
+            raise SnapshotError(f'nodeinfo not found for node name "{name}"') from None
+
+    def _bump(self) -> None:
+        self.generation += 1
+
+    # --- nodes -----------------------------------------------------------------------------------
+    def upsert_node(self, node: Node) -> NodeInfo:
+        """Add a node or replace its object, keeping the pods accounted on it."""
+        name = node.metadata.name
+        ni = self.node_map.get(name)
+        if ni is None:
+            ni = NodeInfo(node)
+            ni.index = self.columns.append_row()
+            self.nodes.append(ni)
+            self.node_map[name] = ni
+            for pi in self._waiting.pop(name, []):
+                ni.add_pod(pi)
+                self._note_affinity(pi)
+        else:
+            self._count_images(ni, -1)
+            ni.set_node(node)
+        self._count_images(ni, 1)
+        self.columns.set_allocatable(ni.index, ni.allocatable)
+        self._sync_requested(ni)
+        self._bump()
+        return ni
+
+    def remove_node(self, name: str) -> None:
+        """Remove a node; its pods wait for a node of that name to come back (as upstream's cache)."""
+        ni = self.node_map.pop(name, None)
+        if ni is None:
+            return
+        self._count_images(ni, -1)
+        last = self.nodes.pop()
+        if last is not ni:
+            self.columns.move_row(last.index, ni.index)
+            last.index = ni.index
+            self.nodes[ni.index] = last
+        self.columns.pop_row()
+        if ni.pods:
+            self._waiting[name] = list(ni.pods)
+        if ni.pods_with_affinity:
+            self._affinity_version += 1
+        self._bump()
+
+    def _count_images(self, ni: NodeInfo, sign: int) -> None:
+        for image in ni.image_sizes:
+            n = self.image_num_nodes.get(image, 0) + sign
+            if n > 0:
+                self.image_num_nodes[image] = n
+            else:
+                self.image_num_nodes.pop(image, None)
+
+    # --- pods ------------------------------------------------------------------------------------
+    def add_pod(self, pod: Pod | PodInfo, node_name: str | None = None) -> PodInfo:
+        """Account a pod on ``node_name`` (default: its ``spec.nodeName``); replaces an older version."""
+        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
+        target = node_name or pi.pod.spec.node_name
+        if not target:
+            raise SnapshotError(f"pod {pi.key} has no node to be placed on")
+        if pi.uid in self.pod_locations:
+            self.remove_pod(pi.uid)
+        self.pod_locations[pi.uid] = (pi, target)
+        ni = self.node_map.get(target)
+        if ni is None:
+            self._waiting.setdefault(target, []).append(pi)
+        else:
+            ni.add_pod(pi)
+            self._sync_requested(ni)
+            self._note_affinity(pi)
+        self._bump()
+        return pi
+
+    def remove_pod(self, uid: str) -> PodInfo | None:
+        entry = self.pod_locations.pop(uid, None)
+        if entry is None:
+            return None
+        pi, node_name = entry
+        ni = self.node_map.get(node_name)
+        if ni is not None:
+            ni.remove_pod(uid)
+            self._sync_requested(ni)
+            self._note_affinity(pi)
+        else:
+            waiting = self._waiting.get(node_name, [])
+            self._waiting[node_name] = [p for p in waiting if p.uid != uid]
+        self._bump()
+        return pi
+
+    def location(self, uid: str) -> str | None:
+        entry = self.pod_locations.get(uid)
+        return entry[1] if entry else None
+
+    def _sync_requested(self, ni: NodeInfo) -> None:
+        self.columns.set_requested(
+            ni.index,
+            ni.requested,
+            len(ni.pods),
+            ni.non_zero_requested.milli_cpu,
+            ni.non_zero_requested.memory,
+        )
+
+    def _note_affinity(self, pi: PodInfo) -> None:
+        if pi.has_affinity or pi.has_required_anti_affinity:
+            self._affinity_version += 1
+
+    # --- derived lists (upstream's HavePodsWithAffinityList / ...RequiredAntiAffinityList) -------
+    def _affinity_lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
+        cached = self._affinity_cache
+        if cached is None or cached[0] != self._affinity_version:
+            with_aff = [ni for ni in self.nodes if ni.pods_with_affinity]
+            with_anti = [ni for ni in self.nodes if ni.pods_with_required_anti_affinity]
+            cached = (self._affinity_version, with_aff, with_anti)
+            self._affinity_cache = cached
+        return cached[1], cached[2]
+
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        return self._affinity_lists()[0]
+
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        return self._affinity_lists()[1]
+
+    # --- construction helpers ---------------------------------------------------------------------
+    @classmethod
+    def build(cls, nodes: list[Node], pods: list[Pod]) -> Snapshot:
+        """A snapshot of ``nodes`` with every pod that has a ``spec.nodeName`` placed on it."""
+        snap = cls()
+        for node in nodes:
+            snap.upsert_node(node)
+        for pod in pods:
+            if pod.spec.node_name:
+                snap.add_pod(pod)
+        return snap
+
+
+def with_node_name(pod: Pod, node_name: str) -> Pod:
+    """A copy of ``pod`` bound to ``node_name`` (what an assumed pod looks like)."""
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node_name))

@@ -1,0 +1,1 @@
+"""In-tree plugins: one sub-package per plugin, each with its table tests beside it."""
