@@ -69,7 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         func = _load(entry[0])
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in ("ksched", *(t.split(".")[0] for t, _ in SUBCOMMANDS.values())):
+        if exc.name and exc.name.split(".")[0] in (
+            "ksched",
+            *(t.split(".")[0] for t, _ in SUBCOMMANDS.values()),
+        ):
             print(f"ksched {name}: not yet available in this build ({exc.name} is missing)", file=sys.stderr)
             return 2
         raise

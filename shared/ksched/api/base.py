@@ -7,4 +7,3 @@ import msgspec
 
 class K8s(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=True):
     """Base for API types: camelCase on the wire, unknown fields ignored, defaults omitted."""
-

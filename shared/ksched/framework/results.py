@@ -43,6 +43,8 @@ class PostFilterResult:
 
     nominated_node_name: str = ""
     mode: int = NominatingMode.OVERRIDE
+    #: pods preemption would evict to make room (a ksched addition: simulate reports them)
+    victims: list[PodInfo] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,163 @@
+"""The simulation loop: pending pods in queue order, one scheduling cycle each, every
+placement assumed before the next pod; PostFilter (preemption) applied as if it succeeded."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ksched.api.core import Pod
+from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, SchedulingError
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.nominator import Nominator
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.results import FitError, QueuedPodInfo
+from ksched.framework.runtime import Framework
+from ksched.framework.snapshot import with_node_name
+from ksched.framework.status import Code
+from ksched.simulate.cluster import Cluster
+
+
+@dataclass
+class PodOutcome:
+    """What ``ksched simulate`` reports for one pending pod."""
+
+    pod: str
+    node: str | None
+    filter: dict[str, dict[str, object]] = field(default_factory=dict)
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=dict)
+    message: str | None = None
+    gated_by: str | None = None
+    nominated: str | None = None
+    victims: list[str] | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "pod": self.pod,
+            "node": self.node,
+            "filter": self.filter,
+            "scores": self.scores,
+            "totals": self.totals,
+            "message": self.message,
+        }
+        if self.gated_by is not None:
+            out["gatedBy"] = self.gated_by
+        if self.victims is not None:
+            out["nominated"] = self.nominated
+            out["victims"] = self.victims
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+def _timestamp(pod: Pod) -> float:
+    ts = pod.metadata.creation_timestamp
+    if not ts:
+        return 0.0
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def queue_order(pods: list[Pod], fw: Framework) -> list[Pod]:
+    """Pending pods as the active queue would pop them (the profile's QueueSort, stable by file order)."""
+    if not fw.plugins.queue_sort:
+        return list(pods)
+    less = fw.queue_sort_less()
+    infos = [QueuedPodInfo(PodInfo(p), timestamp=_timestamp(p)) for p in pods]
+
+    def compare(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
+        if less(a, b):
+            return -1
+        if less(b, a):
+            return 1
+        return 0
+
+    ordered = sorted(infos, key=functools.cmp_to_key(compare))
+    return [qi.pod_info.pod for qi in ordered]
+
+
+class Simulation:
+    """Runs the pending pods of a cluster through the frameworks of their profiles."""
+
+    def __init__(self, cluster: Cluster, frameworks: Mapping[str, Framework], algorithm: ScheduleAlgorithm) -> None:
+        self.cluster = cluster
+        self.frameworks = frameworks
+        self.algorithm = algorithm
+        self.nominator = Nominator()
+        for fw in frameworks.values():
+            fw.nominator = self.nominator
+        for pod in cluster.pending:
+            if pod.status.nominated_node_name:
+                self.nominator.add(PodInfo(pod), pod.status.nominated_node_name)
+
+    def run(self) -> list[PodOutcome]:
+        first = next(iter(self.frameworks.values()))
+        return [self.schedule_one(pod) for pod in queue_order(self.cluster.pending, first)]
+
+    def schedule_one(self, pod: Pod) -> PodOutcome:
+        fw = self.frameworks[pod.spec.scheduler_name]
+        pi = PodInfo(pod)
+        out = PodOutcome(pod=pi.key, node=None)
+        gate = fw.run_pre_enqueue_plugins(pod)
+        if gate is not None:
+            out.gated_by = gate.plugin
+            out.message = gate.message or None
+            return out
+        state = CycleState()
+        snapshot = fw.snapshot
+        try:
+            result = self.algorithm.schedule_pod(fw, state, pi, explain=True)
+        except FitError as fit:
+            self._record_rejections(out, fit)
+            self._post_filter(fw, state, pi, fit, out)
+            out.message = str(fit)
+            return out
+        except NoNodesAvailable as exc:
+            out.message = str(exc)
+            return out
+        except SchedulingError as exc:
+            out.error = exc.status.message
+            out.message = exc.status.message
+            return out
+        if result.diagnosis is not None:
+            for node, st in result.diagnosis.node_to_status:
+                out.filter[node] = {"plugin": st.plugin, "reasons": list(st.all_reasons())}
+        out.scores, out.totals = result.scores, result.totals
+        host = result.suggested_host
+        st = fw.run_reserve_plugins_reserve(state, pi, host)
+        if st is not None:
+            fw.run_reserve_plugins_unreserve(state, pi, host)
+            out.message = st.message
+            return out
+        out.node = host
+        self.nominator.remove(pi.uid)
+        snapshot.add_pod(with_node_name(pod, host))
+        return out
+
+    def _record_rejections(self, out: PodOutcome, fit: FitError) -> None:
+        nts = fit.diagnosis.node_to_status
+        for ni in self.cluster.snapshot.nodes:
+            st = nts.get(ni.name)
+            out.filter[ni.name] = {"plugin": st.plugin, "reasons": list(st.all_reasons())}
+
+    def _post_filter(self, fw: Framework, state: CycleState, pi: PodInfo, fit: FitError, out: PodOutcome) -> None:
+        if not fw.plugins.post_filter:
+            return
+        result, status = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
+        fit.diagnosis.post_filter_msg = status.message if status.code != Code.SUCCESS else ""
+        if result is None or not result.nominated_node_name:
+            if any(pl.name == "DefaultPreemption" for pl in fw.plugins.post_filter):
+                out.nominated, out.victims = None, []
+            return
+        out.nominated = result.nominated_node_name
+        out.victims = sorted(v.key for v in result.victims)
+        snapshot = fw.snapshot
+        for victim in result.victims:
+            snapshot.remove_pod(victim.uid)
+        snapshot.add_pod(with_node_name(pi.pod, result.nominated_node_name))
