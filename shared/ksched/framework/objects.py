@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ksched.api.core import Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service
 from ksched.api.policy import PodDisruptionBudget, PriorityClass
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
@@ -30,6 +32,38 @@ class ClusterObjects:
         ns = self.namespaces.get(namespace)
         return ns.metadata.labels if ns is not None else {}
 
-    def in_namespace(self, table: dict[str, object], namespace: str) -> list[object]:
-        prefix = namespace + "/"
-        return [obj for key, obj in table.items() if key.startswith(prefix)]
+    def table(self, kind: str) -> dict[str, Any]:
+        """The table holding objects of ``kind`` (KeyError for kinds not kept here)."""
+        return getattr(self, TABLES[kind][0])  # type: ignore[no-any-return]
+
+    def put(self, obj: Any) -> bool:
+        """File ``obj`` under its kind; False for kinds not kept here (nodes, pods, others)."""
+        entry = TABLES.get(getattr(obj, "kind", ""))
+        if entry is None or not isinstance(obj, entry[1]):
+            return False
+        getattr(self, entry[0])[object_key(obj)] = obj
+        return True
+
+
+def object_key(obj: Any) -> str:
+    """``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones."""
+    meta = obj.metadata
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else str(meta.name)
+
+
+#: kind -> (ClusterObjects attribute, Struct type)
+TABLES: dict[str, tuple[str, type[Any]]] = {
+    "Namespace": ("namespaces", Namespace),
+    "Service": ("services", Service),
+    "ReplicaSet": ("replica_sets", ReplicaSet),
+    "StatefulSet": ("stateful_sets", StatefulSet),
+    "ReplicationController": ("replication_controllers", ReplicationController),
+    "PersistentVolume": ("persistent_volumes", PersistentVolume),
+    "PersistentVolumeClaim": ("persistent_volume_claims", PersistentVolumeClaim),
+    "StorageClass": ("storage_classes", StorageClass),
+    "CSINode": ("csi_nodes", CSINode),
+    "CSIDriver": ("csi_drivers", CSIDriver),
+    "CSIStorageCapacity": ("csi_storage_capacities", CSIStorageCapacity),
+    "PodDisruptionBudget": ("pod_disruption_budgets", PodDisruptionBudget),
+    "PriorityClass": ("priority_classes", PriorityClass),
+}

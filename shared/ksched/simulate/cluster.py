@@ -6,53 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ksched.api.base import K8s
-from ksched.api.core import (
-    Namespace,
-    Node,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    Pod,
-    ReplicationController,
-    Service,
-)
-from ksched.api.policy import PodDisruptionBudget, PriorityClass
-from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
-from ksched.api.workloads import ReplicaSet, StatefulSet
-from ksched.framework.objects import ClusterObjects
+from ksched.api.core import Node, Pod
 from ksched.framework.snapshot import Snapshot
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
-
-
-def _key(obj: K8s) -> str:
-    meta = obj.metadata  # type: ignore[attr-defined]
-    return f"{meta.namespace}/{meta.name}" if meta.namespace else str(meta.name)
-
-
-_TABLES: dict[type[K8s], str] = {
-    Namespace: "namespaces",
-    Service: "services",
-    ReplicaSet: "replica_sets",
-    StatefulSet: "stateful_sets",
-    ReplicationController: "replication_controllers",
-    PersistentVolume: "persistent_volumes",
-    PersistentVolumeClaim: "persistent_volume_claims",
-    StorageClass: "storage_classes",
-    CSINode: "csi_nodes",
-    CSIDriver: "csi_drivers",
-    CSIStorageCapacity: "csi_storage_capacities",
-    PodDisruptionBudget: "pod_disruption_budgets",
-    PriorityClass: "priority_classes",
-}
-
-
-def store_object(objects: ClusterObjects, obj: K8s) -> bool:
-    """File ``obj`` in the table of its kind; False when it has no table (nodes, pods, others)."""
-    table = _TABLES.get(type(obj))
-    if table is None:
-        return False
-    getattr(objects, table)[_key(obj)] = obj
-    return True
 
 
 @dataclass
@@ -83,7 +40,7 @@ def build_cluster(objects: Iterable[K8s], scheduler_names: Sequence[str]) -> Clu
             elif obj.spec.scheduler_name in scheduler_names:
                 pending.append(obj)
         else:
-            store_object(snapshot.objects, obj)
+            snapshot.objects.put(obj)
     for pod in placed:
         snapshot.add_pod(pod)
     return Cluster(snapshot, pending)

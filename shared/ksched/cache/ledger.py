@@ -1,0 +1,247 @@
+"""The authoritative scheduler cache: the cluster as the API shows it plus the ledger of
+assumed pods (placements accepted but not yet seen bound), with optimistic assume checks.
+
+Every change appends delta ops and advances ``generation``; replicas replay the ops.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import msgspec
+
+from ksched.api.base import K8s
+from ksched.api.core import Node, Pod
+from ksched.cache.delta import (
+    DeltaOp,
+    NodeRemove,
+    NodeUpsert,
+    ObjectRemove,
+    ObjectUpsert,
+    PodPlace,
+    PodRemove,
+)
+from ksched.framework.nodeinfo import NodeInfo
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.snapshot import Snapshot, with_node_name
+from ksched.framework.status import Status
+
+Verifier = Callable[[PodInfo, NodeInfo], "Status | None"]
+"""Re-runs a profile's PreFilter+Filter for one pod on one node of the cache's snapshot."""
+
+
+@dataclass(slots=True)
+class Assumption:
+    pod: PodInfo
+    node: str
+    scheduler_id: str
+    assumed_at: float
+    #: set when the binder reports the binding call done; expiry counts from then
+    binding_finished_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AssumeVerdict:
+    accepted: bool
+    reason: str = ""
+
+
+class ClusterCache:
+    """Nodes, placed pods, pending pods and the assume ledger; single-writer, not thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        assumed_ttl: float = 30.0,
+        max_assumed_age: float = 900.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.snapshot = Snapshot()
+        self.assumed: dict[str, Assumption] = {}
+        #: pods without a node that some profile may schedule: uid -> pod
+        self.pending: dict[str, Pod] = {}
+        self.generation = 0
+        self.ops: list[DeltaOp] = []
+        self._node_changed_at: dict[str, int] = {}
+        self._assumed_ttl = assumed_ttl
+        self._max_assumed_age = max_assumed_age
+        self._clock = clock
+
+    # --- bookkeeping -----------------------------------------------------------------------------
+    def _emit(self, op: DeltaOp) -> None:
+        self.ops.append(op)
+        self.generation += 1
+
+    def take_ops(self) -> tuple[int, int, list[DeltaOp]]:
+        """(base generation, generation, ops) accumulated since the previous call."""
+        ops, self.ops = self.ops, []
+        return self.generation - len(ops), self.generation, ops
+
+    def _touch(self, node_name: str) -> None:
+        self._node_changed_at[node_name] = self.generation
+
+    def node_changed_since(self, node_name: str, generation: int) -> bool:
+        return self._node_changed_at.get(node_name, 0) > generation
+
+    # --- informer events -------------------------------------------------------------------------
+    def upsert_node(self, node: Node) -> None:
+        self.snapshot.upsert_node(node)
+        self._emit(NodeUpsert(node))
+        self._touch(node.metadata.name)
+
+    def remove_node(self, name: str) -> None:
+        if name not in self.snapshot.node_map:
+            return
+        self.snapshot.remove_node(name)
+        self._emit(NodeRemove(name))
+        self._touch(name)
+
+    def upsert_pod(self, pod: Pod, schedulable: bool = True) -> None:
+        """A pod from the watch: bound pods are placed (confirming an assumption), unbound ones pending."""
+        uid = pod.metadata.uid
+        if pod.status.phase in ("Succeeded", "Failed"):
+            self.remove_pod(uid)
+            return
+        node = pod.spec.node_name
+        if node:
+            self.pending.pop(uid, None)
+            self.assumed.pop(uid, None)
+            self._place(PodInfo(pod), node, assumed=False)
+            return
+        if schedulable:
+            self.pending[uid] = pod
+        else:
+            self.pending.pop(uid, None)
+        assumption = self.assumed.get(uid)
+        if assumption is not None:
+            # The pod object changed while its binding is in flight: keep the placement, new content.
+            placed = PodInfo(with_node_name(pod, assumption.node))
+            assumption.pod = placed
+            self._place(placed, assumption.node, assumed=True)
+
+    def remove_pod(self, uid: str) -> None:
+        self.pending.pop(uid, None)
+        self.assumed.pop(uid, None)
+        node = self.snapshot.location(uid)
+        if node is not None:
+            self.snapshot.remove_pod(uid)
+            self._emit(PodRemove(uid))
+            self._touch(node)
+
+    def upsert_object(self, kind: str, key: str, obj: K8s, table: dict[str, K8s]) -> None:
+        table[key] = obj
+        self._emit(ObjectUpsert(kind, key, msgspec.Raw(msgspec.json.encode(obj))))
+
+    def remove_object(self, kind: str, key: str, table: dict[str, K8s]) -> None:
+        if table.pop(key, None) is not None:
+            self._emit(ObjectRemove(kind, key))
+
+    def _place(self, pi: PodInfo, node: str, assumed: bool) -> None:
+        old = self.snapshot.location(pi.uid)
+        self.snapshot.add_pod(pi, node)
+        self._emit(PodPlace(pi.pod, node, assumed))
+        self._touch(node)
+        if old is not None and old != node:
+            self._touch(old)
+
+    # --- the assume ledger -----------------------------------------------------------------------
+    def assume(
+        self,
+        pod: Pod,
+        node_name: str,
+        *,
+        generation: int,
+        scheduler_id: str,
+        verify: Verifier | None = None,
+        deep_check: bool = False,
+    ) -> AssumeVerdict:
+        """Accept ``pod`` on ``node_name`` if it is still pending and still fits on the current state.
+
+        Resources, pod count and host ports are always rechecked. ``verify`` (the profile's
+        filters) runs when the node changed after the decision's ``generation``, or when
+        ``deep_check`` (the pod has constraints other nodes' changes can break) and anything changed.
+        """
+        uid = pod.metadata.uid
+        if uid in self.assumed:
+            other = self.assumed[uid]
+            return AssumeVerdict(
+                False, f"pod is already assumed on node {other.node} by {other.scheduler_id}"
+            )
+        if self.snapshot.location(uid) is not None:
+            return AssumeVerdict(False, f"pod is already bound to node {self.snapshot.location(uid)}")
+        if uid not in self.pending:
+            return AssumeVerdict(False, "pod is no longer pending")
+        ni = self.snapshot.node_map.get(node_name)
+        if ni is None:
+            return AssumeVerdict(False, f"node {node_name} no longer exists")
+        placed = PodInfo(with_node_name(pod, node_name))
+        reason = fits_basic(placed, ni)
+        if reason:
+            return AssumeVerdict(False, reason)
+        changed = self.node_changed_since(node_name, generation) or (
+            deep_check and self.generation > generation
+        )
+        if verify is not None and changed:
+            st = verify(placed, ni)
+            if st is not None and not st.code == 0:
+                return AssumeVerdict(False, f"{st.plugin}: {st.message}" if st.plugin else st.message)
+        self.pending.pop(uid, None)
+        self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock())
+        self._place(placed, node_name, assumed=True)
+        return AssumeVerdict(True)
+
+    def forget(self, uid: str) -> bool:
+        """Drop an assumption (binding failed); the pod becomes pending again. False if unknown."""
+        assumption = self.assumed.pop(uid, None)
+        if assumption is None:
+            return False
+        self.snapshot.remove_pod(uid)
+        self._emit(PodRemove(uid))
+        self._touch(assumption.node)
+        pod = assumption.pod.pod
+        self.pending[uid] = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
+        return True
+
+    def finish_binding(self, uid: str) -> None:
+        assumption = self.assumed.get(uid)
+        if assumption is not None and assumption.binding_finished_at is None:
+            assumption.binding_finished_at = self._clock()
+
+    def expire(self) -> list[str]:
+        """Forget assumptions never confirmed: ttl after binding finished, or too old altogether."""
+        now = self._clock()
+        expired = [
+            uid
+            for uid, a in self.assumed.items()
+            if (a.binding_finished_at is not None and now - a.binding_finished_at > self._assumed_ttl)
+            or now - a.assumed_at > self._max_assumed_age
+        ]
+        for uid in expired:
+            self.forget(uid)
+        return expired
+
+
+def fits_basic(pod: PodInfo, node: NodeInfo) -> str:
+    """Resources, pod count and host ports on the node's current state; '' when the pod fits."""
+    alloc, req, want = node.allocatable, node.requested, pod.requests
+    if len(node.pods) + 1 > alloc.allowed_pod_number:
+        return "Too many pods"
+    short = []
+    if want.milli_cpu and req.milli_cpu + want.milli_cpu > alloc.milli_cpu:
+        short.append("Insufficient cpu")
+    if want.memory and req.memory + want.memory > alloc.memory:
+        short.append("Insufficient memory")
+    if want.ephemeral_storage and req.ephemeral_storage + want.ephemeral_storage > alloc.ephemeral_storage:
+        short.append("Insufficient ephemeral-storage")
+    for name, amount in want.scalar.items():
+        # Resources the node does not advertise are left to the profile's filters (ignoredResources).
+        if amount and name in alloc.scalar and req.scalar.get(name, 0) + amount > alloc.scalar[name]:
+            short.append(f"Insufficient {name}")
+    if short:
+        return ", ".join(short)
+    for ip, proto, port in pod.host_ports:
+        if node.used_ports.conflicts(ip, proto, port):
+            return "node(s) didn't have free ports for the requested pod ports"
+    return ""

@@ -1,0 +1,82 @@
+"""A snapshot replica: rebuilds the cache's snapshot from an image and keeps it current by
+applying delta batches in order, refusing a batch that does not follow the last one."""
+
+from __future__ import annotations
+
+import msgspec
+
+from ksched.cache.delta import (
+    DeltaBatch,
+    DeltaOp,
+    NodeRemove,
+    NodeUpsert,
+    ObjectRemove,
+    ObjectUpsert,
+    PodPlace,
+    PodRemove,
+    SnapshotImage,
+)
+from ksched.framework.objects import TABLES
+from ksched.framework.snapshot import Snapshot, with_node_name
+
+
+class SnapshotReplica:
+    """``snapshot`` mirrors the cache at ``generation`` of ``epoch`` (plus local assumptions)."""
+
+    def __init__(self) -> None:
+        self.snapshot = Snapshot()
+        self.epoch = ""
+        self.generation = -1
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.epoch)
+
+    def load(self, image: SnapshotImage) -> None:
+        """Replace everything with ``image`` (bootstrap or re-bootstrap after a gap or new epoch)."""
+        self.snapshot = Snapshot()
+        apply_ops(self.snapshot, image.ops)
+        self.epoch = image.epoch
+        self.generation = image.generation
+
+    def apply(self, batch: DeltaBatch) -> bool:
+        """Apply ``batch`` if it continues from our generation; False means re-bootstrap."""
+        if batch.epoch != self.epoch or batch.base != self.generation:
+            if batch.epoch == self.epoch and batch.generation <= self.generation:
+                return True  # already applied (redelivery)
+            return False
+        apply_ops(self.snapshot, batch.ops)
+        self.generation = batch.generation
+        return True
+
+
+def apply_ops(snapshot: Snapshot, ops: list[DeltaOp]) -> None:
+    for op in ops:
+        if isinstance(op, PodPlace):
+            pod = op.pod if op.pod.spec.node_name == op.node else with_node_name(op.pod, op.node)
+            snapshot.add_pod(pod, op.node)
+        elif isinstance(op, PodRemove):
+            snapshot.remove_pod(op.uid)
+        elif isinstance(op, NodeUpsert):
+            snapshot.upsert_node(op.node)
+        elif isinstance(op, NodeRemove):
+            snapshot.remove_node(op.name)
+        elif isinstance(op, ObjectUpsert):
+            entry = TABLES.get(op.kind)
+            if entry is not None:
+                getattr(snapshot.objects, entry[0])[op.key] = msgspec.json.decode(op.raw, type=entry[1])
+        elif isinstance(op, ObjectRemove):
+            entry = TABLES.get(op.kind)
+            if entry is not None:
+                getattr(snapshot.objects, entry[0]).pop(op.key, None)
+
+
+def image_of(snapshot: Snapshot, epoch: str, generation: int) -> SnapshotImage:
+    """Ops that rebuild ``snapshot`` from empty: objects, then nodes, then placed pods."""
+    ops: list[DeltaOp] = []
+    for kind, (attr, _) in TABLES.items():
+        for key, obj in getattr(snapshot.objects, attr).items():
+            ops.append(ObjectUpsert(kind, key, msgspec.Raw(msgspec.json.encode(obj))))
+    ops.extend(NodeUpsert(ni.node) for ni in snapshot.nodes if ni.node is not None)
+    ops.extend(PodPlace(pi.pod, node) for pi, node in snapshot.pod_locations.values())
+    return SnapshotImage(epoch=epoch, generation=generation, ops=ops)
