@@ -185,7 +185,7 @@ class ClusterCache:
         )
         if verify is not None and changed:
             st = verify(placed, ni)
-            if st is not None and not st.code == 0:
+            if st is not None and st.code != 0:
                 return AssumeVerdict(False, f"{st.plugin}: {st.message}" if st.plugin else st.message)
         self.pending.pop(uid, None)
         self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock())

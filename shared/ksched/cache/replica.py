@@ -42,9 +42,8 @@ class SnapshotReplica:
     def apply(self, batch: DeltaBatch) -> bool:
         """Apply ``batch`` if it continues from our generation; False means re-bootstrap."""
         if batch.epoch != self.epoch or batch.base != self.generation:
-            if batch.epoch == self.epoch and batch.generation <= self.generation:
-                return True  # already applied (redelivery)
-            return False
+            # A redelivered batch we already applied is fine; anything else is a gap.
+            return batch.epoch == self.epoch and batch.generation <= self.generation
         apply_ops(self.snapshot, batch.ops)
         self.generation = batch.generation
         return True

@@ -22,7 +22,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         description="Schedule the pending pods of a cluster file (nodes, bound pods, pending pods, and the "
         "objects plugins read) one by one, as kube-scheduler 1.36 would, and report each decision.",
     )
-    p.add_argument("--cluster", required=True, help="YAML stream or `kind: List` file (as `kubectl get -o yaml`)")
+    p.add_argument(
+        "--cluster", required=True, help="YAML stream or `kind: List` file (as `kubectl get -o yaml`)"
+    )
     p.add_argument("--config", help="KubeSchedulerConfiguration file (default: upstream's default profile)")
     p.add_argument("--output", choices=("json", "table"), default="table")
     p.add_argument("--seed", type=int, default=None, help="seed for tie-breaking between equal scores")
@@ -54,5 +56,3 @@ def main(argv: Sequence[str]) -> int:
     else:
         print(to_table(outcomes))
     return 0
-
-

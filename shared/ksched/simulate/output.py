@@ -22,7 +22,9 @@ def to_table(outcomes: Sequence[PodOutcome], top: int = 5) -> str:
         elif o.gated_by:
             lines.append(f"{o.pod}  gated by {o.gated_by}")
         elif o.nominated:
-            lines.append(f"{o.pod}  nominated to {o.nominated} (preempting {', '.join(o.victims or []) or 'nothing'})")
+            lines.append(
+                f"{o.pod}  nominated to {o.nominated} (preempting {', '.join(o.victims or []) or 'nothing'})"
+            )
         else:
             lines.append(f"{o.pod}  unschedulable")
         if o.totals:

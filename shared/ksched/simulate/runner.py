@@ -85,7 +85,9 @@ def queue_order(pods: list[Pod], fw: Framework) -> list[Pod]:
 class Simulation:
     """Runs the pending pods of a cluster through the frameworks of their profiles."""
 
-    def __init__(self, cluster: Cluster, frameworks: Mapping[str, Framework], algorithm: ScheduleAlgorithm) -> None:
+    def __init__(
+        self, cluster: Cluster, frameworks: Mapping[str, Framework], algorithm: ScheduleAlgorithm
+    ) -> None:
         self.cluster = cluster
         self.frameworks = frameworks
         self.algorithm = algorithm
@@ -146,7 +148,9 @@ class Simulation:
             st = nts.get(ni.name)
             out.filter[ni.name] = {"plugin": st.plugin, "reasons": list(st.all_reasons())}
 
-    def _post_filter(self, fw: Framework, state: CycleState, pi: PodInfo, fit: FitError, out: PodOutcome) -> None:
+    def _post_filter(
+        self, fw: Framework, state: CycleState, pi: PodInfo, fit: FitError, out: PodOutcome
+    ) -> None:
         if not fw.plugins.post_filter:
             return
         result, status = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
