@@ -18,6 +18,7 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Status
 from ksched.framework.taints import NO_SCHEDULE, TAINT_NODE_UNSCHEDULABLE, tolerations_tolerate
+from ksched.plugins.hintutil import as_typed
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -47,18 +48,27 @@ class NodeUnschedulable:
 
     @staticmethod
     def hint_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
-        if not isinstance(new, Node):
-            return QueueingHint.QUEUE
-        became_schedulable = isinstance(old, Node) and old.spec.unschedulable and not new.spec.unschedulable
-        if became_schedulable or (old is None and not new.spec.unschedulable):
+        """Queue when a schedulable node was added or a node became schedulable.
+
+        Objects of the wrong type raise TypeError (upstream returns an error; the queue requeues).
+        """
+        old_node, new_node = as_typed(old, new, Node)
+        if new_node is None:
+            raise TypeError("expected Node, but got None")
+        became_schedulable = (
+            old_node is not None and old_node.spec.unschedulable and not new_node.spec.unschedulable
+        )
+        if became_schedulable or (old_node is None and not new_node.spec.unschedulable):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     @staticmethod
     def hint_pod_toleration_change(pod: Pod, old: object, new: object) -> QueueingHint:
-        if not isinstance(new, Pod):
-            return QueueingHint.QUEUE
-        if new.metadata.uid == pod.metadata.uid and tolerates_unschedulable(new):
+        """Queue when the rejected pod itself now tolerates the unschedulable taint."""
+        _, modified = as_typed(old, new, Pod)
+        if modified is None:
+            raise TypeError("expected Pod, but got None")
+        if modified.metadata.uid == pod.metadata.uid and tolerates_unschedulable(modified):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 

@@ -1,0 +1,110 @@
+"""DefaultBinder: bind the pod by POSTing a Binding to ``pods/<name>/binding`` (upstream
+``defaultbinder``), through kubernetes_asyncio with the handle's API client.
+
+The typed client fails to decode the Status the server answers a binding with, so the call is
+made with a plain dict body and ``_preload_content=False`` and the HTTP status is checked here.
+An API failure comes back as an Error status whose error is a :class:`BindError` carrying the HTTP
+code, the API reason and message, so the binder service can decide what a 409 means.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio.client import ApiClient, CoreV1Api
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.handle import Handle
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.status import Status
+
+NAME = "DefaultBinder"
+
+
+class BindError(RuntimeError):
+    """The API server refused the binding; ``str()`` is the API message (as client-go's StatusError)."""
+
+    def __init__(self, message: str, *, code: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+
+    @classmethod
+    def from_response(cls, code: int, http_reason: str, body: bytes) -> BindError:
+        """From an error response: the Status object's message and reason when the body is one."""
+        try:
+            status = json.loads(body)
+        except ValueError:
+            status = None
+        if isinstance(status, dict) and status.get("message"):
+            return cls(
+                str(status["message"]),
+                code=int(status.get("code") or code),
+                reason=str(status.get("reason", "")),
+            )
+        text = body.decode(errors="replace").strip()
+        detail = f": {text}" if text else ""
+        return cls(f"the server responded with {code} {http_reason}{detail}", code=code, reason=http_reason)
+
+
+def binding_body(pod: PodInfo, node_name: str) -> dict[str, Any]:
+    """The v1 Binding upstream sends: the pod's namespace, name and uid, and the target node."""
+    meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace}
+    if pod.uid:
+        meta["uid"] = pod.uid
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": meta,
+        "target": {"kind": "Node", "name": node_name},
+    }
+
+
+class DefaultBinder:
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+        self._api: CoreV1Api | None = None
+        self._api_client: object | None = None
+
+    def _core_api(self) -> CoreV1Api:
+        client = self._handle.client
+        if not isinstance(client, ApiClient):
+            raise RuntimeError(
+                f"{NAME} needs a kubernetes_asyncio ApiClient, the handle has {type(client).__name__}"
+            )
+        if self._api is None or self._api_client is not client:
+            self._api = CoreV1Api(client)
+            self._api_client = client
+        return self._api
+
+    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """POST the Binding; None on 2xx, else an Error status with the API error text."""
+        try:
+            api = self._core_api()
+        except RuntimeError as exc:
+            return Status.as_error(exc)
+        call: Any = api.create_namespaced_pod_binding  # typed for V1Binding; we pass a dict (see module doc)
+        try:
+            resp: aiohttp.ClientResponse = await call(
+                pod.name, pod.namespace, binding_body(pod, node_name), _preload_content=False
+            )
+        except (TimeoutError, aiohttp.ClientError, ApiException) as exc:
+            return Status.as_error(BindError(f"binding {pod.key} to {node_name}: {exc}"))
+        try:
+            body = await resp.read()  # read fully so the connection goes back to the pool
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            return Status.as_error(BindError(f"binding {pod.key} to {node_name}: {exc}"))
+        finally:
+            resp.release()
+        if 200 <= resp.status < 300:
+            return None
+        return Status.as_error(BindError.from_response(resp.status, resp.reason or "", body))
+
+
+def new(args: Any, handle: Handle) -> DefaultBinder:
+    return DefaultBinder(handle)

@@ -1,0 +1,295 @@
+"""NodeAffinity: ``spec.nodeSelector`` and required node affinity filter nodes; preferred node
+affinity terms score them; the plugin args may add affinity for every pod (upstream ``nodeaffinity``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ksched.api.core import Node, Pod
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from ksched.framework.handle import Handle
+from ksched.framework.interfaces import MAX_NODE_SCORE, BoolArray, Int64Array, Rows
+from ksched.framework.nodeinfo import NodeInfo
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.results import PreFilterResult
+from ksched.framework.snapshot import Snapshot
+from ksched.framework.status import Status
+from ksched.plugins.args import NodeAffinityArgs
+from ksched.plugins.fielderrors import aggregate_message
+from ksched.plugins.hintutil import as_typed
+from ksched.plugins.nodeaffinity_validation import validate_node_affinity_args
+from ksched.plugins.nodeindex import NodeIndex, node_index
+from ksched.plugins.nodeselection import (
+    OBJECT_NAME_FIELD,
+    CompiledNodeSelector,
+    Labels,
+    PreferredTerms,
+    SelectorParseError,
+)
+from ksched.plugins.normalize import default_normalize_score
+
+NAME = "NodeAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+_REQUIRED_CACHE = NAME + "/required"
+_PREFERRED_CACHE = NAME + "/preferred"
+
+
+class RequiredNodeAffinity:
+    """A pod's ``nodeSelector`` and required node affinity (``nodeaffinity.GetRequiredNodeAffinity``)."""
+
+    __slots__ = ("affinity", "node_selector")
+
+    def __init__(self, pod: Pod) -> None:
+        self.node_selector = tuple(pod.spec.node_selector.items())
+        aff = pod.spec.affinity
+        required = (
+            aff.node_affinity.required_during_scheduling_ignored_during_execution
+            if aff is not None and aff.node_affinity is not None
+            else None
+        )
+        self.affinity = CompiledNodeSelector(required) if required is not None else None
+
+    def matches(self, labels: Labels, node_name: str) -> bool:
+        """Parse errors of the affinity count as no match (Filter ignores them, as upstream)."""
+        if any(labels.get(k) != v for k, v in self.node_selector):
+            return False
+        return self.affinity is None or self.affinity.matches(labels, node_name)
+
+    def matches_node_checked(self, node: Node) -> bool:
+        """Like :meth:`matches`, but raise the parse errors when no term matched (the hint path)."""
+        labels = node.metadata.labels
+        if any(labels.get(k) != v for k, v in self.node_selector):
+            return False
+        return self.affinity is None or self.affinity.matches_node_checked(node)
+
+    def match_rows(self, index: NodeIndex, rows: Rows) -> BoolArray:
+        out = np.ones(len(rows), dtype=np.bool_)
+        for key, value in self.node_selector:
+            codes, code_of = index.label_codes(key)
+            code = code_of.get(value)
+            if code is None:
+                return np.zeros(len(rows), dtype=np.bool_)
+            out &= codes[rows] == code
+        if self.affinity is not None:
+            out &= self.affinity.match_rows(index, rows)
+        return out
+
+
+class _PreFilterState:
+    __slots__ = ("required",)
+
+    def __init__(self, required: RequiredNodeAffinity) -> None:
+        self.required = required
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+class _PreScoreState:
+    __slots__ = ("preferred",)
+
+    def __init__(self, preferred: PreferredTerms | None) -> None:
+        self.preferred = preferred
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def required_node_affinity(pod: PodInfo) -> RequiredNodeAffinity:
+    """The pod's compiled required affinity, memoized in ``pod.cache``."""
+    cached = pod.cache.get(_REQUIRED_CACHE)
+    if isinstance(cached, RequiredNodeAffinity):
+        return cached
+    required = RequiredNodeAffinity(pod.pod)
+    pod.cache[_REQUIRED_CACHE] = required
+    return required
+
+
+def preferred_node_affinity(pod: PodInfo) -> PreferredTerms | None:
+    """The pod's compiled preferred terms (None without any); raises SelectorParseError if broken."""
+    cached = pod.cache.get(_PREFERRED_CACHE, _PREFERRED_CACHE)
+    if cached is _PREFERRED_CACHE:
+        aff = pod.pod.spec.affinity
+        terms = (
+            aff.node_affinity.preferred_during_scheduling_ignored_during_execution
+            if aff is not None and aff.node_affinity is not None
+            else []
+        )
+        try:
+            cached = PreferredTerms(terms) if terms else None
+        except SelectorParseError as exc:
+            cached = exc
+        pod.cache[_PREFERRED_CACHE] = cached
+    if isinstance(cached, SelectorParseError):
+        raise cached
+    return cached if isinstance(cached, PreferredTerms) else None
+
+
+def _node_names_of_required_terms(pod: Pod) -> frozenset[str] | None:
+    """Node names the required terms pin through ``matchFields metadata.name In``; None when a term
+    does not pin names (terms are ORed, so every node is then eligible)."""
+    aff = pod.spec.affinity
+    assert aff is not None and aff.node_affinity is not None
+    required = aff.node_affinity.required_during_scheduling_ignored_during_execution
+    assert required is not None
+    names: set[str] = set()
+    for term in required.node_selector_terms:
+        term_names: set[str] | None = None
+        for req in term.match_fields:
+            if req.key == OBJECT_NAME_FIELD and req.operator == "In":
+                values = set(req.values)
+                term_names = values if term_names is None else term_names & values
+        if term_names is None:
+            return None
+        names |= term_names
+    return frozenset(names)
+
+
+class NodeAffinity:
+    name = NAME
+
+    def __init__(self, args: NodeAffinityArgs | None = None) -> None:
+        errors = validate_node_affinity_args(args)
+        if errors:
+            raise ValueError(aggregate_message(errors))
+        self.added_required: CompiledNodeSelector | None = None
+        self.added_preferred: PreferredTerms | None = None
+        added = args.added_affinity if args is not None else None
+        if added is not None:
+            if added.required_during_scheduling_ignored_during_execution is not None:
+                self.added_required = CompiledNodeSelector(
+                    added.required_during_scheduling_ignored_during_execution
+                )
+            if added.preferred_during_scheduling_ignored_during_execution:
+                self.added_preferred = PreferredTerms(
+                    added.preferred_during_scheduling_ignored_during_execution
+                )
+
+    # --- events ----------------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.hint_node_change,
+            )
+        ]
+
+    def hint_node_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Queue when a node was added that matches, or a node changed from not matching to matching."""
+        old_node, new_node = as_typed(old, new, Node)
+        if new_node is None:
+            raise TypeError("expected Node, but got None")
+        if self.added_required is not None and not self.added_required.matches_node(new_node):
+            return QueueingHint.QUEUE_SKIP
+        required = RequiredNodeAffinity(pod)
+        if not required.matches_node_checked(new_node):
+            return QueueingHint.QUEUE_SKIP
+        if old_node is None:
+            return QueueingHint.QUEUE
+        if required.matches_node_checked(old_node):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    # --- PreFilter / Filter ----------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        spec = pod.pod.spec
+        na = spec.affinity.node_affinity if spec.affinity is not None else None
+        required = na.required_during_scheduling_ignored_during_execution if na is not None else None
+        if required is None and self.added_required is None and not spec.node_selector:
+            return None, Status.skip()
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(required_node_affinity(pod)))
+        if required is None or not required.node_selector_terms:
+            return None, None
+        names = _node_names_of_required_terms(pod.pod)
+        if names is None:
+            return None, None
+        if not names:
+            return None, Status.unresolvable(ERR_REASON_CONFLICT)
+        return PreFilterResult(names), None
+
+    def _required(self, state: CycleState, pod: PodInfo) -> RequiredNodeAffinity:
+        found = state.get(PRE_FILTER_STATE_KEY, _PreFilterState)
+        # Without PreFilter state (PreFilter disabled) compute it here, as upstream does.
+        return found.required if found is not None else required_node_affinity(pod)
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        n = node.node
+        labels = n.metadata.labels if n is not None else {}
+        if self.added_required is not None and not self.added_required.matches(labels, node.name):
+            return Status.unresolvable(ERR_REASON_ENFORCED)
+        if not self._required(state, pod).matches(labels, node.name):
+            return Status.unresolvable(ERR_REASON_POD)
+        return None
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> BoolArray:
+        index = node_index(snapshot)
+        out = self._required(state, pod).match_rows(index, rows)
+        if self.added_required is not None:
+            out &= self.added_required.match_rows(index, rows)
+        return out
+
+    # --- Score -----------------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        try:
+            preferred = preferred_node_affinity(pod)
+        except SelectorParseError as exc:
+            return Status.as_error(exc)
+        if preferred is None and self.added_preferred is None:
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
+        return None
+
+    def _preferred(self, state: CycleState, pod: PodInfo) -> PreferredTerms | None:
+        found = state.get(PRE_SCORE_STATE_KEY, _PreScoreState)
+        # Without PreScore state compute it here (raises on parse errors), as upstream does.
+        return found.preferred if found is not None else preferred_node_affinity(pod)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        n = node.node
+        labels = n.metadata.labels if n is not None else {}
+        total = 0
+        if self.added_preferred is not None:
+            total += self.added_preferred.score(labels, node.name)
+        preferred = self._preferred(state, pod)
+        if preferred is not None:
+            total += preferred.score(labels, node.name)
+        return total
+
+    def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Int64Array:
+        index = node_index(snapshot)
+        out = np.zeros(len(rows), dtype=np.int64)
+        if self.added_preferred is not None:
+            out += self.added_preferred.score_rows(index, rows)
+        preferred = self._preferred(state, pod)
+        if preferred is not None:
+            out += preferred.score_rows(index, rows)
+        return out
+
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: Int64Array
+    ) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+
+def new(args: Any, handle: Handle) -> NodeAffinity:
+    if args is not None and not isinstance(args, NodeAffinityArgs):
+        raise TypeError(f"args are not of type NodeAffinityArgs, got {type(args).__name__}")
+    return NodeAffinity(args)

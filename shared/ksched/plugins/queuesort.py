@@ -1,0 +1,25 @@
+"""PrioritySort: the active queue pops higher priority first, then the earlier-queued pod
+(upstream ``queuesort``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ksched.framework.handle import Handle
+from ksched.framework.results import QueuedPodInfo
+
+NAME = "PrioritySort"
+
+
+class PrioritySort:
+    name = NAME
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """Whether ``a`` goes before ``b``: higher ``spec.priority`` (unset is 0), then older timestamp."""
+        p1 = a.pod_info.priority
+        p2 = b.pod_info.priority
+        return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+
+def new(args: Any, handle: Handle) -> PrioritySort:
+    return PrioritySort()
