@@ -1,0 +1,195 @@
+"""Plugin args validation in one place: args type -> validator ``(args, path) -> list[str]``.
+
+Each validator returns upstream's field errors (``validation_pluginargs.go``) with paths under
+``path`` (``profiles[0].pluginConfig[2].args`` when called by the configuration loader, "" for
+none). Validators of the plugin families live beside their plugins and load lazily; the
+DefaultPreemption, VolumeBinding and DynamicResources ones are here. Out-of-tree plugins add
+theirs with :func:`register_validator`.
+
+Feature gates are those of kube-scheduler 1.36 by default: DRASchedulerFilterTimeout,
+DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on; StorageCapacityScoring off.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ksched.plugins import fielderrors as fe
+from ksched.plugins.args import (
+    DefaultPreemptionArgs,
+    DynamicResourcesArgs,
+    InterPodAffinityArgs,
+    NodeAffinityArgs,
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+    PodTopologySpreadArgs,
+    UtilizationShapePoint,
+    VolumeBindingArgs,
+)
+from ksched.plugins.duration import DurationError, parse_duration
+
+Validator = Callable[[Any, str], list[str]]
+
+#: kube-scheduler 1.36 default for the StorageCapacityScoring gate (alpha)
+STORAGE_CAPACITY_SCORING = False
+_SECOND_NS = 1_000_000_000
+
+
+def _invalid(path: str, value: int | str, detail: str) -> str:
+    shown = fe.go_quote(value) if isinstance(value, str) else str(value)
+    return fe.invalid(path, shown, detail)
+
+
+def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = "") -> list[str]:
+    """Upstream ``ValidateDefaultPreemptionArgs``."""
+    percentage_path = fe.child(path, "minCandidateNodesPercentage")
+    absolute_path = fe.child(path, "minCandidateNodesAbsolute")
+    pct, absolute = args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
+    errs: list[str] = []
+    if pct < 0 or pct > 100:
+        errs.append(_invalid(percentage_path, pct, "not in valid range [0, 100]"))
+    if absolute < 0:
+        errs.append(_invalid(absolute_path, absolute, "not in valid range [0, inf)"))
+    if pct == 0 and absolute == 0:
+        errs.append(
+            _invalid(percentage_path, pct, "cannot be zero at the same time as minCandidateNodesAbsolute")
+        )
+        errs.append(
+            _invalid(
+                absolute_path, absolute, "cannot be zero at the same time as minCandidateNodesPercentage"
+            )
+        )
+    return errs
+
+
+def _go_shape(shape: list[UtilizationShapePoint]) -> str:
+    """``json.Marshal`` of the internal (untagged) ``[]UtilizationShapePoint``."""
+    return msgspec.json.encode([{"Utilization": p.utilization, "Score": p.score} for p in shape]).decode()
+
+
+def validate_volume_binding_args(args: VolumeBindingArgs, path: str = "") -> list[str]:
+    """Upstream ``ValidateVolumeBindingArgs`` with StorageCapacityScoring off (1.36 default)."""
+    errs: list[str] = []
+    if args.bind_timeout_seconds < 0:
+        errs.append(
+            _invalid(
+                fe.child(path, "bindTimeoutSeconds"),
+                args.bind_timeout_seconds,
+                "invalid BindTimeoutSeconds, should not be a negative value",
+            )
+        )
+    if STORAGE_CAPACITY_SCORING:
+        errs.extend(_shape_errors(args.shape, fe.child(path, "shape")))
+    elif args.shape:
+        errs.append(
+            fe.invalid(
+                fe.child(path, "shape"),
+                _go_shape(args.shape),
+                "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
+            )
+        )
+    return errs
+
+
+def _shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
+    """Upstream ``validateFunctionShape`` (used when StorageCapacityScoring is on)."""
+    if not shape:
+        return [f"{path}: Required value: at least one point must be specified"]
+    errs: list[str] = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            where = fe.child(fe.index(path, i), "utilization")
+            errs.append(_invalid(where, shape[i].utilization, "values must be sorted in increasing order"))
+            break
+    for i, point in enumerate(shape):
+        if not 0 <= point.utilization <= 100:
+            util = fe.child(fe.index(path, i), "utilization")
+            errs.append(_invalid(util, point.utilization, "not in valid range [0, 100]"))
+        if not 0 <= point.score <= 10:
+            errs.append(
+                _invalid(fe.child(fe.index(path, i), "score"), point.score, "not in valid range [0, 10]")
+            )
+    return errs
+
+
+def _duration_ns(value: str, path: str, errs: list[str]) -> int | None:
+    try:
+        return parse_duration(value)
+    except DurationError as exc:
+        errs.append(_invalid(path, value, str(exc)))
+        return None
+
+
+def validate_dynamic_resources_args(args: DynamicResourcesArgs, path: str = "") -> list[str]:
+    """Upstream ``ValidateDynamicResourcesArgs`` with the 1.36 default DRA feature gates (all on)."""
+    errs: list[str] = []
+    if args.filter_timeout is not None:
+        where = fe.child(path, "filterTimeout")
+        ns = _duration_ns(args.filter_timeout, where, errs)
+        if ns is not None and ns < 0:
+            errs.append(_invalid(where, args.filter_timeout, "must be zero or positive"))
+    if args.binding_timeout is not None:
+        where = fe.child(path, "bindingTimeout")
+        ns = _duration_ns(args.binding_timeout, where, errs)
+        if ns is not None and ns < _SECOND_NS:
+            errs.append(_invalid(where, args.binding_timeout, "must be at least 1 second"))
+    return errs
+
+
+#: validators written beside their plugins: args type -> (module, function)
+_PLUGIN_VALIDATORS: dict[type, tuple[str, str]] = {
+    NodeResourcesFitArgs: ("ksched.plugins.noderesources.validation", "validate_fit_args"),
+    NodeResourcesBalancedAllocationArgs: (
+        "ksched.plugins.noderesources.validation",
+        "validate_balanced_allocation_args",
+    ),
+    PodTopologySpreadArgs: (
+        "ksched.plugins.podtopologyspread.validation",
+        "validate_pod_topology_spread_args",
+    ),
+    InterPodAffinityArgs: ("ksched.plugins.interpodaffinity.validation", "validate_inter_pod_affinity_args"),
+    NodeAffinityArgs: ("ksched.plugins.nodeaffinity_validation", "validate_node_affinity_args"),
+}
+
+_VALIDATORS: dict[type, Validator] = {
+    DefaultPreemptionArgs: validate_default_preemption_args,
+    VolumeBindingArgs: validate_volume_binding_args,
+    DynamicResourcesArgs: validate_dynamic_resources_args,
+}
+
+
+def register_validator(args_type: type, validator: Validator) -> None:
+    """Validate args of ``args_type`` (an out-of-tree plugin's) with ``validator``."""
+    _VALIDATORS[args_type] = validator
+
+
+def validator_for(args_type: type) -> Validator | None:
+    """The validator of ``args_type``; None when it has none (or its module is not written yet)."""
+    found = _VALIDATORS.get(args_type)
+    if found is not None:
+        return found
+    location = _PLUGIN_VALIDATORS.get(args_type)
+    if location is None:
+        return None
+    module_name, function = location
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            return None
+        raise
+    loaded: Validator = getattr(module, function)
+    _VALIDATORS[args_type] = loaded
+    return loaded
+
+
+def validate_args(args: object, path: str = "") -> list[str]:
+    """Field errors of a plugin's typed args (empty when valid or when no validator applies)."""
+    if args is None:
+        return []
+    validator = validator_for(type(args))
+    return validator(args, path) if validator is not None else []

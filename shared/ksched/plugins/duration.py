@@ -1,0 +1,103 @@
+"""Go ``time.Duration`` text (``metav1.Duration`` in configuration and plugin args): parse and format."""
+
+from __future__ import annotations
+
+import re
+
+from ksched.plugins.fielderrors import go_quote
+
+NANOSECOND = 1
+MICROSECOND = 1000 * NANOSECOND
+MILLISECOND = 1000 * MICROSECOND
+SECOND = 1000 * MILLISECOND
+MINUTE = 60 * SECOND
+HOUR = 60 * MINUTE
+
+_UNITS = {
+    "ns": NANOSECOND,
+    "us": MICROSECOND,
+    "\u00b5s": MICROSECOND,  # micro sign
+    "\u03bcs": MICROSECOND,  # Greek mu
+    "ms": MILLISECOND,
+    "s": SECOND,
+    "m": MINUTE,
+    "h": HOUR,
+}
+_NUMBER = re.compile(r"([0-9]*)(?:\.([0-9]*))?")
+_UNIT = re.compile(r"[^0-9.]+")
+
+
+class DurationError(ValueError):
+    """A string that Go's ``time.ParseDuration`` rejects; the message is Go's."""
+
+
+def parse_duration(text: str) -> int:
+    """Nanoseconds of a Go duration string such as ``"1m30s"`` or ``"-1.5h"`` (``time.ParseDuration``)."""
+    rest = text
+    negative = False
+    if rest[:1] in ("+", "-"):
+        negative = rest[0] == "-"
+        rest = rest[1:]
+    if rest == "0":
+        return 0
+    if not rest:
+        raise DurationError(f"time: invalid duration {go_quote(text)}")
+    total = 0
+    while rest:
+        number = _NUMBER.match(rest)
+        whole, frac = (number.group(1), number.group(2)) if number else ("", None)
+        if not whole and not frac:
+            raise DurationError(f"time: invalid duration {go_quote(text)}")
+        rest = rest[number.end() if number else 0 :]
+        unit_match = _UNIT.match(rest)
+        if unit_match is None:
+            raise DurationError(f"time: missing unit in duration {go_quote(text)}")
+        unit = unit_match.group(0)
+        rest = rest[unit_match.end() :]
+        scale = _UNITS.get(unit)
+        if scale is None:
+            raise DurationError(f"time: unknown unit {go_quote(unit)} in duration {go_quote(text)}")
+        value = int(whole or "0") * scale
+        if frac:
+            value += int(frac) * scale // 10 ** len(frac)
+        total += value
+    if total > 2**63 - 1:
+        raise DurationError(f"time: invalid duration {go_quote(text)}")
+    return -total if negative else total
+
+
+def _with_fraction(value: int, unit: int) -> str:
+    whole, frac = divmod(value, unit)
+    if not frac:
+        return str(whole)
+    digits = str(frac).rjust(len(str(unit)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}"
+
+
+def format_duration(nanoseconds: int) -> str:
+    """Go's ``Duration.String()``: ``"0s"``, ``"1.5ms"``, ``"10m0s"``, ``"1h0m0s"``."""
+    if nanoseconds == 0:
+        return "0s"
+    size = abs(nanoseconds)
+    if size < MICROSECOND:
+        text = f"{size}ns"
+    elif size < MILLISECOND:
+        text = _with_fraction(size, MICROSECOND) + "\u00b5s"
+    elif size < SECOND:
+        text = _with_fraction(size, MILLISECOND) + "ms"
+    else:
+        hours, rest = divmod(size, HOUR)
+        minutes, rest = divmod(rest, MINUTE)
+        seconds = _with_fraction(rest, SECOND) + "s"
+        if hours:
+            text = f"{hours}h{minutes}m{seconds}"
+        elif minutes:
+            text = f"{minutes}m{seconds}"
+        else:
+            text = seconds
+    return "-" + text if nanoseconds < 0 else text
+
+
+def seconds(text: str) -> float:
+    """A Go duration string in seconds (raises :class:`DurationError`)."""
+    return parse_duration(text) / SECOND

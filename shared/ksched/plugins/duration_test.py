@@ -1,0 +1,97 @@
+"""Go duration strings: ``time.ParseDuration`` and ``Duration.String()`` (Go's own test values)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ksched.plugins.duration import (
+    HOUR,
+    MILLISECOND,
+    MINUTE,
+    SECOND,
+    DurationError,
+    format_duration,
+    parse_duration,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [
+        ("0", 0),
+        ("5s", 5 * SECOND),
+        ("30s", 30 * SECOND),
+        ("1478s", 1478 * SECOND),
+        ("-5s", -5 * SECOND),
+        ("+5s", 5 * SECOND),
+        ("-0", 0),
+        ("5.0s", 5 * SECOND),
+        ("5.6s", 5 * SECOND + 600 * MILLISECOND),
+        ("5.s", 5 * SECOND),
+        (".5s", 500 * MILLISECOND),
+        ("1.004s", SECOND + 4 * MILLISECOND),
+        ("100.00100s", 100 * SECOND + MILLISECOND),
+        ("10ns", 10),
+        ("11us", 11_000),
+        ("12\u00b5s", 12_000),
+        ("12\u03bcs", 12_000),
+        ("13ms", 13 * MILLISECOND),
+        ("15m", 15 * MINUTE),
+        ("16h", 16 * HOUR),
+        ("3h30m", 3 * HOUR + 30 * MINUTE),
+        ("10.5s4m", 4 * MINUTE + 10 * SECOND + 500 * MILLISECOND),
+        ("-2m3.4s", -(2 * MINUTE + 3 * SECOND + 400 * MILLISECOND)),
+        ("1h2m3s4ms5us6ns", HOUR + 2 * MINUTE + 3 * SECOND + 4 * MILLISECOND + 5006),
+    ],
+)
+def test_parse(text: str, ns: int) -> None:
+    assert parse_duration(text) == ns
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", 'time: invalid duration ""'),
+        ("3", 'time: missing unit in duration "3"'),
+        ("-", 'time: invalid duration "-"'),
+        ("s", 'time: invalid duration "s"'),
+        (".", 'time: invalid duration "."'),
+        ("-.", 'time: invalid duration "-."'),
+        (".s", 'time: invalid duration ".s"'),
+        ("+.s", 'time: invalid duration "+.s"'),
+        ("3000000h", 'time: invalid duration "3000000h"'),
+        ("1d", 'time: unknown unit "d" in duration "1d"'),
+    ],
+)
+def test_parse_errors(text: str, message: str) -> None:
+    with pytest.raises(DurationError) as err:
+        parse_duration(text)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize(
+    ("ns", "text"),
+    [
+        (0, "0s"),
+        (1, "1ns"),
+        (1100, "1.1\u00b5s"),
+        (2200 * 1000, "2.2ms"),
+        (3300 * MILLISECOND, "3.3s"),
+        (4 * MINUTE + 5 * SECOND, "4m5s"),
+        (4 * MINUTE + 5001 * MILLISECOND, "4m5.001s"),
+        (5 * HOUR + 6 * MINUTE + 7001 * MILLISECOND, "5h6m7.001s"),
+        (8 * MINUTE + 1, "8m0.000000001s"),
+        (10 * MINUTE, "10m0s"),
+        (HOUR, "1h0m0s"),
+        (-SECOND, "-1s"),
+    ],
+)
+def test_format(ns: int, text: str) -> None:
+    assert format_duration(ns) == text
+
+
+@given(st.integers(min_value=-(2**62), max_value=2**62))
+def test_format_then_parse_round_trips(ns: int) -> None:
+    assert parse_duration(format_duration(ns)) == ns
