@@ -37,11 +37,12 @@ class TaintClasses:
 class NodeIndex:
     """Derived columns of one snapshot, aligned with its rows (``snapshot.nodes[row]``)."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
-        self._snapshot = snapshot
+    def __init__(self) -> None:
+        # No reference to the Snapshot itself: the index is the value of a weak-keyed map.
         self._generation = -1
         self._nodes: list[Node | None] = []
-        self._node_list: list[NodeInfo] | None = None
+        self._node_list: list[NodeInfo] = []
+        self._node_map: dict[str, NodeInfo] = {}
         #: changes whenever the columns were dropped (node objects or row order changed)
         self.version = 0
         self._clear()
@@ -52,9 +53,8 @@ class NodeIndex:
         self._taints: TaintClasses | None = None
         self._images: dict[str, Int64Array] = {}
 
-    def refresh(self) -> NodeIndex:
-        """Drop the columns if a node object or the row order changed since the last call."""
-        snap = self._snapshot
+    def refresh(self, snap: Snapshot) -> NodeIndex:
+        """Drop the columns if a node object or the row order of ``snap`` changed since the last call."""
         # ``Snapshot.reset`` restarts the generation with a new node list, so check the list too.
         if snap.generation != self._generation or snap.nodes is not self._node_list:
             nodes = [ni.node for ni in snap.nodes]
@@ -63,6 +63,7 @@ class NodeIndex:
                 self._clear()
             self._nodes = nodes
             self._node_list = snap.nodes
+            self._node_map = snap.node_map
             self._generation = snap.generation
         return self
 
@@ -70,7 +71,7 @@ class NodeIndex:
         return len(self._nodes)
 
     def row_of(self, node_name: str) -> int | None:
-        ni = self._snapshot.node_map.get(node_name)
+        ni = self._node_map.get(node_name)
         return ni.index if ni is not None else None
 
     # --- labels ----------------------------------------------------------------------------------
@@ -127,7 +128,7 @@ class NodeIndex:
         col = self._images.get(image)
         if col is None:
             col = np.fromiter(
-                (ni.image_sizes.get(image, 0) for ni in self._snapshot.nodes),
+                (ni.image_sizes.get(image, 0) for ni in self._node_list),
                 dtype=np.int64,
                 count=len(self._nodes),
             )
@@ -142,6 +143,6 @@ def node_index(snapshot: Snapshot) -> NodeIndex:
     """The refreshed index of ``snapshot`` (one per snapshot object, shared by all plugins)."""
     index = _INDEXES.get(snapshot)
     if index is None:
-        index = NodeIndex(snapshot)
+        index = NodeIndex()
         _INDEXES[snapshot] = index
-    return index.refresh()
+    return index.refresh(snapshot)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 
 from ksched.framework.testing import make_node, make_pod, make_snapshot
@@ -61,3 +64,12 @@ def test_taint_classes_share_identical_taint_lists() -> None:
 def test_image_sizes_column() -> None:
     snapshot = make_snapshot([make_node("a", images=[(["img:1"], 5)]), make_node("b")])
     assert np.array_equal(node_index(snapshot).image_sizes("img:1"), np.array([5, 0]))
+
+
+def test_index_does_not_keep_its_snapshot_alive() -> None:
+    snapshot = make_snapshot([make_node("a", labels={"zone": "x"})])
+    node_index(snapshot).label_codes("zone")
+    ref = weakref.ref(snapshot)
+    del snapshot
+    gc.collect()
+    assert ref() is None
