@@ -134,6 +134,11 @@ def test_full_configuration_decodes_as_written() -> None:
     ]
 
 
+def test_extender_timeout_seconds() -> None:
+    assert Extender(http_timeout="1m30s").http_timeout_seconds() == 90.0
+    assert Extender().http_timeout_seconds() == 5.0  # upstream DefaultExtenderTimeout
+
+
 def test_full_configuration_is_valid(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(FULL)

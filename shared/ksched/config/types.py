@@ -13,10 +13,13 @@ from typing import Any
 
 import msgspec
 
+from ksched.plugins.duration import seconds
+
 GROUP = "kubescheduler.config.k8s.io"
 API_VERSION = f"{GROUP}/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+DEFAULT_EXTENDER_TIMEOUT_SECONDS = 5.0
 
 
 class _Wire(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=True):
@@ -100,6 +103,11 @@ class Extender(_Wire):
     node_cache_capable: bool = False
     managed_resources: list[ExtenderManagedResource] = []
     ignorable: bool = False
+
+    def http_timeout_seconds(self) -> float:
+        """The HTTP timeout in seconds; zero means upstream's ``DefaultExtenderTimeout`` (5s)."""
+        timeout = seconds(self.http_timeout)
+        return timeout if timeout else DEFAULT_EXTENDER_TIMEOUT_SECONDS
 
 
 class LeaderElectionConfiguration(_Wire):
