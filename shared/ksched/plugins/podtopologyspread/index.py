@@ -13,6 +13,7 @@ Terminating pods (``deletionTimestamp`` set) are never counted, as upstream.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ Int32Array = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
 
 _GENERATION = operator.attrgetter("generation")
+_index_tokens = itertools.count()
 _AFFINITY_CACHE = "PodTopologySpread.requiredAffinity"
 
 
@@ -133,7 +135,8 @@ class SpreadIndex:
     def __init__(self, source: NodeSource, max_views: int = 64) -> None:
         self._source = source
         self._max_views = max_views
-        self._cache_key = f"PodTopologySpread.group.{id(self)}"
+        # A token unique for the process: PodInfo.cache outlives indexes, and ids get reused.
+        self._cache_key = f"PodTopologySpread.group.{next(_index_tokens)}"
         self._capacity = 0
         self._synced_generation = -1
         self._synced_nodes: list[NodeInfo] | None = None
