@@ -34,7 +34,7 @@ class SnapshotReplica:
 
     def load(self, image: SnapshotImage) -> None:
         """Replace everything with ``image`` (bootstrap or re-bootstrap after a gap or new epoch)."""
-        self.snapshot = Snapshot()
+        self.snapshot.reset()
         apply_ops(self.snapshot, image.ops)
         self.epoch = image.epoch
         self.generation = image.generation

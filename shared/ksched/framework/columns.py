@@ -68,24 +68,26 @@ class NodeColumns:
         self.size -= 1
 
     def set_allocatable(self, row: int, alloc: Resource) -> None:
+        cols = [self.column(name) for name in alloc.scalar]  # may widen the matrices: do it first
         self.alloc[row] = 0
         self.alloc[row, 0] = alloc.milli_cpu
         self.alloc[row, 1] = alloc.memory
         self.alloc[row, 2] = alloc.ephemeral_storage
         self.alloc[row, 3] = alloc.allowed_pod_number
-        for name, amount in alloc.scalar.items():
-            self.alloc[row, self.column(name)] = amount
+        for col, amount in zip(cols, alloc.scalar.values(), strict=True):
+            self.alloc[row, col] = amount
 
     def set_requested(
         self, row: int, requested: Resource, pod_count: int, non0_cpu: int, non0_mem: int
     ) -> None:
+        cols = [self.column(name) for name in requested.scalar]  # may widen the matrices: do it first
         self.req[row] = 0
         self.req[row, 0] = requested.milli_cpu
         self.req[row, 1] = requested.memory
         self.req[row, 2] = requested.ephemeral_storage
         self.req[row, 3] = pod_count
-        for name, amount in requested.scalar.items():
-            self.req[row, self.column(name)] = amount
+        for col, amount in zip(cols, requested.scalar.values(), strict=True):
+            self.req[row, col] = amount
         self.nonzero[row, 0] = non0_cpu
         self.nonzero[row, 1] = non0_mem
 

@@ -3,6 +3,7 @@ and the other objects plugins look up. Updated incrementally; every change bumps
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import msgspec
@@ -12,6 +13,9 @@ from ksched.framework.columns import NodeColumns
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.objects import ClusterObjects
 from ksched.framework.podinfo import PodInfo
+
+
+_node_versions = itertools.count(1)
 
 
 class SnapshotError(KeyError):
@@ -27,6 +31,9 @@ class Snapshot:
         self.columns = NodeColumns()
         self.objects = ClusterObjects()
         self.generation = 0
+        #: changes whenever a node is added, changed or removed (never when only pods change);
+        #: unique across snapshots and resets, so per-node indexes can key their caches on it
+        self.nodes_version = next(_node_versions)
         #: uid -> (PodInfo, node name) for every pod placed on a node (bound or assumed)
         self.pod_locations: dict[str, tuple[PodInfo, str]] = {}
         #: pods whose node has not been seen yet, by node name
@@ -35,6 +42,10 @@ class Snapshot:
         self.image_num_nodes: dict[str, int] = {}
         self._affinity_version = 0
         self._affinity_cache: tuple[int, list[NodeInfo], list[NodeInfo]] | None = None
+
+    def reset(self) -> None:
+        """Empty the snapshot in place (frameworks keep their reference to this object)."""
+        self.__init__()  # type: ignore[misc]
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -70,6 +81,7 @@ class Snapshot:
         self._count_images(ni, 1)
         self.columns.set_allocatable(ni.index, ni.allocatable)
         self._sync_requested(ni)
+        self.nodes_version = next(_node_versions)
         self._bump()
         return ni
 
@@ -89,6 +101,7 @@ class Snapshot:
             self._waiting[name] = list(ni.pods)
         if ni.pods_with_affinity:
             self._affinity_version += 1
+        self.nodes_version = next(_node_versions)
         self._bump()
 
     def _count_images(self, ni: NodeInfo, sign: int) -> None:

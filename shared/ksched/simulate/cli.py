@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
 from ksched.api.files import load_objects
 from ksched.api.kinds import ObjectError
 from ksched.config import ConfigError, default_config, load_config
-from ksched.config.profile import build_frameworks
+from ksched.config.profile import build_frameworks, missing_plugins
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.simulate.cluster import build_cluster
 from ksched.simulate.output import to_json, to_table
@@ -33,6 +34,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
+    logging.getLogger("ksched.config").setLevel(logging.ERROR)  # missing plugins are reported below
     try:
         config = load_config(args.config) if args.config else default_config()
     except ConfigError as exc:
@@ -46,9 +48,19 @@ def main(argv: Sequence[str]) -> int:
         return 2
     for note in skipped:
         print(f"ksched simulate: ignored {note}", file=sys.stderr)
-    names = [p.scheduler_name for p in config.profiles]
+    for profile, plugins in missing_plugins(config).items():
+        print(
+            f"ksched simulate: profile {profile!r}: upstream plugins not implemented yet, left out: "
+            + ", ".join(plugins),
+            file=sys.stderr,
+        )
+    names = [p.scheduler_name or "" for p in config.profiles]
     cluster = build_cluster(objects, names)
-    frameworks = build_frameworks(config, cluster.snapshot)
+    try:
+        frameworks = build_frameworks(config, cluster.snapshot)
+    except ConfigError as exc:
+        print(f"ksched simulate: invalid configuration:\n{exc}", file=sys.stderr)
+        return 2
     algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=args.seed)
     outcomes = Simulation(cluster, frameworks, algorithm).run()
     if args.output == "json":

@@ -1,0 +1,118 @@
+"""One scheduling cycle on the local snapshot replica: PreFilter … Permit, then a local
+assumption so the next cycle already sees this placement (pipelining)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ksched.api.core import Pod
+from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, SchedulingError
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.nominator import Nominator
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.results import FitError
+from ksched.framework.runtime import Framework
+from ksched.framework.snapshot import Snapshot, with_node_name
+from ksched.framework.status import Code
+
+SCHEDULED = "scheduled"
+UNSCHEDULABLE = "unschedulable"
+ERROR = "error"
+
+
+@dataclass
+class CycleOutcome:
+    """What a cycle decided; ``state`` is kept to Unreserve if the assume or binding fails."""
+
+    kind: str
+    pod: PodInfo
+    fw: Framework
+    state: CycleState
+    node: str = ""
+    message: str = ""
+    plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    nominated_node: str = ""
+    victims: list[PodInfo] = field(default_factory=list)
+    permit_wait: float = 0.0
+    feasible_nodes: int = 0
+    evaluated_nodes: int = 0
+
+
+class SchedulingCycle:
+    """Runs cycles for every profile against one snapshot (the replica's)."""
+
+    def __init__(
+        self,
+        frameworks: Mapping[str, Framework],
+        snapshot: Snapshot,
+        algorithm: ScheduleAlgorithm,
+        nominator: Nominator,
+    ) -> None:
+        self.frameworks = frameworks
+        self.snapshot = snapshot
+        self.algorithm = algorithm
+        self.nominator = nominator
+        for fw in frameworks.values():
+            fw.nominator = nominator
+
+    def run(self, pod: Pod) -> CycleOutcome:
+        fw = self.frameworks[pod.spec.scheduler_name]
+        pi = PodInfo(pod)
+        state = CycleState()
+        try:
+            result = self.algorithm.schedule_pod(fw, state, pi)
+        except FitError as fit:
+            out = CycleOutcome(UNSCHEDULABLE, pi, fw, state, plugins=set(fit.diagnosis.unschedulable_plugins))
+            out.pending_plugins = set(fit.diagnosis.pending_plugins)
+            if fw.plugins.post_filter:
+                res, st = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
+                fit.diagnosis.post_filter_msg = st.message if st.code != Code.SUCCESS else ""
+                if res is not None and res.nominated_node_name:
+                    out.nominated_node = res.nominated_node_name
+                    out.victims = list(res.victims)
+            out.message = str(fit)
+            return out
+        except NoNodesAvailable as exc:
+            return CycleOutcome(UNSCHEDULABLE, pi, fw, state, message=str(exc))
+        except SchedulingError as exc:
+            return CycleOutcome(ERROR, pi, fw, state, message=exc.status.message)
+        host = result.suggested_host
+        out = CycleOutcome(
+            SCHEDULED,
+            pi,
+            fw,
+            state,
+            node=host,
+            feasible_nodes=result.feasible_nodes,
+            evaluated_nodes=result.evaluated_nodes,
+        )
+        self.assume_locally(out)
+        st = fw.run_reserve_plugins_reserve(state, pi, host)
+        if st is not None:
+            self.forget_locally(out)
+            return self._failed(out, st.message, {st.plugin} if st.is_rejected() else set())
+        st, timeout = fw.run_permit_plugins(state, pi, host)
+        if st is not None and st.code != Code.WAIT:
+            self.forget_locally(out)
+            return self._failed(out, st.message, {st.plugin} if st.is_rejected() else set())
+        out.permit_wait = timeout if st is not None else 0.0
+        return out
+
+    def _failed(self, out: CycleOutcome, message: str, plugins: set[str]) -> CycleOutcome:
+        out.kind = UNSCHEDULABLE if plugins else ERROR
+        out.message = message
+        out.plugins = plugins
+        return out
+
+    def assume_locally(self, out: CycleOutcome) -> None:
+        """Count the placement in our snapshot at once, so the next cycle sees it."""
+        self.snapshot.add_pod(with_node_name(out.pod.pod, out.node), out.node)
+        self.nominator.remove(out.pod.uid)
+
+    def forget_locally(self, out: CycleOutcome) -> None:
+        """Undo our local assumption (assume rejected, or reserve failed), running Unreserve."""
+        if self.snapshot.location(out.pod.uid) == out.node:
+            self.snapshot.remove_pod(out.pod.uid)
+        out.fw.run_reserve_plugins_unreserve(out.state, out.pod, out.node)
