@@ -93,11 +93,11 @@ class SchedulingCycle:
         if st is not None:
             self.forget_locally(out)
             return self._failed(out, st.message, {st.plugin} if st.is_rejected() else set())
-        st, timeout = fw.run_permit_plugins(state, pi, host)
-        if st is not None and st.code != Code.WAIT:
+        permit, timeout = fw.run_permit_plugins(state, pi, host)
+        if permit is not None and permit.code != Code.WAIT:
             self.forget_locally(out)
-            return self._failed(out, st.message, {st.plugin} if st.is_rejected() else set())
-        out.permit_wait = timeout if st is not None else 0.0
+            return self._failed(out, permit.message, {permit.plugin} if permit.is_rejected() else set())
+        out.permit_wait = timeout if permit is not None else 0.0
         return out
 
     def _failed(self, out: CycleOutcome, message: str, plugins: set[str]) -> CycleOutcome:

@@ -57,7 +57,7 @@ def _requirement(key: str, op: str, values: Sequence[str], where: str) -> Predic
         try:
             bound = int(values[0])
         except ValueError:
-            msg = f"for 'Gt', 'Lt' operators, the value must be an integer"
+            msg = "for 'Gt', 'Lt' operators, the value must be an integer"
             raise SelectorError(f"{where}: values[0]: Invalid value: {values[0]!r}: {msg}") from None
         greater = op == "Gt"
 

@@ -14,7 +14,6 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.objects import ClusterObjects
 from ksched.framework.podinfo import PodInfo
 
-
 _node_versions = itertools.count(1)
 
 

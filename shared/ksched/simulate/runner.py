@@ -132,10 +132,10 @@ class Simulation:
                 out.filter[node] = {"plugin": st.plugin, "reasons": list(st.all_reasons())}
         out.scores, out.totals = result.scores, result.totals
         host = result.suggested_host
-        st = fw.run_reserve_plugins_reserve(state, pi, host)
-        if st is not None:
+        reserve = fw.run_reserve_plugins_reserve(state, pi, host)
+        if reserve is not None:
             fw.run_reserve_plugins_unreserve(state, pi, host)
-            out.message = st.message
+            out.message = reserve.message
             return out
         out.node = host
         self.nominator.remove(pi.uid)
