@@ -89,10 +89,10 @@ class SchedulingCycle:
             evaluated_nodes=result.evaluated_nodes,
         )
         self.assume_locally(out)
-        st = fw.run_reserve_plugins_reserve(state, pi, host)
-        if st is not None:
+        reserve = fw.run_reserve_plugins_reserve(state, pi, host)
+        if reserve is not None:
             self.forget_locally(out)
-            return self._failed(out, st.message, {st.plugin} if st.is_rejected() else set())
+            return self._failed(out, reserve.message, {reserve.plugin} if reserve.is_rejected() else set())
         permit, timeout = fw.run_permit_plugins(state, pi, host)
         if permit is not None and permit.code != Code.WAIT:
             self.forget_locally(out)

@@ -439,9 +439,9 @@ class Framework:
                 bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
                 return None, Status.as_error(
                     RuntimeError(
-                        f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid "
-                        f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                        "after normalizing"
+                        "applying score defaultWeights on Score plugins: "
+                        f"plugin {pl.name!r} returns an invalid score {bad}, "
+                        f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                     )
                 )
             weighted = scores * weight
