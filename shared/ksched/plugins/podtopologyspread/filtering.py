@@ -189,8 +189,7 @@ def _eligible_rows(index: SpreadIndex, pod: PodInfo, constraint: Constraint, key
 
 
 def compute_state_indexed(index: SpreadIndex, pod: PodInfo, constraints: list[Constraint]) -> PreFilterState:
-    """PreFilter state from the index over the whole snapshot (vectorized per constraint)."""
-    index.sync()
+    """PreFilter state from the index (synced to the snapshot) over all its rows, vectorized."""
     keys_ok = index.has_keys([c.topology_key for c in constraints])
     ns = pod.namespace
     domains: list[Domains] = []

@@ -132,8 +132,8 @@ def _node_identity(node: Node | None) -> object:
 class SpreadIndex:
     """Counts of matching pods per node row and topology value ids, kept in step with a snapshot."""
 
-    def __init__(self, source: NodeSource, max_views: int = 64) -> None:
-        self._source = source
+    def __init__(self, max_views: int = 64) -> None:
+        # No reference to the snapshot: the index is the value of a weak-keyed map.
         self._max_views = max_views
         # A token unique for the process: PodInfo.cache outlives indexes, and ids get reused.
         self._cache_key = f"PodTopologySpread.group.{next(_index_tokens)}"
@@ -156,14 +156,9 @@ class SpreadIndex:
         self._masks: dict[object, BoolArray] = {}
         self._masks_version = -1
 
-    @property
-    def source(self) -> NodeSource:
-        return self._source
-
     # --- synchronisation ---------------------------------------------------------------------------
-    def sync(self) -> None:
-        """Bring the index up to date with the snapshot (cheap when nothing changed)."""
-        src = self._source
+    def sync(self, src: NodeSource) -> None:
+        """Bring the index up to date with ``src`` (cheap when nothing changed)."""
         nodes = src.nodes
         n = len(nodes)
         if src.generation == self._synced_generation and nodes is self._synced_nodes and n == self.size:

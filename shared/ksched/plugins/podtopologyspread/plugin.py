@@ -79,11 +79,12 @@ class PodTopologySpread:
 
     # --- helpers -----------------------------------------------------------------------------------
     def index_for(self, snapshot: Snapshot) -> SpreadIndex:
-        """The incremental index of ``snapshot`` (one per snapshot object, kept across cycles)."""
+        """The incremental index of ``snapshot`` (one per snapshot object, kept across cycles), synced."""
         index = self._indexes.get(snapshot)
         if index is None:
-            index = SpreadIndex(snapshot)
+            index = SpreadIndex()
             self._indexes[snapshot] = index
+        index.sync(snapshot)
         return index
 
     def constraints(self, pod: Pod, action: str) -> list[Constraint]:
@@ -116,7 +117,6 @@ class PodTopologySpread:
         if _is_snapshot_list(nodes, snapshot):
             s = compute_state_indexed(index, pod, constraints)
         else:
-            index.sync()
             s = compute_state_direct(index, pod, constraints, nodes)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
@@ -156,7 +156,7 @@ class PodTopologySpread:
                 dtype=np.bool_,
                 count=len(rows),
             )
-        self.index_for(snapshot).sync()
+        self.index_for(snapshot)
         return filter_rows(s, rows)
 
     # --- PreScore / Score ----------------------------------------------------------------------------

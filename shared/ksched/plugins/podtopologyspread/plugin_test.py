@@ -290,3 +290,16 @@ def test_list_defaulting_without_constraints_has_no_defaults() -> None:
     plugin = make_plugin(Snapshot())
     assert not plugin.system_defaulted and plugin.default_constraints == ()
     assert plugin.constraints(pod(labels={"foo": ""}), DNS) == []
+
+
+def test_indexes_do_not_keep_snapshots_alive() -> None:
+    import gc
+    import weakref
+
+    plugin = make_plugin(Snapshot())
+    other = Snapshot.build([node("n", {"zone": "z"})], [pod("e", labels={"foo": ""}, node="n")])
+    plugin.index_for(other)
+    ref = weakref.ref(other)
+    del other
+    gc.collect()
+    assert ref() is None

@@ -94,8 +94,9 @@ def compute_pre_score_state(
     filtered: Sequence[NodeInfo],
     require_all_topologies: bool,
 ) -> PreScoreState:
-    """Upstream ``initPreScoreState`` plus PreScore's counting over all nodes, vectorized by row."""
-    index.sync()
+    """Upstream ``initPreScoreState`` plus PreScore's counting over all nodes, vectorized by row.
+
+    ``index`` must be synced to the snapshot ``filtered`` belongs to."""
     n = index.size
     rows = np.fromiter(map(_INDEX, filtered), dtype=np.intp, count=len(filtered))
     has_all = index.has_keys([c.topology_key for c in constraints])
