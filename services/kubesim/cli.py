@@ -1,0 +1,156 @@
+"""``ksched kubesim``: run the Kubernetes API emulator until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import secrets
+import signal
+import sys
+from collections.abc import Sequence
+
+from .lifecycle import LifecycleSettings
+from .scenario import ScenarioError
+from .sim import KubeSim, KubeSimConfig
+from .tls import TLSError
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"--listen must be HOST:PORT, got {value!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    number = int(port)
+    if number > 65535:
+        raise argparse.ArgumentTypeError(f"--listen port must be 0-65535, got {number}")
+    return host, number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ksched kubesim",
+        description="Run kubesim, an emulated Kubernetes API server (KWOK-style: nodes without kubelets).",
+    )
+    p.add_argument(
+        "--listen",
+        type=_listen,
+        default=("127.0.0.1", 0),
+        metavar="HOST:PORT",
+        help="address to serve on (default 127.0.0.1:0, port 0 picks a free port)",
+    )
+    p.add_argument("--write-kubeconfig", metavar="PATH", help="write a kubeconfig for clients to PATH")
+    auth = p.add_mutually_exclusive_group()
+    auth.add_argument("--token", help="bearer token clients must present (default: a random one)")
+    auth.add_argument("--no-auth", action="store_true", help="accept every request without credentials")
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a self-signed certificate (needed for kubectl to send the token)",
+    )
+    p.add_argument(
+        "--nodes", type=int, default=0, metavar="N", help="create N synthetic nodes (node-0000...)"
+    )
+    p.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="load objects from a YAML stream or kind: List file (repeatable)",
+    )
+    p.add_argument(
+        "--no-lifecycle",
+        action="store_true",
+        help="disable the KWOK-style controllers (pods stay Pending, deletions stay pending)",
+    )
+    p.add_argument(
+        "--pod-start-delay",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="seconds from binding until a pod is Running (default 1)",
+    )
+    p.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="multiplier for deletion grace periods (default 1; 0.01 makes 30 s take 0.3 s)",
+    )
+    p.add_argument(
+        "--watch-history",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="changes kept per resource for watch replay; older resourceVersions get 410 Gone",
+    )
+    p.add_argument(
+        "--bookmark-interval",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds between watch bookmarks (default 60)",
+    )
+    return p
+
+
+async def _serve(config: KubeSimConfig, kubeconfig: str | None) -> int:
+    try:
+        sim = KubeSim(config)
+    except ScenarioError as exc:
+        print(f"ksched kubesim: {exc}", file=sys.stderr)
+        return 2
+    try:
+        await sim.start()
+    except OSError as exc:
+        print(
+            f"ksched kubesim: cannot listen on {config.host}:{config.port}: {exc.strerror}", file=sys.stderr
+        )
+        return 1
+    except TLSError as exc:
+        print(f"ksched kubesim: {exc}", file=sys.stderr)
+        return 1
+    print(f"kubesim listening on {sim.url}", flush=True)
+    if kubeconfig:
+        path = sim.write_kubeconfig(kubeconfig)
+        print(f"kubeconfig written to {path}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await sim.stop()
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(list(argv))
+    if args.nodes < 0:
+        print("ksched kubesim: --nodes must be >= 0", file=sys.stderr)
+        return 2
+    host, port = args.listen
+    token = None if args.no_auth else (args.token or secrets.token_urlsafe(24))
+    config = KubeSimConfig(
+        host=host,
+        port=port,
+        token=token,
+        nodes=args.nodes,
+        scenarios=list(args.scenario),
+        history_size=args.watch_history,
+        bookmark_interval=args.bookmark_interval,
+        tls=args.tls,
+        lifecycle=LifecycleSettings(
+            enabled=not args.no_lifecycle, pod_start_delay=args.pod_start_delay, time_scale=args.time_scale
+        ),
+    )
+    try:
+        import uvloop
+
+        runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
+    except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
+        runner = asyncio.Runner()
+    with runner:
+        return runner.run(_serve(config, args.write_kubeconfig))

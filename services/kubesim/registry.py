@@ -1,0 +1,907 @@
+"""The REST semantics of the API server over the store: create, read, update, patch, delete, list,
+watch, binding and eviction, with the real server's preconditions, defaults and error answers.
+
+Every method is synchronous: asyncio runs one request handler at a time between awaits, so a write
+and the fan-out of its watch events happen atomically, as one etcd transaction would.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from . import errors, patch
+from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
+from .events_api import core_to_events, events_to_core
+from .events_api import validate as validate_event
+from .jsonio import JSON, decode, new_uid, now, parse_time, random_suffix, rfc3339
+from .pods import set_condition
+from .resources import BY_KEY, RESOURCES, ResourceType
+from .selectors import FieldSelector, LabelSelector, match_label_selector_object
+from .store import Entry, Store, Table, View, with_kind
+from .strategies import Strategy, copy_topology_labels, strategy_for
+from .validation import validate_metadata
+from .watch import Watcher, error_line
+
+PODS = BY_KEY["pods"]
+NODES = BY_KEY["nodes"]
+NAMESPACES = BY_KEY["namespaces"]
+PDBS = BY_KEY["poddisruptionbudgets.policy"]
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+
+
+@dataclass(slots=True)
+class DeleteOptions:
+    grace_period: int | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    dry_run: bool = False
+
+    @classmethod
+    def from_request(cls, query: dict[str, str], body: JSON | None) -> DeleteOptions:
+        opts = cls()
+        if "gracePeriodSeconds" in query:
+            try:
+                opts.grace_period = int(query["gracePeriodSeconds"])
+            except ValueError:
+                raise errors.bad_request(
+                    f'strconv.ParseInt: parsing "{query["gracePeriodSeconds"]}": invalid syntax'
+                ) from None
+        opts.dry_run = query.get("dryRun") == "All"
+        if body:
+            opts.merge(body)
+        return opts
+
+    def merge(self, body: JSON) -> None:
+        if body.get("gracePeriodSeconds") is not None:
+            self.grace_period = int(body["gracePeriodSeconds"])
+        pre = body.get("preconditions") or {}
+        self.uid = pre.get("uid") or self.uid
+        self.resource_version = pre.get("resourceVersion") or self.resource_version
+        if body.get("dryRun"):
+            self.dry_run = "All" in body["dryRun"]
+
+
+@dataclass(slots=True)
+class ListQuery:
+    labels: LabelSelector | None = None
+    fields: FieldSelector | None = None
+    limit: int = 0
+    continue_token: str = ""
+    resource_version: str = ""
+    resource_version_match: str = ""
+
+
+@dataclass(slots=True)
+class ListResult:
+    resource_version: int
+    items: list[Entry]
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+@dataclass(slots=True)
+class WatchQuery:
+    labels: LabelSelector | None = None
+    fields: FieldSelector | None = None
+    resource_version: str = ""
+    resource_version_match: str = ""
+    send_initial_events: bool | None = None
+    bookmarks: bool = False
+
+
+def _list_options_invalid(errs: list[FieldError]) -> ApiError:
+    return invalid("ListOptions", "meta.k8s.io", "", errs)
+
+
+def encode_continue(rv: int, start: str) -> str:
+    raw = b'{"v":"meta.k8s.io/v1","rv":%d,"start":%s}' % (rv, _json_string(start))
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _json_string(value: str) -> bytes:
+    from .jsonio import encode
+
+    return encode(value)
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = decode(base64.urlsafe_b64decode(padded))
+        if not isinstance(data, dict) or data.get("v") != "meta.k8s.io/v1":
+            raise ValueError(
+                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+            )
+        rv, start = int(data["rv"]), str(data["start"])
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        message = str(exc) if str(exc).startswith("continue key") else f"continue key is not valid: {exc}"
+        raise errors.bad_request(message) from None
+    if not start.startswith("/"):
+        start = "/" + start
+    return rv, start
+
+
+class Registry:
+    """Request semantics for every served resource."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.strategies: dict[str, Strategy] = {}
+        for rt in RESOURCES:
+            if rt.storage_of is None:
+                self.strategies[rt.key] = strategy_for(rt)
+        self.views: dict[str, View] = {
+            rt.key: View(rt, core_to_events, events_to_core) for rt in RESOURCES if rt.storage_of == "events"
+        }
+        self.max_watch_pending_bytes = 256 * 1024 * 1024
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def table(self, rt: ResourceType) -> Table:
+        return self.store.table(rt)
+
+    def strategy(self, rt: ResourceType) -> Strategy:
+        return self.strategies[rt.storage_key]
+
+    def view(self, rt: ResourceType) -> View | None:
+        return self.views.get(rt.key)
+
+    def render(self, rt: ResourceType, entry: Entry) -> bytes:
+        """The full JSON document of ``entry`` as served by ``rt`` (with kind and apiVersion)."""
+        view = self.view(rt)
+        if view is None:
+            return with_kind(rt.prefix, entry.body)
+        return with_kind(view.rt.prefix, view.body(entry))
+
+    def render_item(self, rt: ResourceType, entry: Entry) -> bytes:
+        """A list item (no kind/apiVersion)."""
+        view = self.view(rt)
+        return entry.body if view is None else view.body(entry)
+
+    def get_obj(self, key: str, namespace: str, name: str) -> JSON | None:
+        table = self.store.tables[key]
+        entry = table.get(namespace if table.rt.namespaced else "", name)
+        return entry.obj() if entry else None
+
+    def list_objs(self, key: str) -> list[JSON]:
+        return [e.obj() for e in self.store.tables[key].objects.values()]
+
+    def _check_kind(self, rt: ResourceType, obj: Any) -> JSON:
+        if not isinstance(obj, dict):
+            raise errors.bad_request(
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json"
+            )
+        kind = obj.get("kind")
+        api_version = obj.get("apiVersion")
+        if kind and kind != rt.kind:
+            raise errors.bad_request(
+                f'{kind} in version "{rt.version}" cannot be handled as a {rt.kind}: the kind of the object '
+                f"({kind}) does not match the kind of the URL ({rt.kind})"
+            )
+        if api_version and api_version.rpartition("/")[0] != rt.group:
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version "
+                f"({rt.api_version})"
+            )
+        meta = obj.get("metadata")
+        if meta is None:
+            obj["metadata"] = {}
+        elif not isinstance(meta, dict):
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: metadata '
+                "must be an object"
+            )
+        return obj
+
+    def _to_storage(self, rt: ResourceType, obj: JSON) -> JSON:
+        view = self.view(rt)
+        return view.from_view(obj) if view else obj
+
+    def _fix_namespace(self, rt: ResourceType, namespace: str, meta: JSON) -> None:
+        if rt.namespaced:
+            given = meta.get("namespace")
+            if given and given != namespace:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+
+    def _decode_check(self, rt: ResourceType, obj: JSON) -> None:
+        problem = self.strategy(rt).decode_check(obj)
+        if problem:
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {problem}'
+            )
+
+    def _put(self, rt: ResourceType, obj: JSON, old: Entry | None) -> Entry:
+        strategy = self.strategy(rt)
+        return self.store.put(self.table(rt), obj, old, strategy.fields(obj))
+
+    def _invalid(self, rt: ResourceType, name: str, errs: list[FieldError]) -> ApiError:
+        return invalid(rt.kind, rt.group, name, errs)
+
+    # --- create -------------------------------------------------------------------------------
+
+    def create(self, rt: ResourceType, namespace: str, body: Any, dry_run: bool = False) -> Entry:
+        obj = self._to_storage(rt, self._check_kind(rt, body))
+        meta = obj["metadata"]
+        self._fix_namespace(rt, namespace, meta)
+        if meta.get("resourceVersion"):
+            raise errors.internal("resourceVersion should not be set on objects to be created")
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = f"{meta['generateName']}{random_suffix()}"
+        name = meta.get("name") or ""
+        self._decode_check(rt, obj)
+        if rt.namespaced:
+            self._admit_namespace(rt, namespace, name)
+        meta["uid"] = new_uid()
+        meta["creationTimestamp"] = rfc3339()
+        for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"):
+            meta.pop(key, None)
+        if rt.has_generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        strategy = self.strategy(rt)
+        strategy.prepare_create(obj, self)
+        strategy.normalize(obj)
+        errs = validate_metadata(rt, meta)
+        if rt.storage_of == "events":
+            errs += validate_event(obj, via_events_api=True)
+        else:
+            errs += strategy.validate(obj, self)
+        if errs:
+            raise self._invalid(rt, name, errs)
+        table = self.table(rt)
+        if (namespace if rt.namespaced else "", name) in table.objects:
+            raise errors.already_exists(rt.plural, rt.group, name)
+        if dry_run:
+            return self._dry_entry(rt, obj)
+        return self._put(rt, obj, None)
+
+    def _dry_entry(self, rt: ResourceType, obj: JSON) -> Entry:
+        from .store import encode_body
+
+        meta = obj["metadata"]
+        return Entry(
+            meta.get("namespace", ""),
+            meta["name"],
+            int(meta.get("resourceVersion") or 0),
+            encode_body(obj),
+            meta.get("labels") or {},
+            self.strategy(rt).fields(obj),
+            meta.get("uid", ""),
+            False,
+        )
+
+    def _admit_namespace(self, rt: ResourceType, namespace: str, name: str) -> None:
+        """NamespaceLifecycle: no content in missing or terminating namespaces."""
+        ns = self.store.tables[NAMESPACES.key].get("", namespace)
+        if ns is None:
+            raise errors.not_found("namespaces", "", namespace)
+        if ns.deleting and rt.storage_key != "events":
+            err = errors.forbidden(
+                rt.plural,
+                rt.group,
+                name,
+                f"unable to create new content in namespace {namespace} because it is being terminated",
+            )
+            err.body["details"]["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise err
+
+    # --- read ---------------------------------------------------------------------------------
+
+    def get(self, rt: ResourceType, namespace: str, name: str) -> Entry:
+        entry = self.table(rt).get(namespace if rt.namespaced else "", name)
+        if entry is None:
+            raise errors.not_found(rt.plural, rt.group, name)
+        return entry
+
+    # --- update and patch ---------------------------------------------------------------------
+
+    def update(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> Entry:
+        obj = self._to_storage(rt, self._check_kind(rt, body))
+        meta = obj["metadata"]
+        given_name = meta.get("name")
+        if given_name and given_name != name:
+            raise errors.bad_request(
+                f"the name of the object ({given_name}) does not match the name on the URL ({name})"
+            )
+        self._fix_namespace(rt, namespace, meta)
+        old = self.get(rt, namespace, name)
+        given_rv = meta.get("resourceVersion")
+        if given_rv:
+            if given_rv != str(old.rv):
+                raise errors.stale(rt.plural, rt.group, name)
+        elif not rt.unconditional_update:
+            raise invalid(
+                rt.plural,
+                rt.group,
+                name,
+                [invalid_value("metadata.resourceVersion", 0, "must be specified for an update")],
+            )
+        return self._apply_update(rt, old, obj, subresource, dry_run)
+
+    def _apply_update(
+        self, rt: ResourceType, old_entry: Entry, new: JSON, subresource: str | None, dry_run: bool = False
+    ) -> Entry:
+        strategy = self.strategy(rt)
+        old = old_entry.obj()
+        new.pop("kind", None)
+        new.pop("apiVersion", None)
+        self._decode_check(rt, new)
+        new_meta = new.setdefault("metadata", {})
+        old_meta = old["metadata"]
+        given_uid = new_meta.get("uid")
+        if given_uid and given_uid != old_meta.get("uid"):
+            raise errors.conflict(
+                rt.plural,
+                rt.group,
+                old_entry.name,
+                f"Precondition failed: UID in precondition: {given_uid}, UID in object meta: "
+                f"{old_meta.get('uid')}",
+            )
+        for key in (
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ):
+            if key in old_meta:
+                new_meta[key] = old_meta[key]
+            else:
+                new_meta.pop(key, None)
+        new_meta.pop("managedFields", None)
+        if subresource == "status":
+            strategy.prepare_status_update(new, old)
+        elif subresource == "finalize":
+            finalizers = (new.get("spec") or {}).get("finalizers")
+            new.clear()
+            new.update(old)
+            new["spec"] = {**(old.get("spec") or {}), "finalizers": finalizers or []}
+        else:
+            strategy.prepare_update(new, old)
+        if rt.has_generation:
+            generation = int(old_meta.get("generation") or 1)
+            if subresource is None and strategy.spec_changed(new, old):
+                generation += 1
+            new["metadata"]["generation"] = generation
+        strategy.normalize(new)
+        errs = validate_metadata(rt, new["metadata"])
+        if rt.storage_of == "events":
+            errs += validate_event(new, via_events_api=True)
+        elif subresource is None:
+            errs += strategy.validate_update(new, old, self)
+        if errs:
+            raise self._invalid(rt, old_entry.name, errs)
+        new["metadata"]["resourceVersion"] = old_meta.get("resourceVersion")
+        if new == old:
+            return old_entry
+        if dry_run:
+            return self._dry_entry(rt, new)
+        entry = self._put(rt, new, old_entry)
+        return self._maybe_finalize(rt, entry, new)
+
+    def _maybe_finalize(self, rt: ResourceType, entry: Entry, obj: JSON) -> Entry:
+        """Remove an object whose deletion was only waiting for its finalizers (or namespace content)."""
+        meta = obj["metadata"]
+        if not meta.get("deletionTimestamp") or meta.get("finalizers"):
+            return entry
+        if rt.storage_key == "pods" and meta.get("deletionGracePeriodSeconds"):
+            return entry
+        if rt.storage_key == "namespaces" and (obj.get("spec") or {}).get("finalizers"):
+            return entry
+        self.store.remove(self.table(rt), entry)
+        return entry
+
+    def patch(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        content_type: str,
+        raw: bytes,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Entry:
+        media = content_type.split(";", 1)[0].strip().lower()
+        if media == patch.APPLY_PATCH_CBOR or media not in patch.PATCH_TYPES:
+            raise errors.unsupported_media_type(media, list(patch.PATCH_TYPES))
+        doc = self._decode_patch(media, raw)
+        if media == patch.APPLY_PATCH and not field_manager:
+            raise invalid(
+                "PatchOptions", "meta.k8s.io", "", [required("fieldManager", "is required for apply patch")]
+            )
+        table = self.table(rt)
+        old = table.get(namespace if rt.namespaced else "", name)
+        if old is None:
+            if media == patch.APPLY_PATCH and subresource is None and isinstance(doc, dict):
+                meta = doc.setdefault("metadata", {})
+                if isinstance(meta, dict):
+                    meta.setdefault("name", name)
+                return self.create(rt, namespace, doc, dry_run)
+            raise errors.not_found(rt.plural, rt.group, name)
+        view = self.view(rt)
+        current = old.obj()
+        if view is not None:
+            current = view.to_view(current)
+        current = {"kind": rt.kind, "apiVersion": rt.api_version, **current}
+        if media == patch.MERGE_PATCH:
+            result = patch.merge_patch(current, doc)
+        elif media == patch.JSON_PATCH:
+            result = patch.json_patch(current, doc)
+        else:
+            if not isinstance(doc, dict):
+                raise errors.bad_request("the body of the request was in an unknown format")
+            result = patch.strategic_merge(current, doc, patch.schema_for(rt.kind))
+        if not isinstance(result, dict) or not isinstance(result.get("metadata", {}), dict):
+            raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
+        patch_rv = None
+        if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
+            patch_rv = doc["metadata"].get("resourceVersion")
+        if patch_rv and patch_rv != str(old.rv):
+            raise errors.stale(rt.plural, rt.group, name)
+        result.setdefault("metadata", {})
+        result["metadata"]["name"] = name
+        self._fix_namespace(rt, namespace, result["metadata"])
+        if view is not None:
+            result = view.from_view(result)
+        return self._apply_update(rt, old, result, subresource, dry_run)
+
+    @staticmethod
+    def _decode_patch(media: str, raw: bytes) -> Any:
+        try:
+            if media == patch.APPLY_PATCH:
+                import yaml
+
+                return yaml.safe_load(raw.decode() or "{}")
+            return decode(raw or b"{}")
+        except Exception as exc:
+            raise errors.bad_request(f"error decoding patch: {exc}") from None
+
+    # --- delete -------------------------------------------------------------------------------
+
+    def delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> tuple[Entry, bool]:
+        """Delete per the API server's rules; returns the object and whether it is gone now."""
+        old = self.get(rt, namespace, name)
+        if opts.uid and opts.uid != old.uid:
+            raise errors.conflict(
+                rt.kind,
+                "",
+                name,
+                f"the UID in the precondition ({opts.uid}) does not match the UID in record ({old.uid}). "
+                "The object might have been deleted and then recreated",
+            )
+        if opts.resource_version and opts.resource_version != str(old.rv):
+            raise errors.conflict(
+                rt.kind,
+                "",
+                name,
+                f"the ResourceVersion in the precondition ({opts.resource_version}) does not match the "
+                f"ResourceVersion in record ({old.rv}). The object might have been modified",
+            )
+        if opts.dry_run:
+            return old, False
+        if rt.storage_key == "pods":
+            return self._delete_pod(old, opts)
+        if rt.storage_key == "namespaces":
+            return self._delete_namespace(old)
+        obj = old.obj()
+        meta = obj["metadata"]
+        if meta.get("finalizers"):
+            if meta.get("deletionTimestamp"):
+                return old, False
+            meta["deletionTimestamp"] = rfc3339()
+            meta["deletionGracePeriodSeconds"] = 0
+            if rt.has_generation:
+                meta["generation"] = int(meta.get("generation") or 1) + 1
+            return self._put(rt, obj, old), False
+        return self.store.remove(self.table(rt), old), True
+
+    def _delete_pod(self, old: Entry, opts: DeleteOptions) -> tuple[Entry, bool]:
+        pod = old.obj()
+        meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
+        grace = opts.grace_period
+        if grace is None:
+            grace = int(spec.get("terminationGracePeriodSeconds") or 0)
+        if not spec.get("nodeName") or status.get("phase") in ("Failed", "Succeeded"):
+            grace = 0
+        if grace < 0:
+            grace = 1
+        current = meta.get("deletionTimestamp")
+        if current:
+            current_grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+            if grace >= current_grace:
+                return old, False
+            requested_at = parse_time(current) - dt.timedelta(seconds=current_grace)
+            meta["deletionTimestamp"] = rfc3339(requested_at + dt.timedelta(seconds=grace))
+        else:
+            meta["deletionTimestamp"] = rfc3339(now() + dt.timedelta(seconds=grace))
+            meta["generation"] = int(meta.get("generation") or 1) + 1
+        meta["deletionGracePeriodSeconds"] = grace
+        entry = self._put(PODS, pod, old)
+        if grace == 0 and not meta.get("finalizers"):
+            return self.store.remove(self.table(PODS), entry), True
+        return entry, False
+
+    def _delete_namespace(self, old: Entry) -> tuple[Entry, bool]:
+        if old.name in IMMORTAL_NAMESPACES:
+            raise errors.forbidden("namespaces", "", old.name, "this namespace may not be deleted")
+        if old.deleting:
+            return old, False
+        ns = old.obj()
+        ns["metadata"]["deletionTimestamp"] = rfc3339()
+        ns["metadata"]["deletionGracePeriodSeconds"] = 0
+        ns["status"] = {**(ns.get("status") or {}), "phase": "Terminating"}
+        entry = self._put(NAMESPACES, ns, old)
+        return self._maybe_finalize(NAMESPACES, entry, ns), False
+
+    def delete_collection(
+        self, rt: ResourceType, namespace: str | None, query: ListQuery, opts: DeleteOptions
+    ) -> list[Entry]:
+        deleted: list[Entry] = []
+        for entry in self.list_entries(rt, namespace, query).items:
+            try:
+                result, _ = self.delete(rt, entry.namespace, entry.name, opts)
+            except ApiError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            deleted.append(result)
+        return deleted
+
+    # --- list ---------------------------------------------------------------------------------
+
+    def list_entries(self, rt: ResourceType, namespace: str | None, query: ListQuery) -> ListResult:
+        table = self.table(rt)
+        rv_text, match = query.resource_version, query.resource_version_match
+        errs: list[FieldError] = []
+        if match not in ("", "Exact", "NotOlderThan"):
+            errs.append(not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
+        elif match and not rv_text:
+            errs.append(
+                forbidden_field(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        elif match == "Exact" and rv_text == "0":
+            errs.append(
+                forbidden_field(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+        if query.continue_token and rv_text not in ("", "0"):
+            errs.append(
+                forbidden_field(
+                    "resourceVersion", "specifying resource version is not allowed when using continue"
+                )
+            )
+        if errs:
+            raise _list_options_invalid(errs)
+        limit = query.limit
+        start = ""
+        if query.continue_token:
+            token_rv, start = decode_continue(query.continue_token)
+            if token_rv <= 0:
+                entries, list_rv = table.sorted_entries(), self.store.rv
+            else:
+                try:
+                    entries = self.store.snapshot(table, token_rv)
+                except ApiError:
+                    raise errors.expired(
+                        "The provided continue parameter is too old to display a consistent list "
+                        "result. You can "
+                        "start a new list without the continue parameter, or use the continue token in this "
+                        "response to retrieve the remainder of the results. Continuing with the "
+                        "provided token "
+                        "results in an inconsistent list - objects that were created, modified, or "
+                        "deleted between "
+                        "the time the first chunk was returned and now may show up in the list.",
+                        encode_continue(-1, start.lstrip("/")),
+                    ) from None
+                list_rv = token_rv
+        elif rv_text in ("", "0"):
+            entries, list_rv = table.sorted_entries(), self.store.rv
+            if rv_text == "0":
+                limit = 0
+        else:
+            requested = self.parse_rv(rv_text)
+            if requested > self.store.rv:
+                raise errors.too_large_resource_version(requested, self.store.rv)
+            if match == "Exact" or (match == "" and limit > 0):
+                entries, list_rv = self.store.snapshot(table, requested), requested
+            else:
+                entries, list_rv = table.sorted_entries(), self.store.rv
+        items = self._filter(entries, namespace if rt.namespaced else None, query.labels, query.fields, start)
+        if limit > 0 and len(items) > limit:
+            page, rest = items[:limit], len(items) - limit
+            token = encode_continue(list_rv, f"/{page[-1].skey}\x00")
+            filtered = query.labels is not None or query.fields is not None
+            return ListResult(list_rv, page, token, None if filtered else rest)
+        return ListResult(list_rv, items)
+
+    @staticmethod
+    def parse_rv(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise errors.bad_request(f'invalid resource version "{text}"') from None
+        if value < 0:
+            raise errors.bad_request(f'invalid resource version "{text}"')
+        return value
+
+    @staticmethod
+    def _filter(
+        entries: list[Entry],
+        namespace: str | None,
+        labels: LabelSelector | None,
+        fields: FieldSelector | None,
+        start: str,
+    ) -> list[Entry]:
+        if namespace is None and labels is None and fields is None and not start:
+            return entries
+        out = []
+        for e in entries:
+            if namespace is not None and e.namespace != namespace:
+                continue
+            if start and "/" + e.skey < start:
+                continue
+            if labels is not None and not labels.matches(e.labels):
+                continue
+            if fields is not None and not fields.matches(e.fields):
+                continue
+            out.append(e)
+        return out
+
+    # --- watch --------------------------------------------------------------------------------
+
+    def watch(self, rt: ResourceType, namespace: str | None, query: WatchQuery) -> Watcher:
+        """Open a watch: queue its initial events (or replay) and register it for new changes."""
+        errs: list[FieldError] = []
+        if query.send_initial_events is not None:
+            if query.resource_version_match != "NotOlderThan":
+                errs.append(
+                    forbidden_field(
+                        "resourceVersionMatch",
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    )
+                )
+            if not query.bookmarks:
+                errs.append(
+                    forbidden_field(
+                        "allowWatchBookmarks",
+                        "sendInitialEvents requires setting allowWatchBookmarks to true",
+                    )
+                )
+        elif query.resource_version_match:
+            errs.append(
+                forbidden_field(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                )
+            )
+        if errs:
+            raise _list_options_invalid(errs)
+        table = self.table(rt)
+        watcher = Watcher(
+            self.store,
+            table,
+            rt,
+            self.view(rt),
+            namespace if rt.namespaced else None,
+            query.labels,
+            query.fields,
+            query.bookmarks,
+            self.max_watch_pending_bytes,
+        )
+        rv_text = query.resource_version
+        if query.send_initial_events:
+            watcher.initial(table.sorted_entries())
+            watcher.bookmark(initial_events_end=True)
+        elif rv_text in ("", "0") and query.send_initial_events is None:
+            watcher.initial(table.sorted_entries())
+        elif rv_text not in ("", "0"):
+            requested = self.parse_rv(rv_text)
+            if not self.store.can_replay_from(table, requested):
+                status = errors.failure(
+                    410, "Expired", f"too old resource version: {requested} ({table.window_start})"
+                )
+                watcher.push(error_line(status))
+                watcher.close()
+                return watcher
+            for change in self.store.changes_since(table, requested):
+                watcher.offer(change)
+        table.watchers.append(watcher)
+        return watcher
+
+    def stop_watch(self, watcher: Watcher) -> None:
+        watcher.close()
+        watcher.cancel_timers()
+        with contextlib.suppress(ValueError):
+            watcher.table.watchers.remove(watcher)
+
+    # --- pods/binding ---------------------------------------------------------------------------
+
+    def bind(self, namespace: str, name: str, binding: Any) -> Entry:
+        """POST pods/{name}/binding: assign the pod to the target node (not checked to exist)."""
+        if not isinstance(binding, dict):
+            raise errors.bad_request("the body of the request was in an unknown format")
+        meta = binding.get("metadata") or {}
+        if meta.get("name") and meta["name"] != name:
+            raise errors.bad_request("name in URL does not match name in Binding object")
+        if meta.get("namespace") and meta["namespace"] != namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        target = binding.get("target") or {}
+        errs: list[FieldError] = []
+        if target.get("kind") and target["kind"] != "Node":
+            errs.append(not_supported("target.kind", target["kind"], ["Node", "<empty>"]))
+        if not target.get("name"):
+            errs.append(required("target.name"))
+        if errs:
+            raise invalid("Binding", "", name, errs)
+        old = self.get(PODS, namespace, name)
+        pod = old.obj()
+        pod_meta, spec = pod["metadata"], pod.setdefault("spec", {})
+        if meta.get("uid") and meta["uid"] != pod_meta.get("uid"):
+            raise errors.conflict(
+                "pods/binding",
+                "",
+                name,
+                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
+                f"{pod_meta.get('uid')}",
+            )
+        if pod_meta.get("deletionTimestamp"):
+            raise errors.conflict(
+                "pods/binding", "", name, f"pod {name} is being deleted, cannot be assigned to a host"
+            )
+        if spec.get("nodeName"):
+            raise errors.conflict(
+                "pods/binding", "", name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
+            )
+        if spec.get("schedulingGates"):
+            raise errors.conflict("pods/binding", "", name, f"pod {name} has non-empty .spec.schedulingGates")
+        spec["nodeName"] = target["name"]
+        if meta.get("annotations"):
+            pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), **meta["annotations"]}
+        copy_topology_labels(pod_meta, self.get_obj(NODES.key, "", target["name"]))
+        status = pod.setdefault("status", {})
+        set_condition(status, {"type": "PodScheduled", "status": "True"})
+        self.strategy(PODS).normalize(pod)
+        return self._put(PODS, pod, old)
+
+    # --- pods/eviction ------------------------------------------------------------------------
+
+    def evict(self, namespace: str, name: str, eviction: Any) -> None:
+        """POST pods/{name}/eviction: delete the pod unless a PodDisruptionBudget forbids it."""
+        if not isinstance(eviction, dict):
+            raise errors.bad_request("the body of the request was in an unknown format")
+        meta = eviction.get("metadata") or {}
+        if meta.get("name") and meta["name"] != name:
+            raise errors.bad_request("name in URL does not match name in Eviction object")
+        opts = DeleteOptions()
+        if isinstance(eviction.get("deleteOptions"), dict):
+            opts.merge(eviction["deleteOptions"])
+        entry = self.get(PODS, namespace, name)
+        pod = entry.obj()
+        status = pod.get("status") or {}
+        ignorable = status.get("phase") in ("Succeeded", "Failed", "Pending") or bool(
+            pod["metadata"].get("deletionTimestamp")
+        )
+        if not ignorable:
+            self._check_disruption_budget(namespace, name, pod)
+        if opts.dry_run:
+            return
+        if not pod["metadata"].get("deletionTimestamp"):
+            set_condition(
+                pod.setdefault("status", {}),
+                {
+                    "type": "DisruptionTarget",
+                    "status": "True",
+                    "reason": "EvictionByEvictionAPI",
+                    "message": "Eviction API: evicting",
+                },
+            )
+            self.strategy(PODS).normalize(pod)
+            entry = self._put(PODS, pod, entry)
+        self.delete(PODS, namespace, name, opts)
+
+    def _check_disruption_budget(self, namespace: str, name: str, pod: JSON) -> None:
+        labels = pod["metadata"].get("labels") or {}
+        table = self.table(PDBS)
+        budgets = [
+            e
+            for e in table.objects.values()
+            if e.namespace == namespace
+            and match_label_selector_object((e.obj().get("spec") or {}).get("selector"), labels)
+        ]
+        if not budgets:
+            return
+        if len(budgets) > 1:
+            raise errors.internal(
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource "
+                "does not support."
+            )
+        entry = budgets[0]
+        pdb = entry.obj()
+        pdb_status = pdb.setdefault("status", {})
+        pdb_name = pdb["metadata"]["name"]
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (pod.get("status") or {}).get("conditions") or []
+            if isinstance(c, dict)
+        )
+        policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy") or "IfHealthyBudget"
+        current, desired = (
+            int(pdb_status.get("currentHealthy") or 0),
+            int(pdb_status.get("desiredHealthy") or 0),
+        )
+        if not ready and (policy == "AlwaysAllow" or current >= desired > 0):
+            return
+        refuse = "Cannot evict pod as it would violate the pod's disruption budget."
+        if int(pdb_status.get("observedGeneration") or 0) < int(pdb["metadata"].get("generation") or 0):
+            raise errors.too_many_requests(
+                refuse,
+                [
+                    {
+                        "reason": "DisruptionBudget",
+                        "message": f"The disruption budget {pdb_name} is still being processed by "
+                        "the server.",
+                    }
+                ],
+            )
+        allowed = int(pdb_status.get("disruptionsAllowed") or 0)
+        if allowed < 0:
+            raise errors.forbidden("pods", "", name, "pdb disruptions allowed is negative")
+        disrupted = pdb_status.get("disruptedPods") or {}
+        if len(disrupted) > 2000:
+            raise errors.forbidden(
+                "pods",
+                "",
+                name,
+                "DisruptedPods map too big - too many evictions not confirmed by PDB controller",
+            )
+        if allowed == 0:
+            raise errors.too_many_requests(
+                refuse,
+                [
+                    {
+                        "reason": "DisruptionBudget",
+                        "message": f"The disruption budget {pdb_name} needs {desired} healthy pods "
+                        f"and has {current} currently",
+                    }
+                ],
+            )
+        pdb_status["disruptionsAllowed"] = allowed - 1
+        pdb_status["disruptedPods"] = {**disrupted, name: rfc3339()}
+        self.strategy(PDBS).normalize(pdb)
+        self._put(PDBS, pdb, entry)

@@ -1,0 +1,408 @@
+"""The HTTP front end: authentication, routing to the registry, response encoding, watch streaming."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from . import discovery, errors, tables
+from .errors import ApiError
+from .jsonio import JSON, decode, encode, pretty
+from .registry import DeleteOptions, ListQuery, Registry, WatchQuery
+from .resources import ResourceType
+from .routing import ResourceRequest, parse_resource_path
+from .selectors import parse_field_selector, parse_label_selector
+
+PUBLIC_PATHS = ("/version", "/version/", "/healthz", "/livez", "/readyz")
+_TRUE = ("true", "1")
+
+
+@dataclass(slots=True)
+class ServerSettings:
+    token: str | None = None
+    #: seconds between periodic bookmarks to watchers that allow them
+    bookmark_interval: float = 60.0
+    #: how long a list at a future resourceVersion waits before answering 504
+    too_large_wait: float = 3.0
+    #: watch timeout when the client gives none (the real server picks 30-60 min at random)
+    default_watch_timeout: float = 1800.0
+
+
+class _Response:
+    """Encoding helpers shared by every handler."""
+
+    @staticmethod
+    def headers(extra: dict[str, str] | None = None) -> dict[str, str]:
+        base = {
+            "Cache-Control": "no-cache, private",
+            "Content-Type": "application/json",
+            "Audit-Id": str(uuid.uuid4()),
+        }
+        if extra:
+            base.update(extra)
+        return base
+
+    @staticmethod
+    def raw(
+        request: web.Request, status: int, data: bytes, extra: dict[str, str] | None = None
+    ) -> web.Response:
+        if request.headers.get("User-Agent", "").lower().startswith(("curl", "wget")):
+            data = pretty(data)
+        return web.Response(status=status, body=data + b"\n", headers=_Response.headers(extra))
+
+
+def _query_bool(value: str | None) -> bool:
+    return (value or "").lower() in _TRUE
+
+
+class ApiServer:
+    """An aiohttp application serving the registry."""
+
+    def __init__(self, registry: Registry, settings: ServerSettings) -> None:
+        self.registry = registry
+        self.settings = settings
+        self.server_address = "127.0.0.1:0"
+        self._bookmark_task: asyncio.Task[None] | None = None
+        self._watchers: set[Any] = set()
+
+    def make_app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        app.on_startup.append(self._on_startup)
+        app.on_shutdown.append(self._on_shutdown)
+        return app
+
+    async def _on_startup(self, app: web.Application) -> None:
+        self._bookmark_task = asyncio.get_running_loop().create_task(self._bookmark_loop())
+
+    async def _on_shutdown(self, app: web.Application) -> None:
+        if self._bookmark_task is not None:
+            self._bookmark_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._bookmark_task
+        for watcher in list(self._watchers):
+            watcher.close()
+
+    async def _bookmark_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.bookmark_interval)
+            for table in self.registry.store.tables.values():
+                for watcher in tuple(table.watchers):
+                    watcher.bookmark()
+
+    # --- entry point --------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        try:
+            authenticated = self._authenticate(request)
+            return await self._route(request, authenticated)
+        except ApiError as exc:
+            return _Response.raw(request, exc.code, exc.to_bytes(), exc.headers)
+
+    def _authenticate(self, request: web.Request) -> bool:
+        """True for the configured bearer token; False for anonymous; 401 for a wrong credential."""
+        token = self.settings.token
+        header = request.headers.get("Authorization")
+        if token is None:
+            return True
+        if header is None:
+            return False
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() == "bearer" and value.strip() == token:
+            return True
+        raise errors.unauthorized()
+
+    async def _route(self, request: web.Request, authenticated: bool) -> web.StreamResponse:
+        path = request.path
+        if path in ("/version", "/version/"):
+            return self._json(request, 200, discovery.VERSION)
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(text="ok", content_type="text/plain")
+        parsed = parse_resource_path(path)
+        if not authenticated:
+            raise self._anonymous_forbidden(request, parsed)
+        if parsed is None:
+            return self._non_resource(request, path)
+        if isinstance(parsed, tuple):
+            group, version = parsed
+            body = discovery.resource_list(f"{group}/{version}" if group else version)
+            if body is None:
+                raise errors.resource_not_found()
+            return self._json(request, 200, body)
+        return await self._resource(request, parsed)
+
+    def _anonymous_forbidden(
+        self, request: web.Request, parsed: ResourceRequest | tuple[str, str] | None
+    ) -> ApiError:
+        if not isinstance(parsed, ResourceRequest):
+            return errors.forbidden_path(
+                request.path, "get" if request.method == "GET" else request.method.lower()
+            )
+        rt = parsed.rt
+        resource = f"{rt.plural}/{parsed.subresource}" if parsed.subresource else rt.plural
+        verb = self._verb(request, parsed)
+        where = f'in the namespace "{parsed.namespace}"' if parsed.namespace else "at the cluster scope"
+        text = (
+            f'User "system:anonymous" cannot {verb} resource "{resource}" in API group "{rt.group}" {where}'
+        )
+        return errors.forbidden(rt.plural, rt.group, parsed.name, text)
+
+    @staticmethod
+    def _verb(request: web.Request, parsed: ResourceRequest) -> str:
+        method = request.method
+        if method == "GET":
+            if parsed.name is None:
+                return "watch" if parsed.watch_path or _query_bool(request.query.get("watch")) else "list"
+            return "get"
+        if method == "DELETE":
+            return "delete" if parsed.name else "deletecollection"
+        return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+
+    def _non_resource(self, request: web.Request, path: str) -> web.StreamResponse:
+        accept = request.headers.get("Accept", "")
+        if path in ("/api", "/api/"):
+            if discovery.wants_aggregated(accept):
+                return self._json(
+                    request, 200, discovery.aggregated_core(), discovery.AGGREGATED_CONTENT_TYPE
+                )
+            return self._json(request, 200, discovery.api_versions(self.server_address))
+        if path in ("/apis", "/apis/"):
+            if discovery.wants_aggregated(accept):
+                return self._json(
+                    request, 200, discovery.aggregated_groups(), discovery.AGGREGATED_CONTENT_TYPE
+                )
+            return self._json(request, 200, discovery.group_list())
+        parts = [p for p in path.split("/") if p]
+        if len(parts) == 2 and parts[0] == "apis":
+            group = discovery.group(parts[1])
+            if group is not None:
+                return self._json(request, 200, group)
+        return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
+
+    def _json(
+        self, request: web.Request, status: int, body: JSON, content_type: str | None = None
+    ) -> web.Response:
+        extra = {"Content-Type": content_type} if content_type else None
+        return _Response.raw(request, status, encode(body), extra)
+
+    # --- resources ----------------------------------------------------------------------------
+
+    async def _resource(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+        method = request.method
+        rt = req.rt
+        verb = self._verb(request, req)
+        if req.subresource is None and verb not in rt.verbs:
+            raise errors.method_not_allowed()
+        if method == "GET":
+            if req.name is None:
+                if verb == "watch":
+                    return await self._watch(request, req)
+                return await self._list(request, req)
+            entry = self.registry.get(rt, req.namespace or "", req.name)
+            if tables.wants_table(request.headers.get("Accept", "")):
+                return self._table(request, rt, [entry], str(entry.rv))
+            return _Response.raw(request, 200, self.registry.render(rt, entry))
+        if method == "POST":
+            return await self._post(request, req)
+        if method == "PUT":
+            if req.name is None:
+                raise errors.method_not_allowed()
+            body = await self._body(request)
+            entry = self.registry.update(
+                rt, req.namespace or "", req.name, body, req.subresource, request.query.get("dryRun") == "All"
+            )
+            return _Response.raw(request, 200, self.registry.render(rt, entry))
+        if method == "PATCH":
+            if req.name is None or req.subresource not in (None, "status"):
+                raise errors.method_not_allowed()
+            raw = await request.read()
+            entry = self.registry.patch(
+                rt,
+                req.namespace or "",
+                req.name,
+                request.headers.get("Content-Type", ""),
+                raw,
+                req.subresource,
+                request.query.get("fieldManager"),
+                request.query.get("dryRun") == "All",
+            )
+            return _Response.raw(request, 200, self.registry.render(rt, entry))
+        if method == "DELETE":
+            return await self._delete(request, req)
+        raise errors.method_not_allowed()
+
+    async def _body(self, request: web.Request) -> Any:
+        raw = await request.read()
+        content_type = (
+            request.headers.get("Content-Type", "application/json").split(";", 1)[0].strip().lower()
+        )
+        if content_type in ("application/yaml", "application/x-yaml"):
+            import yaml
+
+            try:
+                return yaml.safe_load(raw.decode())
+            except Exception as exc:
+                raise errors.bad_request(f"error converting YAML to JSON: {exc}") from None
+        if content_type not in ("application/json", "", "*/*", "application/merge-patch+json"):
+            raise errors.unsupported_media_type(content_type, ["application/json", "application/yaml"])
+        if not raw:
+            return None
+        try:
+            return decode(raw)
+        except Exception as exc:
+            raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+
+    async def _post(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+        rt = req.rt
+        body = await self._body(request)
+        namespace = req.namespace or ""
+        if rt.plural == "bindings" and rt.group == "":
+            name = ((body or {}).get("metadata") or {}).get("name", "") if isinstance(body, dict) else ""
+            self.registry.bind(namespace, name, body)
+            return self._json(request, 201, errors.success(201))
+        if req.subresource == "binding" and req.name:
+            self.registry.bind(namespace, req.name, body)
+            return self._json(request, 201, errors.success(201))
+        if req.subresource == "eviction" and req.name:
+            self.registry.evict(namespace, req.name, body)
+            return self._json(request, 201, errors.success(201))
+        if req.name is not None:
+            raise errors.method_not_allowed()
+        if rt.namespaced and req.namespace is None:
+            raise errors.resource_not_found()
+        entry = self.registry.create(rt, namespace, body, request.query.get("dryRun") == "All")
+        return _Response.raw(request, 201, self.registry.render(rt, entry))
+
+    async def _delete(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+        rt = req.rt
+        raw = await request.read()
+        body = None
+        if raw:
+            try:
+                body = decode(raw)
+            except Exception as exc:
+                raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+        opts = DeleteOptions.from_request(dict(request.query), body if isinstance(body, dict) else None)
+        if req.name is None:
+            query = self._list_query(request, rt)
+            deleted = self.registry.delete_collection(rt, req.namespace, query, opts)
+            items = [self.registry.render_item(rt, e) for e in deleted]
+            return _Response.raw(
+                request, 200, self._list_bytes(rt, {"resourceVersion": str(self.registry.store.rv)}, items)
+            )
+        entry, gone = self.registry.delete(rt, req.namespace or "", req.name, opts)
+        if gone and rt.storage_key not in ("pods", "namespaces"):
+            details: JSON = {"name": entry.name}
+            if rt.group:
+                details["group"] = rt.group
+            details["kind"] = rt.plural
+            details["uid"] = entry.uid
+            return self._json(request, 200, errors.success(None, details))
+        return _Response.raw(request, 200, self.registry.render(rt, entry))
+
+    # --- list and watch -----------------------------------------------------------------------
+
+    def _list_query(self, request: web.Request, rt: ResourceType) -> ListQuery:
+        q = request.query
+        limit = 0
+        if q.get("limit"):
+            try:
+                limit = max(0, int(q["limit"]))
+            except ValueError:
+                raise errors.bad_request(
+                    f'strconv.ParseInt: parsing "{q["limit"]}": invalid syntax'
+                ) from None
+        return ListQuery(
+            labels=parse_label_selector(q.get("labelSelector")),
+            fields=parse_field_selector(q.get("fieldSelector"), rt.selectable_fields()),
+            limit=limit,
+            continue_token=q.get("continue", ""),
+            resource_version=q.get("resourceVersion", ""),
+            resource_version_match=q.get("resourceVersionMatch", ""),
+        )
+
+    async def _list(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+        rt = req.rt
+        query = self._list_query(request, rt)
+        waited = 0.0
+        while True:
+            try:
+                result = self.registry.list_entries(rt, req.namespace, query)
+                break
+            except ApiError as exc:
+                if exc.code != 504 or waited >= self.settings.too_large_wait:
+                    raise
+                await asyncio.sleep(0.05)
+                waited += 0.05
+        if tables.wants_table(request.headers.get("Accept", "")):
+            return self._table(request, rt, result.items, str(result.resource_version))
+        meta: JSON = {"resourceVersion": str(result.resource_version)}
+        if result.continue_token:
+            meta["continue"] = result.continue_token
+            if result.remaining is not None:
+                meta["remainingItemCount"] = result.remaining
+        items = [self.registry.render_item(rt, e) for e in result.items]
+        return _Response.raw(request, 200, self._list_bytes(rt, meta, items))
+
+    @staticmethod
+    def _list_bytes(rt: ResourceType, meta: JSON, items: list[bytes]) -> bytes:
+        return b'{"kind":"%s","apiVersion":"%s","metadata":%s,"items":[%s]}' % (
+            rt.list_kind.encode(),
+            rt.api_version.encode(),
+            encode(meta),
+            b",".join(items),
+        )
+
+    def _table(self, request: web.Request, rt: ResourceType, entries: list[Any], rv: str) -> web.Response:
+        objects = [decode(self.registry.render(rt, e)) for e in entries]
+        include = request.query.get("includeObject", "Metadata")
+        return self._json(request, 200, tables.table(rt, objects, rv, include))
+
+    async def _watch(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+        rt = req.rt
+        q = request.query
+        sie = q.get("sendInitialEvents")
+        query = WatchQuery(
+            labels=parse_label_selector(q.get("labelSelector")),
+            fields=parse_field_selector(q.get("fieldSelector"), rt.selectable_fields()),
+            resource_version=q.get("resourceVersion", ""),
+            resource_version_match=q.get("resourceVersionMatch", ""),
+            send_initial_events=None if sie is None else _query_bool(sie),
+            bookmarks=_query_bool(q.get("allowWatchBookmarks")),
+        )
+        timeout: float
+        if q.get("timeoutSeconds"):
+            try:
+                timeout = float(int(q["timeoutSeconds"]))
+            except ValueError:
+                raise errors.bad_request(
+                    f'strconv.ParseInt: parsing "{q["timeoutSeconds"]}": invalid syntax'
+                ) from None
+        else:
+            base = self.settings.default_watch_timeout
+            timeout = base * (1 + random.random())
+        watcher = self.registry.watch(rt, req.namespace, query)
+        self._watchers.add(watcher)
+        response = web.StreamResponse(status=200, headers=_Response.headers())
+        response.enable_chunked_encoding()
+        try:
+            await response.prepare(request)
+            if timeout > 0:
+                watcher.schedule(timeout, watcher.close)
+                if query.bookmarks:
+                    watcher.schedule(max(timeout / 2, timeout - 2.0), watcher.bookmark)
+            await watcher.run(response.write)
+        except ConnectionResetError:
+            pass
+        finally:
+            self._watchers.discard(watcher)
+            self.registry.stop_watch(watcher)
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
+        return response

@@ -1,0 +1,1 @@
+"""Contract tests: Kubernetes API behaviour, against kubesim or a real cluster (KSCHED_TEST_KUBECONFIG)."""

@@ -1,0 +1,201 @@
+"""WATCH: event streams, bookmarks, initial events, selector boundaries, resourceVersion semantics."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client, watch
+from kubernetes_asyncio.client import ApiClient
+
+from tests.contract.util import bind, create_pod, unique
+from tests.fixtures.kubesim import Cluster, Raw
+
+pytestmark = pytest.mark.contract
+
+
+def _types(events: list[dict[str, Any]]) -> list[str]:
+    return [e["type"] for e in events]
+
+
+async def _current_rv(raw: Raw, namespace: str) -> str:
+    return str((await raw.get(f"/api/v1/namespaces/{namespace}/pods")).json()["metadata"]["resourceVersion"])
+
+
+async def test_watch_stream_of_a_pods_life(raw: Raw, api: ApiClient, cluster: Cluster) -> None:
+    ns, name = cluster.namespace, unique("w")
+    core = client.CoreV1Api(api)
+    rv = await _current_rv(raw, ns)
+    query = {
+        "resourceVersion": rv,
+        "allowWatchBookmarks": "true",
+        "timeoutSeconds": "3",
+        "fieldSelector": f"metadata.name={name}",
+    }
+    watcher = asyncio.create_task(raw.watch(f"/api/v1/namespaces/{ns}/pods", query, limit=8))
+    await create_pod(api, ns, name, labels={"app": "watch"}, terminationGracePeriodSeconds=600)
+    await core.patch_namespaced_pod(name, ns, {"metadata": {"labels": {"step": "patched"}}})
+    assert (await bind(api, ns, name, cluster.name("ghost")))[0] == 201
+    graceful = await core.delete_namespaced_pod(name, ns)
+    assert graceful.metadata.deletion_grace_period_seconds == 600
+    await core.delete_namespaced_pod(name, ns, grace_period_seconds=0)
+    events = await watcher
+    assert _types(events) == ["ADDED", "MODIFIED", "MODIFIED", "MODIFIED", "MODIFIED", "DELETED", "BOOKMARK"]
+    objects = [e["object"] for e in events]
+    rvs = [int(o["metadata"]["resourceVersion"]) for o in objects]
+    assert rvs == sorted(rvs) and len(set(rvs[:-1])) == 6
+    assert objects[0]["kind"] == "Pod" and objects[0]["apiVersion"] == "v1"
+    assert objects[1]["metadata"]["labels"]["step"] == "patched"
+    assert objects[2]["spec"]["nodeName"] == cluster.name("ghost")
+    assert objects[3]["metadata"]["deletionGracePeriodSeconds"] == 600
+    assert objects[3]["metadata"]["generation"] == 2
+    assert objects[4]["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert objects[5]["metadata"]["deletionGracePeriodSeconds"] == 0
+    bookmark = objects[6]
+    assert bookmark == {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": bookmark["metadata"]["resourceVersion"]},
+        "spec": {"containers": None},
+        "status": {},
+    }
+    assert int(bookmark["metadata"]["resourceVersion"]) >= rvs[5]
+
+
+async def test_watch_without_resource_version_starts_with_the_existing_objects(
+    raw: Raw, api: ApiClient, cluster: Cluster
+) -> None:
+    name = unique("existing")
+    await create_pod(api, cluster.namespace, name)
+    for rv in ("", "0"):
+        query = {"timeoutSeconds": "1", "fieldSelector": f"metadata.name={name}"}
+        if rv:
+            query["resourceVersion"] = rv
+        events = await raw.watch(f"/api/v1/namespaces/{cluster.namespace}/pods", query, limit=5)
+        assert _types(events) == ["ADDED"]
+        assert events[0]["object"]["metadata"]["name"] == name
+
+
+async def test_send_initial_events_ends_with_an_annotated_bookmark(
+    raw: Raw, api: ApiClient, cluster: Cluster
+) -> None:
+    label = unique("sie")
+    for i in range(2):
+        await create_pod(api, cluster.namespace, f"{label}-{i}", labels={"sie": label})
+    query = {
+        "sendInitialEvents": "true",
+        "resourceVersionMatch": "NotOlderThan",
+        "allowWatchBookmarks": "true",
+        "timeoutSeconds": "4",
+        "labelSelector": f"sie={label}",
+    }
+    events = await raw.watch(f"/api/v1/namespaces/{cluster.namespace}/pods", query, until=3, limit=5)
+    assert _types(events) == ["ADDED", "ADDED", "BOOKMARK"]
+    assert sorted(e["object"]["metadata"]["name"] for e in events[:2]) == [f"{label}-0", f"{label}-1"]
+    assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+async def test_send_initial_events_needs_not_older_than(raw: Raw, cluster: Cluster) -> None:
+    resp = await raw.get(
+        f"/api/v1/namespaces/{cluster.namespace}/pods",
+        watch="true",
+        sendInitialEvents="true",
+        allowWatchBookmarks="true",
+    )
+    assert resp.status == 422
+
+
+async def test_selector_boundaries_synthesize_added_and_deleted(
+    raw: Raw, api: ApiClient, cluster: Cluster
+) -> None:
+    ns, name = cluster.namespace, unique("fw")
+    rv = await _current_rv(raw, ns)
+    base = {"resourceVersion": rv, "timeoutSeconds": "2"}
+    unassigned = asyncio.create_task(
+        raw.watch(
+            "/api/v1/pods",
+            {
+                **base,
+                "fieldSelector": (
+                    f"metadata.name={name},spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed"
+                ),
+            },
+        )
+    )
+    assigned = asyncio.create_task(
+        raw.watch("/api/v1/pods", {**base, "fieldSelector": f"metadata.name={name},spec.nodeName!="})
+    )
+    await asyncio.sleep(0.2)
+    created = await create_pod(api, ns, name)
+    assert (await bind(api, ns, name, cluster.name("ghost")))[0] == 201
+    await client.CoreV1Api(api).delete_namespaced_pod(name, ns, grace_period_seconds=0)
+    left, right = await unassigned, await assigned
+    assert _types(left) == ["ADDED", "DELETED"]
+    gone = left[1]["object"]
+    assert "nodeName" not in gone["spec"], "the DELETED object is the pre-bind state"
+    assert "conditions" not in gone["status"]
+    assert int(gone["metadata"]["resourceVersion"]) > int(created.metadata.resource_version)
+    assert _types(right) == ["ADDED", "MODIFIED", "DELETED"]
+    assert right[0]["object"]["spec"]["nodeName"] == cluster.name("ghost")
+    assert right[0]["object"]["metadata"]["resourceVersion"] == gone["metadata"]["resourceVersion"]
+
+
+async def test_watch_from_an_older_resource_version_replays(
+    raw: Raw, api: ApiClient, cluster: Cluster
+) -> None:
+    name = unique("replay")
+    rv = await _current_rv(raw, cluster.namespace)
+    await create_pod(api, cluster.namespace, name)
+    for i in range(3):
+        await client.CoreV1Api(api).patch_namespaced_pod(
+            name, cluster.namespace, {"metadata": {"annotations": {"n": str(i)}}}
+        )
+    query = {"resourceVersion": rv, "fieldSelector": f"metadata.name={name}", "timeoutSeconds": "1"}
+    events = await raw.watch(f"/api/v1/namespaces/{cluster.namespace}/pods", query, until=4, limit=5)
+    assert _types(events) == ["ADDED", "MODIFIED", "MODIFIED", "MODIFIED"]
+    assert [e["object"]["metadata"].get("annotations", {}).get("n") for e in events] == [None, "0", "1", "2"]
+
+
+async def test_watch_at_a_future_resource_version_sends_nothing(raw: Raw, cluster: Cluster) -> None:
+    rv = int(await _current_rv(raw, cluster.namespace)) + 100000
+    query = {"resourceVersion": str(rv), "timeoutSeconds": "1"}
+    events = await raw.watch(f"/api/v1/namespaces/{cluster.namespace}/pods", query, limit=5)
+    assert events == []
+
+
+async def test_typed_watch_of_the_client(api: ApiClient, cluster: Cluster) -> None:
+    name = unique("typed")
+    core = client.CoreV1Api(api)
+    await create_pod(api, cluster.namespace, name)
+    seen = []
+    w = watch.Watch()
+    async with w.stream(
+        core.list_namespaced_pod, cluster.namespace, field_selector=f"metadata.name={name}", timeout_seconds=1
+    ) as stream:
+        async for event in stream:
+            seen.append((event["type"], event["object"].metadata.name))
+            w.stop()
+    assert seen == [("ADDED", name)]
+
+
+async def test_node_watch(raw: Raw, api: ApiClient, cluster: Cluster) -> None:
+    from tests.contract.util import node_manifest
+
+    body = node_manifest(cluster, unique("watched"))
+    rv = (await raw.get("/api/v1/nodes")).json()["metadata"]["resourceVersion"]
+    watcher = asyncio.create_task(
+        raw.watch(
+            "/api/v1/nodes",
+            {
+                "resourceVersion": rv,
+                "fieldSelector": f"metadata.name={body['metadata']['name']}",
+                "timeoutSeconds": "5",
+            },
+            until=1,
+            limit=6,
+        )
+    )
+    await client.CoreV1Api(api).create_node(body)
+    [event] = await watcher
+    assert event["type"] == "ADDED" and event["object"]["kind"] == "Node"

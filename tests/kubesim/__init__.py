@@ -1,0 +1,1 @@
+"""Unit tests of kubesim internals and fixture comparisons with real API server captures."""
