@@ -137,6 +137,9 @@ class AffinityIndex:
         self._columns: dict[str, KeyColumn] = {}
 
     # --- synchronisation -------------------------------------------------------------------------
+    def synced_with(self, snapshot: Snapshot) -> bool:
+        return snapshot is self._snapshot and snapshot.generation == self._generation
+
     def sync(self, snapshot: Snapshot) -> None:
         """Bring the totals up to date with ``snapshot`` (re-reading only the nodes that changed)."""
         if snapshot is not self._snapshot:

@@ -80,6 +80,34 @@ class InterPodAffinity:
         self.index.sync(snapshot)
         return self.index
 
+    def _may_have_existing_anti_affinity(self, snapshot: Snapshot) -> bool:
+        """Whether existing pods' required anti-affinity can count (False: PreFilter may skip).
+
+        Syncing the index scans every node's generation; the snapshot's cached list of nodes with
+        such pods is cheaper while it stays empty, so it is asked first unless the index already
+        is current or held such terms at its last sync.
+        """
+        index = self.index
+        if (
+            not index.synced_with(snapshot)
+            and not index.anti
+            and not snapshot.have_pods_with_required_anti_affinity()
+        ):
+            return False
+        return bool(self._synced_index(snapshot).anti)
+
+    def _may_have_existing_scoring_terms(self, snapshot: Snapshot) -> bool:
+        """Whether existing pods' required-affinity (hard weight) or preferred terms can score."""
+        index = self.index
+
+        def present() -> bool:
+            return bool(index.preferred) or (self.args.hard_pod_affinity_weight > 0 and bool(index.affinity))
+
+        if not index.synced_with(snapshot) and not present() and not snapshot.have_pods_with_affinity():
+            return False
+        self._synced_index(snapshot)
+        return present()
+
     # --- PreFilter / Filter ----------------------------------------------------------------------
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -92,7 +120,7 @@ class InterPodAffinity:
         if (
             not parsed.required_affinity
             and not parsed.required_anti_affinity
-            and not snapshot.have_pods_with_required_anti_affinity()
+            and not self._may_have_existing_anti_affinity(snapshot)
         ):
             return None, Status.skip()
         affinity_terms = self._resolve(snapshot, parsed.required_affinity)
@@ -155,12 +183,12 @@ class InterPodAffinity:
         )
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
-        snapshot = self.handle.snapshot
-        if not has_constraints and not snapshot.have_pods_with_affinity():
-            return Status.skip()
         parsed = parsed_terms(pod)
         if parsed.error is not None:
             return Status.as_error(f"failed to parse pod: {parsed.error}")
+        snapshot = self.handle.snapshot
+        if not has_constraints and not self._may_have_existing_scoring_terms(snapshot):
+            return Status.skip()
         preferred = self._resolve_weighted(snapshot, parsed.preferred_affinity)
         preferred_anti = self._resolve_weighted(snapshot, parsed.preferred_anti_affinity)
         topology_score = build_topology_score(

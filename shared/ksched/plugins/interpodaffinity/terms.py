@@ -162,15 +162,15 @@ def _compile(sel: LabelSelector | None) -> Selector:
         return _NOTHING
     if not sel.match_labels and not sel.match_expressions:
         return _EVERYTHING
-    err = label_selector_error(sel)
-    if err is not None:
-        raise TermError(err)
     key = (
         tuple(sorted(sel.match_labels.items())),
         tuple((e.key, e.operator, tuple(e.values)) for e in sel.match_expressions),
     )
     compiled = _selectors.get(key)
     if compiled is None:
+        err = label_selector_error(sel)
+        if err is not None:
+            raise TermError(err)
         if len(_selectors) >= _MEMO_LIMIT:
             _selectors.clear()
         compiled = _selectors[key] = Selector.from_label_selector(sel)
