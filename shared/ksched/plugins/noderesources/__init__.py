@@ -1,0 +1,1 @@
+"""The NodeResources plugin family: NodeResourcesFit and NodeResourcesBalancedAllocation."""

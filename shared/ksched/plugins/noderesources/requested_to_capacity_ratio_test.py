@@ -1,0 +1,197 @@
+"""RequestedToCapacityRatio, ported from upstream ``requested_to_capacity_ratio_test.go``."""
+
+from __future__ import annotations
+
+import pytest
+
+from ksched.api.core import Node, Pod
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.podinfo import PodInfo
+from ksched.plugins.args import (
+    REQUESTED_TO_CAPACITY_RATIO,
+    NodeResourcesFitArgs,
+    RequestedToCapacityRatioParam,
+    ResourceSpec,
+    ScoringStrategy,
+    UtilizationShapePoint,
+)
+from ksched.plugins.noderesources.fit import Fit
+from ksched.plugins.noderesources.requested_to_capacity_ratio import BrokenLinearFunction
+from ksched.plugins.noderesources.testutil import (
+    DEFAULT,
+    REQ_1_2,
+    REQ_2_3,
+    make_resource_node,
+    n,
+    scores_both_ways,
+    snapshot_of,
+    st_pod,
+)
+
+MIB = 1024 * 1024
+
+
+def rtcr_args(resources: list[tuple[str, int]], shape: list[tuple[int, int]]) -> NodeResourcesFitArgs:
+    points = [UtilizationShapePoint(utilization=u, score=s) for u, s in shape]
+    strategy = ScoringStrategy(
+        type=REQUESTED_TO_CAPACITY_RATIO,
+        resources=[ResourceSpec(name=r, weight=w) for r, w in resources],
+        requested_to_capacity_ratio=RequestedToCapacityRatioParam(shape=points),
+    )
+    return NodeResourcesFitArgs(scoring_strategy=strategy)
+
+
+def check(
+    args: NodeResourcesFitArgs, pod: Pod, nodes: list[Node], existing: list[Pod], want: list[int]
+) -> None:
+    snapshot = snapshot_of(nodes, existing)
+    plugin, state, pi = Fit(args), CycleState(), PodInfo(pod)
+    assert plugin.pre_score(state, pi, snapshot.nodes) is None
+    per_node, batch = scores_both_ways(plugin, state, pi, snapshot)
+    assert per_node == want
+    assert batch.tolist() == want
+
+
+SHAPE = [(0, 10), (100, 0)]
+STRATEGY_CASES = [
+    (
+        "nothing scheduled, nothing requested (default - least requested nodes have priority)",
+        st_pod(),
+        [n("node1", "4000", "10000"), n("node2", "4000", "10000")],
+        [st_pod(name="a", node="node1"), st_pod(name="b", node="node1")],
+        [100, 100],
+    ),
+    (
+        "nothing scheduled, resources requested, differently sized nodes (default - least requested nodes have priority)",  # noqa: E501 (upstream case name)
+        st_pod(REQ_1_2, REQ_2_3),
+        [n("node1", "4000", "10000"), n("node2", "6000", "10000")],
+        [st_pod(name="a", node="node1"), st_pod(name="b", node="node1")],
+        [38, 50],
+    ),
+    (
+        "no resources requested, pods scheduled with resources (default - least requested nodes have priority)",  # noqa: E501 (upstream case name)
+        st_pod(),
+        [n("node1", "4000", "10000"), n("node2", "6000", "10000")],
+        [
+            st_pod({"cpu": "3000", "memory": "5000"}, name="a", node="node1"),
+            st_pod({"cpu": "3000", "memory": "5000"}, name="b", node="node2"),
+        ],
+        [38, 50],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "pod", "nodes", "existing", "want"), STRATEGY_CASES, ids=[c[0] for c in STRATEGY_CASES]
+)
+def test_requested_to_capacity_ratio_scoring_strategy(
+    name: str, pod: Pod, nodes: list[Node], existing: list[Pod], want: list[int]
+) -> None:
+    check(rtcr_args(DEFAULT, SHAPE), pod, nodes, existing, want)
+
+
+BROKEN_LINEAR_CASES = [
+    (
+        [(10, 1), (90, 9)],
+        [
+            (-10, 1),
+            (0, 1),
+            (9, 1),
+            (10, 1),
+            (15, 1),
+            (19, 1),
+            (20, 2),
+            (89, 8),
+            (90, 9),
+            (99, 9),
+            (100, 9),
+            (110, 9),
+        ],
+    ),
+    (
+        [(0, 2), (40, 10), (100, 0)],
+        [(-10, 2), (0, 2), (20, 6), (30, 8), (40, 10), (70, 5), (100, 0), (110, 0)],
+    ),
+    ([(0, 2), (40, 2), (100, 2)], [(-10, 2), (0, 2), (20, 2), (30, 2), (40, 2), (70, 2), (100, 2), (110, 2)]),
+]
+
+
+@pytest.mark.parametrize(("points", "assertions"), BROKEN_LINEAR_CASES, ids=["case_0", "case_1", "case_2"])
+def test_broken_linear_function(points: list[tuple[int, int]], assertions: list[tuple[int, int]]) -> None:
+    import numpy as np
+
+    function = BrokenLinearFunction(points)
+    for p, expected in assertions:
+        assert function(p) == expected
+    batch = function.batch(np.array([p for p, _ in assertions], dtype=np.int64))
+    assert batch.tolist() == [expected for _, expected in assertions]
+
+
+FOO, BAR = "intel.com/foo", "intel.com/bar"
+BIN_SHAPE = [(0, 0), (100, 1)]
+SINGLE_NODES = [
+    make_resource_node("node1", 4000, 10000 * MIB, {FOO: 8}),
+    make_resource_node("node2", 4000, 10000 * MIB, {FOO: 4}),
+]
+SINGLE_CASES = [
+    ("nothing scheduled, nothing requested", st_pod(), [], [0, 0]),
+    (
+        "resources requested, pods scheduled with less resources",
+        st_pod({FOO: "2"}),
+        [st_pod(name="x")],
+        [2, 5],
+    ),
+    (
+        "resources requested, pods scheduled with resources, on node with existing pod running ",
+        st_pod({FOO: "2"}),
+        [st_pod({FOO: "2"}, name="x", node="node2")],
+        [2, 10],
+    ),
+    (
+        "resources requested, pods scheduled with more resources",
+        st_pod({FOO: "4"}),
+        [st_pod(name="x")],
+        [5, 10],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "existing", "want"), SINGLE_CASES, ids=[c[0] for c in SINGLE_CASES])
+def test_resource_bin_packing_single_extended(
+    name: str, pod: Pod, existing: list[Pod], want: list[int]
+) -> None:
+    check(rtcr_args([(FOO, 1)], BIN_SHAPE), pod, SINGLE_NODES, existing, want)
+
+
+MULTI_NODES = [
+    make_resource_node("node1", 4000, 10000 * MIB, {FOO: 8, BAR: 4}),
+    make_resource_node("node2", 4000, 10000 * MIB, {FOO: 4, BAR: 8}),
+]
+MULTI_CASES = [
+    ("nothing scheduled, nothing requested", st_pod(), [st_pod(name="x")], [0, 0]),
+    (
+        "resources requested, pods scheduled with less resources",
+        st_pod({FOO: "2", BAR: "2"}),
+        [st_pod(name="x")],
+        [4, 3],
+    ),
+    (
+        "resources requested, pods scheduled with resources, on node with existing pod running ",
+        st_pod({FOO: "2", BAR: "2"}),
+        [st_pod({FOO: "4", BAR: "2"}, name="x", node="node2")],
+        [4, 7],
+    ),
+    (
+        "resources requested, pods scheduled with more resources",
+        st_pod({FOO: "4", BAR: "2"}),
+        [st_pod(name="x")],
+        [5, 5],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "existing", "want"), MULTI_CASES, ids=[c[0] for c in MULTI_CASES])
+def test_resource_bin_packing_multiple_extended(
+    name: str, pod: Pod, existing: list[Pod], want: list[int]
+) -> None:
+    check(rtcr_args([(FOO, 3), (BAR, 5)], BIN_SHAPE), pod, MULTI_NODES, existing, want)

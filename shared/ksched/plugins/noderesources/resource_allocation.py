@@ -1,0 +1,214 @@
+"""The shared scoring core of NodeResourcesFit and BalancedAllocation (upstream
+``resource_allocation.go``): which node amounts are compared with which pod requests.
+
+For each configured resource the node contributes (allocatable, allocated), where allocated
+is the node's non-zero requested cpu/memory (``use_requested=False``, NodeResourcesFit) or its
+plain requested amounts (BalancedAllocation); ephemeral-storage and scalar resources always
+use the plain requested amounts. A scalar resource the pod does not request, and any resource
+the node does not offer, is left out (all three entries 0) so strategies skip it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import msgspec
+import numpy as np
+
+from ksched.api.core import Pod
+from ksched.framework.columns import NodeColumns
+from ksched.framework.interfaces import Rows
+from ksched.framework.nodeinfo import NodeInfo
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.resources import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    is_scalar_resource,
+    pod_requests,
+)
+from ksched.plugins.noderesources.gomath import Int64Array, wrap64
+
+NON_ZERO_DEFAULTS: Mapping[str, int] = {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQUEST}
+"""Requests a container leaves out count as 100m cpu / 200Mi memory when scoring (non-zero requests)."""
+
+
+RowSelector = slice | Rows
+"""Rows of the snapshot's columns: a slice when the rows are all nodes in order (a view, no copy)."""
+
+
+def row_selector(rows: Rows, size: int) -> RowSelector:
+    """``slice(0, size)`` when ``rows`` is exactly ``0..size-1`` in order, else ``rows`` itself."""
+    n = len(rows)
+    if n != size or n == 0:
+        return rows
+    if int(rows[0]) != 0 or int(rows[-1]) != n - 1 or not bool(np.all(rows[1:] > rows[:-1])):
+        return rows
+    return slice(0, n)
+
+
+class ScoreError(RuntimeError):
+    """A score could not be computed (the runtime turns it into an Error status)."""
+
+
+class AllocationStrategy(Protocol):
+    """Scores a node from per-resource (requested incl. the pod, allocated, allocatable) amounts.
+
+    ``score_batch`` takes one int64 array per resource (entries are nodes) and must return, for
+    every node, what ``score`` returns; entries of resources the node does not offer
+    (allocatable 0) may hold anything and must be ignored, as ``score`` ignores them.
+    """
+
+    def score(
+        self, requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
+    ) -> int: ...
+
+    def score_batch(
+        self,
+        requested: Sequence[Int64Array],
+        allocated: Sequence[Int64Array],
+        allocatable: Sequence[Int64Array],
+    ) -> Int64Array: ...
+
+
+def without_pod_level_resources(pod: Pod) -> Pod:
+    """The pod with ``spec.resources`` removed (requests summed from containers only)."""
+    if pod.spec.resources is None:
+        return pod
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, resources=None))
+
+
+def scoring_requests(pod_info: PodInfo, *, non_zero_defaults: bool, pod_level: bool) -> Mapping[str, int]:
+    """The pod's requests by resource name as a scorer sees them, memoized on the PodInfo.
+
+    ``non_zero_defaults`` fills cpu/memory a container leaves out (upstream ``!useRequested``);
+    ``pod_level`` honours ``spec.resources`` (upstream ``enablePodLevelResources`` of the scorer).
+    """
+    key = f"noderesources/requests/{int(non_zero_defaults)}{int(pod_level)}"
+    cached = pod_info.cache.get(key)
+    if cached is None:
+        if pod_level and not non_zero_defaults:
+            cached = pod_info.requests_map
+        else:
+            pod = pod_info.pod if pod_level else without_pod_level_resources(pod_info.pod)
+            cached = pod_requests(pod, NON_ZERO_DEFAULTS if non_zero_defaults else None)
+        pod_info.cache[key] = cached
+    return cached  # type: ignore[return-value]
+
+
+class ResourceAllocation:
+    """A strategy applied to a weighted resource list (upstream ``resourceAllocationScorer``)."""
+
+    def __init__(
+        self,
+        name: str,
+        resources: Sequence[tuple[str, int]],
+        strategy: AllocationStrategy,
+        *,
+        use_requested: bool,
+        pod_level_resources: bool,
+    ) -> None:
+        self.name = name
+        self.names = tuple(n for n, _ in resources)
+        self.weights = tuple(w for _, w in resources)
+        self.strategy = strategy
+        self.use_requested = use_requested
+        self.pod_level_resources = pod_level_resources
+        self._scalar = tuple(is_scalar_resource(n) for n in self.names)
+
+    # --- the pod ---------------------------------------------------------------------------------
+    def pod_requests(self, pod_info: PodInfo) -> tuple[int, ...]:
+        """The pod's request for each configured resource, in order (upstream ``podRequests``)."""
+        requests = scoring_requests(
+            pod_info, non_zero_defaults=not self.use_requested, pod_level=self.pod_level_resources
+        )
+        return tuple(requests.get(name, 0) for name in self.names)
+
+    # --- one node --------------------------------------------------------------------------------
+    def _node_amounts(self, node: NodeInfo, name: str) -> tuple[int, int]:
+        """(allocatable, allocated) of resource ``name`` on ``node``; (0, 0) when not offered."""
+        used = node.requested if self.use_requested else node.non_zero_requested
+        if name == CPU:
+            return node.allocatable.milli_cpu, used.milli_cpu
+        if name == MEMORY:
+            return node.allocatable.memory, used.memory
+        if name == EPHEMERAL_STORAGE:
+            return node.allocatable.ephemeral_storage, node.requested.ephemeral_storage
+        allocatable = node.allocatable.scalar.get(name)
+        if allocatable is None:
+            return 0, 0
+        return allocatable, node.requested.scalar.get(name, 0)
+
+    def node_vectors(
+        self, node: NodeInfo, pod_requests: Sequence[int]
+    ) -> tuple[list[int], list[int], list[int]]:
+        """(requested incl. the pod, allocated, allocatable) per configured resource."""
+        k = len(self.names)
+        requested, allocated, allocatable = [0] * k, [0] * k, [0] * k
+        for i, name in enumerate(self.names):
+            if pod_requests[i] == 0 and self._scalar[i]:
+                continue
+            cap, used = self._node_amounts(node, name)
+            if cap == 0:
+                continue
+            allocatable[i] = cap
+            allocated[i] = used
+            requested[i] = wrap64(used + pod_requests[i])
+        return requested, allocated, allocatable
+
+    def score(self, node: NodeInfo, pod_requests: Sequence[int]) -> int:
+        if not self.names:
+            raise ScoreError("resources not found")
+        requested, allocated, allocatable = self.node_vectors(node, pod_requests)
+        return self.strategy.score(requested, allocated, allocatable)
+
+    # --- many nodes ------------------------------------------------------------------------------
+    def _column_amounts(
+        self, columns: NodeColumns, rows: RowSelector, name: str
+    ) -> tuple[Int64Array, Int64Array] | None:
+        if name in (CPU, MEMORY):
+            base = 0 if name == CPU else 1
+            used = columns.req if self.use_requested else columns.nonzero
+            return columns.alloc[rows, base], used[rows, base]
+        if name == EPHEMERAL_STORAGE:
+            return columns.alloc[rows, 2], columns.req[rows, 2]
+        col = columns.resource_index.get(name)
+        if col is None or not is_scalar_resource(name):
+            return None
+        return columns.alloc[rows, col], columns.req[rows, col]
+
+    def node_arrays(
+        self, columns: NodeColumns, rows: Rows, pod_requests: Sequence[int]
+    ) -> tuple[list[Int64Array], list[Int64Array], list[Int64Array]]:
+        """(requested incl. the pod, allocated, allocatable): one array over ``rows`` per resource.
+
+        Unlike ``node_vectors`` the entries of a resource the node does not offer are not zeroed
+        (strategies ignore them); a resource left out entirely is all zeros.
+        """
+        zeros = np.zeros(len(rows), dtype=np.int64)
+        selector = row_selector(rows, columns.size)
+        requested: list[Int64Array] = []
+        allocated: list[Int64Array] = []
+        allocatable: list[Int64Array] = []
+        for i, name in enumerate(self.names):
+            amounts = None
+            if pod_requests[i] != 0 or not self._scalar[i]:
+                amounts = self._column_amounts(columns, selector, name)
+            if amounts is None:
+                requested.append(zeros)
+                allocated.append(zeros)
+                allocatable.append(zeros)
+                continue
+            cap, used = amounts
+            allocatable.append(cap)
+            allocated.append(used)
+            requested.append(used + np.int64(wrap64(pod_requests[i])))
+        return requested, allocated, allocatable
+
+    def score_rows(self, columns: NodeColumns, rows: Rows, pod_requests: Sequence[int]) -> Int64Array:
+        if not self.names:
+            raise ScoreError("resources not found")
+        return self.strategy.score_batch(*self.node_arrays(columns, rows, pod_requests))
