@@ -10,7 +10,7 @@ run: $(STAMP)  ## the embedded demo: NATS + kubesim + all services + a sample wo
 	$(BIN)/ksched demo
 
 test: $(STAMP) lint  ## everything CI runs
-	$(BIN)/pytest
+	$(BIN)/pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check shared services tests
