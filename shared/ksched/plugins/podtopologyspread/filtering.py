@@ -175,7 +175,8 @@ class PreFilterState:
         return PreFilterState(self.constraints, [d.clone() for d in self.domains], self.self_match)
 
 
-def _eligible_rows(index: SpreadIndex, pod: PodInfo, constraint: Constraint, keys_ok: BoolArray) -> Rows:
+def _eligible(index: SpreadIndex, pod: PodInfo, constraint: Constraint, keys_ok: BoolArray) -> BoolArray:
+    """Rows counted for ``constraint``: all topology keys present, inclusion policies passed."""
     mask = keys_ok
     if constraint.honor_node_affinity:
         aff = index.affinity_mask(pod)
@@ -185,7 +186,7 @@ def _eligible_rows(index: SpreadIndex, pod: PodInfo, constraint: Constraint, key
         taints = index.taints_mask(pod.pod)
         if taints is not None:
             mask = mask & taints
-    return np.flatnonzero(mask)
+    return mask
 
 
 def compute_state_indexed(index: SpreadIndex, pod: PodInfo, constraints: list[Constraint]) -> PreFilterState:
@@ -195,12 +196,15 @@ def compute_state_indexed(index: SpreadIndex, pod: PodInfo, constraints: list[Co
     domains: list[Domains] = []
     for c in constraints:
         topo = index.topology(c.topology_key)
-        rows = _eligible_rows(index, pod, c, keys_ok)
-        ids = topo.ids[rows]
+        eligible = _eligible(index, pod, c, keys_ok)
+        ids = topo.ids[: index.size]
+        weights = index.counts(ns, c)
+        if not eligible.all():
+            rows = np.flatnonzero(eligible)
+            ids, weights = ids[rows], weights[rows]
         size = len(topo.values)
         present = np.zeros(size, dtype=np.bool_)
         present[ids] = True
-        weights = index.counts(ns, c)[rows]
         counts = np.bincount(ids, weights=weights, minlength=size).astype(np.int64)
         d = Domains(topo, counts, present)
         d.init_paths()

@@ -44,13 +44,22 @@ _AFFINITY_CACHE = "PodTopologySpread.requiredAffinity"
 
 
 class NodeSource(Protocol):
-    """What the index reads from a snapshot: the node list and a change counter."""
+    """What the index reads from a :class:`~ksched.framework.snapshot.Snapshot`."""
 
     @property
     def nodes(self) -> list[NodeInfo]: ...
 
     @property
+    def node_map(self) -> dict[str, NodeInfo]: ...
+
+    @property
     def generation(self) -> int: ...
+
+    @property
+    def nodes_version(self) -> int: ...
+
+    @property
+    def pod_locations(self) -> dict[str, tuple[PodInfo, str]]: ...
 
 
 def required_affinity(pod_info: PodInfo) -> RequiredNodeAffinity:
@@ -140,6 +149,9 @@ class SpreadIndex:
         self._capacity = 0
         self._synced_generation = -1
         self._synced_nodes: list[NodeInfo] | None = None
+        self._synced_nodes_version = -1
+        self._synced_pod_count = 0
+        self._tail: tuple[str, PodInfo] | None = None
         self.size = 0
         #: bumped whenever a row's node name, labels or taints change
         self.node_version = 0
@@ -158,11 +170,56 @@ class SpreadIndex:
 
     # --- synchronisation ---------------------------------------------------------------------------
     def sync(self, src: NodeSource) -> None:
-        """Bring the index up to date with ``src`` (cheap when nothing changed)."""
+        """Bring the index up to date with ``src`` (cheap when nothing changed).
+
+        When the only changes since the last sync are pods appended by ``add_pod`` (the scheduling
+        loop's assume/bind), only their nodes are revisited; anything else (removals, replaced
+        pods, node changes) falls back to comparing every row's NodeInfo generation.
+        """
+        nodes = src.nodes
+        if (
+            src.generation == self._synced_generation
+            and nodes is self._synced_nodes
+            and len(nodes) == self.size
+        ):
+            return
+        if not self._sync_appended(src):
+            self._sync_rows(src)
+        self._synced_generation = src.generation
+        self._synced_nodes = nodes
+        self._synced_nodes_version = src.nodes_version
+        locations = src.pod_locations
+        self._synced_pod_count = len(locations)
+        last = next(reversed(locations.items()), None)
+        self._tail = None if last is None else (last[0], last[1][0])
+
+    def _sync_appended(self, src: NodeSource) -> bool:
+        """Revisit the nodes of pods appended since the last sync; False when other changes happened."""
+        nodes = src.nodes
+        if nodes is not self._synced_nodes or len(nodes) != self.size:
+            return False
+        if src.nodes_version != self._synced_nodes_version:
+            return False
+        locations = src.pod_locations
+        added = len(locations) - self._synced_pod_count
+        # Every change bumps the generation once; a pure append of k pods bumps it exactly k times.
+        if added <= 0 or src.generation - self._synced_generation != added:
+            return False
+        entries = list(itertools.islice(reversed(locations.items()), added + 1))
+        before = entries[added] if len(entries) > added else None
+        if (None if before is None else (before[0], before[1][0])) != self._tail:
+            return False
+        rows = {ni.index for _, (_, name) in entries[:added] if (ni := src.node_map.get(name)) is not None}
+        for row in rows:
+            ni = nodes[row]
+            self._update_row(row, ni)
+            self._row_gen[row] = ni.generation
+        return True
+
+    def _sync_rows(self, src: NodeSource) -> None:
+        """Revisit every row whose NodeInfo generation changed (and added or removed rows)."""
         nodes = src.nodes
         n = len(nodes)
-        if src.generation == self._synced_generation and nodes is self._synced_nodes and n == self.size:
-            return
         gens = np.fromiter(map(_GENERATION, nodes), dtype=np.int64, count=n)
         old = self.size
         self._ensure_capacity(n)
@@ -179,8 +236,6 @@ class SpreadIndex:
             self._update_row(row, nodes[row])
         self._row_gen[:n] = gens
         self.size = n
-        self._synced_generation = src.generation
-        self._synced_nodes = nodes
 
     def _ensure_capacity(self, n: int) -> None:
         if n <= self._capacity:
@@ -303,9 +358,14 @@ class SpreadIndex:
 
     def has_keys(self, keys: Sequence[str]) -> BoolArray:
         """Rows whose node has every label in ``keys`` (upstream ``nodeLabelsMatchSpreadConstraints``)."""
-        mask = np.ones(self.size, dtype=np.bool_)
-        for key in dict.fromkeys(keys):
-            mask &= self.topology(key).ids[: self.size] >= 0
+        mkey = ("keys", *keys)
+        cache = self._mask_cache()
+        mask = cache.get(mkey)
+        if mask is None:
+            mask = np.ones(self.size, dtype=np.bool_)
+            for key in dict.fromkeys(keys):
+                mask &= self.topology(key).ids[: self.size] >= 0
+            cache[mkey] = mask
         return mask
 
     def node_at(self, row: int) -> Node | None:
