@@ -126,7 +126,7 @@ def fit_args(draw: st.DrawFn) -> NodeResourcesFitArgs:
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cluster=clusters(), args=fit_args(), level=st.booleans())
 def test_fit_batch_paths_agree_with_per_node_paths(
     cluster: tuple[list[Node], list[Pod], Pod], args: NodeResourcesFitArgs, level: bool
@@ -147,7 +147,7 @@ def test_fit_batch_paths_agree_with_per_node_paths(
     assert all(0 <= s <= 100 for s in per_node)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cluster=clusters(), resources=weights)
 def test_balanced_allocation_batch_path_agrees_with_per_node_path(
     cluster: tuple[list[Node], list[Pod], Pod], resources: list[tuple[str, int]]

@@ -108,8 +108,8 @@ def make_resource_node(
 def snapshot_of(nodes: Sequence[Node], pods: Sequence[Pod] = ()) -> Snapshot:
     """``Snapshot.build`` with every scalar resource's column registered up front.
 
-    Works around a framework bug: ``NodeColumns.set_allocatable``/``set_requested`` index the
-    old matrix when ``column()`` widens it for a resource seen for the first time (IndexError).
+    Registering first keeps these tests independent of ``NodeColumns`` widening its matrices
+    while a row is written (an IndexError in the framework as first committed).
     """
     snap = Snapshot()
     for node in nodes:
