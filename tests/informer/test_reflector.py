@@ -1,0 +1,105 @@
+"""The informer's reflector against kubesim over HTTP: list, watch, resume and relist on 410."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ksched.api.core import Pod
+from ksched_informer.reflector import DELETED, Reflector, Resource
+from ksched_kubesim import KubeSim
+from kubernetes_asyncio import config
+from kubernetes_asyncio.client import ApiClient
+
+from tests.fixtures.kubesim import fast_config
+
+PODS = Resource("Pod", "/api/v1/pods", Pod)
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "pause"}]},
+    }
+
+
+@pytest.fixture
+async def small_sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, ApiClient]]:
+    sim = KubeSim(fast_config(history_size=5))
+    await sim.start()
+    kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+    api_client = await config.new_client_from_config(config_file=str(kubeconfig))
+    try:
+        yield sim, api_client
+    finally:
+        await api_client.close()
+        await sim.stop()
+
+
+class Mirror:
+    """What a consumer of the reflector holds: name -> pod."""
+
+    def __init__(self) -> None:
+        self.pods: dict[str, Pod] = {}
+        self.lists = 0
+        self.changed = asyncio.Event()
+
+    async def on_list(self, items: list[Pod]) -> None:
+        self.lists += 1
+        self.pods = {p.metadata.name: p for p in items}
+        self.changed.set()
+
+    async def on_event(self, kind: str, obj: Pod) -> None:
+        if kind == DELETED:
+            self.pods.pop(obj.metadata.name, None)
+        else:
+            self.pods[obj.metadata.name] = obj
+        self.changed.set()
+
+
+async def until(predicate: Any, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.01)
+
+
+async def test_list_then_watch_sees_every_change(small_sim: tuple[KubeSim, ApiClient]) -> None:
+    sim, api = small_sim
+    for i in range(3):
+        sim.create(pod(f"before-{i}"))
+    mirror = Mirror()
+    reflector = Reflector(api, PODS, mirror.on_list, mirror.on_event, page_size=2)
+    task = asyncio.create_task(reflector.run())
+    try:
+        await asyncio.wait_for(reflector.synced.wait(), 5)
+        assert sorted(mirror.pods) == ["before-0", "before-1", "before-2"]
+        sim.create(pod("after"))
+        sim.delete("Pod", "before-0", "default", grace_period=0)
+        await until(lambda: "after" in mirror.pods and "before-0" not in mirror.pods)
+    finally:
+        task.cancel()
+
+
+async def test_relists_when_resource_version_is_too_old(small_sim: tuple[KubeSim, ApiClient]) -> None:
+    sim, api = small_sim
+    mirror = Mirror()
+    reflector = Reflector(api, PODS, mirror.on_list, mirror.on_event)
+    task = asyncio.create_task(reflector.run())
+    await asyncio.wait_for(reflector.synced.wait(), 5)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    for i in range(10):  # more changes than kubesim's history keeps
+        sim.create(pod(f"burst-{i}"))
+    task = asyncio.create_task(reflector.run())
+    try:
+        await until(lambda: len(mirror.pods) == 10)
+        assert reflector.relists == 2
+    finally:
+        task.cancel()
