@@ -15,7 +15,7 @@ from ksched.api.core import Node, Pod
 from ksched.framework.events import ActionType, EventResource, QueueingHint
 from ksched.framework.snapshot import Snapshot
 from ksched.plugins.args import PodTopologySpreadArgs
-from ksched.plugins.podtopologyspread import NAME, new
+from ksched.plugins.podtopologyspread import NAME, PodTopologySpread, new
 from ksched.plugins.podtopologyspread.common import SYSTEM_DEFAULT_CONSTRAINTS
 from ksched.plugins.podtopologyspread.testing import constraint, exists, make_plugin, node, pod, spread
 
@@ -303,3 +303,29 @@ def test_indexes_do_not_keep_snapshots_alive() -> None:
     del other
     gc.collect()
     assert ref() is None
+
+
+def test_implements_the_extension_point_protocols() -> None:
+    from ksched.framework import interfaces as ifc
+
+    plugin = make_plugin(Snapshot())
+    for proto in (
+        ifc.PreFilterPlugin,
+        ifc.PreFilterExtensions,
+        ifc.BatchFilterPlugin,
+        ifc.PreScorePlugin,
+        ifc.BatchScorePlugin,
+        ifc.ScoreExtensions,
+        ifc.EnqueueExtensions,
+    ):
+        assert isinstance(plugin, proto), proto.__name__
+
+
+def test_registry_builds_the_plugin() -> None:
+    from ksched.framework.testing import FakeHandle
+    from ksched.plugins.registry import Registry
+
+    reg = Registry()["PodTopologySpread"]
+    assert reg.args_type is PodTopologySpreadArgs
+    plugin = reg.factory(reg.default_args(), FakeHandle(Snapshot()))
+    assert isinstance(plugin, PodTopologySpread) and plugin.system_defaulted
