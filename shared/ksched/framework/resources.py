@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ksched.api.core import Container, Pod
-from ksched.api.quantity import milli_value, value
+from ksched.api.quantity import Quantity, milli_value, new_milli_quantity, new_quantity, parse_quantity, value
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -144,33 +144,34 @@ class Resource:
 # --- pod requests -------------------------------------------------------------------------------
 
 _Amounts = dict[str, int]
+_Quantities = dict[str, Quantity]
 
 
-def _amounts(container: Container) -> _Amounts:
+def _quantities(container: Container) -> _Quantities:
     res = container.resources
     if res is None:
         return {}
-    return {name: quantity_of(name, qty) for name, qty in res.requests.items()}
+    return {name: parse_quantity(qty) for name, qty in res.requests.items()}
 
 
-def _add(into: _Amounts, more: Mapping[str, int]) -> None:
-    for name, amount in more.items():
-        into[name] = into.get(name, 0) + amount
+def _add(into: _Quantities, more: Mapping[str, Quantity]) -> None:
+    for name, q in more.items():
+        into[name] = into[name] + q if name in into else q
 
 
-def _max(into: _Amounts, other: Mapping[str, int]) -> None:
-    for name, amount in other.items():
-        if name not in into or amount > into[name]:
-            into[name] = amount
+def _max(into: _Quantities, other: Mapping[str, Quantity]) -> None:
+    for name, q in other.items():
+        if name not in into or q > into[name]:
+            into[name] = q
 
 
-def _with_defaults(amounts: _Amounts, defaults: Mapping[str, int]) -> _Amounts:
+def _with_defaults(quantities: _Quantities, defaults: Mapping[str, Quantity]) -> _Quantities:
     if not defaults:
-        return amounts
-    out = dict(amounts)
-    for name, amount in defaults.items():
+        return quantities
+    out = dict(quantities)
+    for name, q in defaults.items():
         if name not in out:
-            out[name] = amount
+            out[name] = q
     return out
 
 
@@ -186,16 +187,20 @@ def pod_level_requests_set(pod: Pod) -> bool:
 def pod_requests(pod: Pod, container_defaults: Mapping[str, int] | None = None) -> _Amounts:
     """Effective requests by resource name (cpu in millicores), overhead included.
 
+    Quantities are summed exactly and rounded once, as upstream adds ``resource.Quantity`` values.
     ``container_defaults`` fills requests a container leaves out (upstream's NonMissingContainerRequests).
     """
-    defaults = container_defaults or {}
-    reqs: _Amounts = {}
+    defaults = {
+        name: new_milli_quantity(amount) if name == CPU else new_quantity(amount)
+        for name, amount in (container_defaults or {}).items()
+    }
+    reqs: _Quantities = {}
     for c in pod.spec.containers:
-        _add(reqs, _with_defaults(_amounts(c), defaults))
-    sidecars: _Amounts = {}
-    init_peak: _Amounts = {}
+        _add(reqs, _with_defaults(_quantities(c), defaults))
+    sidecars: _Quantities = {}
+    init_peak: _Quantities = {}
     for c in pod.spec.init_containers:
-        need = _with_defaults(_amounts(c), defaults)
+        need = _with_defaults(_quantities(c), defaults)
         if c.restart_policy == "Always":
             _add(reqs, need)
             _add(sidecars, need)
@@ -210,10 +215,10 @@ def pod_requests(pod: Pod, container_defaults: Mapping[str, int] | None = None) 
     if res is not None:
         for name, qty in res.requests.items():
             if is_supported_pod_level_resource(name):
-                reqs[name] = quantity_of(name, qty)
+                reqs[name] = parse_quantity(qty)
     for name, qty in pod.spec.overhead.items():
-        reqs[name] = reqs.get(name, 0) + quantity_of(name, qty)
-    return reqs
+        _add(reqs, {name: parse_quantity(qty)})
+    return {name: q.milli_value() if name == CPU else q.value() for name, q in reqs.items()}
 
 
 def resource_from_amounts(amounts: Mapping[str, int]) -> Resource:
