@@ -1,0 +1,220 @@
+"""Connecting a service to NATS, and the :class:`Bus` handle services pass around.
+
+``connect`` reconnects forever (nats-py's default gives up after ~2 minutes), logs connection changes
+once each, and returns a :class:`Bus`: the nats-py client plus this installation's subjects, typed
+publish / request / subscribe, a readiness flag for ``/readyz``, and a ``close`` that avoids the
+pull-subscription drain hang (see /work/shared/libraries.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from nats.aio.client import Client as NATS
+from nats.aio.subscription import Subscription
+from nats.js import JetStreamContext
+
+from ksched.bus.codec import Message, encode
+from ksched.bus.handlers import Handler, guarded
+from ksched.bus.rpc import request
+from ksched.bus.subjects import SubjectKind, Subjects
+
+log = logging.getLogger("ksched.bus")
+
+M = TypeVar("M", bound=Message)
+R = TypeVar("R", bound=Message)
+
+TRACE_ID_HEADER = "Ksched-Trace-Id"
+"""Header carrying the attempt's trace id across hops."""
+
+
+class BusConnectError(ConnectionError):
+    """The first connection to NATS did not succeed within ``initial_timeout``."""
+
+
+class Bus:
+    """A service's connection to NATS for one ksched installation (one subject prefix)."""
+
+    def __init__(self, nc: NATS, subjects: Subjects, name: str) -> None:
+        self.nc = nc
+        self.subjects = subjects
+        self.name = name
+        self.js: JetStreamContext = nc.jetstream()
+        self._subscriptions: list[Subscription] = []
+        self._before_close: list[Callable[[], Awaitable[None]]] = []
+
+    @property
+    def ready(self) -> bool:
+        """Connected and usable (False while reconnecting, draining or closed)."""
+        return bool(self.nc.is_connected)
+
+    # --- messaging -----------------------------------------------------------------------------------
+    async def publish(
+        self, subject: str, message: Message, *, trace_id: str = "", headers: dict[str, str] | None = None
+    ) -> None:
+        """Core NATS publish (at most once)."""
+        await self.nc.publish(subject, encode(message), headers=_with_trace(headers, trace_id))
+
+    async def request(
+        self,
+        subject: str,
+        message: Message,
+        reply_type: type[R],
+        *,
+        timeout: float = 2.0,  # noqa: ASYNC109 - a NATS request timeout, as nats-py's own
+        trace_id: str = "",
+        headers: dict[str, str] | None = None,
+    ) -> R:
+        """Request/reply; see :func:`ksched.bus.rpc.request` for the exceptions."""
+        return await request(
+            self.nc, subject, message, reply_type, timeout=timeout, headers=_with_trace(headers, trace_id)
+        )
+
+    async def subscribe(
+        self,
+        subject: str,
+        msg_type: type[M],
+        handler: Handler[M],
+        *,
+        kind: SubjectKind | str | None = None,
+        queue: str = "",
+    ) -> Subscription:
+        """Subscribe a typed handler (guarded: bad messages are reported, never raised).
+
+        A handler's return value is sent as the reply when the message is a request. ``queue`` makes
+        the subscribers of one group share the messages (e.g. several queue-service standbys).
+        """
+        callback = guarded(self.nc, kind or self.subjects.kind_of(subject), msg_type, handler)
+        sub = await self.nc.subscribe(subject, queue=queue, cb=callback)
+        self._subscriptions.append(sub)
+        return sub
+
+    async def unsubscribe_all(self) -> None:
+        """Remove every subscription made through :meth:`subscribe`."""
+        subs, self._subscriptions = self._subscriptions, []
+        for sub in subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+    def before_close(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Run ``hook`` at the start of :meth:`close` (pull consumers unsubscribe here)."""
+        self._before_close.append(hook)
+
+    async def close(self, *, drain: bool = True) -> None:
+        """Stop pull consumers, then drain (let handlers finish, flush publishes) or close at once."""
+        hooks, self._before_close = self._before_close, []
+        for hook in reversed(hooks):
+            try:
+                await hook()
+            except Exception as exc:
+                log.debug("bus: close hook failed: %s", exc)
+        self._subscriptions.clear()
+        if self.nc.is_closed:
+            return
+        if drain and self.nc.is_connected:
+            try:
+                await self.nc.drain()
+                return
+            except Exception as exc:
+                log.debug("bus: drain failed (%s); closing", exc)
+        with contextlib.suppress(Exception):
+            await self.nc.close()
+
+
+def _with_trace(headers: dict[str, str] | None, trace_id: str) -> dict[str, str] | None:
+    if not trace_id:
+        return headers
+    return {**(headers or {}), TRACE_ID_HEADER: trace_id}
+
+
+class _ConnectionLog:
+    """nats-py callbacks (all ``async def``) logging state changes once, repeated errors rarely."""
+
+    def __init__(self, name: str, quiet_seconds: float = 30.0) -> None:
+        self.name = name
+        self.quiet_seconds = quiet_seconds
+        self._last_error: tuple[str, float] = ("", 0.0)
+        self.nc: NATS | None = None
+
+    async def error(self, exc: Exception) -> None:
+        text = f"{type(exc).__name__}: {exc}"
+        now = time.monotonic()
+        if text != self._last_error[0] or now - self._last_error[1] > self.quiet_seconds:
+            self._last_error = (text, now)
+            log.warning("bus %s: NATS error: %s", self.name, text)
+
+    async def disconnected(self) -> None:
+        if self.nc is not None and (self.nc.is_closed or self.nc.is_draining):
+            return  # our own close()
+        log.warning("bus %s: disconnected from NATS; reconnecting", self.name)
+
+    async def reconnected(self) -> None:
+        self._last_error = ("", 0.0)
+        log.info("bus %s: reconnected to NATS", self.name)
+
+    async def closed(self) -> None:
+        log.info("bus %s: NATS connection closed", self.name)
+
+
+async def connect(
+    servers: str | Sequence[str],
+    *,
+    name: str,
+    subjects: Subjects | None = None,
+    user: str | None = None,
+    password: str | None = None,
+    token: str | None = None,
+    creds_file: str | None = None,
+    tls: ssl.SSLContext | None = None,
+    tls_hostname: str | None = None,
+    connect_timeout: float = 2.0,
+    reconnect_time_wait: float = 0.5,
+    max_reconnect_attempts: int = -1,
+    ping_interval: float = 20.0,
+    drain_timeout: float = 5.0,
+    initial_timeout: float | None = 30.0,
+) -> Bus:
+    """Connect to NATS as service ``name`` (shown in NATS monitoring).
+
+    Reconnects forever by default. ``initial_timeout`` bounds the wait for the *first* connection
+    (``None``: wait forever, e.g. for a service started before NATS). ``creds_file`` (a NATS .creds
+    file) needs the ``nkeys`` package, which is not a dependency yet.
+    """
+    subjects = subjects or Subjects()
+    events = _ConnectionLog(name)
+    nc = NATS()
+    events.nc = nc
+    connecting = nc.connect(
+        servers=list(servers) if not isinstance(servers, str) else servers,
+        name=name,
+        error_cb=events.error,
+        disconnected_cb=events.disconnected,
+        reconnected_cb=events.reconnected,
+        closed_cb=events.closed,
+        user=user,
+        password=password,
+        token=token,
+        user_credentials=creds_file,
+        tls=tls,
+        tls_hostname=tls_hostname,
+        connect_timeout=connect_timeout,  # type: ignore[arg-type]  # nats-py annotates int, takes float
+        reconnect_time_wait=reconnect_time_wait,  # type: ignore[arg-type]
+        max_reconnect_attempts=max_reconnect_attempts,
+        ping_interval=ping_interval,  # type: ignore[arg-type]
+        drain_timeout=drain_timeout,  # type: ignore[arg-type]
+        inbox_prefix=subjects.inbox_prefix,
+    )
+    try:
+        await asyncio.wait_for(connecting, initial_timeout)
+    except TimeoutError as exc:
+        with contextlib.suppress(Exception):
+            await nc.close()
+        raise BusConnectError(f"no NATS connection to {servers} within {initial_timeout} s") from exc
+    return Bus(nc, subjects, name)

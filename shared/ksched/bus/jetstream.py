@@ -1,0 +1,322 @@
+"""Small typed helpers over nats-py JetStream: streams, deduplicated publish, pull consumers, KV.
+
+Everything takes a :class:`~ksched.bus.connect.Bus`, so pull subscriptions are unsubscribed before
+the connection drains (a timed-out fetch otherwise makes ``drain()`` wait its whole timeout).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Sequence
+from typing import Generic, TypeVar
+
+import nats.errors
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import (
+    ConsumerConfig,
+    DeliverPolicy,
+    KeyValueConfig,
+    PubAck,
+    StorageType,
+    StreamConfig,
+    StreamInfo,
+)
+from nats.js.errors import BadRequestError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KeyValue
+
+from ksched.bus.codec import BadMessage, Message, decode, encode
+from ksched.bus.connect import Bus
+from ksched.bus.handlers import Handler, decode_or_report, guarded, report_bad_message
+from ksched.bus.streams import all_streams
+from ksched.bus.subjects import SubjectKind
+
+M = TypeVar("M", bound=Message)
+
+MSG_ID_HEADER = "Nats-Msg-Id"
+_STREAM_CONFIG_CONFLICT = 10058  # JSStreamNameExistErr: same name, different configuration
+
+
+# --- streams -------------------------------------------------------------------------------------------
+
+
+async def ensure_stream(bus: Bus, config: StreamConfig) -> StreamInfo:
+    """Create the stream, or bring an existing one to ``config`` (idempotent, safe to race)."""
+    try:
+        return await bus.js.add_stream(config)
+    except BadRequestError as exc:
+        if exc.err_code != _STREAM_CONFIG_CONFLICT:
+            raise
+    return await bus.js.update_stream(config)
+
+
+async def ensure_streams(bus: Bus, configs: Sequence[StreamConfig] | None = None) -> list[StreamInfo]:
+    """Every ksched stream of ``bus.subjects`` (or the given configs)."""
+    return [await ensure_stream(bus, cfg) for cfg in (configs or all_streams(bus.subjects))]
+
+
+async def publish(
+    bus: Bus,
+    subject: str,
+    message: Message,
+    *,
+    msg_id: str = "",
+    headers: dict[str, str] | None = None,
+    timeout: float | None = None,  # noqa: ASYNC109 - the JetStream ack timeout, as nats-py's own
+) -> PubAck:
+    """Publish to a stream and wait for its ack. With ``msg_id`` the stream drops a repeat sent within
+    its duplicate window (the ack then has ``duplicate`` true; see :func:`is_duplicate`)."""
+    hdrs = dict(headers or {})
+    if msg_id:
+        hdrs[MSG_ID_HEADER] = msg_id
+    return await bus.js.publish(subject, encode(message), timeout=timeout, headers=hdrs or None)
+
+
+def is_duplicate(ack: PubAck) -> bool:
+    """nats-py reports ``duplicate=None`` (not False) for a first publish."""
+    return bool(ack.duplicate)
+
+
+# --- pull consumers ------------------------------------------------------------------------------------
+
+
+class Delivery(Generic[M]):
+    """One decoded JetStream message and its acknowledgement controls."""
+
+    __slots__ = ("message", "raw")
+
+    def __init__(self, message: M, raw: Msg) -> None:
+        self.message = message
+        self.raw = raw
+
+    @property
+    def num_delivered(self) -> int:
+        """1 on first delivery, more on redeliveries."""
+        return self.raw.metadata.num_delivered
+
+    @property
+    def stream_seq(self) -> int:
+        return self.raw.metadata.sequence.stream
+
+    async def ack(self) -> None:
+        """Done: the work queue removes the message."""
+        await self.raw.ack()
+
+    async def nak(self, delay: float | None = None) -> None:
+        """Failed: redeliver (after ``delay`` seconds)."""
+        await self.raw.nak(delay=delay)
+
+    async def in_progress(self) -> None:
+        """Still working: restart the ack-wait timer."""
+        await self.raw.in_progress()
+
+    async def term(self) -> None:
+        """Never redeliver."""
+        await self.raw.term()
+
+
+class PullConsumer(Generic[M]):
+    """A durable pull consumer yielding typed deliveries; undecodable messages are reported and
+    terminated (a poison message must not be redelivered forever)."""
+
+    def __init__(
+        self, bus: Bus, sub: JetStreamContext.PullSubscription, msg_type: type[M], kind: str
+    ) -> None:
+        self._bus = bus
+        self._sub = sub
+        self._msg_type = msg_type
+        self._kind = kind
+        self._closed = False
+        bus.before_close(self.close)
+
+    @classmethod
+    async def create(
+        cls,
+        bus: Bus,
+        *,
+        stream: str,
+        config: ConsumerConfig,
+        msg_type: type[M],
+        kind: SubjectKind | str | None = None,
+    ) -> PullConsumer[M]:
+        """Bind to durable ``config.durable_name`` on ``stream`` (created from ``config`` if absent)."""
+        subject = config.filter_subject or ""
+        if not config.durable_name:
+            raise ValueError("a pull consumer config needs durable_name")
+        sub = await bus.js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
+        return cls(bus, sub, msg_type, str(kind or bus.subjects.kind_of(subject)))
+
+    async def fetch(self, batch: int = 1, timeout: float = 1.0) -> list[Delivery[M]]:  # noqa: ASYNC109
+        """Up to ``batch`` messages, waiting at most ``timeout`` s; ``[]`` when none arrived."""
+        try:
+            raws = await self._sub.fetch(batch=batch, timeout=timeout)
+        except nats.errors.TimeoutError:
+            return []
+        out: list[Delivery[M]] = []
+        for raw in raws:
+            message = decode_or_report(raw.data, self._msg_type, self._kind, raw.subject)
+            if message is None:
+                await raw.term()
+                continue
+            out.append(Delivery(message, raw))
+        return out
+
+    async def pending(self) -> int:
+        """Messages not yet delivered plus delivered but unacknowledged."""
+        info = await self._sub.consumer_info()
+        return int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+
+    async def close(self) -> None:
+        """Unsubscribe (the durable consumer stays on the server)."""
+        if not self._closed:
+            self._closed = True
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+
+
+# --- ordered push consumers ----------------------------------------------------------------------------
+
+
+async def subscribe_ordered(
+    bus: Bus,
+    subject: str,
+    msg_type: type[M],
+    handler: Handler[M],
+    *,
+    stream: str,
+    start_seq: int | None = None,
+    new_only: bool = False,
+    kind: SubjectKind | str | None = None,
+) -> JetStreamContext.PushSubscription:
+    """Replay ``subject`` in stream order into a guarded handler (ephemeral ordered consumer).
+
+    From stream sequence ``start_seq``, or only new messages with ``new_only``, else from the start.
+    ``raw.metadata.sequence.stream`` gives a message's stream sequence inside the handler.
+    """
+    if start_seq is not None:
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start_seq)
+    elif new_only:
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
+    else:
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
+    callback = guarded(bus.nc, kind or bus.subjects.kind_of(subject), msg_type, handler, replies=False)
+    sub = await bus.js.subscribe(subject, stream=stream, cb=callback, ordered_consumer=True, config=config)
+
+    async def close() -> None:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+
+    bus.before_close(close)
+    return sub
+
+
+# --- key/value -----------------------------------------------------------------------------------------
+
+_KEY_RE = re.compile(r"[-/_=.a-zA-Z0-9]+")
+
+
+class CasConflict(Exception):
+    """A compare-and-set lost: the key changed (or exists / does not exist) since it was read."""
+
+    def __init__(self, bucket: str, key: str, detail: str) -> None:
+        super().__init__(f"KV {bucket}/{key}: {detail}")
+        self.bucket = bucket
+        self.key = key
+
+
+class KVEntry(Generic[M]):
+    __slots__ = ("key", "revision", "value")
+
+    def __init__(self, key: str, value: M, revision: int) -> None:
+        self.key = key
+        self.value = value
+        self.revision = revision
+
+    def __repr__(self) -> str:
+        return f"KVEntry({self.key!r}, {self.value!r}, revision={self.revision})"
+
+
+class TypedKV(Generic[M]):
+    """A JetStream KV bucket holding one message type. Keys must match ``[-/_=.a-zA-Z0-9]+``
+    (escape free-form parts with :func:`ksched.bus.tokens.encode_token`)."""
+
+    def __init__(self, kv: KeyValue, bucket: str, msg_type: type[M]) -> None:
+        self._kv = kv
+        self.bucket = bucket
+        self._msg_type = msg_type
+
+    @classmethod
+    async def open(
+        cls,
+        bus: Bus,
+        name: str,
+        msg_type: type[M],
+        *,
+        history: int = 1,
+        ttl: float | None = None,
+        storage: StorageType = StorageType.FILE,
+    ) -> TypedKV[M]:
+        """Open (creating if needed) bucket ``bus.subjects.kv_bucket(name)``."""
+        bucket = bus.subjects.kv_bucket(name)
+        config = KeyValueConfig(bucket=bucket, history=history, ttl=ttl, storage=storage)
+        try:
+            kv = await bus.js.create_key_value(config)
+        except BadRequestError as exc:
+            if exc.err_code != _STREAM_CONFIG_CONFLICT:
+                raise
+            kv = await bus.js.key_value(bucket)
+        return cls(kv, bucket, msg_type)
+
+    def _check_key(self, key: str) -> None:
+        if not _KEY_RE.fullmatch(key) or key.startswith(".") or key.endswith(".") or ".." in key:
+            raise ValueError(f"KV {self.bucket}: invalid key {key!r} (escape it with encode_token)")
+
+    async def get(self, key: str) -> KVEntry[M] | None:
+        """The current value, or None if absent or deleted. An undecodable value raises BadMessage."""
+        self._check_key(key)
+        try:
+            entry = await self._kv.get(key)
+        except KeyNotFoundError:
+            return None
+        try:
+            value = decode(entry.value or b"", self._msg_type)
+        except BadMessage as exc:
+            report_bad_message(SubjectKind.KV, f"$KV.{self.bucket}.{key}", exc)
+            raise
+        return KVEntry(key, value, int(entry.revision or 0))
+
+    async def put(self, key: str, value: M) -> int:
+        """Unconditional write; returns the new revision."""
+        self._check_key(key)
+        return await self._kv.put(key, encode(value))
+
+    async def create(self, key: str, value: M) -> int:
+        """Write only if the key does not exist; raises :class:`CasConflict` otherwise."""
+        self._check_key(key)
+        try:
+            return await self._kv.create(key, encode(value))
+        except KeyWrongLastSequenceError as exc:
+            raise CasConflict(self.bucket, key, "already exists") from exc
+
+    async def update(self, key: str, value: M, revision: int) -> int:
+        """Compare-and-set: write only if the key is still at ``revision``; else :class:`CasConflict`."""
+        self._check_key(key)
+        try:
+            return await self._kv.update(key, encode(value), last=revision)
+        except KeyWrongLastSequenceError as exc:
+            raise CasConflict(self.bucket, key, f"not at revision {revision}") from exc
+
+    async def delete(self, key: str, revision: int | None = None) -> None:
+        """Delete (only at ``revision`` if given; else :class:`CasConflict`)."""
+        self._check_key(key)
+        try:
+            await self._kv.delete(key, last=revision)
+        except KeyWrongLastSequenceError as exc:
+            raise CasConflict(self.bucket, key, f"not at revision {revision}") from exc
+
+    async def keys(self) -> list[str]:
+        try:
+            return list(await self._kv.keys())
+        except nats.js.errors.NoKeysError:
+            return []

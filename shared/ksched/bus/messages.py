@@ -1,0 +1,481 @@
+"""Every message the ksched services exchange (see docs/bus.md for who sends what where).
+
+Kubernetes objects in feeds and placements travel as JSON bytes (``pod``, ``old``/``new``, ``raw``);
+a service decodes them with ``ksched.api`` only when it needs them. Compact copies of the fields a
+receiver acts on (uid, namespace, name, node, priority ...) sit beside them so routing and
+bookkeeping never parse JSON. Snapshot ops are the exception: every replica decodes every op, so
+they carry the object model's ``Node`` / ``Pod`` structs (already trimmed to what plugins read).
+Times are Unix seconds (``time.time()``), durations seconds.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+
+from ksched.api.core import Node, Pod
+from ksched.bus.codec import BadMessage, Message, current_version, decode, encode
+
+__all__ = [
+    "ALL_MESSAGE_TYPES",
+    "Ack",
+    "AssumeRejectCode",
+    "AssumeReply",
+    "AssumeRequest",
+    "BadMessage",
+    "BootstrapChunk",
+    "BootstrapReply",
+    "ClusterEventMsg",
+    "DoneOutcome",
+    "DoneRequest",
+    "ForgetRequest",
+    "Heartbeat",
+    "LeaseRenewReply",
+    "LeaseRenewRequest",
+    "LeasedPod",
+    "Message",
+    "NodeRemove",
+    "NodeUpsert",
+    "ObjectRemove",
+    "ObjectUpsert",
+    "PendingPod",
+    "PendingPodAction",
+    "PendingPodEvent",
+    "PendingPodsRequest",
+    "PermitDecision",
+    "Placement",
+    "PodPlace",
+    "PodRemove",
+    "PopReply",
+    "PopRequest",
+    "RequeueRequest",
+    "SnapshotBootstrapRequest",
+    "SnapshotDelta",
+    "SnapshotOp",
+    "TraceEvent",
+    "TracePhase",
+    "UnreserveRequest",
+    "current_version",
+    "decode",
+    "encode",
+]
+
+
+# --- building blocks (nested in messages, versioned by their enclosing message) -------------------
+
+
+class PendingPod(msgspec.Struct, kw_only=True):
+    """A pod waiting to be scheduled, as the queue tracks it."""
+
+    uid: str
+    namespace: str
+    name: str
+    scheduler_name: str
+    priority: int = 0
+    creation_timestamp: str = ""
+    """RFC 3339, as in the pod's metadata."""
+    scheduling_gates: list[str] = msgspec.field(default_factory=list)
+    resource_version: str = ""
+    nominated_node_name: str = ""
+    pod: bytes = b""
+    """The full pod as API JSON (the queue's PreEnqueue and hints, the scheduler's cycle)."""
+
+
+class NodeUpsert(msgspec.Struct, tag="node+", array_like=True):
+    """A node added or changed (the object model's Node: only what plugins read)."""
+
+    node: Node
+
+
+class NodeRemove(msgspec.Struct, tag="node-", array_like=True):
+    name: str
+
+
+class PodPlace(msgspec.Struct, tag="pod+", array_like=True):
+    """A pod placed on ``node``: bound (seen by the watch) or assumed (accepted, not yet bound)."""
+
+    pod: Pod
+    node: str
+    assumed: bool = False
+
+
+class PodRemove(msgspec.Struct, tag="pod-", array_like=True):
+    uid: str
+
+
+class ObjectUpsert(msgspec.Struct, tag="obj+", array_like=True):
+    """Another kind plugins read (Namespace, Service, PV, PVC, StorageClass, CSINode ...)."""
+
+    kind: str
+    key: str
+    """``name`` for cluster-scoped objects, ``namespace/name`` otherwise."""
+    raw: bytes
+    """The object as JSON (plain bytes: a ``msgspec.Raw`` would be spliced into msgpack unencoded)."""
+
+
+class ObjectRemove(msgspec.Struct, tag="obj-", array_like=True):
+    kind: str
+    key: str
+
+
+SnapshotOp = NodeUpsert | NodeRemove | PodPlace | PodRemove | ObjectUpsert | ObjectRemove
+"""One change to the snapshot. Compact positional arrays tagged ``node+``, ``pod-`` ...; versioned by
+the message that carries them (SnapshotDelta, or the items of a snapshot bootstrap)."""
+
+
+class LeasedPod(msgspec.Struct, kw_only=True):
+    """A pod handed to one scheduler replica until ``deadline`` (queue clock) unless renewed."""
+
+    lease_id: str
+    deadline: float
+    lease_seconds: float
+    pod: PendingPod
+    attempts: int = 0
+    """Scheduling attempts so far, this one included."""
+    queued_at: float = 0.0
+    """When the pod last entered the active queue (upstream QueuedPodInfo.Timestamp)."""
+    initial_attempt_at: float = 0.0
+    trace_id: str = ""
+    min_generation: int = 0
+    """Snapshot generation that includes the pod's newest event: schedule on nothing older."""
+    epoch: str = ""
+
+
+# --- informer/cache feeds ----------------------------------------------------------------------------
+
+
+class PendingPodAction(StrEnum):
+    ADD = "add"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+class PendingPodEvent(Message, kw_only=True):
+    """A pending pod appeared, changed, or stopped being pending (deleted, bound, other scheduler)."""
+
+    action: PendingPodAction
+    pod: PendingPod
+    reason: str = ""
+    """For DELETE: ``deleted``, ``bound`` or ``scheduler-changed``."""
+    epoch: str
+    generation: int
+    ts: float = 0.0
+
+
+class ClusterEventMsg(Message, kw_only=True):
+    """A cluster change for the queue's requeueing (ksched.framework.events.ClusterEvent on the wire)."""
+
+    resource: str
+    action: int
+    """ksched.framework.events.ActionType bits."""
+    key: str
+    old: bytes | None = None
+    """The object before the change, API JSON (None for an add)."""
+    new: bytes | None = None
+    """The object after the change, API JSON (None for a delete)."""
+    epoch: str
+    generation: int
+    ts: float = 0.0
+
+
+class SnapshotDelta(Message, kw_only=True):
+    """The changes that took the cache from generation ``base`` to ``generation`` within ``epoch``.
+
+    A replica at a generation other than ``base`` (a gap) or in another epoch re-bootstraps.
+    """
+
+    epoch: str
+    base: int
+    generation: int
+    ops: list[SnapshotOp]
+    ts: float = 0.0
+
+
+class SnapshotBootstrapRequest(Message, kw_only=True):
+    """Ask the cache for a full snapshot; chunks are published to ``deliver`` before the reply."""
+
+    replica_id: str
+    deliver: str
+    max_chunk_bytes: int = 512 * 1024
+
+
+class PendingPodsRequest(Message, kw_only=True):
+    """Ask the cache for every pending pod of these schedulerNames (all if empty)."""
+
+    requester: str
+    deliver: str
+    scheduler_names: list[str] = msgspec.field(default_factory=list)
+    max_chunk_bytes: int = 512 * 1024
+
+
+class BootstrapChunk(Message, kw_only=True):
+    """One part of a bootstrap: ``data`` holds compressed items (see ksched.bus.bootstrap)."""
+
+    epoch: str
+    generation: int
+    index: int
+    total: int
+    codec: str = "zlib"
+    data: bytes
+
+
+class BootstrapReply(Message, kw_only=True):
+    """Sent after the last chunk: the state is that of ``generation``; deltas/feed continue after
+    stream sequence ``stream_seq``. ``error`` is set (and no chunks sent) when the cache is not ready."""
+
+    epoch: str = ""
+    generation: int = 0
+    chunks: int = 0
+    items: int = 0
+    stream_seq: int = 0
+    error: str = ""
+
+
+# --- queue -------------------------------------------------------------------------------------------
+
+
+class PopRequest(Message, kw_only=True):
+    scheduler_id: str
+    scheduler_names: list[str]
+    """Profiles this replica serves."""
+    max_pods: int = 1
+    wait_seconds: float = 0.5
+    """Long poll: the queue answers at once if a pod is ready, else within this time (maybe empty)."""
+
+
+class PopReply(Message, kw_only=True):
+    pods: list[LeasedPod] = msgspec.field(default_factory=list)
+
+
+class DoneOutcome(StrEnum):
+    SCHEDULED = "scheduled"
+    """The cache accepted the placement; the pod is now the binder's."""
+    UNSCHEDULABLE = "unschedulable"
+    ERROR = "error"
+    RETRY = "retry"
+    """The cache rejected the assume: back to the active queue without a backoff penalty."""
+
+
+class DoneRequest(Message, kw_only=True):
+    """Ends a lease (request/reply, answered by :class:`Ack`)."""
+
+    lease_id: str
+    scheduler_id: str
+    pod_uid: str
+    namespace: str
+    name: str
+    outcome: DoneOutcome
+    node_name: str = ""
+    unschedulable_plugins: list[str] = msgspec.field(default_factory=list)
+    pending_plugins: list[str] = msgspec.field(default_factory=list)
+    message: str = ""
+    nominated_node_name: str = ""
+    trace_id: str = ""
+
+
+class LeaseRenewRequest(Message, kw_only=True):
+    scheduler_id: str
+    lease_ids: list[str]
+
+
+class LeaseRenewReply(Message, kw_only=True):
+    renewed: list[str] = msgspec.field(default_factory=list)
+    expired: list[str] = msgspec.field(default_factory=list)
+    """Leases the queue no longer holds: the replica must drop those pods."""
+    deadline: float = 0.0
+
+
+class RequeueRequest(Message, kw_only=True):
+    """Put a pod whose placement failed after the scheduling cycle (e.g. Bind) back in the queue."""
+
+    pod_uid: str
+    namespace: str
+    name: str
+    reason: str
+    backoff: bool = True
+    unschedulable_plugins: list[str] = msgspec.field(default_factory=list)
+    sender: str = ""
+    trace_id: str = ""
+
+
+# --- cache: assume / forget --------------------------------------------------------------------------
+
+
+class AssumeRequest(Message, kw_only=True):
+    pod_uid: str
+    namespace: str
+    name: str
+    node_name: str
+    scheduler_id: str
+    profile: str
+    """The pod's schedulerName (whose Filter plugins the cache re-runs when the node changed)."""
+    epoch: str
+    snapshot_generation: int
+    """Generation of the replica's snapshot the decision was based on."""
+    resource_version: str = ""
+    placement_id: str = ""
+    trace_id: str = ""
+
+
+class AssumeRejectCode(StrEnum):
+    POD_NOT_PENDING = "PodNotPending"
+    ALREADY_ASSUMED = "AlreadyAssumed"
+    NODE_NOT_FOUND = "NodeNotFound"
+    DOES_NOT_FIT = "DoesNotFit"
+    STALE_EPOCH = "StaleEpoch"
+    STALE_POD = "StalePod"
+    NOT_READY = "NotReady"
+
+
+class AssumeReply(Message, kw_only=True):
+    accepted: bool
+    code: str = ""
+    """An :class:`AssumeRejectCode` value when rejected (a plain string, so new codes stay readable)."""
+    reason: str = ""
+    epoch: str = ""
+    generation: int = 0
+    """The cache generation that includes this decision."""
+
+
+class ForgetRequest(Message, kw_only=True):
+    """Drop an assumption whose binding failed (request/reply, answered by :class:`Ack`)."""
+
+    placement_id: str
+    pod_uid: str
+    namespace: str
+    name: str
+    node_name: str
+    scheduler_id: str
+    reason: str = ""
+
+
+# --- binder ------------------------------------------------------------------------------------------
+
+
+class Placement(Message, kw_only=True):
+    """An accepted placement on the binder work queue; ``placement_id`` is also the JetStream msg id."""
+
+    placement_id: str
+    pod_uid: str
+    namespace: str
+    name: str
+    node_name: str
+    scheduler_id: str
+    profile: str
+    epoch: str
+    snapshot_generation: int
+    resource_version: str = ""
+    attempt: int = 0
+    trace_id: str = ""
+    assumed_at: float = 0.0
+    pod: bytes = b""
+    """The pod as the scheduler saw it, API JSON (for PreBind / Bind / PostBind plugins)."""
+    plugin_state: dict[str, bytes] = msgspec.field(default_factory=dict)
+    """Per plugin, the opaque state it saved during the cycle and needs after it."""
+    permit_waits: dict[str, float] = msgspec.field(default_factory=dict)
+    """Plugins whose Permit returned Wait, with their timeout in seconds."""
+
+
+class PermitDecision(Message, kw_only=True):
+    """Allow or reject one plugin's wait on a pod held in WaitOnPermit."""
+
+    pod_uid: str
+    namespace: str
+    name: str
+    plugin: str
+    allow: bool
+    message: str = ""
+    sender: str = ""
+
+
+class UnreserveRequest(Message, kw_only=True):
+    """Ask the deciding replica to run Unreserve for a failed placement (answered by :class:`Ack`)."""
+
+    placement_id: str
+    pod_uid: str
+    namespace: str
+    name: str
+    node_name: str
+    scheduler_id: str
+    reason: str = ""
+    plugin_state: dict[str, bytes] = msgspec.field(default_factory=dict)
+
+
+# --- observability and generic replies ---------------------------------------------------------------
+
+
+class TracePhase(StrEnum):
+    QUEUED = "queued"
+    POPPED = "popped"
+    SNAPSHOT = "snapshot"
+    FILTER = "filter"
+    SCORE = "score"
+    ASSUMED = "assumed"
+    ASSUME_CONFLICT = "assume_conflict"
+    UNSCHEDULABLE = "unschedulable"
+    PERMIT_WAIT = "permit_wait"
+    PREBIND = "prebind"
+    BOUND = "bound"
+    BIND_FAILED = "bind_failed"
+    REQUEUED = "requeued"
+
+
+class TraceEvent(Message, kw_only=True):
+    """One step of one pod attempt (``phase`` is a :class:`TracePhase` value or a newer string)."""
+
+    trace_id: str
+    pod_uid: str
+    namespace: str
+    name: str
+    service: str
+    instance: str
+    phase: str
+    ts: float
+    duration: float | None = None
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Small plain values: counts per plugin, top scores, node, generation, reason ..."""
+
+
+class Heartbeat(Message, kw_only=True):
+    service: str
+    instance: str
+    ready: bool
+    ts: float
+    version: str = ""
+    details: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class Ack(Message, kw_only=True):
+    """Generic answer to a request that returns nothing but success or a reason."""
+
+    ok: bool = True
+    code: str = ""
+    reason: str = ""
+
+
+ALL_MESSAGE_TYPES: tuple[type[Message], ...] = (
+    PendingPodEvent,
+    ClusterEventMsg,
+    SnapshotDelta,
+    SnapshotBootstrapRequest,
+    PendingPodsRequest,
+    BootstrapChunk,
+    BootstrapReply,
+    PopRequest,
+    PopReply,
+    DoneRequest,
+    LeaseRenewRequest,
+    LeaseRenewReply,
+    RequeueRequest,
+    AssumeRequest,
+    AssumeReply,
+    ForgetRequest,
+    Placement,
+    PermitDecision,
+    UnreserveRequest,
+    TraceEvent,
+    Heartbeat,
+    Ack,
+)

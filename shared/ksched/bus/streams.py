@@ -1,0 +1,136 @@
+"""The JetStream streams and consumers ksched uses, with their limits in one place.
+
+=============  ============================  ==========  ==================================================
+stream         subjects                      retention   why
+=============  ============================  ==========  ==================================================
+snapshot       ``P.snapshot.delta``          limits      replicas replay deltas after a blip; a replica
+                                                         further behind than the stream re-bootstraps
+feed           ``P.feed.>``                  limits      the queue reads pending pods and cluster events
+                                                         in cache order and resumes after a blip
+placements     ``P.binder.placement``        work queue  a crashed binder loses nothing; msg-id dedup
+trace          ``P.trace.>``                 limits      bounded lifecycle history for ``ksched trace``
+=============  ============================  ==========  ==================================================
+"""
+
+from __future__ import annotations
+
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DiscardPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+
+from ksched.bus.subjects import Subjects
+
+MiB = 1024 * 1024
+
+
+def snapshot_stream(
+    subjects: Subjects,
+    *,
+    max_age: float = 600.0,
+    max_bytes: int = 1024 * MiB,
+    storage: StorageType = StorageType.FILE,
+) -> StreamConfig:
+    return StreamConfig(
+        name=subjects.snapshot_stream,
+        description="ksched snapshot deltas (informer/cache -> scheduler replicas)",
+        subjects=[subjects.snapshot_delta],
+        retention=RetentionPolicy.LIMITS,
+        discard=DiscardPolicy.OLD,
+        max_age=max_age,
+        max_bytes=max_bytes,
+        storage=storage,
+        num_replicas=1,
+    )
+
+
+def feed_stream(
+    subjects: Subjects,
+    *,
+    max_age: float = 900.0,
+    max_bytes: int = 1024 * MiB,
+    storage: StorageType = StorageType.FILE,
+) -> StreamConfig:
+    return StreamConfig(
+        name=subjects.feed_stream,
+        description="ksched pending pods and cluster events (informer/cache -> queue)",
+        subjects=[subjects.feed_all],
+        retention=RetentionPolicy.LIMITS,
+        discard=DiscardPolicy.OLD,
+        max_age=max_age,
+        max_bytes=max_bytes,
+        storage=storage,
+        num_replicas=1,
+    )
+
+
+def placement_stream(
+    subjects: Subjects,
+    *,
+    duplicate_window: float = 120.0,
+    max_msgs: int = 1_000_000,
+    storage: StorageType = StorageType.FILE,
+) -> StreamConfig:
+    """Work queue: a placement is removed once a binder acks it. ``Nats-Msg-Id`` = placement id."""
+    return StreamConfig(
+        name=subjects.placement_stream,
+        description="ksched accepted placements (scheduler -> binder workers)",
+        subjects=[subjects.placements],
+        retention=RetentionPolicy.WORK_QUEUE,
+        discard=DiscardPolicy.NEW,
+        duplicate_window=duplicate_window,
+        max_msgs=max_msgs,
+        storage=storage,
+        num_replicas=1,
+    )
+
+
+def trace_stream(
+    subjects: Subjects,
+    *,
+    max_age: float = 3600.0,
+    max_msgs: int = 1_000_000,
+    max_bytes: int = 256 * MiB,
+    storage: StorageType = StorageType.FILE,
+) -> StreamConfig:
+    return StreamConfig(
+        name=subjects.trace_stream,
+        description="ksched pod lifecycle trace events (every service -> ksched trace)",
+        subjects=[subjects.trace_all],
+        retention=RetentionPolicy.LIMITS,
+        discard=DiscardPolicy.OLD,
+        max_age=max_age,
+        max_msgs=max_msgs,
+        max_bytes=max_bytes,
+        storage=storage,
+        num_replicas=1,
+    )
+
+
+def all_streams(subjects: Subjects) -> list[StreamConfig]:
+    """Every stream with default limits (what ``ensure_streams`` creates)."""
+    return [
+        snapshot_stream(subjects),
+        feed_stream(subjects),
+        placement_stream(subjects),
+        trace_stream(subjects),
+    ]
+
+
+def placement_consumer(
+    subjects: Subjects, *, ack_wait: float = 30.0, max_deliver: int = -1, max_ack_pending: int = 1024
+) -> ConsumerConfig:
+    """The durable pull consumer every binder worker shares (explicit ack; ``in_progress`` extends)."""
+    return ConsumerConfig(
+        durable_name=subjects.placement_consumer,
+        description="ksched binder workers",
+        ack_policy=AckPolicy.EXPLICIT,
+        ack_wait=ack_wait,
+        max_deliver=max_deliver,
+        max_ack_pending=max_ack_pending,
+        filter_subject=subjects.placements,
+    )

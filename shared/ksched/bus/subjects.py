@@ -1,0 +1,239 @@
+"""Every NATS subject, JetStream stream, consumer and KV bucket ksched uses, under one prefix.
+
+The prefix (default ``ksched``) lets several installations share one NATS. Free-form parts of a
+subject (pod namespace and name, scheduler name, scheduler id, resource name) go through
+:func:`ksched.bus.tokens.encode_token`, so dots and wildcards in them are safe.
+
+``SubjectKind`` is the bounded label used in metrics and logs: it names the subject's family, never
+the pod (``trace`` rather than ``ksched.trace.default.web=2E1``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ksched.bus.tokens import decode_token, encode_token
+
+DEFAULT_PREFIX = "ksched"
+_PREFIX_RE = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+
+
+class SubjectKind(StrEnum):
+    """Subject families (the ``subject_kind`` metric label)."""
+
+    SNAPSHOT_DELTA = "snapshot.delta"
+    SNAPSHOT_BOOTSTRAP = "snapshot.bootstrap"
+    PENDING_POD = "feed.pending"
+    CLUSTER_EVENT = "feed.event"
+    PENDING_BOOTSTRAP = "cache.pending"
+    ASSUME = "cache.assume"
+    FORGET = "cache.forget"
+    POP = "queue.pop"
+    DONE = "queue.done"
+    RENEW = "queue.renew"
+    REQUEUE = "queue.requeue"
+    PLACEMENT = "binder.placement"
+    PERMIT = "binder.permit"
+    UNRESERVE = "scheduler.unreserve"
+    TRACE = "trace"
+    HEALTH = "health"
+    BOOTSTRAP_CHUNK = "bootstrap.chunk"
+    """Chunks of a bootstrap, delivered to the requester's own inbox."""
+    KV = "kv"
+    """A value read from a JetStream KV bucket."""
+    REPLY = "reply"
+    """A reply to a request, read by the requester."""
+    OTHER = "other"
+
+
+class SubjectError(ValueError):
+    """A prefix or subject that does not fit the ksched layout."""
+
+
+@dataclass(frozen=True)
+class Subjects:
+    """Subject names for one installation. ``Subjects()`` uses the default prefix ``ksched``."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    def __post_init__(self) -> None:
+        if not _PREFIX_RE.fullmatch(self.prefix):
+            raise SubjectError(
+                f"subject prefix {self.prefix!r}: expected dot-separated tokens of letters, digits, _ or -"
+            )
+
+    # --- informer/cache -> scheduler replicas -------------------------------------------------
+    @property
+    def snapshot_delta(self) -> str:
+        """Ordered snapshot deltas (JetStream stream :attr:`snapshot_stream`)."""
+        return f"{self.prefix}.snapshot.delta"
+
+    @property
+    def snapshot_bootstrap(self) -> str:
+        """Request a full snapshot (request/reply; chunks go to the requester's inbox)."""
+        return f"{self.prefix}.snapshot.bootstrap"
+
+    # --- informer/cache -> queue -----------------------------------------------------------------
+    def pending_pods(self, scheduler_name: str) -> str:
+        """Pending-pod feed for one schedulerName (JetStream stream :attr:`feed_stream`)."""
+        return f"{self.prefix}.feed.pending.{encode_token(scheduler_name)}"
+
+    @property
+    def pending_pods_all(self) -> str:
+        return f"{self.prefix}.feed.pending.*"
+
+    def cluster_events(self, resource: str) -> str:
+        """Cluster-event feed for one resource (``Node``, ``storage.k8s.io/CSINode`` ...)."""
+        return f"{self.prefix}.feed.event.{encode_token(resource)}"
+
+    @property
+    def cluster_events_all(self) -> str:
+        return f"{self.prefix}.feed.event.*"
+
+    @property
+    def feed_all(self) -> str:
+        """Both feeds, in the order the cache published them."""
+        return f"{self.prefix}.feed.>"
+
+    @property
+    def pending_bootstrap(self) -> str:
+        """Request every pending pod (the queue's rebuild after a restart; request/reply + chunks)."""
+        return f"{self.prefix}.cache.pending"
+
+    @property
+    def assume(self) -> str:
+        return f"{self.prefix}.cache.assume"
+
+    @property
+    def forget(self) -> str:
+        return f"{self.prefix}.cache.forget"
+
+    # --- queue -----------------------------------------------------------------------------------
+    @property
+    def queue_pop(self) -> str:
+        return f"{self.prefix}.queue.pop"
+
+    @property
+    def queue_done(self) -> str:
+        return f"{self.prefix}.queue.done"
+
+    @property
+    def queue_renew(self) -> str:
+        return f"{self.prefix}.queue.renew"
+
+    @property
+    def queue_requeue(self) -> str:
+        return f"{self.prefix}.queue.requeue"
+
+    # --- binder ------------------------------------------------------------------------------------
+    @property
+    def placements(self) -> str:
+        """Accepted placements (JetStream work queue :attr:`placement_stream`)."""
+        return f"{self.prefix}.binder.placement"
+
+    def permit(self, pod_uid: str) -> str:
+        """Allow/Reject for a pod waiting on Permit in a binder."""
+        return f"{self.prefix}.binder.permit.{encode_token(pod_uid)}"
+
+    @property
+    def permit_all(self) -> str:
+        return f"{self.prefix}.binder.permit.*"
+
+    # --- scheduler replicas --------------------------------------------------------------------------
+    def unreserve(self, scheduler_id: str) -> str:
+        """Ask the replica that decided a placement to run Unreserve (request/reply)."""
+        return f"{self.prefix}.scheduler.{encode_token(scheduler_id)}.unreserve"
+
+    # --- observability -------------------------------------------------------------------------------
+    def trace(self, namespace: str, name: str) -> str:
+        """Lifecycle trace events of one pod (JetStream stream :attr:`trace_stream`)."""
+        return f"{self.prefix}.trace.{encode_token(namespace)}.{encode_token(name)}"
+
+    def trace_namespace(self, namespace: str) -> str:
+        return f"{self.prefix}.trace.{encode_token(namespace)}.*"
+
+    @property
+    def trace_all(self) -> str:
+        return f"{self.prefix}.trace.>"
+
+    def health(self, service: str, instance: str) -> str:
+        """Heartbeats of one service instance (core NATS)."""
+        return f"{self.prefix}.health.{encode_token(service)}.{encode_token(instance)}"
+
+    @property
+    def health_all(self) -> str:
+        return f"{self.prefix}.health.>"
+
+    @property
+    def inbox_prefix(self) -> str:
+        """Inbox prefix for connections of this installation (keeps permissions prefix-scoped)."""
+        return f"{self.prefix}._INBOX"
+
+    # --- JetStream names -----------------------------------------------------------------------------
+    @property
+    def _name_base(self) -> str:
+        return self.prefix.replace(".", "_")
+
+    @property
+    def snapshot_stream(self) -> str:
+        return f"{self._name_base}_snapshot"
+
+    @property
+    def feed_stream(self) -> str:
+        return f"{self._name_base}_feed"
+
+    @property
+    def placement_stream(self) -> str:
+        return f"{self._name_base}_placements"
+
+    @property
+    def trace_stream(self) -> str:
+        return f"{self._name_base}_trace"
+
+    @property
+    def stream_names(self) -> tuple[str, ...]:
+        return (self.snapshot_stream, self.feed_stream, self.placement_stream, self.trace_stream)
+
+    #: durable pull consumer shared by every binder worker
+    placement_consumer = "binder"
+
+    def kv_bucket(self, name: str) -> str:
+        """A KV bucket name owned by this installation (``[A-Za-z0-9_-]`` only)."""
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+            raise SubjectError(f"KV bucket name {name!r}: letters, digits, '_' or '-' only")
+        return f"{self._name_base}_{name}"
+
+    # --- parsing --------------------------------------------------------------------------------------
+    def kind_of(self, subject: str) -> SubjectKind:
+        """The family of a concrete subject; ``OTHER`` for subjects outside this prefix."""
+        if subject.startswith(("_INBOX.", self.inbox_prefix + ".")):
+            return SubjectKind.REPLY
+        if not subject.startswith(self.prefix + "."):
+            return SubjectKind.OTHER
+        tokens = subject[len(self.prefix) + 1 :].split(".")
+        head = tokens[0]
+        if head in ("trace", "health"):
+            return SubjectKind(head)
+        if head == "scheduler" and len(tokens) == 3 and tokens[2] == "unreserve":
+            return SubjectKind.UNRESERVE
+        if len(tokens) >= 2:
+            try:
+                return SubjectKind(f"{head}.{tokens[1]}")
+            except ValueError:
+                pass
+        return SubjectKind.OTHER
+
+    def parse_trace(self, subject: str) -> tuple[str, str]:
+        """``(namespace, name)`` of a :meth:`trace` subject."""
+        tokens = subject.split(".")
+        base = self.prefix.split(".")
+        if len(tokens) != len(base) + 3 or tokens[: len(base)] != base or tokens[len(base)] != "trace":
+            raise SubjectError(f"not a trace subject of prefix {self.prefix!r}: {subject!r}")
+        return decode_token(tokens[-2]), decode_token(tokens[-1])
+
+
+def pod_key(namespace: str, name: str) -> str:
+    """``namespace/name`` as Kubernetes keys objects (the key used in logs and messages)."""
+    return f"{namespace}/{name}"

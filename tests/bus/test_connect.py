@@ -1,0 +1,78 @@
+"""The service connection: readiness follows the connection, reconnects forever, bounded first connect."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import Callable
+
+import nats.errors
+import pytest
+from ksched.bus.connect import Bus, BusConnectError, connect
+from ksched.bus.embedded import EmbeddedNats
+from ksched.bus.messages import Ack
+from ksched.bus.subjects import Subjects
+from nats.aio.msg import Msg
+
+
+async def wait_until(predicate: Callable[[], bool], within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def test_readiness_follows_the_connection_across_a_server_restart() -> None:
+    first = EmbeddedNats()
+    await first.start()
+    port = first.port
+    bus = await connect(first.url, name="queue", subjects=Subjects("restart"), reconnect_time_wait=0.2)
+    try:
+        assert bus.ready
+        assert bus.nc.options["max_reconnect_attempts"] == -1
+        await first.stop()
+        assert await wait_until(lambda: not bus.ready, 5)
+        async with EmbeddedNats(port=port):
+            assert await wait_until(lambda: bus.ready, 10)
+
+            async def pong(msg: Ack, raw: Msg) -> Ack:
+                return Ack(reason="pong")
+
+            await bus.subscribe("restart.ping", Ack, pong)
+            assert (await bus.request("restart.ping", Ack(), Ack)).reason == "pong"
+    finally:
+        await bus.close(drain=False)
+
+
+async def test_first_connect_is_bounded() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(BusConnectError, match=f"no NATS connection to nats://127.0.0.1:{port}"):
+        await connect(f"nats://127.0.0.1:{port}", name="t", initial_timeout=0.5, connect_timeout=0.2)
+    assert time.monotonic() - started < 2
+
+
+async def test_connection_uses_the_installation_inbox_prefix(bus: Bus) -> None:
+    seen: list[str] = []
+
+    async def echo(msg: Ack, raw: Msg) -> Ack:
+        seen.append(raw.reply)
+        return msg
+
+    await bus.subscribe(bus.subjects.queue_done, Ack, echo)
+    assert await bus.request(bus.subjects.queue_done, Ack(reason="x"), Ack) == Ack(reason="x")
+    assert seen and seen[0].startswith(bus.subjects.inbox_prefix + ".")
+    await bus.close()
+    assert not bus.ready
+
+
+async def test_a_request_nobody_listens_to_fails_fast(bus: Bus) -> None:
+    started = time.monotonic()
+    with pytest.raises(nats.errors.NoRespondersError):
+        await bus.request(bus.subjects.unreserve("sched.gone"), Ack(), Ack, timeout=5)
+    assert time.monotonic() - started < 0.5

@@ -1,0 +1,187 @@
+"""JetStream helpers on a real server: streams, dedup, the placement work queue, ordered replay, KV CAS."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import msgspec
+import pytest
+from ksched.bus.connect import Bus
+from ksched.bus.jetstream import (
+    CasConflict,
+    PullConsumer,
+    TypedKV,
+    ensure_stream,
+    ensure_streams,
+    is_duplicate,
+    publish,
+    subscribe_ordered,
+)
+from ksched.bus.messages import Heartbeat, Placement, SnapshotDelta
+from ksched.bus.streams import placement_consumer, placement_stream, snapshot_stream
+from ksched.bus.subjects import SubjectKind
+from nats.aio.msg import Msg
+from prometheus_client import REGISTRY
+
+from tests.bus.samples import sample
+from tests.fixtures.nats import BusFactory
+
+
+def placement(n: int) -> Placement:
+    return msgspec.structs.replace(sample(Placement), placement_id=f"uid-{n}:1", name=f"web.{n}")
+
+
+async def test_ensure_stream_is_idempotent_and_applies_changes(bus: Bus) -> None:
+    config = snapshot_stream(bus.subjects, max_age=60)
+    first = await ensure_stream(bus, config)
+    again = await ensure_stream(bus, config)
+    assert first.config.name == again.config.name == bus.subjects.snapshot_stream
+    changed = await ensure_stream(bus, snapshot_stream(bus.subjects, max_age=120))
+    assert changed.config.max_age == 120
+    infos = await ensure_streams(bus)
+    assert sorted(i.config.name or "" for i in infos) == sorted(bus.subjects.stream_names)
+
+
+async def test_publish_with_msg_id_is_deduplicated(bus: Bus) -> None:
+    await ensure_stream(bus, placement_stream(bus.subjects))
+    first = await publish(bus, bus.subjects.placements, placement(1), msg_id="uid-1:1")
+    repeat = await publish(bus, bus.subjects.placements, placement(1), msg_id="uid-1:1")
+    other = await publish(bus, bus.subjects.placements, placement(2), msg_id="uid-2:1")
+    assert (is_duplicate(first), is_duplicate(repeat), is_duplicate(other)) == (False, True, False)
+    info = await bus.js.stream_info(bus.subjects.placement_stream)
+    assert info.state.messages == 2
+
+
+async def test_work_queue_ack_nak_and_redelivery_after_ack_wait(bus: Bus) -> None:
+    await ensure_stream(bus, placement_stream(bus.subjects))
+    for n in range(3):
+        await publish(bus, bus.subjects.placements, placement(n), msg_id=f"uid-{n}:1")
+    consumer = await PullConsumer.create(
+        bus,
+        stream=bus.subjects.placement_stream,
+        config=placement_consumer(bus.subjects, ack_wait=0.5),
+        msg_type=Placement,
+    )
+    batch = await consumer.fetch(batch=10, timeout=2)
+    assert [d.message for d in batch] == [placement(0), placement(1), placement(2)]
+    assert [d.num_delivered for d in batch] == [1, 1, 1]
+    await batch[0].ack()
+    await batch[1].nak()
+    # batch[2] is neither acked nor nak'ed: redelivered once ack_wait passes
+    late: list[tuple[str, int]] = []
+    deadline = time.monotonic() + 5
+    while len(late) < 2 and time.monotonic() < deadline:
+        for d in await consumer.fetch(batch=10, timeout=1):
+            late.append((d.message.name, d.num_delivered))
+            await d.ack()
+    assert sorted(late) == [("web.1", 2), ("web.2", 2)]
+    await asyncio.sleep(0.05)
+    info = await bus.js.stream_info(bus.subjects.placement_stream)
+    assert info.state.messages == 0, "acked work-queue messages are removed"
+    assert await consumer.fetch(batch=1, timeout=0.2) == []
+
+
+async def test_a_crashed_worker_loses_nothing(bus_factory: BusFactory) -> None:
+    crashing, survivor = await bus_factory(name="binder-a"), await bus_factory(name="binder-b")
+    await ensure_stream(crashing, placement_stream(crashing.subjects))
+    config = placement_consumer(crashing.subjects, ack_wait=0.5)
+    await publish(crashing, crashing.subjects.placements, placement(7), msg_id="uid-7:1")
+    a = await PullConsumer.create(
+        crashing, stream=crashing.subjects.placement_stream, config=config, msg_type=Placement
+    )
+    taken = await a.fetch(batch=1, timeout=2)
+    assert [d.message.name for d in taken] == ["web.7"]
+    await crashing.close(drain=False)  # dies without acking
+    b = await PullConsumer.create(
+        survivor, stream=survivor.subjects.placement_stream, config=config, msg_type=Placement
+    )
+    redelivered = await b.fetch(batch=1, timeout=3)
+    assert [(d.message.name, d.num_delivered) for d in redelivered] == [("web.7", 2)]
+    await redelivered[0].ack()
+
+
+async def test_a_poison_message_is_reported_and_terminated(bus: Bus) -> None:
+    await ensure_stream(bus, placement_stream(bus.subjects))
+    await bus.js.publish(bus.subjects.placements, b"\x01 not a placement")
+    await publish(bus, bus.subjects.placements, placement(1))
+    consumer = await PullConsumer.create(
+        bus,
+        stream=bus.subjects.placement_stream,
+        config=placement_consumer(bus.subjects, ack_wait=0.3),
+        msg_type=Placement,
+    )
+    label = {"subject_kind": str(SubjectKind.PLACEMENT)}
+    before = REGISTRY.get_sample_value("ksched_bus_bad_messages_total", label) or 0.0
+    got = await consumer.fetch(batch=5, timeout=2)
+    assert [d.message for d in got] == [placement(1)]
+    await got[0].ack()
+    assert REGISTRY.get_sample_value("ksched_bus_bad_messages_total", label) == before + 1
+    await asyncio.sleep(0.4)
+    assert await consumer.fetch(batch=5, timeout=0.3) == [], "the poison message is not redelivered"
+
+
+async def test_close_after_an_empty_fetch_does_not_hang(bus_factory: BusFactory) -> None:
+    """libraries.md: a timed-out pull fetch made drain() wait its whole timeout."""
+    bus = await bus_factory(name="binder")
+    await ensure_stream(bus, placement_stream(bus.subjects))
+    consumer = await PullConsumer.create(
+        bus, stream=bus.subjects.placement_stream, config=placement_consumer(bus.subjects), msg_type=Placement
+    )
+    for _ in range(2):  # two empty fetches and a pause reproduce the hang with plain nats-py
+        assert await consumer.fetch(batch=4, timeout=0.2) == []
+    await asyncio.sleep(0.2)
+    started = time.monotonic()
+    await bus.close()
+    assert time.monotonic() - started < 1.5
+    assert bus.nc.is_closed
+
+
+async def test_ordered_replay_from_a_stream_sequence(bus: Bus) -> None:
+    await ensure_stream(bus, snapshot_stream(bus.subjects))
+    delta = sample(SnapshotDelta)
+    for gen in range(1, 6):
+        ack = await publish(bus, bus.subjects.snapshot_delta, msgspec.structs.replace(delta, generation=gen))
+        assert ack.seq == gen
+    seen: list[tuple[int, int]] = []
+    done = asyncio.Event()
+
+    async def apply(msg: SnapshotDelta, raw: Msg) -> None:
+        seen.append((raw.metadata.sequence.stream, msg.generation))
+        if len(seen) == 3:
+            done.set()
+
+    await subscribe_ordered(
+        bus,
+        bus.subjects.snapshot_delta,
+        SnapshotDelta,
+        apply,
+        stream=bus.subjects.snapshot_stream,
+        start_seq=3,
+    )
+    await asyncio.wait_for(done.wait(), 5)
+    assert seen == [(3, 3), (4, 4), (5, 5)]
+
+
+async def test_kv_compare_and_set(bus: Bus) -> None:
+    kv = await TypedKV.open(bus, "health", Heartbeat)
+    beat = sample(Heartbeat)
+    assert await kv.get("queue.queue-0") is None
+    rev1 = await kv.create("queue.queue-0", beat)
+    with pytest.raises(CasConflict, match="already exists"):
+        await kv.create("queue.queue-0", beat)
+    entry = await kv.get("queue.queue-0")
+    assert entry is not None and (entry.value, entry.revision) == (beat, rev1)
+    newer = msgspec.structs.replace(beat, ready=False)
+    rev2 = await kv.update("queue.queue-0", newer, revision=rev1)
+    with pytest.raises(CasConflict, match=f"not at revision {rev1}"):
+        await kv.update("queue.queue-0", beat, revision=rev1)  # a writer that read rev1 loses
+    current = await kv.get("queue.queue-0")
+    assert current is not None and (current.value.ready, current.revision) == (False, rev2)
+    assert await kv.keys() == ["queue.queue-0"]
+    await kv.delete("queue.queue-0")
+    assert await kv.get("queue.queue-0") is None
+    with pytest.raises(ValueError, match="invalid key"):
+        await kv.put("web.1/with space", beat)
+    again = await TypedKV.open(bus, "health", Heartbeat)  # opening an existing bucket is fine
+    assert again.bucket == kv.bucket
