@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 import uuid
 from typing import Any
 
@@ -36,9 +37,18 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+_last_second: list[Any] = [0, ""]
+
+
 def rfc3339(moment: dt.datetime | None = None) -> str:
-    """Second-precision RFC 3339 timestamp in UTC (metav1.Time)."""
-    return (moment or now()).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Second-precision RFC 3339 timestamp in UTC (metav1.Time); the current second is cached."""
+    if moment is not None:
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    second = int(time.time())
+    if second != _last_second[0]:
+        _last_second[0] = second
+        _last_second[1] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+    return str(_last_second[1])
 
 
 def micro_time(moment: dt.datetime | None = None) -> str:

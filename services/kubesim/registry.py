@@ -168,6 +168,10 @@ class Registry:
         entry = table.get(namespace if table.rt.namespaced else "", name)
         return entry.obj() if entry else None
 
+    def labels_of(self, key: str, namespace: str, name: str) -> dict[str, str] | None:
+        entry = self.store.tables[key].get(namespace, name)
+        return entry.labels if entry else None
+
     def list_objs(self, key: str) -> list[JSON]:
         return [e.obj() for e in self.store.tables[key].objects.values()]
 
@@ -793,7 +797,7 @@ class Registry:
         spec["nodeName"] = target["name"]
         if meta.get("annotations"):
             pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), **meta["annotations"]}
-        copy_topology_labels(pod_meta, self.get_obj(NODES.key, "", target["name"]))
+        copy_topology_labels(pod_meta, self.labels_of(NODES.key, "", target["name"]))
         status = pod.setdefault("status", {})
         set_condition(status, {"type": "PodScheduled", "status": "True"})
         self.strategy(PODS).normalize(pod)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,12 @@ class ServerSettings:
     default_watch_timeout: float = 1800.0
 
 
+def _audit_id() -> str:
+    """A random UUID-shaped request id (cheaper than uuid.uuid4())."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{h[16:20]}-{h[20:]}"
+
+
 class _Response:
     """Encoding helpers shared by every handler."""
 
@@ -42,7 +48,7 @@ class _Response:
         base = {
             "Cache-Control": "no-cache, private",
             "Content-Type": "application/json",
-            "Audit-Id": str(uuid.uuid4()),
+            "Audit-Id": _audit_id(),
         }
         if extra:
             base.update(extra)
@@ -50,7 +56,7 @@ class _Response:
 
     @staticmethod
     def raw(
-        request: web.Request, status: int, data: bytes, extra: dict[str, str] | None = None
+        request: web.BaseRequest, status: int, data: bytes, extra: dict[str, str] | None = None
     ) -> web.Response:
         if request.headers.get("User-Agent", "").lower().startswith(("curl", "wget")):
             data = pretty(data)
@@ -71,21 +77,18 @@ class ApiServer:
         self._bookmark_task: asyncio.Task[None] | None = None
         self._watchers: set[Any] = set()
 
-    def make_app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        app.on_startup.append(self._on_startup)
-        app.on_shutdown.append(self._on_shutdown)
-        return app
+    def start(self) -> None:
+        """Begin periodic bookmarks (call from the running loop before serving)."""
+        if self._bookmark_task is None:
+            self._bookmark_task = asyncio.get_running_loop().create_task(self._bookmark_loop())
 
-    async def _on_startup(self, app: web.Application) -> None:
-        self._bookmark_task = asyncio.get_running_loop().create_task(self._bookmark_loop())
-
-    async def _on_shutdown(self, app: web.Application) -> None:
+    async def shutdown(self) -> None:
+        """Stop bookmarks and end every open watch so that their handlers return."""
         if self._bookmark_task is not None:
             self._bookmark_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._bookmark_task
+            self._bookmark_task = None
         for watcher in list(self._watchers):
             watcher.close()
 
@@ -98,14 +101,14 @@ class ApiServer:
 
     # --- entry point --------------------------------------------------------------------------
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         try:
             authenticated = self._authenticate(request)
             return await self._route(request, authenticated)
         except ApiError as exc:
             return _Response.raw(request, exc.code, exc.to_bytes(), exc.headers)
 
-    def _authenticate(self, request: web.Request) -> bool:
+    def _authenticate(self, request: web.BaseRequest) -> bool:
         """True for the configured bearer token; False for anonymous; 401 for a wrong credential."""
         token = self.settings.token
         header = request.headers.get("Authorization")
@@ -118,7 +121,7 @@ class ApiServer:
             return True
         raise errors.unauthorized()
 
-    async def _route(self, request: web.Request, authenticated: bool) -> web.StreamResponse:
+    async def _route(self, request: web.BaseRequest, authenticated: bool) -> web.StreamResponse:
         path = request.path
         if path in ("/version", "/version/"):
             return self._json(request, 200, discovery.VERSION)
@@ -138,7 +141,7 @@ class ApiServer:
         return await self._resource(request, parsed)
 
     def _anonymous_forbidden(
-        self, request: web.Request, parsed: ResourceRequest | tuple[str, str] | None
+        self, request: web.BaseRequest, parsed: ResourceRequest | tuple[str, str] | None
     ) -> ApiError:
         if not isinstance(parsed, ResourceRequest):
             return errors.forbidden_path(
@@ -154,7 +157,7 @@ class ApiServer:
         return errors.forbidden(rt.plural, rt.group, parsed.name, text)
 
     @staticmethod
-    def _verb(request: web.Request, parsed: ResourceRequest) -> str:
+    def _verb(request: web.BaseRequest, parsed: ResourceRequest) -> str:
         method = request.method
         if method == "GET":
             if parsed.name is None:
@@ -164,7 +167,7 @@ class ApiServer:
             return "delete" if parsed.name else "deletecollection"
         return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
 
-    def _non_resource(self, request: web.Request, path: str) -> web.StreamResponse:
+    def _non_resource(self, request: web.BaseRequest, path: str) -> web.StreamResponse:
         accept = request.headers.get("Accept", "")
         if path in ("/api", "/api/"):
             if discovery.wants_aggregated(accept):
@@ -186,14 +189,14 @@ class ApiServer:
         return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
 
     def _json(
-        self, request: web.Request, status: int, body: JSON, content_type: str | None = None
+        self, request: web.BaseRequest, status: int, body: JSON, content_type: str | None = None
     ) -> web.Response:
         extra = {"Content-Type": content_type} if content_type else None
         return _Response.raw(request, status, encode(body), extra)
 
     # --- resources ----------------------------------------------------------------------------
 
-    async def _resource(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+    async def _resource(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:
         method = request.method
         rt = req.rt
         verb = self._verb(request, req)
@@ -237,7 +240,7 @@ class ApiServer:
             return await self._delete(request, req)
         raise errors.method_not_allowed()
 
-    async def _body(self, request: web.Request) -> Any:
+    async def _body(self, request: web.BaseRequest) -> Any:
         raw = await request.read()
         content_type = (
             request.headers.get("Content-Type", "application/json").split(";", 1)[0].strip().lower()
@@ -258,7 +261,7 @@ class ApiServer:
         except Exception as exc:
             raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
 
-    async def _post(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+    async def _post(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:
         rt = req.rt
         body = await self._body(request)
         namespace = req.namespace or ""
@@ -279,7 +282,7 @@ class ApiServer:
         entry = self.registry.create(rt, namespace, body, request.query.get("dryRun") == "All")
         return _Response.raw(request, 201, self.registry.render(rt, entry))
 
-    async def _delete(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+    async def _delete(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:
         rt = req.rt
         raw = await request.read()
         body = None
@@ -308,7 +311,7 @@ class ApiServer:
 
     # --- list and watch -----------------------------------------------------------------------
 
-    def _list_query(self, request: web.Request, rt: ResourceType) -> ListQuery:
+    def _list_query(self, request: web.BaseRequest, rt: ResourceType) -> ListQuery:
         q = request.query
         limit = 0
         if q.get("limit"):
@@ -327,7 +330,7 @@ class ApiServer:
             resource_version_match=q.get("resourceVersionMatch", ""),
         )
 
-    async def _list(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+    async def _list(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:
         rt = req.rt
         query = self._list_query(request, rt)
         waited = 0.0
@@ -359,12 +362,12 @@ class ApiServer:
             b",".join(items),
         )
 
-    def _table(self, request: web.Request, rt: ResourceType, entries: list[Any], rv: str) -> web.Response:
+    def _table(self, request: web.BaseRequest, rt: ResourceType, entries: list[Any], rv: str) -> web.Response:
         objects = [decode(self.registry.render(rt, e)) for e in entries]
         include = request.query.get("includeObject", "Metadata")
         return self._json(request, 200, tables.table(rt, objects, rv, include))
 
-    async def _watch(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
+    async def _watch(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:
         rt = req.rt
         q = request.query
         sie = q.get("sendInitialEvents")

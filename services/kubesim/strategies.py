@@ -19,6 +19,8 @@ class Lookup(Protocol):
 
     def list_objs(self, key: str) -> list[JSON]: ...
 
+    def labels_of(self, key: str, namespace: str, name: str) -> dict[str, str] | None: ...
+
 
 def _dotted(obj: JSON, path: str) -> str:
     value: Any = obj
@@ -122,7 +124,7 @@ class PodStrategy(Strategy):
         pods.add_default_toleration_seconds(spec)
         node_name = spec.get("nodeName")
         if node_name:
-            copy_topology_labels(meta, lookup.get_obj("nodes", "", node_name))
+            copy_topology_labels(meta, lookup.labels_of("nodes", "", node_name))
         pods.merge_match_label_keys(spec, meta.get("labels") or {})
         obj["spec"] = pods.ordered(spec, pods.POD_SPEC_ORDER)
         obj["status"] = pods.initial_status(obj["spec"])
@@ -207,11 +209,10 @@ class PodStrategy(Strategy):
         pods.normalize_status(obj)
 
 
-def copy_topology_labels(meta: JSON, node: JSON | None) -> None:
+def copy_topology_labels(meta: JSON, node_labels: dict[str, str] | None) -> None:
     """PodTopologyLabels admission: a pod placed on a node gets the node's zone and region labels."""
-    if node is None:
+    if not node_labels:
         return
-    node_labels = (node.get("metadata") or {}).get("labels") or {}
     wanted = {k: node_labels[k] for k in pods.TOPOLOGY_LABELS if k in node_labels}
     if wanted:
         meta["labels"] = {**(meta.get("labels") or {}), **wanted}

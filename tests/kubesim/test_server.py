@@ -1,0 +1,219 @@
+"""HTTP front-end details: bookmarks, slow watchers, tables, content types, dry runs, TLS, kubectl."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from ksched_kubesim import KubeSim, KubeSimConfig, LifecycleSettings
+from ksched_kubesim.registry import WatchQuery
+from ksched_kubesim.resources import BY_KEY
+from kubernetes_asyncio import client
+
+from tests.fixtures.kubesim import api_client_for
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[KubeSim]:
+    config = KubeSimConfig(nodes=2, bookmark_interval=0.1, lifecycle=LifecycleSettings(enabled=False))
+    async with KubeSim(config) as running:
+        yield running
+
+
+@pytest.fixture
+async def http(sim: KubeSim) -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession(
+        base_url=sim.url, headers={"Authorization": f"Bearer {sim.token}"}
+    ) as session:
+        yield session
+
+
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p"},
+    "spec": {"containers": [{"name": "c", "image": "x:1"}]},
+}
+
+
+async def test_periodic_bookmarks(http: aiohttp.ClientSession) -> None:
+    params = {"watch": "1", "allowWatchBookmarks": "true", "timeoutSeconds": "1", "resourceVersion": "1"}
+    types = []
+    async with http.get("/api/v1/nodes", params=params) as resp:
+        async for line in resp.content:
+            types.append(json.loads(line)["type"])
+    assert types.count("BOOKMARK") >= 3, types
+
+
+async def test_watchers_far_behind_are_dropped(sim: KubeSim) -> None:
+    sim.registry.max_watch_pending_bytes = 2000
+    watcher = sim.registry.watch(BY_KEY["nodes"], None, WatchQuery())
+    try:
+        assert watcher.closed and watcher.overflowed, "two synthetic nodes exceed 2000 pending bytes"
+    finally:
+        sim.registry.stop_watch(watcher)
+
+
+async def test_curl_gets_pretty_json(http: aiohttp.ClientSession) -> None:
+    async with http.get("/api/v1/namespaces/default/pods/nope", headers={"User-Agent": "curl/8.5.0"}) as resp:
+        text = await resp.text()
+    assert resp.status == 404
+    assert text.startswith('{\n  "kind": "Status",\n  "apiVersion": "v1",')
+
+
+async def test_table_output_for_kubectl(http: aiohttp.ClientSession) -> None:
+    headers = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
+    async with http.get("/api/v1/nodes", headers=headers) as resp:
+        table = await resp.json()
+    assert table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]][:5] == [
+        "Name",
+        "Status",
+        "Roles",
+        "Age",
+        "Version",
+    ]
+    assert [r["cells"][0] for r in table["rows"]] == ["node-0000", "node-0001"]
+    assert table["rows"][0]["cells"][1] == "Ready"
+    assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+async def test_yaml_bodies_and_unknown_content_types(http: aiohttp.ClientSession) -> None:
+    yaml_pod = "\n".join(
+        [
+            "apiVersion: v1",
+            "kind: Pod",
+            "metadata: {name: from-yaml}",
+            "spec: {containers: [{name: c, image: x:1}]}",
+        ]
+    )
+    async with http.post(
+        "/api/v1/namespaces/default/pods", data=yaml_pod, headers={"Content-Type": "application/yaml"}
+    ) as resp:
+        assert resp.status == 201
+    async with http.post(
+        "/api/v1/namespaces/default/pods",
+        data=b"\x6b\x38\x73\x00",
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    ) as resp:
+        assert resp.status == 415
+
+
+async def test_dry_run_create_stores_nothing(http: aiohttp.ClientSession, sim: KubeSim) -> None:
+    before = sim.resource_version
+    async with http.post("/api/v1/namespaces/default/pods", params={"dryRun": "All"}, json=POD) as resp:
+        assert resp.status == 201
+        assert (await resp.json())["spec"]["schedulerName"] == "default-scheduler"
+    assert sim.get("Pod", "p", "default") is None
+    assert sim.resource_version == before
+
+
+async def test_delete_collection(http: aiohttp.ClientSession, sim: KubeSim) -> None:
+    for i in range(3):
+        sim.create({**POD, "metadata": {"name": f"d{i}", "labels": {"batch": "yes" if i < 2 else "no"}}})
+    async with http.delete("/api/v1/namespaces/default/pods", params={"labelSelector": "batch=yes"}) as resp:
+        body = await resp.json()
+    assert resp.status == 200 and body["kind"] == "PodList"
+    assert sorted(i["metadata"]["name"] for i in body["items"]) == ["d0", "d1"]
+    assert [p["metadata"]["name"] for p in sim.list_objects("Pod", namespace="default")] == ["d2"]
+
+
+async def test_method_not_allowed_and_unknown_paths(http: aiohttp.ClientSession) -> None:
+    async with http.put("/api/v1/namespaces/default/pods", json=POD) as resp:
+        assert resp.status == 405
+        assert (await resp.json())["reason"] == "MethodNotAllowed"
+    async with http.get("/nowhere") as resp:
+        assert resp.status == 404
+    async with http.get("/healthz") as resp:
+        assert await resp.text() == "ok"
+
+
+async def test_anonymous_discovery_is_forbidden_but_version_is_public(sim: KubeSim) -> None:
+    async with aiohttp.ClientSession(base_url=sim.url) as anonymous:
+        async with anonymous.get("/api") as resp:
+            assert resp.status == 403
+            assert (await resp.json())[
+                "message"
+            ] == 'forbidden: User "system:anonymous" cannot get path "/api"'
+        async with anonymous.get("/api/v1/nodes/node-0000") as resp:
+            assert (await resp.json())["message"] == (
+                'nodes "node-0000" is forbidden: User "system:anonymous" cannot get resource "nodes" in API '
+                'group "" at the cluster scope'
+            )
+        async with anonymous.get("/version") as resp:
+            assert resp.status == 200
+
+
+async def test_no_auth_mode_accepts_everyone() -> None:
+    async with (
+        KubeSim(KubeSimConfig(token=None)) as open_sim,
+        aiohttp.ClientSession(base_url=open_sim.url) as s,
+        s.get("/api/v1/namespaces") as resp,
+    ):
+        assert resp.status == 200
+
+
+needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="TLS needs the openssl command")
+
+
+@needs_openssl
+async def test_tls_with_kubernetes_asyncio(tmp_path: Path) -> None:
+    async with KubeSim(KubeSimConfig(nodes=1, tls=True)) as secure:
+        assert secure.url.startswith("https://")
+        kubeconfig = secure.write_kubeconfig(tmp_path / "kubeconfig")
+        api = await api_client_for(kubeconfig)
+        async with api:
+            nodes = await client.CoreV1Api(api).list_node()
+        assert [n.metadata.name for n in nodes.items] == ["node-0000"]
+
+
+@needs_openssl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+async def test_kubectl_get(tmp_path: Path) -> None:
+    async with KubeSim(KubeSimConfig(nodes=2, tls=True)) as secure:
+        kubeconfig = secure.write_kubeconfig(tmp_path / "kubeconfig")
+        secure.create(POD)
+
+        def kubectl(*args: str) -> str:
+            env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+            done = subprocess.run(
+                ["kubectl", *args], capture_output=True, text=True, env=env, timeout=30, check=False
+            )
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        nodes = await asyncio.to_thread(kubectl, "get", "nodes")
+        assert "node-0000" in nodes and "Ready" in nodes
+        pods = await asyncio.to_thread(kubectl, "get", "pods", "-o", "json")
+        assert [p["metadata"]["name"] for p in json.loads(pods)["items"]] == ["p"]
+        resources = await asyncio.to_thread(kubectl, "api-resources")
+        assert "poddisruptionbudgets" in resources
+
+
+async def test_typed_watch_raises_410_for_an_expired_resource_version(tmp_path: Path) -> None:
+    from kubernetes_asyncio import watch
+    from kubernetes_asyncio.client.exceptions import ApiException
+
+    config = KubeSimConfig(history_size=2, lifecycle=LifecycleSettings(enabled=False))
+    async with KubeSim(config) as small:
+        old = str(small.resource_version)
+        for i in range(4):
+            small.create({**POD, "metadata": {"name": f"churn-{i}"}})
+        api = await api_client_for(small.write_kubeconfig(tmp_path / "kubeconfig"))
+        async with api:
+            core = client.CoreV1Api(api)
+            with pytest.raises(ApiException) as info:
+                async with watch.Watch().stream(
+                    core.list_namespaced_pod, "default", resource_version=old, timeout_seconds=2
+                ) as stream:
+                    async for _ in stream:
+                        pass
+        assert info.value.status == 410
+        assert "too old resource version" in str(info.value.reason)
