@@ -124,6 +124,25 @@ LEASED = LeasedPod(
     epoch="epoch-1",
 )
 
+PLACEMENT = Placement(
+    placement_id=f"{UID}:2",
+    pod_uid=UID,
+    namespace=NS,
+    name=NAME,
+    node_name=NODE,
+    scheduler_id="sched-1",
+    profile="my.scheduler",
+    epoch="epoch-1",
+    snapshot_generation=17,
+    resource_version="42",
+    attempt=2,
+    trace_id="trace-1",
+    assumed_at=1_800_000_001.0,
+    pod=POD_JSON,
+    plugin_state={"VolumeBinding": b"\x00\x01state"},
+    permit_waits={"Coscheduling": 10.0},
+)
+
 SAMPLES: dict[type[Message], Message] = {
     PendingPodEvent: PendingPodEvent(
         action=PendingPodAction.UPDATE, pod=PENDING, reason="", epoch="epoch-1", generation=17, ts=1.5
@@ -179,19 +198,7 @@ SAMPLES: dict[type[Message], Message] = {
         sender="binder-0",
         trace_id="trace-1",
     ),
-    AssumeRequest: AssumeRequest(
-        pod_uid=UID,
-        namespace=NS,
-        name=NAME,
-        node_name=NODE,
-        scheduler_id="sched-1",
-        profile="my.scheduler",
-        epoch="epoch-1",
-        snapshot_generation=17,
-        resource_version="42",
-        placement_id=f"{UID}:2",
-        trace_id="trace-1",
-    ),
+    AssumeRequest: AssumeRequest(placement=PLACEMENT),
     AssumeReply: AssumeReply(
         accepted=False,
         code=AssumeRejectCode.DOES_NOT_FIT,
@@ -208,24 +215,7 @@ SAMPLES: dict[type[Message], Message] = {
         scheduler_id="sched-1",
         reason="bind failed",
     ),
-    Placement: Placement(
-        placement_id=f"{UID}:2",
-        pod_uid=UID,
-        namespace=NS,
-        name=NAME,
-        node_name=NODE,
-        scheduler_id="sched-1",
-        profile="my.scheduler",
-        epoch="epoch-1",
-        snapshot_generation=17,
-        resource_version="42",
-        attempt=2,
-        trace_id="trace-1",
-        assumed_at=1_800_000_001.0,
-        pod=POD_JSON,
-        plugin_state={"VolumeBinding": b"\x00\x01state"},
-        permit_waits={"Coscheduling": 10.0},
-    ),
+    Placement: PLACEMENT,
     PermitDecision: PermitDecision(
         pod_uid=UID, namespace=NS, name=NAME, plugin="Coscheduling", allow=True, message="", sender="sched-2"
     ),

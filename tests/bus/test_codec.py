@@ -7,7 +7,7 @@ import re
 import msgspec
 import pytest
 from ksched.bus.codec import BadMessage, Message, current_version, decode, encode
-from ksched.bus.messages import ALL_MESSAGE_TYPES, Ack, DoneRequest, PopReply
+from ksched.bus.messages import ALL_MESSAGE_TYPES, Ack, AssumeRequest, DoneRequest, PopReply
 
 from tests.bus.samples import SAMPLES
 
@@ -94,3 +94,10 @@ def test_union_target_decodes_either_type() -> None:
 def test_decode_target_must_be_a_message() -> None:
     with pytest.raises(TypeError, match="Message subclasses"):
         decode(b"", dict)
+
+
+def test_a_nested_message_of_an_unreadable_version_is_rejected() -> None:
+    raw = msgspec.msgpack.decode(encode(SAMPLES[AssumeRequest]))
+    raw["placement"]["v"] = 5
+    with pytest.raises(BadMessage, match="Placement version 5"):
+        decode(msgspec.msgpack.encode(raw), AssumeRequest)

@@ -27,6 +27,14 @@ from prometheus_client import REGISTRY
 from tests.bus.samples import sample
 from tests.fixtures.nats import BusFactory
 
+EARLIER_PREFIXES: list[str] = []
+"""Prefixes of tests in this module that created streams or KV buckets."""
+
+
+@pytest.fixture(autouse=True)
+def remember_prefix(bus_prefix: str) -> None:
+    EARLIER_PREFIXES.append(bus_prefix)
+
 
 def placement(n: int) -> Placement:
     return msgspec.structs.replace(sample(Placement), placement_id=f"uid-{n}:1", name=f"web.{n}")
@@ -185,3 +193,12 @@ async def test_kv_compare_and_set(bus: Bus) -> None:
         await kv.put("web.1/with space", beat)
     again = await TypedKV.open(bus, "health", Heartbeat)  # opening an existing bucket is fine
     assert again.bucket == kv.bucket
+
+
+async def test_fixture_deletes_the_streams_of_earlier_tests(bus: Bus) -> None:
+    """Runs after the tests above in this module; their prefixes' streams and buckets are gone."""
+    if not EARLIER_PREFIXES:
+        pytest.skip("run together with the earlier tests of this module")
+    names = [info.config.name or "" for info in await bus.js.streams_info()]
+    leaked = [n for n in names for p in EARLIER_PREFIXES if n.startswith((p + "_", "KV_" + p + "_"))]
+    assert leaked == []

@@ -111,7 +111,7 @@ async def fetch_bootstrap(
     make_request: Callable[[str], Message],
     item_type: Any,
     *,
-    timeout: float = 30.0,  # noqa: ASYNC109 - a NATS request timeout
+    timeout: float = 30.0,
 ) -> tuple[BootstrapReply, list[Any]]:
     """Run the protocol above: ``make_request(inbox)`` builds the request; returns reply and items."""
     inbox = bus.nc.new_inbox()

@@ -79,6 +79,7 @@ def _decoder(target: object) -> msgspec.msgpack.Decoder[Any]:
 
 
 def _check_version(msg: Message) -> None:
+    """Reject a version this build cannot read, for the message and any message nested in it."""
     msg_type = type(msg)
     newest = current_version(msg_type)
     if not msg_type.MIN_VERSION <= msg.v <= newest:
@@ -86,6 +87,10 @@ def _check_version(msg: Message) -> None:
             f"{msg_type.__name__} version {msg.v} is not readable here "
             f"(this build reads versions {msg_type.MIN_VERSION}..{newest})"
         )
+    for name in msg_type.__struct_fields__:
+        value = getattr(msg, name)
+        if isinstance(value, Message):
+            _check_version(value)
 
 
 def _explain(data: bytes, target: object, exc: msgspec.DecodeError) -> BadMessage:

@@ -67,7 +67,7 @@ class Bus:
         message: Message,
         reply_type: type[R],
         *,
-        timeout: float = 2.0,  # noqa: ASYNC109 - a NATS request timeout, as nats-py's own
+        timeout: float = 2.0,
         trace_id: str = "",
         headers: dict[str, str] | None = None,
     ) -> R:

@@ -63,7 +63,7 @@ async def publish(
     *,
     msg_id: str = "",
     headers: dict[str, str] | None = None,
-    timeout: float | None = None,  # noqa: ASYNC109 - the JetStream ack timeout, as nats-py's own
+    timeout: float | None = None,
 ) -> PubAck:
     """Publish to a stream and wait for its ack. With ``msg_id`` the stream drops a repeat sent within
     its duplicate window (the ack then has ``duplicate`` true; see :func:`is_duplicate`)."""
@@ -147,7 +147,7 @@ class PullConsumer(Generic[M]):
         sub = await bus.js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
         return cls(bus, sub, msg_type, str(kind or bus.subjects.kind_of(subject)))
 
-    async def fetch(self, batch: int = 1, timeout: float = 1.0) -> list[Delivery[M]]:  # noqa: ASYNC109
+    async def fetch(self, batch: int = 1, timeout: float = 1.0) -> list[Delivery[M]]:
         """Up to ``batch`` messages, waiting at most ``timeout`` s; ``[]`` when none arrived."""
         try:
             raws = await self._sub.fetch(batch=batch, timeout=timeout)

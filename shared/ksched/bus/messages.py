@@ -303,20 +303,43 @@ class RequeueRequest(Message, kw_only=True):
 # --- cache: assume / forget --------------------------------------------------------------------------
 
 
-class AssumeRequest(Message, kw_only=True):
+class Placement(Message, kw_only=True):
+    """A scheduling decision: sent inside an AssumeRequest, then (accepted) on the binder work queue.
+
+    ``placement_id`` (``<pod uid>:<attempt>``) is also the JetStream msg id, so a repeat is dropped.
+    """
+
+    placement_id: str
     pod_uid: str
     namespace: str
     name: str
     node_name: str
     scheduler_id: str
     profile: str
-    """The pod's schedulerName (whose Filter plugins the cache re-runs when the node changed)."""
+    """The pod's schedulerName (whose Filter plugins the cache re-runs if the node changed)."""
     epoch: str
     snapshot_generation: int
     """Generation of the replica's snapshot the decision was based on."""
     resource_version: str = ""
-    placement_id: str = ""
+    """The pod's resourceVersion the decision was made on."""
+    attempt: int = 0
     trace_id: str = ""
+    assumed_at: float = 0.0
+    pod: bytes = b""
+    """The pod as the scheduler saw it, API JSON (for PreBind / Bind / PostBind plugins)."""
+    plugin_state: dict[str, bytes] = msgspec.field(default_factory=dict)
+    """Per plugin, the opaque state it saved during the cycle and needs after it."""
+    permit_waits: dict[str, float] = msgspec.field(default_factory=dict)
+    """Plugins whose Permit returned Wait, with their timeout in seconds."""
+
+
+class AssumeRequest(Message, kw_only=True):
+    """Ask the cache to accept ``placement``; on acceptance the cache records the assumption and
+    publishes ``placement`` to the binder work queue itself, before replying (nothing is lost if the
+    deciding replica dies right after)."""
+
+    placement: Placement
+    """Version-checked like a top-level message; the cache publishes ``encode(placement)``."""
 
 
 class AssumeRejectCode(StrEnum):
@@ -352,30 +375,6 @@ class ForgetRequest(Message, kw_only=True):
 
 
 # --- binder ------------------------------------------------------------------------------------------
-
-
-class Placement(Message, kw_only=True):
-    """An accepted placement on the binder work queue; ``placement_id`` is also the JetStream msg id."""
-
-    placement_id: str
-    pod_uid: str
-    namespace: str
-    name: str
-    node_name: str
-    scheduler_id: str
-    profile: str
-    epoch: str
-    snapshot_generation: int
-    resource_version: str = ""
-    attempt: int = 0
-    trace_id: str = ""
-    assumed_at: float = 0.0
-    pod: bytes = b""
-    """The pod as the scheduler saw it, API JSON (for PreBind / Bind / PostBind plugins)."""
-    plugin_state: dict[str, bytes] = msgspec.field(default_factory=dict)
-    """Per plugin, the opaque state it saved during the cycle and needs after it."""
-    permit_waits: dict[str, float] = msgspec.field(default_factory=dict)
-    """Plugins whose Permit returned Wait, with their timeout in seconds."""
 
 
 class PermitDecision(Message, kw_only=True):

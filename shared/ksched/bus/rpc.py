@@ -36,7 +36,7 @@ async def request(
     message: Message,
     reply_type: type[R],
     *,
-    timeout: float = 2.0,  # noqa: ASYNC109 - a NATS request timeout, as nats-py's own
+    timeout: float = 2.0,
     headers: dict[str, str] | None = None,
 ) -> R:
     """Send ``message`` and return the decoded reply.
