@@ -5,6 +5,10 @@ from __future__ import annotations
 import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from ksched.api.core import Namespace
+from ksched.api.meta import ObjectMeta
+from ksched.bus.messages import decode, encode
 from ksched.cache.delta import DeltaBatch
 from ksched.cache.ledger import ClusterCache
 from ksched.cache.replica import SnapshotReplica, image_of
@@ -22,6 +26,8 @@ action = st.one_of(
     st.tuples(st.just("assume"), st.sampled_from(PODS), st.sampled_from(NODES)),
     st.tuples(st.just("forget"), st.sampled_from(PODS)),
     st.tuples(st.just("delete"), st.sampled_from(PODS)),
+    st.tuples(st.just("ns"), st.sampled_from(["a", "b"]), st.sampled_from(["x", "y"])),
+    st.tuples(st.just("ns-"), st.sampled_from(["a", "b"])),
     st.tuples(st.just("flush")),
 )
 
@@ -32,6 +38,7 @@ def state_of(snap: Snapshot) -> dict[str, object]:
         "pods": sorted((uid, node) for uid, (_, node) in snap.pod_locations.items()),
         "requested": {ni.name: (ni.requested.milli_cpu, len(ni.pods)) for ni in snap.nodes},
         "columns": {ni.name: snap.columns.req[ni.index].tolist() for ni in snap.nodes},
+        "namespaces": {k: v.metadata.labels for k, v in snap.objects.namespaces.items()},
     }
 
 
@@ -47,7 +54,7 @@ def test_replica_converges(actions: list[tuple[object, ...]], bootstrap_at: int)
         if not replica.ready:
             return
         batch = DeltaBatch(epoch="e1", base=base, generation=gen, ops=ops)
-        decoded = msgspec.msgpack.decode(wire.encode(batch), type=DeltaBatch)
+        decoded = decode(encode(batch), DeltaBatch)
         assert replica.apply(decoded)
 
     for i, act in enumerate(actions):
@@ -78,6 +85,11 @@ def test_replica_converges(actions: list[tuple[object, ...]], bootstrap_at: int)
             cache.forget(str(act[1]))
         elif kind == "delete":
             cache.remove_pod(str(act[1]))
+        elif kind == "ns":
+            ns = Namespace(metadata=ObjectMeta(name=str(act[1]), labels={"team": str(act[2])}))
+            cache.upsert_object(ns)
+        elif kind == "ns-":
+            cache.remove_object("Namespace", str(act[1]))
         else:
             flush()
     if not replica.ready:

@@ -24,6 +24,7 @@ from ksched.cache.delta import (
     PodRemove,
 )
 from ksched.framework.nodeinfo import NodeInfo
+from ksched.framework.objects import TABLES, object_key
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot, with_node_name
 from ksched.framework.status import Status
@@ -130,12 +131,15 @@ class ClusterCache:
             self._emit(PodRemove(uid))
             self._touch(node)
 
-    def upsert_object(self, kind: str, key: str, obj: K8s, table: dict[str, K8s]) -> None:
-        table[key] = obj
-        self._emit(ObjectUpsert(kind, key, msgspec.Raw(msgspec.json.encode(obj))))
+    def upsert_object(self, obj: K8s) -> bool:
+        """A Namespace, Service, PV, PVC... (kinds in ``framework.objects.TABLES``); False for others."""
+        if not self.snapshot.objects.put(obj):
+            return False
+        self._emit(ObjectUpsert(str(getattr(obj, "kind", "")), object_key(obj), msgspec.json.encode(obj)))
+        return True
 
-    def remove_object(self, kind: str, key: str, table: dict[str, K8s]) -> None:
-        if table.pop(key, None) is not None:
+    def remove_object(self, kind: str, key: str) -> None:
+        if kind in TABLES and self.snapshot.objects.table(kind).pop(key, None) is not None:
             self._emit(ObjectRemove(kind, key))
 
     def _place(self, pi: PodInfo, node: str, assumed: bool) -> None:

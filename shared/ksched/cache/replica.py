@@ -75,7 +75,7 @@ def image_of(snapshot: Snapshot, epoch: str, generation: int) -> SnapshotImage:
     ops: list[DeltaOp] = []
     for kind, (attr, _) in TABLES.items():
         for key, obj in getattr(snapshot.objects, attr).items():
-            ops.append(ObjectUpsert(kind, key, msgspec.Raw(msgspec.json.encode(obj))))
+            ops.append(ObjectUpsert(kind, key, msgspec.json.encode(obj)))
     ops.extend(NodeUpsert(ni.node) for ni in snapshot.nodes if ni.node is not None)
     ops.extend(PodPlace(pi.pod, node) for pi, node in snapshot.pod_locations.values())
     return SnapshotImage(epoch=epoch, generation=generation, ops=ops)
