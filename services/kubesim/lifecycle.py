@@ -264,7 +264,7 @@ class Lifecycle:
         if status["initContainerStatuses"] is None:
             del status["initContainerStatuses"]
         self.registry.strategy(PODS).normalize(pod)
-        self.registry._put(PODS, pod, entry)
+        self.registry.put(PODS, pod, entry)
 
     @staticmethod
     def _container_status(container: JSON, now: str, sidecar: bool) -> JSON:
@@ -307,7 +307,7 @@ class Lifecycle:
         if not status.get("addresses"):
             status["addresses"] = [{"type": "Hostname", "address": name}]
         node["status"] = normalize_node_status(status)
-        self.registry._put(NODES, node, entry)
+        self.registry.put(NODES, node, entry)
 
     # --- namespaces and protection finalizers --------------------------------------------------
 
@@ -438,7 +438,7 @@ class Lifecycle:
             if new_status != status:
                 pdb["status"] = new_status
                 self.registry.strategy(PDBS).normalize(pdb)
-                self.registry._put(PDBS, pdb, entry)
+                self.registry.put(PDBS, pdb, entry)
 
     @staticmethod
     def _desired_healthy(spec: JSON, expected: int) -> int:

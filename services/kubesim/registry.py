@@ -19,11 +19,10 @@ from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_valu
 from .events_api import core_to_events, events_to_core
 from .events_api import validate as validate_event
 from .jsonio import JSON, decode, new_uid, now, parse_time, random_suffix, rfc3339
-from .pods import set_condition
 from .resources import BY_KEY, RESOURCES, ResourceType
-from .selectors import FieldSelector, LabelSelector, match_label_selector_object
+from .selectors import FieldSelector, LabelSelector
 from .store import Entry, Store, Table, View, with_kind
-from .strategies import Strategy, copy_topology_labels, strategy_for
+from .strategies import Strategy, strategy_for
 from .validation import validate_metadata
 from .watch import Watcher, error_line
 
@@ -225,7 +224,8 @@ class Registry:
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {problem}'
             )
 
-    def _put(self, rt: ResourceType, obj: JSON, old: Entry | None) -> Entry:
+    def put(self, rt: ResourceType, obj: JSON, old: Entry | None) -> Entry:
+        """Store ``obj`` (a new version of ``old``, or a new object) with its selectable fields."""
         strategy = self.strategy(rt)
         return self.store.put(self.table(rt), obj, old, strategy.fields(obj))
 
@@ -269,7 +269,7 @@ class Registry:
             raise errors.already_exists(rt.plural, rt.group, name)
         if dry_run:
             return self._dry_entry(rt, obj)
-        return self._put(rt, obj, None)
+        return self.put(rt, obj, None)
 
     def _dry_entry(self, rt: ResourceType, obj: JSON) -> Entry:
         from .store import encode_body
@@ -408,7 +408,7 @@ class Registry:
             return old_entry
         if dry_run:
             return self._dry_entry(rt, new)
-        entry = self._put(rt, new, old_entry)
+        entry = self.put(rt, new, old_entry)
         return self._maybe_finalize(rt, entry, new)
 
     def _maybe_finalize(self, rt: ResourceType, entry: Entry, obj: JSON) -> Entry:
@@ -525,7 +525,7 @@ class Registry:
             meta["deletionGracePeriodSeconds"] = 0
             if rt.has_generation:
                 meta["generation"] = int(meta.get("generation") or 1) + 1
-            return self._put(rt, obj, old), False
+            return self.put(rt, obj, old), False
         return self.store.remove(self.table(rt), old), True
 
     def _delete_pod(self, old: Entry, opts: DeleteOptions) -> tuple[Entry, bool]:
@@ -549,7 +549,7 @@ class Registry:
             meta["deletionTimestamp"] = rfc3339(now() + dt.timedelta(seconds=grace))
             meta["generation"] = int(meta.get("generation") or 1) + 1
         meta["deletionGracePeriodSeconds"] = grace
-        entry = self._put(PODS, pod, old)
+        entry = self.put(PODS, pod, old)
         if grace == 0 and not meta.get("finalizers"):
             return self.store.remove(self.table(PODS), entry), True
         return entry, False
@@ -563,7 +563,7 @@ class Registry:
         ns["metadata"]["deletionTimestamp"] = rfc3339()
         ns["metadata"]["deletionGracePeriodSeconds"] = 0
         ns["status"] = {**(ns.get("status") or {}), "phase": "Terminating"}
-        entry = self._put(NAMESPACES, ns, old)
+        entry = self.put(NAMESPACES, ns, old)
         return self._maybe_finalize(NAMESPACES, entry, ns), False
 
     def delete_collection(
@@ -752,160 +752,14 @@ class Registry:
         with contextlib.suppress(ValueError):
             watcher.table.watchers.remove(watcher)
 
-    # --- pods/binding ---------------------------------------------------------------------------
+    # --- pod subresources (pod_actions.py) -----------------------------------------------------
 
     def bind(self, namespace: str, name: str, binding: Any) -> Entry:
-        """POST pods/{name}/binding: assign the pod to the target node (not checked to exist)."""
-        if not isinstance(binding, dict):
-            raise errors.bad_request("the body of the request was in an unknown format")
-        meta = binding.get("metadata") or {}
-        if meta.get("name") and meta["name"] != name:
-            raise errors.bad_request("name in URL does not match name in Binding object")
-        if meta.get("namespace") and meta["namespace"] != namespace:
-            raise errors.bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request"
-            )
-        target = binding.get("target") or {}
-        errs: list[FieldError] = []
-        if target.get("kind") and target["kind"] != "Node":
-            errs.append(not_supported("target.kind", target["kind"], ["Node", "<empty>"]))
-        if not target.get("name"):
-            errs.append(required("target.name"))
-        if errs:
-            raise invalid("Binding", "", name, errs)
-        old = self.get(PODS, namespace, name)
-        pod = old.obj()
-        pod_meta, spec = pod["metadata"], pod.setdefault("spec", {})
-        if meta.get("uid") and meta["uid"] != pod_meta.get("uid"):
-            raise errors.conflict(
-                "pods/binding",
-                "",
-                name,
-                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
-                f"{pod_meta.get('uid')}",
-            )
-        if pod_meta.get("deletionTimestamp"):
-            raise errors.conflict(
-                "pods/binding", "", name, f"pod {name} is being deleted, cannot be assigned to a host"
-            )
-        if spec.get("nodeName"):
-            raise errors.conflict(
-                "pods/binding", "", name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
-            )
-        if spec.get("schedulingGates"):
-            raise errors.conflict("pods/binding", "", name, f"pod {name} has non-empty .spec.schedulingGates")
-        spec["nodeName"] = target["name"]
-        if meta.get("annotations"):
-            pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), **meta["annotations"]}
-        copy_topology_labels(pod_meta, self.labels_of(NODES.key, "", target["name"]))
-        status = pod.setdefault("status", {})
-        set_condition(status, {"type": "PodScheduled", "status": "True"})
-        self.strategy(PODS).normalize(pod)
-        return self._put(PODS, pod, old)
+        from .pod_actions import bind
 
-    # --- pods/eviction ------------------------------------------------------------------------
+        return bind(self, namespace, name, binding)
 
     def evict(self, namespace: str, name: str, eviction: Any) -> None:
-        """POST pods/{name}/eviction: delete the pod unless a PodDisruptionBudget forbids it."""
-        if not isinstance(eviction, dict):
-            raise errors.bad_request("the body of the request was in an unknown format")
-        meta = eviction.get("metadata") or {}
-        if meta.get("name") and meta["name"] != name:
-            raise errors.bad_request("name in URL does not match name in Eviction object")
-        opts = DeleteOptions()
-        if isinstance(eviction.get("deleteOptions"), dict):
-            opts.merge(eviction["deleteOptions"])
-        entry = self.get(PODS, namespace, name)
-        pod = entry.obj()
-        status = pod.get("status") or {}
-        ignorable = status.get("phase") in ("Succeeded", "Failed", "Pending") or bool(
-            pod["metadata"].get("deletionTimestamp")
-        )
-        if not ignorable:
-            self._check_disruption_budget(namespace, name, pod)
-        if opts.dry_run:
-            return
-        if not pod["metadata"].get("deletionTimestamp"):
-            set_condition(
-                pod.setdefault("status", {}),
-                {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "reason": "EvictionByEvictionAPI",
-                    "message": "Eviction API: evicting",
-                },
-            )
-            self.strategy(PODS).normalize(pod)
-            entry = self._put(PODS, pod, entry)
-        self.delete(PODS, namespace, name, opts)
+        from .pod_actions import evict
 
-    def _check_disruption_budget(self, namespace: str, name: str, pod: JSON) -> None:
-        labels = pod["metadata"].get("labels") or {}
-        table = self.table(PDBS)
-        budgets = [
-            e
-            for e in table.objects.values()
-            if e.namespace == namespace
-            and match_label_selector_object((e.obj().get("spec") or {}).get("selector"), labels)
-        ]
-        if not budgets:
-            return
-        if len(budgets) > 1:
-            raise errors.internal(
-                "This pod has more than one PodDisruptionBudget, which the eviction subresource "
-                "does not support."
-            )
-        entry = budgets[0]
-        pdb = entry.obj()
-        pdb_status = pdb.setdefault("status", {})
-        pdb_name = pdb["metadata"]["name"]
-        ready = any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in (pod.get("status") or {}).get("conditions") or []
-            if isinstance(c, dict)
-        )
-        policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy") or "IfHealthyBudget"
-        current, desired = (
-            int(pdb_status.get("currentHealthy") or 0),
-            int(pdb_status.get("desiredHealthy") or 0),
-        )
-        if not ready and (policy == "AlwaysAllow" or current >= desired > 0):
-            return
-        refuse = "Cannot evict pod as it would violate the pod's disruption budget."
-        if int(pdb_status.get("observedGeneration") or 0) < int(pdb["metadata"].get("generation") or 0):
-            raise errors.too_many_requests(
-                refuse,
-                [
-                    {
-                        "reason": "DisruptionBudget",
-                        "message": f"The disruption budget {pdb_name} is still being processed by "
-                        "the server.",
-                    }
-                ],
-            )
-        allowed = int(pdb_status.get("disruptionsAllowed") or 0)
-        if allowed < 0:
-            raise errors.forbidden("pods", "", name, "pdb disruptions allowed is negative")
-        disrupted = pdb_status.get("disruptedPods") or {}
-        if len(disrupted) > 2000:
-            raise errors.forbidden(
-                "pods",
-                "",
-                name,
-                "DisruptedPods map too big - too many evictions not confirmed by PDB controller",
-            )
-        if allowed == 0:
-            raise errors.too_many_requests(
-                refuse,
-                [
-                    {
-                        "reason": "DisruptionBudget",
-                        "message": f"The disruption budget {pdb_name} needs {desired} healthy pods "
-                        f"and has {current} currently",
-                    }
-                ],
-            )
-        pdb_status["disruptionsAllowed"] = allowed - 1
-        pdb_status["disruptedPods"] = {**disrupted, name: rfc3339()}
-        self.strategy(PDBS).normalize(pdb)
-        self._put(PDBS, pdb, entry)
+        evict(self, namespace, name, eviction)

@@ -35,7 +35,7 @@ def _flatten(doc: Any, where: str) -> Iterator[tuple[str, JSON]]:
 def parse_objects(text: str, source: str = "<scenario>") -> list[tuple[ResourceType, JSON]]:
     """Parse a YAML (or JSON) stream into (resource, object) pairs, checking each object's type."""
     try:
-        documents = list(yaml.safe_load_all(text))
+        documents = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{source}: invalid YAML: {exc}") from None
     out: list[tuple[ResourceType, JSON]] = []

@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import discovery, errors, tables
+from . import discovery, errors, openapi, tables
 from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
 from .registry import DeleteOptions, ListQuery, Registry, WatchQuery
@@ -160,8 +160,9 @@ class ApiServer:
     def _verb(request: web.BaseRequest, parsed: ResourceRequest) -> str:
         method = request.method
         if method == "GET":
-            if parsed.name is None:
-                return "watch" if parsed.watch_path or _query_bool(request.query.get("watch")) else "list"
+            watching = parsed.watch_path or _query_bool(request.query.get("watch"))
+            if parsed.name is None or parsed.subresource is None:
+                return "watch" if watching else ("list" if parsed.name is None else "get")
             return "get"
         if method == "DELETE":
             return "delete" if parsed.name else "deletecollection"
@@ -181,6 +182,12 @@ class ApiServer:
                     request, 200, discovery.aggregated_groups(), discovery.AGGREGATED_CONTENT_TYPE
                 )
             return self._json(request, 200, discovery.group_list())
+        if path == "/openapi/v3":
+            return self._json(request, 200, openapi.index())
+        if path.startswith("/openapi/v3/"):
+            doc = openapi.group_version(path)
+            if doc is not None:
+                return self._json(request, 200, doc)
         parts = [p for p in path.split("/") if p]
         if len(parts) == 2 and parts[0] == "apis":
             group = discovery.group(parts[1])
@@ -203,9 +210,9 @@ class ApiServer:
         if req.subresource is None and verb not in rt.verbs:
             raise errors.method_not_allowed()
         if method == "GET":
+            if verb == "watch":
+                return await self._watch(request, req)
             if req.name is None:
-                if verb == "watch":
-                    return await self._watch(request, req)
                 return await self._list(request, req)
             entry = self.registry.get(rt, req.namespace or "", req.name)
             if tables.wants_table(request.headers.get("Accept", "")):
@@ -275,10 +282,8 @@ class ApiServer:
         if req.subresource == "eviction" and req.name:
             self.registry.evict(namespace, req.name, body)
             return self._json(request, 201, errors.success(201))
-        if req.name is not None:
+        if req.name is not None or (rt.namespaced and req.namespace is None):
             raise errors.method_not_allowed()
-        if rt.namespaced and req.namespace is None:
-            raise errors.resource_not_found()
         entry = self.registry.create(rt, namespace, body, request.query.get("dryRun") == "All")
         return _Response.raw(request, 201, self.registry.render(rt, entry))
 
@@ -293,6 +298,8 @@ class ApiServer:
                 raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
         opts = DeleteOptions.from_request(dict(request.query), body if isinstance(body, dict) else None)
         if req.name is None:
+            if rt.namespaced and req.namespace is None:
+                raise errors.method_not_allowed()
             query = self._list_query(request, rt)
             deleted = self.registry.delete_collection(rt, req.namespace, query, opts)
             items = [self.registry.render_item(rt, e) for e in deleted]
@@ -371,9 +378,12 @@ class ApiServer:
         rt = req.rt
         q = request.query
         sie = q.get("sendInitialEvents")
+        field_text = q.get("fieldSelector", "")
+        if req.name is not None:  # the deprecated watch of one named object
+            field_text = ",".join(t for t in (field_text, f"metadata.name={req.name}") if t)
         query = WatchQuery(
             labels=parse_label_selector(q.get("labelSelector")),
-            fields=parse_field_selector(q.get("fieldSelector"), rt.selectable_fields()),
+            fields=parse_field_selector(field_text, rt.selectable_fields()),
             resource_version=q.get("resourceVersion", ""),
             resource_version_match=q.get("resourceVersionMatch", ""),
             send_initial_events=None if sie is None else _query_bool(sie),

@@ -195,6 +195,18 @@ async def test_kubectl_get(tmp_path: Path) -> None:
         assert [p["metadata"]["name"] for p in json.loads(pods)["items"]] == ["p"]
         resources = await asyncio.to_thread(kubectl, "api-resources")
         assert "poddisruptionbudgets" in resources
+        manifest = tmp_path / "applied.yaml"
+        manifest.write_text(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: applied, labels: {v: '1'}}\n"
+            "spec: {containers: [{name: c, image: 'nginx:1'}]}\n"
+        )
+        assert "created" in await asyncio.to_thread(kubectl, "apply", "-f", str(manifest))
+        manifest.write_text(manifest.read_text().replace("'1'", "'2'").replace("nginx:1", "nginx:2"))
+        assert "configured" in await asyncio.to_thread(kubectl, "apply", "-f", str(manifest))
+        applied = secure.get("Pod", "applied", "default")
+        assert applied is not None
+        assert applied["metadata"]["labels"] == {"v": "2"}
+        assert applied["spec"]["containers"][0]["image"] == "nginx:2"
 
 
 async def test_typed_watch_raises_410_for_an_expired_resource_version(tmp_path: Path) -> None:
@@ -217,3 +229,22 @@ async def test_typed_watch_raises_410_for_an_expired_resource_version(tmp_path: 
                         pass
         assert info.value.status == 410
         assert "too old resource version" in str(info.value.reason)
+
+
+async def test_watch_of_one_named_object(http: aiohttp.ClientSession, sim: KubeSim) -> None:
+    sim.create({**POD, "metadata": {"name": "one"}})
+    sim.create({**POD, "metadata": {"name": "two"}})
+    for path, params in (
+        ("/api/v1/watch/namespaces/default/pods/one", {"timeoutSeconds": "1"}),
+        ("/api/v1/namespaces/default/pods/one", {"watch": "true", "timeoutSeconds": "1"}),
+    ):
+        async with http.get(path, params=params) as resp:
+            names = [json.loads(line)["object"]["metadata"]["name"] async for line in resp.content]
+        assert names == ["one"]
+
+
+async def test_all_namespace_collections_refuse_create_and_delete(http: aiohttp.ClientSession) -> None:
+    async with http.post("/api/v1/pods", json=POD) as resp:
+        assert resp.status == 405
+    async with http.delete("/api/v1/pods") as resp:
+        assert resp.status == 405
