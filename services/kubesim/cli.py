@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import secrets
 import signal
 import sys
@@ -128,6 +129,7 @@ async def _serve(config: KubeSimConfig, kubeconfig: str | None) -> int:
 
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.nodes < 0:
         print("ksched kubesim: --nodes must be >= 0", file=sys.stderr)
         return 2

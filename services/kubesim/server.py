@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import random
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from .resources import ResourceType
 from .routing import ResourceRequest, parse_resource_path
 from .selectors import parse_field_selector, parse_label_selector
 
-PUBLIC_PATHS = ("/version", "/version/", "/healthz", "/livez", "/readyz")
+log = logging.getLogger("ksched_kubesim")
+
 _TRUE = ("true", "1")
 
 
@@ -107,6 +109,10 @@ class ApiServer:
             return await self._route(request, authenticated)
         except ApiError as exc:
             return _Response.raw(request, exc.code, exc.to_bytes(), exc.headers)
+        except Exception as exc:  # a kubesim bug: answer like the API server's internal errors
+            log.exception("%s %s failed", request.method, request.path)
+            err = errors.internal(f"{type(exc).__name__}: {exc}")
+            return _Response.raw(request, err.code, err.to_bytes())
 
     def _authenticate(self, request: web.BaseRequest) -> bool:
         """True for the configured bearer token; False for anonymous; 401 for a wrong credential."""

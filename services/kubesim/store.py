@@ -9,6 +9,7 @@ watches replay from and which lists at an older resourceVersion undo.
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import Any
 from . import errors
 from .jsonio import JSON, decode, encode
 from .resources import ResourceType
+
+log = logging.getLogger("ksched_kubesim")
 
 Key = tuple[str, str]
 
@@ -274,7 +277,10 @@ class Store:
         for watcher in tuple(table.watchers):
             watcher.offer(change)
         for listener in self.listeners:
-            listener(table, change)
+            try:
+                listener(table, change)
+            except Exception:  # a controller's failure must not fail the write that triggered it
+                log.exception("listener %r failed on %s %s", listener, table.rt.key, change.key)
 
     # --- reads at a resourceVersion -----------------------------------------------------------
 

@@ -248,3 +248,16 @@ async def test_all_namespace_collections_refuse_create_and_delete(http: aiohttp.
         assert resp.status == 405
     async with http.delete("/api/v1/pods") as resp:
         assert resp.status == 405
+
+
+async def test_a_failing_controller_does_not_fail_the_write(sim: KubeSim) -> None:
+    def broken(*_: object) -> None:
+        raise RuntimeError("controller bug")
+
+    sim.store.listeners.append(broken)
+    try:
+        created = sim.create({**POD, "metadata": {"name": "survivor"}})
+    finally:
+        sim.store.listeners.remove(broken)
+    assert created["metadata"]["name"] == "survivor"
+    assert sim.get("Pod", "survivor", "default") is not None
