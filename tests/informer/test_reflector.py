@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ksched.api.core import Pod
 from ksched_informer.reflector import DELETED, Reflector, Resource
 from ksched_kubesim import KubeSim
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.api.core import Pod
 from tests.fixtures.kubesim import fast_config
 
 PODS = Resource("Pod", "/api/v1/pods", Pod)

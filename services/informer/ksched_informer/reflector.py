@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import msgspec
+from kubernetes_asyncio.client import ApiClient
+
 from ksched.api.base import K8s
 from ksched.api.meta import ListMeta
-from kubernetes_asyncio.client import ApiClient
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=K8s)

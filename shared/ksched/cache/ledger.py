@@ -196,6 +196,15 @@ class ClusterCache:
         self._place(placed, node_name, assumed=True)
         return AssumeVerdict(True)
 
+    def restore_assumption(self, pod: Pod, node_name: str, scheduler_id: str) -> None:
+        """Re-create an assumption accepted earlier (a restarted cache reading its ledger), unchecked:
+        its placement may be being bound right now."""
+        uid = pod.metadata.uid
+        placed = PodInfo(with_node_name(pod, node_name))
+        self.pending.pop(uid, None)
+        self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock())
+        self._place(placed, node_name, assumed=True)
+
     def forget(self, uid: str) -> bool:
         """Drop an assumption (binding failed); the pod becomes pending again. False if unknown."""
         assumption = self.assumed.pop(uid, None)

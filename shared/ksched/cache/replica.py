@@ -40,12 +40,17 @@ class SnapshotReplica:
         self.generation = image.generation
 
     def apply(self, batch: DeltaBatch) -> bool:
-        """Apply ``batch`` if it continues from our generation; False means re-bootstrap."""
-        if batch.epoch != self.epoch or batch.base != self.generation:
-            # A redelivered batch we already applied is fine; anything else is a gap.
-            return batch.epoch == self.epoch and batch.generation <= self.generation
-        apply_ops(self.snapshot, batch.ops)
-        self.generation = batch.generation
+        """Apply ``batch`` if it continues (or overlaps) our generation; False means re-bootstrap.
+
+        Every op sets one key to its new value, so replaying ops the image already reflected
+        (a batch whose ``base`` is behind us) ends in the same state; a batch that starts past
+        our generation is a gap.
+        """
+        if batch.epoch != self.epoch or batch.base > self.generation:
+            return False
+        if batch.generation > self.generation:
+            apply_ops(self.snapshot, batch.ops)
+            self.generation = batch.generation
         return True
 
 

@@ -1,0 +1,76 @@
+"""What the queue must hear about a change: pending-pod events and cluster events."""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+
+from ksched.api.core import Node, Pod
+from ksched.bus.messages import ClusterEventMsg, PendingPod, PendingPodAction, PendingPodEvent
+from ksched.framework.changes import node_changes, pod_changes
+from ksched.framework.events import ActionType, ClusterEvent, EventResource
+
+
+def pending_pod(pod: Pod) -> PendingPod:
+    meta, spec = pod.metadata, pod.spec
+    return PendingPod(
+        uid=meta.uid,
+        namespace=meta.namespace,
+        name=meta.name,
+        scheduler_name=spec.scheduler_name,
+        priority=spec.priority or 0,
+        creation_timestamp=meta.creation_timestamp or "",
+        scheduling_gates=[g.name for g in spec.scheduling_gates],
+        resource_version=meta.resource_version,
+        nominated_node_name=pod.status.nominated_node_name or "",
+        pod=msgspec.json.encode(pod),
+    )
+
+
+def pending_event(
+    action: PendingPodAction, pod: Pod, epoch: str, generation: int, reason: str = ""
+) -> PendingPodEvent:
+    return PendingPodEvent(
+        action=action, pod=pending_pod(pod), reason=reason, epoch=epoch, generation=generation, ts=time.time()
+    )
+
+
+def cluster_event(
+    event: ClusterEvent, key: str, old: object | None, new: object | None, epoch: str, generation: int
+) -> ClusterEventMsg:
+    return ClusterEventMsg(
+        resource=event.resource,
+        action=event.action,
+        key=key,
+        old=msgspec.json.encode(old) if old is not None else None,
+        new=msgspec.json.encode(new) if new is not None else None,
+        epoch=epoch,
+        generation=generation,
+        ts=time.time(),
+    )
+
+
+def node_events(old: Node | None, new: Node | None) -> list[ClusterEvent]:
+    if old is None:
+        return [ClusterEvent(EventResource.NODE, ActionType.ADD)]
+    if new is None:
+        return [ClusterEvent(EventResource.NODE, ActionType.DELETE)]
+    return node_changes(new, old)
+
+
+def assigned_pod_events(old: Pod | None, new: Pod | None) -> list[ClusterEvent]:
+    """Events for a pod placed on a node (bound), as upstream's assigned-pod handlers raise them."""
+    if old is None or not old.spec.node_name:
+        return [ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD)]
+    if new is None:
+        return [ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)]
+    return pod_changes(new, old)
+
+
+def object_events(resource: str, old: object | None, new: object | None) -> list[ClusterEvent]:
+    if old is None:
+        return [ClusterEvent(resource, ActionType.ADD)]
+    if new is None:
+        return [ClusterEvent(resource, ActionType.DELETE)]
+    return [ClusterEvent(resource, ActionType.UPDATE)]

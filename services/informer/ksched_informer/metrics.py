@@ -1,0 +1,19 @@
+"""The informer's metrics (default registry; upstream names where the meaning is the same)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge
+
+CACHE_SIZE = Gauge(
+    "scheduler_cache_size",
+    "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+    ["type"],
+)
+EVENTS = Counter(
+    "ksched_informer_events_total", "Watch events processed, by kind and type.", ["kind", "type"]
+)
+ASSUMES = Counter(
+    "ksched_assume_total", "Assume requests, by result (accepted or a reject code).", ["result"]
+)
+GENERATION = Gauge("ksched_cache_generation", "The cache's current snapshot generation.")
+PUBLISH_LAG = Gauge("ksched_informer_unpublished_ops", "Snapshot ops waiting to be published.")

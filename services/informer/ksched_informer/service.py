@@ -1,0 +1,563 @@
+"""The informer/cache service: list-watches the API, keeps the cache and the assume ledger,
+publishes versioned snapshot deltas and the queue's feeds, and answers assume/forget and
+bootstrap requests. One active instance."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from kubernetes_asyncio.client import ApiClient
+from nats.aio.msg import Msg
+
+from ksched.api.core import Node, Pod
+from ksched.bus.bootstrap import publish_chunks
+from ksched.bus.connect import Bus, connect
+from ksched.bus.jetstream import TypedKV, ensure_streams, publish
+from ksched.bus.messages import (
+    Ack,
+    AssumeRejectCode,
+    AssumeReply,
+    AssumeRequest,
+    BootstrapReply,
+    ForgetRequest,
+    Message,
+    PendingPodAction,
+    PendingPodsRequest,
+    Placement,
+    SnapshotBootstrapRequest,
+    SnapshotDelta,
+    encode,
+)
+from ksched.bus.subjects import Subjects
+from ksched.bus.tokens import encode_token
+from ksched.cache.ledger import ClusterCache
+from ksched.cache.replica import image_of
+from ksched.config.profile import build_frameworks
+from ksched.config.types import KubeSchedulerConfiguration
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.events import ClusterEvent
+from ksched.framework.nodeinfo import NodeInfo
+from ksched.framework.nominator import Nominator
+from ksched.framework.objects import TABLES, object_key
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.runtime import Framework
+from ksched.framework.status import Code, Status
+from ksched.service.http import HealthServer
+from ksched.service.kube import api_client
+from ksched.service.tasks import TaskGroup
+from ksched_informer import feeds, metrics
+from ksched_informer.reflector import DELETED, Reflector, Resource
+from ksched_informer.resources import EVENT_RESOURCE, NODES, OBJECTS, PODS
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class InformerOptions:
+    nats: str
+    kubeconfig: str | None
+    http_host: str
+    http_port: int
+    subject_prefix: str
+    identity: str
+    flush_interval: float = 0.002
+    assumed_ttl: float = 30.0
+    max_assumed_age: float = 900.0
+
+
+def needs_deep_check(pod: Pod) -> bool:
+    """Pods whose feasibility depends on other nodes (inter-pod affinity, hard topology spread)."""
+    aff = pod.spec.affinity
+    if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None):
+        return True
+    return any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spec.topology_spread_constraints)
+
+
+class InformerService:
+    def __init__(self, options: InformerOptions, config: KubeSchedulerConfiguration) -> None:
+        self.options = options
+        self.config = config
+        self.scheduler_names = {p.scheduler_name or "" for p in config.profiles}
+        self.cache = ClusterCache(assumed_ttl=options.assumed_ttl, max_assumed_age=options.max_assumed_age)
+        self.nominator = Nominator()
+        self.frameworks: dict[str, Framework] = build_frameworks(
+            config, self.cache.snapshot, nominator=self.nominator
+        )
+        self.epoch = uuid.uuid4().hex[:12]
+        self.subjects = Subjects(options.subject_prefix)
+        self.tasks = TaskGroup()
+        self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
+        self.bus: Bus | None = None
+        self.api: ApiClient | None = None
+        self.kv: TypedKV[Placement] | None = None
+        self.reflectors: list[Reflector] = []
+        self.ready = False
+        self._feed: list[tuple[str, Message]] = []
+        self._feed_generation = 0
+        self._snapshot_seq = 0
+        self._feed_seq = 0
+        self._dirty = asyncio.Event()
+        self._flush_lock = asyncio.Lock()
+        self._stop = asyncio.Event()
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, self._stop.set)
+        await self.start()
+        try:
+            stop = asyncio.create_task(self._stop.wait())
+            failed = asyncio.create_task(self.tasks.failed.wait())
+            await asyncio.wait({stop, failed}, return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            failed.cancel()
+        finally:
+            await self.stop()
+
+    async def start(self) -> None:
+        port = await self.health.start()
+        log.info(
+            "informer %s: health and metrics on http://%s:%d",
+            self.options.identity,
+            self.options.http_host,
+            port,
+        )
+        self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
+        self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
+        self.health.ready_checks["cache"] = lambda: (self.ready, "informers not synced")
+        self.bus = await connect(
+            self.options.nats, name=f"informer:{self.options.identity}", subjects=self.subjects
+        )
+        await ensure_streams(self.bus)
+        self.kv = await TypedKV.open(self.bus, self.subjects.kv_bucket("assumed"), Placement)
+        self.api = await api_client(self.options.kubeconfig)
+        bus = self.bus
+        await bus.subscribe(
+            self.subjects.snapshot_bootstrap, SnapshotBootstrapRequest, self.on_snapshot_bootstrap
+        )
+        await bus.subscribe(self.subjects.pending_bootstrap, PendingPodsRequest, self.on_pending_bootstrap)
+        await bus.subscribe(self.subjects.assume, AssumeRequest, self.on_assume)
+        await bus.subscribe(self.subjects.forget, ForgetRequest, self.on_forget)
+        self.reflectors = [Reflector(self.api, NODES, self.on_node_list, self.on_node_event)]
+        for res in OBJECTS:
+            self.reflectors.append(Reflector(self.api, res, self._object_list(res), self._object_event(res)))
+        # Pods last: their nodes and PVCs are usually known by the time they are placed.
+        self.reflectors.append(Reflector(self.api, PODS, self.on_pod_list, self.on_pod_event))
+        for r in self.reflectors:
+            self.tasks.spawn(f"reflector:{r.resource.kind}", r.run, restart=True)
+        self.tasks.spawn("flush", self._flush_loop, restart=True)
+        self.tasks.spawn("expire", self._expire_loop, restart=True)
+        self.tasks.spawn("sync", self._await_sync)
+
+    async def _await_sync(self) -> None:
+        for r in self.reflectors:
+            await r.synced.wait()
+        await self._restore_ledger()
+        self.ready = True
+        self._dirty.set()
+        log.info(
+            "informer ready: epoch %s, %d nodes, %d placed pods, %d pending, %d assumed",
+            self.epoch,
+            len(self.cache.snapshot.nodes),
+            len(self.cache.snapshot.pod_locations),
+            len(self.cache.pending),
+            len(self.cache.assumed),
+        )
+
+    async def stop(self) -> None:
+        await self.tasks.cancel_all()
+        with contextlib.suppress(Exception):
+            await self.flush()
+        if self.bus is not None:
+            await self.bus.close()
+        if self.api is not None:
+            await self.api.close()
+        await self.health.stop()
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    # --- publishing ------------------------------------------------------------------------------
+    def _emit(self, subject: str, message: Message) -> None:
+        self._feed.append((subject, message))
+        self._dirty.set()
+
+    def _next_feed_generation(self) -> int:
+        self._feed_generation += 1
+        return self._feed_generation
+
+    def _emit_pending(self, action: PendingPodAction, pod: Pod, reason: str = "") -> None:
+        msg = feeds.pending_event(action, pod, self.epoch, self._next_feed_generation(), reason)
+        self._emit(self.subjects.pending_pods(pod.spec.scheduler_name), msg)
+
+    def _emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
+        for ev in events:
+            msg = feeds.cluster_event(ev, key, old, new, self.epoch, self._next_feed_generation())
+            self._emit(self.subjects.cluster_events(ev.resource), msg)
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._dirty.wait()
+            self._dirty.clear()
+            await asyncio.sleep(self.options.flush_interval)
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Publish the cache's pending ops as one delta, then the feed messages, in order."""
+        if self.bus is None:
+            return
+        async with self._flush_lock:
+            base, generation, ops = self.cache.take_ops()
+            feed, self._feed = self._feed, []
+            metrics.GENERATION.set(generation)
+            if ops:
+                delta = SnapshotDelta(
+                    epoch=self.epoch, base=base, generation=generation, ops=ops, ts=time.time()
+                )
+                ack = await self._publish_retrying(self.subjects.snapshot_delta, delta)
+                self._snapshot_seq = ack.seq
+            if feed:
+                acks = await asyncio.gather(*(self.bus.js.publish(s, encode(m)) for s, m in feed))
+                self._feed_seq = max(a.seq for a in acks)
+            self._update_sizes()
+
+    async def _publish_retrying(self, subject: str, message: Message) -> Any:
+        assert self.bus is not None
+        delay = 0.05
+        while True:
+            try:
+                return await publish(self.bus, subject, message, timeout=5)
+            except Exception as exc:
+                log.warning("publishing to %s failed (%s); retrying", subject, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
+    def _update_sizes(self) -> None:
+        snap = self.cache.snapshot
+        metrics.CACHE_SIZE.labels("nodes").set(len(snap.nodes))
+        metrics.CACHE_SIZE.labels("pods").set(len(snap.pod_locations))
+        metrics.CACHE_SIZE.labels("assumed_pods").set(len(self.cache.assumed))
+
+    # --- nodes -----------------------------------------------------------------------------------
+    async def on_node_list(self, nodes: list[Node]) -> None:
+        listed = {n.metadata.name for n in nodes}
+        for ni in list(self.cache.snapshot.nodes):
+            if ni.name not in listed and ni.node is not None:
+                await self.on_node_event(DELETED, ni.node)
+        for node in nodes:
+            old = self.cache.snapshot.node_map.get(node.metadata.name)
+            if (
+                old is None
+                or old.node is None
+                or old.node.metadata.resource_version != node.metadata.resource_version
+            ):
+                await self.on_node_event("ADDED", node)
+
+    async def on_node_event(self, kind: str, node: Node) -> None:
+        metrics.EVENTS.labels("Node", kind).inc()
+        name = node.metadata.name
+        existing = self.cache.snapshot.node_map.get(name)
+        old = existing.node if existing is not None else None
+        if kind == DELETED:
+            if old is None:
+                return
+            self.cache.remove_node(name)
+            self._emit_events(feeds.node_events(old, None), name, old, None)
+        else:
+            self.cache.upsert_node(node)
+            self._emit_events(feeds.node_events(old, node), name, old, node)
+        self._dirty.set()
+
+    # --- pods ------------------------------------------------------------------------------------
+    def _schedulable(self, pod: Pod) -> bool:
+        return not pod.spec.node_name and pod.spec.scheduler_name in self.scheduler_names
+
+    async def on_pod_list(self, pods: list[Pod]) -> None:
+        listed = {p.metadata.uid for p in pods}
+        known = set(self.cache.pending) | {
+            uid for uid in self.cache.snapshot.pod_locations if uid not in self.cache.assumed
+        }
+        for uid in known - listed:
+            entry = self.cache.snapshot.pod_locations.get(uid)
+            pod = entry[0].pod if entry is not None else self.cache.pending.get(uid)
+            if pod is not None:
+                await self.on_pod_event(DELETED, pod)
+        for pod in pods:
+            await self.on_pod_event("ADDED", pod)
+
+    async def on_pod_event(self, kind: str, pod: Pod) -> None:
+        metrics.EVENTS.labels("Pod", kind).inc()
+        cache = self.cache
+        uid = pod.metadata.uid
+        was_pending = cache.pending.get(uid)
+        was_assumed = uid in cache.assumed
+        placed = cache.snapshot.pod_locations.get(uid)
+        old_placed = placed[0].pod if placed is not None and not was_assumed else None
+        if kind == DELETED:
+            cache.remove_pod(uid)
+            self.nominator.remove(uid)
+            if was_pending is not None:
+                self._emit_pending(PendingPodAction.DELETE, was_pending, "deleted")
+            if old_placed is not None:
+                self._emit_events(feeds.assigned_pod_events(old_placed, None), _key(pod), old_placed, None)
+            if was_assumed:
+                await self._drop_ledger(uid)
+            self._dirty.set()
+            return
+        if old_placed is not None and old_placed.metadata.resource_version == pod.metadata.resource_version:
+            return  # a relist of an unchanged pod
+        if was_pending is not None and was_pending.metadata.resource_version == pod.metadata.resource_version:
+            return
+        cache.upsert_pod(pod, schedulable=self._schedulable(pod))
+        if pod.spec.node_name:
+            self.nominator.remove(uid)
+            if was_pending is not None or was_assumed:
+                self._emit_pending(PendingPodAction.DELETE, pod, "bound")
+            self._emit_events(feeds.assigned_pod_events(old_placed, pod), _key(pod), old_placed, pod)
+            if was_assumed:
+                await self._drop_ledger(uid)
+        elif uid in cache.pending:
+            if pod.status.nominated_node_name:
+                self.nominator.add(PodInfo(pod), pod.status.nominated_node_name)
+            else:
+                self.nominator.remove(uid)
+            action = PendingPodAction.UPDATE if was_pending is not None else PendingPodAction.ADD
+            self._emit_pending(action, pod)
+        elif was_pending is not None:
+            self._emit_pending(PendingPodAction.DELETE, pod, "scheduler-changed")
+        self._dirty.set()
+
+    # --- other objects ---------------------------------------------------------------------------
+    def _object_list(self, res: Resource) -> Any:
+        async def on_list(items: list[Any]) -> None:
+            table = self.cache.snapshot.objects.table(res.kind)
+            listed = {object_key(o) for o in items}
+            for key in [k for k in table if k not in listed]:
+                await self._object_event(res)(DELETED, table[key])
+            for obj in items:
+                old = table.get(object_key(obj))
+                if old is None or old.metadata.resource_version != obj.metadata.resource_version:
+                    await self._object_event(res)("ADDED", obj)
+
+        return on_list
+
+    def _object_event(self, res: Resource) -> Any:
+        async def on_event(kind: str, obj: Any) -> None:
+            metrics.EVENTS.labels(res.kind, kind).inc()
+            key = object_key(obj)
+            table = self.cache.snapshot.objects.table(res.kind)
+            old = table.get(key)
+            if kind == DELETED:
+                self.cache.remove_object(res.kind, key)
+                new = None
+            else:
+                self.cache.upsert_object(obj)
+                new = obj
+            resource = EVENT_RESOURCE.get(res.kind)
+            if resource is not None and (old is not None or new is not None):
+                self._emit_events(feeds.object_events(resource, old, new), key, old, new)
+            self._dirty.set()
+
+        return on_event
+
+    # --- assume ledger -----------------------------------------------------------------------------
+    def verify(self, profile: str) -> Any:
+        fw = self.frameworks.get(profile)
+
+        def run(pod: PodInfo, node: NodeInfo) -> Status | None:
+            if fw is None:
+                return Status.unresolvable(f"no profile for schedulerName {profile!r}")
+            state = CycleState()
+            result, st, _ = fw.run_pre_filter_plugins(state, pod)
+            if st is not None and st.code != Code.SUCCESS:
+                return st
+            if result is not None and result.node_names is not None and node.name not in result.node_names:
+                return Status.unresolvable("node(s) didn't satisfy plugin(s) at PreFilter")
+            return fw.run_filter_plugins_with_nominated_pods(state, pod, node)
+
+        return run
+
+    async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
+        p = req.placement
+        if not self.ready:
+            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
+            return AssumeReply(
+                accepted=False, code=AssumeRejectCode.NOT_READY, reason="cache is not synced yet"
+            )
+        if p.epoch != self.epoch:
+            metrics.ASSUMES.labels(AssumeRejectCode.STALE_EPOCH).inc()
+            return AssumeReply(
+                accepted=False,
+                code=AssumeRejectCode.STALE_EPOCH,
+                reason=f"decision made in epoch {p.epoch}",
+                epoch=self.epoch,
+            )
+        cache = self.cache
+        pod = cache.pending.get(p.pod_uid)
+        if pod is None:
+            code = (
+                AssumeRejectCode.ALREADY_ASSUMED
+                if p.pod_uid in cache.assumed
+                else AssumeRejectCode.POD_NOT_PENDING
+            )
+            metrics.ASSUMES.labels(code).inc()
+            return AssumeReply(accepted=False, code=code, reason="pod is no longer pending", epoch=self.epoch)
+        if p.node_name not in cache.snapshot.node_map:
+            metrics.ASSUMES.labels(AssumeRejectCode.NODE_NOT_FOUND).inc()
+            return AssumeReply(
+                accepted=False, code=AssumeRejectCode.NODE_NOT_FOUND, reason=p.node_name, epoch=self.epoch
+            )
+        verdict = cache.assume(
+            pod,
+            p.node_name,
+            generation=p.snapshot_generation,
+            scheduler_id=p.scheduler_id,
+            verify=self.verify(p.profile),
+            deep_check=needs_deep_check(pod),
+        )
+        if not verdict.accepted:
+            metrics.ASSUMES.labels(AssumeRejectCode.DOES_NOT_FIT).inc()
+            return AssumeReply(
+                accepted=False, code=AssumeRejectCode.DOES_NOT_FIT, reason=verdict.reason, epoch=self.epoch
+            )
+        self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
+        self._dirty.set()
+        placement = msgspec.structs.replace(p, assumed_at=time.time(), pod=p.pod or msgspec.json.encode(pod))
+        try:
+            assert self.kv is not None and self.bus is not None
+            await self.kv.put(encode_token(p.pod_uid), placement)
+            await publish(self.bus, self.subjects.placements, placement, msg_id=p.placement_id, timeout=5)
+        except Exception as exc:
+            log.warning(
+                "assume of %s/%s accepted but not recorded (%s); forgetting", p.namespace, p.name, exc
+            )
+            self._forget(p.pod_uid)
+            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
+            return AssumeReply(
+                accepted=False, code=AssumeRejectCode.NOT_READY, reason=str(exc), epoch=self.epoch
+            )
+        metrics.ASSUMES.labels("accepted").inc()
+        return AssumeReply(accepted=True, epoch=self.epoch, generation=cache.generation)
+
+    def _forget(self, uid: str) -> bool:
+        assumption = self.cache.assumed.get(uid)
+        if assumption is None or not self.cache.forget(uid):
+            return False
+        pod = self.cache.pending.get(uid)
+        if pod is not None:
+            self._emit_pending(PendingPodAction.ADD, pod, "forgotten")
+        self._dirty.set()
+        return True
+
+    async def on_forget(self, req: ForgetRequest, _msg: Msg) -> Ack:
+        assumption = self.cache.assumed.get(req.pod_uid)
+        if assumption is None or assumption.node != req.node_name:
+            return Ack(ok=False, code="NotAssumed", reason="no such assumption")
+        self._forget(req.pod_uid)
+        await self._drop_ledger(req.pod_uid)
+        return Ack()
+
+    async def _drop_ledger(self, uid: str) -> None:
+        if self.kv is None:
+            return
+        with contextlib.suppress(Exception):
+            await self.kv.delete(encode_token(uid))
+
+    async def _expire_loop(self) -> None:
+        while True:
+            await asyncio.sleep(5)
+            expired = self.cache.expire()
+            for uid in expired:
+                pod = self.cache.pending.get(uid)
+                if pod is not None:
+                    self._emit_pending(PendingPodAction.ADD, pod, "assumption expired")
+                await self._drop_ledger(uid)
+            if expired:
+                log.warning("forgot %d assumed pods never confirmed", len(expired))
+                self._dirty.set()
+
+    async def _restore_ledger(self) -> None:
+        """Re-assume placements accepted by a previous instance and not yet seen bound."""
+        if self.kv is None:
+            return
+        restored = 0
+        for key in await self.kv.keys():
+            entry = await self.kv.get(key)
+            if entry is None:
+                continue
+            p = entry.value
+            pod = self.cache.pending.get(p.pod_uid)
+            if pod is None:
+                await self.kv.delete(key)  # bound or deleted meanwhile
+                continue
+            self.cache.restore_assumption(pod, p.node_name, p.scheduler_id)
+            self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
+            restored += 1
+        if restored:
+            log.info("restored %d assumed placements from the ledger", restored)
+
+    # --- bootstrap -------------------------------------------------------------------------------
+    async def on_snapshot_bootstrap(self, req: SnapshotBootstrapRequest, _msg: Msg) -> BootstrapReply:
+        if not self.ready or self.bus is None:
+            return BootstrapReply(error="cache is not synced yet")
+        await self.flush()
+        seq = self._snapshot_seq
+        image = image_of(self.cache.snapshot, self.epoch, self.cache.generation)
+        return await publish_chunks(
+            self.bus,
+            req.deliver,
+            image.ops,
+            epoch=self.epoch,
+            generation=image.generation,
+            stream_seq=seq,
+            max_chunk_bytes=req.max_chunk_bytes,
+        )
+
+    async def on_pending_bootstrap(self, req: PendingPodsRequest, _msg: Msg) -> BootstrapReply:
+        if not self.ready or self.bus is None:
+            return BootstrapReply(error="cache is not synced yet")
+        await self.flush()
+        seq = self._feed_seq
+        names = set(req.scheduler_names)
+        items = [
+            feeds.pending_pod(pod)
+            for pod in self.cache.pending.values()
+            if not names or pod.spec.scheduler_name in names
+        ]
+        return await publish_chunks(
+            self.bus,
+            req.deliver,
+            items,
+            epoch=self.epoch,
+            generation=self._feed_generation,
+            stream_seq=seq,
+            max_chunk_bytes=req.max_chunk_bytes,
+        )
+
+    # --- debug -----------------------------------------------------------------------------------
+    def debug_state(self) -> dict[str, Any]:
+        return {
+            "epoch": self.epoch,
+            "generation": self.cache.generation,
+            "nodes": len(self.cache.snapshot.nodes),
+            "pods": len(self.cache.snapshot.pod_locations),
+            "pending": len(self.cache.pending),
+            "assumed": {uid: a.node for uid, a in self.cache.assumed.items()},
+            "tasks": self.tasks.names(),
+            "objects": {kind: len(self.cache.snapshot.objects.table(kind)) for kind in TABLES},
+        }
+
+
+def _key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"

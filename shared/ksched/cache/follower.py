@@ -1,0 +1,120 @@
+"""Keeps a SnapshotReplica in sync with the informer over the bus: bootstrap, then apply the
+ordered delta stream; a gap or a new epoch triggers a new bootstrap."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+from nats.aio.msg import Msg
+
+from ksched.bus.bootstrap import BootstrapError, fetch_bootstrap
+from ksched.bus.connect import Bus
+from ksched.bus.jetstream import subscribe_ordered
+from ksched.bus.messages import SnapshotBootstrapRequest, SnapshotDelta, SnapshotOp
+from ksched.cache.delta import SnapshotImage
+from ksched.cache.replica import SnapshotReplica
+
+log = logging.getLogger(__name__)
+
+
+class ReplicaFollower:
+    """Owns a :class:`SnapshotReplica`; ``synced`` is set while it follows the informer."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        replica_id: str,
+        replica: SnapshotReplica | None = None,
+        *,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        self.bus = bus
+        self.replica_id = replica_id
+        self.replica = replica or SnapshotReplica()
+        self.on_change = on_change
+        self.synced = asyncio.Event()
+        self.bootstraps = 0
+        self.last_delta_lag = 0.0
+        self._resync = asyncio.Event()
+        self._sub: object | None = None
+
+    async def run(self) -> None:
+        """Bootstrap and follow until cancelled, re-bootstrapping whenever the stream breaks."""
+        while True:
+            try:
+                await self._bootstrap()
+            except (BootstrapError, Exception) as exc:
+                log.warning("replica %s: bootstrap failed (%s); retrying", self.replica_id, exc)
+                self.synced.clear()
+                await asyncio.sleep(0.5)
+                continue
+            await self._resync.wait()
+            self._resync.clear()
+            self.synced.clear()
+            await self._unsubscribe()
+
+    async def _bootstrap(self) -> None:
+        await self._unsubscribe()
+        subjects = self.bus.subjects
+        reply, items = await fetch_bootstrap(
+            self.bus,
+            subjects.snapshot_bootstrap,
+            lambda inbox: SnapshotBootstrapRequest(replica_id=self.replica_id, deliver=inbox),
+            SnapshotOp,
+        )
+        self.replica.load(SnapshotImage(epoch=reply.epoch, generation=reply.generation, ops=items))
+        self.bootstraps += 1
+        self._sub = await subscribe_ordered(
+            self.bus,
+            subjects.snapshot_delta,
+            SnapshotDelta,
+            self._on_delta,
+            stream=subjects.snapshot_stream,
+            start_seq=reply.stream_seq + 1,
+        )
+        self.synced.set()
+        if self.on_change is not None:
+            self.on_change()
+        log.info(
+            "replica %s: bootstrapped epoch %s at generation %d (%d nodes)",
+            self.replica_id,
+            reply.epoch,
+            reply.generation,
+            len(self.replica.snapshot.nodes),
+        )
+
+    async def _on_delta(self, delta: SnapshotDelta, _msg: Msg) -> None:
+        if not self.synced.is_set():
+            return
+        if not self.replica.apply(delta):
+            log.info(
+                "replica %s: delta %s@%d..%d does not follow %s@%d; re-bootstrapping",
+                self.replica_id,
+                delta.epoch,
+                delta.base,
+                delta.generation,
+                self.replica.epoch,
+                self.replica.generation,
+            )
+            self.synced.clear()
+            self._resync.set()
+            return
+        if delta.ts:
+            self.last_delta_lag = max(0.0, time.time() - delta.ts)
+        if self.on_change is not None:
+            self.on_change()
+
+    def request_resync(self) -> None:
+        """Force a new bootstrap (e.g. the informer said our epoch is stale)."""
+        self.synced.clear()
+        self._resync.set()
+
+    async def _unsubscribe(self) -> None:
+        sub, self._sub = self._sub, None
+        if sub is not None:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()  # type: ignore[attr-defined]

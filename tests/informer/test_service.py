@@ -1,0 +1,166 @@
+"""The informer service against kubesim (HTTP) and a real nats-server: a replica in sync,
+the pending feed, and optimistic assume with exactly one winner for the last slot."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from ksched_informer.service import InformerOptions, InformerService
+from ksched_kubesim import KubeSim
+
+from ksched.bus.bootstrap import fetch_bootstrap
+from ksched.bus.connect import Bus
+from ksched.bus.messages import AssumeReply, AssumeRequest, PendingPod, PendingPodsRequest, Placement
+from ksched.cache.follower import ReplicaFollower
+from ksched.config import default_config
+from tests.fixtures.kubesim import fast_config
+
+
+def node(name: str, cpu: str = "2", zone: str = "z1") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone},
+        },
+        "status": {
+            "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+            "allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+        },
+    }
+
+
+def pod(name: str, cpu: str = "100m", node_name: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}]
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+async def sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
+    sim = KubeSim(fast_config())
+    await sim.start()
+    try:
+        yield sim, sim.write_kubeconfig(tmp_path / "kubeconfig")
+    finally:
+        await sim.stop()
+
+
+@pytest.fixture
+async def informer(
+    sim: tuple[KubeSim, Path], nats_url: str, bus_prefix: str
+) -> AsyncIterator[InformerService]:
+    _, kubeconfig = sim
+    options = InformerOptions(
+        nats=nats_url,
+        kubeconfig=str(kubeconfig),
+        http_host="127.0.0.1",
+        http_port=0,
+        subject_prefix=bus_prefix,
+        identity="informer-test",
+    )
+    service = InformerService(options, default_config())
+    await service.start()
+    try:
+        await until(lambda: service.ready)
+        yield service
+    finally:
+        await service.stop()
+
+
+async def test_replica_follows_the_cluster(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    kube, _ = sim
+    kube.create(node("n1"))
+    kube.create(pod("bound-1", node_name="n1"))
+    await until(lambda: "n1" in informer.cache.snapshot.node_map)
+    bus: Bus = await bus_factory("replica")
+    follower = ReplicaFollower(bus, "r1")
+    task = asyncio.create_task(follower.run())
+    try:
+        await asyncio.wait_for(follower.synced.wait(), 10)
+        snap = follower.replica.snapshot
+        assert "n1" in snap.node_map
+        kube.create(node("n2", zone="z2"))
+        kube.create(pod("bound-2", node_name="n2"))
+        kube.create(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team", "labels": {"a": "b"}}}
+        )
+        await until(lambda: "n2" in snap.node_map and len(snap.node_map["n2"].pods) == 1)
+        await until(lambda: "team" in snap.objects.namespaces)
+        kube.delete("Node", "n1")
+        await until(lambda: "n1" not in snap.node_map)
+        await until(lambda: follower.replica.generation == informer.cache.generation)
+        assert sorted(snap.node_map) == sorted(informer.cache.snapshot.node_map)
+        assert sorted(snap.pod_locations) == sorted(informer.cache.snapshot.pod_locations)
+    finally:
+        task.cancel()
+
+
+async def test_pending_pods_and_assume_conflict(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    kube, _ = sim
+    kube.create(node("tight", cpu="1"))
+    a = kube.create(pod("a", cpu="600m"))
+    b = kube.create(pod("b", cpu="600m"))
+    await until(lambda: len(informer.cache.pending) == 2 and "tight" in informer.cache.snapshot.node_map)
+    bus: Bus = await bus_factory("scheduler")
+    reply, items = await fetch_bootstrap(
+        bus,
+        bus.subjects.pending_bootstrap,
+        lambda inbox: PendingPodsRequest(requester="t", deliver=inbox),
+        PendingPod,
+    )
+    assert sorted(p.name for p in items) == ["a", "b"]
+    generation = informer.cache.generation
+
+    def request(obj: dict[str, Any], scheduler: str) -> AssumeRequest:
+        meta = obj["metadata"]
+        return AssumeRequest(
+            placement=Placement(
+                placement_id=f"{meta['uid']}:1",
+                pod_uid=meta["uid"],
+                namespace="default",
+                name=meta["name"],
+                node_name="tight",
+                scheduler_id=scheduler,
+                profile="default-scheduler",
+                epoch=informer.epoch,
+                snapshot_generation=generation,
+                pod=msgspec.json.encode(obj),
+            )
+        )
+
+    replies = await asyncio.gather(
+        bus.request(bus.subjects.assume, request(a, "s1"), AssumeReply),
+        bus.request(bus.subjects.assume, request(b, "s2"), AssumeReply),
+    )
+    assert sorted(r.accepted for r in replies) == [False, True]
+    loser = next(r for r in replies if not r.accepted)
+    assert loser.code == "DoesNotFit" and "Insufficient cpu" in loser.reason
+    again = await bus.request(bus.subjects.assume, request(a, "s3"), AssumeReply)
+    assert not again.accepted
