@@ -129,7 +129,7 @@ async def test_pending_pods_and_assume_conflict(
     b = kube.create(pod("b", cpu="600m"))
     await until(lambda: len(informer.cache.pending) == 2 and "tight" in informer.cache.snapshot.node_map)
     bus: Bus = await bus_factory("scheduler")
-    reply, items = await fetch_bootstrap(
+    _, items = await fetch_bootstrap(
         bus,
         bus.subjects.pending_bootstrap,
         lambda inbox: PendingPodsRequest(requester="t", deliver=inbox),
