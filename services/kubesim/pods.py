@@ -7,7 +7,7 @@ from typing import Any
 
 from .errors import FieldError, duplicate, forbidden_field, invalid_value, not_supported, required
 from .jsonio import JSON, rfc3339
-from .quantity import QuantityError, parse_quantity
+from .quantity import QuantityError, canonical_map, parse_quantity
 from .validation import name_errors
 
 CONTAINER_ORDER = (
@@ -188,6 +188,7 @@ def default_pod_spec(spec: JSON) -> JSON:
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("enableServiceLinks", True)
+    canonicalize_quantities(spec)
     volumes = spec.get("volumes")
     if isinstance(volumes, list):
         for volume in volumes:
@@ -200,6 +201,24 @@ def default_pod_spec(spec: JSON) -> JSON:
                 if empty_dir is None and len(volume) == 1:
                     volume["emptyDir"] = {}
     return ordered(spec, POD_SPEC_ORDER)
+
+
+def canonicalize_quantities(spec: JSON) -> None:
+    """Quantities in a PodSpec as the API server serialises them (``0.5`` → ``500m``)."""
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        for c in spec.get(field) or []:
+            res = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(res, dict):
+                for part in ("limits", "requests"):
+                    if part in res:
+                        res[part] = canonical_map(res[part])
+    if isinstance(spec.get("overhead"), dict):
+        spec["overhead"] = canonical_map(spec["overhead"])
+    pod_resources = spec.get("resources")
+    if isinstance(pod_resources, dict):
+        for part in ("limits", "requests"):
+            if part in pod_resources:
+                pod_resources[part] = canonical_map(pod_resources[part])
 
 
 def _tolerates(tolerations: list[Any], key: str) -> bool:

@@ -9,6 +9,7 @@ from . import errors, events_api, pods
 from .errors import ApiError, FieldError, forbidden_field, invalid_value, not_supported, required
 from .jsonio import JSON, rfc3339
 from .pods import ordered
+from .quantity import canonical_map
 from .resources import ResourceType
 
 
@@ -264,6 +265,9 @@ NODE_CONDITION_ORDER = ("type", "status", "lastHeartbeatTime", "lastTransitionTi
 def normalize_node_status(status: JSON) -> JSON:
     if status.get("capacity") and "allocatable" not in status:
         status["allocatable"] = dict(status["capacity"])
+    for part in ("capacity", "allocatable"):
+        if part in status:
+            status[part] = canonical_map(status[part])
     endpoints = status.get("daemonEndpoints")
     if not isinstance(endpoints, dict):
         endpoints = {}
@@ -628,6 +632,8 @@ class PersistentVolumeStrategy(Strategy):
         spec = obj.get("spec")
         spec = dict(spec) if isinstance(spec, dict) else {}
         spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+        if "capacity" in spec:
+            spec["capacity"] = canonical_map(spec["capacity"])
         spec.setdefault("volumeMode", "Filesystem")
         obj["spec"] = spec
         meta = obj["metadata"]
@@ -643,6 +649,11 @@ class PersistentVolumeClaimStrategy(Strategy):
         spec = obj.get("spec")
         spec = dict(spec) if isinstance(spec, dict) else {}
         spec.setdefault("volumeMode", "Filesystem")
+        resources = spec.get("resources")
+        if isinstance(resources, dict):
+            spec["resources"] = {
+                k: canonical_map(v) if k in ("requests", "limits") else v for k, v in resources.items()
+            }
         obj["spec"] = spec
         meta = obj["metadata"]
         finalizers = list(meta.get("finalizers") or [])

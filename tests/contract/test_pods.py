@@ -78,6 +78,17 @@ async def test_limits_only_default_requests_and_make_guaranteed(api: ApiClient, 
     assert pod.status.qos_class == "Guaranteed"
 
 
+async def test_quantities_are_canonicalised(api: ApiClient, cluster: Cluster) -> None:
+    body = pod_manifest(unique("quantities"))
+    body["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "0.5", "memory": "1.5Gi"},
+        "limits": {"cpu": "1000m", "memory": "2048Mi"},
+    }
+    pod = await client.CoreV1Api(api).create_namespaced_pod(cluster.namespace, body)
+    assert pod.spec.containers[0].resources.requests == {"cpu": "500m", "memory": "1536Mi"}
+    assert pod.spec.containers[0].resources.limits == {"cpu": "1", "memory": "2Gi"}
+
+
 async def test_user_tolerations_come_first_and_explicit_ones_are_not_duplicated(
     api: ApiClient, cluster: Cluster
 ) -> None:

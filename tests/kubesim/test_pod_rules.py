@@ -132,3 +132,31 @@ def test_set_condition_keeps_transition_time_when_status_is_unchanged() -> None:
     assert status["conditions"][0]["lastTransitionTime"] not in (None, "T0")
     set_condition(status, {"type": "PodScheduled", "status": "True"})
     assert [c["type"] for c in status["conditions"]] == ["Ready", "PodScheduled"]
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [
+        ("0.5", "500m"),
+        ("1000m", "1"),
+        ("2000", "2k"),
+        ("1000000", "1M"),
+        ("1.5Gi", "1536Mi"),
+        ("2048Ki", "2Mi"),
+        ("1024", "1024"),
+        ("1023Ki", "1023Ki"),
+        ("7800m", "7800m"),
+        ("300e6", "300e6"),
+        ("1e3", "1e3"),
+        ("33414881Ki", "33414881Ki"),
+        ("0.0000000001", "1n"),
+        ("0", "0"),
+        ("-1", "-1"),
+        (3, "3"),
+        ("bad", "bad"),
+    ],
+)
+def test_canonical_quantities(given: Any, canonical: str) -> None:
+    from ksched_kubesim.quantity import canonical_quantity
+
+    assert canonical_quantity(given) == canonical
