@@ -18,10 +18,10 @@ from . import errors, patch
 from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
 from .events_api import core_to_events, events_to_core
 from .events_api import validate as validate_event
-from .jsonio import JSON, decode, new_uid, now, parse_time, random_suffix, rfc3339
+from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffix, rfc3339
 from .resources import BY_KEY, RESOURCES, ResourceType
 from .selectors import FieldSelector, LabelSelector
-from .store import Entry, Store, Table, View, with_kind
+from .store import Entry, Store, Table, View, encode_body, with_kind
 from .strategies import Strategy, strategy_for
 from .validation import validate_metadata
 from .watch import Watcher, error_line
@@ -103,8 +103,6 @@ def encode_continue(rv: int, start: str) -> str:
 
 
 def _json_string(value: str) -> bytes:
-    from .jsonio import encode
-
     return encode(value)
 
 
@@ -272,8 +270,6 @@ class Registry:
         return self.put(rt, obj, None)
 
     def _dry_entry(self, rt: ResourceType, obj: JSON) -> Entry:
-        from .store import encode_body
-
         meta = obj["metadata"]
         return Entry(
             meta.get("namespace", ""),

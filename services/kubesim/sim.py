@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import secrets
 import shutil
 import socket
@@ -14,7 +15,7 @@ from types import TracebackType
 from aiohttp import web
 
 from . import errors
-from .jsonio import JSON, new_uid, rfc3339
+from .jsonio import JSON, decode, new_uid, rfc3339
 from .kubeconfig import write_kubeconfig
 from .lifecycle import Lifecycle, LifecycleSettings
 from .registry import NAMESPACES, PODS, DeleteOptions, Registry
@@ -190,8 +191,6 @@ class KubeSim:
         return rt
 
     def render(self, rt: ResourceType, entry: Entry) -> JSON:
-        from .jsonio import decode
-
         result: JSON = decode(self.registry.render(rt, entry))
         return result
 
@@ -199,8 +198,6 @@ class KubeSim:
         """Create through the full API path (defaults, admission, validation); returns the stored object."""
         rt = self.resource(obj)
         namespace = (obj.get("metadata") or {}).get("namespace") or ("default" if rt.namespaced else "")
-        import copy
-
         entry = self.registry.create(rt, namespace, copy.deepcopy(obj))
         return self.render(rt, entry)
 
@@ -209,8 +206,6 @@ class KubeSim:
 
         Only the resourceVersion is reassigned. Missing namespaces are created.
         """
-        import copy
-
         rt = self.resource(obj)
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
