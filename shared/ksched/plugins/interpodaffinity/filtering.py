@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ksched.framework.interfaces import BoolArray, Rows
+from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Status
 from ksched.plugins.interpodaffinity.index import AffinityIndex, ValueCounts
@@ -199,23 +200,51 @@ class PreFilterState:
         return ok
 
 
+def existing_anti_from_index(
+    index: AffinityIndex, pod: PodInfo, namespace_labels: Mapping[str, str]
+) -> TopologyCounts:
+    """Upstream ``getExistingAntiAffinityCounts`` from the index: each distinct term evaluated once."""
+    counts: TopologyCounts = {}
+    incoming = label_class_of(pod)
+    for term, values in index.anti.items():
+        if term.matches_class(incoming, namespace_labels):
+            add_counts(counts, term.topology_key, values)
+    return counts
+
+
+def existing_anti_by_walk(
+    nodes: Sequence[NodeInfo], pod: PodInfo, namespace_labels: Mapping[str, str]
+) -> TopologyCounts:
+    """Upstream ``getExistingAntiAffinityCounts`` walking ``nodes`` (those with such pods); cheaper
+    than syncing the index when they are few."""
+    counts: TopologyCounts = {}
+    incoming = label_class_of(pod)
+    for ni in nodes:
+        labels = ni.labels
+        for other in ni.pods_with_required_anti_affinity:
+            for t in parsed_terms(other).required_anti_affinity:
+                if t.matches_class(incoming, namespace_labels):
+                    update_pair(counts, labels, t.topology_key, 1)
+    return counts
+
+
 def build_pre_filter_state(
     pod: PodInfo,
     affinity_terms: Sequence[AffinityTerm],
     anti_terms: Sequence[AffinityTerm],
     namespace_labels: Mapping[str, str],
-    index: AffinityIndex,
+    existing_anti: TopologyCounts,
+    index: AffinityIndex | None,
 ) -> PreFilterState:
-    """Upstream ``getExistingAntiAffinityCounts`` + ``getIncomingAffinityAntiAffinityCounts``, read
-    from the index: each distinct term of existing pods and each class of pods evaluated once."""
+    """The PreFilter state; the incoming pod's counts (upstream
+    ``getIncomingAffinityAntiAffinityCounts``) come from the index, each class of pods evaluated once."""
     state = PreFilterState(pod, affinity_terms, anti_terms, namespace_labels)
-    incoming = label_class_of(pod)
-    for term, values in index.anti.items():
-        if term.matches_class(incoming, namespace_labels):
-            add_counts(state.existing_anti, term.topology_key, values)
+    state.existing_anti = existing_anti
     terms = state.affinity_terms
     anti = state.anti_terms
     if terms or anti:
+        if index is None:
+            raise ValueError("the incoming pod has required terms: its counts need the index")
         aff_values = [index.class_values(t.topology_key) for t in terms]
         anti_values = [index.class_values(t.topology_key) for t in anti]
         for cls in index.classes:

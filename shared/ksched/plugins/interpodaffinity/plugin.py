@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from ksched.api.core import Node, Pod
@@ -26,12 +26,17 @@ from ksched.plugins.interpodaffinity.filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,
     build_pre_filter_state,
+    existing_anti_by_walk,
+    existing_anti_from_index,
 )
 from ksched.plugins.interpodaffinity.index import AffinityIndex
 from ksched.plugins.interpodaffinity.scoring import (
     PRE_SCORE_STATE_KEY,
     PreScoreState,
-    build_topology_score,
+    TopologyScore,
+    existing_terms_score_by_walk,
+    existing_terms_score_from_index,
+    incoming_terms_score,
     normalize,
 )
 from ksched.plugins.interpodaffinity.terms import (
@@ -62,6 +67,9 @@ class InterPodAffinity:
         self.args = args
         self.handle = handle
         self.index = AffinityIndex()
+        #: walk the snapshot's short lists of nodes with affinity pods instead of syncing the index
+        #: when they hold at most this fraction of the nodes
+        self.walk_fraction = 0.1
 
     # --- helpers ---------------------------------------------------------------------------------
     def _resolve(self, snapshot: Snapshot, terms: Sequence[AffinityTerm]) -> list[AffinityTerm]:
@@ -80,33 +88,21 @@ class InterPodAffinity:
         self.index.sync(snapshot)
         return self.index
 
-    def _may_have_existing_anti_affinity(self, snapshot: Snapshot) -> bool:
-        """Whether existing pods' required anti-affinity can count (False: PreFilter may skip).
+    def _nodes_to_walk(
+        self, snapshot: Snapshot, listing: Callable[[], list[NodeInfo]]
+    ) -> list[NodeInfo] | None:
+        """For counts that only existing pods with affinity contribute: the nodes to walk (as
+        upstream does), or None to read the synced index instead.
 
-        Syncing the index scans every node's generation; the snapshot's cached list of nodes with
-        such pods is cheaper while it stays empty, so it is asked first unless the index already
-        is current or held such terms at its last sync.
+        Syncing scans every node's generation, so while the index is stale and the snapshot's
+        cached list of nodes holding such pods is short (or empty), walking it is cheaper.
         """
-        index = self.index
-        if (
-            not index.synced_with(snapshot)
-            and not index.anti
-            and not snapshot.have_pods_with_required_anti_affinity()
-        ):
-            return False
-        return bool(self._synced_index(snapshot).anti)
-
-    def _may_have_existing_scoring_terms(self, snapshot: Snapshot) -> bool:
-        """Whether existing pods' required-affinity (hard weight) or preferred terms can score."""
-        index = self.index
-
-        def present() -> bool:
-            return bool(index.preferred) or (self.args.hard_pod_affinity_weight > 0 and bool(index.affinity))
-
-        if not index.synced_with(snapshot) and not present() and not snapshot.have_pods_with_affinity():
-            return False
-        self._synced_index(snapshot)
-        return present()
+        if self.index.synced_with(snapshot):
+            return None
+        nodes = listing()
+        if len(nodes) <= self.walk_fraction * len(snapshot.nodes):
+            return nodes
+        return None
 
     # --- PreFilter / Filter ----------------------------------------------------------------------
     def pre_filter(
@@ -117,18 +113,24 @@ class InterPodAffinity:
         if parsed.error is not None:
             return None, Status.unresolvable(f"parsing pod: {parsed.error}")
         snapshot = self.handle.snapshot
-        if (
-            not parsed.required_affinity
-            and not parsed.required_anti_affinity
-            and not self._may_have_existing_anti_affinity(snapshot)
-        ):
+        ns_labels = snapshot.objects.namespace_labels(pod.namespace)
+        has_terms = bool(parsed.required_affinity or parsed.required_anti_affinity)
+        walk = (
+            None
+            if has_terms
+            else self._nodes_to_walk(snapshot, snapshot.have_pods_with_required_anti_affinity)
+        )
+        if walk is not None:
+            existing = existing_anti_by_walk(walk, pod, ns_labels)
+            index = None
+        else:
+            index = self._synced_index(snapshot)
+            existing = existing_anti_from_index(index, pod, ns_labels)
+        if not existing and not has_terms:
             return None, Status.skip()
         affinity_terms = self._resolve(snapshot, parsed.required_affinity)
         anti_terms = self._resolve(snapshot, parsed.required_anti_affinity)
-        ns_labels = snapshot.objects.namespace_labels(pod.namespace)
-        s = build_pre_filter_state(pod, affinity_terms, anti_terms, ns_labels, self._synced_index(snapshot))
-        if not s.existing_anti and not s.affinity_terms and not s.anti_terms:
-            return None, Status.skip()
+        s = build_pre_filter_state(pod, affinity_terms, anti_terms, ns_labels, existing, index)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -187,18 +189,18 @@ class InterPodAffinity:
         if parsed.error is not None:
             return Status.as_error(f"failed to parse pod: {parsed.error}")
         snapshot = self.handle.snapshot
-        if not has_constraints and not self._may_have_existing_scoring_terms(snapshot):
-            return Status.skip()
-        preferred = self._resolve_weighted(snapshot, parsed.preferred_affinity)
-        preferred_anti = self._resolve_weighted(snapshot, parsed.preferred_anti_affinity)
-        topology_score = build_topology_score(
-            pod,
-            preferred,
-            preferred_anti,
-            snapshot.objects.namespace_labels(pod.namespace),
-            self.args.hard_pod_affinity_weight,
-            self._synced_index(snapshot),
-        )
+        ns_labels = snapshot.objects.namespace_labels(pod.namespace)
+        hard_weight = self.args.hard_pod_affinity_weight
+        topology_score: TopologyScore = {}
+        walk = None if has_constraints else self._nodes_to_walk(snapshot, snapshot.have_pods_with_affinity)
+        if walk is not None:
+            existing_terms_score_by_walk(topology_score, walk, pod, ns_labels, hard_weight)
+        else:
+            index = self._synced_index(snapshot)
+            preferred = self._resolve_weighted(snapshot, parsed.preferred_affinity)
+            preferred_anti = self._resolve_weighted(snapshot, parsed.preferred_anti_affinity)
+            incoming_terms_score(topology_score, preferred, preferred_anti, index)
+            existing_terms_score_from_index(topology_score, pod, ns_labels, hard_weight, index)
         if not topology_score:
             return Status.skip()
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(topology_score))

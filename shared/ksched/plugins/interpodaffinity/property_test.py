@@ -205,7 +205,9 @@ def check_cycle(plugin: InterPodAffinity, snap: Snapshot, incoming: Pod) -> None
     assert plugin.score_batch(state, pi, snap, rows).tolist() == per_node_scores
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
@@ -230,11 +232,14 @@ mutations = st.lists(
 
 
 @SETTINGS
-@given(clusters(), st.lists(pods(placed=False), min_size=1, max_size=3), mutations)
+@given(
+    clusters(), st.lists(pods(placed=False), min_size=1, max_size=3), mutations, st.sampled_from([0.0, 0.5])
+)
 def test_index_stays_exact_while_the_snapshot_changes(
-    snap: Snapshot, incoming: list[Pod], steps: list[tuple[Any, ...]]
+    snap: Snapshot, incoming: list[Pod], steps: list[tuple[Any, ...]], walk_fraction: float
 ) -> None:
     plugin = plugin_for(snap)
+    plugin.walk_fraction = walk_fraction
     check_cycle(plugin, snap, incoming[0])
     for i, step in enumerate(steps):
         op = step[0]
@@ -250,3 +255,40 @@ def test_index_stays_exact_while_the_snapshot_changes(
         elif op == "ns-labels":
             snap.objects.namespaces[step[1]] = namespace(step[1], {"team": step[2]})
         check_cycle(plugin, snap, incoming[i % len(incoming)])
+
+
+@st.composite
+def symmetric_clusters(draw: st.DrawFn) -> Snapshot:
+    """Existing pods that all carry terms, so an incoming pod without terms meets them (symmetry)."""
+    nodes = [node(name, draw(node_labels)) for name in NODE_NAMES]
+    placed = []
+    for i in range(draw(st.integers(1, 10))):
+        aff = affinity(
+            required=draw(st.lists(terms(), max_size=1)),
+            anti=draw(st.lists(terms(), min_size=1, max_size=2)),
+            preferred=draw(st.lists(weighted, max_size=1)),
+            preferred_anti=draw(st.lists(weighted, max_size=1)),
+        )
+        ns = draw(st.sampled_from(["ns1", "ns2"]))
+        placed.append(
+            pod(f"e{i}", ns, labels=draw(label_sets), node=draw(st.sampled_from(NODE_NAMES)), aff=aff)
+        )
+    return snapshot_of(nodes, placed, NAMESPACES)
+
+
+@SETTINGS
+@given(
+    symmetric_clusters(),
+    st.sampled_from(["ns1", "ns2"]),
+    st.dictionaries(
+        st.sampled_from(["app", "tier"]), st.sampled_from(["a", "b", "c"]), min_size=1, max_size=2
+    ),
+    st.sampled_from([0.0, 1.0]),
+    st.integers(0, 2),
+)
+def test_incoming_pod_without_terms_meets_existing_terms(
+    snap: Snapshot, ns: str, labels: dict[str, str], walk_fraction: float, hard: int
+) -> None:
+    plugin = plugin_for(snap, InterPodAffinityArgs(hard_pod_affinity_weight=hard))
+    plugin.walk_fraction = walk_fraction
+    check_cycle(plugin, snap, pod("incoming", ns, labels=labels))

@@ -8,9 +8,10 @@ from typing import Final
 import numpy as np
 
 from ksched.framework.interfaces import MAX_NODE_SCORE, Int64Array, Rows
+from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.plugins.interpodaffinity.index import AffinityIndex, ValueCounts
-from ksched.plugins.interpodaffinity.terms import WeightedTerm, label_class_of
+from ksched.plugins.interpodaffinity.terms import WeightedTerm, label_class_of, parsed_terms
 
 PRE_SCORE_STATE_KEY: Final = "PreScoreInterPodAffinity"
 
@@ -51,30 +52,35 @@ class PreScoreState:
         return total
 
 
-def build_topology_score(
-    pod: PodInfo,
+def incoming_terms_score(
+    scores: TopologyScore,
     preferred_affinity: Sequence[WeightedTerm],
     preferred_anti: Sequence[WeightedTerm],
+    index: AffinityIndex,
+) -> None:
+    """The incoming pod's preferred terms (namespace selectors merged) against every existing pod,
+    evaluated once per class of pods."""
+    weighted = [(wt.term, wt.weight) for wt in preferred_affinity]
+    weighted += [(wt.term, -wt.weight) for wt in preferred_anti]
+    if not weighted:
+        return
+    per_key = [index.class_values(term.topology_key) for term, _ in weighted]
+    for cls in index.classes:
+        for (term, weight), per_class in zip(weighted, per_key, strict=True):
+            values = per_class.get(cls)
+            if values and term.matches_class(cls):
+                _add_weighted(scores, term.topology_key, values, weight)
+
+
+def existing_terms_score_from_index(
+    scores: TopologyScore,
+    pod: PodInfo,
     namespace_labels: Mapping[str, str],
     hard_pod_affinity_weight: int,
     index: AffinityIndex,
-) -> TopologyScore:
-    """Upstream ``processExistingPod`` summed over every existing pod, read from the index.
-
-    The incoming pod's preferred terms (namespace selectors already merged) are evaluated per
-    class of existing pods; the existing pods' required-affinity and preferred terms are evaluated
-    once per distinct term against the incoming pod (with its namespace's labels).
-    """
-    scores: TopologyScore = {}
-    if preferred_affinity or preferred_anti:
-        weighted = [(wt.term, wt.weight) for wt in preferred_affinity]
-        weighted += [(wt.term, -wt.weight) for wt in preferred_anti]
-        per_key = [index.class_values(term.topology_key) for term, _ in weighted]
-        for cls in index.classes:
-            for (term, weight), per_class in zip(weighted, per_key, strict=True):
-                values = per_class.get(cls)
-                if values and term.matches_class(cls):
-                    _add_weighted(scores, term.topology_key, values, weight)
+) -> None:
+    """Existing pods' required-affinity (at the hard weight) and preferred terms against the
+    incoming pod, evaluated once per distinct term."""
     incoming = label_class_of(pod)
     if hard_pod_affinity_weight > 0:
         for term, values in index.affinity.items():
@@ -83,7 +89,39 @@ def build_topology_score(
     for (term, weight), values in index.preferred.items():
         if term.matches_class(incoming, namespace_labels):
             _add_weighted(scores, term.topology_key, values, weight)
-    return scores
+
+
+def existing_terms_score_by_walk(
+    scores: TopologyScore,
+    nodes: Sequence[NodeInfo],
+    pod: PodInfo,
+    namespace_labels: Mapping[str, str],
+    hard_pod_affinity_weight: int,
+) -> None:
+    """``existing_terms_score_from_index`` walking ``nodes`` (those with pods with affinity), as
+    upstream's ``processExistingPod``; cheaper than syncing the index when they are few."""
+    incoming = label_class_of(pod)
+
+    def add(key: str, labels: Mapping[str, str], weight: int) -> None:
+        value = labels.get(key)
+        if value is not None:
+            inner = scores.setdefault(key, {})
+            inner[value] = inner.get(value, 0) + weight
+
+    for ni in nodes:
+        labels = ni.labels
+        for other in ni.pods_with_affinity:
+            parsed = parsed_terms(other)
+            if hard_pod_affinity_weight > 0:
+                for t in parsed.required_affinity:
+                    if t.matches_class(incoming, namespace_labels):
+                        add(t.topology_key, labels, hard_pod_affinity_weight)
+            for wt in parsed.preferred_affinity:
+                if wt.term.matches_class(incoming, namespace_labels):
+                    add(wt.term.topology_key, labels, wt.weight)
+            for wt in parsed.preferred_anti_affinity:
+                if wt.term.matches_class(incoming, namespace_labels):
+                    add(wt.term.topology_key, labels, -wt.weight)
 
 
 def normalize(scores: Int64Array) -> None:
