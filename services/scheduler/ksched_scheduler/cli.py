@@ -1,0 +1,47 @@
+"""``ksched scheduler``: options → typed config → run()."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from ksched.config import ConfigError, default_config, load_config
+from ksched.service.logs import setup_logging
+from ksched.service.options import add_common_arguments, common_options
+from ksched_scheduler.service import SchedulerOptions, SchedulerService
+
+DEFAULT_HTTP_PORT = 10259
+
+
+def main(argv: Sequence[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="ksched scheduler",
+        description="Run a scheduling-cycle replica: pop pods from the queue, schedule them on a local "
+        "snapshot replica, and have the informer assume each placement. Several may run at once.",
+    )
+    add_common_arguments(parser, DEFAULT_HTTP_PORT)
+    parser.add_argument("--batch", type=int, default=16, help="pods popped per queue request")
+    parser.add_argument("--seed", type=int, default=None, help="seed for tie-breaking between equal scores")
+    ns = parser.parse_args(list(argv))
+    common = common_options(ns, "scheduler")
+    setup_logging("scheduler", common.log_format, common.log_level)
+    try:
+        config = load_config(common.config) if common.config else default_config()
+    except ConfigError as exc:
+        print(f"ksched scheduler: {common.config}: invalid configuration:\n{exc}", file=sys.stderr)
+        return 2
+    options = SchedulerOptions(
+        nats=common.nats,
+        kubeconfig=common.kubeconfig,
+        http_host=common.http_host,
+        http_port=common.http_port,
+        subject_prefix=common.subject_prefix,
+        identity=common.identity,
+        batch=ns.batch,
+        seed=ns.seed,
+    )
+    asyncio.run(SchedulerService(options, config).run())
+    return 0

@@ -1,0 +1,37 @@
+"""The scheduler's metrics: upstream names where the meaning is the same, ksched_ otherwise."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+_BUCKETS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+
+ATTEMPTS = Counter(
+    "scheduler_schedule_attempts_total",
+    "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, "
+    "while 'error' means an internal scheduler problem.",
+    ["result", "profile"],
+)
+ATTEMPT_DURATION = Histogram(
+    "scheduler_scheduling_attempt_duration_seconds",
+    "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+    ["result", "profile"],
+    buckets=_BUCKETS,
+)
+ALGORITHM_DURATION = Histogram(
+    "scheduler_scheduling_algorithm_duration_seconds",
+    "Scheduling algorithm latency in seconds",
+    buckets=_BUCKETS,
+)
+UNSCHEDULABLE_PODS = Counter(
+    "ksched_unschedulable_rejections_total",
+    "Unschedulable attempts by a plugin that rejected the pod "
+    "(upstream's scheduler_unschedulable_pods gauge is kept by the queue).",
+    ["plugin", "profile"],
+)
+ASSUME_LATENCY = Histogram(
+    "ksched_assume_request_duration_seconds", "Round trip of an assume request.", buckets=_BUCKETS
+)
+ASSUME_CONFLICTS = Counter(
+    "ksched_assume_conflicts_total", "Placements the informer rejected, by reason code.", ["code"]
+)

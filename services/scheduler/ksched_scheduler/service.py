@@ -1,0 +1,391 @@
+"""The scheduler service: a serial scheduling cycle on a local snapshot replica.
+
+Pops leased pods from the queue, schedules each on the replica (its own decisions count at once,
+so it never waits for an assume reply before the next cycle), asks the informer to assume the
+placement, and reports the outcome to the queue. Several replicas may run at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from kubernetes_asyncio.client import ApiClient
+from nats.aio.msg import Msg
+
+from ksched.api.core import Pod
+from ksched.bus.connect import Bus, connect
+from ksched.bus.messages import (
+    Ack,
+    AssumeRejectCode,
+    AssumeReply,
+    AssumeRequest,
+    DoneOutcome,
+    DoneRequest,
+    LeasedPod,
+    LeaseRenewReply,
+    LeaseRenewRequest,
+    Placement,
+    PopReply,
+    PopRequest,
+    UnreserveRequest,
+)
+from ksched.bus.subjects import Subjects
+from ksched.cache.follower import ReplicaFollower
+from ksched.config.profile import build_frameworks
+from ksched.config.types import KubeSchedulerConfiguration
+from ksched.framework.algorithm import ScheduleAlgorithm
+from ksched.framework.nominator import Nominator
+from ksched.service.http import HealthServer
+from ksched.service.kube import api_client
+from ksched.service.reporter import PodRef, Reporter
+from ksched.service.tasks import TaskGroup
+from ksched_scheduler import metrics
+from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SchedulerOptions:
+    nats: str
+    kubeconfig: str | None
+    http_host: str
+    http_port: int
+    subject_prefix: str
+    identity: str
+    batch: int = 16
+    max_inflight_assumes: int = 256
+    seed: int | None = None
+
+
+@dataclass
+class InFlight:
+    """A placement sent to the informer, kept until the binder is done with it (for Unreserve)."""
+
+    leased: LeasedPod
+    outcome: CycleOutcome
+    sent_at: float
+
+
+class SchedulerService:
+    def __init__(self, options: SchedulerOptions, config: KubeSchedulerConfiguration) -> None:
+        self.options = options
+        self.config = config
+        self.subjects = Subjects(options.subject_prefix)
+        self.tasks = TaskGroup()
+        self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
+        self.nominator = Nominator()
+        self.scheduler_names = [p.scheduler_name or "" for p in config.profiles]
+        self.bus: Bus | None = None
+        self.api: ApiClient | None = None
+        self.reporter: Reporter | None = None
+        self.follower: ReplicaFollower | None = None
+        self.cycle: SchedulingCycle | None = None
+        self.algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=options.seed)
+        self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
+        self._inflight: OrderedDict[str, InFlight] = OrderedDict()
+        self._held: dict[str, LeasedPod] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._stop = asyncio.Event()
+        self._attempt = 0
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, self._stop.set)
+        await self.start()
+        try:
+            stop = asyncio.create_task(self._stop.wait())
+            failed = asyncio.create_task(self.tasks.failed.wait())
+            await asyncio.wait({stop, failed}, return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            failed.cancel()
+        finally:
+            await self.stop()
+
+    async def start(self) -> None:
+        port = await self.health.start()
+        log.info(
+            "scheduler %s: health and metrics on http://%s:%d",
+            self.options.identity,
+            self.options.http_host,
+            port,
+        )
+        self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
+        self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
+        self.health.ready_checks["snapshot"] = lambda: (
+            self.follower is not None and self.follower.synced.is_set(),
+            "snapshot replica not in sync",
+        )
+        self.bus = await connect(
+            self.options.nats, name=f"scheduler:{self.options.identity}", subjects=self.subjects
+        )
+        if self.options.kubeconfig is not None or _in_cluster():
+            self.api = await api_client(self.options.kubeconfig)
+            self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
+        self.follower = ReplicaFollower(self.bus, self.options.identity)
+        frameworks = build_frameworks(self.config, self.follower.replica.snapshot, nominator=self.nominator)
+        self.cycle = SchedulingCycle(
+            frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
+        )
+        await self.bus.subscribe(
+            self.subjects.unreserve(self.options.identity), UnreserveRequest, self.on_unreserve
+        )
+        self.tasks.spawn("replica", self.follower.run, restart=True)
+        self.tasks.spawn("schedule", self._schedule_loop, restart=True)
+        self.tasks.spawn("renew", self._renew_loop, restart=True)
+
+    async def stop(self) -> None:
+        """Graceful: stop popping, let assumes and reports under way finish, then disconnect."""
+        await self.tasks.cancel_all()
+        if self._background:
+            await asyncio.wait(set(self._background), timeout=5)
+        if self.reporter is not None:
+            await self.reporter.drain()
+        if self.bus is not None:
+            await self.bus.close()
+        if self.api is not None:
+            await self.api.close()
+        await self.health.stop()
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # --- the loop --------------------------------------------------------------------------------
+    async def _schedule_loop(self) -> None:
+        assert self.bus is not None and self.follower is not None
+        while True:
+            await self.follower.synced.wait()
+            request = PopRequest(
+                scheduler_id=self.options.identity,
+                scheduler_names=self.scheduler_names,
+                max_pods=self.options.batch,
+                wait_seconds=0.5,
+            )
+            try:
+                reply = await self.bus.request(self.subjects.queue_pop, request, PopReply, timeout=5)
+            except Exception as exc:
+                log.debug("pop failed: %s", exc)
+                await asyncio.sleep(0.2)
+                continue
+            for leased in reply.pods:
+                self._held[leased.lease_id] = leased
+                await self._schedule_one(leased)
+
+    async def _schedule_one(self, leased: LeasedPod) -> None:
+        assert self.cycle is not None and self.follower is not None
+        replica = self.follower.replica
+        if leased.epoch == replica.epoch and leased.min_generation > replica.generation:
+            for _ in range(1000):  # up to ~2 s for the replica to catch up with the pod's event
+                if replica.generation >= leased.min_generation:
+                    break
+                await asyncio.sleep(0.002)
+        try:
+            pod = msgspec.json.decode(leased.pod.pod, type=Pod)
+        except msgspec.DecodeError as exc:
+            await self._done(leased, DoneOutcome.ERROR, message=f"undecodable pod: {exc}")
+            return
+        started = time.perf_counter()
+        outcome = self.cycle.run(pod)
+        elapsed = time.perf_counter() - started
+        profile = pod.spec.scheduler_name
+        metrics.ALGORITHM_DURATION.observe(elapsed)
+        if outcome.kind == SCHEDULED:
+            await self._assume_slots.acquire()
+            self._spawn(self._assume(leased, outcome, elapsed))
+            return
+        result = "unschedulable" if outcome.kind == UNSCHEDULABLE else "error"
+        metrics.ATTEMPTS.labels(result, profile).inc()
+        metrics.ATTEMPT_DURATION.labels(result, profile).observe(elapsed)
+        for plugin in outcome.plugins:
+            metrics.UNSCHEDULABLE_PODS.labels(plugin, profile).inc()
+        ref = PodRef(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid)
+        if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
+            self.reporter.unschedulable(ref, outcome.message, outcome.nominated_node or None)
+        if outcome.nominated_node:
+            self.nominator.add(outcome.pod, outcome.nominated_node)
+        await self._done(
+            leased,
+            DoneOutcome.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else DoneOutcome.ERROR,
+            message=outcome.message,
+            plugins=sorted(outcome.plugins),
+            pending=sorted(outcome.pending_plugins),
+            nominated=outcome.nominated_node,
+        )
+
+    async def _assume(self, leased: LeasedPod, outcome: CycleOutcome, elapsed: float) -> None:
+        assert self.bus is not None and self.follower is not None and self.cycle is not None
+        try:
+            self._attempt += 1
+            pod = outcome.pod.pod
+            placement = Placement(
+                placement_id=f"{pod.metadata.uid}:{leased.attempts}:{self._attempt}",
+                pod_uid=pod.metadata.uid,
+                namespace=pod.metadata.namespace,
+                name=pod.metadata.name,
+                node_name=outcome.node,
+                scheduler_id=self.options.identity,
+                profile=pod.spec.scheduler_name,
+                epoch=self.follower.replica.epoch,
+                snapshot_generation=self.follower.replica.generation,
+                resource_version=pod.metadata.resource_version,
+                attempt=leased.attempts,
+                trace_id=leased.trace_id,
+                pod=leased.pod.pod,
+                plugin_state=_export_plugin_state(outcome),
+                permit_waits={"*": outcome.permit_wait} if outcome.permit_wait else {},
+            )
+            sent = time.perf_counter()
+            try:
+                reply = await self.bus.request(
+                    self.subjects.assume, AssumeRequest(placement=placement), AssumeReply, timeout=5
+                )
+            except Exception as exc:
+                reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
+            metrics.ASSUME_LATENCY.observe(time.perf_counter() - sent)
+            profile = pod.spec.scheduler_name
+            if reply.accepted:
+                metrics.ATTEMPTS.labels("scheduled", profile).inc()
+                metrics.ATTEMPT_DURATION.labels("scheduled", profile).observe(elapsed)
+                self._remember(placement.placement_id, leased, outcome)
+                await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node)
+                return
+            metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
+            self.cycle.forget_locally(outcome)
+            if reply.code == AssumeRejectCode.STALE_EPOCH:
+                self.follower.request_resync()
+            log.debug(
+                "assume of %s on %s rejected: %s %s", outcome.pod.key, outcome.node, reply.code, reply.reason
+            )
+            await self._done(leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}")
+        finally:
+            self._assume_slots.release()
+
+    def _remember(self, placement_id: str, leased: LeasedPod, outcome: CycleOutcome) -> None:
+        self._inflight[placement_id] = InFlight(leased, outcome, time.monotonic())
+        while len(self._inflight) > 10_000:
+            self._inflight.popitem(last=False)
+
+    async def _done(
+        self,
+        leased: LeasedPod,
+        outcome: DoneOutcome,
+        *,
+        node: str = "",
+        message: str = "",
+        plugins: list[str] | None = None,
+        pending: list[str] | None = None,
+        nominated: str = "",
+    ) -> None:
+        assert self.bus is not None
+        self._held.pop(leased.lease_id, None)
+        request = DoneRequest(
+            lease_id=leased.lease_id,
+            scheduler_id=self.options.identity,
+            pod_uid=leased.pod.uid,
+            namespace=leased.pod.namespace,
+            name=leased.pod.name,
+            outcome=outcome,
+            node_name=node,
+            unschedulable_plugins=plugins or [],
+            pending_plugins=pending or [],
+            message=message,
+            nominated_node_name=nominated,
+            trace_id=leased.trace_id,
+        )
+        for attempt in range(3):
+            try:
+                await self.bus.request(self.subjects.queue_done, request, Ack, timeout=5)
+                return
+            except Exception as exc:
+                log.warning(
+                    "done for %s/%s failed (%s), attempt %d",
+                    leased.pod.namespace,
+                    leased.pod.name,
+                    exc,
+                    attempt + 1,
+                )
+                await asyncio.sleep(0.2 * (attempt + 1))
+
+    async def _renew_loop(self) -> None:
+        assert self.bus is not None
+        while True:
+            await asyncio.sleep(2.0)
+            held = list(self._held)
+            if not held:
+                continue
+            with contextlib.suppress(Exception):
+                reply = await self.bus.request(
+                    self.subjects.queue_renew,
+                    LeaseRenewRequest(scheduler_id=self.options.identity, lease_ids=held),
+                    LeaseRenewReply,
+                    timeout=2,
+                )
+                for lease_id in reply.expired:
+                    self._held.pop(lease_id, None)
+
+    # --- binder callbacks ------------------------------------------------------------------------
+    async def on_unreserve(self, req: UnreserveRequest, _msg: Msg) -> Ack:
+        """The binder failed this placement: undo Reserve and our local assumption."""
+        assert self.cycle is not None
+        entry = self._inflight.pop(req.placement_id, None)
+        if entry is None:
+            return Ack(ok=False, code="Unknown", reason="placement not held by this replica")
+        self.cycle.forget_locally(entry.outcome)
+        return Ack()
+
+    def debug_state(self) -> dict[str, Any]:
+        replica = self.follower.replica if self.follower is not None else None
+        return {
+            "identity": self.options.identity,
+            "epoch": replica.epoch if replica else "",
+            "generation": replica.generation if replica else -1,
+            "nodes": len(replica.snapshot.nodes) if replica else 0,
+            "held_leases": len(self._held),
+            "inflight_placements": len(self._inflight),
+            "tasks": self.tasks.names(),
+        }
+
+
+def _export_plugin_state(outcome: CycleOutcome) -> dict[str, bytes]:
+    """State plugins need after the cycle (e.g. VolumeBinding's decisions) for the binder."""
+    out: dict[str, bytes] = {}
+    fw = outcome.fw
+    seen: set[str] = set()
+    for group in (
+        fw.plugins.reserve,
+        fw.plugins.permit,
+        fw.plugins.pre_bind,
+        fw.plugins.bind,
+        fw.plugins.post_bind,
+    ):
+        for pl in group:
+            export = getattr(pl, "export_state", None)
+            if export is None or pl.name in seen:
+                continue
+            seen.add(pl.name)
+            data = export(outcome.state)
+            if data:
+                out[pl.name] = data
+    return out
+
+
+def _in_cluster() -> bool:
+    import os
+
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))

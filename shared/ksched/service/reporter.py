@@ -1,0 +1,209 @@
+"""What the API server sees from the scheduler: events.k8s.io Events (FailedScheduling,
+Scheduled, Preempted...) aggregated into series like upstream's recorder, and the pod's
+PodScheduled condition and nominatedNodeName on the status subresource.
+
+All writes run in the background with bounded concurrency; a failed write is logged, never raised
+into the caller (the scheduling outcome does not depend on it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from kubernetes_asyncio.client import ApiClient
+
+log = logging.getLogger(__name__)
+
+SERIES_WINDOW = 6 * 60.0
+"""Identical events within this window join one series instead of creating a new Event."""
+SERIES_PATCH_INTERVAL = 30.0
+"""A series' count is written back at most this often."""
+
+
+def micro_time(ts: float | None = None) -> str:
+    dt = datetime.fromtimestamp(time.time() if ts is None else ts, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def rfc3339(ts: float | None = None) -> str:
+    dt = datetime.fromtimestamp(time.time() if ts is None else ts, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class PodRef:
+    namespace: str
+    name: str
+    uid: str
+
+
+@dataclass
+class _Series:
+    name: str
+    namespace: str
+    count: int
+    first: float
+    last_patch: float
+    pending_patch: bool = False
+
+
+class Reporter:
+    """Writes events and pod status for one component (``reporting_controller``)."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        reporting_controller: str = "default-scheduler",
+        reporting_instance: str = "",
+        concurrency: int = 16,
+    ) -> None:
+        self.api = api
+        self.controller = reporting_controller
+        self.instance = reporting_instance or f"{reporting_controller}-ksched"
+        self._sem = asyncio.Semaphore(concurrency)
+        self._series: dict[tuple[str, str, str], _Series] = {}
+        self._conditions: dict[str, tuple[str, str]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.writes = 0
+        self.failures = 0
+
+    # --- background plumbing ----------------------------------------------------------------------
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self, timeout: float = 5.0) -> None:
+        """Wait for writes under way (graceful shutdown)."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout)
+
+    async def _call(self, method: str, path: str, body: Any, content_type: str = "application/json") -> int:
+        async with self._sem:
+            try:
+                resp = await self.api.call_api(
+                    path,
+                    method,
+                    header_params={"Content-Type": content_type, "Accept": "application/json"},
+                    body=body,
+                    auth_settings=["BearerToken"],
+                    _preload_content=False,
+                    _request_timeout=10,
+                )
+                try:
+                    status: int = resp.status
+                    if status >= 400:
+                        text = await resp.text()
+                        log.warning("%s %s: HTTP %d: %s", method, path, status, text[:300])
+                        self.failures += 1
+                    else:
+                        self.writes += 1
+                    return status
+                finally:
+                    resp.release()
+            except Exception as exc:
+                self.failures += 1
+                log.warning("%s %s failed: %s", method, path, exc)
+                return 0
+
+    # --- events ------------------------------------------------------------------------------------
+    def event(self, pod: PodRef, type_: str, reason: str, action: str, note: str) -> None:
+        """Record an event about ``pod`` (Normal/Warning), merged into a series when it repeats."""
+        key = (pod.uid, reason, note)
+        now = time.time()
+        series = self._series.get(key)
+        if series is not None and now - series.first < SERIES_WINDOW:
+            series.count += 1
+            if not series.pending_patch and now - series.last_patch >= SERIES_PATCH_INTERVAL:
+                series.pending_patch = True
+                self._spawn(self._patch_series(series))
+            return
+        name = f"{pod.name}.{secrets.token_hex(8)}"
+        self._series[key] = _Series(name, pod.namespace, 1, now, now)
+        if len(self._series) > 50_000:
+            cutoff = now - SERIES_WINDOW
+            self._series = {k: s for k, s in self._series.items() if s.first >= cutoff}
+        body = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": pod.namespace},
+            "eventTime": micro_time(now),
+            "reportingController": self.controller,
+            "reportingInstance": self.instance,
+            "action": action,
+            "reason": reason,
+            "note": note[:1024],
+            "type": type_,
+            "regarding": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": pod.name,
+                "namespace": pod.namespace,
+                "uid": pod.uid,
+            },
+        }
+        self._spawn(self._call("POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body))
+
+    async def _patch_series(self, series: _Series) -> None:
+        await asyncio.sleep(0)
+        series.pending_patch = False
+        series.last_patch = time.time()
+        patch = {"series": {"count": series.count, "lastObservedTime": micro_time(series.last_patch)}}
+        await self._call(
+            "PATCH",
+            f"/apis/events.k8s.io/v1/namespaces/{series.namespace}/events/{series.name}",
+            patch,
+            "application/merge-patch+json",
+        )
+
+    # --- pod status --------------------------------------------------------------------------------
+    def unschedulable(self, pod: PodRef, message: str, nominated_node: str | None = None) -> None:
+        """FailedScheduling event plus PodScheduled=False/Unschedulable (and nominatedNodeName)."""
+        self.event(pod, "Warning", "FailedScheduling", "Scheduling", message)
+        condition = ("Unschedulable", message)
+        if self._conditions.get(pod.uid) == condition and nominated_node is None:
+            return
+        self._conditions[pod.uid] = condition
+        status: dict[str, Any] = {
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": message,
+                    "lastProbeTime": None,
+                    "lastTransitionTime": rfc3339(),
+                }
+            ]
+        }
+        if nominated_node is not None:
+            status["nominatedNodeName"] = nominated_node or None
+        self._spawn(self.patch_status(pod, status))
+
+    async def patch_status(self, pod: PodRef, status: dict[str, Any]) -> int:
+        return await self._call(
+            "PATCH",
+            f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
+            msgspec.json.encode({"status": status}),
+            "application/strategic-merge-patch+json",
+        )
+
+    def scheduled(self, pod: PodRef, node: str) -> None:
+        self._conditions.pop(pod.uid, None)
+        self.event(
+            pod,
+            "Normal",
+            "Scheduled",
+            "Binding",
+            f"Successfully assigned {pod.namespace}/{pod.name} to {node}",
+        )
+
+    def forget(self, uid: str) -> None:
+        self._conditions.pop(uid, None)
