@@ -1,0 +1,28 @@
+"""The binder's metrics (upstream names where the meaning is the same)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+
+BINDINGS = Counter("ksched_binder_bindings_total", "Placements finished, by result.", ["result"])
+BIND_DURATION = Histogram(
+    "ksched_binder_binding_duration_seconds",
+    "WaitOnPermit + PreBind + Bind + PostBind per placement.",
+    buckets=_BUCKETS,
+)
+PERMIT_WAIT = Histogram(
+    "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.", ["result"], buckets=_BUCKETS
+)
+SLI_DURATION = Histogram(
+    "scheduler_pod_scheduling_sli_duration_seconds",
+    "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue "
+    "(approximated by the placement's assume time) to binding.",
+    ["attempts"],
+    buckets=_BUCKETS,
+)
+QUEUE_DEPTH = Gauge(
+    "ksched_binder_queue_depth", "Placements waiting in the binder work queue (pending + unacked)."
+)
+BUSY_WORKERS = Gauge("ksched_binder_busy_workers", "Binder workers handling a placement now.")

@@ -1,0 +1,325 @@
+"""The binder service: parallel workers take accepted placements from the durable JetStream work
+queue and run WaitOnPermit, PreBind, Bind and PostBind; a placement is acknowledged only when it
+is finished, so a crashed binder loses nothing. A failure forgets the assumption, asks the deciding
+replica to Unreserve, and requeues the pod with backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from kubernetes_asyncio.client import ApiClient
+from nats.aio.msg import Msg
+
+from ksched.api.core import Pod
+from ksched.bus.connect import Bus, connect
+from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
+from ksched.bus.messages import (
+    Ack,
+    ForgetRequest,
+    PermitDecision,
+    Placement,
+    RequeueRequest,
+    UnreserveRequest,
+)
+from ksched.bus.streams import placement_consumer
+from ksched.bus.subjects import Subjects
+from ksched.config.profile import build_frameworks
+from ksched.config.types import KubeSchedulerConfiguration
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.runtime import Framework
+from ksched.framework.snapshot import Snapshot
+from ksched.framework.status import Status
+from ksched.service.http import HealthServer
+from ksched.service.kube import api_client
+from ksched.service.reporter import PodRef, Reporter
+from ksched.service.tasks import TaskGroup
+from ksched_binder import metrics
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BinderOptions:
+    nats: str
+    kubeconfig: str | None
+    http_host: str
+    http_port: int
+    subject_prefix: str
+    identity: str
+    workers: int = 32
+    ack_wait: float = 30.0
+
+
+def already_bound_to(status: Status, node: str) -> bool:
+    """A 409 "already assigned to node X" for our own node: a redelivered placement, i.e. success."""
+    text = status.message
+    return "is already assigned to node" in text and f'node "{node}"' in text
+
+
+def pod_gone(status: Status) -> bool:
+    err = status.error
+    return getattr(err, "code", 0) == 404 or "not found" in status.message
+
+
+class BinderService:
+    def __init__(self, options: BinderOptions, config: KubeSchedulerConfiguration) -> None:
+        self.options = options
+        self.config = config
+        self.subjects = Subjects(options.subject_prefix)
+        self.tasks = TaskGroup()
+        self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
+        self.bus: Bus | None = None
+        self.api: ApiClient | None = None
+        self.reporter: Reporter | None = None
+        self.frameworks: dict[str, Framework] = {}
+        self.consumer: PullConsumer[Placement] | None = None
+        self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
+        self._stop = asyncio.Event()
+        self._draining = False
+        self.busy = 0
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, self._stop.set)
+        await self.start()
+        try:
+            stop = asyncio.create_task(self._stop.wait())
+            failed = asyncio.create_task(self.tasks.failed.wait())
+            await asyncio.wait({stop, failed}, return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            failed.cancel()
+        finally:
+            await self.stop()
+
+    async def start(self) -> None:
+        port = await self.health.start()
+        log.info(
+            "binder %s: health and metrics on http://%s:%d",
+            self.options.identity,
+            self.options.http_host,
+            port,
+        )
+        self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
+        self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
+        self.bus = await connect(
+            self.options.nats, name=f"binder:{self.options.identity}", subjects=self.subjects
+        )
+        await ensure_streams(self.bus)
+        self.api = await api_client(self.options.kubeconfig)
+        self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
+        self.frameworks = build_frameworks(self.config, Snapshot(), client=self.api)
+        self.consumer = await PullConsumer.create(
+            self.bus,
+            stream=self.subjects.placement_stream,
+            config=placement_consumer(self.subjects, ack_wait=self.options.ack_wait),
+            msg_type=Placement,
+        )
+        await self.bus.subscribe(self.subjects.permit_all, PermitDecision, self.on_permit)
+        for i in range(self.options.workers):
+            self.tasks.spawn(f"worker-{i}", self._worker, restart=True)
+        self.tasks.spawn("depth", self._depth_loop, restart=True)
+
+    async def stop(self) -> None:
+        """Graceful: stop taking placements, finish those in hand, then disconnect."""
+        self._draining = True
+        for _ in range(100):
+            if self.busy == 0:
+                break
+            await asyncio.sleep(0.05)
+        await self.tasks.cancel_all()
+        if self.reporter is not None:
+            await self.reporter.drain()
+        if self.bus is not None:
+            await self.bus.close()
+        if self.api is not None:
+            await self.api.close()
+        await self.health.stop()
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    async def _depth_loop(self) -> None:
+        while True:
+            await asyncio.sleep(2)
+            if self.consumer is not None:
+                with contextlib.suppress(Exception):
+                    metrics.QUEUE_DEPTH.set(await self.consumer.pending())
+
+    async def _worker(self) -> None:
+        assert self.consumer is not None
+        while not self._draining:
+            deliveries = await self.consumer.fetch(batch=1, timeout=1.0)
+            for delivery in deliveries:
+                if self._draining:
+                    await delivery.nak()
+                    continue
+                self.busy += 1
+                metrics.BUSY_WORKERS.set(self.busy)
+                try:
+                    await self.handle(delivery)
+                finally:
+                    self.busy -= 1
+                    metrics.BUSY_WORKERS.set(self.busy)
+
+    async def handle(self, delivery: Delivery[Placement]) -> None:
+        p = delivery.message
+        started = time.perf_counter()
+        keepalive = asyncio.create_task(self._keep_alive(delivery))
+        try:
+            result = await self.bind(p)
+        except Exception as exc:
+            log.exception("placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name)
+            result = f"error: {exc}"
+        finally:
+            keepalive.cancel()
+        metrics.BIND_DURATION.observe(time.perf_counter() - started)
+        if result == "retry":
+            await delivery.nak(delay=1.0)
+            return
+        metrics.BINDINGS.labels(result if result in ("bound", "gone") else "failed").inc()
+        await delivery.ack()
+
+    async def _keep_alive(self, delivery: Delivery[Placement]) -> None:
+        while True:
+            await asyncio.sleep(self.options.ack_wait / 3)
+            with contextlib.suppress(Exception):
+                await delivery.in_progress()
+
+    async def bind(self, p: Placement) -> str:
+        """Run the binding cycle for one placement; returns 'bound', 'gone', 'failed' or 'retry'."""
+        fw = self.frameworks.get(p.profile)
+        if fw is None:
+            await self._fail(p, f"no profile for schedulerName {p.profile!r}")
+            return "failed"
+        pod = msgspec.json.decode(p.pod, type=Pod)
+        pi = PodInfo(pod)
+        state = CycleState()
+        for name, data in p.plugin_state.items():
+            pl = fw.plugin(name)
+            importer = getattr(pl, "import_state", None)
+            if importer is not None:
+                importer(state, data)
+        if p.permit_waits:
+            st = await self.wait_on_permit(p)
+            if st is not None:
+                await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
+                return "failed"
+        st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
+        if st is not None:
+            await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
+            return "failed"
+        st = await fw.run_bind_plugins(state, pi, p.node_name)
+        if st is not None and not already_bound_to(st, p.node_name):
+            if pod_gone(st):
+                await self._forget(p, "pod deleted before binding")
+                return "gone"
+            await self._fail(p, f"binding rejected: {st.message}")
+            return "failed"
+        ref = PodRef(p.namespace, p.name, p.pod_uid)
+        if self.reporter is not None:
+            self.reporter.scheduled(ref, p.node_name)
+        await fw.run_post_bind_plugins(state, pi, p.node_name)
+        if p.assumed_at:
+            metrics.SLI_DURATION.labels(str(min(p.attempt, 15))).observe(max(0.0, time.time() - p.assumed_at))
+        return "bound"
+
+    async def wait_on_permit(self, p: Placement) -> Status | None:
+        """Wait until every waiting Permit plugin allows the pod, one rejects it, or time runs out."""
+        timeout = max(p.permit_waits.values())
+        waiting = set(p.permit_waits)
+        inbox: asyncio.Queue[PermitDecision] = asyncio.Queue()
+        self._permits[p.pod_uid] = inbox
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout):
+                while waiting:
+                    decision = await inbox.get()
+                    if not decision.allow:
+                        metrics.PERMIT_WAIT.labels("rejected").observe(time.perf_counter() - started)
+                        return Status.unschedulable(decision.message or "rejected").with_plugin(
+                            decision.plugin
+                        )
+                    waiting.discard(decision.plugin)
+                    waiting.discard("*")
+        except TimeoutError:
+            metrics.PERMIT_WAIT.labels("timeout").observe(time.perf_counter() - started)
+            return Status.unschedulable(f"rejected due to timeout after waiting {timeout:.0f}s at permit")
+        finally:
+            self._permits.pop(p.pod_uid, None)
+        metrics.PERMIT_WAIT.labels("allowed").observe(time.perf_counter() - started)
+        return None
+
+    async def on_permit(self, decision: PermitDecision, _msg: Msg) -> None:
+        inbox = self._permits.get(decision.pod_uid)
+        if inbox is not None:
+            inbox.put_nowait(decision)
+
+    async def _forget(self, p: Placement, reason: str) -> None:
+        assert self.bus is not None
+        request = ForgetRequest(
+            placement_id=p.placement_id,
+            pod_uid=p.pod_uid,
+            namespace=p.namespace,
+            name=p.name,
+            node_name=p.node_name,
+            scheduler_id=p.scheduler_id,
+            reason=reason,
+        )
+        with contextlib.suppress(Exception):
+            await self.bus.request(self.subjects.forget, request, Ack, timeout=5)
+
+    async def _fail(self, p: Placement, reason: str, plugins: list[str] | None = None) -> None:
+        """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""
+        assert self.bus is not None
+        log.info("binding %s/%s to %s failed: %s", p.namespace, p.name, p.node_name, reason)
+        await self._forget(p, reason)
+        unreserve = UnreserveRequest(
+            placement_id=p.placement_id,
+            pod_uid=p.pod_uid,
+            namespace=p.namespace,
+            name=p.name,
+            node_name=p.node_name,
+            scheduler_id=p.scheduler_id,
+            reason=reason,
+            plugin_state=p.plugin_state,
+        )
+        with contextlib.suppress(Exception):
+            await self.bus.request(self.subjects.unreserve(p.scheduler_id), unreserve, Ack, timeout=2)
+        requeue = RequeueRequest(
+            pod_uid=p.pod_uid,
+            namespace=p.namespace,
+            name=p.name,
+            reason=reason,
+            backoff=True,
+            unschedulable_plugins=plugins or [],
+            sender=self.options.identity,
+            trace_id=p.trace_id,
+        )
+        with contextlib.suppress(Exception):
+            await self.bus.request(self.subjects.queue_requeue, requeue, Ack, timeout=5)
+        if self.reporter is not None:
+            self.reporter.event(
+                PodRef(p.namespace, p.name, p.pod_uid),
+                "Warning",
+                "FailedScheduling",
+                "Binding",
+                f"Binding rejected: {reason}",
+            )
+
+    def debug_state(self) -> dict[str, Any]:
+        return {
+            "identity": self.options.identity,
+            "busy_workers": self.busy,
+            "waiting_on_permit": len(self._permits),
+            "tasks": self.tasks.names(),
+        }
