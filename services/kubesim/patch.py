@@ -53,21 +53,9 @@ def _pointer(path: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
-def _container(doc: Any, parts: list[str], path: str) -> tuple[Any, str]:
+def _walk(doc: Any, parts: list[str], path: str) -> Any:
     node = doc
-    for part in parts[:-1]:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            raise patch_error(f'doc is missing path: "{path}": missing value')
-    return node, parts[-1]
-
-
-def _get(doc: Any, path: str) -> Any:
-    node = doc
-    for part in _pointer(path):
+    for part in parts:
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -75,6 +63,14 @@ def _get(doc: Any, path: str) -> Any:
         else:
             raise patch_error(f'doc is missing path: "{path}": missing value')
     return node
+
+
+def _container(doc: Any, parts: list[str], path: str) -> tuple[Any, str]:
+    return _walk(doc, parts[:-1], path), parts[-1]
+
+
+def _get(doc: Any, path: str) -> Any:
+    return _walk(doc, _pointer(path), path)
 
 
 def _add(doc: Any, path: str, value: Any) -> Any:

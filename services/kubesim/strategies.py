@@ -36,14 +36,32 @@ def _dotted(obj: JSON, path: str) -> str:
     return str(value)
 
 
-def _reset_meta_for_status(new: JSON, old: JSON) -> None:
-    """ResetObjectMetaForStatus: a /status write cannot change labels, annotations, finalizers, owners."""
+def _keep_all_but_status(new: JSON, old: JSON) -> None:
+    """A /status write changes status (and metadata, per kind): every other field comes from ``old``."""
+    for key in list(new):
+        if key not in ("metadata", "status", "kind", "apiVersion"):
+            del new[key]
+    for key, value in old.items():
+        if key not in ("metadata", "status"):
+            new[key] = value
+
+
+def _keep_meta(new: JSON, old: JSON, keys: tuple[str, ...]) -> None:
     new_meta, old_meta = new["metadata"], old["metadata"]
-    for key in ("labels", "annotations", "finalizers", "ownerReferences", "deletionTimestamp", "generation"):
+    for key in keys:
         if key in old_meta:
             new_meta[key] = old_meta[key]
         else:
             new_meta.pop(key, None)
+
+
+def _reset_meta_for_status(new: JSON, old: JSON) -> None:
+    """ResetObjectMetaForStatus: a /status write cannot change labels, annotations, finalizers, owners."""
+    _keep_meta(
+        new,
+        old,
+        ("labels", "annotations", "finalizers", "ownerReferences", "deletionTimestamp", "generation"),
+    )
 
 
 class Strategy:
@@ -82,12 +100,7 @@ class Strategy:
 
     def prepare_status_update(self, new: JSON, old: JSON) -> None:
         """/status update: everything but status (and some metadata) is kept from the old object."""
-        for key in list(new):
-            if key not in ("metadata", "status", "kind", "apiVersion"):
-                del new[key]
-        for key, value in old.items():
-            if key not in ("metadata", "status"):
-                new[key] = value
+        _keep_all_but_status(new, old)
         _reset_meta_for_status(new, old)
 
     def validate_update(self, new: JSON, old: JSON, lookup: Lookup) -> list[FieldError]:
@@ -184,18 +197,8 @@ class PodStrategy(Strategy):
 
     def prepare_status_update(self, new: JSON, old: JSON) -> None:
         """pods/status keeps spec, deletionTimestamp and ownerReferences but applies labels/annotations."""
-        for key in list(new):
-            if key not in ("metadata", "status", "kind", "apiVersion"):
-                del new[key]
-        for key, value in old.items():
-            if key not in ("metadata", "status"):
-                new[key] = value
-        new_meta, old_meta = new["metadata"], old["metadata"]
-        for key in ("deletionTimestamp", "ownerReferences", "generation"):
-            if key in old_meta:
-                new_meta[key] = old_meta[key]
-            else:
-                new_meta.pop(key, None)
+        _keep_all_but_status(new, old)
+        _keep_meta(new, old, ("deletionTimestamp", "ownerReferences", "generation"))
         status = new.get("status")
         if isinstance(status, dict) and not status.get("qosClass"):
             status["qosClass"] = (old.get("status") or {}).get("qosClass")
@@ -321,12 +324,8 @@ class NodeStrategy(Strategy):
         return errs
 
     def prepare_status_update(self, new: JSON, old: JSON) -> None:
-        for key in list(new):
-            if key not in ("metadata", "status", "kind", "apiVersion"):
-                del new[key]
-        for key, value in old.items():
-            if key not in ("metadata", "status"):
-                new[key] = value
+        """nodes/status keeps spec; metadata (labels, annotations) is applied, as for pods."""
+        _keep_all_but_status(new, old)
 
     def normalize(self, obj: JSON) -> None:
         status = obj.get("status")

@@ -16,19 +16,7 @@ from .jsonio import JSON, encode
 from .resources import ResourceType
 from .selectors import FieldSelector, LabelSelector
 from .store import Change, Entry, Store, Table, View, with_kind
-
-_NODE_INFO_KEYS = (
-    "machineID",
-    "systemUUID",
-    "bootID",
-    "kernelVersion",
-    "osImage",
-    "containerRuntimeVersion",
-    "kubeletVersion",
-    "kubeProxyVersion",
-    "operatingSystem",
-    "architecture",
-)
+from .strategies import NODE_INFO_ORDER
 
 #: what Go's zero value of each kind serialises to, besides metadata (bookmark objects)
 _ZERO_FIELDS: dict[str, JSON] = {
@@ -37,7 +25,7 @@ _ZERO_FIELDS: dict[str, JSON] = {
         "spec": {},
         "status": {
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
-            "nodeInfo": dict.fromkeys(_NODE_INFO_KEYS, ""),
+            "nodeInfo": dict.fromkeys(NODE_INFO_ORDER[:10], ""),
         },
     },
     "Namespace": {"spec": {}, "status": {}},
