@@ -122,6 +122,8 @@ class AffinityIndex:
 
     def _reset(self, snapshot: Snapshot | None) -> None:
         self._snapshot = snapshot
+        #: the snapshot's node list object: a new one means the snapshot was reset (generation restarts)
+        self._nodes: list[NodeInfo] | None = snapshot.nodes if snapshot is not None else None
         self._generation = -1
         self._gens: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._records: list[_NodeRecord | None] = []
@@ -138,13 +140,17 @@ class AffinityIndex:
 
     # --- synchronisation -------------------------------------------------------------------------
     def synced_with(self, snapshot: Snapshot) -> bool:
-        return snapshot is self._snapshot and snapshot.generation == self._generation
+        return (
+            snapshot is self._snapshot
+            and snapshot.nodes is self._nodes
+            and snapshot.generation == self._generation
+        )
 
     def sync(self, snapshot: Snapshot) -> None:
         """Bring the totals up to date with ``snapshot`` (re-reading only the nodes that changed)."""
-        if snapshot is not self._snapshot:
+        if snapshot is not self._snapshot or snapshot.nodes is not self._nodes:
             self._reset(snapshot)
-        if snapshot.generation == self._generation:
+        elif snapshot.generation == self._generation:
             return
         nodes = snapshot.nodes
         n = len(nodes)
