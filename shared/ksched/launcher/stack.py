@@ -1,0 +1,215 @@
+"""A local stack of processes: an embedded nats-server, kubesim (or a given kubeconfig), and the
+informer, queue, scheduler and binder services, each a separate ``ksched`` process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+
+from ksched.bus.embedded import EmbeddedNats
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass
+class Proc:
+    """One service process of the stack."""
+
+    name: str
+    service: str
+    args: list[str]
+    http_port: int | None
+    log_path: Path
+    process: asyncio.subprocess.Process | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.returncode is None
+
+
+@dataclass
+class StackOptions:
+    workdir: Path
+    nodes: int = 0
+    scenarios: Sequence[str] = ()
+    kubeconfig: str | None = None
+    config: str | None = None
+    schedulers: int = 1
+    binders: int = 1
+    binder_workers: int = 32
+    prefix: str = "ksched"
+    pod_start_delay: float = 1.0
+    time_scale: float = 1.0
+    log_level: str = "INFO"
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+class Stack:
+    def __init__(self, options: StackOptions) -> None:
+        self.options = options
+        self.workdir = options.workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.nats = EmbeddedNats(store_dir=str(self.workdir / "jetstream"))
+        self.kubeconfig = options.kubeconfig or str(self.workdir / "kubeconfig")
+        self.procs: dict[str, Proc] = {}
+
+    # --- building ----------------------------------------------------------------------------------
+    def _common(self) -> list[str]:
+        args = [
+            "--nats",
+            self.nats.url,
+            "--kubeconfig",
+            self.kubeconfig,
+            "--subject-prefix",
+            self.options.prefix,
+        ]
+        args += ["--log-level", self.options.log_level]
+        if self.options.config:
+            args += ["--config", self.options.config]
+        return args
+
+    def _service(self, name: str, service: str, extra: Sequence[str] = ()) -> Proc:
+        port = free_port()
+        args = [service, *self._common(), "--http-port", str(port), "--id", name, *extra]
+        proc = Proc(name, service, args, port, self.workdir / f"{name}.log")
+        self.procs[name] = proc
+        return proc
+
+    async def _spawn(self, proc: Proc) -> None:
+        env = dict(os.environ)
+        env.update(self.options.extra_env)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        log = proc.log_path.open("ab")
+        try:
+            proc.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "ksched.cli",
+                *proc.args,
+                stdout=log,
+                stderr=log,
+                stdin=asyncio.subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        finally:
+            log.close()
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+    async def start(self, timeout: float = 60.0) -> None:
+        await self.nats.start()
+        if self.options.kubeconfig is None:
+            await self._start_kubesim(timeout)
+        self._service("informer", "informer")
+        self._service("queue", "queue")
+        for i in range(self.options.schedulers):
+            self._service(f"scheduler-{i}", "scheduler")
+        for i in range(self.options.binders):
+            self._service(f"binder-{i}", "binder", ["--workers", str(self.options.binder_workers)])
+        for proc in self.procs.values():
+            if proc.service != "kubesim":
+                await self._spawn(proc)
+        await self.wait_ready(timeout)
+
+    async def _start_kubesim(self, timeout: float) -> None:
+        kubeconfig = Path(self.kubeconfig)
+        with contextlib.suppress(FileNotFoundError):
+            kubeconfig.unlink()
+        args = ["kubesim", "--listen", "127.0.0.1:0", "--write-kubeconfig", str(kubeconfig)]
+        args += ["--nodes", str(self.options.nodes), "--pod-start-delay", str(self.options.pod_start_delay)]
+        args += ["--time-scale", str(self.options.time_scale)]
+        for scenario in self.options.scenarios:
+            args += ["--scenario", scenario]
+        proc = Proc("kubesim", "kubesim", args, None, self.workdir / "kubesim.log")
+        self.procs["kubesim"] = proc
+        await self._spawn(proc)
+        deadline = time.monotonic() + timeout
+        while not kubeconfig.exists():
+            if not proc.running:
+                raise RuntimeError(f"kubesim exited; see {proc.log_path}:\n{self.log_tail('kubesim')}")
+            if time.monotonic() > deadline:
+                raise TimeoutError("kubesim did not start in time")
+            await asyncio.sleep(0.05)
+
+    async def wait_ready(self, timeout: float = 60.0, names: Sequence[str] | None = None) -> None:
+        """Until every service answers /readyz with 200."""
+        deadline = time.monotonic() + timeout
+        pending = [p for p in self.procs.values() if p.http_port and (names is None or p.name in names)]
+        async with aiohttp.ClientSession() as session:
+            while pending:
+                proc = pending[0]
+                if not proc.running:
+                    raise RuntimeError(
+                        f"{proc.name} exited; see {proc.log_path}:\n{self.log_tail(proc.name)}"
+                    )
+                with contextlib.suppress(aiohttp.ClientError, asyncio.TimeoutError):
+                    async with session.get(
+                        f"http://127.0.0.1:{proc.http_port}/readyz", timeout=aiohttp.ClientTimeout(total=2)
+                    ) as r:
+                        if r.status == 200:
+                            pending.pop(0)
+                            continue
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"{proc.name} not ready in time; see {proc.log_path}:\n{self.log_tail(proc.name)}"
+                    )
+                await asyncio.sleep(0.1)
+
+    def log_tail(self, name: str, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.procs[name].log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    async def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        proc = self.procs[name]
+        if proc.process is not None and proc.running:
+            with contextlib.suppress(ProcessLookupError):
+                proc.process.send_signal(sig)
+            await proc.process.wait()
+
+    async def restart(self, name: str, timeout: float = 60.0) -> None:
+        await self.kill(name, signal.SIGTERM)
+        await self._spawn(self.procs[name])
+        await self.wait_ready(timeout, [name])
+
+    async def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM services in reverse start order (graceful), then kubesim and NATS; kill leftovers."""
+        order = [p for p in reversed(list(self.procs.values())) if p.service != "kubesim"]
+        order += [p for p in self.procs.values() if p.service == "kubesim"]
+        for proc in order:
+            if proc.running and proc.process is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.process.send_signal(signal.SIGTERM)
+        for proc in order:
+            if proc.process is None:
+                continue
+            try:
+                await asyncio.wait_for(proc.process.wait(), timeout)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.process.kill()
+                await proc.process.wait()
+        await self.nats.stop()
+
+    def http_url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.procs[name].http_port}"
