@@ -129,6 +129,8 @@ class DefaultPreemption:
         self.executor = executor if executor is not None else PreemptionExecutor()
         self.is_eligible_pod: EligibleFn = any_pod_eligible
         self.more_important_pod: MoreImportantFn | None = None
+        #: use the vectorized pre-check and resource-only dry runs (exact either way; off for comparison)
+        self.shortcuts = True
         self._index = LowerPriorityIndex()
         self._pdbs = PDBCache()
 
@@ -242,7 +244,8 @@ class DefaultPreemption:
             return [], NodeToStatus(), []
         pdbs = self._pdbs.compile(snapshot.objects.pod_disruption_budgets.values())
         offset, num = self.get_offset_and_num_candidates(len(potential))
-        dry_run = DryRun(self.handle, state, pod, pdbs, self.policy(), self._index)
+        index = self._index if self.shortcuts else None
+        dry_run = DryRun(self.handle, state, pod, pdbs, self.policy(), index)
         dry_run.prepare(potential)
         outcome = dry_run.run(potential, offset, num)
         return outcome.candidates, outcome.statuses, outcome.errors

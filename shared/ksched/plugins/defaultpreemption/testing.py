@@ -86,7 +86,7 @@ def node(spec_name: str, capacity: Mapping[str, str], labels: Mapping[str, str] 
     ``a`` labelled hostname=a, zone=zone1 (upstream's convention)."""
     capacity = {"pods": "32", **capacity}
     parts = spec_name.split("/")
-    all_labels = {LABEL_KEYS[i]: v for i, v in enumerate(parts)} if len(parts) > 1 else {}
+    all_labels = {LABEL_KEYS[i]: v for i, v in enumerate(parts)}
     all_labels.update(labels or {})
     return make_node(parts[0], allocatable=capacity, labels=all_labels)
 

@@ -1,0 +1,133 @@
+"""The API effects of a preemption (``ksched.plugins.defaultpreemption.effects``) against kubesim,
+through kubernetes_asyncio over HTTP: nomination, DisruptionTarget + delete of the victims,
+clearing lower-priority nominations, and the executor's in-flight mark."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import msgspec
+import pytest
+from ksched_kubesim import KubeSim
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client import ApiClient
+
+from ksched.api.core import Pod
+from ksched.plugins.defaultpreemption.effects import (
+    DISRUPTION_TARGET,
+    REASON_PREEMPTION_BY_SCHEDULER,
+    PreemptionExecutor,
+    PreemptionPlan,
+    PreemptionReport,
+    execute_preemption,
+)
+
+NODE = "preempt-node"
+
+
+def manifest(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
+    """A pod (priority plays no part in the effects; kubesim's Priority admission sets it)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "terminationGracePeriodSeconds": 600,
+            "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "500m"}}}],
+            **spec,
+        },
+    }
+
+
+def as_pod(obj: dict[str, Any]) -> Pod:
+    return msgspec.convert(obj, Pod)
+
+
+@pytest.fixture
+def namespace(kubesim: KubeSim) -> str:
+    name = f"preempt-{uuid.uuid4().hex[:6]}"
+    kubesim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+def setup(kubesim: KubeSim, ns: str) -> tuple[Pod, list[Pod], Pod]:
+    """A pending preemptor, two victims bound to NODE, and a lower-priority pod nominated there."""
+    preemptor = as_pod(kubesim.create(manifest("preemptor", ns)))
+    victims = []
+    for name in ("victim-a", "victim-b"):
+        kubesim.create(manifest(name, ns))
+        victims.append(as_pod(kubesim.bind(ns, name, NODE)))
+    waiting = kubesim.create(manifest("waiting", ns))
+    waiting["status"]["nominatedNodeName"] = NODE
+    nominated = as_pod(kubesim.load(waiting))
+    return preemptor, victims, nominated
+
+
+async def test_execute_preemption_performs_every_effect(
+    kubesim: KubeSim, k8s_api: ApiClient, namespace: str
+) -> None:
+    preemptor, victims, nominated = setup(kubesim, namespace)
+    plan = PreemptionPlan(preemptor, NODE, tuple(victims), (nominated,))
+    report = await execute_preemption(k8s_api, plan)
+    assert report.ok, report.errors
+    assert report.nominated
+    assert sorted(report.deleted) == [f"{namespace}/victim-a", f"{namespace}/victim-b"]
+    assert report.cleared == [f"{namespace}/waiting"]
+    core = client.CoreV1Api(k8s_api)
+    got = await core.read_namespaced_pod("preemptor", namespace)
+    assert got.status.nominated_node_name == NODE
+    assert (await core.read_namespaced_pod("waiting", namespace)).status.nominated_node_name is None
+    for name in ("victim-a", "victim-b"):
+        victim = await core.read_namespaced_pod(name, namespace)
+        assert victim.metadata.deletion_timestamp is not None  # graceful deletion of a bound pod
+        types = [c.type for c in victim.status.conditions]
+        assert "PodScheduled" in types  # the strategic merge kept the other conditions
+        (cond,) = [c for c in victim.status.conditions if c.type == DISRUPTION_TARGET]
+        assert cond.status == "True"
+        assert cond.reason == REASON_PREEMPTION_BY_SCHEDULER
+        assert cond.message == "default-scheduler: preempting to accommodate a higher priority pod"
+
+
+async def test_victims_gone_or_terminating_are_not_errors(
+    kubesim: KubeSim, k8s_api: ApiClient, namespace: str
+) -> None:
+    preemptor, victims, _ = setup(kubesim, namespace)
+    kubesim.delete("Pod", "victim-a", namespace, grace_period=0)  # already gone
+    terminating = as_pod(kubesim.get("Pod", "victim-b", namespace) or {})
+    kubesim.delete("Pod", "victim-b", namespace)  # graceful: deletionTimestamp set
+    terminating = as_pod(kubesim.get("Pod", "victim-b", namespace) or {})
+    assert terminating.metadata.deletion_timestamp is not None
+    plan = PreemptionPlan(preemptor, NODE, (victims[0], terminating))
+    report = await execute_preemption(k8s_api, plan, nominate=False)
+    assert report.ok, report.errors
+    assert report.already_gone == [f"{namespace}/victim-a"]
+    assert report.skipped_terminating == [f"{namespace}/victim-b"]
+    assert report.deleted == []
+    assert not report.nominated
+
+
+async def test_executor_marks_the_preemptor_until_the_effects_are_done(
+    kubesim: KubeSim, k8s_api: ApiClient, namespace: str
+) -> None:
+    preemptor, victims, _ = setup(kubesim, namespace)
+    executor = PreemptionExecutor()
+    reports: list[PreemptionReport] = []
+    task = executor.submit(k8s_api, PreemptionPlan(preemptor, NODE, tuple(victims)), on_done=reports.append)
+    assert executor.is_running(preemptor.metadata.uid)  # marked before the task runs
+    report = await asyncio.wait_for(task, 10)
+    assert report.ok and reports == [report]
+    assert not executor.is_running(preemptor.metadata.uid)
+
+
+async def test_executor_reports_transport_failures_and_clears_the_mark(kubesim: KubeSim) -> None:
+    configuration = client.Configuration(host="http://127.0.0.1:9")  # nothing listens on the discard port
+    preemptor = as_pod(manifest("p", "default") | {"metadata": {"name": "p", "uid": "p-uid"}})
+    victim = as_pod(manifest("v", "default") | {"metadata": {"name": "v", "namespace": "default"}})
+    executor = PreemptionExecutor()
+    async with ApiClient(configuration) as api:
+        report = await asyncio.wait_for(executor.submit(api, PreemptionPlan(preemptor, NODE, (victim,))), 10)
+    assert not report.ok
+    assert "preemption of" in report.errors[0]
+    assert not executor.is_running("p-uid")
