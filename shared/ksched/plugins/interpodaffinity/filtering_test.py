@@ -925,3 +925,37 @@ def test_incoming_affinity_anti_affinity_counts(
     assert isinstance(state, PreFilterState)
     assert state.affinity == want_affinity
     assert state.anti == want_anti
+
+
+# --- ksched: matchLabelKeys / mismatchLabelKeys are the API server's business -------------------------
+def test_match_label_keys_are_not_merged_again() -> None:
+    # With MatchLabelKeysInPodAffinity (on in 1.36) the API server merges the keys into labelSelector
+    # when the pod is created; the 1.36 scheduler reads only labelSelector. A term whose selector
+    # lacks the merged requirement (a hand-made pod) therefore matches pods of any hash, as upstream.
+    t = term_in("app", "zone", ["web"])
+    t["matchLabelKeys"] = ["pod-template-hash"]
+    t["mismatchLabelKeys"] = ["tenant"]
+    incoming = pod(labels={"app": "web", "pod-template-hash": "new", "tenant": "x"}, aff=affinity(anti=[t]))
+    other = pod("old", labels={"app": "web", "pod-template-hash": "old", "tenant": "x"}, node="n1")
+    case = Case("matchLabelKeys", incoming, [node("n1", {"zone": "z1"}), node("n2", {"zone": "z2"})], [other])
+    _, _, _, pre, got = run(case)
+    assert pre is None
+    assert got == [ANTI, None]
+
+
+def test_namespace_selector_matching_empty_labels_covers_every_namespace() -> None:
+    # 1.36.2 merges the selected namespaces into the term but keeps the selector (passed by value),
+    # and matches incoming terms with no namespace labels: a NotIn selector then accepts any
+    # namespace, including the "prod" one it excludes. ksched reproduces upstream here.
+    not_prod = {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}
+    only_dev = {"matchExpressions": [{"key": "env", "operator": "In", "values": ["dev"]}]}
+    namespaces = [namespace("prod", {"env": "prod"}), namespace("dev", {"env": "dev"})]
+    other = pod("db", "prod", labels={"app": "db"}, node="n1")
+    nodes = [node("n1", {"zone": "z1"}), node("n2", {"zone": "z2"})]
+    for selector, want in ((not_prod, [ANTI, None]), (only_dev, [None, None])):
+        incoming = pod(
+            "x", "dev", aff=affinity(anti=[term_in("app", "zone", ["db"], namespace_selector=selector)])
+        )
+        _, _, _, pre, got = run(Case("ns", incoming, nodes, [other], namespaces=namespaces))
+        assert pre is None
+        assert got == want

@@ -299,10 +299,15 @@ def class_matches_all_terms(terms: Sequence[AffinityTerm], cls: LabelClass) -> b
 
 
 def resolve_namespaces(term: AffinityTerm, namespaces: Mapping[str, Mapping[str, str]]) -> AffinityTerm:
-    """Upstream ``mergeAffinityTermNamespacesIfNotEmpty`` for the incoming pod's terms: the namespaces
-    the namespace selector picks (``namespaces`` maps name -> labels) join the names, and the
-    selector becomes Nothing. An empty selector (all namespaces) and a nil one are kept."""
+    """Upstream ``mergeAffinityTermNamespacesIfNotEmpty`` for the incoming pod's terms, as 1.36.2
+    actually behaves: the namespaces the selector picks (``namespaces`` maps name -> labels) join
+    the names, but the selector itself stays (the term is passed by value, so only the shared
+    namespace set is updated). Incoming terms are then matched with no namespace labels, where the
+    selector still matches when it accepts an empty label set (only NotIn/DoesNotExist
+    requirements): such a term covers every namespace. The result folds that in: Everything or
+    Nothing. Empty (all namespaces) and nil selectors are kept as they are."""
     if not term.uses_namespace_labels:
         return term
     picked = {name for name, labels in namespaces.items() if term.namespace_selector.matches(labels)}
-    return intern_term(term.namespaces | picked, term.selector, _NOTHING, term.topology_key)
+    rest = _EVERYTHING if term.namespace_selector.matches(_EMPTY_LABELS) else _NOTHING
+    return intern_term(term.namespaces | picked, term.selector, rest, term.topology_key)
