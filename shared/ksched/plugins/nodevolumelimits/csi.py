@@ -43,6 +43,21 @@ MIGRATION_ON_PLUGINS = frozenset(
 )
 
 
+STATE_KEY = "PreFilter" + NAME
+
+
+class NewVolumes:
+    """Cycle memo of the incoming pod's volumes, by whether the node has a CSINode."""
+
+    __slots__ = ("by_csi_node",)
+
+    def __init__(self) -> None:
+        self.by_csi_node: dict[bool, dict[str, str]] = {}
+
+    def clone(self) -> NewVolumes:
+        return self
+
+
 class FilterError(RuntimeError):
     """A lookup failed for the incoming pod; ``unresolvable`` when the PVC does not exist."""
 
@@ -179,6 +194,7 @@ class CSILimits:
     ) -> tuple[PreFilterResult | None, Status | None]:
         for v in pod.pod.spec.volumes:
             if v.persistent_volume_claim is not None or v.ephemeral is not None or csi.inline_plugin(v):
+                state.write(STATE_KEY, NewVolumes())
                 return None, None
         return None, Status.skip()
 
@@ -187,9 +203,8 @@ class CSILimits:
         if not pod.pod.spec.volumes:
             return None
         csi_node = self.objects.csi_nodes.get(node.name)
-        new_volumes: dict[str, str] = {}
         try:
-            self.attachable_volumes(pod.pod, csi_node, True, new_volumes)
+            new_volumes = self._new_volumes(state, pod.pod, csi_node)
         except FilterError as exc:
             if exc.unresolvable:
                 return Status.unresolvable(str(exc))
@@ -224,6 +239,19 @@ class CSILimits:
             if limit is not None and attached_count.get(driver, 0) + count > limit:
                 return Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
+
+    def _new_volumes(self, state: CycleState, pod: Pod, csi_node: CSINode | None) -> dict[str, str]:
+        """The incoming pod's volumes; they depend on the node only through having a CSINode, so
+        both answers are kept for the cycle (a copy is returned: Filter removes shared ones)."""
+        memo = state.get(STATE_KEY, NewVolumes)
+        key = csi_node is not None
+        if memo is not None and key in memo.by_csi_node:
+            return dict(memo.by_csi_node[key])
+        result: dict[str, str] = {}
+        self.attachable_volumes(pod, csi_node, True, result)
+        if memo is not None:
+            memo.by_csi_node[key] = result
+        return dict(result)
 
     def _driver_on_node(self, driver: str, csi_node: CSINode | None) -> bool:
         """Upstream ``checkCSIDriverOnNode`` (VolumeLimitScaling)."""

@@ -11,6 +11,7 @@ deciding replica does the same for an ``UnreserveRequest``. The bytes are the ms
 :class:`ExportedState` (versioned by its tag): whether every claim was already bound, the node
 chosen, and the PodVolumes assumed for it (the PVs as pre-bound to their claims, the PVCs with
 the selected-node annotation) — exactly what upstream's PreBind and Unreserve read.
+See docs/plugin-state-handover.md for the callers' side of the contract.
 """
 
 from __future__ import annotations
