@@ -15,12 +15,17 @@ from aiohttp import web
 from . import discovery, errors, openapi, tables
 from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
+from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from .metrics import ApiMetrics
 from .registry import DeleteOptions, ListQuery, Registry, WatchQuery
 from .resources import ResourceType
 from .routing import ResourceRequest, parse_resource_path
 from .selectors import parse_field_selector, parse_label_selector
 
 log = logging.getLogger("ksched_kubesim")
+
+#: request key under which the verb and resource of a resource request are kept for /metrics
+_COUNTED: web.RequestKey[tuple[str, ResourceRequest]] = web.RequestKey("kubesim.counted")
 
 _TRUE = ("true", "1")
 
@@ -78,6 +83,7 @@ class ApiServer:
         self.server_address = "127.0.0.1:0"
         self._bookmark_task: asyncio.Task[None] | None = None
         self._watchers: set[Any] = set()
+        self.metrics = ApiMetrics(registry.store)
 
     def start(self) -> None:
         """Begin periodic bookmarks (call from the running loop before serving)."""
@@ -106,13 +112,18 @@ class ApiServer:
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         try:
             authenticated = self._authenticate(request)
-            return await self._route(request, authenticated)
+            response = await self._route(request, authenticated)
         except ApiError as exc:
-            return _Response.raw(request, exc.code, exc.to_bytes(), exc.headers)
+            response = _Response.raw(request, exc.code, exc.to_bytes(), exc.headers)
         except Exception as exc:  # a kubesim bug: answer like the API server's internal errors
             log.exception("%s %s failed", request.method, request.path)
             err = errors.internal(f"{type(exc).__name__}: {exc}")
-            return _Response.raw(request, err.code, err.to_bytes())
+            response = _Response.raw(request, err.code, err.to_bytes())
+        counted = request.get(_COUNTED)
+        if counted is not None:
+            verb, req = counted
+            self.metrics.observe(verb, req.rt, req.subresource, req.namespace is not None, response.status)
+        return response
 
     def _authenticate(self, request: web.BaseRequest) -> bool:
         """True for the configured bearer token; False for anonymous; 401 for a wrong credential."""
@@ -133,6 +144,10 @@ class ApiServer:
             return self._json(request, 200, discovery.VERSION)
         if path in ("/healthz", "/livez", "/readyz"):
             return web.Response(text="ok", content_type="text/plain")
+        if path == "/metrics":
+            if not authenticated:
+                raise errors.forbidden_path(path, "get")
+            return web.Response(body=self.metrics.render(), headers={"Content-Type": METRICS_CONTENT_TYPE})
         parsed = parse_resource_path(path)
         if not authenticated:
             raise self._anonymous_forbidden(request, parsed)
@@ -213,6 +228,7 @@ class ApiServer:
         method = request.method
         rt = req.rt
         verb = self._verb(request, req)
+        request[_COUNTED] = (verb, req)
         if req.subresource is None and verb not in rt.verbs:
             raise errors.method_not_allowed()
         if method == "GET":

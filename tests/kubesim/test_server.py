@@ -261,3 +261,22 @@ async def test_a_failing_controller_does_not_fail_the_write(sim: KubeSim) -> Non
         sim.store.listeners.remove(broken)
     assert created["metadata"]["name"] == "survivor"
     assert sim.get("Pod", "survivor", "default") is not None
+
+
+async def test_metrics(http: aiohttp.ClientSession, sim: KubeSim) -> None:
+    async with http.get("/api/v1/namespaces/default/pods/nope") as resp:
+        assert resp.status == 404
+    async with http.get("/api/v1/nodes") as resp:
+        assert resp.status == 200
+    async with http.get("/metrics") as resp:
+        text = await resp.text()
+    assert resp.status == 200
+    assert (
+        'apiserver_request_total{code="404",component="apiserver",group="",resource="pods",scope="namespace",'
+        'subresource="",verb="get",version="v1"} 1.0' in text
+    )
+    assert 'verb="list"' in text
+    assert 'apiserver_storage_objects{resource="nodes"} 2.0' in text
+    assert f"kubesim_resource_version {float(sim.resource_version)}" in text
+    async with aiohttp.ClientSession(base_url=sim.url) as anonymous, anonymous.get("/metrics") as resp:
+        assert resp.status == 403
