@@ -1,5 +1,6 @@
-"""The REST semantics of the API server over the store: create, read, update, patch, delete, list,
-watch, binding and eviction, with the real server's preconditions, defaults and error answers.
+"""The REST semantics of the API server over the store: create, read, update, patch, delete, list and
+watch, with the real server's preconditions, defaults and error answers (binding and eviction, the
+pod subresources with rules of their own, are in ``pod_actions``).
 
 Every method is synchronous: asyncio runs one request handler at a time between awaits, so a write
 and the fan-out of its watch events happen atomically, as one etcd transaction would.
@@ -98,12 +99,8 @@ def _list_options_invalid(errs: list[FieldError]) -> ApiError:
 
 
 def encode_continue(rv: int, start: str) -> str:
-    raw = b'{"v":"meta.k8s.io/v1","rv":%d,"start":%s}' % (rv, _json_string(start))
+    raw = b'{"v":"meta.k8s.io/v1","rv":%d,"start":%s}' % (rv, encode(start))
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-def _json_string(value: str) -> bytes:
-    return encode(value)
 
 
 def decode_continue(token: str) -> tuple[int, str]:
