@@ -1,0 +1,85 @@
+"""``ksched up`` (start everything and keep running) and ``ksched demo`` (the ``make run`` demo)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from ksched.launcher.stack import Stack, StackOptions
+
+
+def stack_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nodes", type=int, default=100, help="synthetic kubesim nodes (default 100)")
+    p.add_argument(
+        "--scenario", action="append", default=[], help="objects to load into kubesim (repeatable)"
+    )
+    p.add_argument("--kubeconfig", help="use this cluster instead of starting kubesim")
+    p.add_argument("--config", help="KubeSchedulerConfiguration file for every service")
+    p.add_argument("--schedulers", type=int, default=1, help="scheduler replicas (default 1)")
+    p.add_argument("--binders", type=int, default=1, help="binder processes (default 1)")
+    p.add_argument("--workdir", help="where logs, the kubeconfig and JetStream data go (default: a temp dir)")
+    p.add_argument("--prefix", default="ksched", help="NATS subject prefix")
+
+
+def options_from(ns: argparse.Namespace, workdir: Path) -> StackOptions:
+    return StackOptions(
+        workdir=workdir,
+        nodes=ns.nodes if not ns.kubeconfig else 0,
+        scenarios=ns.scenario,
+        kubeconfig=ns.kubeconfig,
+        config=ns.config,
+        schedulers=ns.schedulers,
+        binders=ns.binders,
+        prefix=ns.prefix,
+    )
+
+
+async def _up(options: StackOptions) -> int:
+    stack = Stack(options)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stack.start()
+        print(f"ksched is up (logs in {options.workdir}):")
+        print(f"  NATS        {stack.nats.url}")
+        print(f"  kubeconfig  {stack.kubeconfig}")
+        for proc in stack.procs.values():
+            where = f"http://127.0.0.1:{proc.http_port}/metrics" if proc.http_port else ""
+            print(f"  {proc.name:<12} pid {proc.pid}  {where}")
+        print("Ctrl-C stops everything.")
+        await stop.wait()
+        return 0
+    finally:
+        print("stopping...", flush=True)
+        await stack.stop()
+
+
+def up_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="ksched up",
+        description="Start NATS, kubesim (unless --kubeconfig) and every ksched service as separate "
+        "processes on this machine, and keep them running until Ctrl-C.",
+    )
+    stack_arguments(p)
+    ns = p.parse_args(list(argv))
+    workdir = Path(ns.workdir) if ns.workdir else Path(tempfile.mkdtemp(prefix="ksched-up-"))
+    try:
+        return asyncio.run(_up(options_from(ns, workdir)))
+    except (RuntimeError, TimeoutError) as exc:
+        print(f"ksched up: {exc}", file=sys.stderr)
+        return 1
+
+
+def demo_main(argv: Sequence[str]) -> int:
+    from ksched.launcher.demo import main
+
+    return main(argv)

@@ -1,0 +1,252 @@
+"""The ``make run`` demo: a realistic emulated cluster, every service as its own process, a sample
+workload that exercises the default profile, live progress, and a summary. Exit 0 when the
+demo behaved as expected (everything that can fit is bound; the rest has a FailedScheduling reason)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes_asyncio import client, config
+
+from ksched.launcher.stack import Stack, StackOptions
+
+ZONES = ("zone-a", "zone-b", "zone-c")
+SIZES = {"small": ("4", "16Gi"), "medium": ("8", "32Gi"), "large": ("16", "64Gi")}
+
+
+def cluster_objects(nodes: int, seed: int = 7) -> list[dict[str, Any]]:
+    """Nodes across three zones in three sizes, every tenth a tainted GPU node; two priority classes."""
+    rng = random.Random(seed)
+    items: list[dict[str, Any]] = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 1000,
+        },
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "low"},
+            "value": 100,
+        },
+    ]
+    for i in range(nodes):
+        size = rng.choice(list(SIZES))
+        cpu, memory = SIZES[size]
+        zone = ZONES[i % len(ZONES)]
+        name = f"{zone}-{size}-{i:03d}"
+        labels = {
+            "kubernetes.io/hostname": name,
+            "topology.kubernetes.io/zone": zone,
+            "node.ksched.dev/size": size,
+        }
+        spec: dict[str, Any] = {}
+        if i % 10 == 9:
+            labels["accelerator"] = "gpu"
+            spec["taints"] = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+        res = {"cpu": cpu, "memory": memory, "pods": "110"}
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": labels},
+                "spec": spec,
+                "status": {
+                    "capacity": res,
+                    "allocatable": res,
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            }
+        )
+    return items
+
+
+def _pod(name: str, app: str, cpu: str, memory: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "demo", "labels": {"app": app}},
+        "spec": {
+            "containers": [
+                {
+                    "name": app,
+                    "image": f"example.com/{app}:1.0",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                }
+            ],
+            **spec,
+        },
+    }
+
+
+def workload(scale: int) -> list[dict[str, Any]]:
+    """Web pods spread across zones, low-priority batch, GPU pods, spread-out API pods, and a few too big."""
+    pods: list[dict[str, Any]] = []
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+    ]
+    pods += [
+        _pod(
+            f"web-{i:04d}", "web", "250m", "256Mi", topologySpreadConstraints=spread, priorityClassName="high"
+        )
+        for i in range(6 * scale)
+    ]
+    pods += [
+        _pod(f"batch-{i:04d}", "batch", "500m", "1Gi", priorityClassName="low") for i in range(3 * scale)
+    ]
+    gpu = {
+        "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+        "nodeSelector": {"accelerator": "gpu"},
+    }
+    pods += [_pod(f"gpu-{i:03d}", "gpu", "1", "2Gi", **gpu) for i in range(scale // 2)]
+    anti = {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "podAffinityTerm": {
+                        "topologyKey": "kubernetes.io/hostname",
+                        "labelSelector": {"matchLabels": {"app": "api"}},
+                    },
+                }
+            ]
+        }
+    }
+    pods += [_pod(f"api-{i:03d}", "api", "500m", "512Mi", affinity=anti) for i in range(scale // 3)]
+    pods += [_pod(f"too-big-{i}", "too-big", "64", "1Ti") for i in range(3)]
+    return pods
+
+
+async def _create_all(api: Any, pods: list[dict[str, Any]]) -> None:
+    sem = asyncio.Semaphore(32)
+
+    async def one(p: dict[str, Any]) -> None:
+        async with sem:
+            await api.create_namespaced_pod("demo", p)
+
+    await asyncio.gather(*(one(p) for p in pods))
+
+
+def _unschedulable_message(pod: Any) -> str | None:
+    for c in pod.status.conditions or []:
+        if c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable":
+            return str(c.message)
+    return None
+
+
+async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float) -> int:
+    scenario = workdir / "cluster.yaml"
+    scenario.write_text(yaml.safe_dump_all(cluster_objects(nodes)))
+    stack = Stack(StackOptions(workdir=workdir, scenarios=[str(scenario)], pod_start_delay=0.5))
+    print(f"starting NATS, kubesim ({nodes} nodes), informer, queue, scheduler, binder ... (logs: {workdir})")
+    await stack.start()
+    api_client = await config.new_client_from_config(config_file=stack.kubeconfig)
+    try:
+        v1: Any = client.CoreV1Api(api_client)
+        await v1.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}})
+        pods = workload(scale)
+        expected_unschedulable = {
+            p["metadata"]["name"] for p in pods if p["metadata"]["labels"]["app"] == "too-big"
+        }
+        print(f"submitting {len(pods)} pods (web spread over zones, batch, gpu, api, 3 that cannot fit)")
+        started = time.monotonic()
+        await _create_all(v1, pods)
+        done_at = None
+        while True:
+            listing = (await v1.list_namespaced_pod("demo")).items
+            bound = sum(1 for p in listing if p.spec.node_name)
+            unschedulable = {p.metadata.name: m for p in listing if (m := _unschedulable_message(p))}
+            pending = len(listing) - bound
+            elapsed = time.monotonic() - started
+            print(
+                f"\r  {elapsed:5.1f}s  bound {bound:5d}  pending {pending:5d}  "
+                f"unschedulable {len(unschedulable):4d}  {bound / max(elapsed, 1e-6):7.1f} pods/s",
+                end="",
+                flush=True,
+            )
+            if bound == len(pods) - len(expected_unschedulable) and expected_unschedulable <= set(
+                unschedulable
+            ):
+                done_at = elapsed
+                break
+            if elapsed > timeout:
+                break
+            await asyncio.sleep(0.5)
+        print()
+        return await _summary(v1, stack, listing, expected_unschedulable, done_at)
+    finally:
+        await api_client.close()
+        await stack.stop()
+
+
+async def _summary(
+    v1: client.CoreV1Api, stack: Stack, listing: list[Any], expected: set[str], done_at: float | None
+) -> int:
+    nodes = (await v1.list_node()).items
+    alloc = {n.metadata.name: _cpu(n.status.allocatable["cpu"]) for n in nodes}
+    used: dict[str, float] = dict.fromkeys(alloc, 0.0)
+    apps_by_zone: Counter[tuple[str, str]] = Counter()
+    zone_of = {n.metadata.name: n.metadata.labels.get("topology.kubernetes.io/zone", "") for n in nodes}
+    for p in listing:
+        if p.spec.node_name:
+            used[p.spec.node_name] += _cpu(p.spec.containers[0].resources.requests["cpu"])
+            apps_by_zone[(p.metadata.labels["app"], zone_of.get(p.spec.node_name, ""))] += 1
+    utilisation = sorted(((used[n] / alloc[n] if alloc[n] else 0.0), n) for n in alloc)
+    print("\nper-node cpu utilisation (requested / allocatable):")
+    buckets = Counter(min(int(u * 10), 9) for u, _ in utilisation)
+    for b in range(10):
+        print(f"  {b * 10:3d}-{b * 10 + 9:3d}%  {'#' * min(buckets[b], 60)} {buckets[b]}")
+    print("  busiest:", ", ".join(f"{n} {u:.0%}" for u, n in utilisation[-3:]))
+    print(
+        "\nweb pods per zone (topology spread, maxSkew 1):",
+        ", ".join(f"{z} {apps_by_zone[('web', z)]}" for z in ZONES),
+    )
+    unsched = {p.metadata.name: _unschedulable_message(p) for p in listing if not p.spec.node_name}
+    print(f"\nunschedulable pods ({len(unsched)}):")
+    for name, message in sorted(unsched.items()):
+        print(f"  demo/{name}: {message}")
+    print("\nwhere to look next:")
+    print("  ksched trace demo/too-big-0 --nats", stack.nats.url, "  (the pod's timeline across services)")
+    for name in ("scheduler-0", "queue", "informer", "binder-0"):
+        print(f"  {name:<12} {stack.http_url(name)}/metrics")
+    ok = done_at is not None and set(unsched) == expected and all(unsched.values())
+    print(
+        f"\n{'demo OK' if ok else 'demo FAILED'}: {len(listing) - len(unsched)} pods bound"
+        + (f" in {done_at:.1f}s" if done_at else "")
+    )
+    return 0 if ok else 1
+
+
+def _cpu(q: str) -> float:
+    return float(q[:-1]) / 1000 if q.endswith("m") else float(q)
+
+
+def main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(prog="ksched demo", description=__doc__)
+    p.add_argument("--nodes", type=int, default=300)
+    p.add_argument("--scale", type=int, default=100, help="workload size factor (default 100 → ~1,000 pods)")
+    p.add_argument("--timeout", type=float, default=180.0)
+    p.add_argument("--workdir")
+    ns = p.parse_args(list(argv))
+    workdir = Path(ns.workdir) if ns.workdir else Path(tempfile.mkdtemp(prefix="ksched-demo-"))
+    try:
+        return asyncio.run(run_demo(workdir, ns.nodes, ns.scale, ns.timeout))
+    except (RuntimeError, TimeoutError) as exc:
+        print(f"\nksched demo: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,105 @@
+"""End to end: kubesim + NATS + informer + queue + scheduler(s) + binder, each its own process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client import ApiClient
+
+from ksched.launcher.stack import Stack, StackOptions
+from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    s = Stack(StackOptions(workdir=tmp_path_factory.mktemp("stack"), schedulers=1, pod_start_delay=0.1,
+                           time_scale=0.01))
+    await s.start()
+    try:
+        yield s
+    finally:
+        await s.stop()
+
+
+@pytest.fixture
+async def api(stack: Stack) -> AsyncIterator[ApiClient]:
+    a = await api_for(stack.kubeconfig)
+    try:
+        yield a
+    finally:
+        await a.close()
+
+
+async def test_pods_bound_where_simulate_predicts(stack: Stack, api: ApiClient, tmp_path: Path) -> None:
+    zones = {"a": "zone-a", "b": "zone-b", "c": "zone-c"}
+    nodes = [
+        node("big", cpu="8", labels={"topology.kubernetes.io/zone": zones["a"], "disk": "ssd"}),
+        node("mid", cpu="4", labels={"topology.kubernetes.io/zone": zones["b"]}),
+        node("small", cpu="2", labels={"topology.kubernetes.io/zone": zones["c"]},
+             taints=[{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]),
+    ]
+    await create_nodes(api, nodes)
+    workload = [
+        pod("needs-ssd", cpu="1", nodeSelector={"disk": "ssd"}),
+        pod("tolerates", cpu="500m", tolerations=[{"key": "dedicated", "operator": "Equal", "value": "batch",
+                                                   "effect": "NoSchedule"}],
+            affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                       "values": [zones["c"]]}]}]}}}),
+        pod("in-b", cpu="3", affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                                         "values": [zones["b"]]}]}]}}}),
+    ]
+    # What ksched simulate decides for the same cluster.
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": nodes + workload}))
+    out = subprocess.run(
+        [sys.executable, "-m", "ksched.cli", "simulate", "--cluster", str(cluster), "--output", "json"],
+        capture_output=True, text=True, check=True,
+    )
+    predicted = {p["pod"].split("/")[1]: p["node"] for p in json.loads(out.stdout)["pods"]}
+    assert predicted == {"needs-ssd": "big", "tolerates": "small", "in-b": "mid"}
+    await create_pods(api, workload)
+
+    async def bound() -> dict[str, str] | None:
+        placed = await pod_nodes(api)
+        ours = {k: v for k, v in placed.items() if k in predicted}
+        return ours if all(ours.values()) and len(ours) == len(predicted) else None
+
+    assert await eventually(bound, timeout=30) == predicted
+
+
+async def test_unschedulable_pod_reports_then_schedules_when_a_node_arrives(stack: Stack, api: ApiClient) -> None:
+    v1 = client.CoreV1Api(api)
+    await create_pods(api, [pod("huge", cpu="64", namespace="default")])
+
+    async def condition() -> str | None:
+        p = await v1.read_namespaced_pod("huge", "default")
+        for c in p.status.conditions or []:
+            if c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable":
+                return str(c.message)
+        return None
+
+    message = await eventually(condition, timeout=30)
+    assert message.startswith("0/") and "Insufficient cpu" in message
+
+    async def failed_event() -> bool:
+        events = await client.EventsV1Api(api).list_namespaced_event("default")
+        return any(e.reason == "FailedScheduling" and e.regarding.name == "huge" for e in events.items)
+
+    assert await eventually(failed_event, timeout=30)
+    await create_nodes(api, [node("giant", cpu="128", memory="512Gi")])
+
+    async def scheduled() -> bool:
+        return (await pod_nodes(api)).get("huge") == "giant"
+
+    assert await eventually(scheduled, timeout=60)
