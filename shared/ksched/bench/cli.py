@@ -1,0 +1,90 @@
+"""``ksched bench``: performance figures (printed; not pass/fail).
+
+ksched bench cycle --nodes N --pods M [--json]     in-process scheduling cycles per second
+ksched bench e2e --nodes N --pods M [--schedulers K] [--binders B] [--json]
+                                                    creation-to-bound through every service
+ksched bench all                                    what ``make bench`` runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+
+
+def _print(result: dict[str, object], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result))
+    else:
+        print("  ".join(f"{k}={v}" for k, v in result.items()), flush=True)
+
+
+def cycle_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="ksched bench cycle", description="In-process scheduling cycles per second."
+    )
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--pods", type=int, default=2000)
+    p.add_argument("--existing", type=int, default=None, help="pods already bound (default nodes/5)")
+    p.add_argument("--json", action="store_true")
+    ns = p.parse_args(list(argv))
+    from ksched.bench.cycle import as_dict, run
+
+    _print(as_dict(run(ns.nodes, ns.pods, ns.existing)), ns.json)
+    return 0
+
+
+def e2e_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="ksched bench e2e", description="Pods/s and latency from creation to bound."
+    )
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--pods", type=int, default=10000)
+    p.add_argument("--schedulers", type=int, default=1)
+    p.add_argument("--binders", type=int, default=1)
+    p.add_argument("--binder-workers", type=int, default=64)
+    p.add_argument("--json", action="store_true")
+    ns = p.parse_args(list(argv))
+    from ksched.bench.e2e import run
+
+    _print(run(ns.nodes, ns.pods, ns.schedulers, ns.binders, ns.binder_workers), ns.json)
+    return 0
+
+
+def _run_module(title: str, args: list[str]) -> None:
+    print(f"\n== {title}", flush=True)
+    subprocess.run([sys.executable, "-m", *args], check=False)
+
+
+def all_main(argv: Sequence[str]) -> int:
+    """Every benchmark at the sizes the issues ask for (takes several minutes)."""
+    print("== scheduling cycle, default profile, in-process (SchedulingBasic shape)", flush=True)
+    for nodes in (500, 5000, 15000):
+        cycle_main(["--nodes", str(nodes), "--pods", "2000"])
+    _run_module(
+        "PodTopologySpread (TopologySpreading / PreferredTopologySpreading shapes)",
+        ["ksched.plugins.podtopologyspread.bench", "--nodes", "5000"],
+    )
+    _run_module(
+        "InterPodAffinity (SchedulingPodAntiAffinity shape)",
+        ["ksched.plugins.interpodaffinity.bench", "--nodes", "5000"],
+    )
+    _run_module("kubesim list/watch/bind", ["ksched_kubesim.bench"])
+    print("\n== end to end through every service (5,000 nodes x 10,000 pods)", flush=True)
+    for schedulers in (1, 2):
+        e2e_main(["--nodes", "5000", "--pods", "10000", "--schedulers", str(schedulers), "--binders", "2"])
+    return 0
+
+
+COMMANDS = {"cycle": cycle_main, "e2e": e2e_main, "all": all_main}
+
+
+def main(argv: Sequence[str]) -> int:
+    args = list(argv)
+    if not args or args[0] not in COMMANDS:
+        print(__doc__)
+        return 0 if not args or args[0] in ("-h", "--help") else 2
+    return COMMANDS[args[0]](args[1:])
