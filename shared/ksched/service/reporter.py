@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
 from kubernetes_asyncio.client import ApiClient
 
 log = logging.getLogger(__name__)
@@ -191,7 +190,7 @@ class Reporter:
         return await self._call(
             "PATCH",
             f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
-            msgspec.json.encode({"status": status}),
+            {"status": status},
             "application/strategic-merge-patch+json",
         )
 
