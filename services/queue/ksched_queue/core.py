@@ -1,0 +1,293 @@
+"""The queue service's logic at the message level, without NATS: pops with leases, ends of attempts,
+lease renewal and expiry, binder requeues, the informer's feed and the rebuild from its pending list.
+
+:class:`QueueCore` turns bus messages into :class:`~ksched_queue.priority_queue.SchedulingQueue`
+calls; ``service.py`` only moves messages between NATS and this class.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from enum import Enum
+
+from ksched.bus.messages import (
+    Ack,
+    ClusterEventMsg,
+    DoneOutcome,
+    DoneRequest,
+    LeasedPod,
+    LeaseRenewReply,
+    LeaseRenewRequest,
+    PendingPod,
+    PendingPodAction,
+    PendingPodEvent,
+    PopRequest,
+    RequeueRequest,
+)
+from ksched.framework.events import ClusterEvent
+
+from .leases import Lease, LeaseTable
+from .objects import ObjectDecodeError, decode_object
+from .priority_queue import SchedulingQueue
+from .queued_pod import PodDecodeError, PodState
+
+log = logging.getLogger(__name__)
+
+MAX_PODS_PER_POP = 256
+
+
+class AckCode:
+    """``Ack.code`` values of the queue's replies."""
+
+    LEASE_UNKNOWN = "LeaseUnknown"
+    """The lease expired, was released, or its pod stopped being pending: the replica drops the pod."""
+    LEASE_MISMATCH = "LeaseMismatch"
+    POD_UNKNOWN = "PodUnknown"
+    ALREADY_QUEUED = "AlreadyQueued"
+
+
+class FeedVerdict(Enum):
+    APPLY = "apply"
+    SKIP = "skip"
+    """Already reflected (a redelivery, or older than the bootstrap)."""
+    RESYNC = "resync"
+    """A message was lost or the informer restarted: rebuild from its pending list."""
+
+
+@dataclass(slots=True)
+class FeedCursor:
+    """Position in the informer's feed: its epoch, the generation reached, the last stream sequence."""
+
+    epoch: str = ""
+    generation: int = 0
+    stream_seq: int = 0
+
+    def check(self, epoch: str, generation: int, stream_seq: int) -> FeedVerdict:
+        """Judge the next feed message. Gaps are seen in the stream sequence (the ordered consumer
+        delivers every message of ``P_feed`` in order, so a jump means the stream's limits dropped
+        some); a new epoch means a restarted informer; a generation going back means disorder."""
+        if stream_seq <= self.stream_seq:
+            return FeedVerdict.SKIP
+        if stream_seq != self.stream_seq + 1:
+            return FeedVerdict.RESYNC
+        self.stream_seq = stream_seq
+        if epoch != self.epoch:
+            return FeedVerdict.RESYNC
+        if generation < self.generation:
+            return FeedVerdict.RESYNC
+        self.generation = generation
+        return FeedVerdict.APPLY
+
+
+@dataclass(slots=True)
+class RebuildReport:
+    added: int = 0
+    updated: int = 0
+    dropped: int = 0
+    skipped: int = 0
+
+
+class QueueCore:
+    """A :class:`SchedulingQueue` with leases and the feed cursor."""
+
+    def __init__(self, queue: SchedulingQueue, leases: LeaseTable) -> None:
+        self.queue = queue
+        self.leases = leases
+        self.cursor = FeedCursor()
+        self.bootstrapped = False
+        self.bad_feed_items = 0
+
+    # --- scheduler replicas ---------------------------------------------------------------------------
+    def pop(self, request: PopRequest) -> list[LeasedPod]:
+        """Up to ``max_pods`` pods of the requester's profiles (all profiles if it names none), each
+        leased to it. Never waits (the service does the long poll)."""
+        names = request.scheduler_names or None
+        limit = max(1, min(request.max_pods, MAX_PODS_PER_POP))
+        out: list[LeasedPod] = []
+        while len(out) < limit:
+            entry = self.queue.pop(names)
+            if entry is None:
+                break
+            lease = self.leases.grant(entry.uid, request.scheduler_id)
+            out.append(
+                LeasedPod(
+                    lease_id=lease.lease_id,
+                    deadline=lease.deadline,
+                    lease_seconds=self.leases.lease_seconds,
+                    pod=entry.pending,
+                    attempts=entry.info.attempts,
+                    queued_at=entry.info.timestamp,
+                    initial_attempt_at=entry.info.initial_attempt_timestamp or entry.info.timestamp,
+                    trace_id=lease.trace_id,
+                    min_generation=entry.generation,
+                    epoch=self.cursor.epoch,
+                )
+            )
+        return out
+
+    def has_poppable(self, request: PopRequest) -> bool:
+        return self.queue.has_poppable(request.scheduler_names or None)
+
+    def done(self, request: DoneRequest) -> Ack:
+        """End a lease with the attempt's outcome."""
+        lease = self.leases.get(request.lease_id)
+        if lease is None:
+            return Ack(
+                ok=False,
+                code=AckCode.LEASE_UNKNOWN,
+                reason=f"lease {request.lease_id} on pod {request.namespace}/{request.name} is not held "
+                "(expired, already ended, or the pod is no longer pending)",
+            )
+        if lease.uid != request.pod_uid or lease.scheduler_id != request.scheduler_id:
+            return Ack(
+                ok=False,
+                code=AckCode.LEASE_MISMATCH,
+                reason=f"lease {request.lease_id} belongs to pod uid {lease.uid} held by "
+                f"{lease.scheduler_id}, not pod uid {request.pod_uid} of {request.scheduler_id}",
+            )
+        self.leases.release(lease.lease_id)
+        uid = lease.uid
+        outcome = request.outcome
+        if outcome == DoneOutcome.SCHEDULED:
+            where = self.queue.scheduled(uid)
+        elif outcome == DoneOutcome.RETRY:
+            where = self.queue.retry(uid)
+        elif outcome == DoneOutcome.UNSCHEDULABLE:
+            where = self.queue.failed(
+                uid, request.unschedulable_plugins, request.pending_plugins, request.nominated_node_name
+            )
+        else:
+            where = self.queue.failed(uid, (), (), request.nominated_node_name)
+        return Ack(ok=True, code=str(where or ""))
+
+    def renew(self, request: LeaseRenewRequest) -> LeaseRenewReply:
+        renewed: list[str] = []
+        expired: list[str] = []
+        for lease_id in request.lease_ids:
+            lease = self.leases.renew(lease_id, request.scheduler_id)
+            (renewed if lease is not None else expired).append(lease_id)
+        deadline = self.queue.clock.now() + self.leases.lease_seconds
+        return LeaseRenewReply(renewed=renewed, expired=expired, deadline=deadline)
+
+    def expire_leases(self) -> list[Lease]:
+        """Return the pods of every lease past its deadline to activeQ."""
+        expired = self.leases.take_expired()
+        for lease in expired:
+            log.warning(
+                "lease %s of %s on pod uid %s expired; the pod goes back to the active queue",
+                lease.lease_id,
+                lease.scheduler_id,
+                lease.uid,
+            )
+            self.queue.lease_expired(lease.uid)
+        return expired
+
+    # --- binder ---------------------------------------------------------------------------------------
+    def requeue(self, request: RequeueRequest) -> Ack:
+        """A placement failed after the scheduling cycle (bind): back to backoffQ (or activeQ)."""
+        where = self.queue.requeue_assumed(
+            request.pod_uid, backoff=request.backoff, unschedulable_plugins=request.unschedulable_plugins
+        )
+        if where is not None:
+            return Ack(ok=True, code=str(where))
+        state = self.queue.state_of(request.pod_uid)
+        if state is not None:
+            return Ack(ok=True, code=AckCode.ALREADY_QUEUED, reason=f"pod is {state}")
+        return Ack(
+            ok=False,
+            code=AckCode.POD_UNKNOWN,
+            reason=f"pod {request.namespace}/{request.name} (uid {request.pod_uid}) is not known to the "
+            "queue; the informer's feed re-adds it if it is still pending",
+        )
+
+    # --- informer feed --------------------------------------------------------------------------------
+    def apply_pending(self, message: PendingPodEvent) -> None:
+        pending = message.pod
+        if pending.scheduler_name not in self.queue.profiles:
+            if message.action == PendingPodAction.DELETE or self.queue.get(pending.uid) is not None:
+                self._drop(pending.uid, bound=message.reason == "bound")
+            return
+        try:
+            if message.action == PendingPodAction.ADD:
+                self.queue.add(pending, message.generation)
+            elif message.action == PendingPodAction.UPDATE:
+                self.queue.update(pending, message.generation)
+            else:
+                self._drop(pending.uid, bound=message.reason == "bound")
+        except PodDecodeError as exc:
+            self.bad_feed_items += 1
+            log.warning("feed: dropped %s of a pending pod: %s", message.action, exc)
+
+    def _drop(self, uid: str, *, bound: bool) -> None:
+        self.leases.release_pod(uid)
+        self.queue.delete(uid, bound=bound)
+
+    def apply_cluster_event(self, message: ClusterEventMsg) -> int:
+        """Requeue unschedulable pods the event may help; returns how many moved."""
+        event = ClusterEvent(message.resource, message.action)
+        if not self.queue.wants_events() or not self.queue.is_event_of_interest(event):
+            return 0
+        try:
+            old = decode_object(message.resource, message.old, key=message.key)
+            new = decode_object(message.resource, message.new, key=message.key)
+        except ObjectDecodeError as exc:
+            # hints then get the raw JSON, fail to read it, and requeue (the safe side)
+            self.bad_feed_items += 1
+            log.warning("feed: %s; hints see the raw bytes", exc)
+            old, new = message.old, message.new
+        return self.queue.on_cluster_event(event, old, new)
+
+    def rebuild(self, epoch: str, generation: int, stream_seq: int, pods: list[PendingPod]) -> RebuildReport:
+        """Make the queue hold exactly the informer's pending pods: add new ones, update known ones
+        (in-flight and assumed pods keep their state), drop the rest; then follow the feed after
+        ``stream_seq``."""
+        report = RebuildReport()
+        listed: dict[str, PendingPod] = {}
+        for pending in pods:
+            if pending.scheduler_name in self.queue.profiles:
+                listed[pending.uid] = pending
+            else:
+                report.skipped += 1
+        for uid in self.queue.uids() - listed.keys():
+            self._drop(uid, bound=True)
+            report.dropped += 1
+        for uid in self.leases.pods() - listed.keys():
+            self.leases.release_pod(uid)
+        for pending in listed.values():
+            known = self.queue.get(pending.uid) is not None
+            try:
+                if known:
+                    self.queue.update(pending, generation)
+                    report.updated += 1
+                else:
+                    self.queue.add(pending, generation)
+                    report.added += 1
+            except PodDecodeError as exc:
+                self.bad_feed_items += 1
+                report.skipped += 1
+                log.warning("rebuild: skipped a pending pod: %s", exc)
+        self.cursor = FeedCursor(epoch=epoch, generation=generation, stream_seq=stream_seq)
+        self.bootstrapped = True
+        return report
+
+    # --- introspection ------------------------------------------------------------------------------
+    def debug_state(self) -> dict[str, object]:
+        counts = self.queue.counts()
+        return {
+            "counts": {str(k): v for k, v in counts.items()},
+            "leases": len(self.leases),
+            "in_flight_events": self.queue.in_flight_events(),
+            "nominated": len(self.queue.nominator),
+            "feed": {
+                "epoch": self.cursor.epoch,
+                "generation": self.cursor.generation,
+                "stream_seq": self.cursor.stream_seq,
+            },
+            "bootstrapped": self.bootstrapped,
+            "bad_feed_items": self.bad_feed_items,
+            "scheduling_cycle": self.queue.scheduling_cycle,
+        }
+
+    def state_of(self, uid: str) -> PodState | None:
+        return self.queue.state_of(uid)

@@ -1,0 +1,95 @@
+"""Event matching and the event labels of the queue's metrics (upstream ``framework/types.go`` and
+``framework/events.go``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ksched.framework.events import (
+    EVENT_FORCE_ACTIVATE,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    ActionType,
+    ClusterEvent,
+    EventResource,
+)
+
+__all__ = [
+    "ASSUME_REJECTED",
+    "BACKOFF_COMPLETE",
+    "EVENT_ASSIGNED_POD_DELETE",
+    "EVENT_FORCE_ACTIVATE",
+    "EVENT_UNSCHEDULABLE_TIMEOUT",
+    "EVENT_UNSCHEDULED_POD_ADD",
+    "EVENT_UNSCHEDULED_POD_UPDATE",
+    "FORCE_ACTIVATE",
+    "LEASE_EXPIRED",
+    "POP_FROM_BACKOFF_Q",
+    "SCHEDULE_ATTEMPT_FAILURE",
+    "UNSCHEDULABLE_TIMEOUT",
+    "event_label",
+    "event_matches",
+    "is_wildcard",
+    "matches_any",
+]
+
+# Upstream's special labels
+SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE = "BackoffComplete"
+POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
+FORCE_ACTIVATE = "ForceActivate"
+UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+# ksched's own transitions (leases and the cache's assume check have no upstream counterpart)
+LEASE_EXPIRED = "LeaseExpired"
+ASSUME_REJECTED = "AssumeRejected"
+
+_UNSCHEDULABLE_POD_UPSTREAM = "UnschedulablePod"
+"""Upstream spells the resource of unscheduled-pod events ``UnschedulablePod`` in its labels."""
+
+EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, int(ActionType.ADD))
+EVENT_UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, int(ActionType.UPDATE))
+EVENT_ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, int(ActionType.DELETE))
+
+_POD_KINDS = frozenset(
+    {
+        EventResource.POD,
+        EventResource.ASSIGNED_POD,
+        EventResource.UNSCHEDULED_POD,
+        _UNSCHEDULABLE_POD_UPSTREAM,
+    }
+)
+
+
+def is_wildcard(event: ClusterEvent) -> bool:
+    """Upstream ``ClusterEventIsWildCard``: every resource, every action."""
+    return event.resource == EventResource.WILDCARD and event.action == ActionType.ALL
+
+
+def event_matches(registered: ClusterEvent, incoming: ClusterEvent) -> bool:
+    """Upstream ``MatchClusterEvents``: ``incoming`` is ``registered`` or more specific.
+
+    :meth:`ClusterEvent.matches` plus upstream's two guards: an incoming wildcard resource matches
+    only a registered wildcard, and an incoming action must not be broader than the registered one
+    (a plain Pod/Update does not wake a plugin that registered only Pod/UpdatePodLabel).
+    """
+    if is_wildcard(registered):
+        return True
+    if registered.resource == EventResource.WILDCARD:
+        resource_ok = True
+    elif registered.resource == EventResource.POD:
+        resource_ok = incoming.resource in _POD_KINDS
+    else:
+        resource_ok = registered.resource == incoming.resource
+    return resource_ok and bool(registered.action & incoming.action) and incoming.action <= registered.action
+
+
+def matches_any(incoming: ClusterEvent, registered: Iterable[ClusterEvent]) -> bool:
+    """Upstream ``MatchAnyClusterEvent``."""
+    return any(event_matches(r, incoming) for r in registered)
+
+
+def event_label(event: ClusterEvent) -> str:
+    """The metric label of an event, spelled as upstream (``NodeAdd``, ``UnschedulablePodUpdate`` ...)."""
+    label = event.label
+    if event.resource == EventResource.UNSCHEDULED_POD and not event.custom_label:
+        return _UNSCHEDULABLE_POD_UPSTREAM + label[len(EventResource.UNSCHEDULED_POD) :]
+    return label

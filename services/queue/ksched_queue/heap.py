@@ -1,0 +1,111 @@
+"""A binary heap with lookup, update and removal by key (upstream ``backend/heap``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class KeyedHeap(Generic[T]):
+    """Items ordered by ``less``; each item has a unique ``key``. All operations are O(log n),
+    lookups O(1). ``less`` must stay consistent while an item is inside (re-add it after a change)."""
+
+    __slots__ = ("_index", "_items", "_key", "_less")
+
+    def __init__(self, key: Callable[[T], str], less: Callable[[T, T], bool]) -> None:
+        self._key = key
+        self._less = less
+        self._items: list[T] = []
+        self._index: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def __iter__(self) -> Iterator[T]:
+        """Items in no particular order."""
+        return iter(list(self._items))
+
+    def get(self, key: str) -> T | None:
+        i = self._index.get(key)
+        return None if i is None else self._items[i]
+
+    def peek(self) -> T | None:
+        return self._items[0] if self._items else None
+
+    def add_or_update(self, item: T) -> None:
+        """Insert ``item``, or replace the item with the same key and restore the order."""
+        key = self._key(item)
+        i = self._index.get(key)
+        if i is None:
+            self._items.append(item)
+            self._index[key] = len(self._items) - 1
+            self._up(len(self._items) - 1)
+            return
+        self._items[i] = item
+        self._fix(i)
+
+    def pop(self) -> T | None:
+        if not self._items:
+            return None
+        return self._remove_at(0)
+
+    def delete(self, key: str) -> T | None:
+        """Remove and return the item with ``key`` (None if absent)."""
+        i = self._index.get(key)
+        if i is None:
+            return None
+        return self._remove_at(i)
+
+    # --- internals ---------------------------------------------------------------------------------
+    def _remove_at(self, i: int) -> T:
+        items = self._items
+        item = items[i]
+        last = items.pop()
+        del self._index[self._key(item)]
+        if i < len(items):
+            items[i] = last
+            self._index[self._key(last)] = i
+            self._fix(i)
+        return item
+
+    def _fix(self, i: int) -> None:
+        if not self._down(i):
+            self._up(i)
+
+    def _swap(self, i: int, j: int) -> None:
+        items = self._items
+        items[i], items[j] = items[j], items[i]
+        self._index[self._key(items[i])] = i
+        self._index[self._key(items[j])] = j
+
+    def _up(self, i: int) -> None:
+        items, less = self._items, self._less
+        while i > 0:
+            parent = (i - 1) // 2
+            if not less(items[i], items[parent]):
+                break
+            self._swap(i, parent)
+            i = parent
+
+    def _down(self, i: int) -> bool:
+        """Sift down; True if the item moved."""
+        items, less, n = self._items, self._less, len(self._items)
+        start = i
+        while True:
+            left = 2 * i + 1
+            if left >= n:
+                break
+            child = left
+            right = left + 1
+            if right < n and less(items[right], items[left]):
+                child = right
+            if not less(items[child], items[i]):
+                break
+            self._swap(i, child)
+            i = child
+        return i != start

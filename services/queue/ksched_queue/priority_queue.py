@@ -1,0 +1,785 @@
+"""The scheduling queue proper: upstream's ``PriorityQueue`` (``pkg/scheduler/backend/queue``) with
+queueing hints and SchedulerPopFromBackoffQ on, as in kube-scheduler 1.36. Pure and synchronous: no
+I/O, no asyncio, time from an injected :class:`~ksched_queue.clock.Clock`.
+
+- **activeQ**: pods ready to be tried, ordered by the profiles' QueueSort ``less`` (ties first-in
+  first-out). One heap per schedulerName so a replica pops only the profiles it serves; every profile
+  has the same QueueSort, so heads of different heaps compare.
+- **backoffQ**: pods waiting out ``initial * 2^(n-1)`` seconds (capped at ``max``; ``n`` = unschedulable
+  attempts, or consecutive errors after an error), end aligned to whole seconds. Pods that failed
+  with an error (no rejecting plugin) wait in a separate error heap, as upstream.
+- **unschedulable**: pods rejected by plugins, until a cluster event one of those plugins registered
+  gets a Queue hint, or ``pod_max_in_unschedulable`` passes. Pods a PreEnqueue plugin gates
+  (SchedulingGates) wait here too, reported as *gated*.
+- **in flight**: popped pods. Events arriving meanwhile are remembered and replayed through the hints
+  when the pod comes back unschedulable (upstream ``inFlightEvents``).
+
+Pods are keyed by uid. Every pending pod the queue knows is in exactly one of those places
+(:meth:`SchedulingQueue.state_of`); pods whose attempt ended ``scheduled`` are *assumed*: in no queue,
+kept only until the informer reports them bound, so a failed bind can be requeued.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+
+from ksched.api.core import Pod
+from ksched.bus.messages import PendingPod
+from ksched.framework.changes import pod_changes
+from ksched.framework.events import ClusterEvent, QueueingHint
+from ksched.framework.nominator import Nominator
+from ksched.framework.podinfo import pod_priority
+from ksched.framework.status import Code, Status
+
+from .clock import Clock
+from .events import (
+    ASSUME_REJECTED,
+    BACKOFF_COMPLETE,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_FORCE_ACTIVATE,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    EVENT_UNSCHEDULED_POD_ADD,
+    EVENT_UNSCHEDULED_POD_UPDATE,
+    LEASE_EXPIRED,
+    POP_FROM_BACKOFF_Q,
+    SCHEDULE_ATTEMPT_FAILURE,
+    event_label,
+    event_matches,
+    is_wildcard,
+    matches_any,
+)
+from .heap import KeyedHeap
+from .profiles import LessFn, QueueProfile, plugin_events
+from .queued_pod import PodState, QueuedPod, decode_pending_pod
+
+log = logging.getLogger(__name__)
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 300.0
+BACKOFF_WINDOW = 1.0
+"""Backoff ends are aligned to whole seconds (upstream ``backoffQOrderingWindowDuration``)."""
+
+IncomingObserver = Callable[[str, str], None]
+"""``(queue, event label)`` for every pod entering activeQ / backoffQ / unschedulable."""
+PreCheck = Callable[[Pod], bool]
+
+_UNSCHEDULED_POD_EVENT_LABELS = frozenset(
+    {event_label(EVENT_UNSCHEDULED_POD_ADD), event_label(EVENT_UNSCHEDULED_POD_UPDATE)}
+)
+
+
+class Strategy(IntEnum):
+    """Upstream ``queueingStrategy``."""
+
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
+
+
+class UnknownProfile(KeyError):
+    """A pod whose schedulerName is none of the queue's profiles."""
+
+
+@dataclass(slots=True)
+class _InFlightEvent:
+    seq: int
+    event: ClusterEvent
+    old: object
+    new: object
+
+
+class _Nominations:
+    """Upstream's nominator bookkeeping on top of :class:`ksched.framework.nominator.Nominator`."""
+
+    def __init__(self) -> None:
+        self.nominator = Nominator()
+
+    def add(self, entry: QueuedPod, override: str | None = None) -> None:
+        """``override`` None is upstream's ModeNoop (use the pod's status); a string is ModeOverride."""
+        self.nominator.remove(entry.uid)
+        node = override if override is not None else (entry.pod.status.nominated_node_name or "")
+        if node:
+            self.nominator.add(entry.info.pod_info, node)
+
+    def update(self, old_pod: Pod, entry: QueuedPod) -> None:
+        override: str | None = None
+        if not old_pod.status.nominated_node_name and not entry.pod.status.nominated_node_name:
+            override = self.nominator.node_of(entry.uid)
+        self.add(entry, override)
+
+    def delete(self, uid: str) -> None:
+        self.nominator.remove(uid)
+
+
+class SchedulingQueue:
+    """See the module docstring. Not thread-safe: one asyncio loop owns it."""
+
+    def __init__(
+        self,
+        profiles: Mapping[str, QueueProfile],
+        less: LessFn,
+        *,
+        clock: Clock,
+        pod_initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
+        pop_from_backoff: bool = True,
+        on_incoming: IncomingObserver | None = None,
+    ) -> None:
+        if not profiles:
+            raise ValueError("the scheduling queue needs at least one profile")
+        if pod_initial_backoff < 0 or pod_max_backoff < 0:
+            raise ValueError("pod backoff durations must not be negative")
+        self.profiles = dict(profiles)
+        self.clock = clock
+        self.pod_initial_backoff = pod_initial_backoff
+        self.pod_max_backoff = pod_max_backoff
+        self.pod_max_in_unschedulable = pod_max_in_unschedulable
+        self.pop_from_backoff = pop_from_backoff
+        self._on_incoming = on_incoming
+        self._less = less
+        self._plugin_events = plugin_events(self.profiles.values())
+        self._active: dict[str, KeyedHeap[QueuedPod]] = {}
+        self._backoff: dict[str, KeyedHeap[QueuedPod]] = {}
+        self._error_backoff: dict[str, KeyedHeap[QueuedPod]] = {}
+        for name in self.profiles:
+            self._active[name] = KeyedHeap(_uid, self._active_less)
+            self._backoff[name] = KeyedHeap(_uid, self._backoff_less)
+            self._error_backoff[name] = KeyedHeap(_uid, self._error_backoff_less)
+        self._unschedulable: dict[str, QueuedPod] = {}
+        self._in_flight: dict[str, QueuedPod] = {}
+        """Popped pods in pop order (so the first holds the oldest in-flight sequence number)."""
+        self._assumed: dict[str, QueuedPod] = {}
+        self._events: deque[_InFlightEvent] = deque()
+        self._event_seq = 0
+        self._seq = 0
+        self._nominations = _Nominations()
+        self.scheduling_cycle = 0
+
+    # --- orderings -----------------------------------------------------------------------------------
+    def _active_less(self, a: QueuedPod, b: QueuedPod) -> bool:
+        if self._less(a.info, b.info):
+            return True
+        return not self._less(b.info, a.info) and a.seq < b.seq
+
+    def _backoff_less(self, a: QueuedPod, b: QueuedPod) -> bool:
+        ta, tb = self.backoff_time(a), self.backoff_time(b)
+        if ta != tb:
+            return ta < tb
+        return self._active_less(a, b)
+
+    def _error_backoff_less(self, a: QueuedPod, b: QueuedPod) -> bool:
+        ta, tb = self.backoff_time(a), self.backoff_time(b)
+        return ta < tb or (ta == tb and a.seq < b.seq)
+
+    # --- backoff ---------------------------------------------------------------------------------------
+    def backoff_duration(self, count: int) -> float:
+        """``initial * 2^(count-1)`` capped at ``max`` (upstream ``calculateBackoffDuration``)."""
+        if count <= 0:
+            return 0.0
+        shift = count - 1
+        if shift >= 64:
+            return self.pod_max_backoff
+        return min(self.pod_initial_backoff * (1 << shift), self.pod_max_backoff)
+
+    def _align(self, t: float) -> float:
+        return math.floor(t / BACKOFF_WINDOW) * BACKOFF_WINDOW if self.pop_from_backoff else t
+
+    def backoff_time(self, entry: QueuedPod) -> float:
+        """When ``entry``'s backoff ends (0 when it has none); cached until its next attempt ends."""
+        if self.pod_max_backoff == 0:
+            return 0.0
+        count = entry.info.consecutive_errors or entry.unschedulable_count
+        if count == 0:
+            return 0.0
+        if entry.backoff_expiration is None:
+            entry.backoff_expiration = self._align(entry.info.timestamp + self.backoff_duration(count))
+        return entry.backoff_expiration
+
+    def is_backing_off(self, entry: QueuedPod) -> bool:
+        """Still in its backoff (a backoff ending within the current window counts as running)."""
+        return not self.backoff_time(entry) < self._align(self.clock.now())
+
+    # --- lookups ---------------------------------------------------------------------------------------
+    def _entry(self, uid: str) -> QueuedPod | None:
+        for table in (self._in_flight, self._unschedulable, self._assumed):
+            entry = table.get(uid)
+            if entry is not None:
+                return entry
+        for heaps in (self._active, self._backoff, self._error_backoff):
+            for heap in heaps.values():
+                found = heap.get(uid)
+                if found is not None:
+                    return found
+        return None
+
+    def get(self, uid: str) -> QueuedPod | None:
+        """The tracked pod (queued, in flight, or assumed)."""
+        return self._entry(uid)
+
+    def state_of(self, uid: str) -> PodState | None:
+        entry = self._entry(uid)
+        return None if entry is None else entry.state
+
+    def locations(self, uid: str) -> list[PodState]:
+        """Every structure holding ``uid``, found by scanning them (invariant checks: one at most)."""
+        found: list[PodState] = []
+        if any(uid in h for h in self._active.values()):
+            found.append(PodState.ACTIVE)
+        if any(uid in h for h in self._backoff.values()) or any(
+            uid in h for h in self._error_backoff.values()
+        ):
+            found.append(PodState.BACKOFF)
+        entry = self._unschedulable.get(uid)
+        if entry is not None:
+            found.append(PodState.GATED if entry.gated else PodState.UNSCHEDULABLE)
+        if uid in self._in_flight:
+            found.append(PodState.IN_FLIGHT)
+        if uid in self._assumed:
+            found.append(PodState.ASSUMED)
+        return found
+
+    def uids(self) -> set[str]:
+        """Every pod the queue tracks, assumed ones included."""
+        out = set(self._unschedulable) | set(self._in_flight) | set(self._assumed)
+        for heaps in (self._active, self._backoff, self._error_backoff):
+            for heap in heaps.values():
+                out.update(e.uid for e in heap)
+        return out
+
+    def counts(self) -> dict[str, int]:
+        """Pods per state (``scheduler_pending_pods`` plus in-flight and assumed)."""
+        gated = sum(1 for e in self._unschedulable.values() if e.gated)
+        return {
+            PodState.ACTIVE: sum(len(h) for h in self._active.values()),
+            PodState.BACKOFF: sum(len(h) for h in self._backoff.values())
+            + sum(len(h) for h in self._error_backoff.values()),
+            PodState.UNSCHEDULABLE: len(self._unschedulable) - gated,
+            PodState.GATED: gated,
+            PodState.IN_FLIGHT: len(self._in_flight),
+            PodState.ASSUMED: len(self._assumed),
+        }
+
+    def has_poppable(self, scheduler_names: Collection[str] | None = None) -> bool:
+        """Whether :meth:`pop` would return a pod now."""
+        for name in self._served(scheduler_names):
+            if len(self._active[name]) or (self.pop_from_backoff and len(self._backoff[name])):
+                return True
+        return False
+
+    def wants_events(self) -> bool:
+        """Whether a cluster event can change anything (some pod unschedulable or in flight)."""
+        return bool(self._unschedulable) or bool(self._in_flight)
+
+    def in_flight_events(self) -> int:
+        return len(self._events)
+
+    @property
+    def nominator(self) -> Nominator:
+        return self._nominations.nominator
+
+    def active_order(self, scheduler_name: str) -> list[str]:
+        """Uids of one profile's activeQ in pop order (tests, debugging)."""
+        less = self._active_less
+
+        def compare(a: QueuedPod, b: QueuedPod) -> int:
+            return -1 if less(a, b) else (1 if less(b, a) else 0)
+
+        return [e.uid for e in sorted(self._active[scheduler_name], key=functools.cmp_to_key(compare))]
+
+    # --- metrics -----------------------------------------------------------------------------------------
+    def _incoming(self, queue: str, event: str) -> None:
+        if self._on_incoming is not None:
+            self._on_incoming(queue, event)
+
+    # --- PreEnqueue --------------------------------------------------------------------------------------
+    def _run_pre_enqueue(self, entry: QueuedPod) -> None:
+        """Upstream ``runPreEnqueuePlugins``: the gating plugin first; the first failure gates the pod."""
+        plugins = self.profiles[entry.scheduler_name].pre_enqueue
+        gating = entry.info.gating_plugin
+        order = list(plugins)
+        if gating in plugins:
+            order.remove(gating)
+            order.insert(0, gating)
+        for name in order:
+            try:
+                status = plugins[name].pre_enqueue(entry.pod)
+            except Exception as exc:
+                status = Status.as_error(exc)
+            if status is None or status.code == Code.SUCCESS:
+                continue
+            entry.info.unschedulable_plugins.add(name)
+            entry.info.gating_plugin = name
+            entry.gating_events = self._plugin_events.get(name, [])
+            if status.code == Code.ERROR:
+                log.error("PreEnqueue plugin %s failed for pod %s: %s", name, entry.key, status.message)
+            return
+        entry.info.gating_plugin = ""
+
+    # --- moves between the queues --------------------------------------------------------------------
+    def _remove_from_queues(self, entry: QueuedPod) -> None:
+        """Take ``entry`` out of activeQ, backoffQ or unschedulable (whichever holds it)."""
+        state = entry.state
+        name = entry.scheduler_name
+        if state == PodState.ACTIVE:
+            self._active[name].delete(entry.uid)
+        elif state == PodState.BACKOFF:
+            if self._backoff[name].delete(entry.uid) is None:
+                self._error_backoff[name].delete(entry.uid)
+        elif state in (PodState.UNSCHEDULABLE, PodState.GATED):
+            del self._unschedulable[entry.uid]
+        else:
+            return
+        entry.state = None
+
+    def _to_unschedulable(self, entry: QueuedPod, event: str) -> None:
+        """Upstream ``unschedulablePods.addOrUpdate``."""
+        if entry.uid not in self._unschedulable:
+            self._remove_from_queues(entry)
+            self._incoming("unschedulable", event)
+            self._unschedulable[entry.uid] = entry
+        entry.state = PodState.GATED if entry.gated else PodState.UNSCHEDULABLE
+
+    def _move_to_active(self, entry: QueuedPod, event: str, from_backoff: bool = False) -> bool:
+        """Upstream ``moveToActiveQ``: PreEnqueue (unless coming from backoffQ), then activeQ or gated."""
+        if not (self.pop_from_backoff and from_backoff):
+            self._run_pre_enqueue(entry)
+        if entry.gated:
+            if entry.state in (PodState.ACTIVE, PodState.BACKOFF):
+                return False
+            self._to_unschedulable(entry, event)
+            return False
+        if entry.info.initial_attempt_timestamp is None:
+            entry.info.initial_attempt_timestamp = self.clock.now()
+        self._remove_from_queues(entry)
+        self._active[entry.scheduler_name].add_or_update(entry)
+        entry.state = PodState.ACTIVE
+        self._incoming("active", event)
+        if event in _UNSCHEDULED_POD_EVENT_LABELS:
+            self._nominations.add(entry)
+        return True
+
+    def _move_to_backoff(self, entry: QueuedPod, event: str) -> bool:
+        """Upstream ``moveToBackoffQ``: PreEnqueue runs here (SchedulerPopFromBackoffQ)."""
+        if self.pop_from_backoff:
+            self._run_pre_enqueue(entry)
+            if entry.gated:
+                self._to_unschedulable(entry, event)
+                return False
+        self._remove_from_queues(entry)
+        heaps = self._backoff if entry.rejector_plugins else self._error_backoff
+        heaps[entry.scheduler_name].add_or_update(entry)
+        entry.state = PodState.BACKOFF
+        self._incoming("backoff", event)
+        return True
+
+    def _requeue(self, entry: QueuedPod, strategy: Strategy, event: str) -> PodState:
+        """Upstream ``requeuePodWithQueueingStrategy``; returns where the pod went."""
+        if strategy == Strategy.SKIP:
+            self._to_unschedulable(entry, event)
+            return entry.state or PodState.UNSCHEDULABLE
+        if strategy == Strategy.AFTER_BACKOFF and self.is_backing_off(entry):
+            if self._move_to_backoff(entry, event):
+                return PodState.BACKOFF
+            return entry.state or PodState.UNSCHEDULABLE
+        if self._move_to_active(entry, event):
+            return PodState.ACTIVE
+        return entry.state or PodState.UNSCHEDULABLE
+
+    # --- queueing hints --------------------------------------------------------------------------------
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if is_wildcard(event):
+            return True
+        return any(event_matches(registered, event) for p in self.profiles.values() for registered in p.hints)
+
+    def worth_requeuing(self, entry: QueuedPod, event: ClusterEvent, old: object, new: object) -> Strategy:
+        """Upstream ``isPodWorthRequeuing``: ask the hints of the plugins that rejected the pod."""
+        rejectors = entry.rejector_plugins
+        if not rejectors:
+            return Strategy.AFTER_BACKOFF
+        if is_wildcard(event):
+            if new is not None and (not isinstance(new, Pod) or new.metadata.uid != entry.uid):
+                return Strategy.SKIP
+            return Strategy.AFTER_BACKOFF
+        profile = self.profiles[entry.scheduler_name]
+        pending = entry.info.pending_plugins
+        strategy = Strategy.SKIP
+        for registered, fns in profile.hints.items():
+            if not event_matches(registered, event):
+                continue
+            for hint_fn in fns:
+                if hint_fn.plugin not in rejectors:
+                    continue
+                try:
+                    hint = hint_fn.fn(entry.pod, old, new)
+                except Exception as exc:
+                    log.warning(
+                        "queueing hint of %s for pod %s on %s failed (requeueing): %s",
+                        hint_fn.plugin,
+                        entry.key,
+                        event_label(event),
+                        exc,
+                    )
+                    hint = QueueingHint.QUEUE
+                if hint == QueueingHint.QUEUE_SKIP:
+                    continue
+                if hint_fn.plugin in pending:
+                    return Strategy.IMMEDIATELY
+                if not pending:
+                    return Strategy.AFTER_BACKOFF
+                strategy = Strategy.AFTER_BACKOFF
+        return strategy
+
+    def _hint_for_in_flight(self, entry: QueuedPod) -> Strategy:
+        """Upstream ``determineSchedulingHintForInFlightPod``: replay events seen while it was popped."""
+        if not entry.rejector_plugins:
+            return Strategy.AFTER_BACKOFF
+        strategy = Strategy.SKIP
+        for recorded in self._events:
+            if recorded.seq <= entry.in_flight_seq:
+                continue
+            found = self.worth_requeuing(entry, recorded.event, recorded.old, recorded.new)
+            if found == Strategy.IMMEDIATELY:
+                return found
+            if found == Strategy.AFTER_BACKOFF:
+                strategy = found
+                if not entry.info.pending_plugins:
+                    return strategy
+        return strategy
+
+    def _record_in_flight(self, event: ClusterEvent, old: object, new: object) -> None:
+        if self._in_flight:
+            self._event_seq += 1
+            self._events.append(_InFlightEvent(self._event_seq, event, old, new))
+
+    def _move_pods(self, entries: Iterable[QueuedPod], event: ClusterEvent, old: object, new: object) -> int:
+        """Upstream ``movePodsToActiveOrBackoffQueue``; returns how many pods left unschedulable."""
+        if not self.is_event_of_interest(event):
+            return 0
+        label = event_label(event)
+        moved = 0
+        for entry in entries:
+            if entry.gated and not matches_any(event, entry.gating_events):
+                continue
+            strategy = self.worth_requeuing(entry, event, old, new)
+            if strategy == Strategy.SKIP:
+                continue
+            self._remove_from_queues(entry)
+            if self._requeue(entry, strategy, label) in (PodState.ACTIVE, PodState.BACKOFF):
+                moved += 1
+        self._record_in_flight(event, old, new)
+        return moved
+
+    # --- cluster events ------------------------------------------------------------------------------------
+    def on_cluster_event(
+        self, event: ClusterEvent, old: object = None, new: object = None, pre_check: PreCheck | None = None
+    ) -> int:
+        """Upstream ``MoveAllToActiveOrBackoffQueue``; returns how many pods moved to active/backoff."""
+        if not self.is_event_of_interest(event):
+            return 0
+        entries = [e for e in self._unschedulable.values() if pre_check is None or pre_check(e.pod)]
+        return self._move_pods(entries, event, old, new)
+
+    # --- pending-pod feed --------------------------------------------------------------------------------
+    def add(self, pending: PendingPod, generation: int = 0) -> QueuedPod:
+        """A new pending pod (upstream ``Add``); a pod already known is updated instead."""
+        if self._entry(pending.uid) is not None:
+            return self.update(pending, generation)
+        return self._add_new(pending, generation, event_label(EVENT_UNSCHEDULED_POD_ADD))
+
+    def _add_new(self, pending: PendingPod, generation: int, event: str) -> QueuedPod:
+        if pending.scheduler_name not in self.profiles:
+            raise UnknownProfile(
+                f"pod {pending.namespace}/{pending.name}: schedulerName {pending.scheduler_name!r} "
+                f"is not one of the queue's profiles {sorted(self.profiles)}"
+            )
+        pod = decode_pending_pod(pending)
+        self._seq += 1
+        entry = QueuedPod(pending, pod, self.clock.now(), self._seq, generation)
+        self._move_to_active(entry, event)
+        return entry
+
+    def update(self, pending: PendingPod, generation: int = 0) -> QueuedPod:
+        """A pending pod changed (upstream ``Update`` plus the event handler's nomination move)."""
+        entry = self._entry(pending.uid)
+        if entry is None:
+            return self._add_new(pending, generation, event_label(EVENT_UNSCHEDULED_POD_UPDATE))
+        if pending.scheduler_name != entry.scheduler_name:
+            self.delete(pending.uid)
+            return self._add_new(pending, generation, event_label(EVENT_UNSCHEDULED_POD_UPDATE))
+        entry.generation = max(entry.generation, generation)
+        old_pod = entry.pod
+        if pending.resource_version and pending.resource_version == entry.pending.resource_version:
+            return entry
+        new_pod = decode_pending_pod(pending)
+        events = pod_changes(new_pod, old_pod)
+        state = entry.state
+        if state == PodState.IN_FLIGHT:
+            entry.set_pod(pending, new_pod)
+            for event in events:
+                self._event_seq += 1
+                self._events.append(_InFlightEvent(self._event_seq, event, old_pod, new_pod))
+        elif state == PodState.ASSUMED:
+            entry.set_pod(pending, new_pod)
+        elif state == PodState.ACTIVE:
+            entry.set_pod(pending, new_pod)
+            self._active[entry.scheduler_name].add_or_update(entry)
+            self._nominations.update(old_pod, entry)
+        elif state == PodState.BACKOFF:
+            entry.set_pod(pending, new_pod)
+            heap = self._backoff[entry.scheduler_name]
+            if entry.uid not in heap:
+                heap = self._error_backoff[entry.scheduler_name]
+            heap.add_or_update(entry)
+            self._nominations.update(old_pod, entry)
+        else:  # unschedulable or gated: the update itself may make it schedulable
+            entry.set_pod(pending, new_pod)
+            self._nominations.update(old_pod, entry)
+            for event in events:
+                strategy = self.worth_requeuing(entry, event, old_pod, new_pod)
+                if self._requeue(entry, strategy, event_label(event)) in (PodState.ACTIVE, PodState.BACKOFF):
+                    break
+        old_nominated = old_pod.status.nominated_node_name or ""
+        if old_nominated and old_nominated != (new_pod.status.nominated_node_name or ""):
+            self._nominated_pod_gone(old_pod)
+        return entry
+
+    def delete(self, uid: str, *, bound: bool = False) -> QueuedPod | None:
+        """The pod is no longer pending: deleted, bound, or moved to another scheduler (upstream
+        ``Delete``). A deleted pod that held a nomination wakes lower-or-equal priority pods."""
+        entry = self._entry(uid)
+        if entry is None:
+            return None
+        self._nominations.delete(uid)
+        if entry.state == PodState.IN_FLIGHT:
+            self._done(uid)
+        elif entry.state == PodState.ASSUMED:
+            del self._assumed[uid]
+        else:
+            self._remove_from_queues(entry)
+        entry.state = None
+        if not bound and entry.pod.status.nominated_node_name:
+            self._nominated_pod_gone(entry.pod)
+        return entry
+
+    def _nominated_pod_gone(self, pod: Pod) -> None:
+        priority = pod_priority(pod)
+        self.on_cluster_event(EVENT_ASSIGNED_POD_DELETE, pod, None, lambda p: pod_priority(p) <= priority)
+
+    def activate(self, uids: Iterable[str]) -> int:
+        """Upstream ``Activate``: move pods from unschedulable/backoffQ to activeQ at once; an in-flight
+        pod gets a ForceActivate event for when it comes back. Returns how many moved."""
+        moved = 0
+        for uid in uids:
+            entry = self._entry(uid)
+            if entry is None:
+                continue
+            if entry.state in (PodState.UNSCHEDULABLE, PodState.GATED, PodState.BACKOFF):
+                from_backoff = entry.state == PodState.BACKOFF
+                if from_backoff:
+                    self._remove_from_queues(entry)
+                if self._move_to_active(entry, EVENT_FORCE_ACTIVATE.label, from_backoff):
+                    moved += 1
+            elif entry.state == PodState.IN_FLIGHT:
+                self._event_seq += 1
+                self._events.append(_InFlightEvent(self._event_seq, EVENT_FORCE_ACTIVATE, None, entry.pod))
+        return moved
+
+    # --- popping and the end of an attempt ------------------------------------------------------------
+    def _served(self, scheduler_names: Collection[str] | None) -> list[str]:
+        if scheduler_names is None:
+            return list(self.profiles)
+        return [n for n in scheduler_names if n in self.profiles]
+
+    def pop(self, scheduler_names: Collection[str] | None = None) -> QueuedPod | None:
+        """The head of activeQ among ``scheduler_names`` (all profiles when None); when activeQ is
+        empty, the head of backoffQ (SchedulerPopFromBackoffQ). The pod is then in flight."""
+        names = self._served(scheduler_names)
+        best: QueuedPod | None = None
+        for name in names:
+            head = self._active[name].peek()
+            if head is not None and (best is None or self._active_less(head, best)):
+                best = head
+        if best is not None:
+            self._active[best.scheduler_name].pop()
+        elif self.pop_from_backoff:
+            for name in names:
+                head = self._backoff[name].peek()
+                if head is not None and (best is None or self._backoff_less(head, best)):
+                    best = head
+            if best is None:
+                return None
+            self._backoff[best.scheduler_name].pop()
+            self._incoming("active", POP_FROM_BACKOFF_Q)
+        else:
+            return None
+        best.info.attempts += 1
+        best.in_flight_seq = self._event_seq
+        best.state = PodState.IN_FLIGHT
+        self._in_flight[best.uid] = best
+        self.scheduling_cycle += 1
+        return best
+
+    def _done(self, uid: str) -> QueuedPod | None:
+        """Upstream ``Done``: the pod is no longer in flight; drop events nobody in flight needs."""
+        entry = self._in_flight.pop(uid, None)
+        if entry is None:
+            return None
+        entry.state = None
+        if not self._in_flight:
+            self._events.clear()
+        else:
+            oldest = next(iter(self._in_flight.values())).in_flight_seq
+            while self._events and self._events[0].seq <= oldest:
+                self._events.popleft()
+        return entry
+
+    def _end_attempt(
+        self, entry: QueuedPod, unschedulable_plugins: Iterable[str], pending_plugins: Iterable[str]
+    ) -> None:
+        """Upstream ``AddUnschedulableIfNotPresent`` bookkeeping (counters, timestamp, plugins)."""
+        entry.clear_rejectors()
+        entry.info.unschedulable_plugins = set(unschedulable_plugins)
+        entry.info.pending_plugins = set(pending_plugins)
+        if entry.rejector_plugins:
+            entry.unschedulable_count += 1
+            entry.info.consecutive_errors = 0
+        else:
+            entry.info.consecutive_errors += 1
+        entry.info.timestamp = self.clock.now()
+        entry.backoff_expiration = None
+        entry.was_flushed = False
+
+    def failed(
+        self,
+        uid: str,
+        unschedulable_plugins: Iterable[str] = (),
+        pending_plugins: Iterable[str] = (),
+        nominated_node: str | None = None,
+    ) -> PodState | None:
+        """An in-flight attempt ended unschedulable (rejecting plugins given) or with an error (none):
+        back to backoffQ/activeQ if an event seen meanwhile may help (or no plugin rejected it), else
+        unschedulable. ``nominated_node`` overrides the nomination (upstream AddNominatedPod)."""
+        entry = self._in_flight.get(uid)
+        if entry is None:
+            return None
+        entry.retried = False
+        entry.requeue_after_done = None
+        self._end_attempt(entry, unschedulable_plugins, pending_plugins)
+        strategy = self._hint_for_in_flight(entry)
+        self._done(uid)
+        where = self._requeue(entry, strategy, SCHEDULE_ATTEMPT_FAILURE)
+        if nominated_node is not None:
+            self._nominations.add(entry, nominated_node)
+        return where
+
+    def retry(self, uid: str) -> PodState | None:
+        """The cache rejected the attempt's assume: straight back to activeQ, no backoff. A second
+        rejection in a row counts as an error (backoff), so a pod the cache keeps refusing cannot
+        spin through the replicas."""
+        entry = self._in_flight.get(uid)
+        if entry is None:
+            return None
+        if entry.retried:
+            return self.failed(uid)
+        entry.retried = True
+        entry.requeue_after_done = None
+        self._done(uid)
+        return self._requeue(entry, Strategy.IMMEDIATELY, ASSUME_REJECTED)
+
+    def lease_expired(self, uid: str) -> PodState | None:
+        """The replica holding the pod went silent: back to activeQ as it was."""
+        entry = self._done(uid)
+        if entry is None:
+            return None
+        entry.requeue_after_done = None
+        return self._requeue(entry, Strategy.IMMEDIATELY, LEASE_EXPIRED)
+
+    def scheduled(self, uid: str) -> PodState | None:
+        """The attempt ended with an accepted placement: the pod leaves the queue (kept as *assumed*
+        until the informer reports it bound, so a failed bind can be requeued). A binder requeue that
+        overtook this report is applied now."""
+        entry = self._done(uid)
+        if entry is None:
+            return None
+        entry.retried = False
+        self._nominations.delete(uid)
+        entry.state = PodState.ASSUMED
+        self._assumed[uid] = entry
+        early, entry.requeue_after_done = entry.requeue_after_done, None
+        if early is not None:
+            return self.requeue_assumed(uid, backoff=early[0], unschedulable_plugins=early[1])
+        return PodState.ASSUMED
+
+    def requeue_assumed(
+        self, uid: str, *, backoff: bool = True, unschedulable_plugins: Iterable[str] = ()
+    ) -> PodState | None:
+        """The binder could not bind the pod: back to backoffQ (activeQ without ``backoff``). For a pod
+        still in flight (its ``scheduled`` report not in yet) the requeue waits for that report.
+        None when the pod is unknown or already queued."""
+        entry = self._assumed.pop(uid, None)
+        if entry is None:
+            in_flight = self._in_flight.get(uid)
+            if in_flight is not None:
+                in_flight.requeue_after_done = (backoff, tuple(unschedulable_plugins))
+                return PodState.IN_FLIGHT
+            return None
+        entry.state = None
+        self._end_attempt(entry, unschedulable_plugins, ())
+        strategy = Strategy.AFTER_BACKOFF if backoff else Strategy.IMMEDIATELY
+        return self._requeue(entry, strategy, SCHEDULE_ATTEMPT_FAILURE)
+
+    # --- periodic flushes ---------------------------------------------------------------------------------
+    def flush_backoff_completed(self) -> int:
+        """Move every pod whose backoff ended to activeQ (upstream ``flushBackoffQCompleted``, 1 s)."""
+        done: list[QueuedPod] = []
+        for heaps in (self._backoff, self._error_backoff):
+            for heap in heaps.values():
+                while True:
+                    head = heap.peek()
+                    if head is None or self.is_backing_off(head):
+                        break
+                    heap.pop()
+                    head.state = None
+                    done.append(head)
+        return sum(1 for entry in done if self._move_to_active(entry, BACKOFF_COMPLETE, from_backoff=True))
+
+    def flush_unschedulable_leftover(self) -> int:
+        """Move pods unschedulable for longer than ``pod_max_in_unschedulable`` (upstream, every 30 s)."""
+        now = self.clock.now()
+        stale = [
+            e for e in self._unschedulable.values() if now - e.info.timestamp > self.pod_max_in_unschedulable
+        ]
+        for entry in stale:
+            entry.was_flushed = True
+        if not stale:
+            return 0
+        return self._move_pods(stale, EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
+
+    def next_backoff_end(self) -> float | None:
+        """The earliest backoff end among queued pods (None when backoffQ is empty)."""
+        ends = [
+            self.backoff_time(head)
+            for heaps in (self._backoff, self._error_backoff)
+            for heap in heaps.values()
+            if (head := heap.peek()) is not None
+        ]
+        return min(ends) if ends else None
+
+    # --- rebuilding ----------------------------------------------------------------------------------------
+    def in_flight_uids(self) -> list[str]:
+        return list(self._in_flight)
+
+    def assumed_uids(self) -> list[str]:
+        return list(self._assumed)
+
+
+def _uid(entry: QueuedPod) -> str:
+    return entry.uid

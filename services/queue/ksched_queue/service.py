@@ -1,0 +1,342 @@
+"""The queue service on NATS: request/reply handlers for scheduler replicas and the binder, the
+informer's feed (bootstrap, then ordered replay), and the periodic flushes. All queue logic is in
+:class:`~ksched_queue.core.QueueCore`; this module only moves messages and keeps time.
+
+Subjects (docs/bus.md): ``P.queue.pop`` (PopRequest -> PopReply, long poll), ``P.queue.done``
+(DoneRequest -> Ack), ``P.queue.renew`` (LeaseRenewRequest -> LeaseRenewReply), ``P.queue.requeue``
+(RequeueRequest -> Ack); consumes ``P.feed.>`` from stream ``P_feed`` after a ``P.cache.pending``
+bootstrap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from typing import cast
+
+import nats.errors
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
+
+from ksched.bus import jetstream, streams
+from ksched.bus.bootstrap import BootstrapError, fetch_bootstrap
+from ksched.bus.codec import Message, encode
+from ksched.bus.connect import Bus, connect
+from ksched.bus.messages import (
+    Ack,
+    ClusterEventMsg,
+    DoneRequest,
+    LeaseRenewReply,
+    LeaseRenewRequest,
+    PendingPod,
+    PendingPodEvent,
+    PendingPodsRequest,
+    PopReply,
+    PopRequest,
+    RequeueRequest,
+)
+from ksched.bus.rpc import RequestError
+from ksched.bus.subjects import Subjects
+from ksched.service.http import HealthServer
+from ksched.service.tasks import TaskGroup
+
+from .clock import Clock, SystemClock
+from .core import FeedVerdict, QueueCore
+from .metrics import FEED_RESYNCS, LEASES_EXPIRED, bind_gauges
+from .settings import QueueSettings, build_core
+
+log = logging.getLogger(__name__)
+
+FEED_TYPES = PendingPodEvent | ClusterEventMsg
+_BOOTSTRAP_FAILURES = (BootstrapError, RequestError, nats.errors.Error, TimeoutError)
+
+
+class QueueService:
+    """Serves one :class:`QueueCore` on ``bus``. ``start()`` subscribes and starts the tasks."""
+
+    def __init__(
+        self, settings: QueueSettings, core: QueueCore, bus: Bus, *, clock: Clock | None = None
+    ) -> None:
+        self.settings = settings
+        self.core = core
+        self.bus = bus
+        self.clock = clock or SystemClock()
+        self.tasks = TaskGroup()
+        self._waiters: list[asyncio.Future[None]] = []
+        self._polls: set[asyncio.Task[None]] = set()
+        self._resync = asyncio.Event()
+        self._feed_sub: JetStreamContext.PushSubscription | None = None
+        self._following = False
+        self.resyncs = 0
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+    async def start(self) -> None:
+        subjects = self.bus.subjects
+        await self.bus.subscribe(subjects.queue_pop, PopRequest, self._on_pop)
+        await self.bus.subscribe(subjects.queue_done, DoneRequest, self._on_done)
+        await self.bus.subscribe(subjects.queue_renew, LeaseRenewRequest, self._on_renew)
+        await self.bus.subscribe(subjects.queue_requeue, RequeueRequest, self._on_requeue)
+        await self.bus.nc.flush()
+        self.tasks.spawn("feed", self._feed_loop, restart=True)
+        self.tasks.spawn("backoff-flush", self._backoff_flush_loop, restart=True)
+        self.tasks.spawn("unschedulable-flush", self._unschedulable_flush_loop, restart=True)
+        self.tasks.spawn("lease-reaper", self._lease_loop, restart=True)
+
+    async def stop(self) -> None:
+        await self.tasks.cancel_all()
+        for task in list(self._polls):
+            task.cancel()
+        if self._polls:
+            await asyncio.wait(list(self._polls), timeout=2.0)
+        await self._unfollow()
+        await self.bus.unsubscribe_all()
+
+    @property
+    def ready(self) -> tuple[bool, str]:
+        if not self.bus.ready:
+            return False, "not connected to NATS"
+        if not self.core.bootstrapped:
+            return False, "waiting for the informer's pending pods (bootstrap)"
+        return True, ""
+
+    # --- scheduler replicas and the binder -------------------------------------------------------
+    async def _on_pop(self, request: PopRequest, raw: Msg) -> PopReply | None:
+        pods = self.core.pop(request) if self.core.bootstrapped else []
+        if pods or request.wait_seconds <= 0 or not raw.reply:
+            return PopReply(pods=pods)
+        # long poll without blocking this subscription (nats-py runs its callbacks one at a time)
+        task = asyncio.create_task(self._long_poll(request, raw.reply), name="pop-long-poll")
+        self._polls.add(task)
+        task.add_done_callback(self._polls.discard)
+        return None
+
+    async def _long_poll(self, request: PopRequest, reply_to: str) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + min(request.wait_seconds, self.settings.max_pop_wait)
+        pods = []
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                await asyncio.wait_for(asyncio.shield(waiter), remaining)
+            except TimeoutError:
+                pass
+            finally:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+            if self.core.bootstrapped:
+                pods = self.core.pop(request)
+                if pods:
+                    break
+        try:
+            await self.bus.nc.publish(reply_to, encode(PopReply(pods=pods)))
+        except Exception as exc:  # the leases run out and the pods come back
+            log.warning(
+                "pop: could not reply to %s (%d pods leased): %s", request.scheduler_id, len(pods), exc
+            )
+
+    def _wake(self) -> None:
+        """Let long polls retry after pods may have become poppable."""
+        if not self._waiters:
+            return
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _on_done(self, request: DoneRequest, raw: Msg) -> Ack:
+        ack = self.core.done(request)
+        self._wake()
+        return ack
+
+    async def _on_renew(self, request: LeaseRenewRequest, raw: Msg) -> LeaseRenewReply:
+        return self.core.renew(request)
+
+    async def _on_requeue(self, request: RequeueRequest, raw: Msg) -> Ack:
+        ack = self.core.requeue(request)
+        self._wake()
+        return ack
+
+    # --- informer feed ---------------------------------------------------------------------------
+    async def _feed_loop(self) -> None:
+        """Bootstrap from the informer's pending list, follow the feed; again whenever it breaks."""
+        failures = 0
+        while True:
+            self._resync.clear()
+            try:
+                await self._bootstrap_and_follow()
+                failures = 0
+            except _BOOTSTRAP_FAILURES as exc:
+                failures += 1
+                if failures == 1 or failures % 30 == 0:
+                    log.warning("queue: bootstrap from the informer failed (%d in a row): %s", failures, exc)
+                await self._unfollow()
+                await asyncio.sleep(self.settings.bootstrap_retry)
+                continue
+            await self._resync.wait()
+
+    async def _bootstrap_and_follow(self) -> None:
+        await self._unfollow()
+        bus = self.bus
+        names = self.settings.profile_names
+        started = time.monotonic()
+        reply, items = await fetch_bootstrap(
+            bus,
+            bus.subjects.pending_bootstrap,
+            lambda inbox: PendingPodsRequest(
+                requester=self.settings.identity, deliver=inbox, scheduler_names=names
+            ),
+            PendingPod,
+            timeout=self.settings.bootstrap_timeout,
+        )
+        report = self.core.rebuild(
+            reply.epoch, reply.generation, reply.stream_seq, cast(list[PendingPod], items)
+        )
+        self.resyncs += 1
+        FEED_RESYNCS.inc()
+        self._wake()
+        await self._ensure_feed_stream()
+        self._following = True
+        self._feed_sub = await jetstream.subscribe_ordered(
+            bus,
+            bus.subjects.feed_all,
+            cast("type[Message]", FEED_TYPES),
+            self._on_feed,
+            stream=bus.subjects.feed_stream,
+            start_seq=reply.stream_seq + 1,
+            kind="feed",
+        )
+        log.info(
+            "queue: rebuilt from the informer's pending pods (epoch %s, generation %d, stream seq %d): "
+            "%d added, %d updated, %d dropped, %d skipped in %.3f s",
+            reply.epoch,
+            reply.generation,
+            reply.stream_seq,
+            report.added,
+            report.updated,
+            report.dropped,
+            report.skipped,
+            time.monotonic() - started,
+        )
+
+    async def _ensure_feed_stream(self) -> None:
+        """The informer creates ``P_feed``; create it (with the shared defaults) if it has not yet."""
+        try:
+            await self.bus.js.stream_info(self.bus.subjects.feed_stream)
+        except NotFoundError:
+            await jetstream.ensure_stream(self.bus, streams.feed_stream(self.bus.subjects))
+
+    async def _unfollow(self) -> None:
+        self._following = False
+        sub, self._feed_sub = self._feed_sub, None
+        if sub is not None:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    async def _on_feed(self, message: Message, raw: Msg) -> None:
+        if not self._following:
+            return
+        meta = raw.metadata
+        assert isinstance(message, PendingPodEvent | ClusterEventMsg)
+        verdict = self.core.cursor.check(message.epoch, message.generation, meta.sequence.stream)
+        if verdict == FeedVerdict.SKIP:
+            return
+        if verdict == FeedVerdict.RESYNC:
+            log.warning(
+                "queue: feed broke at stream seq %d (expected %d, epoch %s -> %s, generation %d -> %d); "
+                "rebuilding from the informer",
+                meta.sequence.stream,
+                self.core.cursor.stream_seq + 1,
+                self.core.cursor.epoch,
+                message.epoch,
+                self.core.cursor.generation,
+                message.generation,
+            )
+            self._following = False
+            self._resync.set()
+            return
+        if isinstance(message, PendingPodEvent):
+            self.core.apply_pending(message)
+        else:
+            self.core.apply_cluster_event(message)
+        self._wake()
+
+    # --- periodic work -------------------------------------------------------------------------------
+    async def _backoff_flush_loop(self) -> None:
+        interval = self.settings.backoff_flush_interval
+        now = self.clock.now()
+        await asyncio.sleep(interval - (now % interval))  # align with the backoff windows, as upstream
+        while True:
+            if self.core.queue.flush_backoff_completed():
+                self._wake()
+            now = self.clock.now()
+            await asyncio.sleep(interval - (now % interval) or interval)
+
+    async def _unschedulable_flush_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.unschedulable_flush_interval)
+            if self.core.queue.flush_unschedulable_leftover():
+                self._wake()
+
+    async def _lease_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.lease_check_interval)
+            expired = self.core.expire_leases()
+            if expired:
+                LEASES_EXPIRED.inc(len(expired))
+                self._wake()
+
+
+async def run(
+    settings: QueueSettings, *, stop: asyncio.Event | None = None, clock: Clock | None = None
+) -> int:
+    """Run the queue service until ``stop`` is set (or SIGINT/SIGTERM); 1 if a task failed fatally."""
+    clock = clock or SystemClock()
+    core = build_core(settings, clock)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    bus = await connect(
+        settings.nats,
+        name=settings.identity,
+        subjects=Subjects(settings.subject_prefix),
+        initial_timeout=settings.nats_initial_timeout,
+    )
+    service = QueueService(settings, core, bus, clock=clock)
+    health = HealthServer(settings.http_host, settings.http_port, debug=core.debug_state)
+    health.ready_checks["nats+bootstrap"] = lambda: service.ready
+    bind_gauges(core.queue.counts, lambda: len(core.leases))
+    port = await health.start()
+    try:
+        await service.start()
+        log.info(
+            "queue %s serving profiles %s on %s (prefix %s), metrics on %s:%d",
+            settings.identity,
+            ", ".join(settings.profile_names),
+            settings.nats,
+            settings.subject_prefix,
+            settings.http_host,
+            port,
+        )
+        stopped = asyncio.create_task(stop.wait())
+        failed = asyncio.create_task(service.tasks.failed.wait())
+        await asyncio.wait({stopped, failed}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (stopped, failed):
+            task.cancel()
+        return 1 if service.tasks.failed.is_set() else 0
+    finally:
+        await service.stop()
+        await bus.close()
+        await health.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)

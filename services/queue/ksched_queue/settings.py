@@ -1,0 +1,113 @@
+"""The queue service's typed configuration, and building the queue it describes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ksched.config import KubeSchedulerConfiguration, build_frameworks, default_config, load_config
+from ksched.framework.snapshot import Snapshot
+from ksched.service.options import CommonOptions
+
+from .clock import Clock, SystemClock
+from .core import QueueCore
+from .leases import DEFAULT_LEASE_SECONDS, LeaseTable
+from .metrics import observe_incoming
+from .priority_queue import (
+    DEFAULT_POD_INITIAL_BACKOFF,
+    DEFAULT_POD_MAX_BACKOFF,
+    DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
+    IncomingObserver,
+    SchedulingQueue,
+)
+from .profiles import profiles_from_frameworks
+
+DEFAULT_HTTP_PORT = 10261
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """Everything ``ksched queue`` runs with. Durations are seconds."""
+
+    scheduler_config: KubeSchedulerConfiguration
+    nats: str = "nats://127.0.0.1:4222"
+    subject_prefix: str = "ksched"
+    identity: str = "queue"
+    http_host: str = "127.0.0.1"
+    http_port: int = DEFAULT_HTTP_PORT
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
+    pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE
+    backoff_flush_interval: float = 1.0
+    """Upstream flushes completed backoffs every second, aligned to whole seconds."""
+    unschedulable_flush_interval: float = 30.0
+    """Upstream checks for pods unschedulable too long every 30 s."""
+    lease_check_interval: float = 0.5
+    bootstrap_timeout: float = 30.0
+    bootstrap_retry: float = 1.0
+    max_pop_wait: float = 30.0
+    """Upper bound on a PopRequest's long poll, whatever it asks for."""
+    nats_initial_timeout: float | None = None
+    """Wait for the first NATS connection this long (None: forever, for a service started first)."""
+
+    @property
+    def pod_initial_backoff(self) -> float:
+        value = self.scheduler_config.pod_initial_backoff_seconds
+        return float(DEFAULT_POD_INITIAL_BACKOFF if value is None else value)
+
+    @property
+    def pod_max_backoff(self) -> float:
+        value = self.scheduler_config.pod_max_backoff_seconds
+        return float(DEFAULT_POD_MAX_BACKOFF if value is None else value)
+
+    @property
+    def profile_names(self) -> list[str]:
+        return [p.scheduler_name or "" for p in self.scheduler_config.profiles]
+
+    @classmethod
+    def from_options(
+        cls,
+        options: CommonOptions,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
+    ) -> QueueSettings:
+        """Settings from the common flags; ``--config`` is loaded (upstream defaults without it).
+        Raises :class:`ksched.config.ConfigError` for a bad configuration."""
+        config = load_config(options.config) if options.config else default_config()
+        if lease_seconds <= 0:
+            raise ValueError(f"--lease-duration must be positive, got {lease_seconds} s")
+        if pod_max_in_unschedulable <= 0:
+            raise ValueError(
+                f"--pod-max-in-unschedulable-pods-duration must be positive, got {pod_max_in_unschedulable} s"
+            )
+        return cls(
+            scheduler_config=config,
+            nats=options.nats,
+            subject_prefix=options.subject_prefix,
+            identity=options.identity,
+            http_host=options.http_host,
+            http_port=options.http_port,
+            lease_seconds=lease_seconds,
+            pod_max_in_unschedulable=pod_max_in_unschedulable,
+        )
+
+
+def build_core(
+    settings: QueueSettings,
+    clock: Clock | None = None,
+    on_incoming: IncomingObserver | None = observe_incoming,
+) -> QueueCore:
+    """The queue of ``settings``: one queue profile per scheduling profile (PreEnqueue plugins,
+    queueing hints, QueueSort), backoffs from the configuration, leases."""
+    clock = clock or SystemClock()
+    frameworks = build_frameworks(settings.scheduler_config, Snapshot())
+    profiles, less = profiles_from_frameworks(frameworks)
+    queue = SchedulingQueue(
+        profiles,
+        less,
+        clock=clock,
+        pod_initial_backoff=settings.pod_initial_backoff,
+        pod_max_backoff=settings.pod_max_backoff,
+        pod_max_in_unschedulable=settings.pod_max_in_unschedulable,
+        on_incoming=on_incoming,
+    )
+    return QueueCore(queue, LeaseTable(clock, settings.lease_seconds))

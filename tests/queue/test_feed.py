@@ -1,0 +1,82 @@
+"""The informer's feed at the message level: the cursor that spots lost messages and new epochs,
+and the rebuild that makes the queue hold exactly the informer's pending pods."""
+
+from __future__ import annotations
+
+from ksched_queue.core import FeedCursor, FeedVerdict
+from ksched_queue.queued_pod import PodState
+
+from ksched.bus.messages import PendingPodAction, PopRequest
+from tests.queue.helpers import new_core, pending_event, pending_of, pod
+
+
+def test_cursor_applies_in_order_and_skips_redeliveries() -> None:
+    cursor = FeedCursor(epoch="e1", generation=10, stream_seq=100)
+    assert cursor.check("e1", 11, 101) == FeedVerdict.APPLY
+    assert cursor.check("e1", 11, 102) == FeedVerdict.APPLY  # several messages of one generation
+    assert cursor.check("e1", 11, 102) == FeedVerdict.SKIP
+    assert cursor.check("e1", 5, 90) == FeedVerdict.SKIP
+    assert (cursor.generation, cursor.stream_seq) == (11, 102)
+
+
+def test_cursor_wants_a_resync_after_a_gap_a_new_epoch_or_disorder() -> None:
+    assert FeedCursor("e1", 10, 100).check("e1", 11, 102) == FeedVerdict.RESYNC  # 101 lost
+    assert FeedCursor("e1", 10, 100).check("e2", 1, 101) == FeedVerdict.RESYNC
+    assert FeedCursor("e1", 10, 100).check("e1", 9, 101) == FeedVerdict.RESYNC
+
+
+def test_rebuild_reconciles_with_the_pending_list() -> None:
+    core, _ = new_core()
+    keep, gone, flying, gone_flying, assumed = (
+        pod(n) for n in ("keep", "gone", "flying", "gone-flying", "assumed")
+    )
+    for p in (keep, gone, flying, gone_flying, assumed):
+        core.apply_pending(pending_event(PendingPodAction.ADD, p))
+    popped = core.pop(PopRequest(scheduler_id="r1", scheduler_names=[], max_pods=5))
+    by_name = {lp.pod.name: lp for lp in popped}
+    core.queue.failed("uid-keep", ("NodeResourcesFit",))
+    core.queue.failed("uid-gone", ("NodeResourcesFit",))
+    core.leases.release(by_name["keep"].lease_id)
+    core.leases.release(by_name["gone"].lease_id)
+    core.leases.release(by_name["assumed"].lease_id)
+    core.queue.scheduled("uid-assumed")
+    new = pod("new")
+    report = core.rebuild("e2", 50, 7, [pending_of(p) for p in (keep, flying, assumed, new)])
+    assert (report.added, report.updated, report.dropped) == (1, 3, 2)
+    assert core.state_of("uid-keep") == PodState.UNSCHEDULABLE
+    assert core.state_of("uid-flying") == PodState.IN_FLIGHT
+    assert core.leases.of_pod("uid-flying") is not None
+    assert core.state_of("uid-assumed") == PodState.ASSUMED
+    assert core.state_of("uid-new") == PodState.ACTIVE
+    assert core.state_of("uid-gone") is None and core.state_of("uid-gone-flying") is None
+    assert core.leases.of_pod("uid-gone-flying") is None
+    assert (core.cursor.epoch, core.cursor.generation, core.cursor.stream_seq) == ("e2", 50, 7)
+    assert core.bootstrapped
+
+
+def test_pods_of_other_schedulers_are_ignored() -> None:
+    core, _ = new_core()
+    core.apply_pending(pending_event(PendingPodAction.ADD, pod("x", scheduler_name="someone-else")))
+    assert core.queue.uids() == set()
+    report = core.rebuild("e1", 1, 1, [pending_of(pod("y", scheduler_name="someone-else"))])
+    assert report.skipped == 1 and core.queue.uids() == set()
+
+
+def test_bad_pod_json_is_counted_and_dropped() -> None:
+    core, _ = new_core()
+    event = pending_event(PendingPodAction.ADD, pod("x"))
+    event.pod.pod = b"{broken"
+    core.apply_pending(event)
+    assert core.bad_feed_items == 1
+    assert core.queue.uids() == set()
+
+
+def test_min_generation_follows_the_newest_pod_event() -> None:
+    core, _ = new_core()
+    p = pod("a")
+    core.apply_pending(pending_event(PendingPodAction.ADD, p, generation=5))
+    p.metadata.labels = {"v": "2"}
+    core.apply_pending(pending_event(PendingPodAction.UPDATE, p, generation=9))
+    (lp,) = core.pop(PopRequest(scheduler_id="r1", scheduler_names=["default-scheduler"]))
+    assert lp.min_generation == 9
+    assert lp.pod.resource_version == p.metadata.resource_version

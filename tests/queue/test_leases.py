@@ -1,0 +1,173 @@
+"""Leases at the message level (no NATS): a popped pod belongs to one replica until ``done``, a
+renewal, or the lease's expiry, which returns it to activeQ."""
+
+from __future__ import annotations
+
+from ksched_queue.core import AckCode
+from ksched_queue.queued_pod import PodState
+
+from ksched.bus.messages import (
+    DoneOutcome,
+    DoneRequest,
+    LeasedPod,
+    LeaseRenewRequest,
+    PendingPodAction,
+    PopRequest,
+    RequeueRequest,
+)
+from tests.queue.helpers import new_core, pending_event, pending_of, pod
+
+
+def _pop(core, replica: str = "r1", n: int = 1) -> list[LeasedPod]:  # type: ignore[no-untyped-def]
+    return core.pop(PopRequest(scheduler_id=replica, scheduler_names=["default-scheduler"], max_pods=n))
+
+
+def _done(lp: LeasedPod, outcome: DoneOutcome, replica: str = "r1", **kw) -> DoneRequest:  # type: ignore[no-untyped-def]
+    return DoneRequest(
+        lease_id=lp.lease_id,
+        scheduler_id=replica,
+        pod_uid=lp.pod.uid,
+        namespace=lp.pod.namespace,
+        name=lp.pod.name,
+        outcome=outcome,
+        **kw,
+    )
+
+
+def test_expired_lease_returns_the_pod_to_active() -> None:
+    core, clock = new_core(lease_seconds=10)
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    assert lp.deadline == clock.now() + 10 and lp.lease_seconds == 10
+    assert lp.attempts == 1
+    clock.advance(9.9)
+    assert core.expire_leases() == []
+    clock.advance(0.2)
+    expired = core.expire_leases()
+    assert [lease.uid for lease in expired] == ["uid-a"]
+    assert core.state_of("uid-a") == PodState.ACTIVE
+    # the late replica's done is refused and changes nothing
+    ack = core.done(_done(lp, DoneOutcome.SCHEDULED))
+    assert not ack.ok and ack.code == AckCode.LEASE_UNKNOWN
+    assert core.state_of("uid-a") == PodState.ACTIVE
+    # another replica gets it, with a new lease
+    (again,) = _pop(core, "r2")
+    assert again.lease_id != lp.lease_id and again.attempts == 2
+
+
+def test_renewal_extends_the_lease() -> None:
+    core, clock = new_core(lease_seconds=10)
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    clock.advance(8)
+    reply = core.renew(LeaseRenewRequest(scheduler_id="r1", lease_ids=[lp.lease_id, "nope"]))
+    assert reply.renewed == [lp.lease_id] and reply.expired == ["nope"]
+    assert reply.deadline == clock.now() + 10
+    clock.advance(8)
+    assert core.expire_leases() == []
+    # someone else cannot renew it
+    assert core.renew(LeaseRenewRequest(scheduler_id="r2", lease_ids=[lp.lease_id])).expired == [lp.lease_id]
+
+
+def test_a_pod_is_never_leased_twice() -> None:
+    core, _ = new_core()
+    for i in range(5):
+        core.queue.add(pending_of(pod(f"p{i}")))
+    first = _pop(core, "r1", n=3)
+    second = _pop(core, "r2", n=3)
+    uids = [lp.pod.uid for lp in first + second]
+    assert len(uids) == 5 == len(set(uids))
+    assert _pop(core, "r3") == []
+    assert len(core.leases) == 5
+
+
+def test_done_by_another_replica_is_refused() -> None:
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    ack = core.done(_done(lp, DoneOutcome.SCHEDULED, replica="r2"))
+    assert not ack.ok and ack.code == AckCode.LEASE_MISMATCH
+    assert core.state_of("uid-a") == PodState.IN_FLIGHT
+
+
+def test_scheduled_pod_leaves_every_queue() -> None:
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).ok
+    assert core.state_of("uid-a") == PodState.ASSUMED
+    assert sum(v for k, v in core.queue.counts().items() if k != PodState.ASSUMED) == 0
+    assert len(core.leases) == 0
+    core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="bound"))
+    assert core.state_of("uid-a") is None
+    assert core.queue.uids() == set()
+
+
+def test_unschedulable_done_records_plugins_and_nomination() -> None:
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    ack = core.done(
+        _done(
+            lp,
+            DoneOutcome.UNSCHEDULABLE,
+            unschedulable_plugins=["NodeResourcesFit"],
+            nominated_node_name="n1",
+        )
+    )
+    assert ack.ok and ack.code == PodState.UNSCHEDULABLE
+    entry = core.queue.get("uid-a")
+    assert entry is not None and entry.info.unschedulable_plugins == {"NodeResourcesFit"}
+    assert core.queue.nominator.node_of("uid-a") == "n1"
+
+
+def test_rejected_assume_retries_once_without_backoff_then_backs_off() -> None:
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    assert core.done(_done(lp, DoneOutcome.RETRY)).code == PodState.ACTIVE
+    (lp,) = _pop(core)
+    assert core.done(_done(lp, DoneOutcome.RETRY)).code == PodState.BACKOFF
+
+
+def test_binder_requeue_backs_off_an_assumed_pod() -> None:
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    core.done(_done(lp, DoneOutcome.SCHEDULED))
+    ack = core.requeue(RequeueRequest(pod_uid="uid-a", namespace="default", name="a", reason="bind failed"))
+    assert ack.ok and ack.code == PodState.BACKOFF
+    entry = core.queue.get("uid-a")
+    assert entry is not None and entry.info.consecutive_errors == 1
+    again = core.requeue(RequeueRequest(pod_uid="uid-a", namespace="default", name="a", reason="twice"))
+    assert again.ok and again.code == AckCode.ALREADY_QUEUED
+    unknown = core.requeue(RequeueRequest(pod_uid="uid-x", namespace="default", name="x", reason="?"))
+    assert not unknown.ok and unknown.code == AckCode.POD_UNKNOWN
+
+
+def test_binder_requeue_that_overtakes_done_is_applied_after_it() -> None:
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    ack = core.requeue(RequeueRequest(pod_uid="uid-a", namespace="default", name="a", reason="fast fail"))
+    assert ack.ok and ack.code == PodState.IN_FLIGHT
+    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodState.BACKOFF
+
+
+def test_deleting_an_in_flight_pod_ends_its_lease() -> None:
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="deleted"))
+    assert core.state_of("uid-a") is None
+    assert core.renew(LeaseRenewRequest(scheduler_id="r1", lease_ids=[lp.lease_id])).expired == [lp.lease_id]
+    assert core.done(_done(lp, DoneOutcome.UNSCHEDULABLE)).code == AckCode.LEASE_UNKNOWN
+    assert core.queue.uids() == set()
+
+
+def test_pop_batch_respects_max_pods_and_order() -> None:
+    core, _ = new_core()
+    for i in range(4):
+        core.queue.add(pending_of(pod(f"p{i}", priority=i)))
+    batch = _pop(core, n=3)
+    assert [lp.pod.name for lp in batch] == ["p3", "p2", "p1"]
