@@ -487,3 +487,27 @@ def test_state_is_not_modified_by_post_filter() -> None:
     assert isinstance(result, PostFilterResult) and result.nominated_node_name == "node1"
     assert [p.name for p in fw.snapshot.get("node1").pods] == before
     assert isinstance(state, CycleState)
+
+
+def test_preemption_plan_from_result() -> None:
+    from ksched.plugins.defaultpreemption.effects import PreemptionPlan
+
+    nominator = Nominator()
+    nominator.add(PodInfo(pod("waiting", priority=LOW, nominated="node1")), "node1")
+    fw = fit_framework(
+        [node("node1", VERY_LARGE)],
+        [
+            pod("v1", node="node1", priority=LOW, requests=LARGE),
+            pod("v2", node="node1", priority=LOW, requests=SMALL),
+        ],
+        nominator=nominator,
+    )
+    preemptor = pod("p", priority=HIGH, requests=LARGE)
+    state, pi = prefiltered(fw, preemptor)
+    result, status = plugin_for(fw).post_filter(state, pi, unschedulable("node1"))
+    assert status is None and isinstance(result, PreemptionResult)
+    plan = PreemptionPlan.from_result(preemptor, result)
+    assert plan.node_name == "node1"
+    assert [v.metadata.name for v in plan.victims] == ["v1"]
+    assert [p.metadata.name for p in plan.lower_priority_nominated] == ["waiting"]
+    assert plan.preemptor is preemptor

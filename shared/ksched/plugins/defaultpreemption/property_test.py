@@ -20,6 +20,7 @@ from ksched.framework.testing import make_node
 from ksched.plugins.defaultpreemption.candidates import DryRun
 from ksched.plugins.defaultpreemption.gosort import go_sort_slice
 from ksched.plugins.defaultpreemption.index import LowerPriorityIndex
+from ksched.plugins.defaultpreemption.ordering import more_important, sort_by_importance
 from ksched.plugins.defaultpreemption.resource_only import ResourceOnlyDryRun, resource_pre_check
 from ksched.plugins.defaultpreemption.testing import epoch, framework, pdb, plugin_for, pod, prefiltered
 from ksched.plugins.defaultpreemption.victims import VictimPolicy, select_victims_on_node
@@ -260,3 +261,21 @@ def test_go_sort_known_go_result_for_a_long_input() -> None:
     items = [(v, i) for i, v in enumerate(values)]
     go_sort_slice(items, lambda a, b: a[0] > b[0] or a[0] == b[0])
     assert [k for k, _ in items] == sorted(values, reverse=True)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0, 1, 5]), st.sampled_from([None, 1, 2, 3])),
+        max_size=14,
+    )
+)
+def test_importance_key_sort_equals_go_sort(specs: list[tuple[int, int | None]]) -> None:
+    pods = [
+        PodInfo(pod(f"p{i}", priority=p, start=epoch(t) if t is not None else None))
+        for i, (p, t) in enumerate(specs)
+    ]
+    by_key = list(pods)
+    sort_by_importance(by_key)
+    by_go = list(pods)
+    go_sort_slice(by_go, more_important)
+    assert [p.name for p in by_key] == [p.name for p in by_go]

@@ -115,6 +115,7 @@ class ResourceOnlyDryRun:
         self.request = request
         self._batch_ok: dict[int, bool] = {}
         self._independents = list(independents)
+        self._per_node: list[ifc.FilterPlugin] = self._independents
         self._dims: list[tuple[int, str]] = []  # (base index or -1, scalar name)
         wants: list[int] = []
         if not request.empty:
@@ -130,6 +131,7 @@ class ResourceOnlyDryRun:
                     self._dims.append((-1, name))
                     wants.append(want)
         self._wants = wants
+        self._cache_key = "defaultpreemption/amounts/" + ",".join(name for _, name in self._dims)
 
     @classmethod
     def detect(cls, handle: Handle, state: CycleState, pod: PodInfo) -> ResourceOnlyDryRun | None:
@@ -154,17 +156,21 @@ class ResourceOnlyDryRun:
     def prepare(self, snapshot: Snapshot, rows: Rows) -> None:
         """Run the batch-capable pod-independent filters over ``rows`` at once."""
         ok = np.ones(len(rows), dtype=np.bool_)
+        per_node: list[ifc.FilterPlugin] = []
         for pl in self._independents:
             if isinstance(pl, ifc.BatchFilterPlugin):
                 ok &= pl.filter_batch(self.state, self.pod, snapshot, rows)
+            else:
+                per_node.append(pl)
         self._batch_ok = dict(zip(rows.tolist(), ok.tolist(), strict=True))
+        self._per_node = per_node
 
     def _independents_pass(self, node: NodeInfo) -> bool:
-        if not self._batch_ok.get(node.index, True):
+        batch_ok = self._batch_ok.get(node.index)
+        if batch_ok is False:
             return False
-        for pl in self._independents:
-            if isinstance(pl, ifc.BatchFilterPlugin) and node.index in self._batch_ok:
-                continue
+        plugins = self._per_node if batch_ok is not None else self._independents
+        for pl in plugins:
             st = pl.filter(self.state, self.pod, node)
             if st is not None and st.code != Code.SUCCESS:
                 return False
@@ -182,6 +188,14 @@ class ResourceOnlyDryRun:
         base = (r.milli_cpu, r.memory, r.ephemeral_storage)
         return [base[i] if i >= 0 else r.scalar.get(name, 0) for i, name in self._dims]
 
+    def _pod_amounts(self, pod: PodInfo) -> tuple[int, ...]:
+        """The pod's requests in the checked dimensions, memoized on the PodInfo per dimension set."""
+        cached = pod.cache.get(self._cache_key)
+        if cached is None:
+            cached = tuple(self._amounts(pod.requests))
+            pod.cache[self._cache_key] = cached
+        return cached  # type: ignore[return-value]
+
     # --- the dry run ---------------------------------------------------------------------------
     def select_victims(self, node: NodeInfo, pdbs: Sequence[CompiledPDB]) -> VictimSelection | None:
         """Victims on ``node``; a status when it has none; None when it cannot be a candidate
@@ -194,18 +208,23 @@ class ResourceOnlyDryRun:
             return None
         alloc = self._amounts(node.allocatable)
         used = self._amounts(node.requested)
-        amounts = {pi.uid: self._amounts(pi.requests) for pi in potential}
-        for pi in potential:
-            for d, removed in enumerate(amounts[pi.uid]):
-                used[d] -= removed
+        amounts = {id(pi): self._pod_amounts(pi) for pi in potential}
+        for removed in amounts.values():
+            for d, amount in enumerate(removed):
+                used[d] -= amount
         count = len(node.pods) - len(potential)
         allowed = node.allocatable.allowed_pod_number
         wants = self._wants
 
+        dims = range(len(wants))
+
         def fits() -> bool:
             if count + 1 > allowed:
                 return False
-            return all(want <= wrap64(a - u) for want, a, u in zip(wants, alloc, used, strict=True))
+            for d in dims:  # noqa: SIM110 (a plain loop: this is the hot path)
+                if wants[d] > wrap64(alloc[d] - used[d]):
+                    return False
+            return True
 
         if not fits():
             return None
@@ -215,7 +234,7 @@ class ResourceOnlyDryRun:
         num_violations = 0
         for group_is_violating, group in ((True, violating), (False, non_violating)):
             for pi in group:
-                back = amounts[pi.uid]
+                back = amounts[id(pi)]
                 for d, a in enumerate(back):
                     used[d] += a
                 count += 1
