@@ -27,28 +27,30 @@ def test_cursor_wants_a_resync_after_a_gap_a_new_epoch_or_disorder() -> None:
 
 def test_rebuild_reconciles_with_the_pending_list() -> None:
     core, _ = new_core()
-    keep, gone, flying, gone_flying, assumed = (
-        pod(n) for n in ("keep", "gone", "flying", "gone-flying", "assumed")
-    )
-    for p in (keep, gone, flying, gone_flying, assumed):
+    names = ("keep", "gone", "flying", "gone-flying", "assumed", "forgotten")
+    pods = {n: pod(n) for n in names}
+    for p in pods.values():
         core.apply_pending(pending_event(PendingPodAction.ADD, p))
-    popped = core.pop(PopRequest(scheduler_id="r1", scheduler_names=[], max_pods=5))
+    popped = core.pop(PopRequest(scheduler_id="r1", scheduler_names=[], max_pods=6))
     by_name = {lp.pod.name: lp for lp in popped}
-    core.queue.failed("uid-keep", ("NodeResourcesFit",))
-    core.queue.failed("uid-gone", ("NodeResourcesFit",))
-    core.leases.release(by_name["keep"].lease_id)
-    core.leases.release(by_name["gone"].lease_id)
-    core.leases.release(by_name["assumed"].lease_id)
-    core.queue.scheduled("uid-assumed")
+    for name in ("keep", "gone"):
+        core.leases.release(by_name[name].lease_id)
+        core.queue.failed(f"uid-{name}", ("NodeResourcesFit",))
+    for name in ("assumed", "forgotten"):
+        core.leases.release(by_name[name].lease_id)
+        core.queue.scheduled(f"uid-{name}")
     new = pod("new")
-    report = core.rebuild("e2", 50, 7, [pending_of(p) for p in (keep, flying, assumed, new)])
-    assert (report.added, report.updated, report.dropped) == (1, 3, 2)
+    # the informer lists pending pods only: not the deleted, bound or assumed ones
+    listed = [pending_of(pods[n]) for n in ("keep", "flying", "forgotten")] + [pending_of(new)]
+    report = core.rebuild("e2", 50, 7, listed)
+    assert (report.added, report.updated, report.dropped) == (1, 3, 3)
     assert core.state_of("uid-keep") == PodState.UNSCHEDULABLE
     assert core.state_of("uid-flying") == PodState.IN_FLIGHT
     assert core.leases.of_pod("uid-flying") is not None
-    assert core.state_of("uid-assumed") == PodState.ASSUMED
+    assert core.state_of("uid-forgotten") == PodState.BACKOFF  # its assumption was forgotten
     assert core.state_of("uid-new") == PodState.ACTIVE
-    assert core.state_of("uid-gone") is None and core.state_of("uid-gone-flying") is None
+    for name in ("gone", "gone-flying", "assumed"):
+        assert core.state_of(f"uid-{name}") is None
     assert core.leases.of_pod("uid-gone-flying") is None
     assert (core.cursor.epoch, core.cursor.generation, core.cursor.stream_seq) == ("e2", 50, 7)
     assert core.bootstrapped

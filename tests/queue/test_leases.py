@@ -171,3 +171,66 @@ def test_pop_batch_respects_max_pods_and_order() -> None:
         core.queue.add(pending_of(pod(f"p{i}", priority=i)))
     batch = _pop(core, n=3)
     assert [lp.pod.name for lp in batch] == ["p3", "p2", "p1"]
+
+
+def test_cache_accepting_the_placement_before_done_makes_the_pod_assumed() -> None:
+    """The informer's feed says delete/assumed as soon as it accepts; done(scheduled) follows."""
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
+    assert core.state_of("uid-a") == PodState.IN_FLIGHT  # still leased until the replica reports
+    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodState.ASSUMED
+
+
+def test_assumed_pod_whose_replica_vanished_is_not_requeued() -> None:
+    core, clock = new_core(lease_seconds=5)
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
+    clock.advance(6)
+    core.expire_leases()
+    assert core.state_of("uid-a") == PodState.ASSUMED  # the binder has it; no second attempt
+
+
+def test_forgotten_assumption_requeues_with_backoff() -> None:
+    """Bind failed: the cache forgets and re-adds the pod to the feed, the binder sends a requeue;
+    either order ends in backoffQ once."""
+    for order in ("feed-first", "binder-first"):
+        core, _ = new_core()
+        core.queue.add(pending_of(pod("a")))
+        (lp,) = _pop(core)
+        core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
+        core.done(_done(lp, DoneOutcome.SCHEDULED))
+        requeue = RequeueRequest(pod_uid="uid-a", namespace="default", name="a", reason="bind failed")
+        if order == "feed-first":
+            core.apply_pending(pending_event(PendingPodAction.ADD, lp.pod, reason="forgotten"))
+            assert core.requeue(requeue).code == AckCode.ALREADY_QUEUED
+        else:
+            assert core.requeue(requeue).code == PodState.BACKOFF
+            core.apply_pending(pending_event(PendingPodAction.ADD, lp.pod, reason="forgotten"))
+        assert core.state_of("uid-a") == PodState.BACKOFF, order
+        entry = core.queue.get("uid-a")
+        assert entry is not None and entry.info.consecutive_errors == 1
+
+
+def test_forget_before_done_requeues_after_done() -> None:
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
+    core.apply_pending(pending_event(PendingPodAction.ADD, lp.pod, reason="forgotten"))
+    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodState.BACKOFF
+
+
+def test_queued_pod_assumed_by_a_late_replica_leaves_the_queue() -> None:
+    """A lease expired, the pod went back to activeQ, then the old replica's assume was accepted."""
+    core, clock = new_core(lease_seconds=5)
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
+    clock.advance(6)
+    core.expire_leases()
+    assert core.state_of("uid-a") == PodState.ACTIVE
+    core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
+    assert core.state_of("uid-a") == PodState.ASSUMED
+    assert _pop(core) == []

@@ -4,6 +4,7 @@ scheduled; in-flight pods hold exactly one lease; nothing else is tracked."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -42,6 +43,10 @@ class QueueChurn(RuleBasedStateMachine):
         self.pending: dict[str, Pod] = {}
         self.assumed: dict[str, Pod] = {}
         self.leases: dict[str, LeasedPod] = {}
+        self.cache_assumed: set[str] = set()
+        """In flight, and the cache accepted the placement (feed: delete/assumed) before done."""
+        self.forgotten_in_flight: set[str] = set()
+        """In flight, and the cache forgot its assumption before done: requeued after it."""
         self.counter = 0
 
     # --- the informer's feed --------------------------------------------------------------------
@@ -88,10 +93,43 @@ class QueueChurn(RuleBasedStateMachine):
         pool = {**self.pending, **self.assumed}
         uid = self._pick(data, pool)
         self.core.apply_pending(pending_event(PendingPodAction.DELETE, pool[uid], reason=reason))
+        self._forget_pod(uid)
+
+    def _forget_pod(self, uid: str) -> None:
         self.pending.pop(uid, None)
         self.assumed.pop(uid, None)
+        self.cache_assumed.discard(uid)
+        self.forgotten_in_flight.discard(uid)
         for lease_id in [k for k, lp in self.leases.items() if lp.pod.uid == uid]:
             del self.leases[lease_id]
+
+    def _in_flight(self, uid: str) -> bool:
+        return any(lp.pod.uid == uid for lp in self.leases.values())
+
+    @precondition(lambda self: self.pending)
+    @rule(data=st.data())
+    def cache_accepts_placement(self, data: Any) -> None:
+        """The informer accepted an assume: its feed says delete/assumed."""
+        uid = self._pick(data, self.pending)
+        self.core.apply_pending(pending_event(PendingPodAction.DELETE, self.pending[uid], reason="assumed"))
+        if self._in_flight(uid):
+            self.forgotten_in_flight.discard(uid)
+            self.cache_assumed.add(uid)
+        else:
+            self.assumed[uid] = self.pending.pop(uid)
+
+    @precondition(lambda self: self.assumed or self.cache_assumed)
+    @rule(data=st.data())
+    def cache_forgets(self, data: Any) -> None:
+        """The informer forgot an assumption (bind failed, expired): its feed says add/forgotten."""
+        pool = {**self.assumed, **{uid: self.pending[uid] for uid in self.cache_assumed}}
+        uid = self._pick(data, pool)
+        self.core.apply_pending(pending_event(PendingPodAction.ADD, pool[uid], reason="forgotten"))
+        if uid in self.assumed:
+            self.pending[uid] = self.assumed.pop(uid)
+        else:
+            self.cache_assumed.discard(uid)
+            self.forgotten_in_flight.add(uid)
 
     @rule(
         kind=st.sampled_from(["node-add", "allocatable", "taint-removed", "pod-deleted", "label"]),
@@ -123,15 +161,14 @@ class QueueChurn(RuleBasedStateMachine):
     def rebuild(self, drop: int, new: bool) -> None:
         """A resync: some pods vanished during the gap, one may have appeared."""
         for uid in sorted(self.pending)[:drop]:
-            self.pending.pop(uid)
+            self._forget_pod(uid)
         if new:
             self.counter += 1
             p = pod(f"p{self.counter}")
             self.pending[p.metadata.uid] = p
-        listed = {**self.pending, **self.assumed}
-        self.core.rebuild("e1", self.counter, self.counter, [pending_of(p) for p in listed.values()])
-        alive = set(self.pending)
-        self.leases = {k: lp for k, lp in self.leases.items() if lp.pod.uid in alive}
+        for uid in list(self.assumed) + list(self.cache_assumed):
+            self._forget_pod(uid)  # the informer lists no assumed pod: the queue drops them
+        self.core.rebuild("e1", self.counter, self.counter, [pending_of(p) for p in self.pending.values()])
 
     # --- scheduler replicas and the binder ----------------------------------------------------------
     @rule(
@@ -153,7 +190,7 @@ class QueueChurn(RuleBasedStateMachine):
         pending_plugins=st.lists(st.sampled_from(PLUGINS[:1]), max_size=1),
     )
     def done(self, data: Any, outcome: DoneOutcome, plugins: list[str], pending_plugins: list[str]) -> None:
-        lease_id = data.draw(st.sampled_from(sorted(self.leases)))
+        lease_id = data.draw(st.sampled_from(list(self.leases)))
         lp = self.leases.pop(lease_id)
         ack = self.core.done(
             DoneRequest(
@@ -168,8 +205,14 @@ class QueueChurn(RuleBasedStateMachine):
             )
         )
         assert ack.ok, ack.reason
-        if outcome == DoneOutcome.SCHEDULED:
-            self.assumed[lp.pod.uid] = self.pending.pop(lp.pod.uid)
+        uid = lp.pod.uid
+        early_forget = uid in self.forgotten_in_flight
+        self.forgotten_in_flight.discard(uid)
+        if uid in self.cache_assumed:
+            self.cache_assumed.discard(uid)
+            self.assumed[uid] = self.pending.pop(uid)
+        elif outcome == DoneOutcome.SCHEDULED and not early_forget:
+            self.assumed[uid] = self.pending.pop(uid)
 
     def _holder(self, lease_id: str) -> str:
         lease = self.core.leases.get(lease_id)
@@ -192,7 +235,7 @@ class QueueChurn(RuleBasedStateMachine):
     @precondition(lambda self: self.leases)
     @rule(data=st.data())
     def renew(self, data: Any) -> None:
-        lease_id = data.draw(st.sampled_from(sorted(self.leases)))
+        lease_id = data.draw(st.sampled_from(list(self.leases)))
         reply = self.core.renew(LeaseRenewRequest(scheduler_id=self._holder(lease_id), lease_ids=[lease_id]))
         assert reply.renewed == [lease_id]
 
@@ -209,6 +252,10 @@ class QueueChurn(RuleBasedStateMachine):
         self.core.queue.flush_unschedulable_leftover()
         for lease in self.core.expire_leases():
             del self.leases[lease.lease_id]
+            self.forgotten_in_flight.discard(lease.uid)
+            if lease.uid in self.cache_assumed:
+                self.cache_assumed.discard(lease.uid)
+                self.assumed[lease.uid] = self.pending.pop(lease.uid)
 
     # --- the property ---------------------------------------------------------------------------------
     @invariant()
@@ -241,9 +288,10 @@ class QueueChurn(RuleBasedStateMachine):
 
 
 QueueChurn.TestCase.settings = settings(
-    max_examples=60,
+    max_examples=int(os.environ.get("KSCHED_QUEUE_EXAMPLES", "60")),
     stateful_step_count=40,
     deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestQueueChurn = QueueChurn.TestCase

@@ -35,6 +35,9 @@ from .queued_pod import PodDecodeError, PodState
 log = logging.getLogger(__name__)
 
 MAX_PODS_PER_POP = 256
+BOUND_REASON = "bound"
+ASSUMED_REASON = "assumed"
+"""A PendingPodEvent delete with this reason: the cache accepted a placement for the pod."""
 
 
 class AckCode:
@@ -206,15 +209,17 @@ class QueueCore:
         pending = message.pod
         if pending.scheduler_name not in self.queue.profiles:
             if message.action == PendingPodAction.DELETE or self.queue.get(pending.uid) is not None:
-                self._drop(pending.uid, bound=message.reason == "bound")
+                self._drop(pending.uid, bound=message.reason == BOUND_REASON)
             return
         try:
             if message.action == PendingPodAction.ADD:
                 self.queue.add(pending, message.generation)
             elif message.action == PendingPodAction.UPDATE:
                 self.queue.update(pending, message.generation)
+            elif message.reason == ASSUMED_REASON:
+                self.queue.assumed_by_cache(pending.uid)
             else:
-                self._drop(pending.uid, bound=message.reason == "bound")
+                self._drop(pending.uid, bound=message.reason == BOUND_REASON)
         except PodDecodeError as exc:
             self.bad_feed_items += 1
             log.warning("feed: dropped %s of a pending pod: %s", message.action, exc)
@@ -240,8 +245,9 @@ class QueueCore:
 
     def rebuild(self, epoch: str, generation: int, stream_seq: int, pods: list[PendingPod]) -> RebuildReport:
         """Make the queue hold exactly the informer's pending pods: add new ones, update known ones
-        (in-flight and assumed pods keep their state), drop the rest; then follow the feed after
-        ``stream_seq``."""
+        (in-flight pods stay in flight; an assumed pod listed as pending was forgotten by the cache
+        and is requeued), drop the rest (deleted, bound or assumed meanwhile); then follow the feed
+        after ``stream_seq``."""
         report = RebuildReport()
         listed: dict[str, PendingPod] = {}
         for pending in pods:
@@ -257,11 +263,10 @@ class QueueCore:
         for pending in listed.values():
             known = self.queue.get(pending.uid) is not None
             try:
+                self.queue.add(pending, generation)  # known pods: updated; assumed ones: forgotten
                 if known:
-                    self.queue.update(pending, generation)
                     report.updated += 1
                 else:
-                    self.queue.add(pending, generation)
                     report.added += 1
             except PodDecodeError as exc:
                 self.bad_feed_items += 1

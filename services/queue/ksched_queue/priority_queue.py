@@ -489,10 +489,19 @@ class SchedulingQueue:
 
     # --- pending-pod feed --------------------------------------------------------------------------------
     def add(self, pending: PendingPod, generation: int = 0) -> QueuedPod:
-        """A new pending pod (upstream ``Add``); a pod already known is updated instead."""
-        if self._entry(pending.uid) is not None:
-            return self.update(pending, generation)
-        return self._add_new(pending, generation, event_label(EVENT_UNSCHEDULED_POD_ADD))
+        """A new pending pod (upstream ``Add``); a pod already known is updated instead. An assumed
+        pod pending again means the cache forgot its assumption (bind failed or expired): it goes
+        back through backoff, as upstream requeues a pod whose binding cycle failed."""
+        entry = self._entry(pending.uid)
+        if entry is None:
+            return self._add_new(pending, generation, event_label(EVENT_UNSCHEDULED_POD_ADD))
+        entry = self.update(pending, generation)
+        if entry.state == PodState.ASSUMED:
+            self.requeue_assumed(entry.uid)
+        elif entry.state == PodState.IN_FLIGHT and entry.cache_assumed:
+            entry.cache_assumed = False
+            entry.requeue_after_done = (True, ())
+        return entry
 
     def _add_new(self, pending: PendingPod, generation: int, event: str) -> QueuedPod:
         if pending.scheduler_name not in self.profiles:
@@ -666,10 +675,14 @@ class SchedulingQueue:
     ) -> PodState | None:
         """An in-flight attempt ended unschedulable (rejecting plugins given) or with an error (none):
         back to backoffQ/activeQ if an event seen meanwhile may help (or no plugin rejected it), else
-        unschedulable. ``nominated_node`` overrides the nomination (upstream AddNominatedPod)."""
+        unschedulable. ``nominated_node`` overrides the nomination (upstream AddNominatedPod).
+        A pod the cache has meanwhile assumed (its placement was accepted) is assumed, whatever the
+        replica reports."""
         entry = self._in_flight.get(uid)
         if entry is None:
             return None
+        if entry.cache_assumed:
+            return self._settle_assumed(entry)
         entry.retried = False
         entry.requeue_after_done = None
         self._end_attempt(entry, unschedulable_plugins, pending_plugins)
@@ -687,7 +700,7 @@ class SchedulingQueue:
         entry = self._in_flight.get(uid)
         if entry is None:
             return None
-        if entry.retried:
+        if entry.retried or entry.cache_assumed:
             return self.failed(uid)
         entry.retried = True
         entry.requeue_after_done = None
@@ -695,35 +708,61 @@ class SchedulingQueue:
         return self._requeue(entry, Strategy.IMMEDIATELY, ASSUME_REJECTED)
 
     def lease_expired(self, uid: str) -> PodState | None:
-        """The replica holding the pod went silent: back to activeQ as it was."""
-        entry = self._done(uid)
+        """The replica holding the pod went silent: back to activeQ as it was (or assumed, if the
+        cache accepted its placement before the replica vanished)."""
+        entry = self._in_flight.get(uid)
         if entry is None:
             return None
+        if entry.cache_assumed:
+            return self._settle_assumed(entry)
+        self._done(uid)
         entry.requeue_after_done = None
         return self._requeue(entry, Strategy.IMMEDIATELY, LEASE_EXPIRED)
 
     def scheduled(self, uid: str) -> PodState | None:
         """The attempt ended with an accepted placement: the pod leaves the queue (kept as *assumed*
-        until the informer reports it bound, so a failed bind can be requeued). A binder requeue that
-        overtook this report is applied now."""
-        entry = self._done(uid)
+        until the informer reports it bound, so a failed bind can be requeued). A binder requeue or a
+        forget that overtook this report is applied now."""
+        entry = self._in_flight.get(uid)
         if entry is None:
             return None
+        return self._settle_assumed(entry)
+
+    def _settle_assumed(self, entry: QueuedPod) -> PodState | None:
+        """End the in-flight attempt of a pod whose placement the cache accepted."""
+        self._done(entry.uid)
         entry.retried = False
-        self._nominations.delete(uid)
+        entry.cache_assumed = False
+        self._nominations.delete(entry.uid)
         entry.state = PodState.ASSUMED
-        self._assumed[uid] = entry
+        self._assumed[entry.uid] = entry
         early, entry.requeue_after_done = entry.requeue_after_done, None
         if early is not None:
-            return self.requeue_assumed(uid, backoff=early[0], unschedulable_plugins=early[1])
+            return self.requeue_assumed(entry.uid, backoff=early[0], unschedulable_plugins=early[1])
+        return PodState.ASSUMED
+
+    def assumed_by_cache(self, uid: str) -> PodState | None:
+        """The informer's cache accepted a placement for the pod (its feed says delete, ``assumed``):
+        a queued pod leaves the queue now; an in-flight one when its attempt ends."""
+        entry = self._entry(uid)
+        if entry is None:
+            return None
+        if entry.state == PodState.IN_FLIGHT:
+            entry.cache_assumed = True
+            return PodState.IN_FLIGHT
+        if entry.state != PodState.ASSUMED:
+            self._remove_from_queues(entry)
+            self._nominations.delete(uid)
+            entry.state = PodState.ASSUMED
+            self._assumed[uid] = entry
         return PodState.ASSUMED
 
     def requeue_assumed(
         self, uid: str, *, backoff: bool = True, unschedulable_plugins: Iterable[str] = ()
     ) -> PodState | None:
-        """The binder could not bind the pod: back to backoffQ (activeQ without ``backoff``). For a pod
-        still in flight (its ``scheduled`` report not in yet) the requeue waits for that report.
-        None when the pod is unknown or already queued."""
+        """The pod's placement failed after the cycle (the binder's requeue, or the cache forgot the
+        assumption): back to backoffQ (activeQ without ``backoff``). For a pod still in flight the
+        requeue waits for the end of its attempt. None when the pod is unknown or already queued."""
         entry = self._assumed.pop(uid, None)
         if entry is None:
             in_flight = self._in_flight.get(uid)

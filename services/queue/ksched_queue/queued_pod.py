@@ -67,6 +67,7 @@ class QueuedPod:
 
     __slots__ = (
         "backoff_expiration",
+        "cache_assumed",
         "gating_events",
         "generation",
         "in_flight_seq",
@@ -98,6 +99,8 @@ class QueuedPod:
         self.retried = False
         """The last attempt ended with a rejected assume (the next rejection backs off)."""
         self.requeue_after_done: tuple[bool, tuple[str, ...]] | None = None
+        self.cache_assumed = False
+        """In flight, and the cache already accepted its placement (the feed said so)."""
         """A binder requeue (backoff, plugins) that arrived before the attempt's ``scheduled``."""
         self.seq = seq
         """Insertion order: breaks QueueSort ties first-in first-out."""
