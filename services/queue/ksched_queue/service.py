@@ -295,9 +295,14 @@ class QueueService:
 
 
 async def run(
-    settings: QueueSettings, *, stop: asyncio.Event | None = None, clock: Clock | None = None
+    settings: QueueSettings,
+    *,
+    stop: asyncio.Event | None = None,
+    clock: Clock | None = None,
+    started: asyncio.Future[int] | None = None,
 ) -> int:
-    """Run the queue service until ``stop`` is set (or SIGINT/SIGTERM); 1 if a task failed fatally."""
+    """Run the queue service until ``stop`` is set (or SIGINT/SIGTERM); 1 if a task failed fatally.
+    ``started`` receives the HTTP port once the service is subscribed (useful with port 0)."""
     clock = clock or SystemClock()
     core = build_core(settings, clock)
     stop = stop or asyncio.Event()
@@ -327,6 +332,8 @@ async def run(
             settings.http_host,
             port,
         )
+        if started is not None and not started.done():
+            started.set_result(port)
         stopped = asyncio.create_task(stop.wait())
         failed = asyncio.create_task(service.tasks.failed.wait())
         await asyncio.wait({stopped, failed}, return_when=asyncio.FIRST_COMPLETED)

@@ -1,0 +1,95 @@
+"""The informer's side of the queue's contract, played over a real NATS: it answers the pending-pod
+bootstrap and publishes PendingPodEvent / ClusterEventMsg to the ``P_feed`` stream in order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from nats.aio.msg import Msg
+
+from ksched.api.core import Pod
+from ksched.bus import jetstream, streams
+from ksched.bus.bootstrap import publish_chunks
+from ksched.bus.connect import Bus
+from ksched.bus.messages import (
+    BootstrapReply,
+    ClusterEventMsg,
+    PendingPod,
+    PendingPodAction,
+    PendingPodEvent,
+    PendingPodsRequest,
+)
+from tests.queue.helpers import pending_of
+
+
+class FakeInformer:
+    def __init__(self, bus: Bus, epoch: str = "epoch-1") -> None:
+        self.bus = bus
+        self.epoch = epoch
+        self.pending: dict[str, PendingPod] = {}
+        self.generation = 0
+        self.stream_seq = 0
+        self.bootstraps = 0
+        self.ready = True
+        self.stale_answer: tuple[list[PendingPod], int, int] | None = None
+        """(pods, generation, stream_seq) to answer the next bootstrap with, instead of the truth."""
+
+    async def start(self) -> None:
+        await jetstream.ensure_stream(self.bus, streams.feed_stream(self.bus.subjects))
+        await self.bus.subscribe(self.bus.subjects.pending_bootstrap, PendingPodsRequest, self._on_bootstrap)
+        await self.bus.nc.flush()
+
+    async def _on_bootstrap(self, request: PendingPodsRequest, raw: Msg) -> BootstrapReply:
+        if not self.ready:
+            return BootstrapReply(error="cache is not synced yet")
+        self.bootstraps += 1
+        names = set(request.scheduler_names)
+        items = [p for p in self.pending.values() if not names or p.scheduler_name in names]
+        generation, stream_seq = self.generation, self.stream_seq
+        if self.stale_answer is not None:
+            (items, generation, stream_seq), self.stale_answer = self.stale_answer, None
+        return await publish_chunks(
+            self.bus,
+            request.deliver,
+            items,
+            epoch=self.epoch,
+            generation=generation,
+            stream_seq=stream_seq,
+            max_chunk_bytes=request.max_chunk_bytes,
+        )
+
+    async def _publish(self, subject: str, message: Any) -> None:
+        ack = await jetstream.publish(self.bus, subject, message)
+        self.stream_seq = ack.seq
+
+    async def pod(self, action: PendingPodAction, pod: Pod, reason: str = "") -> PendingPod:
+        pending = pending_of(pod)
+        if action == PendingPodAction.DELETE:
+            self.pending.pop(pending.uid, None)
+        else:
+            self.pending[pending.uid] = pending
+        self.generation += 1
+        message = PendingPodEvent(
+            action=action, pod=pending, reason=reason, epoch=self.epoch, generation=self.generation
+        )
+        await self._publish(self.bus.subjects.pending_pods(pending.scheduler_name), message)
+        return pending
+
+    async def event(self, resource: str, action: int, old: Any = None, new: Any = None) -> None:
+        self.generation += 1
+        obj = new if new is not None else old
+        message = ClusterEventMsg(
+            resource=resource,
+            action=int(action),
+            key=obj.metadata.name if obj is not None else "",
+            old=msgspec.json.encode(old) if old is not None else None,
+            new=msgspec.json.encode(new) if new is not None else None,
+            epoch=self.epoch,
+            generation=self.generation,
+        )
+        await self._publish(self.bus.subjects.cluster_events(resource), message)
+
+    def list_pending(self, *pods: Pod) -> None:
+        """Set the pending list (what a bootstrap returns) without publishing anything."""
+        self.pending = {p.metadata.uid: pending_of(p) for p in pods}

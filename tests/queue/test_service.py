@@ -1,0 +1,331 @@
+"""The queue service over a real nats-server: a fake informer feeds real messages, scheduler replicas
+and the binder talk to the queue by request/reply."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import aiohttp
+import pytest
+from ksched_queue.clock import SystemClock
+from ksched_queue.queued_pod import PodState
+from ksched_queue.service import QueueService, run
+from ksched_queue.settings import QueueSettings, build_core
+
+from ksched.bus.connect import Bus
+from ksched.bus.messages import (
+    Ack,
+    DoneOutcome,
+    DoneRequest,
+    LeasedPod,
+    LeaseRenewReply,
+    LeaseRenewRequest,
+    PendingPodAction,
+    PopReply,
+    PopRequest,
+    RequeueRequest,
+)
+from ksched.framework.events import ActionType, EventResource
+from tests.fixtures.nats import BusFactory
+from tests.queue.fake_informer import FakeInformer
+from tests.queue.helpers import node, pod, settings
+
+FIT = "NodeResourcesFit"
+
+
+async def eventually(check: Callable[[], bool | Awaitable[bool]], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if not isinstance(result, bool):
+            result = await result
+        if result:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)
+
+
+def queue_settings(**kw: Any) -> QueueSettings:
+    base = settings()
+    defaults: dict[str, Any] = {
+        "bootstrap_timeout": 2.0,
+        "bootstrap_retry": 0.05,
+        "lease_check_interval": 0.05,
+    }
+    defaults.update(kw)
+    return QueueSettings(scheduler_config=base.scheduler_config, **defaults)
+
+
+class Harness:
+    def __init__(self, bus_factory: BusFactory) -> None:
+        self.bus_factory = bus_factory
+        self.services: list[QueueService] = []
+        self.informer: FakeInformer
+        self.replica: Bus
+
+    async def setup(self) -> None:
+        self.informer = FakeInformer(await self.bus_factory(name="informer"))
+        await self.informer.start()
+        self.replica = await self.bus_factory(name="scheduler")
+
+    async def start_queue(self, **kw: Any) -> QueueService:
+        s = queue_settings(**kw)
+        core = build_core(s, SystemClock())
+        bus = await self.bus_factory(name="queue")
+        service = QueueService(s, core, bus)
+        await service.start()
+        self.services.append(service)
+        await eventually(lambda: core.bootstrapped)
+        return service
+
+    async def pop(self, n: int = 1, wait: float = 0.0, replica: str = "r1") -> list[LeasedPod]:
+        request = PopRequest(
+            scheduler_id=replica, scheduler_names=["default-scheduler"], max_pods=n, wait_seconds=wait
+        )
+        reply = await self.replica.request(
+            self.replica.subjects.queue_pop, request, PopReply, timeout=wait + 3
+        )
+        return reply.pods
+
+    async def done(self, lp: LeasedPod, outcome: DoneOutcome, replica: str = "r1", **kw: Any) -> Ack:
+        request = DoneRequest(
+            lease_id=lp.lease_id,
+            scheduler_id=replica,
+            pod_uid=lp.pod.uid,
+            namespace=lp.pod.namespace,
+            name=lp.pod.name,
+            outcome=outcome,
+            **kw,
+        )
+        return await self.replica.request(self.replica.subjects.queue_done, request, Ack)
+
+    async def close(self) -> None:
+        for service in self.services:
+            await service.stop()
+
+
+@pytest.fixture
+async def harness(bus_factory: BusFactory) -> AsyncIterator[Harness]:
+    h = Harness(bus_factory)
+    await h.setup()
+    yield h
+    await h.close()
+
+
+async def test_pop_end_to_end_with_leases(harness: Harness) -> None:
+    informer = harness.informer
+    informer.list_pending(pod("low", priority=1), pod("high", priority=9), pod("mid", priority=5))
+    service = await harness.start_queue()
+    batch = await harness.pop(n=2)
+    assert [lp.pod.name for lp in batch] == ["high", "mid"]
+    assert all(lp.epoch == "epoch-1" and lp.attempts == 1 for lp in batch)
+    assert len({lp.lease_id for lp in batch}) == 2
+    # another replica never gets a leased pod
+    other = await harness.pop(n=5, replica="r2")
+    assert [lp.pod.name for lp in other] == ["low"]
+    assert await harness.pop(n=5, replica="r3") == []
+
+    ack = await harness.done(batch[0], DoneOutcome.SCHEDULED)
+    assert ack.ok and ack.code == PodState.ASSUMED
+    ack = await harness.done(batch[1], DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT])
+    assert ack.ok and ack.code == PodState.UNSCHEDULABLE
+    renew = await harness.replica.request(
+        harness.replica.subjects.queue_renew,
+        LeaseRenewRequest(scheduler_id="r2", lease_ids=[other[0].lease_id, batch[0].lease_id]),
+        LeaseRenewReply,
+    )
+    assert renew.renewed == [other[0].lease_id] and renew.expired == [batch[0].lease_id]
+
+    # the informer reports the scheduled pod bound: nothing is left of it
+    await informer.pod(PendingPodAction.DELETE, pod("high", priority=9), reason="bound")
+    await eventually(lambda: service.core.state_of("uid-high") is None)
+
+
+async def test_long_poll_returns_as_soon_as_a_pod_arrives(harness: Harness) -> None:
+    await harness.start_queue()
+    started = time.monotonic()
+    assert await harness.pop(wait=0.2) == []
+    assert 0.15 < time.monotonic() - started < 2.0
+    polling = asyncio.create_task(harness.pop(wait=10))
+    await asyncio.sleep(0.2)
+    assert not polling.done()
+    started = time.monotonic()
+    await harness.informer.pod(PendingPodAction.ADD, pod("fresh"))
+    pods = await asyncio.wait_for(polling, 5)
+    assert [lp.pod.name for lp in pods] == ["fresh"]
+    assert time.monotonic() - started < 1.0
+
+
+async def test_many_long_polls_share_arriving_pods_without_double_leasing(harness: Harness) -> None:
+    await harness.start_queue()
+    polls = [asyncio.create_task(harness.pop(n=1, wait=1, replica=f"r{i}")) for i in range(6)]
+    await asyncio.sleep(0.2)
+    for i in range(4):
+        await harness.informer.pod(PendingPodAction.ADD, pod(f"p{i}"))
+    results = await asyncio.gather(*polls)
+    names = [lp.pod.name for pods in results for lp in pods]
+    assert sorted(names) == ["p0", "p1", "p2", "p3"]
+
+
+async def test_expired_lease_returns_the_pod(harness: Harness) -> None:
+    from ksched_queue.metrics import LEASES_EXPIRED
+
+    before = LEASES_EXPIRED._value.get()
+    harness.informer.list_pending(pod("a"))
+    service = await harness.start_queue(lease_seconds=0.3)
+    (lp,) = await harness.pop()
+    # the replica crashed: no done, no renewal
+    await eventually(lambda: service.core.state_of("uid-a") == PodState.ACTIVE, timeout=3)
+    assert LEASES_EXPIRED._value.get() == before + 1
+    (again,) = await harness.pop(replica="r2")
+    assert again.pod.uid == "uid-a" and again.lease_id != lp.lease_id and again.attempts == 2
+    late = await harness.done(lp, DoneOutcome.SCHEDULED)
+    assert not late.ok and late.code == "LeaseUnknown"
+
+
+async def test_cluster_event_requeues_only_when_a_hint_says_so(harness: Harness) -> None:
+    harness.informer.list_pending(pod("big", requests={"cpu": "3"}))
+    service = await harness.start_queue()
+    (lp,) = await harness.pop()
+    await harness.done(lp, DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT])
+    # a label change does not concern NodeResourcesFit: the pod stays unschedulable
+    await harness.informer.event(
+        EventResource.NODE,
+        ActionType.UPDATE_NODE_LABEL,
+        node("n1", cpu="1"),
+        node("n1", cpu="1", labels={"a": "b"}),
+    )
+    assert await harness.pop(wait=0.3) == []
+    assert service.core.state_of("uid-big") == PodState.UNSCHEDULABLE
+    # a node that fits: requeued; an idle replica takes it from backoffQ at once
+    await harness.informer.event(EventResource.NODE, ActionType.ADD, None, node("n2", cpu="8"))
+    (again,) = await harness.pop(wait=3)
+    assert again.pod.uid == "uid-big" and again.attempts == 2
+
+
+async def test_event_during_the_attempt_is_not_lost(harness: Harness) -> None:
+    harness.informer.list_pending(pod("big", requests={"cpu": "3"}))
+    service = await harness.start_queue()
+    (lp,) = await harness.pop()
+    await harness.informer.event(EventResource.NODE, ActionType.ADD, None, node("n2", cpu="8"))
+    await eventually(lambda: service.core.queue.in_flight_events() == 1)
+    ack = await harness.done(lp, DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT])
+    assert ack.code == PodState.BACKOFF
+
+
+async def test_gated_pod_is_released_by_its_update(harness: Harness) -> None:
+    service = await harness.start_queue()
+    gated = pod("gated", gates=["wait"])
+    await harness.informer.pod(PendingPodAction.ADD, gated)
+    await eventually(lambda: service.core.state_of("uid-gated") == PodState.GATED)
+    assert await harness.pop(wait=0.2) == []
+    gated.spec.scheduling_gates = []
+    await harness.informer.pod(PendingPodAction.UPDATE, gated)
+    (lp,) = await harness.pop(wait=3)
+    assert lp.pod.name == "gated"
+
+
+async def test_binder_requeue_after_a_failed_bind(harness: Harness) -> None:
+    harness.informer.list_pending(pod("a"))
+    service = await harness.start_queue()
+    (lp,) = await harness.pop()
+    await harness.done(lp, DoneOutcome.SCHEDULED)
+    ack = await harness.replica.request(
+        harness.replica.subjects.queue_requeue,
+        RequeueRequest(
+            pod_uid="uid-a", namespace="default", name="a", reason="bind failed", sender="binder-0"
+        ),
+        Ack,
+    )
+    assert ack.ok and ack.code == PodState.BACKOFF
+    assert service.core.state_of("uid-a") == PodState.BACKOFF
+
+
+async def test_restarted_queue_loses_no_pod(harness: Harness) -> None:
+    informer = harness.informer
+    for name in ("a", "b", "c"):
+        await informer.pod(PendingPodAction.ADD, pod(name))
+    first = await harness.start_queue()
+    leased = await harness.pop(n=2)
+    assert len(leased) == 2
+    await first.stop()  # crash: the leases die with it
+    harness.services.remove(first)
+    await informer.pod(PendingPodAction.ADD, pod("d"))
+    second = await harness.start_queue()
+    assert informer.bootstraps == 2
+    assert second.core.queue.uids() == {"uid-a", "uid-b", "uid-c", "uid-d"}
+    names = sorted(lp.pod.name for lp in await harness.pop(n=10, replica="r2"))
+    assert names == ["a", "b", "c", "d"]
+    # the old replica's leases are unknown to the new queue
+    assert (await harness.done(leased[0], DoneOutcome.SCHEDULED)).code == "LeaseUnknown"
+
+
+async def test_new_informer_epoch_triggers_a_rebuild(harness: Harness) -> None:
+    informer = harness.informer
+    await informer.pod(PendingPodAction.ADD, pod("old"))
+    service = await harness.start_queue()
+    await eventually(lambda: service.core.state_of("uid-old") == PodState.ACTIVE)
+    # the informer restarted: new epoch, and "old" was deleted while it was down
+    informer.epoch = "epoch-2"
+    informer.list_pending(pod("survivor"))
+    await informer.pod(PendingPodAction.ADD, pod("newcomer"))
+    await eventually(lambda: informer.bootstraps == 2)
+    await eventually(lambda: service.core.queue.uids() == {"uid-survivor", "uid-newcomer"})
+    assert service.core.cursor.epoch == "epoch-2"
+
+
+async def test_lost_feed_message_triggers_a_rebuild(harness: Harness) -> None:
+    """The queue bootstraps at stream seq 1, but seq 2 was dropped from the stream (its limits) before
+    the queue read it: the jump to seq 3 makes it rebuild from a fresh list."""
+    informer = harness.informer
+    first = await informer.pod(PendingPodAction.ADD, pod("a"))
+    await informer.pod(PendingPodAction.ADD, pod("lost"))
+    await informer.pod(PendingPodAction.ADD, pod("after"))
+    await informer.bus.js.delete_msg(informer.bus.subjects.feed_stream, 2)
+    informer.stale_answer = ([first], 1, 1)
+    service = await harness.start_queue()
+    await eventually(lambda: informer.bootstraps == 2)
+    await eventually(lambda: service.core.queue.uids() == {"uid-a", "uid-lost", "uid-after"})
+    assert service.core.cursor.stream_seq == 3
+
+
+async def test_run_serves_readiness_and_metrics(
+    bus_factory: BusFactory, nats_url: str, bus_prefix: str
+) -> None:
+    informer = FakeInformer(await bus_factory(name="informer"))
+    informer.ready = False
+    await informer.start()
+    informer.list_pending(pod("a"), pod("gated", gates=["g"]))
+    s = queue_settings(nats=nats_url, subject_prefix=bus_prefix, http_port=0, identity="queue-test")
+    stop = asyncio.Event()
+    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    runner = asyncio.create_task(run(s, stop=stop, started=started))
+    try:
+        port = await asyncio.wait_for(started, 10)
+        async with aiohttp.ClientSession() as http:
+            url = f"http://127.0.0.1:{port}"
+
+            async def ready() -> bool:
+                async with http.get(f"{url}/readyz") as r:
+                    return r.status == 200
+
+            await asyncio.sleep(0.3)
+            assert not await ready()  # the informer is not answering yet
+            informer.ready = True
+            await eventually(ready)
+            async with http.get(f"{url}/metrics") as r:
+                text = await r.text()
+            assert 'scheduler_pending_pods{queue="active"} 1.0' in text
+            assert 'scheduler_pending_pods{queue="gated"} 1.0' in text
+            assert 'scheduler_queue_incoming_pods_total{event="UnschedulablePodAdd",queue="active"}' in text
+            assert "ksched_queue_leases 0.0" in text
+            async with http.get(f"{url}/debug") as r:
+                debug = await r.json()
+            assert debug["counts"]["active"] == 1 and debug["feed"]["epoch"] == "epoch-1"
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(runner, 10) == 0
