@@ -72,10 +72,20 @@ class QueueChurn(RuleBasedStateMachine):
         return data.draw(st.sampled_from(sorted(pool)))
 
     @precondition(lambda self: self.pending or self.assumed)
-    @rule(data=st.data(), change=st.sampled_from(["labels", "ungate", "toleration", "nominate"]))
+    @rule(data=st.data(), change=st.sampled_from(["labels", "ungate", "toleration", "nominate", "profile"]))
     def update(self, data: Any, change: str) -> None:
         pool = {**self.pending, **self.assumed}
-        p = pool[self._pick(data, pool)]
+        uid = self._pick(data, pool)
+        p = pool[uid]
+        if change == "profile":
+            if uid not in self.pending:
+                return
+            # moved to the other profile: a new pod for the queue, queued afresh
+            p.spec.scheduler_name = PROFILES[1 - PROFILES.index(p.spec.scheduler_name)]
+            self.core.apply_pending(pending_event(PendingPodAction.UPDATE, p))
+            self._forget_pod(uid)
+            self.pending[uid] = p
+            return
         if change == "labels":
             p.metadata.labels = {"v": str(self.counter)}
         elif change == "ungate":

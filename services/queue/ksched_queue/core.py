@@ -112,6 +112,11 @@ class QueueCore:
             entry = self.queue.pop(names)
             if entry is None:
                 break
+            stale = self.leases.release_pod(entry.uid)
+            if stale is not None:  # a bug if it happens; never hand one pod to two replicas
+                log.error(
+                    "pod uid %s popped while leased to %s; lease revoked", entry.uid, stale.scheduler_id
+                )
             lease = self.leases.grant(entry.uid, request.scheduler_id)
             out.append(
                 LeasedPod(
@@ -213,9 +218,9 @@ class QueueCore:
             return
         try:
             if message.action == PendingPodAction.ADD:
-                self.queue.add(pending, message.generation)
+                self._upsert(pending, message.generation)
             elif message.action == PendingPodAction.UPDATE:
-                self.queue.update(pending, message.generation)
+                self._upsert(pending, message.generation, update=True)
             elif message.reason == ASSUMED_REASON:
                 self.queue.assumed_by_cache(pending.uid)
             else:
@@ -223,6 +228,16 @@ class QueueCore:
         except PodDecodeError as exc:
             self.bad_feed_items += 1
             log.warning("feed: dropped %s of a pending pod: %s", message.action, exc)
+
+    def _upsert(self, pending: PendingPod, generation: int, *, update: bool = False) -> None:
+        """Add or update; a pod that moved to another of the profiles starts over (its lease ends)."""
+        known = self.queue.get(pending.uid)
+        if known is not None and known.scheduler_name != pending.scheduler_name:
+            self._drop(pending.uid, bound=True)
+        if update:
+            self.queue.update(pending, generation)
+        else:
+            self.queue.add(pending, generation)
 
     def _drop(self, uid: str, *, bound: bool) -> None:
         self.leases.release_pod(uid)
@@ -263,7 +278,7 @@ class QueueCore:
         for pending in listed.values():
             known = self.queue.get(pending.uid) is not None
             try:
-                self.queue.add(pending, generation)  # known pods: updated; assumed ones: forgotten
+                self._upsert(pending, generation)  # known pods: updated; assumed ones: forgotten
                 if known:
                     report.updated += 1
                 else:

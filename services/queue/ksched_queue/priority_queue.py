@@ -749,6 +749,7 @@ class SchedulingQueue:
             return None
         if entry.state == PodState.IN_FLIGHT:
             entry.cache_assumed = True
+            entry.requeue_after_done = None  # the newest word of the cache: assumed (again)
             return PodState.IN_FLIGHT
         if entry.state != PodState.ASSUMED:
             self._remove_from_queues(entry)
