@@ -11,18 +11,28 @@ from tests.queue.helpers import new_core, pending_event, pending_of, pod
 
 
 def test_cursor_applies_in_order_and_skips_redeliveries() -> None:
-    cursor = FeedCursor(epoch="e1", generation=10, stream_seq=100)
+    cursor = FeedCursor(epoch="e1", base=10, generation=10, stream_seq=100)
     assert cursor.check("e1", 11, 101) == FeedVerdict.APPLY
     assert cursor.check("e1", 11, 102) == FeedVerdict.APPLY  # several messages of one generation
-    assert cursor.check("e1", 11, 102) == FeedVerdict.SKIP
+    assert cursor.check("e1", 14, 103) == FeedVerdict.APPLY  # generations advance by any amount
+    assert cursor.check("e1", 14, 103) == FeedVerdict.SKIP  # redelivered
     assert cursor.check("e1", 5, 90) == FeedVerdict.SKIP
-    assert (cursor.generation, cursor.stream_seq) == (11, 102)
+    assert (cursor.generation, cursor.stream_seq) == (14, 103)
+
+
+def test_cursor_skips_messages_the_bootstrap_already_reflects() -> None:
+    """The informer answers a bootstrap with the state at generation 10, and publishes some changes
+    of generations <= 10 only afterwards."""
+    cursor = FeedCursor(epoch="e1", base=10, generation=10, stream_seq=100)
+    assert cursor.check("e1", 9, 101) == FeedVerdict.SKIP
+    assert cursor.check("e1", 10, 102) == FeedVerdict.SKIP
+    assert cursor.check("e1", 11, 103) == FeedVerdict.APPLY
 
 
 def test_cursor_wants_a_resync_after_a_gap_a_new_epoch_or_disorder() -> None:
-    assert FeedCursor("e1", 10, 100).check("e1", 11, 102) == FeedVerdict.RESYNC  # 101 lost
-    assert FeedCursor("e1", 10, 100).check("e2", 1, 101) == FeedVerdict.RESYNC
-    assert FeedCursor("e1", 10, 100).check("e1", 9, 101) == FeedVerdict.RESYNC
+    assert FeedCursor("e1", 10, 10, 100).check("e1", 11, 102) == FeedVerdict.RESYNC  # seq 101 lost
+    assert FeedCursor("e1", 10, 10, 100).check("e2", 1, 101) == FeedVerdict.RESYNC
+    assert FeedCursor("e1", 10, 12, 100).check("e1", 11, 101) == FeedVerdict.RESYNC
 
 
 def test_rebuild_reconciles_with_the_pending_list() -> None:
@@ -80,5 +90,5 @@ def test_min_generation_follows_the_newest_pod_event() -> None:
     p.metadata.labels = {"v": "2"}
     core.apply_pending(pending_event(PendingPodAction.UPDATE, p, generation=9))
     (lp,) = core.pop(PopRequest(scheduler_id="r1", scheduler_names=["default-scheduler"]))
-    assert lp.min_generation == 9
+    assert lp.min_generation == 9  # the replica schedules it on a snapshot holding its newest change
     assert lp.pod.resource_version == p.metadata.resource_version

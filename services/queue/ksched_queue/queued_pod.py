@@ -93,7 +93,7 @@ class QueuedPod:
         """Cached backoff end (upstream ``BackoffExpiration``); reset when the pod returns from a cycle."""
         self.gating_events: list[ClusterEvent] = []
         self.generation = generation
-        """Cache generation of the newest event about this pod (LeasedPod.min_generation)."""
+        """Cache generation that includes the newest event about this pod (LeasedPod.min_generation)."""
         self.in_flight_seq = 0
         """In-flight event sequence number when the pod was popped."""
         self.retried = False
