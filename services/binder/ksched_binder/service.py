@@ -125,6 +125,8 @@ class BinderService:
             msg_type=Placement,
         )
         await self.bus.subscribe(self.subjects.permit_all, PermitDecision, self.on_permit)
+        self._work: asyncio.Queue[Delivery[Placement]] = asyncio.Queue(maxsize=self.options.workers)
+        self.tasks.spawn("fetch", self._fetch_loop, restart=True)
         for i in range(self.options.workers):
             self.tasks.spawn(f"worker-{i}", self._worker, restart=True)
         self.tasks.spawn("depth", self._depth_loop, restart=True)
@@ -155,21 +157,30 @@ class BinderService:
                 with contextlib.suppress(Exception):
                     metrics.QUEUE_DEPTH.set(await self.consumer.pending())
 
-    async def _worker(self) -> None:
+    async def _fetch_loop(self) -> None:
+        """The only caller of fetch (a pull subscription is not safe for concurrent fetches)."""
         assert self.consumer is not None
         while not self._draining:
-            deliveries = await self.consumer.fetch(batch=1, timeout=1.0)
-            for delivery in deliveries:
-                if self._draining:
-                    await delivery.nak()
-                    continue
-                self.busy += 1
+            free = self._work.maxsize - self._work.qsize()
+            if free <= 0:
+                await asyncio.sleep(0.005)
+                continue
+            for delivery in await self.consumer.fetch(batch=free, timeout=1.0):
+                await self._work.put(delivery)
+
+    async def _worker(self) -> None:
+        while True:
+            delivery = await self._work.get()
+            if self._draining:
+                await delivery.nak()
+                continue
+            self.busy += 1
+            metrics.BUSY_WORKERS.set(self.busy)
+            try:
+                await self.handle(delivery)
+            finally:
+                self.busy -= 1
                 metrics.BUSY_WORKERS.set(self.busy)
-                try:
-                    await self.handle(delivery)
-                finally:
-                    self.busy -= 1
-                    metrics.BUSY_WORKERS.set(self.busy)
 
     async def handle(self, delivery: Delivery[Placement]) -> None:
         p = delivery.message

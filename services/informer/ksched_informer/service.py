@@ -35,7 +35,6 @@ from ksched.bus.messages import (
     Placement,
     SnapshotBootstrapRequest,
     SnapshotDelta,
-    encode,
 )
 from ksched.bus.subjects import Subjects
 from ksched.bus.tokens import encode_token
@@ -102,7 +101,6 @@ class InformerService:
         self.reflectors: list[Reflector] = []
         self.ready = False
         self._feed: list[tuple[str, Message]] = []
-        self._feed_generation = 0
         self._snapshot_seq = 0
         self._feed_seq = 0
         self._dirty = asyncio.Event()
@@ -193,17 +191,18 @@ class InformerService:
         self._feed.append((subject, message))
         self._dirty.set()
 
-    def _next_feed_generation(self) -> int:
-        self._feed_generation += 1
-        return self._feed_generation
+    def _feed_generation_now(self) -> int:
+        """Feed messages carry the cache generation that includes their change (monotonic), so
+        the queue can tell a scheduler which snapshot generation a pod's newest event is in."""
+        return self.cache.generation
 
     def _emit_pending(self, action: PendingPodAction, pod: Pod, reason: str = "") -> None:
-        msg = feeds.pending_event(action, pod, self.epoch, self._next_feed_generation(), reason)
+        msg = feeds.pending_event(action, pod, self.epoch, self._feed_generation_now(), reason)
         self._emit(self.subjects.pending_pods(pod.spec.scheduler_name), msg)
 
     def _emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
         for ev in events:
-            msg = feeds.cluster_event(ev, key, old, new, self.epoch, self._next_feed_generation())
+            msg = feeds.cluster_event(ev, key, old, new, self.epoch, self._feed_generation_now())
             self._emit(self.subjects.cluster_events(ev.resource), msg)
 
     async def _flush_loop(self) -> None:
@@ -227,9 +226,11 @@ class InformerService:
                 )
                 ack = await self._publish_retrying(self.subjects.snapshot_delta, delta)
                 self._snapshot_seq = ack.seq
-            if feed:
-                acks = await asyncio.gather(*(self.bus.js.publish(s, encode(m)) for s, m in feed))
-                self._feed_seq = max(a.seq for a in acks)
+            for subject, message in feed:
+                # One at a time: concurrent publishes may reach the stream out of order under load,
+                # and the queue relies on the feed's order.
+                ack = await self._publish_retrying(subject, message)
+                self._feed_seq = ack.seq
             self._update_sizes()
 
     async def _publish_retrying(self, subject: str, message: Message) -> Any:
@@ -540,7 +541,7 @@ class InformerService:
             req.deliver,
             items,
             epoch=self.epoch,
-            generation=self._feed_generation,
+            generation=self.cache.generation,
             stream_seq=seq,
             max_chunk_bytes=req.max_chunk_bytes,
         )

@@ -151,7 +151,8 @@ class PullConsumer(Generic[M]):
         """Up to ``batch`` messages, waiting at most ``timeout`` s; ``[]`` when none arrived."""
         try:
             raws = await self._sub.fetch(batch=batch, timeout=timeout)
-        except nats.errors.TimeoutError:
+        except (nats.errors.TimeoutError, TimeoutError):
+            # nats-py raises its own TimeoutError for a single message, the builtin one for batches
             return []
         out: list[Delivery[M]] = []
         for raw in raws:

@@ -30,8 +30,19 @@ class TaskGroup:
             try:
                 await factory()
                 return
-            except asyncio.CancelledError:
-                raise
+            except asyncio.CancelledError as exc:
+                task = asyncio.current_task()
+                if task is None or task.cancelling():
+                    raise  # a real cancellation (shutdown)
+                # A library raised CancelledError without anyone cancelling us: treat it as a crash.
+                failure: Exception = RuntimeError(f"unexpected cancellation: {exc!r}")
+                if not restart:
+                    log.error("task %s was cancelled unexpectedly; stopping the service", name)
+                    self.failure = failure
+                    self.failed.set()
+                    return
+                log.error("task %s was cancelled unexpectedly; restarting in %.1fs", name, pause)
+                await asyncio.sleep(pause)
             except Exception as exc:
                 if not restart:
                     log.exception("task %s failed; stopping the service", name)
