@@ -15,8 +15,13 @@ async def api_for(kubeconfig: str) -> ApiClient:
     return await config.new_client_from_config(config_file=kubeconfig)
 
 
-def node(name: str, cpu: str = "4", memory: str = "8Gi", labels: dict[str, str] | None = None,
-         taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+def node(
+    name: str,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if taints:
         spec["taints"] = taints
@@ -30,16 +35,32 @@ def node(name: str, cpu: str = "4", memory: str = "8Gi", labels: dict[str, str] 
     }
 
 
-def pod(name: str, cpu: str = "100m", memory: str = "64Mi", namespace: str = "default",
-        scheduler_name: str | None = None, **spec: Any) -> dict[str, Any]:
+def pod(
+    name: str,
+    cpu: str = "100m",
+    memory: str = "64Mi",
+    namespace: str = "default",
+    scheduler_name: str | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
-                        "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
+        "containers": [
+            {
+                "name": "c",
+                "image": "registry.k8s.io/pause:3.9",
+                "resources": {"requests": {"cpu": cpu, "memory": memory}},
+            }
+        ],
         **spec,
     }
     if scheduler_name:
         body["schedulerName"] = scheduler_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": body}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": body,
+    }
 
 
 async def create_nodes(api: ApiClient, nodes: list[dict[str, Any]]) -> None:

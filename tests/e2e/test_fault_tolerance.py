@@ -19,8 +19,16 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    s = Stack(StackOptions(workdir=tmp_path_factory.mktemp("ha"), schedulers=2, binders=2, binder_workers=8,
-                           pod_start_delay=3600, time_scale=0.01))
+    s = Stack(
+        StackOptions(
+            workdir=tmp_path_factory.mktemp("ha"),
+            schedulers=2,
+            binders=2,
+            binder_workers=8,
+            pod_start_delay=3600,
+            time_scale=0.01,
+        )
+    )
     await s.start()
     try:
         yield s
@@ -38,15 +46,19 @@ async def api(stack: Stack) -> AsyncIterator[ApiClient]:
 
 
 async def _namespace(api: ApiClient, name: str) -> None:
-    await client.CoreV1Api(api).create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    await client.CoreV1Api(api).create_namespace(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
 
 
 async def test_two_replicas_never_overcommit(stack: Stack, api: ApiClient) -> None:
     await _namespace(api, "tight")
     # 6 nodes x 4 cpu = 24 slots of 1 cpu; 40 pods compete for them.
     await create_nodes(api, [node(f"tight-{i}", cpu="4", labels={"pool": "tight"}) for i in range(6)])
-    await create_pods(api, [pod(f"p-{i:02d}", cpu="1", namespace="tight", nodeSelector={"pool": "tight"})
-                            for i in range(40)])
+    await create_pods(
+        api,
+        [pod(f"p-{i:02d}", cpu="1", namespace="tight", nodeSelector={"pool": "tight"}) for i in range(40)],
+    )
 
     async def settled() -> dict[str, str] | None:
         placed = await pod_nodes(api, "tight")
@@ -62,7 +74,9 @@ async def test_two_replicas_never_overcommit(stack: Stack, api: ApiClient) -> No
 async def test_kill_9_loses_nothing(stack: Stack, api: ApiClient, victim: str) -> None:
     ns = f"kill-{victim}"
     await _namespace(api, ns)
-    await create_nodes(api, [node(f"{ns}-{i}", cpu="64", memory="256Gi", labels={"pool": ns}) for i in range(5)])
+    await create_nodes(
+        api, [node(f"{ns}-{i}", cpu="64", memory="256Gi", labels={"pool": ns}) for i in range(5)]
+    )
     pods = [pod(f"w-{i:03d}", cpu="100m", namespace=ns, nodeSelector={"pool": ns}) for i in range(300)]
     await create_pods(api, pods[:150])
     await stack.kill(victim, signal.SIGKILL)
@@ -80,5 +94,9 @@ async def test_kill_9_loses_nothing(stack: Stack, api: ApiClient, victim: str) -
     events = await client.EventsV1Api(api).list_namespaced_event(ns)
     scheduled = Counter(e.regarding.name for e in events.items if e.reason == "Scheduled")
     assert all(n == 1 for n in scheduled.values()), [k for k, n in scheduled.items() if n > 1]
-    rejected = [e.note for e in events.items if e.reason == "FailedScheduling" and "already assigned" in (e.note or "")]
+    rejected = [
+        e.note
+        for e in events.items
+        if e.reason == "FailedScheduling" and "already assigned" in (e.note or "")
+    ]
     assert not rejected, rejected

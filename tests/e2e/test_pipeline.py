@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -21,8 +22,11 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    s = Stack(StackOptions(workdir=tmp_path_factory.mktemp("stack"), schedulers=1, pod_start_delay=0.1,
-                           time_scale=0.01))
+    s = Stack(
+        StackOptions(
+            workdir=tmp_path_factory.mktemp("stack"), schedulers=1, pod_start_delay=0.1, time_scale=0.01
+        )
+    )
     await s.start()
     try:
         yield s
@@ -44,27 +48,69 @@ async def test_pods_bound_where_simulate_predicts(stack: Stack, api: ApiClient, 
     nodes = [
         node("big", cpu="8", labels={"topology.kubernetes.io/zone": zones["a"], "disk": "ssd"}),
         node("mid", cpu="4", labels={"topology.kubernetes.io/zone": zones["b"]}),
-        node("small", cpu="2", labels={"topology.kubernetes.io/zone": zones["c"]},
-             taints=[{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]),
+        node(
+            "small",
+            cpu="2",
+            labels={"topology.kubernetes.io/zone": zones["c"]},
+            taints=[{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}],
+        ),
     ]
     await create_nodes(api, nodes)
     workload = [
         pod("needs-ssd", cpu="1", nodeSelector={"disk": "ssd"}),
-        pod("tolerates", cpu="500m", tolerations=[{"key": "dedicated", "operator": "Equal", "value": "batch",
-                                                   "effect": "NoSchedule"}],
-            affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
-                                       "values": [zones["c"]]}]}]}}}),
-        pod("in-b", cpu="3", affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
-                                                         "values": [zones["b"]]}]}]}}}),
+        pod(
+            "tolerates",
+            cpu="500m",
+            tolerations=[{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}],
+            affinity={
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "topology.kubernetes.io/zone",
+                                        "operator": "In",
+                                        "values": [zones["c"]],
+                                    }
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+        ),
+        pod(
+            "in-b",
+            cpu="3",
+            affinity={
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "topology.kubernetes.io/zone",
+                                        "operator": "In",
+                                        "values": [zones["b"]],
+                                    }
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+        ),
     ]
     # What ksched simulate decides for the same cluster.
     cluster = tmp_path / "cluster.yaml"
     cluster.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": nodes + workload}))
-    out = subprocess.run(
+    out = await asyncio.to_thread(
+        subprocess.run,
         [sys.executable, "-m", "ksched.cli", "simulate", "--cluster", str(cluster), "--output", "json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     predicted = {p["pod"].split("/")[1]: p["node"] for p in json.loads(out.stdout)["pods"]}
     assert predicted == {"needs-ssd": "big", "tolerates": "small", "in-b": "mid"}
@@ -78,7 +124,9 @@ async def test_pods_bound_where_simulate_predicts(stack: Stack, api: ApiClient, 
     assert await eventually(bound, timeout=30) == predicted
 
 
-async def test_unschedulable_pod_reports_then_schedules_when_a_node_arrives(stack: Stack, api: ApiClient) -> None:
+async def test_unschedulable_pod_reports_then_schedules_when_a_node_arrives(
+    stack: Stack, api: ApiClient
+) -> None:
     v1 = client.CoreV1Api(api)
     await create_pods(api, [pod("huge", cpu="64", namespace="default")])
 

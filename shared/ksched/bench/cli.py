@@ -72,6 +72,11 @@ def all_main(argv: Sequence[str]) -> int:
         "InterPodAffinity (SchedulingPodAntiAffinity shape)",
         ["ksched.plugins.interpodaffinity.bench", "--nodes", "5000"],
     )
+    _run_module(
+        "InterPodAffinity (SchedulingPodAffinity shape)",
+        ["ksched.plugins.interpodaffinity.bench", "--nodes", "5000", "--shape", "affinity"],
+    )
+    _run_module("DefaultPreemption (PreemptionAsync shape)", ["ksched.bench.preemption", "--mode", "async"])
     _run_module("kubesim list/watch/bind", ["ksched_kubesim.bench"])
     print("\n== end to end through every service (5,000 nodes x 10,000 pods)", flush=True)
     for schedulers in (1, 2):

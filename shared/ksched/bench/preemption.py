@@ -1,7 +1,7 @@
 """Preemption benchmark in upstream scheduler_perf's PreemptionAsync shape, driven in-process
 through the default profile's framework (no queue, bus or API).
 
-    python -m ksched.plugins.defaultpreemption.bench [--nodes 5000] [--mode preemptors|async]
+    python -m ksched.bench.preemption [--nodes 5000] [--mode preemptors|async]
         [--measure N] [--exact] [--profile]
 
 Cluster: ``--nodes`` nodes of node-default shape (4 cpu, 32Gi, 110 pods), each holding 4
