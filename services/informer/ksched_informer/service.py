@@ -233,12 +233,12 @@ class InformerService:
                 self._feed_seq = ack.seq
             self._update_sizes()
 
-    async def _publish_retrying(self, subject: str, message: Message) -> Any:
+    async def _publish_retrying(self, subject: str, message: Message, msg_id: str = "") -> Any:
         assert self.bus is not None
         delay = 0.05
         while True:
             try:
-                return await publish(self.bus, subject, message, timeout=5)
+                return await publish(self.bus, subject, message, msg_id=msg_id, timeout=5)
             except Exception as exc:
                 log.warning("publishing to %s failed (%s); retrying", subject, exc)
                 await asyncio.sleep(delay)
@@ -504,6 +504,10 @@ class InformerService:
                 continue
             self.cache.restore_assumption(pod, p.node_name, p.scheduler_id)
             self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
+            # The previous instance may have died between recording and publishing the placement:
+            # publish it again (same msg id: the stream drops a repeat; binding is idempotent).
+            assert self.bus is not None
+            await self._publish_retrying(self.subjects.placements, p, msg_id=p.placement_id)
             restored += 1
         if restored:
             log.info("restored %d assumed placements from the ledger", restored)
