@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import random
 import sys
 import tempfile
@@ -150,7 +151,7 @@ def _unschedulable_message(pod: Any) -> str | None:
     return None
 
 
-async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float) -> int:
+async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: bool = False) -> int:
     scenario = workdir / "cluster.yaml"
     scenario.write_text(yaml.safe_dump_all(cluster_objects(nodes)))
     stack = Stack(StackOptions(workdir=workdir, scenarios=[str(scenario)], pod_start_delay=0.5))
@@ -189,7 +190,12 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float) -> int
                 break
             await asyncio.sleep(0.5)
         print()
-        return await _summary(v1, stack, listing, expected_unschedulable, done_at)
+        code = await _summary(v1, stack, listing, expected_unschedulable, done_at, keep)
+        if keep:
+            print("\nthe stack keeps running; Ctrl-C stops everything.", flush=True)
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.Event().wait()
+        return code
     finally:
         await api_client.close()
         await stack.stop()
@@ -221,8 +227,9 @@ async def _summary(
     print(f"\nunschedulable pods ({len(unsched)}):")
     for name, message in sorted(unsched.items()):
         print(f"  demo/{name}: {message}")
-    print("\nwhere to look next:")
-    print("  ksched trace demo/too-big-0 --nats", stack.nats.url, "  (the pod's timeline across services)")
+    print("\nwhere to look next" + ("" if keep else " (rerun with --keep to keep the stack up for these):"))
+    print(f"  ksched trace demo/too-big-0 --nats {stack.nats.url}   (the pod's timeline across services)")
+    print(f"  kubectl --kubeconfig {stack.kubeconfig} get pods -n demo")
     for name in ("scheduler-0", "queue", "informer", "binder-0"):
         print(f"  {name:<12} {stack.http_url(name)}/metrics")
     ok = done_at is not None and set(unsched) == expected and all(unsched.values())
@@ -243,10 +250,13 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--scale", type=int, default=100, help="workload size factor (default 100 → ~1,000 pods)")
     p.add_argument("--timeout", type=float, default=180.0)
     p.add_argument("--workdir")
+    p.add_argument("--keep", action="store_true", help="keep the stack running after the summary")
     ns = p.parse_args(list(argv))
     workdir = Path(ns.workdir) if ns.workdir else Path(tempfile.mkdtemp(prefix="ksched-demo-"))
     try:
-        return asyncio.run(run_demo(workdir, ns.nodes, ns.scale, ns.timeout))
+        return asyncio.run(run_demo(workdir, ns.nodes, ns.scale, ns.timeout, ns.keep))
+    except KeyboardInterrupt:
+        return 0
     except (RuntimeError, TimeoutError) as exc:
         print(f"\nksched demo: {exc}", file=sys.stderr)
         return 1
