@@ -202,7 +202,7 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: 
 
 
 async def _summary(
-    v1: client.CoreV1Api, stack: Stack, listing: list[Any], expected: set[str], done_at: float | None
+    v1: Any, stack: Stack, listing: list[Any], expected: set[str], done_at: float | None, keep: bool
 ) -> int:
     nodes = (await v1.list_node()).items
     alloc = {n.metadata.name: _cpu(n.status.allocatable["cpu"]) for n in nodes}
