@@ -26,3 +26,8 @@ QUEUE_DEPTH = Gauge(
     "ksched_binder_queue_depth", "Placements waiting in the binder work queue (pending + unacked)."
 )
 BUSY_WORKERS = Gauge("ksched_binder_busy_workers", "Binder workers handling a placement now.")
+POD_SCHEDULING_ATTEMPTS = Histogram(
+    "scheduler_pod_scheduling_attempts",
+    "Number of attempts to successfully schedule a pod.",
+    buckets=(1, 2, 4, 8, 16),
+)

@@ -240,6 +240,7 @@ class BinderService:
         if self.reporter is not None:
             self.reporter.scheduled(ref, p.node_name)
         await fw.run_post_bind_plugins(state, pi, p.node_name)
+        metrics.POD_SCHEDULING_ATTEMPTS.observe(max(p.attempt, 1))
         if p.assumed_at:
             metrics.SLI_DURATION.labels(str(min(p.attempt, 15))).observe(max(0.0, time.time() - p.assumed_at))
         return "bound"

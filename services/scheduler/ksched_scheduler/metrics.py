@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 _BUCKETS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 
@@ -35,3 +35,20 @@ ASSUME_LATENCY = Histogram(
 ASSUME_CONFLICTS = Counter(
     "ksched_assume_conflicts_total", "Placements the informer rejected, by reason code.", ["code"]
 )
+
+EXTENSION_POINT_DURATION = Histogram(
+    "scheduler_framework_extension_point_duration_seconds",
+    "Latency for running all plugins of a specific extension point.",
+    ["extension_point", "status", "profile"],
+    buckets=(0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2),
+)
+PREEMPTION_ATTEMPTS = Counter(
+    "scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now"
+)
+PREEMPTION_VICTIMS = Histogram(
+    "scheduler_preemption_victims", "Number of selected preemption victims", buckets=(1, 2, 4, 8, 16, 32, 64)
+)
+REPLICA_LAG = Gauge(
+    "ksched_snapshot_delta_lag_seconds", "Age of the newest snapshot delta when this replica applied it."
+)
+REPLICA_GENERATION = Gauge("ksched_snapshot_generation", "Generation of this replica's snapshot.")

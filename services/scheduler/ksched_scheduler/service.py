@@ -135,6 +135,9 @@ class SchedulerService:
             self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
         self.follower = ReplicaFollower(self.bus, self.options.identity)
         frameworks = build_frameworks(self.config, self.follower.replica.snapshot, nominator=self.nominator)
+        for name, fw in frameworks.items():
+            fw.observe = _observer(name)
+        self.follower.on_change = self._on_replica_change
         self.cycle = SchedulingCycle(
             frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
         )
@@ -219,6 +222,8 @@ class SchedulerService:
             self.reporter.unschedulable(ref, outcome.message, outcome.nominated_node or None)
         if outcome.nominated_node:
             self.nominator.add(outcome.pod, outcome.nominated_node)
+            metrics.PREEMPTION_ATTEMPTS.inc()
+            metrics.PREEMPTION_VICTIMS.observe(len(outcome.victims))
         await self._done(
             leased,
             DoneOutcome.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else DoneOutcome.ERROR,
@@ -349,6 +354,11 @@ class SchedulerService:
         self.cycle.forget_locally(entry.outcome)
         return Ack()
 
+    def _on_replica_change(self) -> None:
+        if self.follower is not None:
+            metrics.REPLICA_LAG.set(self.follower.last_delta_lag)
+            metrics.REPLICA_GENERATION.set(self.follower.replica.generation)
+
     def debug_state(self) -> dict[str, Any]:
         replica = self.follower.replica if self.follower is not None else None
         return {
@@ -383,6 +393,15 @@ def _export_plugin_state(outcome: CycleOutcome) -> dict[str, bytes]:
             if data:
                 out[pl.name] = data
     return out
+
+
+def _observer(profile: str) -> Any:
+    histogram = metrics.EXTENSION_POINT_DURATION
+
+    def observe(point: str, status: str, seconds: float) -> None:
+        histogram.labels(point, status, profile).observe(seconds)
+
+    return observe
 
 
 def _in_cluster() -> bool:

@@ -4,6 +4,7 @@ search from a rotating start index, scoring, and host selection; or the Diagnosi
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -158,7 +159,10 @@ class ScheduleAlgorithm:
         to_find = num_feasible_nodes_to_find(percentage, len(rows))
         if not fw.has_score_plugins():
             to_find = 1
+        started = time.perf_counter()
         outcome = self._filter(fw, state, pod, rows, diagnosis, to_find, explain)
+        if fw.observe is not None:
+            fw.observe("Filter", "Success", time.perf_counter() - started)
         processed = len(outcome.feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % n_all
         return outcome.feasible, diagnosis

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import functools
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -70,6 +72,33 @@ def _plugin_error(plugin: Any, exc: BaseException, point: str) -> Status:
     )
 
 
+def _status_label(status: object) -> str:
+    return status.code.label if isinstance(status, Status) else "Success"
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _timed(point: str, status_of: Callable[[Any], object]) -> Callable[[F], F]:
+    """Report the duration of an extension point to ``Framework.observe`` when one is installed
+    (upstream's framework_extension_point_duration_seconds); free when none is."""
+
+    def decorate(method: F) -> F:
+        @functools.wraps(method)
+        def wrapper(self: Framework, *args: Any, **kwargs: Any) -> Any:
+            observe = self.observe
+            if observe is None:
+                return method(self, *args, **kwargs)
+            started = time.perf_counter()
+            result = method(self, *args, **kwargs)
+            observe(point, _status_label(status_of(result)), time.perf_counter() - started)
+            return result
+
+        return cast(F, wrapper)
+
+    return decorate
+
+
 class Framework:
     """One profile: its plugins, weights, and the snapshot they read."""
 
@@ -91,6 +120,8 @@ class Framework:
         self._client = client
         self.plugins = PluginsByPoint()
         self.score_weights: dict[str, int] = {}
+        #: (extension point, status label, seconds) -> None; services install a metrics observer
+        self.observe: Callable[[str, str, float], None] | None = None
 
     # --- Handle ----------------------------------------------------------------------------------
     @property
@@ -153,6 +184,7 @@ class Framework:
         return pl.less
 
     # --- PreFilter -------------------------------------------------------------------------------
+    @_timed("PreFilter", lambda r: r[1])
     def run_pre_filter_plugins(
         self, state: CycleState, pod: PodInfo
     ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
@@ -366,6 +398,7 @@ class Framework:
         return st
 
     # --- PostFilter ------------------------------------------------------------------------------
+    @_timed("PostFilter", lambda r: r[1])
     def run_post_filter_plugins(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
@@ -390,6 +423,7 @@ class Framework:
         return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
 
     # --- Score -----------------------------------------------------------------------------------
+    @_timed("PreScore", lambda r: r)
     def run_pre_score_plugins(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> Status | None:
@@ -409,6 +443,7 @@ class Framework:
         finally:
             state.skip_score_plugins = frozenset(skip)
 
+    @_timed("Score", lambda r: r[1])
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], rows: Rows
     ) -> tuple[ScoreOutcome | None, Status | None]:
@@ -450,6 +485,7 @@ class Framework:
         return ScoreOutcome(per_plugin, totals), None
 
     # --- Reserve / Permit ------------------------------------------------------------------------
+    @_timed("Reserve", lambda r: r)
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.plugins.reserve:
             try:
@@ -466,6 +502,7 @@ class Framework:
         for pl in reversed(self.plugins.reserve):
             pl.unreserve(state, pod, node_name)
 
+    @_timed("Permit", lambda r: r[0])
     def run_permit_plugins(
         self, state: CycleState, pod: PodInfo, node_name: str
     ) -> tuple[Status | None, float]:
