@@ -164,3 +164,21 @@ async def test_pending_pods_and_assume_conflict(
     assert loser.code == "DoesNotFit" and "Insufficient cpu" in loser.reason
     again = await bus.request(bus.subjects.assume, request(a, "s3"), AssumeReply)
     assert not again.accepted
+
+
+async def test_a_burst_larger_than_one_delta_reaches_the_replica(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    kube, _ = sim
+    bus: Bus = await bus_factory("replica-burst")
+    follower = ReplicaFollower(bus, "r-burst")
+    task = asyncio.create_task(follower.run())
+    try:
+        await asyncio.wait_for(follower.synced.wait(), 10)
+        for i in range(250):  # several MAX_OPS_PER_DELTA-sized deltas in one flush
+            kube.create(node(f"burst-{i:03d}"))
+        await until(lambda: len(follower.replica.snapshot.nodes) == 250)
+        await until(lambda: follower.replica.generation == informer.cache.generation)
+        assert follower.bootstraps == 1
+    finally:
+        task.cancel()

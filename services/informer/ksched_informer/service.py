@@ -60,6 +60,10 @@ from ksched_informer.resources import EVENT_RESOURCE, NODES, OBJECTS, PODS
 log = logging.getLogger(__name__)
 
 
+MAX_OPS_PER_DELTA = 100
+"""Ops per published delta: nodes and pods are at most a few KiB each once trimmed."""
+
+
 @dataclass(frozen=True)
 class InformerOptions:
     nats: str
@@ -220,9 +224,16 @@ class InformerService:
             base, generation, ops = self.cache.take_ops()
             feed, self._feed = self._feed, []
             metrics.GENERATION.set(generation)
-            if ops:
+            # Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default);
+            # each op advances the generation by one, so each part has its own base..generation.
+            for start in range(0, len(ops), MAX_OPS_PER_DELTA):
+                part = ops[start : start + MAX_OPS_PER_DELTA]
                 delta = SnapshotDelta(
-                    epoch=self.epoch, base=base, generation=generation, ops=ops, ts=time.time()
+                    epoch=self.epoch,
+                    base=base + start,
+                    generation=base + start + len(part),
+                    ops=part,
+                    ts=time.time(),
                 )
                 ack = await self._publish_retrying(self.subjects.snapshot_delta, delta)
                 self._snapshot_seq = ack.seq
