@@ -151,3 +151,36 @@ async def test_unschedulable_pod_reports_then_schedules_when_a_node_arrives(
         return (await pod_nodes(api)).get("huge") == "giant"
 
     assert await eventually(scheduled, timeout=60)
+
+
+async def test_metrics_after_a_run(stack: Stack, api: ApiClient) -> None:
+    import aiohttp
+
+    await create_pods(api, [pod("metrics-probe", cpu="10m")])
+
+    async def bound() -> bool:
+        return bool((await pod_nodes(api)).get("metrics-probe"))
+
+    assert await eventually(bound, timeout=30)
+    expected = {
+        "scheduler-0": [
+            'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"}',
+            'scheduler_framework_extension_point_duration_seconds_count{extension_point="Filter",'
+            'profile="default-scheduler",status="Success"}',
+            "ksched_snapshot_generation",
+        ],
+        "queue": ['scheduler_pending_pods{queue="active"}', "scheduler_queue_incoming_pods_total{"],
+        "informer": ['scheduler_cache_size{type="nodes"}', 'ksched_assume_total{result="accepted"}'],
+        "binder-0": [
+            'ksched_binder_bindings_total{result="bound"}',
+            "scheduler_pod_scheduling_attempts_count",
+        ],
+    }
+    async with aiohttp.ClientSession() as session:
+        for service, names in expected.items():
+            async with session.get(stack.http_url(service) + "/metrics") as resp:
+                text = await resp.text()
+            for name in names:
+                assert name in text, f"{service}: {name} missing"
+            async with session.get(stack.http_url(service) + "/readyz") as resp:
+                assert resp.status == 200

@@ -118,7 +118,14 @@ class Snapshot:
         target = node_name or pi.pod.spec.node_name
         if not target:
             raise SnapshotError(f"pod {pi.key} has no node to be placed on")
-        if pi.uid in self.pod_locations:
+        current = self.pod_locations.get(pi.uid)
+        if current is not None:
+            known, where = current
+            if where == target and known.pod.spec == pi.pod.spec and known.labels == pi.labels:
+                # The same placement seen again (an assumption confirmed, a status update): nothing
+                # the plugins account changed, so keep the aggregates and indexes as they are.
+                known.pod = pi.pod
+                return known
             self.remove_pod(pi.uid)
         self.pod_locations[pi.uid] = (pi, target)
         ni = self.node_map.get(target)
