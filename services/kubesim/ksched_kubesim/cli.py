@@ -79,6 +79,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="multiplier for deletion grace periods (default 1; 0.01 makes 30 s take 0.3 s)",
     )
     p.add_argument(
+        "--no-pv-controller",
+        action="store_true",
+        help="do not bind PVs and PVCs nor provision volumes (PV controller and external provisioner)",
+    )
+    p.add_argument(
+        "--pv-bind-delay",
+        type=float,
+        default=0.1,
+        metavar="S",
+        help="seconds from a PV/PVC/StorageClass change until the PV controller reacts (default 0.1)",
+    )
+    p.add_argument(
         "--watch-history",
         type=int,
         default=10_000,
@@ -145,7 +157,11 @@ def main(argv: Sequence[str]) -> int:
         bookmark_interval=args.bookmark_interval,
         tls=args.tls,
         lifecycle=LifecycleSettings(
-            enabled=not args.no_lifecycle, pod_start_delay=args.pod_start_delay, time_scale=args.time_scale
+            enabled=not args.no_lifecycle,
+            pod_start_delay=args.pod_start_delay,
+            time_scale=args.time_scale,
+            pv_controller=not args.no_pv_controller,
+            pv_bind_delay=args.pv_bind_delay,
         ),
     )
     try:

@@ -5,7 +5,9 @@
 * a pod deleted with a grace period is removed once the period (times ``time_scale``) has passed;
 * a deleted namespace has its content deleted, then is finalized (namespace controller);
 * PV/PVC protection finalizers are released on deletion;
-* PodDisruptionBudget status is kept up to date (disruption controller).
+* PodDisruptionBudget status is kept up to date (disruption controller);
+* PVs and PVCs are bound, provisioned and released (PV controller, ``pv_controller``; off by default
+  in the Python API, on in ``ksched kubesim``).
 
 Controllers react to store changes through a listener and act later via the event loop, never
 inside the write that triggered them.
@@ -22,6 +24,7 @@ from typing import Any
 from .errors import ApiError
 from .jsonio import JSON, rfc3339
 from .pods import set_condition
+from .pv_controller import STORAGE_CLASSES, PersistentVolumeController
 from .registry import NAMESPACES, NODES, PDBS, PODS, DeleteOptions, Registry
 from .resources import BY_KEY
 from .selectors import match_label_selector_object
@@ -41,6 +44,10 @@ class LifecycleSettings:
     #: multiplies deletion grace periods (0.01 turns 30 s into 0.3 s)
     time_scale: float = 1.0
     disruption_controller: bool = True
+    #: bind PVs and PVCs, provision volumes (see ``pv_controller``)
+    pv_controller: bool = False
+    #: seconds from a PV/PVC/StorageClass change until the PV controller reacts
+    pv_bind_delay: float = 0.1
 
 
 def _node_conditions(now: str) -> list[JSON]:
@@ -75,6 +82,11 @@ class Lifecycle:
         self._dirty_budgets: set[str] = set()
         self._budget_timer: asyncio.TimerHandle | None = None
         self._pending_namespaces: set[str] = set()
+        self.volumes = (
+            PersistentVolumeController(registry, settings.pv_bind_delay, self._later)
+            if settings.pv_controller
+            else None
+        )
         self.running = False
 
     # --- wiring -------------------------------------------------------------------------------
@@ -158,6 +170,8 @@ class Lifecycle:
                 new.namespace,
                 new.name,
             )
+        if self.volumes is not None and key in (PVS.key, PVCS.key, STORAGE_CLASSES.key):
+            self.volumes.on_change(key, change)
 
     @staticmethod
     def _own_write(change: Change) -> bool:

@@ -642,6 +642,15 @@ class PersistentVolumeStrategy(Strategy):
         meta["finalizers"] = finalizers
         obj["status"] = {"phase": "Pending", "lastPhaseTransitionTime": rfc3339()}
 
+    def prepare_status_update(self, new: JSON, old: JSON) -> None:
+        """A phase change stamps ``lastPhaseTransitionTime`` unless the writer set a new one."""
+        super().prepare_status_update(new, old)
+        new_status, old_status = new.get("status") or {}, old.get("status") or {}
+        if new_status.get("phase") != old_status.get("phase") and new_status.get(
+            "lastPhaseTransitionTime"
+        ) in (None, old_status.get("lastPhaseTransitionTime")):
+            new["status"] = {**new_status, "lastPhaseTransitionTime": rfc3339()}
+
 
 class PersistentVolumeClaimStrategy(Strategy):
     def prepare_create(self, obj: JSON, lookup: Lookup) -> None:
