@@ -39,6 +39,7 @@ def main(argv: Sequence[str]) -> int:
         subject_prefix=common.subject_prefix,
         identity=common.identity,
         workers=ns.workers,
+        nats_credentials=common.nats_credentials,
     )
     asyncio.run(BinderService(options, config).run())
     return 0

@@ -10,7 +10,7 @@ import contextlib
 import logging
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -19,6 +19,7 @@ from nats.aio.msg import Msg
 
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus, connect
+from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
 from ksched.bus.messages import (
     Ack,
@@ -56,6 +57,7 @@ class BinderOptions:
     identity: str
     workers: int = 32
     ack_wait: float = 30.0
+    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -112,7 +114,10 @@ class BinderService:
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
         self.bus = await connect(
-            self.options.nats, name=f"binder:{self.options.identity}", subjects=self.subjects
+            self.options.nats,
+            name=f"binder:{self.options.identity}",
+            subjects=self.subjects,
+            **self.options.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
         self.api = await api_client(self.options.kubeconfig)

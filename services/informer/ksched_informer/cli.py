@@ -36,6 +36,7 @@ def main(argv: Sequence[str]) -> int:
         http_port=common.http_port,
         subject_prefix=common.subject_prefix,
         identity=common.identity,
+        nats_credentials=common.nats_credentials,
     )
     asyncio.run(InformerService(options, config).run())
     return 0

@@ -11,7 +11,7 @@ import signal
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -21,6 +21,7 @@ from nats.aio.msg import Msg
 from ksched.api.core import Node, Pod
 from ksched.bus.bootstrap import publish_chunks
 from ksched.bus.connect import Bus, connect
+from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import TypedKV, ensure_streams, publish
 from ksched.bus.messages import (
     Ack,
@@ -75,6 +76,7 @@ class InformerOptions:
     flush_interval: float = 0.002
     assumed_ttl: float = 30.0
     max_assumed_age: float = 900.0
+    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
 
 
 def needs_deep_check(pod: Pod) -> bool:
@@ -139,7 +141,10 @@ class InformerService:
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
         self.health.ready_checks["cache"] = lambda: (self.ready, "informers not synced")
         self.bus = await connect(
-            self.options.nats, name=f"informer:{self.options.identity}", subjects=self.subjects
+            self.options.nats,
+            name=f"informer:{self.options.identity}",
+            subjects=self.subjects,
+            **self.options.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
         self.kv = await TypedKV.open(self.bus, self.subjects.kv_bucket("assumed"), Placement)

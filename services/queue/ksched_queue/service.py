@@ -315,6 +315,7 @@ async def run(
         name=settings.identity,
         subjects=Subjects(settings.subject_prefix),
         initial_timeout=settings.nats_initial_timeout,
+        **settings.nats_credentials.connect_kwargs(),
     )
     service = QueueService(settings, core, bus, clock=clock)
     health = HealthServer(settings.http_host, settings.http_port, debug=core.debug_state)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ksched.bus.credentials import NatsCredentials
 from ksched.config import KubeSchedulerConfiguration, build_frameworks, default_config, load_config
 from ksched.framework.snapshot import Snapshot
 from ksched.service.options import CommonOptions
@@ -47,6 +48,7 @@ class QueueSettings:
     """Upper bound on a PopRequest's long poll, whatever it asks for."""
     nats_initial_timeout: float | None = None
     """Wait for the first NATS connection this long (None: forever, for a service started first)."""
+    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
 
     @property
     def pod_initial_backoff(self) -> float:
@@ -88,6 +90,7 @@ class QueueSettings:
             http_port=options.http_port,
             lease_seconds=lease_seconds,
             pod_max_in_unschedulable=pod_max_in_unschedulable,
+            nats_credentials=options.nats_credentials,
         )
 
 

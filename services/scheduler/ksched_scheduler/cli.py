@@ -42,6 +42,7 @@ def main(argv: Sequence[str]) -> int:
         identity=common.identity,
         batch=ns.batch,
         seed=ns.seed,
+        nats_credentials=common.nats_credentials,
     )
     asyncio.run(SchedulerService(options, config).run())
     return 0

@@ -13,7 +13,7 @@ import logging
 import signal
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -22,6 +22,7 @@ from nats.aio.msg import Msg
 
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus, connect
+from ksched.bus.credentials import NatsCredentials
 from ksched.bus.messages import (
     Ack,
     AssumeRejectCode,
@@ -64,6 +65,7 @@ class SchedulerOptions:
     batch: int = 16
     max_inflight_assumes: int = 256
     seed: int | None = None
+    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
 
 
 @dataclass
@@ -128,7 +130,10 @@ class SchedulerService:
             "snapshot replica not in sync",
         )
         self.bus = await connect(
-            self.options.nats, name=f"scheduler:{self.options.identity}", subjects=self.subjects
+            self.options.nats,
+            name=f"scheduler:{self.options.identity}",
+            subjects=self.subjects,
+            **self.options.nats_credentials.connect_kwargs(),
         )
         if self.options.kubeconfig is not None or _in_cluster():
             self.api = await api_client(self.options.kubeconfig)

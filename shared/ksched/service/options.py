@@ -4,6 +4,11 @@ Flag beats environment beats default: ``--nats`` / ``KSCHED_NATS``, ``--kubeconf
 ``KSCHED_KUBECONFIG``, ``--config`` / ``KSCHED_CONFIG``, ``--http-port`` / ``KSCHED_HTTP_PORT``,
 ``--http-host`` / ``KSCHED_HTTP_HOST``, ``--subject-prefix`` / ``KSCHED_SUBJECT_PREFIX``,
 ``--log-format`` / ``KSCHED_LOG_FORMAT``, ``--log-level`` / ``KSCHED_LOG_LEVEL``.
+
+NATS security (all optional): ``--nats-user`` / ``KSCHED_NATS_USER``, ``--nats-password`` /
+``KSCHED_NATS_PASSWORD``, ``--nats-creds`` / ``KSCHED_NATS_CREDS``, ``--nats-tls-ca`` /
+``KSCHED_NATS_TLS_CA``, ``--nats-tls-cert`` / ``KSCHED_NATS_TLS_CERT``, ``--nats-tls-key`` /
+``KSCHED_NATS_TLS_KEY``.
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ksched.bus.credentials import CredentialsError, NatsCredentials
 
 DEFAULT_NATS = "nats://127.0.0.1:4222"
 DEFAULT_PREFIX = "ksched"
@@ -28,6 +35,7 @@ class CommonOptions:
     log_format: str
     log_level: str
     identity: str
+    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
 
 
 def _env(env: Mapping[str, str], name: str, default: str | None) -> str | None:
@@ -64,10 +72,46 @@ def add_common_arguments(
     g.add_argument(
         "--id", dest="identity", default=_env(e, "ID", None), help="instance identity (default: host-pid)"
     )
+    add_nats_security_arguments(parser, e)
+
+
+def add_nats_security_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    """User/password or .creds file, and TLS, for the NATS connection (docs/deploy.md)."""
+    g = parser.add_argument_group("NATS security (docs/deploy.md)")
+    g.add_argument("--nats-user", default=_env(env, "NATS_USER", None), help="NATS user name")
+    g.add_argument(
+        "--nats-password",
+        default=_env(env, "NATS_PASSWORD", None),
+        help="NATS password (prefer KSCHED_NATS_PASSWORD: flags show in the process list)",
+    )
+    g.add_argument(
+        "--nats-creds", default=_env(env, "NATS_CREDS", None), help="NATS .creds file (needs nkeys)"
+    )
+    g.add_argument("--nats-tls-ca", default=_env(env, "NATS_TLS_CA", None), help="CA bundle to verify NATS")
+    g.add_argument(
+        "--nats-tls-cert", default=_env(env, "NATS_TLS_CERT", None), help="client certificate (mutual TLS)"
+    )
+    g.add_argument("--nats-tls-key", default=_env(env, "NATS_TLS_KEY", None), help="client certificate key")
+
+
+def nats_credentials(ns: argparse.Namespace) -> NatsCredentials:
+    """The NATS security settings parsed by :func:`add_common_arguments`."""
+    return NatsCredentials(
+        user=ns.nats_user,
+        password=ns.nats_password,
+        creds_file=ns.nats_creds,
+        tls_ca=ns.nats_tls_ca,
+        tls_cert=ns.nats_tls_cert,
+        tls_key=ns.nats_tls_key,
+    )
 
 
 def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
     identity = ns.identity or f"{service}-{os.uname().nodename}-{os.getpid()}"
+    try:
+        credentials = nats_credentials(ns)
+    except CredentialsError as exc:
+        raise SystemExit(f"ksched {service}: {exc}") from None
     return CommonOptions(
         nats=ns.nats,
         kubeconfig=ns.kubeconfig,
@@ -78,6 +122,7 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         log_format=ns.log_format,
         log_level=ns.log_level,
         identity=identity,
+        nats_credentials=credentials,
     )
 
 
