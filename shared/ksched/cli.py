@@ -7,6 +7,7 @@ dependencies load only when that service runs.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Protocol
@@ -76,7 +77,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"ksched {name}: not yet available in this build ({exc.name} is missing)", file=sys.stderr)
             return 2
         raise
+    profile_dir = os.environ.get("KSCHED_PROFILE")
+    if profile_dir:
+        return _profiled(func, rest, name, profile_dir)
     return func(rest)
+
+
+def _profiled(func: _Main, argv: list[str], name: str, directory: str) -> int:
+    """Run a subcommand under cProfile (``KSCHED_PROFILE=DIR``): stats land in DIR/<cmd>-<pid>.prof."""
+    import cProfile
+
+    profiler = cProfile.Profile()
+    try:
+        return int(profiler.runcall(func, argv))
+    finally:
+        os.makedirs(directory, exist_ok=True)
+        profiler.dump_stats(os.path.join(directory, f"{name}-{os.getpid()}.prof"))
 
 
 if __name__ == "__main__":

@@ -3,18 +3,31 @@ search from a rotating start index, scoring, and host selection; or the Diagnosi
 
 from __future__ import annotations
 
+import logging
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ksched.framework.cycle_state import CycleState
+from ksched.framework.extender import EXTENDER_NAME, Extender, ExtenderError
+from ksched.framework.extender_calls import (
+    find_nodes_that_pass_extenders,
+    has_extender_filters,
+    has_extender_prioritizers,
+    prioritize_with_extenders,
+)
 from ksched.framework.interfaces import Int64Array, Rows
+from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.results import Diagnosis, FitError
+from ksched.framework.results import Diagnosis, FitError, PreFilterResult
 from ksched.framework.runtime import FilterError, FilterOutcome, Framework
+from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
+
+log = logging.getLogger(__name__)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -45,6 +58,21 @@ class ScheduleResult:
     scores: dict[str, dict[str, int]] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
     diagnosis: Diagnosis | None = None
+    #: the scored nodes and their totals, kept by reference (no copy) for :func:`top_scores`
+    scored_nodes: list[NodeInfo] | None = None
+    score_totals: Int64Array | None = None
+
+
+def top_scores(result: ScheduleResult, k: int = 3) -> list[tuple[str, int]]:
+    """The ``k`` best (node, total score) pairs of a scheduled pod, best first (empty when only one
+    node was feasible). Computed on demand, so the cycle itself pays nothing for it."""
+    nodes, totals = result.scored_nodes, result.score_totals
+    if nodes is None or totals is None or len(totals) == 0:
+        return []
+    k = min(k, len(totals))
+    best = np.argpartition(totals, len(totals) - k)[len(totals) - k :]
+    best = best[np.argsort(-totals[best], kind="stable")]
+    return [(nodes[int(i)].name, int(totals[int(i)])) for i in best]
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -55,6 +83,23 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
         percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
     num = num_all_nodes * percentage // 100
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def _current(snapshot: Snapshot, nodes: list[NodeInfo]) -> list[NodeInfo]:
+    """``nodes`` as the snapshot holds them now (after an await), without those removed meanwhile."""
+    node_map = snapshot.node_map
+    current = (node_map.get(ni.name) for ni in nodes)
+    return [ni for ni in current if ni is not None]
+
+
+@dataclass(slots=True)
+class _PreFiltered:
+    """PreFilter's outcome: the node subset it narrowed to, the plugins that narrowed, the diagnosis."""
+
+    result: PreFilterResult | None
+    plugins_with_nodes: set[str]
+    diagnosis: Diagnosis
+    rejected: bool = False
 
 
 class ScheduleAlgorithm:
@@ -105,6 +150,7 @@ class ScheduleAlgorithm:
         result = ScheduleResult(
             nodes[pick].name, evaluated, len(nodes), diagnosis=diagnosis if explain else None
         )
+        result.scored_nodes, result.score_totals = nodes, totals
         if explain:
             names = [n.name for n in nodes]
             result.totals = dict(zip(names, totals.tolist(), strict=True))
@@ -113,11 +159,108 @@ class ScheduleAlgorithm:
             }
         return result
 
+    # --- with extenders ---------------------------------------------------------------------------
+    async def schedule_pod_async(
+        self, fw: Framework, state: CycleState, pod: PodInfo, *, explain: bool = False
+    ) -> ScheduleResult:
+        """:meth:`schedule_pod` consulting the framework's extenders (upstream ``schedulePod`` with
+        ``sched.Extenders``): their Filter after the in-tree filters, their Prioritize scores added
+        to the plugins' (in ``scores`` under the extender's name). Without extenders it is
+        :meth:`schedule_pod`. Across the awaits nodes are carried by name, so the snapshot may change
+        meanwhile (a vanished node is dropped).
+        """
+        extenders = fw.extenders
+        if not extenders:
+            return self.schedule_pod(fw, state, pod, explain=explain)
+        n_all = len(fw.snapshot.nodes)
+        if n_all == 0:
+            raise NoNodesAvailable()
+        nodes, diagnosis = await self._find_nodes_that_fit_async(fw, state, pod, extenders, explain)
+        if not nodes:
+            raise FitError(pod, n_all, diagnosis)
+        evaluated = len(nodes) + len(diagnosis.node_to_status)
+        if len(nodes) == 1:
+            return ScheduleResult(nodes[0].name, evaluated, 1, diagnosis=diagnosis if explain else None)
+        rows = np.fromiter((ni.index for ni in nodes), dtype=np.intp, count=len(nodes))
+        st = fw.run_pre_score_plugins(state, pod, nodes)
+        if st is not None:
+            raise SchedulingError(st)
+        outcome, st = fw.run_score_plugins(state, pod, nodes, rows)
+        if st is not None or outcome is None:
+            raise SchedulingError(st or Status.as_error("score plugins returned nothing"))
+        totals, per_plugin = outcome.totals, dict(outcome.plugin_scores)
+        names = [ni.name for ni in nodes]
+        for ext_name, by_node in (await prioritize_with_extenders(extenders, pod.pod, nodes)).items():
+            scores = np.fromiter((by_node.get(n, 0) for n in names), dtype=np.int64, count=len(names))
+            per_plugin[ext_name] = per_plugin[ext_name] + scores if ext_name in per_plugin else scores
+            totals = totals + scores
+        best = np.flatnonzero(totals == totals.max())
+        pick = int(best[0]) if len(best) == 1 else int(best[self.rng.randrange(len(best))])
+        result = ScheduleResult(names[pick], evaluated, len(names), diagnosis=diagnosis if explain else None)
+        if explain:
+            result.totals = dict(zip(names, totals.tolist(), strict=True))
+            result.scores = {
+                name: {pl: int(arr[i]) for pl, arr in per_plugin.items()} for i, name in enumerate(names)
+            }
+        return result
+
+    async def _find_nodes_that_fit_async(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        extenders: Sequence[Extender],
+        explain: bool,
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        """Upstream ``findNodesThatFitPod`` with extenders: the nominated node must pass them too,
+        and the search keeps looking past the first fit when an extender filters or scores."""
+        snapshot = fw.snapshot
+        pre = self._pre_filter(fw, state, pod)
+        if pre.rejected:
+            return [], pre.diagnosis
+        diagnosis = pre.diagnosis
+        nominated = self._fit_nominated(fw, state, pod, diagnosis)
+        if nominated is not None:
+            nodes = [snapshot.nodes[r] for r in nominated.tolist()]
+            try:
+                nodes = await find_nodes_that_pass_extenders(extenders, pod.pod, nodes, diagnosis)
+            except ExtenderError as exc:
+                log.warning("Evaluation failed on nominated node for pod %s: %s", pod.key, exc)
+                nodes = []
+            if nodes:
+                return _current(snapshot, nodes), diagnosis
+            diagnosis = Diagnosis(unschedulable_plugins=set(pre.plugins_with_nodes))
+        find_one = not (
+            fw.has_score_plugins() or has_extender_filters(extenders) or has_extender_prioritizers(extenders)
+        )
+        feasible = self._search(fw, state, pod, pre, diagnosis, explain, find_one)
+        nodes = [snapshot.nodes[r] for r in feasible.tolist()]
+        try:
+            passed = await find_nodes_that_pass_extenders(extenders, pod.pod, nodes, diagnosis)
+        except ExtenderError as exc:
+            raise SchedulingError(Status.as_error(exc)) from exc
+        if len(passed) != len(nodes):
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return _current(snapshot, passed), diagnosis
+
     # --- filtering -------------------------------------------------------------------------------
     def _find_nodes_that_fit(
         self, fw: Framework, state: CycleState, pod: PodInfo, explain: bool
     ) -> tuple[Rows, Diagnosis]:
-        snapshot = fw.snapshot
+        pre = self._pre_filter(fw, state, pod)
+        if pre.rejected:
+            return np.empty(0, dtype=np.intp), pre.diagnosis
+        diagnosis = pre.diagnosis
+        nominated = self._fit_nominated(fw, state, pod, diagnosis)
+        if nominated is not None:
+            if len(nominated):
+                return nominated, diagnosis
+            diagnosis = Diagnosis(unschedulable_plugins=set(pre.plugins_with_nodes))
+        feasible = self._search(fw, state, pod, pre, diagnosis, explain, find_one=not fw.has_score_plugins())
+        return feasible, diagnosis
+
+    def _pre_filter(self, fw: Framework, state: CycleState, pod: PodInfo) -> _PreFiltered:
+        """Run PreFilter; a rejection is recorded in the diagnosis, an error raises."""
         diagnosis = Diagnosis()
         pre_res, st, plugins_with_nodes = fw.run_pre_filter_plugins(state, pod)
         diagnosis.unschedulable_plugins = set(plugins_with_nodes)
@@ -127,23 +270,40 @@ class ScheduleAlgorithm:
             diagnosis.node_to_status.absent = st
             diagnosis.pre_filter_msg = st.message
             diagnosis.add_plugin_status(st)
-            return np.empty(0, dtype=np.intp), diagnosis
+            return _PreFiltered(pre_res, plugins_with_nodes, diagnosis, rejected=True)
+        return _PreFiltered(pre_res, plugins_with_nodes, diagnosis)
 
+    def _fit_nominated(
+        self, fw: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
+    ) -> Rows | None:
+        """The pod's nominated node if it passes the filters (empty if not); None without one."""
+        snapshot = fw.snapshot
         nominated = pod.pod.status.nominated_node_name
-        if nominated and nominated in snapshot.node_map:
-            rows = np.array([snapshot.node_map[nominated].index], dtype=np.intp)
-            outcome = self._filter(fw, state, pod, rows, diagnosis, 1, explain=False)
-            if len(outcome.feasible):
-                return outcome.feasible, diagnosis
-            diagnosis = Diagnosis(unschedulable_plugins=set(plugins_with_nodes))
+        if not nominated or nominated not in snapshot.node_map:
+            return None
+        rows = np.array([snapshot.node_map[nominated].index], dtype=np.intp)
+        return self._filter(fw, state, pod, rows, diagnosis, 1, explain=False).feasible
 
+    def _search(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        pre: _PreFiltered,
+        diagnosis: Diagnosis,
+        explain: bool,
+        find_one: bool,
+    ) -> Rows:
+        """Filter the (PreFilter-narrowed) nodes from the rotating start index until enough fit."""
+        snapshot = fw.snapshot
+        pre_res = pre.result
         n_all = len(snapshot.nodes)
         if pre_res is not None and pre_res.node_names is not None:
             rows = np.array(
                 sorted(snapshot.node_map[n].index for n in pre_res.node_names if n in snapshot.node_map),
                 dtype=np.intp,
             )
-            names = sorted(plugins_with_nodes)
+            names = sorted(pre.plugins_with_nodes)
             diagnosis.node_to_status.absent = Status.unresolvable(
                 f"node(s) didn't satisfy plugin(s) [{' '.join(names)}]"
             )
@@ -157,7 +317,7 @@ class ScheduleAlgorithm:
         if percentage is None:
             percentage = self.percentage_of_nodes_to_score
         to_find = num_feasible_nodes_to_find(percentage, len(rows))
-        if not fw.has_score_plugins():
+        if find_one:
             to_find = 1
         started = time.perf_counter()
         outcome = self._filter(fw, state, pod, rows, diagnosis, to_find, explain)
@@ -165,7 +325,7 @@ class ScheduleAlgorithm:
             fw.observe("Filter", "Success", time.perf_counter() - started)
         processed = len(outcome.feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % n_all
-        return outcome.feasible, diagnosis
+        return outcome.feasible
 
     def _filter(
         self,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ksched.framework.cycle_state import CycleState
+    from ksched.framework.extender import Extender
     from ksched.framework.nodeinfo import NodeInfo
     from ksched.framework.podinfo import PodInfo
     from ksched.framework.snapshot import Snapshot
@@ -37,6 +38,11 @@ class Handle(Protocol):
     @property
     def client(self) -> object | None:
         """A kubernetes_asyncio ``ApiClient`` where API calls are allowed (the binder); else None."""
+        ...
+
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        """The configured scheduler extenders (DefaultPreemption consults them)."""
         ...
 
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...

@@ -94,6 +94,15 @@ class PostFilterPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class AsyncPostFilterPlugin(PostFilterPlugin, Protocol):
+    """A PostFilter plugin that also has an async form, used when extenders are configured."""
+
+    async def post_filter_async(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
 class PreScorePlugin(Plugin, Protocol):
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None: ...
 

@@ -37,5 +37,13 @@ class Nominator:
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         return self._by_node.get(node_name, ())
 
+    def uids(self) -> list[str]:
+        """The nominated pods' uids."""
+        return list(self._node_of)
+
+    def nodes(self) -> list[str]:
+        """Names of the nodes that have nominated pods."""
+        return list(self._by_node)
+
     def __len__(self) -> int:
         return len(self._node_of)

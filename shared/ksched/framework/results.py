@@ -94,6 +94,8 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    #: node -> name of the extender that rejected it (its status names no plugin, as upstream's)
+    extender_rejections: dict[str, str] = field(default_factory=dict)
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:

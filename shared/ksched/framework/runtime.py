@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +14,8 @@ import numpy as np
 
 from ksched.framework import interfaces as ifc
 from ksched.framework.cycle_state import CycleState
+from ksched.framework.extender import Extender
+from ksched.framework.extender_calls import bind_with_extenders
 from ksched.framework.handle import Nominator
 from ksched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, Int64Array, Rows
 from ksched.framework.nodeinfo import NodeInfo
@@ -120,8 +123,16 @@ class Framework:
         self._client = client
         self.plugins = PluginsByPoint()
         self.score_weights: dict[str, int] = {}
+        self._batch_filter: dict[str, bool] = {}
+        self._batch_score: dict[str, bool] = {}
+        self._normalizes: dict[str, bool] = {}
+        self._extensions: list[Any] = []
+        self._extenders: Sequence[Extender] = ()
         #: (extension point, status label, seconds) -> None; services install a metrics observer
         self.observe: Callable[[str, str, float], None] | None = None
+        #: the random source plugins draw from (DefaultPreemption's offset); the service or simulation
+        #: shares its algorithm's, so one seed reproduces a run
+        self.rng: random.Random | None = None
 
     # --- Handle ----------------------------------------------------------------------------------
     @property
@@ -148,9 +159,23 @@ class Framework:
     def client(self) -> object | None:
         return self._client
 
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        """Scheduler extenders; when there are some, cycles run ``schedule_pod_async``."""
+        return self._extenders
+
+    @extenders.setter
+    def extenders(self, value: Sequence[Extender]) -> None:
+        self._extenders = tuple(value)
+
     def set_plugins(self, plugins: PluginsByPoint) -> None:
         self.plugins = plugins
         self.score_weights = {pl.name: w for pl, w in plugins.score}
+        # Protocol isinstance checks are slow: decide each plugin's capabilities once.
+        self._batch_filter = {pl.name: isinstance(pl, ifc.BatchFilterPlugin) for pl in plugins.filter}
+        self._batch_score = {pl.name: isinstance(pl, ifc.BatchScorePlugin) for pl, _ in plugins.score}
+        self._normalizes = {pl.name: isinstance(pl, ifc.ScoreExtensions) for pl, _ in plugins.score}
+        self._extensions = [pl for pl in plugins.pre_filter if isinstance(pl, ifc.PreFilterExtensions)]
 
     def has_filter_plugins(self) -> bool:
         return bool(self.plugins.filter)
@@ -229,8 +254,8 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
     ) -> Status | None:
-        for pl in self.plugins.pre_filter:
-            if pl.name in state.skip_filter_plugins or not isinstance(pl, ifc.PreFilterExtensions):
+        for pl in self._extensions:
+            if pl.name in state.skip_filter_plugins:
                 continue
             try:
                 st = pl.add_pod(state, pod, to_add, node)
@@ -245,8 +270,8 @@ class Framework:
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
     ) -> Status | None:
-        for pl in self.plugins.pre_filter:
-            if pl.name in state.skip_filter_plugins or not isinstance(pl, ifc.PreFilterExtensions):
+        for pl in self._extensions:
+            if pl.name in state.skip_filter_plugins:
                 continue
             try:
                 st = pl.remove_pod(state, pod, to_remove, node)
@@ -319,6 +344,23 @@ class Framework:
             for pi in self._nominator.nominated_pods_for_node(node_name)
         )
 
+    def _rows_with_nominated_pods(self, pod: PodInfo) -> list[int]:
+        """Rows of nodes holding higher-or-equal priority nominated pods (checked per nominated
+        node, not per candidate row: nominations are few)."""
+        names = getattr(self._nominator, "nodes", None)
+        if names is None:
+            if isinstance(self._nominator, NoNominations):
+                return []
+            candidates = [ni.name for ni in self._snapshot.nodes]
+        else:
+            candidates = names()
+        node_map = self._snapshot.node_map
+        return [
+            node_map[name].index
+            for name in candidates
+            if name in node_map and self.has_nominated_pods(name, pod)
+        ]
+
     def filter_rows(self, state: CycleState, pod: PodInfo, rows: Rows) -> FilterOutcome:
         """Filter ``rows`` (examined in the given order): batch plugins vectorized, others per node.
 
@@ -328,20 +370,16 @@ class Framework:
         filters = self.active_filters(state)
         rejected_by: dict[int, int] = {}
         statuses: dict[int, Status] = {}
-        nominated_rows: list[int] = []
-        if not isinstance(self._nominator, NoNominations):
-            nominated_rows = [
-                int(r) for r in rows if self.has_nominated_pods(snapshot.nodes[int(r)].name, pod)
-            ]
+        nominated_rows = self._rows_with_nominated_pods(pod)
         alive = rows
         if nominated_rows:
             alive = rows[~np.isin(rows, nominated_rows)]
         for j, pl in enumerate(filters):
             if not len(alive):
                 break
-            if isinstance(pl, ifc.BatchFilterPlugin):
+            if self._batch_filter.get(pl.name, False):
                 try:
-                    mask = pl.filter_batch(state, pod, snapshot, alive)
+                    mask = pl.filter_batch(state, pod, snapshot, alive)  # type: ignore[attr-defined]
                 except Exception as exc:
                     raise FilterError(_plugin_error(pl, exc, "Filter")) from exc
             else:
@@ -402,25 +440,44 @@ class Framework:
     def run_post_filter_plugins(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
-        result: PostFilterResult | None = None
-        reasons: list[str] = []
-        rejector = ""
+        run = _PostFilterRun()
         for pl in self.plugins.post_filter:
             try:
                 r, st = pl.post_filter(state, pod, statuses)
             except Exception as exc:
                 return None, _plugin_error(pl, exc, "PostFilter")
-            if st is None or st.code == Code.SUCCESS:
-                return r, st if st is not None else Status(Code.SUCCESS)
-            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                return r, st.with_plugin(pl.name)
-            if not st.is_rejected():
-                return None, Status.as_error(RuntimeError(st.message)).with_plugin(pl.name)
-            if r is not None and r.mode != 0:
-                result = r
-            reasons.extend(st.all_reasons())
-            rejector = rejector or pl.name
-        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+            final = run.step(pl.name, r, st)
+            if final is not None:
+                return final
+        return run.outcome()
+
+    async def run_post_filter_plugins_async(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """As :meth:`run_post_filter_plugins`, awaiting the async form of plugins that have one
+        (DefaultPreemption consults the extenders there)."""
+        started = time.perf_counter()
+        result = await self._run_post_filter_plugins_async(state, pod, statuses)
+        if self.observe is not None:
+            self.observe("PostFilter", _status_label(result[1]), time.perf_counter() - started)
+        return result
+
+    async def _run_post_filter_plugins_async(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        run = _PostFilterRun()
+        for pl in self.plugins.post_filter:
+            try:
+                if isinstance(pl, ifc.AsyncPostFilterPlugin):
+                    r, st = await pl.post_filter_async(state, pod, statuses)
+                else:
+                    r, st = pl.post_filter(state, pod, statuses)
+            except Exception as exc:
+                return None, _plugin_error(pl, exc, "PostFilter")
+            final = run.step(pl.name, r, st)
+            if final is not None:
+                return final
+        return run.outcome()
 
     # --- Score -----------------------------------------------------------------------------------
     @_timed("PreScore", lambda r: r)
@@ -456,14 +513,14 @@ class Framework:
             if pl.name in skip:
                 continue
             try:
-                if isinstance(pl, ifc.BatchScorePlugin):
-                    scores = np.asarray(pl.score_batch(state, pod, snapshot, rows), dtype=np.int64)
+                if self._batch_score.get(pl.name, False):
+                    scores = np.asarray(pl.score_batch(state, pod, snapshot, rows), dtype=np.int64)  # type: ignore[attr-defined]
                 else:
                     scores = np.fromiter(
                         (pl.score(state, pod, n) for n in nodes), dtype=np.int64, count=len(nodes)
                     )
-                if isinstance(pl, ifc.ScoreExtensions):
-                    st = pl.normalize_score(state, pod, nodes, scores)
+                if self._normalizes.get(pl.name, False):
+                    st = pl.normalize_score(state, pod, nodes, scores)  # type: ignore[attr-defined]
                     if st is not None and st.code != Code.SUCCESS:
                         return None, Status.as_error(
                             RuntimeError(f"running Normalize on Score plugins: {st.message}")
@@ -542,6 +599,14 @@ class Framework:
                 return st.with_plugin(pl.name)
         return None
 
+    async def run_binding(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Upstream ``Scheduler.bind``: an interested extender binder binds the pod, else the bind plugins."""
+        if self._extenders:
+            bound, st = await bind_with_extenders(self._extenders, pod.pod, node_name)
+            if bound:
+                return st
+        return await self.run_bind_plugins(state, pod, node_name)
+
     async def run_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         if not self.plugins.bind:
             return Status.as_error("no bind plugin configured")
@@ -562,6 +627,36 @@ class Framework:
     async def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for pl in self.plugins.post_bind:
             await pl.post_bind(state, pod, node_name)
+
+
+class _PostFilterRun:
+    """Upstream ``RunPostFilterPlugins``: the first success or unresolvable rejection ends the run;
+    Unschedulable rejections accumulate their reasons and the last nominating result."""
+
+    __slots__ = ("reasons", "rejector", "result")
+
+    def __init__(self) -> None:
+        self.result: PostFilterResult | None = None
+        self.reasons: list[str] = []
+        self.rejector = ""
+
+    def step(
+        self, plugin: str, r: PostFilterResult | None, st: Status | None
+    ) -> tuple[PostFilterResult | None, Status] | None:
+        if st is None or st.code == Code.SUCCESS:
+            return r, st if st is not None else Status(Code.SUCCESS)
+        if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return r, st.with_plugin(plugin)
+        if not st.is_rejected():
+            return None, Status.as_error(RuntimeError(st.message)).with_plugin(plugin)
+        if r is not None and r.mode != 0:
+            self.result = r
+        self.reasons.extend(st.all_reasons())
+        self.rejector = self.rejector or plugin
+        return None
+
+    def outcome(self) -> tuple[PostFilterResult | None, Status]:
+        return self.result, Status(Code.UNSCHEDULABLE, *self.reasons, plugin=self.rejector)
 
 
 class FilterError(Exception):

@@ -135,6 +135,7 @@ class FakeHandle:
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self._nominator = FakeNominator()
         self._client = client
+        self._extenders: list[Any] = []
 
     @property
     def snapshot(self) -> Snapshot:
@@ -155,6 +156,10 @@ class FakeHandle:
     @property
     def client(self) -> object | None:
         return self._client
+
+    @property
+    def extenders(self) -> list[Any]:
+        return self._extenders
 
     def run_filter_plugins(self, *args: Any) -> Any:
         raise NotImplementedError("FakeHandle runs no other plugins")

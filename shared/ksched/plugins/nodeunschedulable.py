@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ksched.api.core import Node, Pod, Taint
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
@@ -14,8 +16,10 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import BoolArray, Rows
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.framework.taints import NO_SCHEDULE, TAINT_NODE_UNSCHEDULABLE, tolerations_tolerate
 from ksched.plugins.hintutil import as_typed
@@ -33,6 +37,28 @@ def tolerates_unschedulable(pod: Pod) -> bool:
 
 class NodeUnschedulable:
     name = NAME
+
+    def __init__(self) -> None:
+        self._cached: tuple[int, int, BoolArray] | None = None
+
+    def _cordoned(self, snapshot: Snapshot) -> BoolArray:
+        """Per row: the node is unschedulable (cached until a node changes)."""
+        key = (id(snapshot), snapshot.nodes_version)
+        cached = self._cached
+        if cached is None or cached[:2] != key:
+            flags = np.fromiter(
+                (ni.node is not None and ni.node.spec.unschedulable for ni in snapshot.nodes),
+                dtype=np.bool_,
+                count=len(snapshot.nodes),
+            )
+            cached = (key[0], key[1], flags)
+            self._cached = cached
+        return cached[2]
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> BoolArray:
+        if tolerates_unschedulable(pod.pod):
+            return np.ones(len(rows), dtype=np.bool_)
+        return ~self._cordoned(snapshot)[rows]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
