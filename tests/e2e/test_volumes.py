@@ -37,7 +37,8 @@ async def api(stack: Stack) -> AsyncIterator[ApiClient]:
         await a.close()
 
 
-def claim(name: str, storage_class: str, size: str) -> dict[str, Any]:
+def claim(name: str, storage_class: str, size: str) -> Any:
+    """A PVC body (typed Any: kubernetes_asyncio takes dicts at run time)."""
     return {
         "metadata": {"name": name, "namespace": "default"},
         "spec": {
@@ -63,14 +64,13 @@ async def test_wait_for_first_consumer_claims_decide_and_follow_the_node(
         ("local-wffc", "kubernetes.io/no-provisioner"),
         ("csi-wffc", "csi.example.com"),
     ):
-        await storage.create_storage_class(
-            {
-                "metadata": {"name": name},
-                "provisioner": provisioner,
-                "volumeBindingMode": "WaitForFirstConsumer",
-            }
-        )
-    local_pv = {
+        storage_class: Any = {
+            "metadata": {"name": name},
+            "provisioner": provisioner,
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+        await storage.create_storage_class(storage_class)
+    local_pv: Any = {
         "metadata": {"name": "local-on-b"},
         "spec": {
             "capacity": {"storage": "10Gi"},

@@ -11,7 +11,7 @@ from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, Sche
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.results import FitError
+from ksched.framework.results import FitError, PostFilterResult
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot, with_node_name
 from ksched.framework.status import Code
@@ -35,6 +35,8 @@ class CycleOutcome:
     pending_plugins: set[str] = field(default_factory=set)
     nominated_node: str = ""
     victims: list[PodInfo] = field(default_factory=list)
+    #: what PostFilter returned (a PreemptionResult when DefaultPreemption nominated a node)
+    post_filter: PostFilterResult | None = None
     permit_wait: float = 0.0
     feasible_nodes: int = 0
     evaluated_nodes: int = 0
@@ -56,6 +58,7 @@ class SchedulingCycle:
         self.nominator = nominator
         for fw in frameworks.values():
             fw.nominator = nominator
+            fw.rng = algorithm.rng
 
     def run(self, pod: Pod) -> CycleOutcome:
         fw = self.frameworks[pod.spec.scheduler_name]
@@ -69,6 +72,7 @@ class SchedulingCycle:
             if fw.plugins.post_filter:
                 res, st = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
                 fit.diagnosis.post_filter_msg = st.message if st.code != Code.SUCCESS else ""
+                out.post_filter = res
                 if res is not None and res.nominated_node_name:
                     out.nominated_node = res.nominated_node_name
                     out.victims = list(res.victims)

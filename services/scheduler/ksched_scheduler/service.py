@@ -50,6 +50,8 @@ from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched_scheduler import metrics
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
+from ksched_scheduler.nominations import NominationTracker, follow_nominations
+from ksched_scheduler.preemption import PreemptionRunner, status_nomination
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,8 @@ class SchedulerService:
         self.tasks = TaskGroup()
         self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
         self.nominator = Nominator()
+        self.nominations = NominationTracker(self.nominator, self._placed)
+        self.preemptions: PreemptionRunner | None = None
         self.scheduler_names = [p.scheduler_name or "" for p in config.profiles]
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
@@ -152,6 +156,8 @@ class SchedulerService:
         self.tasks.spawn("replica", self.follower.run, restart=True)
         self.tasks.spawn("schedule", self._schedule_loop, restart=True)
         self.tasks.spawn("renew", self._renew_loop, restart=True)
+        self.preemptions = PreemptionRunner(self.api, self.reporter, self.nominations)
+        self.tasks.spawn("nominations", self._follow_nominations, restart=True, pause=2.0)
 
     async def stop(self) -> None:
         """Graceful: stop popping, let assumes and reports under way finish, then disconnect."""
@@ -208,6 +214,7 @@ class SchedulerService:
         except msgspec.DecodeError as exc:
             await self._done(leased, DoneOutcome.ERROR, message=f"undecodable pod: {exc}")
             return
+        self.nominations.observe(leased.pod)
         started = time.perf_counter()
         outcome = self.cycle.run(pod)
         elapsed = time.perf_counter() - started
@@ -224,9 +231,11 @@ class SchedulerService:
             metrics.UNSCHEDULABLE_PODS.labels(plugin, profile).inc()
         ref = PodRef(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid)
         if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
-            self.reporter.unschedulable(ref, outcome.message, outcome.nominated_node or None)
+            nomination = status_nomination(outcome.pod, outcome.post_filter)
+            self.reporter.unschedulable(ref, outcome.message, nomination)
+        if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
+            self.preemptions.after_failure(outcome)  # nominations now, victims deleted in the background
         if outcome.nominated_node:
-            self.nominator.add(outcome.pod, outcome.nominated_node)
             metrics.PREEMPTION_ATTEMPTS.inc()
             metrics.PREEMPTION_VICTIMS.observe(len(outcome.victims))
         await self._done(
@@ -348,6 +357,16 @@ class SchedulerService:
                 )
                 for lease_id in reply.expired:
                     self._held.pop(lease_id, None)
+
+    # --- nominations ------------------------------------------------------------------------------
+    def _placed(self, uid: str) -> bool:
+        return self.follower is not None and self.follower.replica.snapshot.location(uid) is not None
+
+    async def _follow_nominations(self) -> None:
+        """Nominations made anywhere (the pending pods' nominatedNodeName), once the replica is synced."""
+        assert self.bus is not None and self.follower is not None
+        await self.follower.synced.wait()
+        await follow_nominations(self.bus, self.nominations, self.scheduler_names, self.options.identity)
 
     # --- binder callbacks ------------------------------------------------------------------------
     async def on_unreserve(self, req: UnreserveRequest, _msg: Msg) -> Ack:

@@ -113,8 +113,11 @@ class Reporter:
                 return 0
 
     # --- events ------------------------------------------------------------------------------------
-    def event(self, pod: PodRef, type_: str, reason: str, action: str, note: str) -> None:
-        """Record an event about ``pod`` (Normal/Warning), merged into a series when it repeats."""
+    def event(
+        self, pod: PodRef, type_: str, reason: str, action: str, note: str, related: PodRef | None = None
+    ) -> None:
+        """Record an event about ``pod`` (Normal/Warning), merged into a series when it repeats;
+        ``related`` is a second pod involved (the preemptor of a Preempted victim)."""
         key = (pod.uid, reason, note)
         now = time.time()
         series = self._series.get(key)
@@ -148,6 +151,14 @@ class Reporter:
                 "uid": pod.uid,
             },
         }
+        if related is not None:
+            body["related"] = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": related.name,
+                "namespace": related.namespace,
+                "uid": related.uid,
+            }
         self._spawn(self._call("POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body))
 
     async def _patch_series(self, series: _Series) -> None:

@@ -94,6 +94,7 @@ class Simulation:
         self.nominator = Nominator()
         for fw in frameworks.values():
             fw.nominator = self.nominator
+            fw.rng = algorithm.rng  # --seed also fixes DefaultPreemption's dry-run offset
         for pod in cluster.pending:
             if pod.status.nominated_node_name:
                 self.nominator.add(PodInfo(pod), pod.status.nominated_node_name)

@@ -1,0 +1,138 @@
+"""Which pending pods are nominated to which node, for this replica's two-pass Filter (upstream's
+nominator, fed by the scheduler's own PostFilter decisions and by pod updates).
+
+A replica learns nominations from
+
+* its own decisions (:meth:`NominationTracker.nominate` / :meth:`~NominationTracker.clear`), at once;
+* the pods' ``status.nominatedNodeName`` as the informer reports it: a bootstrap of the pending pods,
+  then their feed (``P.feed.pending.*``), so nominations made by other replicas count here too;
+* the pod of each lease it gets.
+
+The API lags a replica's own decision (the status patch is written in the background), so for
+``hold_seconds`` after a decision a report that disagrees with it is taken for a stale one. A pod
+placed in the snapshot (assumed or bound) is not nominated anywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+
+import msgspec
+from nats.aio.msg import Msg
+
+from ksched.api.core import Pod
+from ksched.bus import jetstream
+from ksched.bus.bootstrap import fetch_bootstrap
+from ksched.bus.connect import Bus
+from ksched.bus.messages import PendingPod, PendingPodAction, PendingPodEvent, PendingPodsRequest
+from ksched.framework.nominator import Nominator
+from ksched.framework.podinfo import PodInfo
+
+log = logging.getLogger(__name__)
+
+HOLD_SECONDS = 30.0
+
+
+class NominationTracker:
+    """Keeps a :class:`Nominator` in line with this replica's decisions and the API's view."""
+
+    def __init__(
+        self,
+        nominator: Nominator,
+        placed: Callable[[str], bool] = lambda uid: False,
+        *,
+        hold_seconds: float = HOLD_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.nominator = nominator
+        self.placed = placed
+        self.hold_seconds = hold_seconds
+        self.clock = clock
+        self._mine: dict[str, tuple[str, float]] = {}  # uid -> (node or "" for cleared, when)
+
+    # --- this replica's decisions ------------------------------------------------------------------
+    def nominate(self, pod: PodInfo, node: str) -> None:
+        self.nominator.add(pod, node)
+        self._mine[pod.uid] = (node, self.clock())
+
+    def clear(self, uid: str) -> None:
+        self.nominator.remove(uid)
+        self._mine[uid] = ("", self.clock())
+
+    # --- the API's view -----------------------------------------------------------------------------
+    def observe(self, pending: PendingPod) -> None:
+        """A pending pod as the informer (or the queue, in a lease) reports it."""
+        uid, node = pending.uid, pending.nominated_node_name
+        mine = self._mine.get(uid)
+        if mine is not None:
+            if mine[0] != node and self.clock() - mine[1] < self.hold_seconds:
+                return  # our newer decision has not reached the API yet
+            del self._mine[uid]
+        if not node or self.placed(uid):
+            self.nominator.remove(uid)
+            return
+        if self.nominator.node_of(uid) == node or not pending.pod:
+            return
+        try:
+            pod = msgspec.json.decode(pending.pod, type=Pod)
+        except msgspec.DecodeError as exc:
+            log.warning("nominated pod %s/%s undecodable: %s", pending.namespace, pending.name, exc)
+            return
+        self.nominator.add(PodInfo(pod), node)
+
+    def gone(self, uid: str) -> None:
+        """The pod is no longer pending (deleted, bound, or another scheduler's)."""
+        self.nominator.remove(uid)
+        self._mine.pop(uid, None)
+
+    def on_event(self, event: PendingPodEvent) -> None:
+        if event.action == PendingPodAction.DELETE:
+            self.gone(event.pod.uid)
+        else:
+            self.observe(event.pod)
+
+    def load(self, pending: Iterable[PendingPod]) -> None:
+        """Start over from the full list of pending pods (the informer's bootstrap)."""
+        listed = {p.uid: p for p in pending}
+        for uid in self.nominator.uids():
+            if uid not in listed:
+                self.gone(uid)
+        for p in listed.values():
+            self.observe(p)
+
+
+async def follow_nominations(
+    bus: Bus, tracker: NominationTracker, scheduler_names: list[str], identity: str
+) -> None:
+    """Bootstrap from the informer's pending pods, then follow their feed in stream order (runs until
+    cancelled; a failure raises, and the caller's task group restarts it)."""
+    reply, items = await fetch_bootstrap(
+        bus,
+        bus.subjects.pending_bootstrap,
+        lambda inbox: PendingPodsRequest(requester=identity, deliver=inbox, scheduler_names=scheduler_names),
+        PendingPod,
+        timeout=30.0,
+    )
+    tracker.load(items)
+
+    async def on_event(event: PendingPodEvent, _msg: Msg) -> None:
+        tracker.on_event(event)
+
+    sub = await jetstream.subscribe_ordered(
+        bus,
+        bus.subjects.pending_pods_all,
+        PendingPodEvent,
+        on_event,
+        stream=bus.subjects.feed_stream,
+        start_seq=reply.stream_seq + 1,
+        kind="feed",
+    )
+    try:
+        await asyncio.Event().wait()
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()

@@ -1,0 +1,110 @@
+"""What a scheduling cycle's PostFilter decided, carried out off the serial cycle.
+
+For an unschedulable pod, upstream's failure handler updates the nominator from the PostFilter
+result (override: the nominated node, or none; no result: keep the pod's current nomination) and,
+with SchedulerAsyncPreemption, DefaultPreemption has started a goroutine that preempts. Here:
+
+* :meth:`PreemptionRunner.after_failure` updates the replica's nominations at once (the preemptor on
+  its node; lower-priority pods nominated there lose theirs) and submits the API effects to the
+  profile's :class:`~ksched.plugins.defaultpreemption.PreemptionExecutor` as a task: clear the
+  lower-priority nominations, mark each victim ``DisruptionTarget`` and delete it. The preemptor's
+  own ``nominatedNodeName`` is written with its PodScheduled condition by the service's reporter
+  (:func:`status_nomination`), as upstream's ``updatePod`` does;
+* a ``Preempted`` event (``Preempted by pod <uid> on node <node>``, related to the preemptor) is
+  recorded on each victim the task deleted;
+* while a preemption for a pod is under way, another cycle of that pod does not start a second one.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kubernetes_asyncio.client import ApiClient
+
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.results import NominatingMode, PostFilterResult
+from ksched.plugins.defaultpreemption import NAME, DefaultPreemption, PreemptionPlan, PreemptionResult
+from ksched.plugins.defaultpreemption.effects import PreemptionReport
+from ksched.service.reporter import PodRef, Reporter
+from ksched_scheduler.cycle import CycleOutcome
+from ksched_scheduler.nominations import NominationTracker
+
+log = logging.getLogger(__name__)
+
+
+def status_nomination(pod: PodInfo, result: PostFilterResult | None) -> str | None:
+    """The ``nominatedNodeName`` to write with the pod's condition ("" clears it), or None to leave
+    it: only an overriding result that changes it (upstream ``updatePod``)."""
+    if result is None or result.mode != NominatingMode.OVERRIDE:
+        return None
+    current = pod.pod.status.nominated_node_name or ""
+    return None if result.nominated_node_name == current else result.nominated_node_name
+
+
+def preempted_message(preemptor_uid: str, node: str) -> str:
+    """Upstream's ``Preempted`` event text on a victim."""
+    return f"Preempted by pod {preemptor_uid} on node {node}"
+
+
+def _ref(pod: PodInfo) -> PodRef:
+    meta = pod.pod.metadata
+    return PodRef(meta.namespace, meta.name, meta.uid)
+
+
+class PreemptionRunner:
+    """Applies PostFilter outcomes to the nominations and runs preemptions in the background."""
+
+    def __init__(
+        self, api: ApiClient | None, reporter: Reporter | None, nominations: NominationTracker
+    ) -> None:
+        self.api = api
+        self.reporter = reporter
+        self.nominations = nominations
+        self.started = 0
+        self.failed = 0
+
+    def after_failure(self, outcome: CycleOutcome) -> None:
+        """Upstream's nominator update for an unschedulable cycle, then the preemption itself."""
+        result, pod = outcome.post_filter, outcome.pod
+        if result is None or result.mode != NominatingMode.OVERRIDE:
+            return
+        node = result.nominated_node_name
+        if not node:
+            self.nominations.clear(pod.uid)
+            return
+        self.nominations.nominate(pod, node)
+        if not isinstance(result, PreemptionResult):
+            return
+        for lower in result.lower_priority_nominated:
+            self.nominations.clear(lower.uid)
+        if self.api is None:
+            return
+        plugin = outcome.fw.plugin(NAME)
+        if not isinstance(plugin, DefaultPreemption):
+            return
+        if plugin.executor.is_running(pod.uid):
+            return  # the victims of an earlier cycle are still being deleted
+        plan = PreemptionPlan.from_result(pod.pod, result)
+        if not plan.victims and not plan.lower_priority_nominated:
+            return
+        self.started += 1
+        plugin.executor.submit(
+            self.api, plan, nominate=False, on_done=lambda report: self._done(plan, report)
+        )
+
+    def _done(self, plan: PreemptionPlan, report: PreemptionReport) -> None:
+        preemptor = PodInfo(plan.preemptor)
+        deleted = set(report.deleted)
+        if self.reporter is not None:
+            note = preempted_message(preemptor.uid, plan.node_name)
+            for victim in plan.victims:
+                info = PodInfo(victim)
+                if info.key in deleted:
+                    self.reporter.event(
+                        _ref(info), "Normal", "Preempted", "Preempting", note, _ref(preemptor)
+                    )
+        if not report.ok:
+            self.failed += 1
+            log.warning(
+                "preemption for %s on %s: %s", preemptor.key, plan.node_name, "; ".join(report.errors)
+            )

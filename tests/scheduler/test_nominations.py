@@ -1,0 +1,127 @@
+"""The scheduler replica's nominations: its own PostFilter decisions, the API's view through the
+pending-pod feed and leases, and what the preemptor's status patch carries."""
+
+from __future__ import annotations
+
+import msgspec
+from ksched_scheduler.cycle import UNSCHEDULABLE, CycleOutcome
+from ksched_scheduler.nominations import NominationTracker
+from ksched_scheduler.preemption import PreemptionRunner, preempted_message, status_nomination
+
+from ksched.api.core import Pod
+from ksched.bus.messages import PendingPod, PendingPodAction, PendingPodEvent
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.nominator import Nominator
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.results import NominatingMode, PostFilterResult
+from ksched.framework.runtime import Framework
+from ksched.framework.snapshot import Snapshot
+from ksched.framework.testing import make_pod
+from ksched.plugins.defaultpreemption import PreemptionResult
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pending(pod: Pod, nominated: str = "") -> PendingPod:
+    return PendingPod(
+        uid=pod.metadata.uid,
+        namespace=pod.metadata.namespace,
+        name=pod.metadata.name,
+        scheduler_name=pod.spec.scheduler_name,
+        nominated_node_name=nominated,
+        pod=msgspec.json.encode(pod),
+    )
+
+
+def event(action: PendingPodAction, p: PendingPod) -> PendingPodEvent:
+    return PendingPodEvent(action=action, pod=p, epoch="e", generation=1)
+
+
+def tracker(placed: set[str] | None = None) -> tuple[NominationTracker, Nominator, Clock]:
+    nominator, clock = Nominator(), Clock()
+    gone = placed if placed is not None else set()
+    return NominationTracker(nominator, gone.__contains__, hold_seconds=10, clock=clock), nominator, clock
+
+
+def test_feed_nominations_count_and_end_with_the_pod() -> None:
+    t, nominator, _ = tracker()
+    p = make_pod("p", priority=10)
+    t.on_event(event(PendingPodAction.ADD, pending(p, "node-1")))
+    assert [pi.uid for pi in nominator.nominated_pods_for_node("node-1")] == [p.metadata.uid]
+    t.on_event(event(PendingPodAction.UPDATE, pending(p, "node-2")))
+    assert nominator.node_of(p.metadata.uid) == "node-2" and not nominator.nominated_pods_for_node("node-1")
+    t.on_event(event(PendingPodAction.UPDATE, pending(p)))
+    assert nominator.node_of(p.metadata.uid) is None
+    t.on_event(event(PendingPodAction.UPDATE, pending(p, "node-3")))
+    t.on_event(event(PendingPodAction.DELETE, pending(p, "node-3")))
+    assert len(nominator) == 0
+
+
+def test_own_decision_wins_over_stale_reports_until_the_hold_ends() -> None:
+    t, nominator, clock = tracker()
+    p = make_pod("p")
+    t.nominate(PodInfo(p), "node-1")
+    t.observe(pending(p))  # an update written before our status patch landed
+    assert nominator.node_of(p.metadata.uid) == "node-1"
+    t.observe(pending(p, "node-1"))  # confirmed: the API's word counts again
+    t.observe(pending(p))
+    assert nominator.node_of(p.metadata.uid) is None
+    t.clear(p.metadata.uid)
+    t.observe(pending(p, "node-9"))  # stale: we cleared it
+    assert nominator.node_of(p.metadata.uid) is None
+    clock.now += 11
+    t.observe(pending(p, "node-9"))  # long after: another replica's nomination
+    assert nominator.node_of(p.metadata.uid) == "node-9"
+
+
+def test_placed_pods_and_bootstrap() -> None:
+    placed: set[str] = set()
+    t, nominator, _ = tracker(placed)
+    a, b, c = make_pod("a"), make_pod("b"), make_pod("c")
+    placed.add(a.metadata.uid)
+    t.observe(pending(a, "node-1"))
+    assert nominator.node_of(a.metadata.uid) is None
+    t.observe(pending(b, "node-1"))
+    t.load([pending(c, "node-2")])  # b is no longer pending
+    assert nominator.uids() == [c.metadata.uid]
+
+
+def outcome_with(pod: Pod, result: PostFilterResult | None) -> CycleOutcome:
+    fw = Framework("default-scheduler", Snapshot())
+    return CycleOutcome(UNSCHEDULABLE, PodInfo(pod), fw, CycleState(), post_filter=result)
+
+
+def test_post_filter_results_update_the_nominations() -> None:
+    t, nominator, _ = tracker()
+    runner = PreemptionRunner(None, None, t)
+    preemptor = make_pod("preemptor", priority=100)
+    lower = make_pod("lower", priority=1)
+    t.observe(pending(lower, "node-1"))
+    result = PreemptionResult(nominated_node_name="node-1", lower_priority_nominated=[PodInfo(lower)])
+    runner.after_failure(outcome_with(preemptor, result))
+    assert [pi.uid for pi in nominator.nominated_pods_for_node("node-1")] == [preemptor.metadata.uid]
+    runner.after_failure(outcome_with(preemptor, None))  # no result: the nomination stays
+    assert nominator.node_of(preemptor.metadata.uid) == "node-1"
+    runner.after_failure(outcome_with(preemptor, PostFilterResult("")))  # "preemption not helpful"
+    assert len(nominator) == 0
+
+
+def test_status_nomination_only_when_an_override_changes_it() -> None:
+    fresh = PodInfo(make_pod("p"))
+    nominated = PodInfo(make_pod("q", status={"nominatedNodeName": "node-1"}))
+    assert status_nomination(fresh, PostFilterResult("node-1")) == "node-1"
+    assert status_nomination(nominated, PostFilterResult("node-1")) is None
+    assert status_nomination(nominated, PostFilterResult("")) == ""
+    assert status_nomination(fresh, PostFilterResult("")) is None
+    assert status_nomination(nominated, PostFilterResult("node-2", mode=NominatingMode.NOOP)) is None
+    assert status_nomination(nominated, None) is None
+
+
+def test_preempted_event_text() -> None:
+    assert preempted_message("u-1", "node-7") == "Preempted by pod u-1 on node node-7"
