@@ -42,6 +42,7 @@ from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
+from ksched.tracing import Phase, Tracer
 from ksched_binder import metrics
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class BinderService:
         self.config = config
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
+        self.tracer = Tracer("binder", options.identity)
         self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
@@ -120,6 +122,7 @@ class BinderService:
             **self.options.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
+        self.tracer.start(self.bus)
         self.api = await api_client(self.options.kubeconfig)
         self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
         self.frameworks = build_frameworks(self.config, Snapshot(), client=self.api)
@@ -146,6 +149,7 @@ class BinderService:
         await self.tasks.cancel_all()
         if self.reporter is not None:
             await self.reporter.drain()
+        await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
         if self.api is not None:
@@ -226,21 +230,31 @@ class BinderService:
             if importer is not None:
                 importer(state, data)
         if p.permit_waits:
+            since = _clock()
             st = await self.wait_on_permit(p)
+            result = "allowed" if st is None else "rejected"
+            self._trace(p, Phase.PERMIT_WAIT, since, result=result, plugins=sorted(p.permit_waits))
             if st is not None:
                 await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
                 return "failed"
+        since = _clock()
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
+        self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)
         if st is not None:
             await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
             return "failed"
+        since = _clock()
         st = await fw.run_bind_plugins(state, pi, p.node_name)
         if st is not None and not already_bound_to(st, p.node_name):
             if pod_gone(st):
+                self._trace(
+                    p, Phase.BIND_FAILED, since, node=p.node_name, reason="pod deleted before binding"
+                )
                 await self._forget(p, "pod deleted before binding")
                 return "gone"
             await self._fail(p, f"binding rejected: {st.message}")
             return "failed"
+        self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         ref = PodRef(p.namespace, p.name, p.pod_uid)
         if self.reporter is not None:
             self.reporter.scheduled(ref, p.node_name)
@@ -299,6 +313,7 @@ class BinderService:
         """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""
         assert self.bus is not None
         log.info("binding %s/%s to %s failed: %s", p.namespace, p.name, p.node_name, reason)
+        self._trace(p, Phase.BIND_FAILED, None, node=p.node_name, reason=reason, plugins=plugins or [])
         await self._forget(p, reason)
         unreserve = UnreserveRequest(
             placement_id=p.placement_id,
@@ -333,6 +348,13 @@ class BinderService:
                 f"Binding rejected: {reason}",
             )
 
+    def _trace(self, p: Placement, phase: str, since: tuple[float, float] | None, **details: Any) -> None:
+        """A trace event of ``p``'s attempt; ``since`` (from :func:`_clock`) makes it a measured span."""
+        ts, duration = (since[0], time.perf_counter() - since[1]) if since is not None else (None, None)
+        self.tracer.emit(
+            phase, p.trace_id, p.pod_uid, p.namespace, p.name, ts=ts, duration=duration, details=details
+        )
+
     def debug_state(self) -> dict[str, Any]:
         return {
             "identity": self.options.identity,
@@ -340,3 +362,8 @@ class BinderService:
             "waiting_on_permit": len(self._permits),
             "tasks": self.tasks.names(),
         }
+
+
+def _clock() -> tuple[float, float]:
+    """Wall time (the event's ts) and a monotonic reading (its duration)."""
+    return time.time(), time.perf_counter()

@@ -8,6 +8,7 @@ calls; ``service.py`` only moves messages between NATS and this class.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -30,7 +31,7 @@ from ksched.framework.events import ClusterEvent
 from .leases import Lease, LeaseTable
 from .objects import ObjectDecodeError, decode_object
 from .priority_queue import SchedulingQueue
-from .queued_pod import PodDecodeError, PodState
+from .queued_pod import PodDecodeError, PodState, QueuedPod
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,8 @@ class QueueCore:
         self.cursor = FeedCursor()
         self.bootstrapped = False
         self.bad_feed_items = 0
+        self.on_pop: Callable[[QueuedPod, Lease, str], None] | None = None
+        """``(pod, lease, scheduler id)`` for every pod handed out (the queue's trace events)."""
 
     # --- scheduler replicas ---------------------------------------------------------------------------
     def pop(self, request: PopRequest) -> list[LeasedPod]:
@@ -121,7 +124,9 @@ class QueueCore:
                 log.error(
                     "pod uid %s popped while leased to %s; lease revoked", entry.uid, stale.scheduler_id
                 )
-            lease = self.leases.grant(entry.uid, request.scheduler_id)
+            lease = self.leases.grant(entry.uid, request.scheduler_id, entry.trace_id)
+            if self.on_pop is not None:
+                self.on_pop(entry, lease, request.scheduler_id)
             out.append(
                 LeasedPod(
                     lease_id=lease.lease_id,

@@ -68,6 +68,8 @@ BACKOFF_WINDOW = 1.0
 
 IncomingObserver = Callable[[str, str], None]
 """``(queue, event label)`` for every pod entering activeQ / backoffQ / unschedulable."""
+MoveObserver = Callable[[QueuedPod, str, str], None]
+"""``(pod, queue, event label)`` for the same moves (the queue's trace events)."""
 PreCheck = Callable[[Pod], bool]
 
 _UNSCHEDULED_POD_EVENT_LABELS = frozenset(
@@ -144,6 +146,7 @@ class SchedulingQueue:
         self.pod_max_in_unschedulable = pod_max_in_unschedulable
         self.pop_from_backoff = pop_from_backoff
         self._on_incoming = on_incoming
+        self.on_move: MoveObserver | None = None
         self._less = less
         self._plugin_events = plugin_events(self.profiles.values())
         self._active: dict[str, KeyedHeap[QueuedPod]] = {}
@@ -295,9 +298,11 @@ class SchedulingQueue:
         return [e.uid for e in sorted(self._active[scheduler_name], key=functools.cmp_to_key(compare))]
 
     # --- metrics -----------------------------------------------------------------------------------------
-    def _incoming(self, queue: str, event: str) -> None:
+    def _incoming(self, queue: str, event: str, entry: QueuedPod) -> None:
         if self._on_incoming is not None:
             self._on_incoming(queue, event)
+        if self.on_move is not None:
+            self.on_move(entry, queue, event)
 
     # --- PreEnqueue --------------------------------------------------------------------------------------
     def _run_pre_enqueue(self, entry: QueuedPod) -> None:
@@ -343,7 +348,7 @@ class SchedulingQueue:
         """Upstream ``unschedulablePods.addOrUpdate``."""
         if entry.uid not in self._unschedulable:
             self._remove_from_queues(entry)
-            self._incoming("unschedulable", event)
+            self._incoming("unschedulable", event, entry)
             self._unschedulable[entry.uid] = entry
         entry.state = PodState.GATED if entry.gated else PodState.UNSCHEDULABLE
 
@@ -361,7 +366,7 @@ class SchedulingQueue:
         self._remove_from_queues(entry)
         self._active[entry.scheduler_name].add_or_update(entry)
         entry.state = PodState.ACTIVE
-        self._incoming("active", event)
+        self._incoming("active", event, entry)
         if event in _UNSCHEDULED_POD_EVENT_LABELS:
             self._nominations.add(entry)
         return True
@@ -377,7 +382,7 @@ class SchedulingQueue:
         heaps = self._backoff if entry.rejector_plugins else self._error_backoff
         heaps[entry.scheduler_name].add_or_update(entry)
         entry.state = PodState.BACKOFF
-        self._incoming("backoff", event)
+        self._incoming("backoff", event, entry)
         return True
 
     def _requeue(self, entry: QueuedPod, strategy: Strategy, event: str) -> PodState:
@@ -626,7 +631,7 @@ class SchedulingQueue:
             if best is None:
                 return None
             self._backoff[best.scheduler_name].pop()
-            self._incoming("active", POP_FROM_BACKOFF_Q)
+            self._incoming("active", POP_FROM_BACKOFF_Q, best)
         else:
             return None
         best.info.attempts += 1

@@ -78,6 +78,7 @@ class QueuedPod:
         "retried",
         "seq",
         "state",
+        "trace_id",
         "unschedulable_count",
         "was_flushed",
     )
@@ -106,6 +107,8 @@ class QueuedPod:
         """Insertion order: breaks QueueSort ties first-in first-out."""
         self.state: PodState | None = None
         self.was_flushed = False
+        self.trace_id = ""
+        """The current attempt's trace id (set by the queue's tracing; the pop's lease carries it)."""
 
     @property
     def uid(self) -> str:

@@ -43,11 +43,13 @@ from ksched.bus.rpc import RequestError
 from ksched.bus.subjects import Subjects
 from ksched.service.http import HealthServer
 from ksched.service.tasks import TaskGroup
+from ksched.tracing import Tracer
 
 from .clock import Clock, SystemClock
 from .core import FeedVerdict, QueueCore
 from .metrics import FEED_RESYNCS, LEASES_EXPIRED, bind_gauges
 from .settings import QueueSettings, build_core
+from .tracing import QueueTracing
 
 log = logging.getLogger(__name__)
 
@@ -305,6 +307,8 @@ async def run(
     ``started`` receives the HTTP port once the service is subscribed (useful with port 0)."""
     clock = clock or SystemClock()
     core = build_core(settings, clock)
+    tracer = Tracer("queue", settings.identity)
+    QueueTracing(tracer, core.queue).install(core)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -317,6 +321,7 @@ async def run(
         initial_timeout=settings.nats_initial_timeout,
         **settings.nats_credentials.connect_kwargs(),
     )
+    tracer.start(bus)
     service = QueueService(settings, core, bus, clock=clock)
     health = HealthServer(settings.http_host, settings.http_port, debug=core.debug_state)
     health.ready_checks["nats+bootstrap"] = lambda: service.ready
@@ -343,6 +348,7 @@ async def run(
         return 1 if service.tasks.failed.is_set() else 0
     finally:
         await service.stop()
+        await tracer.close()
         await bus.close()
         await health.stop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ksched.api.core import Pod
-from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, SchedulingError
+from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, ScheduleResult, SchedulingError
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.results import FitError, PostFilterResult
+from ksched.framework.results import Diagnosis, FitError, PostFilterResult
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot, with_node_name
 from ksched.framework.status import Code
@@ -40,6 +40,10 @@ class CycleOutcome:
     permit_wait: float = 0.0
     feasible_nodes: int = 0
     evaluated_nodes: int = 0
+    num_nodes: int = 0
+    #: for the trace (rejections per plugin, top scores); the service drops them once traced
+    diagnosis: Diagnosis | None = None
+    result: ScheduleResult | None = None
 
 
 class SchedulingCycle:
@@ -69,6 +73,7 @@ class SchedulingCycle:
         except FitError as fit:
             out = CycleOutcome(UNSCHEDULABLE, pi, fw, state, plugins=set(fit.diagnosis.unschedulable_plugins))
             out.pending_plugins = set(fit.diagnosis.pending_plugins)
+            out.diagnosis, out.num_nodes = fit.diagnosis, fit.num_all_nodes
             if fw.plugins.post_filter:
                 res, st = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
                 fit.diagnosis.post_filter_msg = st.message if st.code != Code.SUCCESS else ""
@@ -91,6 +96,8 @@ class SchedulingCycle:
             node=host,
             feasible_nodes=result.feasible_nodes,
             evaluated_nodes=result.evaluated_nodes,
+            num_nodes=len(self.snapshot.nodes),
+            result=result,
         )
         self.assume_locally(out)
         reserve = fw.run_reserve_plugins_reserve(state, pi, host)

@@ -48,10 +48,12 @@ from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
+from ksched.tracing import Tracer
 from ksched_scheduler import metrics
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
 from ksched_scheduler.preemption import PreemptionRunner, status_nomination
+from ksched_scheduler.tracing import trace_assume, trace_cycle
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,7 @@ class SchedulerService:
         self.config = config
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
+        self.tracer = Tracer("scheduler", options.identity)
         self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
         self.nominator = Nominator()
         self.nominations = NominationTracker(self.nominator, self._placed)
@@ -142,6 +145,7 @@ class SchedulerService:
         if self.options.kubeconfig is not None or _in_cluster():
             self.api = await api_client(self.options.kubeconfig)
             self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
+        self.tracer.start(self.bus)
         self.follower = ReplicaFollower(self.bus, self.options.identity)
         frameworks = build_frameworks(self.config, self.follower.replica.snapshot, nominator=self.nominator)
         for name, fw in frameworks.items():
@@ -166,6 +170,7 @@ class SchedulerService:
             await asyncio.wait(set(self._background), timeout=5)
         if self.reporter is not None:
             await self.reporter.drain()
+        await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
         if self.api is not None:
@@ -204,6 +209,7 @@ class SchedulerService:
     async def _schedule_one(self, leased: LeasedPod) -> None:
         assert self.cycle is not None and self.follower is not None
         replica = self.follower.replica
+        arrived, wait_started = time.time(), time.perf_counter()
         if leased.epoch == replica.epoch and leased.min_generation > replica.generation:
             for _ in range(1000):  # up to ~2 s for the replica to catch up with the pod's event
                 if replica.generation >= leased.min_generation:
@@ -216,8 +222,20 @@ class SchedulerService:
             return
         self.nominations.observe(leased.pod)
         started = time.perf_counter()
+        waited = started - wait_started
         outcome = self.cycle.run(pod)
         elapsed = time.perf_counter() - started
+        trace_cycle(
+            self.tracer,
+            leased,
+            outcome,
+            epoch=replica.epoch,
+            generation=replica.generation,
+            arrived=arrived,
+            waited=waited,
+            started=arrived + waited,
+            elapsed=elapsed,
+        )
         profile = pod.spec.scheduler_name
         metrics.ALGORITHM_DURATION.observe(elapsed)
         if outcome.kind == SCHEDULED:
@@ -269,14 +287,29 @@ class SchedulerService:
                 plugin_state=_export_plugin_state(outcome),
                 permit_waits={"*": outcome.permit_wait} if outcome.permit_wait else {},
             )
-            sent = time.perf_counter()
+            sent, sent_at = time.perf_counter(), time.time()
             try:
                 reply = await self.bus.request(
-                    self.subjects.assume, AssumeRequest(placement=placement), AssumeReply, timeout=5
+                    self.subjects.assume,
+                    AssumeRequest(placement=placement),
+                    AssumeReply,
+                    timeout=5,
+                    trace_id=leased.trace_id,
                 )
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
-            metrics.ASSUME_LATENCY.observe(time.perf_counter() - sent)
+            rtt = time.perf_counter() - sent
+            metrics.ASSUME_LATENCY.observe(rtt)
+            trace_assume(
+                self.tracer,
+                leased,
+                outcome.node,
+                placement.placement_id,
+                placement.snapshot_generation,
+                reply,
+                sent=sent_at,
+                rtt=rtt,
+            )
             profile = pod.spec.scheduler_name
             if reply.accepted:
                 metrics.ATTEMPTS.labels("scheduled", profile).inc()
@@ -329,7 +362,9 @@ class SchedulerService:
         )
         for attempt in range(3):
             try:
-                await self.bus.request(self.subjects.queue_done, request, Ack, timeout=5)
+                await self.bus.request(
+                    self.subjects.queue_done, request, Ack, timeout=5, trace_id=leased.trace_id
+                )
                 return
             except Exception as exc:
                 log.warning(

@@ -1,0 +1,128 @@
+"""The scheduler's trace events: the snapshot generation a cycle used, the filter summary (nodes
+rejected per plugin and the FailedScheduling message of an unschedulable pod), the top scores,
+and the assume outcome. Counts and scores are computed by the tracer's background task from the
+cycle's Diagnosis / ScheduleResult, so a scheduled pod costs the cycle no per-node work."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ksched.bus.messages import AssumeReply, LeasedPod
+from ksched.framework.algorithm import ScheduleResult, top_scores
+from ksched.framework.results import Diagnosis
+from ksched.tracing import Phase, Tracer
+from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome
+
+PRE_FILTER = "PreFilter"
+"""Counted for nodes a PreFilter result ruled out when no single plugin is named."""
+
+
+def rejections_by_plugin(diagnosis: Diagnosis, num_nodes: int) -> dict[str, int]:
+    """Nodes rejected per plugin: each listed node under its status' plugin, the nodes not listed
+    (a PreFilter rejection or narrowing) under the ``absent`` status' plugin."""
+    counts: dict[str, int] = {}
+    statuses = diagnosis.node_to_status
+    for _, status in statuses:
+        plugin = status.plugin or "unknown"
+        counts[plugin] = counts.get(plugin, 0) + 1
+    missing = num_nodes - len(statuses)
+    if missing > 0:
+        plugin = statuses.absent.plugin or PRE_FILTER
+        counts[plugin] = counts.get(plugin, 0) + missing
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Callable[[], Mapping[str, Any]]:
+    nodes, evaluated, feasible, message = (
+        outcome.num_nodes,
+        outcome.evaluated_nodes,
+        outcome.feasible_nodes,
+        outcome.message,
+    )
+    kind = outcome.kind
+
+    def build() -> Mapping[str, Any]:
+        details: dict[str, Any] = {"nodes": nodes, "feasible": feasible}
+        if kind == SCHEDULED:
+            details["evaluated"] = evaluated
+        if diagnosis is not None:
+            details["rejected"] = rejections_by_plugin(diagnosis, nodes)
+        if kind != SCHEDULED and message:
+            details["message"] = message
+        return details
+
+    return build
+
+
+def _score_details(result: ScheduleResult, node: str) -> Callable[[], Mapping[str, Any]]:
+    def build() -> Mapping[str, Any]:
+        return {"node": node, "top": [list(pair) for pair in top_scores(result)]}
+
+    return build
+
+
+def trace_cycle(
+    tracer: Tracer,
+    leased: LeasedPod,
+    outcome: CycleOutcome,
+    *,
+    epoch: str,
+    generation: int,
+    arrived: float,
+    waited: float,
+    started: float,
+    elapsed: float,
+) -> None:
+    """Events of one cycle: ``snapshot`` (at ``arrived``; measured: the wait for the replica to reach
+    the pod's generation), ``filter`` (the whole algorithm's time, PreFilter..Permit), ``score``
+    when several nodes were scored, and ``unschedulable`` / ``error`` when it failed. Releases the
+    outcome's diagnosis and result (kept only by the pending events)."""
+    pod = leased.pod
+    key = (leased.trace_id, pod.uid, pod.namespace, pod.name)
+    diagnosis, result = outcome.diagnosis, outcome.result
+    outcome.diagnosis = outcome.result = None
+    if not tracer.enabled:
+        return
+    snapshot = {"epoch": epoch, "generation": generation, "min_generation": leased.min_generation}
+    tracer.emit(Phase.SNAPSHOT, *key, ts=arrived, duration=waited, details=snapshot)
+    tracer.emit(Phase.FILTER, *key, ts=started, duration=elapsed, details=_filter_details(outcome, diagnosis))
+    done = started + elapsed
+    if outcome.kind == SCHEDULED:
+        if result is not None and result.score_totals is not None:
+            tracer.emit(Phase.SCORE, *key, ts=done, details=_score_details(result, outcome.node))
+        return
+    phase = Phase.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else Phase.ERROR
+    failure: dict[str, Any] = {
+        "plugins": sorted(outcome.plugins),
+        "pending_plugins": sorted(outcome.pending_plugins),
+        "nominated_node": outcome.nominated_node,
+    }
+    if outcome.kind != UNSCHEDULABLE:
+        failure["message"] = outcome.message
+    tracer.emit(phase, *key, ts=done, details=failure)
+
+
+def trace_assume(
+    tracer: Tracer,
+    leased: LeasedPod,
+    node: str,
+    placement_id: str,
+    generation: int,
+    reply: AssumeReply,
+    *,
+    sent: float,
+    rtt: float,
+) -> None:
+    """``assumed`` or ``assume_conflict`` (with the cache's code and reason); measured: the round
+    trip to the informer."""
+    pod = leased.pod
+    details: dict[str, Any] = {"node": node, "placement": placement_id, "generation": generation}
+    if reply.accepted:
+        phase = Phase.ASSUMED
+    else:
+        phase = Phase.ASSUME_CONFLICT
+        details.update(code=reply.code, reason=reply.reason)
+    tracer.emit(
+        phase, leased.trace_id, pod.uid, pod.namespace, pod.name, ts=sent, duration=rtt, details=details
+    )

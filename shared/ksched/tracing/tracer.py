@@ -1,0 +1,204 @@
+"""The :class:`Tracer` every service uses to publish pod lifecycle events.
+
+Fire-and-forget: :meth:`Tracer.emit` only appends to a bounded in-memory buffer (never blocks,
+never raises, never touches the network); a background task publishes the buffer every
+``interval`` seconds with core NATS publishes on ``P.trace.<namespace>.<name>``, which the
+JetStream stream ``P_trace`` keeps (bounded: see ``ksched.bus.streams.trace_stream``). Events are
+dropped, and counted in ``ksched_trace_dropped_total{reason}``, when the buffer is full or NATS is
+away: trace data must never fill the connection's reconnect buffer, which the service's real
+messages need.
+
+``details`` may be a callable; it is then called in the background task, so what it computes
+(counts per plugin, top scores) costs nothing when tracing is off or the event is dropped, and
+never delays the caller's reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from nats.js.errors import NotFoundError
+
+from ksched.bus import jetstream, streams
+from ksched.bus.connect import Bus
+from ksched.bus.messages import TraceEvent
+from ksched.tracing import metrics
+
+log = logging.getLogger(__name__)
+
+Details = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
+"""Small plain values (str, int, float, bool, lists and dicts of them), or a callable making them."""
+
+ENV_SWITCH = "KSCHED_TRACE"
+_OFF = frozenset({"0", "false", "no", "off"})
+
+DEFAULT_CAPACITY = 10_000
+DEFAULT_INTERVAL = 0.05
+DEFAULT_BATCH = 512
+
+_Item = tuple[str, str, str, str, str, float, float | None, Details | None]
+"""phase, trace id, pod uid, namespace, name, ts, duration, details."""
+
+
+def new_trace_id() -> str:
+    """A fresh trace id (16 hex digits) for one pod attempt."""
+    return secrets.token_hex(8)
+
+
+def tracing_enabled(env: Mapping[str, str] | None = None) -> bool:
+    """On unless ``KSCHED_TRACE`` is ``0``, ``false``, ``no`` or ``off``."""
+    value = (os.environ if env is None else env).get(ENV_SWITCH, "")
+    return value.strip().lower() not in _OFF
+
+
+class Tracer:
+    """Publishes the trace events of one service instance. Create it any time (events buffer until
+    :meth:`start`), start it once the bus is connected, :meth:`close` it before closing the bus."""
+
+    def __init__(
+        self,
+        service: str,
+        instance: str,
+        *,
+        capacity: int = DEFAULT_CAPACITY,
+        interval: float = DEFAULT_INTERVAL,
+        batch: int = DEFAULT_BATCH,
+        enabled: bool | None = None,
+    ) -> None:
+        if capacity <= 0 or interval <= 0 or batch <= 0:
+            raise ValueError("tracer capacity, interval and batch must be positive")
+        self.service = service
+        self.instance = instance
+        self.capacity = capacity
+        self.interval = interval
+        self.batch = batch
+        self.enabled = tracing_enabled() if enabled is None else enabled
+        self.published = 0
+        self.dropped = 0
+        self._buffer: deque[_Item] = deque()
+        self._bus: Bus | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stream_checked = False
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buffer)
+
+    # --- the hot path ---------------------------------------------------------------------------------
+    def emit(
+        self,
+        phase: str,
+        trace_id: str,
+        uid: str,
+        namespace: str,
+        name: str,
+        *,
+        duration: float | None = None,
+        details: Details | None = None,
+        ts: float | None = None,
+    ) -> None:
+        """Record one event (``ts`` defaults to now: Unix seconds; ``duration`` in seconds)."""
+        if not self.enabled:
+            return
+        if len(self._buffer) >= self.capacity:
+            self._drop("buffer_full")
+            return
+        self._buffer.append(
+            (phase, trace_id, uid, namespace, name, time.time() if ts is None else ts, duration, details)
+        )
+
+    # --- publishing -----------------------------------------------------------------------------------
+    def start(self, bus: Bus) -> None:
+        """Publish from now on through ``bus`` (a background task in the running loop)."""
+        self._bus = bus
+        if self.enabled and self._task is None:
+            self._task = asyncio.create_task(self._run(), name=f"tracer-{self.service}")
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await self.flush()
+            except Exception as exc:  # never let tracing take a service down
+                log.debug("tracer: flush failed: %s", exc)
+
+    async def flush(self) -> int:
+        """Publish everything buffered now; returns how many events were handed to NATS."""
+        bus = self._bus
+        if bus is None or not self._buffer:
+            return 0
+        if not bus.ready:
+            self._drop("disconnected", len(self._buffer))
+            self._buffer.clear()
+            return 0
+        if not self._stream_checked:
+            await self._ensure_stream(bus)
+        sent = 0
+        while self._buffer:
+            if not bus.ready:
+                self._drop("disconnected", len(self._buffer))
+                self._buffer.clear()
+                break
+            phase, trace_id, uid, namespace, name, ts, duration, details = self._buffer.popleft()
+            try:
+                values = details() if callable(details) else details
+                event = TraceEvent(
+                    trace_id=trace_id,
+                    pod_uid=uid,
+                    namespace=namespace,
+                    name=name,
+                    service=self.service,
+                    instance=self.instance,
+                    phase=phase,
+                    ts=ts,
+                    duration=duration,
+                    details=dict(values) if values else {},
+                )
+                await bus.publish(bus.subjects.trace(namespace, name), event, trace_id=trace_id)
+            except Exception as exc:
+                log.debug("tracer: dropped a %s event of %s/%s: %s", phase, namespace, name, exc)
+                self._drop("error")
+                continue
+            sent += 1
+            if sent % self.batch == 0:
+                await asyncio.sleep(0)  # let the service breathe during a large flush
+        if sent:
+            self.published += sent
+            metrics.PUBLISHED.inc(sent)
+        return sent
+
+    async def _ensure_stream(self, bus: Bus) -> None:
+        """Create ``P_trace`` if nobody has yet (an existing stream's limits are left alone). Tried
+        once: without the stream the events are still published, only not kept."""
+        self._stream_checked = True
+        try:
+            await bus.js.stream_info(bus.subjects.trace_stream)
+        except NotFoundError:
+            await jetstream.ensure_stream(bus, streams.trace_stream(bus.subjects))
+        except Exception as exc:
+            log.warning("tracer: could not check stream %s: %s", bus.subjects.trace_stream, exc)
+
+    async def close(self, timeout: float = 2.0) -> None:
+        """Stop the background task and publish what is left (within ``timeout``)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.flush(), timeout)
+        if self._buffer:
+            self._drop("disconnected", len(self._buffer))
+            self._buffer.clear()
+
+    def _drop(self, reason: str, count: int = 1) -> None:
+        self.dropped += count
+        metrics.DROPPED.labels(reason).inc(count)

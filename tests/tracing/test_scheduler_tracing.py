@@ -1,0 +1,136 @@
+"""The scheduler's trace events from real cycles: rejections per plugin and the FailedScheduling
+message for an unschedulable pod, the top scores of a scheduled one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, SchedulingCycle
+from ksched_scheduler.tracing import rejections_by_plugin, trace_assume, trace_cycle
+
+from ksched.bus.messages import AssumeReply, LeasedPod, PendingPod
+from ksched.config import default_config
+from ksched.config.profile import build_frameworks
+from ksched.framework.algorithm import ScheduleAlgorithm, top_scores
+from ksched.framework.nominator import Nominator
+from ksched.framework.snapshot import Snapshot
+from ksched.framework.testing import make_node, make_pod, make_snapshot
+from ksched.tracing import Details, Tracer
+
+TAINT = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
+
+
+class RecordingTracer(Tracer):
+    def __init__(self) -> None:
+        super().__init__("scheduler", "s-0", enabled=True)
+        self.events: list[tuple[str, float | None, dict[str, Any]]] = []
+
+    def emit(self, phase: str, trace_id: str, uid: str, namespace: str, name: str, **kw: Any) -> None:
+        details: Details | None = kw.get("details")
+        values = details() if callable(details) else details
+        self.events.append((phase, kw.get("duration"), dict(values or {})))
+
+
+def cycle_on(snapshot: Snapshot) -> SchedulingCycle:
+    frameworks = build_frameworks(default_config(), snapshot)
+    return SchedulingCycle(frameworks, snapshot, ScheduleAlgorithm(seed=7), Nominator())
+
+
+def leased(pod_name: str) -> LeasedPod:
+    pending = PendingPod(
+        uid=f"uid-{pod_name}", namespace="default", name=pod_name, scheduler_name="default-scheduler"
+    )
+    return LeasedPod(
+        lease_id="l1", deadline=0.0, lease_seconds=30.0, pod=pending, trace_id="t1", min_generation=3
+    )
+
+
+def small(name: str, **kw: Any) -> Any:
+    return make_node(name, allocatable={"cpu": "2", "memory": "4Gi", "pods": "110"}, **kw)
+
+
+def run_traced(snapshot: Snapshot, cpu: str) -> tuple[str, RecordingTracer]:
+    cycle = cycle_on(snapshot)
+    outcome = cycle.run(make_pod("web", uid="uid-web", requests={"cpu": cpu}))
+    tracer = RecordingTracer()
+    trace_cycle(
+        tracer,
+        leased("web"),
+        outcome,
+        epoch="e1",
+        generation=5,
+        arrived=10.0,
+        waited=0.001,
+        started=10.001,
+        elapsed=0.002,
+    )
+    assert outcome.diagnosis is None and outcome.result is None  # released once traced
+    return outcome.kind, tracer
+
+
+def test_unschedulable_pod_gets_rejections_per_plugin_and_the_failed_scheduling_message() -> None:
+    snapshot = make_snapshot([small("a"), small("b"), small("c", taints=[TAINT])])
+    kind, tracer = run_traced(snapshot, cpu="3")
+    assert kind == UNSCHEDULABLE
+    assert [phase for phase, _, _ in tracer.events] == ["snapshot", "filter", "unschedulable"]
+    snap, filt, failed = (details for _, _, details in tracer.events)
+    assert snap == {"epoch": "e1", "generation": 5, "min_generation": 3}
+    assert filt["rejected"] == {"NodeResourcesFit": 2, "TaintToleration": 1}
+    assert filt["nodes"] == 3 and filt["feasible"] == 0
+    assert filt["message"].startswith(
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+    )  # the FailedScheduling message, PostFilter's part included
+    assert failed["plugins"] == ["NodeResourcesFit", "TaintToleration"]
+    assert tracer.events[1][1] == 0.002  # the filter phase is measured
+
+
+def test_scheduled_pod_gets_its_top_three_scores_and_no_rejection_counts() -> None:
+    nodes = [
+        make_node(f"n{i}", allocatable={"cpu": str(2 + 2 * i), "memory": "8Gi", "pods": "110"})
+        for i in range(5)
+    ]
+    kind, tracer = run_traced(make_snapshot(nodes), cpu="1")
+    assert kind == SCHEDULED
+    assert [phase for phase, _, _ in tracer.events] == ["snapshot", "filter", "score"]
+    filt, score = tracer.events[1][2], tracer.events[2][2]
+    assert "rejected" not in filt and "message" not in filt and filt["feasible"] == 5
+    top = score["top"]
+    assert len(top) == 3 and top[0][0] == score["node"]
+    assert [s for _, s in top] == sorted((s for _, s in top), reverse=True)
+    assert top[0][0] == "n4"  # the emptiest node wins under LeastAllocated
+
+
+def test_prefilter_rejection_counts_every_node_for_the_prefilter_plugin() -> None:
+    snapshot = make_snapshot([small("a"), small("b")])
+    cycle = cycle_on(snapshot)
+    pod = make_pod("pinned", uid="uid-pinned", spec={"nodeName": "elsewhere"})
+    outcome = cycle.run(pod)
+    assert outcome.kind == UNSCHEDULABLE and outcome.diagnosis is not None
+    counts = rejections_by_plugin(outcome.diagnosis, outcome.num_nodes)
+    assert sum(counts.values()) == 2 and len(counts) == 1
+
+
+def test_top_scores_of_a_single_feasible_node_is_empty() -> None:
+    cycle = cycle_on(make_snapshot([small("only")]))
+    outcome = cycle.run(make_pod("web", uid="uid-web", requests={"cpu": "1"}))
+    assert outcome.kind == SCHEDULED and outcome.result is not None
+    assert top_scores(outcome.result) == []
+
+
+def test_assume_outcomes() -> None:
+    tracer = RecordingTracer()
+    trace_assume(
+        tracer, leased("web"), "n1", "uid-web:1:1", 9, AssumeReply(accepted=True), sent=1.0, rtt=0.003
+    )
+    rejected = AssumeReply(accepted=False, code="DoesNotFit", reason="node n1 is full")
+    trace_assume(tracer, leased("web"), "n1", "uid-web:1:2", 9, rejected, sent=2.0, rtt=0.001)
+    assert [(p, d) for p, d, _ in tracer.events] == [("assumed", 0.003), ("assume_conflict", 0.001)]
+    assert tracer.events[1][2] == {
+        "node": "n1",
+        "placement": "uid-web:1:2",
+        "generation": 9,
+        "code": "DoesNotFit",
+        "reason": "node n1 is full",
+    }
+    assert msgspec.json.encode(tracer.events[0][2])  # plain values only

@@ -1,0 +1,154 @@
+"""The Tracer over a real nats-server: events reach P_trace with the trace-id header, emit never
+blocks or raises, and drops are counted (buffer full, NATS away, failing details)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from prometheus_client import REGISTRY
+
+from ksched.bus.connect import TRACE_ID_HEADER, Bus
+from ksched.bus.subjects import Subjects
+from ksched.tracing import Phase, Tracer, new_trace_id, tracing_enabled
+from ksched.tracing.reader import NoTraceStream, Traced, pod_history, stream_state
+from tests.fixtures.nats import BusFactory
+
+
+def dropped(reason: str) -> float:
+    return REGISTRY.get_sample_value("ksched_trace_dropped_total", {"reason": reason}) or 0.0
+
+
+async def stored(bus: Bus, count: int, name: str = "web-1") -> list[Traced]:
+    """The pod's stored events once ``count`` are there (core publishes are stored asynchronously)."""
+    history: list[Traced] = []
+    for _ in range(100):
+        history = await pod_history(bus, "team.a", name)
+        if len(history) >= count:
+            break
+        await asyncio.sleep(0.02)
+    return history
+
+
+def emit(tracer: Tracer, phase: str, trace_id: str = "t1", name: str = "web-1", **kw: Any) -> None:
+    tracer.emit(phase, trace_id, f"uid-{name}", "team.a", name, **kw)
+
+
+async def test_events_reach_the_stream_in_order_with_the_trace_id_header(bus_factory: BusFactory) -> None:
+    bus = await bus_factory("tracer")
+    tracer = Tracer("scheduler", "s-0")
+    tracer.start(bus)
+    emit(tracer, Phase.QUEUED, details={"queue": "active"}, ts=100.0)
+    emit(tracer, Phase.FILTER, duration=0.25, details=lambda: {"rejected": {"NodeName": 2}}, ts=101.0)
+    emit(tracer, Phase.QUEUED, name="other")
+    await tracer.close()
+    assert tracer.published == 3 and tracer.dropped == 0
+
+    history = await stored(bus, 2)
+    events = [t.event for t in history]
+    assert [e.phase for e in events] == ["queued", "filter"]
+    first, second = events
+    assert (first.service, first.instance, first.trace_id, first.pod_uid) == (
+        "scheduler",
+        "s-0",
+        "t1",
+        "uid-web-1",
+    )
+    assert first.ts == 100.0 and first.details == {"queue": "active"} and first.duration is None
+    assert second.duration == 0.25 and second.details == {"rejected": {"NodeName": 2}}
+    raw = await bus.js.get_msg(bus.subjects.trace_stream, seq=history[0].seq)
+    assert raw.headers is not None and raw.headers[TRACE_ID_HEADER] == "t1"
+    assert raw.subject == bus.subjects.trace("team.a", "web-1")
+
+
+async def test_the_background_task_publishes_without_being_asked(bus_factory: BusFactory) -> None:
+    bus = await bus_factory("tracer")
+    tracer = Tracer("queue", "q", interval=0.02)
+    tracer.start(bus)
+    try:
+        emit(tracer, Phase.POPPED)
+        for _ in range(100):
+            if tracer.published:
+                break
+            await asyncio.sleep(0.02)
+        assert tracer.published == 1
+        assert [t.event.phase for t in await stored(bus, 1)] == ["popped"]
+    finally:
+        await tracer.close()
+
+
+async def test_the_tracer_creates_the_trace_stream_when_nobody_did(bus_factory: BusFactory) -> None:
+    bus = await bus_factory("tracer")
+    with pytest.raises(NoTraceStream):
+        await stream_state(bus)
+    tracer = Tracer("binder", "b")
+    tracer.start(bus)
+    emit(tracer, Phase.BOUND)
+    await tracer.close()
+    assert len(await stored(bus, 1)) == 1
+    _, last, messages = await stream_state(bus)
+    assert messages == 1 and last == 1
+
+
+def test_emit_never_blocks_a_full_buffer_drops_and_counts() -> None:
+    before = dropped("buffer_full")
+    tracer = Tracer("queue", "q", capacity=5)  # never started: nothing drains the buffer
+    for i in range(8):
+        emit(tracer, Phase.QUEUED, trace_id=str(i))
+    assert tracer.buffered == 5 and tracer.dropped == 3
+    assert dropped("buffer_full") - before == 3
+
+
+async def test_events_are_dropped_not_queued_while_nats_is_away(bus_factory: BusFactory) -> None:
+    bus = await bus_factory("tracer")
+    tracer = Tracer("queue", "q")
+    tracer.start(bus)
+    await bus.close()
+    before = dropped("disconnected")
+    emit(tracer, Phase.QUEUED)
+    emit(tracer, Phase.POPPED)
+    assert await tracer.flush() == 0
+    assert tracer.buffered == 0 and tracer.dropped == 2
+    assert dropped("disconnected") - before == 2
+    await tracer.close()
+
+
+async def test_a_failing_details_builder_drops_only_its_event(bus_factory: BusFactory) -> None:
+    bus = await bus_factory("tracer")
+    tracer = Tracer("scheduler", "s")
+    tracer.start(bus)
+    before = dropped("error")
+
+    def broken() -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    emit(tracer, Phase.SCORE, details=broken)
+    emit(tracer, Phase.ASSUMED, details={"node": "n1"})
+    await tracer.close()
+    assert tracer.published == 1 and tracer.dropped == 1
+    assert dropped("error") - before == 1
+    assert [t.event.phase for t in await stored(bus, 1)] == ["assumed"]
+
+
+def test_a_disabled_tracer_records_nothing() -> None:
+    tracer = Tracer("queue", "q", enabled=False)
+    emit(tracer, Phase.QUEUED)
+    assert tracer.buffered == 0 and tracer.dropped == 0
+    assert not tracing_enabled({"KSCHED_TRACE": "off"})
+    assert not tracing_enabled({"KSCHED_TRACE": "0"})
+    assert tracing_enabled({"KSCHED_TRACE": "1"}) and tracing_enabled({})
+
+
+def test_trace_ids_are_fresh_hex() -> None:
+    ids = {new_trace_id() for _ in range(100)}
+    assert len(ids) == 100 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="positive"):
+        Tracer("queue", "q", capacity=0)
+
+
+def test_trace_subject_escapes_the_pod_name() -> None:
+    assert Subjects("p").trace("team.a", "web-1") == "p.trace.team=2Ea.web-1"
