@@ -24,16 +24,19 @@ from ksched.config.plugin_args import default_args
 from ksched.config.types import KubeSchedulerConfiguration, KubeSchedulerProfile, Plugin, Plugins, PluginSet
 from ksched.framework import interfaces as ifc
 from ksched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from ksched.framework.extender_calls import ExtenderEnqueueExtension
 from ksched.framework.handle import Nominator
 from ksched.framework.interfaces import MAX_NODE_SCORE
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
+from ksched.plugins.args import NodeResourcesFitArgs
 from ksched.plugins.fielderrors import go_quote
 from ksched.plugins.registry import IN_TREE, Registration, Registry
 
 log = logging.getLogger(__name__)
 
 MAX_TOTAL_SCORE = 2**63 - 1
+NODE_RESOURCES_FIT = "NodeResourcesFit"
 _ENQUEUE_POINTS = (
     ifc.PreEnqueuePlugin,
     ifc.PreFilterPlugin,
@@ -296,6 +299,26 @@ def _queue_sort_of(fw: Framework) -> str:
     return str(fw.plugins.queue_sort[0].name)
 
 
+def apply_extender_ignored_resources(config: KubeSchedulerConfiguration) -> None:
+    """Extender-managed resources with ``ignoredByScheduler`` become NodeResourcesFit's
+    ``ignoredResources`` in every profile, replacing what was configured (upstream ``buildExtenders``)."""
+    ignored = [r.name for ext in config.extenders for r in ext.managed_resources if r.ignored_by_scheduler]
+    if not ignored:
+        return
+    for profile in config.profiles:
+        item = next((c for c in profile.plugin_config if c.name == NODE_RESOURCES_FIT), None)
+        if item is None:
+            raise ConfigError(["couldn't build extenders: can't find NodeResourcesFitArgs in plugin config"])
+        if not isinstance(item.args, NodeResourcesFitArgs):
+            raise ConfigError(
+                [
+                    "couldn't build extenders: want args to be of type NodeResourcesFitArgs, "
+                    f"got {type(item.args).__name__}"
+                ]
+            )
+        item.args.ignored_resources = list(ignored)
+
+
 def build_frameworks(
     config: KubeSchedulerConfiguration,
     snapshot: Snapshot,
@@ -307,6 +330,7 @@ def build_frameworks(
 ) -> dict[str, Framework]:
     """schedulerName -> Framework for every profile (upstream ``profile.NewMap``)."""
     registry = registry if registry is not None else Registry()
+    apply_extender_ignored_resources(config)
     frameworks: dict[str, Framework] = {}
     first: tuple[str, Any] | None = None
     for profile in config.profiles:
@@ -337,6 +361,9 @@ def build_frameworks(
             )
         elif first[1] != args:
             raise ConfigError([f"different queue sort plugin args for profile {go_quote(name)}"])
+        if config.extenders:
+            # extenders have no queueing hints: any event may help a pod they rejected (upstream)
+            fw.plugins.enqueue_extensions.insert(0, ExtenderEnqueueExtension())
         frameworks[name] = fw
     return frameworks
 

@@ -16,7 +16,9 @@ It returns a :class:`PreemptionResult` nominating that node, with the victims an
 lower-priority pods nominated there (whose nominations must be cleared) and a success status; or
 ``(PostFilterResult(""), Unschedulable "preemption: 0/N nodes are available: ...")`` when no node
 can be helped (the result clears a stale nomination); or ``(None, Unschedulable "preemption: not
-eligible ...")``. Extenders are not consulted (ksched has none) and the workload-aware (pod group)
+eligible ...")``. Configured extenders that support preemption narrow the candidates before the
+node is picked (upstream ``callExtenders``); that HTTP call is async, so with such extenders the
+PostFilter runs as :meth:`DefaultPreemption.post_filter_async`. The workload-aware (pod group)
 preemption of alpha gates is not modelled.
 
 The plugin only decides. The effects -- nominating the preemptor, deleting the victims with the
@@ -41,6 +43,8 @@ from ksched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from ksched.framework.extender import Victims
+from ksched.framework.extender_calls import process_preemption_with_extenders
 from ksched.framework.handle import Handle
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import Diagnosis, NodeToStatus, PostFilterResult, fit_error_message
@@ -71,6 +75,9 @@ MSG_TERMINATING_ON_NOMINATED: Final = "not eligible due to a terminating pod on 
 MSG_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 MSG_NO_CANDIDATE: Final = "no candidate node for preemption"
 MSG_WAITING: Final = "waiting for the preemption for this pod to be finished"
+MSG_EXTENDERS_NEED_ASYNC: Final = (
+    "extenders that support preemption are configured: run the PostFilter with post_filter_async"
+)
 PREEMPT_NEVER: Final = "Never"
 DISRUPTION_TARGET: Final = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
@@ -194,30 +201,83 @@ class DefaultPreemption:
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
-        result, status = self.preempt(state, pod, statuses)
-        if status is not None and status.message:
-            return result, Status(status.code, PREFIX + status.message)
-        return result, status
+        return _prefixed(*self.preempt(state, pod, statuses))
+
+    async def post_filter_async(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """PostFilter consulting the extenders that support preemption."""
+        return _prefixed(*await self.preempt_async(state, pod, statuses))
 
     def preempt(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         """Upstream ``Evaluator.Preempt`` (messages without the ``preemption:`` prefix)."""
+        early, candidates = self._candidates(state, pod, statuses)
+        if early is not None:
+            return early
+        if any(ext.supports_preemption() and ext.is_interested(pod.pod) for ext in self.handle.extenders):
+            return None, Status.as_error(RuntimeError(MSG_EXTENDERS_NEED_ASYNC))
+        return self._nominate(pod, candidates)
+
+    async def preempt_async(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """:meth:`preempt` with the extenders narrowing the candidates (upstream ``callExtenders``)."""
+        early, candidates = self._candidates(state, pod, statuses)
+        if early is not None:
+            return early
+        candidates, status = await self.call_extenders(pod, candidates)
+        if status is not None:
+            return None, status
+        return self._nominate(pod, candidates)
+
+    def _candidates(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[tuple[PostFilterResult | None, Status | None] | None, list[Candidate]]:
+        """Eligibility and the dry runs: (the outcome when preemption ends here, the candidates)."""
         nominated_status = statuses.get(pod.pod.status.nominated_node_name or "")
         eligible, reason = self.pod_eligible_to_preempt_others(pod, nominated_status)
         if not eligible:
-            return None, Status.unschedulable(reason)
+            return (None, Status.unschedulable(reason)), []
         snapshot = self.handle.snapshot
         num_all = len(snapshot.nodes)
         if num_all == 0:
-            return None, Status.as_error(RuntimeError("no nodes available"))
+            return (None, Status.as_error(RuntimeError("no nodes available"))), []
         candidates, node_statuses, errors = self.find_candidates(state, pod, statuses)
         if errors and not candidates:
-            return None, Status(Code.ERROR, aggregate_message(errors))
+            return (None, Status(Code.ERROR, aggregate_message(errors))), []
         if not candidates:
             node_statuses.absent = Status.unresolvable(MSG_NOT_HELPFUL)
             message = fit_error_message(num_all, Diagnosis(node_to_status=node_statuses))
-            return PostFilterResult(nominated_node_name=""), Status.unschedulable(message)
+            return (PostFilterResult(nominated_node_name=""), Status.unschedulable(message)), []
+        return None, candidates
+
+    async def call_extenders(
+        self, pod: PodInfo, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], Status | None]:
+        """The candidates the extenders that support preemption accept, with their victims."""
+        extenders = self.handle.extenders
+        if not extenders:
+            return candidates, None
+        victims = {c.node_name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
+        node_map = self.handle.snapshot.node_map
+        answer, status = await process_preemption_with_extenders(extenders, pod.pod, victims, node_map)
+        if status is not None:
+            return [], status
+        if answer is victims:
+            return candidates, None
+        last = len(self.handle.snapshot.nodes)
+        out: list[Candidate] = []
+        for name, v in answer.items():
+            order = node_map[name].index if name in node_map else last
+            out.append(Candidate(name, list(v.pods), v.num_pdb_violations, order))
+        return out, None
+
+    def _nominate(
+        self, pod: PodInfo, candidates: list[Candidate]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """Pick the node among ``candidates`` and describe the preemption there."""
         best = self.select_candidate(candidates)
         if best is None or not best.node_name:
             return None, Status.unschedulable(MSG_NO_CANDIDATE)
@@ -252,9 +312,20 @@ class DefaultPreemption:
 
     @staticmethod
     def select_candidate(candidates: list[Candidate]) -> Candidate | None:
+        if not candidates:
+            return None
         if len(candidates) == 1:
             return candidates[0]
         return pick_one_node_for_preemption(candidates)
+
+
+def _prefixed(
+    result: PostFilterResult | None, status: Status | None
+) -> tuple[PostFilterResult | None, Status | None]:
+    """PostFilter messages read ``preemption: ...``."""
+    if status is not None and status.message:
+        return result, Status(status.code, PREFIX + status.message)
+    return result, status
 
 
 def new(args: DefaultPreemptionArgs | None, handle: Handle) -> DefaultPreemption:
