@@ -33,6 +33,7 @@ from ksched.bus.streams import placement_consumer
 from ksched.bus.subjects import Subjects
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
+from ksched.extenders import HTTPExtenders
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework
@@ -84,6 +85,8 @@ class BinderService:
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None
         self.frameworks: dict[str, Framework] = {}
+        #: an extender with a bindVerb binds the pods it is interested in instead of the bind plugins
+        self.extenders = HTTPExtenders(config.extenders)
         self.consumer: PullConsumer[Placement] | None = None
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
         self._stop = asyncio.Event()
@@ -126,6 +129,8 @@ class BinderService:
         self.api = await api_client(self.options.kubeconfig)
         self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
         self.frameworks = build_frameworks(self.config, Snapshot(), client=self.api)
+        for fw in self.frameworks.values():
+            fw.extenders = self.extenders.extenders
         self.consumer = await PullConsumer.create(
             self.bus,
             stream=self.subjects.placement_stream,
@@ -154,6 +159,7 @@ class BinderService:
             await self.bus.close()
         if self.api is not None:
             await self.api.close()
+        await self.extenders.close()
         await self.health.stop()
 
     def request_stop(self) -> None:
@@ -244,7 +250,7 @@ class BinderService:
             await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
             return "failed"
         since = _clock()
-        st = await fw.run_bind_plugins(state, pi, p.node_name)
+        st = await fw.run_binding(state, pi, p.node_name)
         if st is not None and not already_bound_to(st, p.node_name):
             if pod_gone(st):
                 self._trace(

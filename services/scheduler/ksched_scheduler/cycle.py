@@ -14,7 +14,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import Diagnosis, FitError, PostFilterResult
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot, with_node_name
-from ksched.framework.status import Code
+from ksched.framework.status import Code, Status
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
@@ -71,22 +71,61 @@ class SchedulingCycle:
         try:
             result = self.algorithm.schedule_pod(fw, state, pi)
         except FitError as fit:
-            out = CycleOutcome(UNSCHEDULABLE, pi, fw, state, plugins=set(fit.diagnosis.unschedulable_plugins))
-            out.pending_plugins = set(fit.diagnosis.pending_plugins)
-            out.diagnosis, out.num_nodes = fit.diagnosis, fit.num_all_nodes
+            out = self._unschedulable(fw, pi, state, fit)
             if fw.plugins.post_filter:
-                res, st = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
-                fit.diagnosis.post_filter_msg = st.message if st.code != Code.SUCCESS else ""
-                out.post_filter = res
-                if res is not None and res.nominated_node_name:
-                    out.nominated_node = res.nominated_node_name
-                    out.victims = list(res.victims)
-            out.message = str(fit)
+                self._post_filtered(
+                    out, fit, *fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
+                )
             return out
         except NoNodesAvailable as exc:
             return CycleOutcome(UNSCHEDULABLE, pi, fw, state, message=str(exc))
         except SchedulingError as exc:
             return CycleOutcome(ERROR, pi, fw, state, message=exc.status.message)
+        return self._scheduled(fw, pi, state, result)
+
+    async def run_async(self, pod: Pod) -> CycleOutcome:
+        """:meth:`run` for a profile with extenders: their HTTP calls (Filter, Prioritize, and
+        ProcessPreemption in PostFilter) are awaited. Without extenders it is :meth:`run`."""
+        fw = self.frameworks[pod.spec.scheduler_name]
+        if not fw.extenders:
+            return self.run(pod)
+        pi = PodInfo(pod)
+        state = CycleState()
+        try:
+            result = await self.algorithm.schedule_pod_async(fw, state, pi)
+        except FitError as fit:
+            out = self._unschedulable(fw, pi, state, fit)
+            if fw.plugins.post_filter:
+                statuses = fit.diagnosis.node_to_status
+                self._post_filtered(out, fit, *await fw.run_post_filter_plugins_async(state, pi, statuses))
+            return out
+        except NoNodesAvailable as exc:
+            return CycleOutcome(UNSCHEDULABLE, pi, fw, state, message=str(exc))
+        except SchedulingError as exc:
+            return CycleOutcome(ERROR, pi, fw, state, message=exc.status.message)
+        return self._scheduled(fw, pi, state, result)
+
+    @staticmethod
+    def _unschedulable(fw: Framework, pi: PodInfo, state: CycleState, fit: FitError) -> CycleOutcome:
+        out = CycleOutcome(UNSCHEDULABLE, pi, fw, state, plugins=set(fit.diagnosis.unschedulable_plugins))
+        out.pending_plugins = set(fit.diagnosis.pending_plugins)
+        out.diagnosis, out.num_nodes = fit.diagnosis, fit.num_all_nodes
+        out.message = str(fit)
+        return out
+
+    @staticmethod
+    def _post_filtered(out: CycleOutcome, fit: FitError, res: PostFilterResult | None, st: Status) -> None:
+        """Record PostFilter's outcome (a nomination, its victims) and its message."""
+        fit.diagnosis.post_filter_msg = st.message if st.code != Code.SUCCESS else ""
+        out.post_filter = res
+        if res is not None and res.nominated_node_name:
+            out.nominated_node = res.nominated_node_name
+            out.victims = list(res.victims)
+        out.message = str(fit)
+
+    def _scheduled(
+        self, fw: Framework, pi: PodInfo, state: CycleState, result: ScheduleResult
+    ) -> CycleOutcome:
         host = result.suggested_host
         out = CycleOutcome(
             SCHEDULED,

@@ -42,6 +42,7 @@ from ksched.bus.subjects import Subjects
 from ksched.cache.follower import ReplicaFollower
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
+from ksched.extenders import HTTPExtenders
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.framework.nominator import Nominator
 from ksched.service.http import HealthServer
@@ -99,6 +100,7 @@ class SchedulerService:
         self.follower: ReplicaFollower | None = None
         self.cycle: SchedulingCycle | None = None
         self.algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=options.seed)
+        self.extenders = HTTPExtenders(config.extenders)
         self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
         self._inflight: OrderedDict[str, InFlight] = OrderedDict()
         self._held: dict[str, LeasedPod] = {}
@@ -150,6 +152,7 @@ class SchedulerService:
         frameworks = build_frameworks(self.config, self.follower.replica.snapshot, nominator=self.nominator)
         for name, fw in frameworks.items():
             fw.observe = _observer(name)
+            fw.extenders = self.extenders.extenders
         self.follower.on_change = self._on_replica_change
         self.cycle = SchedulingCycle(
             frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
@@ -175,6 +178,7 @@ class SchedulerService:
             await self.bus.close()
         if self.api is not None:
             await self.api.close()
+        await self.extenders.close()
         await self.health.stop()
 
     def request_stop(self) -> None:
@@ -223,7 +227,7 @@ class SchedulerService:
         self.nominations.observe(leased.pod)
         started = time.perf_counter()
         waited = started - wait_started
-        outcome = self.cycle.run(pod)
+        outcome = await self.cycle.run_async(pod) if self.extenders else self.cycle.run(pod)
         elapsed = time.perf_counter() - started
         trace_cycle(
             self.tracer,
