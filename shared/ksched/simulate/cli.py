@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
 from collections.abc import Sequence
@@ -11,10 +12,11 @@ from ksched.api.files import load_objects
 from ksched.api.kinds import ObjectError
 from ksched.config import ConfigError, default_config, load_config
 from ksched.config.profile import build_frameworks, missing_plugins
+from ksched.extenders import ExtenderConfigError, HTTPExtenders
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.simulate.cluster import build_cluster
 from ksched.simulate.output import to_json, to_table
-from ksched.simulate.runner import Simulation
+from ksched.simulate.runner import PodOutcome, Simulation
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -61,10 +63,30 @@ def main(argv: Sequence[str]) -> int:
     except ConfigError as exc:
         print(f"ksched simulate: invalid configuration:\n{exc}", file=sys.stderr)
         return 2
+    try:
+        extenders = HTTPExtenders(config.extenders)
+    except ExtenderConfigError as exc:
+        print(f"ksched simulate: invalid configuration: {exc}", file=sys.stderr)
+        return 2
     algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=args.seed)
-    outcomes = Simulation(cluster, frameworks, algorithm).run()
+    simulation = Simulation(cluster, frameworks, algorithm)
+    if extenders:
+        for fw in frameworks.values():
+            fw.extenders = extenders.extenders
+        outcomes = asyncio.run(_run_with_extenders(simulation, extenders))
+    else:
+        outcomes = simulation.run()
     if args.output == "json":
         sys.stdout.buffer.write(to_json(outcomes) + b"\n")
     else:
         print(to_table(outcomes))
     return 0
+
+
+async def _run_with_extenders(simulation: Simulation, extenders: HTTPExtenders) -> list[PodOutcome]:
+    """Run the simulation calling the configured extenders (their Filter, Prioritize and preempt
+    verbs; nothing is bound, so bindVerb is not called)."""
+    try:
+        return await simulation.run_async()
+    finally:
+        await extenders.close()

@@ -9,14 +9,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ksched.api.core import Pod
-from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, SchedulingError
+from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, ScheduleResult, SchedulingError
 from ksched.framework.cycle_state import CycleState
+from ksched.framework.extender import EXTENDER_NAME
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.results import FitError, QueuedPodInfo
+from ksched.framework.results import FitError, PostFilterResult, QueuedPodInfo
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import with_node_name
-from ksched.framework.status import Code
+from ksched.framework.status import Code, Status
 from ksched.simulate.cluster import Cluster
 
 
@@ -103,34 +104,73 @@ class Simulation:
         first = next(iter(self.frameworks.values()))
         return [self.schedule_one(pod) for pod in queue_order(self.cluster.pending, first)]
 
+    async def run_async(self) -> list[PodOutcome]:
+        """:meth:`run` consulting the frameworks' extenders (their HTTP calls are awaited)."""
+        first = next(iter(self.frameworks.values()))
+        return [await self.schedule_one_async(pod) for pod in queue_order(self.cluster.pending, first)]
+
     def schedule_one(self, pod: Pod) -> PodOutcome:
         fw = self.frameworks[pod.spec.scheduler_name]
+        out, pi = self._start(fw, pod)
+        if pi is None:
+            return out
+        state = CycleState()
+        try:
+            result = self.algorithm.schedule_pod(fw, state, pi, explain=True)
+        except FitError as fit:
+            self._record_rejections(out, fit)
+            if fw.plugins.post_filter:
+                statuses = fit.diagnosis.node_to_status
+                self._apply_post_filter(fw, pi, fit, out, *fw.run_post_filter_plugins(state, pi, statuses))
+            out.message = str(fit)
+            return out
+        except (NoNodesAvailable, SchedulingError) as exc:
+            return _failed(out, exc)
+        return self._scheduled(fw, state, pi, out, result)
+
+    async def schedule_one_async(self, pod: Pod) -> PodOutcome:
+        """:meth:`schedule_one` with extenders: their scores appear under their names, the nodes they
+        reject under the plugin ``Extender`` (with the extender's name)."""
+        fw = self.frameworks[pod.spec.scheduler_name]
+        if not fw.extenders:
+            return self.schedule_one(pod)
+        out, pi = self._start(fw, pod)
+        if pi is None:
+            return out
+        state = CycleState()
+        try:
+            result = await self.algorithm.schedule_pod_async(fw, state, pi, explain=True)
+        except FitError as fit:
+            self._record_rejections(out, fit)
+            if fw.plugins.post_filter:
+                statuses = fit.diagnosis.node_to_status
+                post = await fw.run_post_filter_plugins_async(state, pi, statuses)
+                self._apply_post_filter(fw, pi, fit, out, *post)
+            out.message = str(fit)
+            return out
+        except (NoNodesAvailable, SchedulingError) as exc:
+            return _failed(out, exc)
+        return self._scheduled(fw, state, pi, out, result)
+
+    @staticmethod
+    def _start(fw: Framework, pod: Pod) -> tuple[PodOutcome, PodInfo | None]:
+        """The outcome to fill and the pod, or no pod when a PreEnqueue plugin gates it."""
         pi = PodInfo(pod)
         out = PodOutcome(pod=pi.key, node=None)
         gate = fw.run_pre_enqueue_plugins(pod)
         if gate is not None:
             out.gated_by = gate.plugin
             out.message = gate.message or None
-            return out
-        state = CycleState()
-        snapshot = fw.snapshot
-        try:
-            result = self.algorithm.schedule_pod(fw, state, pi, explain=True)
-        except FitError as fit:
-            self._record_rejections(out, fit)
-            self._post_filter(fw, state, pi, fit, out)
-            out.message = str(fit)
-            return out
-        except NoNodesAvailable as exc:
-            out.message = str(exc)
-            return out
-        except SchedulingError as exc:
-            out.error = exc.status.message
-            out.message = exc.status.message
-            return out
-        if result.diagnosis is not None:
-            for node, st in result.diagnosis.node_to_status:
-                out.filter[node] = {"plugin": st.plugin, "reasons": list(st.all_reasons())}
+            return out, None
+        return out, pi
+
+    def _scheduled(
+        self, fw: Framework, state: CycleState, pi: PodInfo, out: PodOutcome, result: ScheduleResult
+    ) -> PodOutcome:
+        diagnosis = result.diagnosis
+        if diagnosis is not None:
+            for node, st in diagnosis.node_to_status:
+                out.filter[node] = _filter_entry(st, diagnosis.extender_rejections.get(node))
         out.scores, out.totals = result.scores, result.totals
         host = result.suggested_host
         reserve = fw.run_reserve_plugins_reserve(state, pi, host)
@@ -140,21 +180,24 @@ class Simulation:
             return out
         out.node = host
         self.nominator.remove(pi.uid)
-        snapshot.add_pod(with_node_name(pod, host))
+        fw.snapshot.add_pod(with_node_name(pi.pod, host))
         return out
 
     def _record_rejections(self, out: PodOutcome, fit: FitError) -> None:
         nts = fit.diagnosis.node_to_status
+        by_extender = fit.diagnosis.extender_rejections
         for ni in self.cluster.snapshot.nodes:
-            st = nts.get(ni.name)
-            out.filter[ni.name] = {"plugin": st.plugin, "reasons": list(st.all_reasons())}
+            out.filter[ni.name] = _filter_entry(nts.get(ni.name), by_extender.get(ni.name))
 
-    def _post_filter(
-        self, fw: Framework, state: CycleState, pi: PodInfo, fit: FitError, out: PodOutcome
+    def _apply_post_filter(
+        self,
+        fw: Framework,
+        pi: PodInfo,
+        fit: FitError,
+        out: PodOutcome,
+        result: PostFilterResult | None,
+        status: Status,
     ) -> None:
-        if not fw.plugins.post_filter:
-            return
-        result, status = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
         fit.diagnosis.post_filter_msg = status.message if status.code != Code.SUCCESS else ""
         if result is None or not result.nominated_node_name:
             if any(pl.name == "DefaultPreemption" for pl in fw.plugins.post_filter):
@@ -166,3 +209,22 @@ class Simulation:
         for victim in result.victims:
             snapshot.remove_pod(victim.uid)
         snapshot.add_pod(with_node_name(pi.pod, result.nominated_node_name))
+
+
+def _filter_entry(status: Status, extender: str | None) -> dict[str, object]:
+    """A rejected node as reported: the plugin and its reasons; an extender's rejection names the
+    pseudo plugin ``Extender`` (as upstream's unschedulable plugins do) and the extender."""
+    entry: dict[str, object] = {"plugin": status.plugin, "reasons": list(status.all_reasons())}
+    if extender is not None:
+        entry["plugin"] = EXTENDER_NAME
+        entry["extender"] = extender
+    return entry
+
+
+def _failed(out: PodOutcome, exc: NoNodesAvailable | SchedulingError) -> PodOutcome:
+    if isinstance(exc, SchedulingError):
+        out.error = exc.status.message
+        out.message = exc.status.message
+    else:
+        out.message = str(exc)
+    return out
