@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 from kubernetes_asyncio.client import ApiClient
+from nats.aio.msg import Msg
 
-from ksched.bus.connect import Bus, connect
+from ksched.bus.codec import decode
+from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
+from ksched.bus.messages import AssumeRequest, DoneRequest
 from ksched.bus.subjects import Subjects
 from ksched.launcher.stack import Stack, StackOptions
 from ksched.tracing.reader import pod_history
@@ -40,7 +43,36 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
 
 
 @pytest.fixture(scope="module")
-async def api(stack: Stack) -> AsyncIterator[ApiClient]:
+async def bus(stack: Stack) -> AsyncIterator[Bus]:
+    b = await connect(stack.nats.url, name="trace-test", subjects=Subjects(stack.options.prefix))
+    try:
+        yield b
+    finally:
+        await b.close()
+
+
+@pytest.fixture(scope="module")
+async def hop_headers(bus: Bus) -> dict[tuple[str, str], list[str]]:
+    """(hop, pod name) -> the Ksched-Trace-Id headers of the assume and done requests seen."""
+    seen: dict[tuple[str, str], list[str]] = {}
+
+    async def record(msg: Msg) -> None:
+        request = decode(msg.data, AssumeRequest | DoneRequest)
+        if isinstance(request, AssumeRequest):
+            hop, name = "assume", request.placement.name
+        else:
+            assert isinstance(request, DoneRequest)
+            hop, name = "done", request.name
+        seen.setdefault((hop, name), []).append((msg.headers or {}).get(TRACE_ID_HEADER, ""))
+
+    for subject in (bus.subjects.assume, bus.subjects.queue_done):
+        await bus.nc.subscribe(subject, cb=record)
+    await bus.nc.flush()
+    return seen
+
+
+@pytest.fixture(scope="module")
+async def api(stack: Stack, hop_headers: dict[tuple[str, str], list[str]]) -> AsyncIterator[ApiClient]:
     a = await api_for(stack.kubeconfig)
     await create_nodes(
         a, [node("plain", cpu="2"), node("plain-small", cpu="1"), node("tainted", cpu="2", taints=[TAINT])]
@@ -50,15 +82,6 @@ async def api(stack: Stack) -> AsyncIterator[ApiClient]:
         yield a
     finally:
         await a.close()
-
-
-@pytest.fixture(scope="module")
-async def bus(stack: Stack) -> AsyncIterator[Bus]:
-    b = await connect(stack.nats.url, name="trace-test", subjects=Subjects(stack.options.prefix))
-    try:
-        yield b
-    finally:
-        await b.close()
 
 
 async def phases_of(bus: Bus, name: str) -> list[str]:
@@ -87,7 +110,7 @@ async def ksched_trace(stack: Stack, *args: str) -> tuple[int, str, str]:
 
 
 async def test_scheduled_pod_trace_has_every_phase_with_durations(
-    stack: Stack, api: ApiClient, bus: Bus
+    stack: Stack, api: ApiClient, bus: Bus, hop_headers: dict[tuple[str, str], list[str]]
 ) -> None:
     async def bound() -> bool:
         return (await pod_nodes(api)).get("traced-ok") == "plain"
@@ -103,7 +126,10 @@ async def test_scheduled_pod_trace_has_every_phase_with_durations(
     code, out, err = await ksched_trace(stack, "default/traced-ok", "--json")
     assert code == 0, err
     events: list[dict[str, Any]] = [json.loads(line) for line in out.splitlines()]
-    assert len({e["trace_id"] for e in events}) == 1, "one attempt, one trace id across services"
+    trace_ids = {e["trace_id"] for e in events}
+    assert len(trace_ids) == 1, "one attempt, one trace id across services"
+    assert hop_headers[("assume", "traced-ok")] == list(trace_ids)  # and in the hops' NATS headers
+    assert hop_headers[("done", "traced-ok")] == list(trace_ids)
     phases = [e["phase"] for e in events]
     for earlier, later in zip(
         ["queued", "popped", "snapshot", "filter", "score", "assumed", "prebind"],

@@ -313,7 +313,7 @@ class BinderService:
             reason=reason,
         )
         with contextlib.suppress(Exception):
-            await self.bus.request(self.subjects.forget, request, Ack, timeout=5)
+            await self.bus.request(self.subjects.forget, request, Ack, timeout=5, trace_id=p.trace_id)
 
     async def _fail(self, p: Placement, reason: str, plugins: list[str] | None = None) -> None:
         """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""
@@ -332,7 +332,9 @@ class BinderService:
             plugin_state=p.plugin_state,
         )
         with contextlib.suppress(Exception):
-            await self.bus.request(self.subjects.unreserve(p.scheduler_id), unreserve, Ack, timeout=2)
+            await self.bus.request(
+                self.subjects.unreserve(p.scheduler_id), unreserve, Ack, timeout=2, trace_id=p.trace_id
+            )
         requeue = RequeueRequest(
             pod_uid=p.pod_uid,
             namespace=p.namespace,
@@ -344,7 +346,7 @@ class BinderService:
             trace_id=p.trace_id,
         )
         with contextlib.suppress(Exception):
-            await self.bus.request(self.subjects.queue_requeue, requeue, Ack, timeout=5)
+            await self.bus.request(self.subjects.queue_requeue, requeue, Ack, timeout=5, trace_id=p.trace_id)
         if self.reporter is not None:
             self.reporter.event(
                 PodRef(p.namespace, p.name, p.pod_uid),

@@ -69,10 +69,14 @@ def top_scores(result: ScheduleResult, k: int = 3) -> list[tuple[str, int]]:
     nodes, totals = result.scored_nodes, result.score_totals
     if nodes is None or totals is None or len(totals) == 0:
         return []
-    k = min(k, len(totals))
-    best = np.argpartition(totals, len(totals) - k)[len(totals) - k :]
-    best = best[np.argsort(-totals[best], kind="stable")]
-    return [(nodes[int(i)].name, int(totals[int(i)])) for i in best]
+    remaining = totals.copy()
+    lowest = np.iinfo(remaining.dtype).min
+    best: list[tuple[str, int]] = []
+    for _ in range(min(k, len(remaining))):  # k argmax passes beat a partition for small k
+        i = int(remaining.argmax())
+        best.append((nodes[i].name, int(totals[i])))
+        remaining[i] = lowest
+    return best
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:

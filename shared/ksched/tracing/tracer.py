@@ -87,6 +87,7 @@ class Tracer:
         self._bus: Bus | None = None
         self._task: asyncio.Task[None] | None = None
         self._stream_checked = False
+        self._subjects: dict[tuple[str, str], str] = {}
 
     @property
     def buffered(self) -> int:
@@ -142,38 +143,49 @@ class Tracer:
         if not self._stream_checked:
             await self._ensure_stream(bus)
         sent = 0
-        while self._buffer:
-            if not bus.ready:
-                self._drop("disconnected", len(self._buffer))
-                self._buffer.clear()
-                break
-            phase, trace_id, uid, namespace, name, ts, duration, details = self._buffer.popleft()
-            try:
-                values = details() if callable(details) else details
-                event = TraceEvent(
-                    trace_id=trace_id,
-                    pod_uid=uid,
-                    namespace=namespace,
-                    name=name,
-                    service=self.service,
-                    instance=self.instance,
-                    phase=phase,
-                    ts=ts,
-                    duration=duration,
-                    details=dict(values) if values else {},
-                )
-                await bus.publish(bus.subjects.trace(namespace, name), event, trace_id=trace_id)
-            except Exception as exc:
-                log.debug("tracer: dropped a %s event of %s/%s: %s", phase, namespace, name, exc)
-                self._drop("error")
-                continue
-            sent += 1
-            if sent % self.batch == 0:
-                await asyncio.sleep(0)  # let the service breathe during a large flush
-        if sent:
-            self.published += sent
-            metrics.PUBLISHED.inc(sent)
+        try:
+            while self._buffer:
+                if not bus.ready:
+                    self._drop("disconnected", len(self._buffer))
+                    self._buffer.clear()
+                    break
+                item = self._buffer.popleft()
+                try:
+                    await self._publish(bus, item)
+                except Exception as exc:
+                    log.debug("tracer: dropped a %s event of %s/%s: %s", item[0], item[3], item[4], exc)
+                    self._drop("error")
+                    continue
+                sent += 1
+                if sent % self.batch == 0:
+                    await asyncio.sleep(0)  # let the service breathe during a large flush
+        finally:  # counted even when a close cancels the flush half way
+            if sent:
+                self.published += sent
+                metrics.PUBLISHED.inc(sent)
         return sent
+
+    async def _publish(self, bus: Bus, item: _Item) -> None:
+        phase, trace_id, uid, namespace, name, ts, duration, details = item
+        values = details() if callable(details) else details
+        event = TraceEvent(
+            trace_id=trace_id,
+            pod_uid=uid,
+            namespace=namespace,
+            name=name,
+            service=self.service,
+            instance=self.instance,
+            phase=phase,
+            ts=ts,
+            duration=duration,
+            details=values if isinstance(values, dict) else dict(values or {}),
+        )
+        subject = self._subjects.get((namespace, name))
+        if subject is None:
+            if len(self._subjects) >= 4096:
+                self._subjects.clear()
+            subject = self._subjects[(namespace, name)] = bus.subjects.trace(namespace, name)
+        await bus.publish(subject, event, trace_id=trace_id)
 
     async def _ensure_stream(self, bus: Bus) -> None:
         """Create ``P_trace`` if nobody has yet (an existing stream's limits are left alone). Tried
