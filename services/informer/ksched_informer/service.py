@@ -1,6 +1,7 @@
 """The informer/cache service: list-watches the API, keeps the cache and the assume ledger,
 publishes versioned snapshot deltas and the queue's feeds, and answers assume/forget and
-bootstrap requests. One active instance."""
+bootstrap requests. One active instance: with leader election (``InformerOptions.election``) the
+others are standbys that connect and wait, and take over with a new epoch when the Lease is theirs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import logging
 import signal
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ from ksched.bus.messages import (
     Placement,
     SnapshotBootstrapRequest,
     SnapshotDelta,
+    encode,
 )
 from ksched.bus.subjects import Subjects
 from ksched.bus.tokens import encode_token
@@ -53,6 +55,7 @@ from ksched.framework.runtime import Framework
 from ksched.framework.status import Code, Status
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
+from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_leadership
 from ksched.service.tasks import TaskGroup
 from ksched_informer import feeds, metrics
 from ksched_informer.reflector import DELETED, Reflector, Resource
@@ -77,6 +80,8 @@ class InformerOptions:
     assumed_ttl: float = 30.0
     max_assumed_age: float = 900.0
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
+    election: ElectionConfig | None = None
+    """Leader election over a Lease; None: this instance is the only one and acts at once."""
 
 
 def needs_deep_check(pod: Pod) -> bool:
@@ -112,6 +117,11 @@ class InformerService:
         self._dirty = asyncio.Event()
         self._flush_lock = asyncio.Lock()
         self._stop = asyncio.Event()
+        self.elector: LeaseElector | None = None
+        self.on_lost_leadership: Callable[[], None] = self._exit_lost_leadership
+        """What to do when leadership is lost (default: exit; tests replace it)."""
+        self._stopping = False
+        self._lost = False
 
     # --- lifecycle -------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -139,7 +149,7 @@ class InformerService:
         )
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
-        self.health.ready_checks["cache"] = lambda: (self.ready, "informers not synced")
+        self.health.ready_checks["cache"] = lambda: (self.ready or self.standby, "informers not synced")
         self.bus = await connect(
             self.options.nats,
             name=f"informer:{self.options.identity}",
@@ -149,6 +159,51 @@ class InformerService:
         await ensure_streams(self.bus)
         self.kv = await TypedKV.open(self.bus, self.subjects.kv_bucket("assumed"), Placement)
         self.api = await api_client(self.options.kubeconfig)
+        if self.options.election is None:
+            await self._start_active()
+            return
+        self.elector = LeaseElector(
+            self.api, self.options.election, on_stopped_leading=self._on_stopped_leading
+        )
+        self.health.ready_checks["leader-election"] = self.elector.status
+        self.elector.start().add_done_callback(self._on_elector_done)
+        self.tasks.spawn("lead", self._lead_when_elected)
+
+    # --- leader election -------------------------------------------------------------------------
+    @property
+    def standby(self) -> bool:
+        """Waiting for the Lease (a standby is ready as such: connected, nothing to serve)."""
+        return self.elector is not None and not self.elector.is_leader
+
+    def acting(self) -> bool:
+        """Whether this instance may write (publish, answer, record): it leads, or runs alone."""
+        return self.elector is None or self.elector.is_leader
+
+    async def _lead_when_elected(self) -> None:
+        assert self.elector is not None
+        log.info("informer %s: standby, waiting for lease %s", self.options.identity, self.elector.lease_ref)
+        await self.elector.wait_leader()
+        log.info("informer %s: leading (epoch %s); listing the cluster", self.options.identity, self.epoch)
+        await self._start_active()
+
+    def _on_stopped_leading(self) -> None:
+        if not self._stopping and not self._lost:
+            self._lost = True
+            self.on_lost_leadership()
+
+    def _on_elector_done(self, task: asyncio.Task[None]) -> None:
+        """The election ended on its own: after losing (the callback already ran) or on a bug."""
+        if not self._stopping and not task.cancelled() and task.exception() is not None:
+            log.error("informer: leader election failed: %r", task.exception())
+            self._on_stopped_leading()
+
+    def _exit_lost_leadership(self) -> None:
+        assert self.elector is not None
+        exit_on_lost_leadership("informer", self.elector)
+
+    async def _start_active(self) -> None:
+        """The leader's work: serve the bus, list-watch, publish, expire assumptions."""
+        assert self.bus is not None and self.api is not None
         bus = self.bus
         await bus.subscribe(
             self.subjects.snapshot_bootstrap, SnapshotBootstrapRequest, self.on_snapshot_bootstrap
@@ -183,9 +238,14 @@ class InformerService:
         )
 
     async def stop(self) -> None:
+        self._stopping = True
+        if self.bus is not None:
+            await self.bus.unsubscribe_all()  # no new assumes while the last changes go out
         await self.tasks.cancel_all()
         with contextlib.suppress(Exception):
             await self.flush()
+        if self.elector is not None:
+            await self.elector.stop()  # stopped acting: step down, release; a standby takes over
         if self.bus is not None:
             await self.bus.close()
         if self.api is not None:
@@ -223,7 +283,7 @@ class InformerService:
 
     async def flush(self) -> None:
         """Publish the cache's pending ops as one delta, then the feed messages, in order."""
-        if self.bus is None:
+        if self.bus is None or not self.acting():
             return
         async with self._flush_lock:
             base, generation, ops = self.cache.take_ops()
@@ -231,6 +291,7 @@ class InformerService:
             metrics.GENERATION.set(generation)
             # Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default);
             # each op advances the generation by one, so each part has its own base..generation.
+            deltas: list[tuple[str, Message]] = []
             for start in range(0, len(ops), MAX_OPS_PER_DELTA):
                 part = ops[start : start + MAX_OPS_PER_DELTA]
                 delta = SnapshotDelta(
@@ -240,14 +301,24 @@ class InformerService:
                     ops=part,
                     ts=time.time(),
                 )
-                ack = await self._publish_retrying(self.subjects.snapshot_delta, delta)
-                self._snapshot_seq = ack.seq
-            for subject, message in feed:
-                # One at a time: concurrent publishes may reach the stream out of order under load,
-                # and the queue relies on the feed's order.
-                ack = await self._publish_retrying(subject, message)
-                self._feed_seq = ack.seq
+                deltas.append((self.subjects.snapshot_delta, delta))
+            if deltas:
+                self._snapshot_seq = await self._publish_in_order(deltas)
+            if feed:
+                self._feed_seq = await self._publish_in_order(feed)
             self._update_sizes()
+
+    async def _publish_in_order(self, messages: list[tuple[str, Message]]) -> int:
+        """Publish to a stream in order, cheaply: all but the last as core messages in one buffered
+        write, the last through JetStream with an ack. The server stores one connection's messages
+        in the order sent, so the last ack confirms the batch; returns its stream sequence."""
+        assert self.bus is not None
+        nc = self.bus.nc
+        for subject, message in messages[:-1]:
+            await nc.publish(subject, encode(message))
+        subject, message = messages[-1]
+        ack = await self._publish_retrying(subject, message)
+        return int(ack.seq)
 
     async def _publish_retrying(self, subject: str, message: Message, msg_id: str = "") -> Any:
         assert self.bus is not None
@@ -407,7 +478,7 @@ class InformerService:
 
     async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
         p = req.placement
-        if not self.ready:
+        if not self.ready or not self.acting():
             metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
             return AssumeReply(
                 accepted=False, code=AssumeRejectCode.NOT_READY, reason="cache is not synced yet"
@@ -478,6 +549,8 @@ class InformerService:
         return True
 
     async def on_forget(self, req: ForgetRequest, _msg: Msg) -> Ack:
+        if not self.acting():
+            return Ack(ok=False, code="NotLeader", reason="this informer no longer leads")
         assumption = self.cache.assumed.get(req.pod_uid)
         if assumption is None or assumption.node != req.node_name:
             return Ack(ok=False, code="NotAssumed", reason="no such assumption")
@@ -530,7 +603,7 @@ class InformerService:
 
     # --- bootstrap -------------------------------------------------------------------------------
     async def on_snapshot_bootstrap(self, req: SnapshotBootstrapRequest, _msg: Msg) -> BootstrapReply:
-        if not self.ready or self.bus is None:
+        if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
         await self.flush()
         seq = self._snapshot_seq
@@ -546,7 +619,7 @@ class InformerService:
         )
 
     async def on_pending_bootstrap(self, req: PendingPodsRequest, _msg: Msg) -> BootstrapReply:
-        if not self.ready or self.bus is None:
+        if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
         await self.flush()
         seq = self._feed_seq
@@ -577,6 +650,7 @@ class InformerService:
             "assumed": {uid: a.node for uid, a in self.cache.assumed.items()},
             "tasks": self.tasks.names(),
             "objects": {kind: len(self.cache.snapshot.objects.table(kind)) for kind in TABLES},
+            "leader_election": self.elector.describe() if self.elector is not None else None,
         }
 
 
