@@ -430,6 +430,8 @@ class SchedulerService:
             "generation": replica.generation if replica else -1,
             "nodes": len(replica.snapshot.nodes) if replica else 0,
             "held_leases": len(self._held),
+            "bootstrap_seconds": round(self.follower.bootstrap_seconds, 3) if self.follower else None,
+            "delta_lag_ms": _percentiles(self.follower.lag_samples) if self.follower else {},
             "inflight_placements": len(self._inflight),
             "tasks": self.tasks.names(),
         }
@@ -456,6 +458,17 @@ def _export_plugin_state(outcome: CycleOutcome) -> dict[str, bytes]:
             if data:
                 out[pl.name] = data
     return out
+
+
+def _percentiles(samples: Any) -> dict[str, float]:
+    values = sorted(samples)
+    if not values:
+        return {}
+    return {
+        "p50": round(values[len(values) // 2] * 1000, 2),
+        "p99": round(values[min(len(values) - 1, int(len(values) * 0.99))] * 1000, 2),
+        "samples": len(values),
+    }
 
 
 def _observer(profile: str) -> Any:

@@ -48,6 +48,29 @@ def _cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _rss_mib(pid: int | None) -> float:
+    if pid is None:
+        return 0.0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return 0.0
+
+
+async def _debug(stack: Stack, name: str) -> dict[str, Any]:
+    import aiohttp
+
+    try:
+        async with aiohttp.ClientSession() as session, session.get(stack.http_url(name) + "/debug") as resp:
+            result: dict[str, Any] = await resp.json(content_type=None)
+            return result
+    except (aiohttp.ClientError, ValueError):
+        return {}
+
+
 def _pod(i: int) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -149,6 +172,8 @@ async def _run(nodes: int, pods: int, schedulers: int, binders: int, workers: in
         with contextlib.suppress(BaseException):
             await watcher
         cpu = {name: round(_cpu_seconds(p.pid) - cpu_before[name], 2) for name, p in stack.procs.items()}
+        rss = {name: _rss_mib(p.pid) for name, p in stack.procs.items()}
+        replica = await _debug(stack, "scheduler-0")
         latencies = sorted(bound[n] - created[n] for n in bound if n in created)
         elapsed = end - start
         return {
@@ -162,6 +187,9 @@ async def _run(nodes: int, pods: int, schedulers: int, binders: int, workers: in
             "p50_ms": round(latencies[len(latencies) // 2] * 1000, 1) if latencies else None,
             "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 1) if latencies else None,
             "cpu_seconds": cpu,
+            "rss_mib": rss,
+            "replica_bootstrap_seconds": replica.get("bootstrap_seconds"),
+            "replica_delta_lag_ms": replica.get("delta_lag_ms"),
         }
     finally:
         await api.close()

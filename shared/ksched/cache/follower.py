@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 
 from nats.aio.msg import Msg
@@ -39,6 +40,9 @@ class ReplicaFollower:
         self.synced = asyncio.Event()
         self.bootstraps = 0
         self.last_delta_lag = 0.0
+        #: recent delta lags (seconds from publish to apply) and the last bootstrap's duration
+        self.lag_samples: deque[float] = deque(maxlen=20_000)
+        self.bootstrap_seconds = 0.0
         self._resync = asyncio.Event()
         self._sub: object | None = None
 
@@ -58,6 +62,7 @@ class ReplicaFollower:
             await self._unsubscribe()
 
     async def _bootstrap(self) -> None:
+        started = time.perf_counter()
         await self._unsubscribe()
         subjects = self.bus.subjects
         reply, items = await fetch_bootstrap(
@@ -77,14 +82,16 @@ class ReplicaFollower:
             start_seq=reply.stream_seq + 1,
         )
         self.synced.set()
+        self.bootstrap_seconds = time.perf_counter() - started
         if self.on_change is not None:
             self.on_change()
         log.info(
-            "replica %s: bootstrapped epoch %s at generation %d (%d nodes)",
+            "replica %s: bootstrapped epoch %s at generation %d (%d nodes) in %.2fs",
             self.replica_id,
             reply.epoch,
             reply.generation,
             len(self.replica.snapshot.nodes),
+            self.bootstrap_seconds,
         )
 
     async def _on_delta(self, delta: SnapshotDelta, _msg: Msg) -> None:
@@ -105,6 +112,7 @@ class ReplicaFollower:
             return
         if delta.ts:
             self.last_delta_lag = max(0.0, time.time() - delta.ts)
+            self.lag_samples.append(self.last_delta_lag)
         if self.on_change is not None:
             self.on_change()
 
