@@ -175,7 +175,7 @@ async def test_each_service_does_its_part(
     placement = sample(Placement)
     got: dict[str, asyncio.Future[object]] = {
         k: asyncio.get_running_loop().create_future()
-        for k in ("feed", "delta", "forget", "unreserve", "permit", "trace", "done", "requeue")
+        for k in ("feed", "nominations", "delta", "forget", "unreserve", "permit", "trace", "done", "requeue")
     }
 
     def record(key: str) -> Callable[[object, Msg], Awaitable[None]]:
@@ -259,6 +259,21 @@ async def test_each_service_does_its_part(
     await jetstream.subscribe_ordered(
         scheduler, SUBJECTS.snapshot_delta, SnapshotDelta, record("delta"), stream=SUBJECTS.snapshot_stream
     )
+    # ... and the nominations it follows: the pending pods, then their feed
+    await fetch_bootstrap(
+        scheduler,
+        SUBJECTS.pending_bootstrap,
+        lambda inbox: PendingPodsRequest(requester="s1", deliver=inbox),
+        PendingPod,
+        timeout=5,
+    )
+    await jetstream.subscribe_ordered(
+        scheduler,
+        SUBJECTS.pending_pods_all,
+        PendingPodEvent,
+        record("nominations"),
+        stream=SUBJECTS.feed_stream,
+    )
 
     async def on_unreserve(msg: UnreserveRequest, raw: Msg) -> Ack:
         await record("unreserve")(msg, raw)
@@ -296,9 +311,12 @@ async def test_each_service_does_its_part(
     await binder.request(SUBJECTS.unreserve("sched-1"), sample(UnreserveRequest), Ack)
     await binder.request(SUBJECTS.queue_requeue, sample(RequeueRequest), Ack)
 
-    # every service traces; the observer replays the trace stream
+    # every service traces, creating the trace stream if it is missing; the observer replays it
     for bus in (informer, queue, scheduler, binder):
+        await bus.js.stream_info(SUBJECTS.trace_stream)
+        await jetstream.ensure_stream(bus, streams.trace_stream(SUBJECTS))
         await bus.publish(SUBJECTS.trace("team.a", "web.1"), sample(TraceEvent))
+    await observer.js.stream_info(SUBJECTS.trace_stream)
     await jetstream.subscribe_ordered(
         observer, SUBJECTS.trace_all, TraceEvent, record("trace"), stream=SUBJECTS.trace_stream
     )

@@ -103,7 +103,7 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
     """The permissions of each service's user (and of the read-only observer)."""
     s = subjects
     inbox = f"{s.inbox_prefix}.>"
-    observability = [s.trace_all, s.health_all]
+    observability = [s.trace_all, s.health_all]  # every service traces (and creates P_trace if absent)
     every_stream = s.stream_names
     return {
         "informer": Permissions(
@@ -123,7 +123,7 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
             publish=(
                 s.pending_bootstrap,
                 *observability,
-                *_manage_streams([s.feed_stream]),
+                *_manage_streams([s.feed_stream, s.trace_stream]),
                 *_ordered_consumer(s.feed_stream),
             ),
             subscribe=(s.queue_pop, s.queue_done, s.queue_renew, s.queue_requeue, inbox),
@@ -135,9 +135,12 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 s.queue_renew,
                 s.assume,
                 s.snapshot_bootstrap,
+                s.pending_bootstrap,  # nominations: the pending pods, then their feed
                 s.permit_all,
                 *observability,
+                *_manage_streams([s.trace_stream]),
                 *_ordered_consumer(s.snapshot_stream),
+                *_ordered_consumer(s.feed_stream),
             ),
             subscribe=(f"{s.prefix}.scheduler.*.unreserve", inbox),
         ),
@@ -155,6 +158,9 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
         OBSERVER: Permissions(
             publish=(
                 f"{JS_API}.STREAM.INFO.{s.trace_stream}",
+                f"{JS_API}.STREAM.MSG.GET.{s.trace_stream}",
+                f"{JS_API}.DIRECT.GET.{s.trace_stream}",
+                f"{JS_API}.DIRECT.GET.{s.trace_stream}.>",
                 *_ordered_consumer(s.trace_stream),
             ),
             subscribe=(*observability, inbox),
