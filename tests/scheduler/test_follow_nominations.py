@@ -1,0 +1,52 @@
+"""A replica learns nominations made anywhere: the informer's pending-pod bootstrap, then the feed in
+order (over a real nats-server, the informer's side played by the queue tests' fake)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+from ksched_scheduler.nominations import NominationTracker, follow_nominations
+
+from ksched.api.core import Pod
+from ksched.bus.messages import PendingPodAction
+from ksched.framework.nominator import Nominator
+from ksched.framework.testing import make_pod
+from tests.fixtures.nats import BusFactory
+from tests.queue.fake_informer import FakeInformer
+
+
+def nominated(name: str, node: str, uid: str | None = None) -> Pod:
+    return make_pod(name, uid=uid, priority=10, status={"nominatedNodeName": node} if node else None)
+
+
+async def until(check: Callable[[], bool], within: float = 5.0) -> None:
+    for _ in range(int(within / 0.02)):
+        if check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not reached")
+
+
+async def test_bootstrap_then_feed(bus_factory: BusFactory) -> None:
+    informer = FakeInformer(await bus_factory(name="informer"))
+    await informer.start()
+    a, b = nominated("a", "node-1"), nominated("b", "")
+    informer.list_pending(a, b)
+    nominator = Nominator()
+    tracker = NominationTracker(nominator)
+    bus = await bus_factory(name="scheduler")
+    task = asyncio.create_task(follow_nominations(bus, tracker, ["default-scheduler"], "scheduler-test"))
+    try:
+        await until(lambda: nominator.node_of(a.metadata.uid) == "node-1")
+        assert nominator.node_of(b.metadata.uid) is None
+        await informer.pod(PendingPodAction.UPDATE, nominated("b", "node-2", b.metadata.uid))
+        await until(lambda: nominator.node_of(b.metadata.uid) == "node-2")
+        await informer.pod(PendingPodAction.DELETE, a, reason="bound")
+        await until(lambda: nominator.node_of(a.metadata.uid) is None)
+        assert informer.bootstraps == 1
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
