@@ -225,6 +225,7 @@ class LiveRenderer:
     def __init__(self, *, with_pod: bool = False) -> None:
         self.with_pod = with_pod
         self._starts: dict[str, float] = {}
+        self._width = 16
 
     def lines(self, event: TraceEvent) -> list[str]:
         out: list[str] = []
@@ -237,6 +238,10 @@ class LiveRenderer:
                 for key in list(self._starts)[:50_000]:
                     del self._starts[key]
         step = Step(event, event.ts - start, event.duration, event.duration is not None)
-        prefix = f"{event.namespace}/{event.name}  " if self.with_pod else ""
+        prefix = ""
+        if self.with_pod:
+            key = f"{event.namespace}/{event.name}"
+            self._width = max(self._width, len(key))  # columns line up once the longest name was seen
+            prefix = f"{key:<{self._width}}  "
         out += [prefix + line for line in _step_lines(step)]
         return out
