@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ksched.config import ConfigError, default_config, load_config
+from ksched.extenders import ExtenderConfigError, HTTPExtenders
 from ksched.service.logs import setup_logging
 from ksched.service.options import add_common_arguments, common_options
 from ksched_scheduler.service import SchedulerOptions, SchedulerService
@@ -32,6 +33,11 @@ def main(argv: Sequence[str]) -> int:
         config = load_config(common.config) if common.config else default_config()
     except ConfigError as exc:
         print(f"ksched scheduler: {common.config}: invalid configuration:\n{exc}", file=sys.stderr)
+        return 2
+    try:
+        HTTPExtenders(config.extenders)  # TLS settings and files usable (upstream refuses to start)
+    except ExtenderConfigError as exc:
+        print(f"ksched scheduler: {common.config}: invalid configuration: {exc}", file=sys.stderr)
         return 2
     options = SchedulerOptions(
         nats=common.nats,
