@@ -201,6 +201,7 @@ class ScheduleAlgorithm:
         best = np.flatnonzero(totals == totals.max())
         pick = int(best[0]) if len(best) == 1 else int(best[self.rng.randrange(len(best))])
         result = ScheduleResult(names[pick], evaluated, len(names), diagnosis=diagnosis if explain else None)
+        result.scored_nodes, result.score_totals = nodes, totals
         if explain:
             result.totals = dict(zip(names, totals.tolist(), strict=True))
             result.scores = {
