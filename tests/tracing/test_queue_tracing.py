@@ -141,3 +141,16 @@ def test_without_tracing_leases_still_get_a_trace_id() -> None:
     QueueTracing(Tracer("queue", "q", enabled=False), core.queue).install(core)
     core.queue.add(pending_of(pod("web")))
     assert pop(core).trace_id
+
+
+def test_an_expired_lease_ends_the_attempt_and_requeues_under_a_new_id() -> None:
+    core, tracer = traced_core()
+    clock = core.queue.clock
+    core.queue.add(pending_of(pod("web")))
+    leased = pop(core)
+    clock.advance(core.leases.lease_seconds + 1)  # type: ignore[attr-defined]
+    assert len(core.expire_leases()) == 1
+    requeued, queued = tracer.events[-2:]
+    assert requeued[:2] == ("requeued", leased.trace_id) and requeued[3]["event"] == "LeaseExpired"
+    assert queued[0] == "queued" and queued[1] != leased.trace_id and queued[3]["queue"] == "active"
+    assert pop(core).trace_id == queued[1]

@@ -10,6 +10,7 @@ import pytest
 from ksched.bus.messages import TraceEvent
 from ksched.tracing import timeline
 from ksched.tracing.phases import Phase
+from ksched.tracing.reader import Reorder, Traced
 
 T0 = 1_750_000_000.0
 
@@ -144,3 +145,13 @@ def test_live_renderer_prints_a_header_per_new_attempt() -> None:
     assert headers[0].startswith("-- team-a/web-1 attempt trace t1 at ")
     assert len(headers) == 2
     assert all(line.startswith("team-a/web-1  ") for line in lines if not line.startswith("--"))
+
+
+def test_reorder_releases_held_events_in_time_order() -> None:
+    held = Reorder(hold=0.3)
+    late, early = ev("t1", Phase.POPPED, 0.010), ev("t1", Phase.QUEUED, 0.0)
+    held.add(Traced(2, late), now=100.0)
+    held.add(Traced(1, early), now=100.1)
+    assert held.due(now=100.2) == []
+    assert [t.seq for t in held.due(now=100.45)] == [1, 2]
+    assert len(held) == 0
