@@ -123,10 +123,9 @@ class Framework:
         self._client = client
         self.plugins = PluginsByPoint()
         self.score_weights: dict[str, int] = {}
-        self._batch_filter: dict[str, bool] = {}
-        self._batch_score: dict[str, bool] = {}
-        self._normalizes: dict[str, bool] = {}
-        self._extensions: list[Any] = []
+        #: (plugin id, protocol) -> whether the plugin implements it: Protocol isinstance checks are
+        #: slow, so each is decided once per plugin object (lists may be replaced after set_plugins)
+        self._capabilities: dict[tuple[int, type], bool] = {}
         self._extenders: Sequence[Extender] = ()
         #: (extension point, status label, seconds) -> None; services install a metrics observer
         self.observe: Callable[[str, str, float], None] | None = None
@@ -171,11 +170,7 @@ class Framework:
     def set_plugins(self, plugins: PluginsByPoint) -> None:
         self.plugins = plugins
         self.score_weights = {pl.name: w for pl, w in plugins.score}
-        # Protocol isinstance checks are slow: decide each plugin's capabilities once.
-        self._batch_filter = {pl.name: isinstance(pl, ifc.BatchFilterPlugin) for pl in plugins.filter}
-        self._batch_score = {pl.name: isinstance(pl, ifc.BatchScorePlugin) for pl, _ in plugins.score}
-        self._normalizes = {pl.name: isinstance(pl, ifc.ScoreExtensions) for pl, _ in plugins.score}
-        self._extensions = [pl for pl in plugins.pre_filter if isinstance(pl, ifc.PreFilterExtensions)]
+        self._capabilities.clear()
 
     def has_filter_plugins(self) -> bool:
         return bool(self.plugins.filter)
@@ -254,11 +249,11 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
     ) -> Status | None:
-        for pl in self._extensions:
-            if pl.name in state.skip_filter_plugins:
+        for pl in self.plugins.pre_filter:
+            if pl.name in state.skip_filter_plugins or not self._has(pl, ifc.PreFilterExtensions):
                 continue
             try:
-                st = pl.add_pod(state, pod, to_add, node)
+                st = pl.add_pod(state, pod, to_add, node)  # type: ignore[attr-defined]
             except Exception as exc:
                 return _plugin_error(pl, exc, "AddPod")
             if st is not None and st.code != Code.SUCCESS:
@@ -270,11 +265,11 @@ class Framework:
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
     ) -> Status | None:
-        for pl in self._extensions:
-            if pl.name in state.skip_filter_plugins:
+        for pl in self.plugins.pre_filter:
+            if pl.name in state.skip_filter_plugins or not self._has(pl, ifc.PreFilterExtensions):
                 continue
             try:
-                st = pl.remove_pod(state, pod, to_remove, node)
+                st = pl.remove_pod(state, pod, to_remove, node)  # type: ignore[attr-defined]
             except Exception as exc:
                 return _plugin_error(pl, exc, "RemovePod")
             if st is not None and st.code != Code.SUCCESS:
@@ -344,6 +339,13 @@ class Framework:
             for pi in self._nominator.nominated_pods_for_node(node_name)
         )
 
+    def _has(self, pl: object, protocol: type) -> bool:
+        key = (id(pl), protocol)
+        known = self._capabilities.get(key)
+        if known is None:
+            known = self._capabilities[key] = isinstance(pl, protocol)
+        return known
+
     def _rows_with_nominated_pods(self, pod: PodInfo) -> list[int]:
         """Rows of nodes holding higher-or-equal priority nominated pods (checked per nominated
         node, not per candidate row: nominations are few)."""
@@ -377,7 +379,7 @@ class Framework:
         for j, pl in enumerate(filters):
             if not len(alive):
                 break
-            if self._batch_filter.get(pl.name, False):
+            if self._has(pl, ifc.BatchFilterPlugin):
                 try:
                     mask = pl.filter_batch(state, pod, snapshot, alive)  # type: ignore[attr-defined]
                 except Exception as exc:
@@ -513,13 +515,13 @@ class Framework:
             if pl.name in skip:
                 continue
             try:
-                if self._batch_score.get(pl.name, False):
+                if self._has(pl, ifc.BatchScorePlugin):
                     scores = np.asarray(pl.score_batch(state, pod, snapshot, rows), dtype=np.int64)  # type: ignore[attr-defined]
                 else:
                     scores = np.fromiter(
                         (pl.score(state, pod, n) for n in nodes), dtype=np.int64, count=len(nodes)
                     )
-                if self._normalizes.get(pl.name, False):
+                if self._has(pl, ifc.ScoreExtensions):
                     st = pl.normalize_score(state, pod, nodes, scores)  # type: ignore[attr-defined]
                     if st is not None and st.code != Code.SUCCESS:
                         return None, Status.as_error(
