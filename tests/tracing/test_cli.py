@@ -5,19 +5,27 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from ksched.bus.connect import Bus
+from ksched.bus.auth import OBSERVER, SERVICES, authorization_block
+from ksched.bus.connect import Bus, connect
+from ksched.bus.credentials import NatsCredentials
+from ksched.bus.embedded import EmbeddedNats
+from ksched.bus.subjects import Subjects
 from ksched.tracing import Phase, Tracer
 from ksched.tracing.cli import parse_duration, parse_pod
 from ksched.tracing.reader import pod_history
 from tests.fixtures.nats import BusFactory
 
 
-async def ksched_trace(*args: str, timeout: float = 30.0) -> tuple[int, str, str]:
+async def ksched_trace(
+    *args: str, timeout: float = 30.0, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -26,13 +34,18 @@ async def ksched_trace(*args: str, timeout: float = 30.0) -> tuple[int, str, str
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {})},
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 
 
-async def publish_attempt(bus: Bus, name: str = "web-1", now: float | None = None) -> None:
+async def publish_attempt(
+    bus: Bus, name: str = "web-1", now: float | None = None, reader: Bus | None = None
+) -> None:
+    """Five events of one attempt, published through a Tracer on ``bus``; waits until ``reader``
+    (default ``bus``) sees them stored."""
     now = time.time() if now is None else now
     tracer = Tracer("scheduler", "s-0")
     tracer.start(bus)
@@ -44,7 +57,7 @@ async def publish_attempt(bus: Bus, name: str = "web-1", now: float | None = Non
     tracer.emit(Phase.BOUND, *key, ts=now + 0.020, duration=0.003, details={"node": "n2"})
     await tracer.close()
     for _ in range(100):  # core publishes are stored asynchronously
-        if len(await pod_history(bus, "team-a", name)) == 5:
+        if len(await pod_history(reader or bus, "team-a", name)) == 5:
             return
         await asyncio.sleep(0.02)
     raise AssertionError("events not stored")
@@ -145,6 +158,38 @@ async def test_follow_streams_events_as_they_happen(
     phases = [line.split()[4 if all_pods else 3] for line in lines[1:]]
     assert phases == ["queued", "popped", "filter", "assumed", "bound"]
     assert not any("old" in line for line in lines)
+
+
+async def test_the_read_only_observer_user_can_trace(tmp_path: Path) -> None:
+    """With the generated NATS users: the scheduler's user publishes (and creates P_trace), the
+    observer's reads the timeline through ``ksched trace`` (KSCHED_NATS_USER / _PASSWORD)."""
+    subjects = Subjects("secured")
+    passwords = {user: f"{user}-pw" for user in (*SERVICES, OBSERVER)}
+    conf = tmp_path / "auth.conf"
+    conf.write_text(authorization_block(subjects, passwords))
+    async with EmbeddedNats(config_file=str(conf)) as server:
+
+        async def login(user: str) -> Bus:
+            creds = NatsCredentials(user=user, password=passwords[user])
+            return await connect(
+                server.url, name=user, subjects=subjects, initial_timeout=5, **creds.connect_kwargs()
+            )
+
+        scheduler, reader = await login("scheduler"), await login(OBSERVER)
+        try:
+            await publish_attempt(scheduler, reader=reader)
+        finally:
+            await scheduler.close()
+            await reader.close()
+        observer = {"KSCHED_NATS_USER": OBSERVER, "KSCHED_NATS_PASSWORD": passwords[OBSERVER]}
+        args = ("--nats", server.url, "--subject-prefix", "secured")
+        code, out, err = await ksched_trace("team-a/web-1", *args, env=observer)
+        assert code == 0, err
+        assert "bound on n2" in out
+        code, _, err = await ksched_trace("team-a/other", *args, env=observer)
+        assert code == 1 and "pods of namespace team-a with traces: web-1" in err
+        code, _, err = await ksched_trace("team-a/web-1", *args, env={"KSCHED_NATS_USER": "nobody"})
+        assert code == 2 and "cannot reach NATS" in err
 
 
 @pytest.mark.parametrize(

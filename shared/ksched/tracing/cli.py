@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ksched.bus.connect import Bus, BusConnectError, connect
+from ksched.bus.credentials import CredentialsError, NatsCredentials
 from ksched.bus.subjects import DEFAULT_PREFIX, SubjectError, Subjects
+from ksched.service.options import add_nats_security_arguments, nats_credentials
 from ksched.tracing import reader, timeline
 
 DEFAULT_NATS = "nats://127.0.0.1:4222"
@@ -64,14 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "pod", nargs="?", metavar="NAMESPACE/NAME", help="the pod (namespace default if omitted)"
     )
-    parser.add_argument("--nats", default=env.get("KSCHED_NATS") or DEFAULT_NATS, help="NATS server URL(s)")
     parser.add_argument(
-        "--subject-prefix", default=env.get("KSCHED_SUBJECT_PREFIX") or DEFAULT_PREFIX, help="subject prefix"
+        "--nats",
+        metavar="URL",
+        default=env.get("KSCHED_NATS") or DEFAULT_NATS,
+        help="NATS server URL(s) (default $KSCHED_NATS or %(default)s)",
+    )
+    parser.add_argument(
+        "--subject-prefix",
+        metavar="P",
+        default=env.get("KSCHED_SUBJECT_PREFIX") or DEFAULT_PREFIX,
+        help="the installation's subject prefix (default $KSCHED_SUBJECT_PREFIX or %(default)s)",
     )
     parser.add_argument("-f", "--follow", action="store_true", help="stream new events as they happen")
     parser.add_argument("--all", action="store_true", help="follow every pod (no NAMESPACE/NAME)")
     parser.add_argument("--json", action="store_true", help="one JSON object per event")
     parser.add_argument("--since", metavar="DURATION", help="only events of the last DURATION (30s, 5m, 1h)")
+    add_nats_security_arguments(parser, env)  # the read-only "observer" user may run ksched trace
     return parser
 
 
@@ -99,7 +110,11 @@ def main(argv: Sequence[str]) -> int:
     except SubjectError as exc:
         parser.error(f"--subject-prefix: {exc}")
     try:
-        return asyncio.run(_run(args, subjects, pod, since, sys.stdout))
+        credentials = nats_credentials(args)
+    except CredentialsError as exc:
+        parser.error(str(exc))
+    try:
+        return asyncio.run(_run(args, subjects, credentials, pod, since, sys.stdout))
     except KeyboardInterrupt:
         return 0
 
@@ -107,12 +122,19 @@ def main(argv: Sequence[str]) -> int:
 async def _run(
     args: argparse.Namespace,
     subjects: Subjects,
+    credentials: NatsCredentials,
     pod: tuple[str, str] | None,
     since: float | None,
     out: TextIO,
 ) -> int:
     try:
-        bus = await connect(args.nats, name="ksched-trace", subjects=subjects, initial_timeout=5.0)
+        bus = await connect(
+            args.nats,
+            name="ksched-trace",
+            subjects=subjects,
+            initial_timeout=5.0,
+            **credentials.connect_kwargs(),
+        )
     except (BusConnectError, OSError) as exc:
         print(f"ksched trace: cannot reach NATS at {args.nats}: {exc}", file=sys.stderr)
         return 2
