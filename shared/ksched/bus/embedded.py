@@ -23,6 +23,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import sysconfig
 import tempfile
 import time
@@ -30,6 +31,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM when our process dies, even by SIGKILL (Linux)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +178,11 @@ class EmbeddedNats:
         self._output = (self._workdir / "nats-server.log").open("wb")  # closed in _cleanup()
         try:
             self._process = await asyncio.create_subprocess_exec(
-                *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=self._output, stderr=asyncio.subprocess.STDOUT
+                *cmd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=self._output,
+                stderr=asyncio.subprocess.STDOUT,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         except OSError as exc:
             await self._cleanup()

@@ -19,6 +19,22 @@ import aiohttp
 from ksched.bus.embedded import EmbeddedNats
 
 
+def _names(service: str, count: int) -> list[str]:
+    """``informer`` for a single instance (as before), ``informer-0``, ``informer-1`` ... for several."""
+    return [service] if count == 1 else [f"{service}-{i}" for i in range(count)]
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM when the launcher dies, even by SIGKILL (Linux)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -55,6 +71,9 @@ class StackOptions:
     config: str | None = None
     schedulers: int = 1
     binders: int = 1
+    informers: int = 1
+    """More than one: leader election picks the active one, the others stand by (docs/ha.md)."""
+    queues: int = 1
     binder_workers: int = 32
     prefix: str = "ksched"
     pod_start_delay: float = 1.0
@@ -110,6 +129,7 @@ class Stack:
                 stdin=asyncio.subprocess.DEVNULL,
                 env=env,
                 start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         finally:
             log.close()
@@ -119,8 +139,10 @@ class Stack:
         await self.nats.start()
         if self.options.kubeconfig is None:
             await self._start_kubesim(timeout)
-        self._service("informer", "informer")
-        self._service("queue", "queue")
+        for name in _names("informer", self.options.informers):
+            self._service(name, "informer")
+        for name in _names("queue", self.options.queues):
+            self._service(name, "queue")
         for i in range(self.options.schedulers):
             self._service(f"scheduler-{i}", "scheduler")
         for i in range(self.options.binders):
