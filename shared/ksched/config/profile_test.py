@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -537,6 +538,7 @@ class UnwrittenModules(Mapping[str, Registration]):
 
 
 def test_unwritten_in_tree_plugins_are_left_out_and_named(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="ksched.config")  # another test may have raised it
     registry = UnwrittenModules(stand_in_registry(), {"VolumeBinding", "DefaultPreemption"})
     config = default_config()
     assert missing_plugins(config, registry) == {"default-scheduler": ["VolumeBinding", "DefaultPreemption"]}
