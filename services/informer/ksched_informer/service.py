@@ -238,9 +238,7 @@ class InformerService:
         )
 
     async def stop(self) -> None:
-        self._stopping = True
-        if self.bus is not None:
-            await self.bus.unsubscribe_all()  # no new assumes while the last changes go out
+        self._stopping = True  # no new assumes while the last changes go out
         await self.tasks.cancel_all()
         with contextlib.suppress(Exception):
             await self.flush()
@@ -478,7 +476,7 @@ class InformerService:
 
     async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
         p = req.placement
-        if not self.ready or not self.acting():
+        if not self.ready or not self.acting() or self._stopping:
             metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
             return AssumeReply(
                 accepted=False, code=AssumeRejectCode.NOT_READY, reason="cache is not synced yet"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Sequence
 
 from ksched.config import ConfigError
 from ksched.plugins.duration import DurationError, seconds
+from ksched.service.election import add_leader_election_arguments, election_config
 from ksched.service.logs import setup_logging
 from ksched.service.options import add_common_arguments, common_options
 
@@ -26,9 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ksched queue",
         description="Run the scheduling queue: activeQ / backoffQ / unschedulable pods, leases for "
-        "scheduler replicas, event-driven requeueing from the informer's feed. Run exactly one.",
+        "scheduler replicas, event-driven requeueing from the informer's feed. One instance serves; with "
+        "leader election the others are hot standbys.",
     )
     add_common_arguments(parser, DEFAULT_HTTP_PORT)
+    add_leader_election_arguments(parser)
     group = parser.add_argument_group("queue options")
     group.add_argument(
         "--lease-duration",
@@ -58,6 +62,14 @@ def main(argv: Sequence[str]) -> int:
             lease_seconds=ns.lease_duration,
             pod_max_in_unschedulable=ns.pod_max_in_unschedulable_pods_duration,
         )
+        election = election_config(
+            ns,
+            service="queue",
+            identity=options.identity,
+            kubeconfig=options.kubeconfig,
+            config=settings.scheduler_config,
+        )
+        settings = dataclasses.replace(settings, kubeconfig=options.kubeconfig, election=election)
     except ConfigError as exc:
         print(f"ksched queue: invalid configuration:\n{exc}", file=sys.stderr)
         return 2

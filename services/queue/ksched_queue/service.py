@@ -15,9 +15,11 @@ import contextlib
 import logging
 import signal
 import time
+from collections.abc import Callable
 from typing import cast
 
 import nats.errors
+from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
@@ -42,6 +44,8 @@ from ksched.bus.messages import (
 from ksched.bus.rpc import RequestError
 from ksched.bus.subjects import Subjects
 from ksched.service.http import HealthServer
+from ksched.service.kube import api_client
+from ksched.service.leader import LeaseElector, exit_on_lost_leadership
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
 
@@ -74,6 +78,8 @@ class QueueService:
         self._feed_sub: JetStreamContext.PushSubscription | None = None
         self._following = False
         self.resyncs = 0
+        self.acting: Callable[[], bool] = lambda: True
+        """Whether this instance may hand out pods (False once its leadership has run out)."""
 
     # --- lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -107,7 +113,7 @@ class QueueService:
 
     # --- scheduler replicas and the binder -------------------------------------------------------
     async def _on_pop(self, request: PopRequest, raw: Msg) -> PopReply | None:
-        pods = self.core.pop(request) if self.core.bootstrapped else []
+        pods = self.core.pop(request) if self.core.bootstrapped and self.acting() else []
         if pods or request.wait_seconds <= 0 or not raw.reply:
             return PopReply(pods=pods)
         # long poll without blocking this subscription (nats-py runs its callbacks one at a time)
@@ -133,7 +139,7 @@ class QueueService:
             finally:
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(waiter)
-            if self.core.bootstrapped:
+            if self.core.bootstrapped and self.acting():
                 pods = self.core.pop(request)
                 if pods:
                     break
@@ -302,9 +308,12 @@ async def run(
     stop: asyncio.Event | None = None,
     clock: Clock | None = None,
     started: asyncio.Future[int] | None = None,
+    on_lost_leadership: Callable[[], None] | None = None,
 ) -> int:
     """Run the queue service until ``stop`` is set (or SIGINT/SIGTERM); 1 if a task failed fatally.
-    ``started`` receives the HTTP port once the service is subscribed (useful with port 0)."""
+    ``started`` receives the HTTP port once the service is subscribed, or waits as a standby (useful
+    with port 0). With ``settings.election`` the service serves only while it holds the Lease; losing
+    it calls ``on_lost_leadership`` (default: exit the process at once, see docs/ha.md)."""
     clock = clock or SystemClock()
     core = build_core(settings, clock)
     tracer = Tracer("queue", settings.identity)
@@ -326,8 +335,11 @@ async def run(
     health = HealthServer(settings.http_host, settings.http_port, debug=core.debug_state)
     health.ready_checks["nats+bootstrap"] = lambda: service.ready
     bind_gauges(core.queue.counts, lambda: len(core.leases))
+    election = _Election(settings, service, health, on_lost_leadership)
     port = await health.start()
     try:
+        if not await election.lead_or_stop(stop, started, port):
+            return 0
         await service.start()
         log.info(
             "queue %s serving profiles %s on %s (prefix %s), metrics on %s:%d",
@@ -347,10 +359,78 @@ async def run(
             task.cancel()
         return 1 if service.tasks.failed.is_set() else 0
     finally:
+        election.stopping = True
         await service.stop()
+        await election.close()  # stopped serving: now step down and release the Lease
         await tracer.close()
         await bus.close()
         await health.stop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(sig)
+
+
+class _Election:
+    """The queue's leader election: a standby is ready when connected, and serves once it leads."""
+
+    def __init__(
+        self,
+        settings: QueueSettings,
+        service: QueueService,
+        health: HealthServer,
+        on_lost_leadership: Callable[[], None] | None,
+    ) -> None:
+        self.settings = settings
+        self.service = service
+        self.health = health
+        self.on_lost_leadership = on_lost_leadership
+        self.elector: LeaseElector | None = None
+        self.api: ApiClient | None = None
+        self.stopping = False
+        self._lost = False
+
+    async def lead_or_stop(self, stop: asyncio.Event, started: asyncio.Future[int] | None, port: int) -> bool:
+        """Without an election: True at once. Otherwise wait as a standby; False if stopped first."""
+        config = self.settings.election
+        if config is None:
+            return True
+        self.api = await api_client(self.settings.kubeconfig)
+        elector = LeaseElector(self.api, config, on_stopped_leading=self._stopped_leading)
+        self.elector = elector
+        service = self.service
+        service.acting = lambda: elector.is_leader
+        self.health.ready_checks["nats+bootstrap"] = lambda: (
+            service.ready if elector.is_leader else (service.bus.ready, "not connected to NATS")
+        )
+        self.health.ready_checks["leader-election"] = elector.status
+        elector.start().add_done_callback(self._election_ended)
+        log.info("queue %s: standby, waiting for lease %s", self.settings.identity, elector.lease_ref)
+        if started is not None and not started.done():
+            started.set_result(port)
+        leading = asyncio.create_task(elector.wait_leader())
+        stopped = asyncio.create_task(stop.wait())
+        await asyncio.wait({leading, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        leading.cancel()
+        stopped.cancel()
+        return elector.is_leader and not stop.is_set()
+
+    def _stopped_leading(self) -> None:
+        if self.stopping or self.elector is None or self._lost:
+            return
+        self._lost = True
+        if self.on_lost_leadership is not None:
+            self.on_lost_leadership()
+        else:
+            exit_on_lost_leadership("queue", self.elector)
+
+    def _election_ended(self, task: asyncio.Task[None]) -> None:
+        """After losing, the callback already ran; an exception (a bug) counts as losing too."""
+        if not self.stopping and not task.cancelled() and task.exception() is not None:
+            log.error("queue: leader election failed: %r", task.exception())
+            self._stopped_leading()
+
+    async def close(self) -> None:
+        if self.elector is not None:
+            await self.elector.stop()
+        if self.api is not None:
+            await self.api.close()

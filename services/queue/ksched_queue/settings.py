@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ksched.bus.credentials import NatsCredentials
 from ksched.config import KubeSchedulerConfiguration, build_frameworks, default_config, load_config
 from ksched.framework.snapshot import Snapshot
+from ksched.service.leader import ElectionConfig
 from ksched.service.options import CommonOptions
 
 from .clock import Clock, SystemClock
@@ -49,6 +50,10 @@ class QueueSettings:
     nats_initial_timeout: float | None = None
     """Wait for the first NATS connection this long (None: forever, for a service started first)."""
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
+    kubeconfig: str | None = None
+    """The API is used for the leader-election Lease only (None: in-cluster)."""
+    election: ElectionConfig | None = None
+    """Leader election; None: this instance is the only one and serves at once."""
 
     @property
     def pod_initial_backoff(self) -> float:
