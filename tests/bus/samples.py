@@ -6,6 +6,7 @@ import json
 from typing import TypeVar
 
 import msgspec
+
 from ksched.api.core import Node, Pod
 from ksched.bus.bootstrap import pack_items
 from ksched.bus.messages import (

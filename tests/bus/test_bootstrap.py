@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from nats.aio.msg import Msg
+
 from ksched.bus.bootstrap import BootstrapError, fetch_bootstrap, pack_items, publish_chunks, unpack_items
 from ksched.bus.codec import BadMessage
 from ksched.bus.messages import (
@@ -13,8 +15,6 @@ from ksched.bus.messages import (
     SnapshotBootstrapRequest,
     SnapshotOp,
 )
-from nats.aio.msg import Msg
-
 from tests.bus.samples import OPS, PENDING
 from tests.fixtures.nats import BusFactory
 

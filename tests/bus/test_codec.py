@@ -6,9 +6,9 @@ import re
 
 import msgspec
 import pytest
+
 from ksched.bus.codec import BadMessage, Message, current_version, decode, encode
 from ksched.bus.messages import ALL_MESSAGE_TYPES, Ack, AssumeRequest, DoneRequest, PopReply
-
 from tests.bus.samples import SAMPLES
 
 

@@ -9,11 +9,12 @@ from collections.abc import Callable
 
 import nats.errors
 import pytest
+from nats.aio.msg import Msg
+
 from ksched.bus.connect import Bus, BusConnectError, connect
 from ksched.bus.embedded import EmbeddedNats
 from ksched.bus.messages import Ack
 from ksched.bus.subjects import Subjects
-from nats.aio.msg import Msg
 
 
 async def wait_until(predicate: Callable[[], bool], within: float) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 import nats
 import nats.errors
 import pytest
+
 from ksched.bus.connect import connect
 from ksched.bus.embedded import EmbeddedNats, EmbeddedNatsError, nats_server_binary
 from ksched.bus.messages import Ack

@@ -8,14 +8,14 @@ import time
 
 import msgspec
 import pytest
+from nats.aio.msg import Msg
+from prometheus_client import REGISTRY
+
 from ksched.bus.codec import BadMessage, encode
 from ksched.bus.connect import Bus
 from ksched.bus.messages import Ack, DoneRequest, PopReply, PopRequest
 from ksched.bus.rpc import RequestError
 from ksched.bus.subjects import SubjectKind
-from nats.aio.msg import Msg
-from prometheus_client import REGISTRY
-
 from tests.bus.samples import sample
 
 

@@ -7,6 +7,9 @@ import time
 
 import msgspec
 import pytest
+from nats.aio.msg import Msg
+from prometheus_client import REGISTRY
+
 from ksched.bus.connect import Bus
 from ksched.bus.jetstream import (
     CasConflict,
@@ -21,9 +24,6 @@ from ksched.bus.jetstream import (
 from ksched.bus.messages import Heartbeat, Placement, SnapshotDelta
 from ksched.bus.streams import placement_consumer, placement_stream, snapshot_stream
 from ksched.bus.subjects import SubjectKind
-from nats.aio.msg import Msg
-from prometheus_client import REGISTRY
-
 from tests.bus.samples import sample
 from tests.fixtures.nats import BusFactory
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from nats.aio.msg import Msg
+
 from ksched.bus.connect import TRACE_ID_HEADER, Bus
 from ksched.bus.messages import (
     ALL_MESSAGE_TYPES,
@@ -28,8 +30,6 @@ from ksched.bus.messages import (
     UnreserveRequest,
 )
 from ksched.bus.subjects import Subjects
-from nats.aio.msg import Msg
-
 from tests.bus.samples import REQUEST_REPLY_PAIRS, SAMPLES
 from tests.fixtures.nats import BusFactory
 

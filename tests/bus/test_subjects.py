@@ -10,12 +10,12 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from nats.aio.msg import Msg
+
 from ksched.bus.connect import Bus
 from ksched.bus.messages import TraceEvent
 from ksched.bus.subjects import SubjectError, SubjectKind, Subjects
 from ksched.bus.tokens import TokenError, decode_token, encode_token
-from nats.aio.msg import Msg
-
 from tests.bus.samples import sample
 
 TOKEN_RE = re.compile(r"(?:[A-Za-z0-9_-]|=[0-9A-F]{2})+|=")
