@@ -46,21 +46,32 @@ async def api_via(kubeconfig: Path, host: str | None = None) -> ApiClient:
     return ApiClient(configuration=cfg)
 
 
-async def read_lease(api: ApiClient, name: str) -> dict[str, Any]:
-    """The Lease as the server sends it (the typed client would re-format the MicroTimes)."""
+async def raw(api: ApiClient, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    """A call as the server answers it (the typed client would re-format the MicroTimes)."""
     resp = await api.call_api(
-        f"/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases/{name}",
-        "GET",
-        header_params={"Accept": "application/json"},
+        f"/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases{path}",
+        method,
+        header_params={"Accept": "application/json", "Content-Type": "application/json"},
+        body=body,
         auth_settings=["BearerToken"],
         _preload_content=False,
     )
     try:
-        assert resp.status == 200, await resp.text()
+        assert resp.status in (200, 201), await resp.text()
         result: dict[str, Any] = json.loads(await resp.read())
         return result
     finally:
         resp.release()
+
+
+async def read_lease(api: ApiClient, name: str) -> dict[str, Any]:
+    return await raw(api, "GET", f"/{name}")
+
+
+def upstream_of(api: ApiClient) -> tuple[str, str, int]:
+    """(scheme, host, port) of the API server ``api`` talks to."""
+    url = urlsplit(str(api.configuration.host))
+    return url.scheme, url.hostname or "127.0.0.1", url.port or 443
 
 
 async def until(check: Callable[[], bool], timeout: float, interval: float = 0.005) -> float:
@@ -142,9 +153,7 @@ def test_micro_time_is_utc_with_six_digits() -> None:
     assert MICRO_TIME.match(micro_time(time.time()))
 
 
-async def test_acquires_a_new_lease_and_renews_it(
-    k8s_api: ApiClient, candidates: list[Candidate]
-) -> None:
+async def test_acquires_a_new_lease_and_renews_it(k8s_api: ApiClient, candidates: list[Candidate]) -> None:
     name = lease_name()
     a = candidate(k8s_api, name, "a")
     candidates.append(a)
@@ -174,9 +183,13 @@ async def test_standby_takes_over_only_after_the_lease_expires(
     first saw the record, then takes over with leaseTransitions + 1."""
     name = lease_name()
     now = micro_time(time.time())
-    await client.CoordinationV1Api(k8s_api).create_namespaced_lease(
-        NAMESPACE,
+    await raw(
+        k8s_api,
+        "POST",
+        "",
         {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
             "metadata": {"name": name},
             "spec": {
                 "holderIdentity": "dead-leader",
@@ -265,10 +278,10 @@ async def test_a_leader_whose_lease_was_taken_steps_down(
 async def test_a_partitioned_leader_stops_before_the_standby_starts(
     kubesim_kubeconfig: Path, k8s_api: ApiClient, candidates: list[Candidate]
 ) -> None:
-    upstream = urlsplit(k8s_api.configuration.host)
-    proxy = CuttableProxy(upstream.hostname or "127.0.0.1", upstream.port or 443)
+    scheme, host, port = upstream_of(k8s_api)
+    proxy = CuttableProxy(host, port)
     await proxy.start()
-    api_a = await api_via(kubesim_kubeconfig, f"{upstream.scheme}://127.0.0.1:{proxy.port}")
+    api_a = await api_via(kubesim_kubeconfig, f"{scheme}://127.0.0.1:{proxy.port}")
     try:
         name = lease_name()
         a = candidate(api_a, name, "a")
@@ -309,15 +322,15 @@ async def test_exactly_one_leader_at_any_moment(
 ) -> None:
     """Three candidates, each behind its own cuttable link; for ~10 s the leader is partitioned,
     shut down or restarted at random. Sampled every few milliseconds: never two leaders."""
-    upstream = urlsplit(k8s_api.configuration.host)
+    scheme, host, port = upstream_of(k8s_api)
     name = lease_name()
     proxies: list[CuttableProxy] = []
     apis: list[ApiClient] = []
     for i in range(3):
-        proxy = CuttableProxy(upstream.hostname or "127.0.0.1", upstream.port or 443)
+        proxy = CuttableProxy(host, port)
         await proxy.start()
         proxies.append(proxy)
-        apis.append(await api_via(kubesim_kubeconfig, f"{upstream.scheme}://127.0.0.1:{proxy.port}"))
+        apis.append(await api_via(kubesim_kubeconfig, f"{scheme}://127.0.0.1:{proxy.port}"))
         candidates.append(candidate(apis[i], name, f"c{i}"))
     rng = random.Random(11)
     samples = 0
