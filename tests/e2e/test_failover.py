@@ -1,0 +1,146 @@
+"""Failover of the singleton services: two informers and two queues (leader + hot standby each, with
+the default lease timings 15s/10s/2s). While pods are being scheduled, the leading informer and the
+leading queue are killed with SIGKILL at the same moment: the standbys take the Leases over, no pod
+is lost and none is bound twice. The failover times are printed (docs/ha.md records them)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client import ApiClient
+
+from ksched.launcher.stack import Stack, StackOptions
+from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+
+pytestmark = pytest.mark.e2e
+
+LEASE_NAMESPACE = "kube-system"
+LEASE_DURATION = 15.0
+RETRY_PERIOD = 2.0
+
+
+@pytest.fixture(scope="module")
+async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    s = Stack(
+        StackOptions(
+            workdir=tmp_path_factory.mktemp("failover"),
+            informers=2,
+            queues=2,
+            schedulers=1,
+            binders=1,
+            binder_workers=8,
+            pod_start_delay=3600,
+            time_scale=0.01,
+        )
+    )
+    await s.start()
+    try:
+        yield s
+    finally:
+        await s.stop()
+
+
+async def holder(api: ApiClient, lease: str) -> str:
+    """The process name holding ``lease`` (identities are ``<--id>_<random>``), '' if none."""
+    obj = await client.CoordinationV1Api(api).read_namespaced_lease(lease, LEASE_NAMESPACE)
+    identity: str = obj.spec.holder_identity or ""
+    return identity.rsplit("_", 1)[0]
+
+
+async def ready(url: str) -> bool:
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"{url}/readyz", timeout=aiohttp.ClientTimeout(total=2)) as r,
+        ):
+            return r.status == 200
+    except (aiohttp.ClientError, TimeoutError):
+        return False
+
+
+async def test_kill_9_of_both_leaders_fails_over_and_loses_nothing(stack: Stack) -> None:
+    api = await api_for(stack.kubeconfig)
+    try:
+        await _run(stack, api)
+    finally:
+        await api.close()
+
+
+async def _run(stack: Stack, api: ApiClient) -> None:
+    leaders = {s: await holder(api, f"ksched-{s}") for s in ("informer", "queue")}
+    assert leaders["informer"] in ("informer-0", "informer-1"), leaders
+    assert leaders["queue"] in ("queue-0", "queue-1"), leaders
+    standbys = {s: next(n for n in (f"{s}-0", f"{s}-1") if n != leaders[s]) for s in leaders}
+    for name in standbys.values():
+        assert await ready(stack.http_url(name)), f"{name}: a standby reports ready"
+
+    ns = "failover"
+    await client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
+    await create_nodes(
+        api, [node(f"{ns}-{i}", cpu="64", memory="256Gi", labels={"pool": ns}) for i in range(5)]
+    )
+    pods = [pod(f"w-{i:03d}", cpu="100m", namespace=ns, nodeSelector={"pool": ns}) for i in range(300)]
+    await create_pods(api, pods[:150])
+
+    async def some_bound() -> bool:
+        return sum(1 for v in (await pod_nodes(api, ns)).values() if v) >= 20
+
+    await eventually(some_bound, timeout=60, interval=0.05)  # scheduling is under way
+
+    killed_at = time.monotonic()
+    await asyncio.gather(
+        stack.kill(leaders["informer"], signal.SIGKILL), stack.kill(leaders["queue"], signal.SIGKILL)
+    )
+    creating = asyncio.create_task(create_pods(api, pods[150:]))
+    led_at: dict[str, float] = {}
+    serving_at: dict[str, float] = {}
+    deadline = killed_at + 2 * LEASE_DURATION
+    while len(serving_at) < 2 and time.monotonic() < deadline:
+        for service, standby in standbys.items():
+            if service not in led_at and await holder(api, f"ksched-{service}") == standby:
+                led_at[service] = time.monotonic()
+            if service in led_at and service not in serving_at and await ready(stack.http_url(standby)):
+                serving_at[service] = time.monotonic()
+        await asyncio.sleep(0.05)
+    await creating
+    assert set(serving_at) == {"informer", "queue"}, (led_at, serving_at)
+    failover = {s: round(t - killed_at, 2) for s, t in led_at.items()}
+    serving = {s: round(t - killed_at, 2) for s, t in serving_at.items()}
+    print(f"\nfailover (kill -9 -> standby holds the Lease) s: {failover}; -> standby ready s: {serving}")
+    for service, seconds in failover.items():
+        # The Lease lasts 15 s after its last renewal (every 2 s), as seen by the standby's watch.
+        assert LEASE_DURATION - RETRY_PERIOD - 0.5 <= seconds <= LEASE_DURATION + RETRY_PERIOD, (
+            service,
+            seconds,
+        )
+
+    async def all_bound() -> dict[str, str] | None:
+        placed = await pod_nodes(api, ns)
+        return placed if len(placed) == 300 and all(placed.values()) else None
+
+    placed = await eventually(all_bound, timeout=120)
+    print(f"all 300 pods bound {time.monotonic() - killed_at:.1f} s after the kill")
+    assert set(placed) == {p["metadata"]["name"] for p in pods}
+    events = await client.EventsV1Api(api).list_namespaced_event(ns)
+    scheduled = Counter(e.regarding.name for e in events.items if e.reason == "Scheduled")
+    assert all(n == 1 for n in scheduled.values()), [k for k, n in scheduled.items() if n > 1]
+    rejected = [
+        e.note
+        for e in events.items
+        if e.reason == "FailedScheduling" and "already assigned" in (e.note or "")
+    ]
+    assert not rejected, rejected
+
+    # The killed instances come back as standbys; the new leaders keep their Leases.
+    for service in ("informer", "queue"):
+        await stack.restart(leaders[service])
+    await asyncio.sleep(2 * RETRY_PERIOD)
+    for service, standby in standbys.items():
+        assert await holder(api, f"ksched-{service}") == standby
