@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +40,7 @@ from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
+from ksched.service.lifecycle import serve
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase, Tracer
@@ -94,19 +94,8 @@ class BinderService:
         self.busy = 0
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, self._stop.set)
-        await self.start()
-        try:
-            stop = asyncio.create_task(self._stop.wait())
-            failed = asyncio.create_task(self.tasks.failed.wait())
-            await asyncio.wait({stop, failed}, return_when=asyncio.FIRST_COMPLETED)
-            stop.cancel()
-            failed.cancel()
-        finally:
-            await self.stop()
+        """Serve until SIGINT/SIGTERM or a fatal task failure, then stop gracefully."""
+        await serve(self, self._stop)
 
     async def start(self) -> None:
         port = await self.health.start()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -56,6 +55,7 @@ from ksched.framework.status import Code, Status
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_leadership
+from ksched.service.lifecycle import serve
 from ksched.service.tasks import TaskGroup
 from ksched_informer import feeds, metrics
 from ksched_informer.reflector import DELETED, Reflector, Resource
@@ -125,19 +125,8 @@ class InformerService:
 
     # --- lifecycle -------------------------------------------------------------------------------
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, self._stop.set)
-        await self.start()
-        try:
-            stop = asyncio.create_task(self._stop.wait())
-            failed = asyncio.create_task(self.tasks.failed.wait())
-            await asyncio.wait({stop, failed}, return_when=asyncio.FIRST_COMPLETED)
-            stop.cancel()
-            failed.cancel()
-        finally:
-            await self.stop()
+        """Serve until SIGINT/SIGTERM or a fatal task failure, then stop gracefully."""
+        await serve(self, self._stop)
 
     async def start(self) -> None:
         port = await self.health.start()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.framework.nominator import Nominator
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
+from ksched.service.lifecycle import serve
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
@@ -110,19 +110,8 @@ class SchedulerService:
 
     # --- lifecycle -------------------------------------------------------------------------------
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, self._stop.set)
-        await self.start()
-        try:
-            stop = asyncio.create_task(self._stop.wait())
-            failed = asyncio.create_task(self.tasks.failed.wait())
-            await asyncio.wait({stop, failed}, return_when=asyncio.FIRST_COMPLETED)
-            stop.cancel()
-            failed.cancel()
-        finally:
-            await self.stop()
+        """Serve until SIGINT/SIGTERM or a fatal task failure, then stop gracefully."""
+        await serve(self, self._stop)
 
     async def start(self) -> None:
         port = await self.health.start()
