@@ -284,6 +284,14 @@ class QueueCore:
             report.dropped += 1
         for uid in self.leases.pods() - listed.keys():
             self.leases.release_pod(uid)
+        if epoch != self.cursor.epoch:
+            # Generations of another epoch (a previous informer) do not compare with this one's: a
+            # pod keeping the old, higher one would make every scheduler wait for a generation its
+            # replica of the new epoch may not reach for a long time.
+            for pending in listed.values():
+                entry = self.queue.get(pending.uid)
+                if entry is not None:
+                    entry.generation = 0
         for pending in listed.values():
             known = self.queue.get(pending.uid) is not None
             try:
