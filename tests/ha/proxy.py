@@ -14,6 +14,7 @@ class CuttableProxy:
         self.cut = False
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
 
     async def start(self) -> int:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -21,10 +22,15 @@ class CuttableProxy:
         return self.port
 
     async def stop(self) -> None:
-        self._close_all()
+        """Close the listener and every connection (handlers cancelled, not awaited forever)."""
         if self._server is not None:
             self._server.close()
-            await self._server.wait_closed()
+        self._close_all()
+        handlers = list(self._handlers)
+        for task in handlers:
+            task.cancel()
+        if handlers:
+            await asyncio.wait(handlers, timeout=2)
 
     def partition(self) -> None:
         """From now on nothing passes; open connections hang (no reset)."""
@@ -41,14 +47,18 @@ class CuttableProxy:
         self._writers.clear()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
         self._writers.add(writer)
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+            self._writers.add(up_writer)
+            await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
         except OSError:
             writer.close()
-            return
-        self._writers.add(up_writer)
-        await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
+        finally:
+            self._handlers.discard(task)
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(OSError, ConnectionError):

@@ -351,8 +351,9 @@ async def test_exactly_one_leader_at_any_moment(
                 await asyncio.sleep(0.002)
 
         sampler = asyncio.create_task(sample())
-        end = time.monotonic() + 10
-        while time.monotonic() < end:
+        # ~10 s of chaos, longer (up to 30 s) until leadership has moved at least once.
+        start = time.monotonic()
+        while time.monotonic() < start + 10 or (len(leader_seen) < 2 and time.monotonic() < start + 30):
             await asyncio.sleep(rng.uniform(0.5, 1.5))
             leaders = [i for i, c in enumerate(candidates) if c.acting]
             action = rng.choice(["partition", "stop", "nothing"])

@@ -12,6 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from ksched.aio import cancel_and_wait
+
 from . import discovery, errors, openapi, tables
 from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
@@ -93,9 +95,7 @@ class ApiServer:
     async def shutdown(self) -> None:
         """Stop bookmarks and end every open watch so that their handlers return."""
         if self._bookmark_task is not None:
-            self._bookmark_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._bookmark_task
+            await cancel_and_wait(self._bookmark_task)
             self._bookmark_task = None
         for watcher in list(self._watchers):
             watcher.close()

@@ -133,7 +133,8 @@ class QueueService:
             waiter: asyncio.Future[None] = loop.create_future()
             self._waiters.append(waiter)
             try:
-                await asyncio.wait_for(asyncio.shield(waiter), remaining)
+                async with asyncio.timeout(remaining):
+                    await asyncio.shield(waiter)
             except TimeoutError:
                 pass
             finally:

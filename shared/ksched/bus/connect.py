@@ -212,7 +212,8 @@ async def connect(
         inbox_prefix=subjects.inbox_prefix,
     )
     try:
-        await asyncio.wait_for(connecting, initial_timeout)
+        async with asyncio.timeout(initial_timeout):
+            await connecting
     except TimeoutError as exc:
         with contextlib.suppress(Exception):
             await nc.close()

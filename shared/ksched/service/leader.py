@@ -36,6 +36,8 @@ import aiohttp
 from kubernetes_asyncio.client import ApiClient
 from prometheus_client import Gauge
 
+from ksched.aio import cancel_and_wait
+
 log = logging.getLogger(__name__)
 
 JITTER_FACTOR = 1.2
@@ -232,9 +234,7 @@ class LeaseElector:
         The caller stops acting as leader *before* calling this."""
         task, self._task = self._task, None
         if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
         self._step_down("shutting down")
         if self.config.release_on_cancel:
             await self.release()
@@ -247,9 +247,7 @@ class LeaseElector:
         try:
             await self._acquire()
         finally:
-            watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watch
+            await cancel_and_wait(watch)
             self._watch_live = False
         self._start_leading()
         try:
@@ -299,7 +297,8 @@ class LeaseElector:
             if remaining <= 0:
                 return f"not renewed within renewDeadline ({self.config.renew_deadline}s): {self.last_error}"
             try:
-                renewed = await asyncio.wait_for(self._attempt(), remaining)
+                async with asyncio.timeout(remaining):
+                    renewed = await self._attempt()
             except TimeoutError:
                 return f"renewal still unanswered at renewDeadline ({self.config.renew_deadline}s)"
             if renewed:
@@ -332,7 +331,8 @@ class LeaseElector:
                 return
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wake_at - now)
+                async with asyncio.timeout(wake_at - now):
+                    await self._wake.wait()
 
     def _expires_at(self) -> float:
         record = self._record
@@ -457,9 +457,8 @@ class LeaseElector:
             released = LeaseRecord("", 1, now, now, record.transitions)
             spec = {**(self._lease.get("spec") or {}), **released.spec()}
             try:
-                status, doc = await asyncio.wait_for(
-                    self._call("PUT", {**self._lease, "spec": spec}), self.config.renew_deadline
-                )
+                async with asyncio.timeout(self.config.renew_deadline):
+                    status, doc = await self._call("PUT", {**self._lease, "spec": spec})
                 if status == 200 and doc is not None:
                     self._held = False
                     self._observe(doc)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from ksched.aio import cancel_and_wait
 from ksched.bus.connect import Bus, BusConnectError, connect
 from ksched.bus.credentials import CredentialsError, NatsCredentials
 from ksched.bus.subjects import DEFAULT_PREFIX, SubjectError, Subjects
@@ -216,7 +217,5 @@ async def _follow(
             emit(held.due())
         task.result()
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await cancel_and_wait(task)
         emit(held.due(now=float("inf")))

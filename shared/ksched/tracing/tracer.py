@@ -27,6 +27,7 @@ from typing import Any
 
 from nats.js.errors import NotFoundError
 
+from ksched.aio import cancel_and_wait
 from ksched.bus import jetstream, streams
 from ksched.bus.connect import Bus
 from ksched.bus.messages import TraceEvent
@@ -202,11 +203,10 @@ class Tracer:
         """Stop the background task and publish what is left (within ``timeout``)."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.flush(), timeout)
+            async with asyncio.timeout(timeout):
+                await self.flush()
         if self._buffer:
             self._drop("disconnected", len(self._buffer))
             self._buffer.clear()
