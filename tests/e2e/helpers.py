@@ -4,6 +4,7 @@ the test talks to kubesim only through kubernetes_asyncio over HTTP."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -83,8 +84,12 @@ async def create_pods(api: ApiClient, pods: list[dict[str, Any]], concurrency: i
 async def pod_nodes(api: ApiClient, namespace: str = "default") -> dict[str, str]:
     """name -> spec.nodeName ('' when unbound) for every pod in ``namespace``."""
     v1 = client.CoreV1Api(api)
-    pods = await v1.list_namespaced_pod(namespace)
-    return {p.metadata.name: p.spec.node_name or "" for p in pods.items}
+    resp = await v1.list_namespaced_pod(namespace, _preload_content=False)  # raw: thousands of pods
+    try:
+        doc = json.loads(await resp.read())
+    finally:
+        resp.release()
+    return {p["metadata"]["name"]: p["spec"].get("nodeName") or "" for p in doc["items"]}
 
 
 async def eventually(check: Callable[[], Any], timeout: float = 60.0, interval: float = 0.2) -> Any:
