@@ -90,3 +90,30 @@ class pod_logging:
         if self._token is not None:
             _current.reset(self._token)
             self._token = None
+
+
+class node_logging:
+    """``with node_logging(node):`` the bound pod's node for the block (a nominated node, say);
+    no-op outside a pod. Tasks created in the block keep it."""
+
+    __slots__ = ("_node", "_token")
+
+    def __init__(self, node: str) -> None:
+        self._node = node
+        self._token: Token[_Fields | None] | None = None
+
+    def __enter__(self) -> None:
+        values = _current.get()
+        if values is not None:
+            pod, _, profile, trace_id = values
+            self._token = _current.set((pod, self._node, profile, trace_id))
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._token is not None:
+            _current.reset(self._token)
+            self._token = None

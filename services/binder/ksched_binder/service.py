@@ -38,6 +38,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
+from ksched.logcontext import pod_logging
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.lifecycle import serve
@@ -180,8 +181,10 @@ class BinderService:
                 continue
             self.busy += 1
             metrics.BUSY_WORKERS.set(self.busy)
+            p = delivery.message
             try:
-                await self.handle(delivery)
+                with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
+                    await self.handle(delivery)
             finally:
                 self.busy -= 1
                 metrics.BUSY_WORKERS.set(self.busy)
@@ -250,6 +253,7 @@ class BinderService:
             await self._fail(p, f"binding rejected: {st.message}")
             return "failed"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
+        log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
         ref = PodRef(p.namespace, p.name, p.pod_uid)
         if self.reporter is not None:
             self.reporter.scheduled(ref, p.node_name)

@@ -20,7 +20,7 @@ from nats.aio.msg import Msg
 
 from ksched.api.core import Node, Pod
 from ksched.bus.bootstrap import publish_chunks
-from ksched.bus.connect import Bus, connect
+from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import TypedKV, ensure_streams, publish
 from ksched.bus.messages import (
@@ -52,6 +52,7 @@ from ksched.framework.objects import TABLES, object_key
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework
 from ksched.framework.status import Code, Status
+from ksched.logcontext import pod_logging
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_leadership
@@ -465,6 +466,10 @@ class InformerService:
 
     async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
         p = req.placement
+        with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
+            return await self._assume(p)
+
+    async def _assume(self, p: Placement) -> AssumeReply:
         if not self.ready or not self.acting() or self._stopping:
             metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
             return AssumeReply(
@@ -535,7 +540,12 @@ class InformerService:
         self._dirty.set()
         return True
 
-    async def on_forget(self, req: ForgetRequest, _msg: Msg) -> Ack:
+    async def on_forget(self, req: ForgetRequest, msg: Msg) -> Ack:
+        trace_id = (msg.headers or {}).get(TRACE_ID_HEADER, "")
+        with pod_logging(f"{req.namespace}/{req.name}", req.node_name, trace_id=trace_id):
+            return await self._forget_placement(req)
+
+    async def _forget_placement(self, req: ForgetRequest) -> Ack:
         if not self.acting():
             return Ack(ok=False, code="NotLeader", reason="this informer no longer leads")
         assumption = self.cache.assumed.get(req.pod_uid)

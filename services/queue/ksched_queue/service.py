@@ -43,6 +43,7 @@ from ksched.bus.messages import (
 )
 from ksched.bus.rpc import RequestError
 from ksched.bus.subjects import Subjects
+from ksched.logcontext import bind, pod_logging, unbind
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leader import LeaseElector, exit_on_lost_leadership
@@ -161,7 +162,9 @@ class QueueService:
                 waiter.set_result(None)
 
     async def _on_done(self, request: DoneRequest, raw: Msg) -> Ack:
-        ack = self.core.done(request)
+        pod = f"{request.namespace}/{request.name}"
+        with pod_logging(pod, request.node_name, trace_id=request.trace_id):
+            ack = self.core.done(request)
         self._wake()
         return ack
 
@@ -169,7 +172,8 @@ class QueueService:
         return self.core.renew(request)
 
     async def _on_requeue(self, request: RequeueRequest, raw: Msg) -> Ack:
-        ack = self.core.requeue(request)
+        with pod_logging(f"{request.namespace}/{request.name}", trace_id=request.trace_id):
+            ack = self.core.requeue(request)
         self._wake()
         return ack
 
@@ -272,7 +276,12 @@ class QueueService:
             self._resync.set()
             return
         if isinstance(message, PendingPodEvent):
-            self.core.apply_pending(message)
+            pod = message.pod
+            token = bind(f"{pod.namespace}/{pod.name}", "", pod.scheduler_name)
+            try:
+                self.core.apply_pending(message)
+            finally:
+                unbind(token)
         else:
             self.core.apply_cluster_event(message)
         self._wake()

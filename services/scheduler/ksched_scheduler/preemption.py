@@ -23,6 +23,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NominatingMode, PostFilterResult
+from ksched.logcontext import node_logging
 from ksched.plugins.defaultpreemption import NAME, DefaultPreemption, PreemptionPlan, PreemptionResult
 from ksched.plugins.defaultpreemption.effects import PreemptionReport
 from ksched.service.reporter import PodRef, Reporter
@@ -88,9 +89,10 @@ class PreemptionRunner:
         if not plan.victims and not plan.lower_priority_nominated:
             return
         self.started += 1
-        plugin.executor.submit(
-            self.api, plan, nominate=False, on_done=lambda report: self._done(plan, report)
-        )
+        with node_logging(node):  # the preemption task's log lines name the preemptor and its node
+            plugin.executor.submit(
+                self.api, plan, nominate=False, on_done=lambda report: self._done(plan, report)
+            )
 
     def _done(self, plan: PreemptionPlan, report: PreemptionReport) -> None:
         preemptor = PodInfo(plan.preemptor)

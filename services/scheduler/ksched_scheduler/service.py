@@ -44,6 +44,7 @@ from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.framework.nominator import Nominator
+from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.lifecycle import serve
@@ -197,7 +198,14 @@ class SchedulerService:
                 continue
             for leased in reply.pods:
                 self._held[leased.lease_id] = leased
-                await self._schedule_one(leased)
+                pending = leased.pod
+                token = bind(
+                    f"{pending.namespace}/{pending.name}", "", pending.scheduler_name, leased.trace_id
+                )
+                try:  # log lines of this pod's cycle (and of the tasks it spawns) name it
+                    await self._schedule_one(leased)
+                finally:
+                    unbind(token)
 
     async def _schedule_one(self, leased: LeasedPod) -> None:
         assert self.cycle is not None and self.follower is not None
@@ -214,6 +222,7 @@ class SchedulerService:
             await self._done(leased, DoneOutcome.ERROR, message=f"undecodable pod: {exc}")
             return
         self.nominations.observe(leased.pod)
+        log.debug("Attempting to schedule pod (attempt %d)", leased.attempts)
         started = time.perf_counter()
         waited = started - wait_started
         outcome = await self.cycle.run_async(pod) if self.extenders else self.cycle.run(pod)
@@ -232,10 +241,12 @@ class SchedulerService:
         profile = pod.spec.scheduler_name
         metrics.ALGORITHM_DURATION.observe(elapsed)
         if outcome.kind == SCHEDULED:
+            set_node(outcome.node)
             await self._assume_slots.acquire()
             self._spawn(self._assume(leased, outcome, elapsed))
             return
         result = "unschedulable" if outcome.kind == UNSCHEDULABLE else "error"
+        log.debug("Unable to schedule pod (%s): %s", result, outcome.message)
         metrics.ATTEMPTS.labels(result, profile).inc()
         metrics.ATTEMPT_DURATION.labels(result, profile).observe(elapsed)
         for plugin in outcome.plugins:
@@ -308,6 +319,12 @@ class SchedulerService:
                 metrics.ATTEMPTS.labels("scheduled", profile).inc()
                 metrics.ATTEMPT_DURATION.labels("scheduled", profile).observe(elapsed)
                 self._remember(placement.placement_id, leased, outcome)
+                log.debug(
+                    "Pod assumed on node (%d/%d nodes feasible, %d evaluated)",
+                    outcome.feasible_nodes,
+                    outcome.num_nodes,
+                    outcome.evaluated_nodes,
+                )
                 await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node)
                 return
             metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
@@ -403,7 +420,11 @@ class SchedulerService:
         entry = self._inflight.pop(req.placement_id, None)
         if entry is None:
             return Ack(ok=False, code="Unknown", reason="placement not held by this replica")
-        self.cycle.forget_locally(entry.outcome)
+        leased = entry.leased
+        with pod_logging(
+            f"{req.namespace}/{req.name}", req.node_name, leased.pod.scheduler_name, leased.trace_id
+        ):
+            self.cycle.forget_locally(entry.outcome)
         return Ack()
 
     def _on_replica_change(self) -> None:

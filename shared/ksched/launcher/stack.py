@@ -79,6 +79,8 @@ class StackOptions:
     pod_start_delay: float = 1.0
     time_scale: float = 1.0
     log_level: str = "INFO"
+    log_format: str = "text"
+    """``text`` or ``json`` (one JSON object per line, docs/metrics.md "Logs") for every service."""
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -101,7 +103,7 @@ class Stack:
             "--subject-prefix",
             self.options.prefix,
         ]
-        args += ["--log-level", self.options.log_level]
+        args += ["--log-level", self.options.log_level, "--log-format", self.options.log_format]
         if self.options.config:
             args += ["--config", self.options.config]
         return args
