@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from ksched import logcontext
-from ksched.logcontext import bind, pod_logging, set_node, unbind
+from ksched.logcontext import bind, node_logging, pod_logging, set_node, unbind
 from ksched.service.logs import ContextFilter, JsonFormatter, TextFormatter, setup_logging
 
 
@@ -155,6 +155,16 @@ def test_nested_binding_restores_the_outer_pod() -> None:
 def test_set_node_outside_a_pod_does_nothing() -> None:
     set_node("n1")
     assert logcontext.current() is None
+
+
+def test_node_logging_names_the_node_for_the_block_only() -> None:
+    """The preemption runner names the nominated node for the task it starts."""
+    with pod_logging("default/preemptor", profile="p", trace_id="t"):
+        with node_logging("n-nominated"):
+            assert logcontext.current() == ("default/preemptor", "n-nominated", "p", "t")
+        assert logcontext.current() == ("default/preemptor", "", "p", "t")
+    with node_logging("n1"):
+        assert logcontext.current() is None
 
 
 async def test_concurrent_workers_each_log_their_own_pod(json_log: Capture) -> None:
