@@ -112,12 +112,23 @@ class ContainerPort(K8s):
     name: str | None = None
 
 
+class ContainerRestartRuleOnExitCodes(K8s):
+    operator: str
+    values: list[int] = []
+
+
+class ContainerRestartRule(K8s):
+    action: str
+    exit_codes: ContainerRestartRuleOnExitCodes | None = None
+
+
 class Container(K8s):
     name: str
     image: str | None = None
     ports: list[ContainerPort] = []
     resources: ResourceRequirements | None = None
     restart_policy: str | None = None
+    restart_policy_rules: list[ContainerRestartRule] = []
     image_pull_policy: str | None = None
 
 
@@ -229,6 +240,7 @@ class PodSpec(K8s):
     node_name: str = ""
     scheduler_name: str = "default-scheduler"
     host_network: bool = False
+    host_users: bool | None = None
     restart_policy: str | None = None
     termination_grace_period_seconds: int | None = None
     resource_claims: list[PodResourceClaim] = []

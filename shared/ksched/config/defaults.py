@@ -1,7 +1,8 @@
 """Defaults of kube-scheduler 1.36 (``apis/config/v1/defaults.go`` and ``default_plugins.go``).
 
 The default profile enables every plugin through ``multiPoint`` in upstream order (with the
-feature gates on by default in 1.36: DynamicResources, weight 2, before DefaultPreemption). A
+feature gates on by default in 1.36: DynamicResources, weight 2, before DefaultPreemption;
+NodeDeclaredFeatures appended last). A
 user's plugin sets are merged into it with upstream's ``mergePlugins``: ``disabled`` (``"*"`` for
 all) removes defaults, an ``enabled`` default is re-configured in place (its new weight, its
 default position), other enabled plugins are appended in the user's order.
@@ -47,6 +48,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", None),
+    ("NodeDeclaredFeatures", None),
 )
 
 DEFAULT_PARALLELISM = 16

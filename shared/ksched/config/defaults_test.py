@@ -1,8 +1,6 @@
 """Defaulting: cases of upstream ``defaults_test.go`` (``TestSchedulerDefaults``, ``TestPluginArgsDefaults``).
 
-Upstream's newest test file also expects NodeDeclaredFeatures at the end of multiPoint (its gate
-is beta in 1.36); ksched follows ../shared/upstream.md's 1.36 default profile, which does not list
-it (see docs/config.md).
+NodeDeclaredFeatures ends the default multiPoint, as upstream's (its gate is beta and on in 1.36).
 """
 
 from __future__ import annotations

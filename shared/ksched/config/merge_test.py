@@ -27,7 +27,7 @@ def plugins(**sets: PluginSet) -> Plugins:
 
 def test_default_plugins_of_1_36() -> None:
     """``TestApplyFeatureGates`` with 1.36's default gates: DynamicResources (weight 2) before
-    DefaultPreemption; the removed in-tree volume limits plugins are gone."""
+    DefaultPreemption, NodeDeclaredFeatures last; the removed in-tree volume limits plugins are gone."""
     assert default_plugins() == plugins(
         multi_point=ps(
             [
@@ -50,6 +50,7 @@ def test_default_plugins_of_1_36() -> None:
                 ("NodeResourcesBalancedAllocation", 1),
                 ("ImageLocality", 1),
                 "DefaultBinder",
+                "NodeDeclaredFeatures",
             ]
         )
     )
@@ -58,7 +59,7 @@ def test_default_plugins_of_1_36() -> None:
 def test_default_plugins_are_fresh_objects() -> None:
     first = default_plugins()
     first.multi_point.enabled.clear()
-    assert len(default_plugins().multi_point.enabled) == 19
+    assert len(default_plugins().multi_point.enabled) == 20
 
 
 MERGE_CASES: list[tuple[str, Plugins | None, Plugins, Plugins]] = [

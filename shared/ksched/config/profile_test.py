@@ -413,10 +413,12 @@ UPSTREAM_INTERFACES: dict[str, tuple[str, ...]] = {
     "NodeResourcesBalancedAllocation": ("PreScore", "Score"),
     "ImageLocality": ("Score",),
     "DefaultBinder": ("Bind",),
+    "NodeDeclaredFeatures": ("PreFilter", "Filter", "Events"),
 }
 
 #: the default profile's extension points in kube-scheduler 1.36 (expansion of the multiPoint list over
-#: UPSTREAM_INTERFACES). ../shared/upstream.md's table predates 1.36 at four points: there, NodeVolumeLimits,
+#: UPSTREAM_INTERFACES). ../shared/upstream.md's table predates 1.36 at five points: NodeDeclaredFeatures
+#: (beta, on by default in 1.36: last in multiPoint) is missing from preFilter/filter; NodeVolumeLimits,
 #: VolumeZone and DynamicResources are missing from preFilter, DynamicResources and DefaultPreemption
 #: (PreEnqueue since 1.33) from preEnqueue, DynamicResources from postFilter/score/reserve/preBind, and
 #: VolumeBinding from preScore/score (it scores only with StorageCapacityScoring, but it is a ScorePlugin).
@@ -426,11 +428,12 @@ DEFAULT_PROFILE_1_36: dict[str, list[str]] = {
     "preFilter": [
         "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
         "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
+        "NodeDeclaredFeatures",
     ],
     "filter": [
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-        "InterPodAffinity", "DynamicResources",
+        "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures",
     ],
     "postFilter": ["DynamicResources", "DefaultPreemption"],
     "preScore": [
@@ -454,7 +457,7 @@ UPSTREAM_MD_TABLE: dict[str, list[str]] = {
         "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "VolumeBinding",
         "PodTopologySpread", "InterPodAffinity",
     ],
-    "filter": DEFAULT_PROFILE_1_36["filter"][:-1],
+    "filter": DEFAULT_PROFILE_1_36["filter"][:-2],
     "postFilter": ["DefaultPreemption"],
     "preScore": [
         "TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",

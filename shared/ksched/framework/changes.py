@@ -55,4 +55,6 @@ def node_changes(new: Node, old: Node) -> list[ClusterEvent]:
         actions.append(ActionType.UPDATE_NODE_CONDITION)
     if new.metadata.annotations != old.metadata.annotations:
         actions.append(ActionType.UPDATE_NODE_ANNOTATION)
+    if new.status.declared_features != old.status.declared_features:  # kept sorted by the kubelet
+        actions.append(ActionType.UPDATE_NODE_DECLARED_FEATURE)
     return [ClusterEvent(EventResource.NODE, int(a)) for a in actions]

@@ -66,6 +66,7 @@ IN_TREE: dict[str, Callable[[], Registration]] = {
     "VolumeBinding": _lazy("volumebinding", args_type="VolumeBindingArgs"),
     "VolumeZone": _lazy("volumezone"),
     "DefaultPreemption": _lazy("defaultpreemption", args_type="DefaultPreemptionArgs"),
+    "NodeDeclaredFeatures": _lazy("nodedeclaredfeatures"),
 }
 
 
