@@ -112,6 +112,7 @@ def test_command_parses_with_the_real_cli(name: str) -> None:
     assert ns.nats_user == name and ns.nats_password
     assert ns.kubeconfig == SERVICES["kubesim"]["command"][4]
     assert ns.config == "/etc/ksched/config.yaml"
+    assert ns.jetstream_replicas == 1, "compose runs one nats-server: streams cannot be replicated"
 
 
 @pytest.mark.parametrize("name", list(HTTP_PORTS))

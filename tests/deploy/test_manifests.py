@@ -362,6 +362,19 @@ def test_nats_cluster_config_is_accepted_by_nats_server(tmp_path: Path) -> None:
     assert container["args"] == ["--config", "/etc/nats/nats.conf"]
 
 
+@pytest.mark.parametrize("name", KUSTOMIZATIONS)
+def test_streams_are_replicated_on_every_nats_server(name: str) -> None:
+    """Every service creates streams and KV buckets with as many replicas as there are NATS servers
+    (a service left at the default 1 would scale them back down when it starts)."""
+    resources = render(name)
+    servers = find(resources, "StatefulSet", "ksched-nats")["spec"]["replicas"]
+    assert servers == 3
+    for service, dep in deployments(resources):
+        (container,) = dep["spec"]["template"]["spec"]["containers"]
+        ns = parse_with_cli(container["args"], {**env_of(container), "KSCHED_NATS_PASSWORD": "x"})
+        assert ns.jetstream_replicas == servers, service
+
+
 def test_demo_overlay_is_self_consistent() -> None:
     resources = render("overlays/kubesim-demo")
     kubesim = find(resources, "Deployment", "ksched-kubesim")

@@ -18,11 +18,12 @@ from typing import cast
 
 import nats
 import nats.errors
+import nats.js.errors
 import pytest
 from nats.aio.msg import Msg
 
 from ksched.bus import jetstream, streams
-from ksched.bus.auth import OBSERVER, SERVICES, assumed_ledger_bucket, authorization_block, password_variable
+from ksched.bus.auth import OBSERVER, SERVICES, authorization_block, password_variable
 from ksched.bus.bootstrap import fetch_bootstrap, publish_chunks
 from ksched.bus.codec import encode
 from ksched.bus.connect import Bus, connect
@@ -51,6 +52,7 @@ from ksched.bus.messages import (
     TraceEvent,
     UnreserveRequest,
 )
+from ksched.bus.streams import ASSUMED_LEDGER, assumed_ledger_bucket, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import Subjects
 from tests.bus.samples import PENDING, sample
 
@@ -187,8 +189,8 @@ async def test_each_service_does_its_part(
 
     # informer: streams, the assumed ledger (KV), its request handlers and every publish it makes
     await jetstream.ensure_streams(informer)
-    ledger = await jetstream.TypedKV.open(informer, SUBJECTS.kv_bucket("assumed"), Placement)
-    assert ledger.bucket == assumed_ledger_bucket(SUBJECTS)
+    ledger = await jetstream.TypedKV.open(informer, ASSUMED_LEDGER, Placement)
+    assert ledger.bucket == assumed_ledger_bucket(SUBJECTS) == "ksched_assumed"
     revision = await ledger.put("uid-1", placement)
     assert (await ledger.get("uid-1")) is not None and await ledger.keys() == ["uid-1"]
     await ledger.delete("uid-1", revision)
@@ -328,6 +330,39 @@ async def test_each_service_does_its_part(
     assert violations.seen == []
     assert isinstance(got["feed"].result(), PendingPodEvent)
     assert isinstance(got["trace"].result(), TraceEvent)
+
+
+async def test_informer_moves_an_old_ledger_on_an_upgraded_server(
+    tmp_path: Path, violations: Violations
+) -> None:
+    """An older release left its ledger as ``ksched_ksched_assumed`` in the JetStream store; the
+    informer's user may read and delete that bucket, and nothing else of it."""
+    store = tmp_path / "store"
+    legacy_name = legacy_assumed_ledger_bucket(SUBJECTS)
+    placement = sample(Placement)
+    async with EmbeddedNats(store_dir=store) as before:  # the old installation
+        old = await connect(before.url, name="old-informer", subjects=SUBJECTS, initial_timeout=5)
+        legacy = await old.js.create_key_value(bucket=legacy_name)
+        await legacy.put("uid-1", encode(placement))
+        await old.close()
+    conf = tmp_path / "auth.conf"
+    conf.write_text(authorization_block(SUBJECTS, PASSWORDS))
+    async with EmbeddedNats(store_dir=store, config_file=conf) as after:
+        creds = NatsCredentials(user="informer", password=PASSWORDS["informer"])
+        informer = await connect(
+            after.url, name="informer", subjects=SUBJECTS, initial_timeout=5, **creds.connect_kwargs()
+        )
+        try:
+            ledger = await jetstream.TypedKV.open(informer, ASSUMED_LEDGER, Placement)
+            assert await jetstream.migrate_kv_bucket(informer, legacy_name, ledger) == 1
+            entry = await ledger.get("uid-1")
+            assert entry is not None and entry.value == placement
+            with pytest.raises(nats.js.errors.NotFoundError):
+                await informer.js.stream_info(f"KV_{legacy_name}")
+            await settle(informer)
+        finally:
+            await informer.close()
+    assert violations.seen == []
 
 
 def test_checked_in_auth_conf_is_generated() -> None:

@@ -46,6 +46,7 @@ def main(argv: Sequence[str]) -> int:
         identity=common.identity,
         workers=ns.workers,
         nats_credentials=common.nats_credentials,
+        jetstream_replicas=common.jetstream_replicas,
     )
     asyncio.run(BinderService(options, config).run())
     return 0

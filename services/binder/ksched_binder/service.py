@@ -61,6 +61,7 @@ class BinderOptions:
     workers: int = 32
     ack_wait: float = 30.0
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
+    jetstream_replicas: int = 1
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -112,6 +113,7 @@ class BinderService:
             self.options.nats,
             name=f"binder:{self.options.identity}",
             subjects=self.subjects,
+            jetstream_replicas=self.options.jetstream_replicas,
             **self.options.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)

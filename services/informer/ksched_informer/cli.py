@@ -53,6 +53,7 @@ def main(argv: Sequence[str]) -> int:
         identity=common.identity,
         nats_credentials=common.nats_credentials,
         election=election,
+        jetstream_replicas=common.jetstream_replicas,
     )
     asyncio.run(InformerService(options, config).run())
     return 0

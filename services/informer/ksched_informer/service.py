@@ -22,7 +22,7 @@ from ksched.api.core import Node, Pod
 from ksched.bus.bootstrap import publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.credentials import NatsCredentials
-from ksched.bus.jetstream import TypedKV, ensure_streams, publish
+from ksched.bus.jetstream import TypedKV, ensure_streams, migrate_kv_bucket, publish
 from ksched.bus.messages import (
     Ack,
     AssumeRejectCode,
@@ -38,6 +38,7 @@ from ksched.bus.messages import (
     SnapshotDelta,
     encode,
 )
+from ksched.bus.streams import ASSUMED_LEDGER, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import Subjects
 from ksched.bus.tokens import encode_token
 from ksched.cache.ledger import ClusterCache
@@ -83,6 +84,7 @@ class InformerOptions:
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
     election: ElectionConfig | None = None
     """Leader election over a Lease; None: this instance is the only one and acts at once."""
+    jetstream_replicas: int = 1
 
 
 def needs_deep_check(pod: Pod) -> bool:
@@ -144,10 +146,11 @@ class InformerService:
             self.options.nats,
             name=f"informer:{self.options.identity}",
             subjects=self.subjects,
+            jetstream_replicas=self.options.jetstream_replicas,
             **self.options.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
-        self.kv = await TypedKV.open(self.bus, self.subjects.kv_bucket("assumed"), Placement)
+        self.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, Placement)
         self.api = await api_client(self.options.kubeconfig)
         if self.options.election is None:
             await self._start_active()
@@ -578,6 +581,8 @@ class InformerService:
         """Re-assume placements accepted by a previous instance and not yet seen bound."""
         if self.kv is None:
             return
+        assert self.bus is not None  # an older release's ledger (P_P_assumed), moved once we lead
+        await migrate_kv_bucket(self.bus, legacy_assumed_ledger_bucket(self.subjects), self.kv)
         restored = 0
         for key in await self.kv.keys():
             entry = await self.kv.get(key)

@@ -338,6 +338,7 @@ async def run(
         name=settings.identity,
         subjects=Subjects(settings.subject_prefix),
         initial_timeout=settings.nats_initial_timeout,
+        jetstream_replicas=settings.jetstream_replicas,
         **settings.nats_credentials.connect_kwargs(),
     )
     tracer.start(bus)

@@ -54,6 +54,8 @@ class QueueSettings:
     """The API is used for the leader-election Lease only (None: in-cluster)."""
     election: ElectionConfig | None = None
     """Leader election; None: this instance is the only one and serves at once."""
+    jetstream_replicas: int = 1
+    """Replicas of the feed and trace streams, if the queue is the first to create them."""
 
     @property
     def pod_initial_backoff(self) -> float:
@@ -96,6 +98,7 @@ class QueueSettings:
             lease_seconds=lease_seconds,
             pod_max_in_unschedulable=pod_max_in_unschedulable,
             nats_credentials=options.nats_credentials,
+            jetstream_replicas=options.jetstream_replicas,
         )
 
 

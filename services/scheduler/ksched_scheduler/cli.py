@@ -49,6 +49,7 @@ def main(argv: Sequence[str]) -> int:
         batch=ns.batch,
         seed=ns.seed,
         nats_credentials=common.nats_credentials,
+        jetstream_replicas=common.jetstream_replicas,
     )
     asyncio.run(SchedulerService(options, config).run())
     return 0

@@ -72,6 +72,8 @@ class SchedulerOptions:
     max_inflight_assumes: int = 256
     seed: int | None = None
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
+    jetstream_replicas: int = 1
+    """Replicas of the trace stream, if the scheduler is the first to create it."""
 
 
 @dataclass
@@ -132,6 +134,7 @@ class SchedulerService:
             self.options.nats,
             name=f"scheduler:{self.options.identity}",
             subjects=self.subjects,
+            jetstream_replicas=self.options.jetstream_replicas,
             **self.options.nats_credentials.connect_kwargs(),
         )
         if self.options.kubeconfig is not None or _in_cluster():

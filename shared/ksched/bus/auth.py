@@ -23,6 +23,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ksched.bus.streams import assumed_ledger_bucket, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import DEFAULT_PREFIX, Subjects
 
 SERVICES = ("informer", "queue", "scheduler", "binder")
@@ -49,12 +50,6 @@ def password_variable(user: str) -> str:
     return f"KSCHED_NATS_{user.upper()}_PASSWORD"
 
 
-def assumed_ledger_bucket(subjects: Subjects) -> str:
-    """The informer's KV bucket of assumed placements, named as the informer opens it
-    (``TypedKV.open(bus, subjects.kv_bucket("assumed"), …)`` prefixes the name once more)."""
-    return subjects.kv_bucket(subjects.kv_bucket("assumed"))
-
-
 # --- JetStream API subjects -------------------------------------------------------------------------
 def _manage_streams(streams: Iterable[str]) -> list[str]:
     """Create / update / inspect these streams (``ensure_stream``)."""
@@ -79,6 +74,19 @@ def _kv_bucket(bucket: str) -> list[str]:
     return [
         *_manage_streams([stream]),
         f"$KV.{bucket}.>",
+        f"{JS_API}.DIRECT.GET.{stream}",
+        f"{JS_API}.DIRECT.GET.{stream}.>",
+        f"{JS_API}.STREAM.MSG.GET.{stream}",
+        *_ordered_consumer(stream),
+    ]
+
+
+def _kv_bucket_migration(bucket: str) -> list[str]:
+    """Read every key of an old KV bucket, then delete the bucket (``migrate_kv_bucket``)."""
+    stream = f"KV_{bucket}"
+    return [
+        f"{JS_API}.STREAM.INFO.{stream}",
+        f"{JS_API}.STREAM.DELETE.{stream}",
         f"{JS_API}.DIRECT.GET.{stream}",
         f"{JS_API}.DIRECT.GET.{stream}.>",
         f"{JS_API}.STREAM.MSG.GET.{stream}",
@@ -116,6 +124,7 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 f"{JS_API}.INFO",
                 *_manage_streams(every_stream),
                 *_kv_bucket(assumed_ledger_bucket(s)),
+                *_kv_bucket_migration(legacy_assumed_ledger_bucket(s)),  # P_P_assumed of old releases
             ),
             subscribe=(s.snapshot_bootstrap, s.pending_bootstrap, s.assume, s.forget, inbox),
         ),

@@ -34,17 +34,34 @@ TRACE_ID_HEADER = "Ksched-Trace-Id"
 """Header carrying the attempt's trace id across hops."""
 
 
+REPLICAS_SETTING = "--jetstream-replicas / KSCHED_JETSTREAM_REPLICAS"
+"""The service option that sets :attr:`Bus.jetstream_replicas` (named in errors about it)."""
+
+MAX_REPLICAS = 5
+"""JetStream's limit on a stream's replicas."""
+
+
 class BusConnectError(ConnectionError):
     """The first connection to NATS did not succeed within ``initial_timeout``."""
+
+
+def check_replicas(replicas: int) -> int:
+    """``replicas`` if JetStream accepts it (1..5), else ValueError naming the setting."""
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or not 1 <= replicas <= MAX_REPLICAS:
+        raise ValueError(f"{REPLICAS_SETTING}: {replicas!r} is not a replica count from 1 to {MAX_REPLICAS}")
+    return replicas
 
 
 class Bus:
     """A service's connection to NATS for one ksched installation (one subject prefix)."""
 
-    def __init__(self, nc: NATS, subjects: Subjects, name: str) -> None:
+    def __init__(self, nc: NATS, subjects: Subjects, name: str, *, jetstream_replicas: int = 1) -> None:
         self.nc = nc
         self.subjects = subjects
         self.name = name
+        self.jetstream_replicas = check_replicas(jetstream_replicas)
+        """Replicas of the streams and KV buckets this bus creates (1 for one nats-server; 3 for a
+        3-server JetStream cluster, so losing a server loses nothing)."""
         self.js: JetStreamContext = nc.jetstream()
         self._subscriptions: list[Subscription] = []
         self._before_close: list[Callable[[], Awaitable[None]]] = []
@@ -180,13 +197,16 @@ async def connect(
     ping_interval: float = 20.0,
     drain_timeout: float = 5.0,
     initial_timeout: float | None = 30.0,
+    jetstream_replicas: int = 1,
 ) -> Bus:
     """Connect to NATS as service ``name`` (shown in NATS monitoring).
 
     Reconnects forever by default. ``initial_timeout`` bounds the wait for the *first* connection
     (``None``: wait forever, e.g. for a service started before NATS). ``creds_file`` (a NATS .creds
-    file) needs the ``nkeys`` package, which is not a dependency yet.
+    file) needs the ``nkeys`` package, which is not a dependency yet. ``jetstream_replicas`` is the
+    replica count of the streams and KV buckets created through the bus (:class:`Bus`).
     """
+    check_replicas(jetstream_replicas)
     subjects = subjects or Subjects()
     events = _ConnectionLog(name)
     nc = NATS()
@@ -218,4 +238,4 @@ async def connect(
         with contextlib.suppress(Exception):
             await nc.close()
         raise BusConnectError(f"no NATS connection to {servers} within {initial_timeout} s") from exc
-    return Bus(nc, subjects, name)
+    return Bus(nc, subjects, name, jetstream_replicas=jetstream_replicas)

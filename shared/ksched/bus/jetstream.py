@@ -6,8 +6,11 @@ the connection drains (a timed-out fetch otherwise makes ``drain()`` wait its wh
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import re
+import time
 from collections.abc import Sequence
 from typing import Generic, TypeVar
 
@@ -23,37 +26,134 @@ from nats.js.api import (
     StreamConfig,
     StreamInfo,
 )
-from nats.js.errors import BadRequestError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import (
+    APIError,
+    BucketNotFoundError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+    NoKeysError,
+)
 from nats.js.kv import KeyValue
 
 from ksched.bus.codec import BadMessage, Message, decode, encode
-from ksched.bus.connect import Bus
+from ksched.bus.connect import REPLICAS_SETTING, Bus, check_replicas
 from ksched.bus.handlers import Handler, decode_or_report, guarded, report_bad_message
 from ksched.bus.streams import all_streams
 from ksched.bus.subjects import SubjectKind
 
 M = TypeVar("M", bound=Message)
 
+log = logging.getLogger("ksched.bus")
+
 MSG_ID_HEADER = "Nats-Msg-Id"
 _STREAM_CONFIG_CONFLICT = 10058  # JSStreamNameExistErr: same name, different configuration
+_REPLICA_REFUSALS = {
+    10005,  # JSClusterNoPeersErr: no suitable peers for placement (fewer servers than replicas)
+    10061,  # JSStreamReplicasNotUpdatableErr (older servers)
+    10074,  # JSStreamReplicasNotSupportedErr: replicas > 1 not supported in non-clustered mode
+}
+
+
+class JetStreamReplicasError(RuntimeError):
+    """The server refused a stream or KV bucket with the configured number of replicas."""
+
+    def __init__(self, stream: str, replicas: int, cause: APIError) -> None:
+        super().__init__(
+            f"JetStream stream {stream}: the server refused {replicas} replica(s) "
+            f"({cause.description}, error {cause.err_code}); set {REPLICAS_SETTING} to at most "
+            f"the number of JetStream servers (1 for a single nats-server)"
+        )
+        self.stream = stream
+        self.replicas = replicas
+
+
+def _refused_replicas(exc: APIError) -> bool:
+    return exc.err_code in _REPLICA_REFUSALS
 
 
 # --- streams -------------------------------------------------------------------------------------------
 
 
 async def ensure_stream(bus: Bus, config: StreamConfig) -> StreamInfo:
-    """Create the stream, or bring an existing one to ``config`` (idempotent, safe to race)."""
+    """Create the stream, or bring an existing one to ``config`` (idempotent, safe to race).
+
+    ``config.num_replicas`` None takes ``bus.jetstream_replicas``. An existing stream with another
+    replica count is scaled to it (logged; returns once the new replicas are current). A count the
+    server cannot place raises :class:`JetStreamReplicasError`, which names the setting.
+    """
+    if config.num_replicas is None:
+        config = config.evolve(num_replicas=bus.jetstream_replicas)
+    name, replicas = config.name or "", check_replicas(config.num_replicas or 1)
     try:
-        return await bus.js.add_stream(config)
-    except BadRequestError as exc:
-        if exc.err_code != _STREAM_CONFIG_CONFLICT:
-            raise
-    return await bus.js.update_stream(config)
+        try:
+            return await bus.js.add_stream(config)
+        except APIError as exc:
+            if exc.err_code != _STREAM_CONFIG_CONFLICT:
+                raise
+        scaling = _announce_scaling(await bus.js.stream_info(name), replicas)
+        info = await bus.js.update_stream(config)
+    except APIError as exc:
+        if _refused_replicas(exc):
+            raise JetStreamReplicasError(name, replicas, exc) from exc
+        raise
+    return await _await_replicas(bus, name, replicas) if scaling else info
 
 
 async def ensure_streams(bus: Bus, configs: Sequence[StreamConfig] | None = None) -> list[StreamInfo]:
     """Every ksched stream of ``bus.subjects`` (or the given configs)."""
     return [await ensure_stream(bus, cfg) for cfg in (configs or all_streams(bus.subjects))]
+
+
+async def ensure_replicas(bus: Bus, stream: str, replicas: int) -> StreamInfo:
+    """Scale an existing stream (e.g. a KV bucket's ``KV_<bucket>``) to ``replicas``, leaving the
+    rest of its configuration alone; :class:`JetStreamReplicasError` if the server refuses."""
+    info = await bus.js.stream_info(stream)
+    if not _announce_scaling(info, replicas):
+        return info
+    try:
+        await bus.js.update_stream(info.config.evolve(num_replicas=replicas))
+    except APIError as exc:
+        if _refused_replicas(exc):
+            raise JetStreamReplicasError(stream, replicas, exc) from exc
+        raise
+    return await _await_replicas(bus, stream, replicas)
+
+
+def _announce_scaling(info: StreamInfo, replicas: int) -> bool:
+    """Whether the stream has another replica count than ``replicas`` (logged if so)."""
+    current = info.config.num_replicas or 1
+    if current == replicas:
+        return False
+    log.warning(
+        "JetStream stream %s has %d replica(s): scaling it to %d (%s)",
+        info.config.name,
+        current,
+        replicas,
+        REPLICAS_SETTING,
+    )
+    return True
+
+
+async def _await_replicas(bus: Bus, stream: str, replicas: int, timeout: float = 30.0) -> StreamInfo:
+    """Wait until a scaled stream has a leader and ``replicas - 1`` current followers: writes sent
+    while its new group forms may go unanswered. After ``timeout`` s, log and carry on."""
+    deadline = time.monotonic() + timeout
+    info: StreamInfo | None = None
+    while True:
+        with contextlib.suppress(APIError, nats.errors.TimeoutError):
+            info = await bus.js.stream_info(stream)
+            cluster = info.cluster
+            followers = (cluster.replicas or []) if cluster is not None else []
+            if cluster is None or (
+                cluster.leader and len(followers) == replicas - 1 and all(p.current for p in followers)
+            ):
+                return info
+        if time.monotonic() > deadline:
+            log.warning(
+                "JetStream stream %s: %d replicas not all current after %.0f s", stream, replicas, timeout
+            )
+            return info if info is not None else await bus.js.stream_info(stream)
+        await asyncio.sleep(0.1)
 
 
 async def publish(
@@ -257,16 +357,23 @@ class TypedKV(Generic[M]):
         history: int = 1,
         ttl: float | None = None,
         storage: StorageType = StorageType.FILE,
+        replicas: int | None = None,
     ) -> TypedKV[M]:
-        """Open (creating if needed) bucket ``bus.subjects.kv_bucket(name)``."""
+        """Open (creating if needed) bucket ``bus.subjects.kv_bucket(name)`` with ``replicas``
+        (default ``bus.jetstream_replicas``); an existing bucket keeps its other settings but is
+        scaled to that count, as :func:`ensure_stream` does."""
         bucket = bus.subjects.kv_bucket(name)
-        config = KeyValueConfig(bucket=bucket, history=history, ttl=ttl, storage=storage)
+        count = check_replicas(bus.jetstream_replicas if replicas is None else replicas)
+        config = KeyValueConfig(bucket=bucket, history=history, ttl=ttl, storage=storage, replicas=count)
         try:
             kv = await bus.js.create_key_value(config)
-        except BadRequestError as exc:
+        except APIError as exc:
+            if _refused_replicas(exc):
+                raise JetStreamReplicasError(f"KV_{bucket}", count, exc) from exc
             if exc.err_code != _STREAM_CONFIG_CONFLICT:
                 raise
             kv = await bus.js.key_value(bucket)
+            await ensure_replicas(bus, f"KV_{bucket}", count)
         return cls(kv, bucket, msg_type)
 
     def _check_key(self, key: str) -> None:
@@ -321,3 +428,40 @@ class TypedKV(Generic[M]):
             return list(await self._kv.keys())
         except nats.js.errors.NoKeysError:
             return []
+
+
+async def migrate_kv_bucket(bus: Bus, legacy_bucket: str, target: TypedKV[M]) -> int:
+    """Move the keys of KV bucket ``legacy_bucket`` (a full name) into ``target``, then delete it.
+
+    A key ``target`` already holds is left as it is (it is newer). Returns the number of keys
+    copied; 0 when there is no such bucket, which is the usual case. Safe to repeat: a run that
+    stopped half-way copies the rest next time, since the old bucket is deleted only at the end.
+    """
+    try:
+        legacy = await bus.js.key_value(legacy_bucket)
+    except BucketNotFoundError:
+        return 0
+    try:
+        keys = list(await legacy.keys())
+    except NoKeysError:
+        keys = []
+    copied = 0
+    for key in keys:
+        try:
+            entry = await legacy.get(key)
+        except KeyNotFoundError:
+            continue
+        try:
+            await target._kv.create(key, entry.value or b"")
+        except KeyWrongLastSequenceError:
+            continue
+        copied += 1
+    await bus.js.delete_key_value(legacy_bucket)
+    log.info(
+        "KV bucket %s: moved %d of %d key(s) into %s and deleted it",
+        legacy_bucket,
+        copied,
+        len(keys),
+        target.bucket,
+    )
+    return copied

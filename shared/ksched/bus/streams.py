@@ -10,6 +10,14 @@ feed           ``P.feed.>``                  limits      the queue reads pending
 placements     ``P.binder.placement``        work queue  a crashed binder loses nothing; msg-id dedup
 trace          ``P.trace.>``                 limits      bounded lifecycle history for ``ksched trace``
 =============  ============================  ==========  ==================================================
+
+KV bucket ``P_assumed`` (:func:`assumed_ledger_bucket`, stream ``KV_P_assumed``): the informer's
+ledger of assumed placements. Releases before it named it ``P_P_assumed``
+(:func:`legacy_assumed_ledger_bucket`); the informer moves it with
+:func:`ksched.bus.jetstream.migrate_kv_bucket` when it starts to lead.
+
+Replicas: a builder's ``replicas=None`` (the default) leaves the count to
+:func:`ksched.bus.jetstream.ensure_stream`, which takes the bus' ``--jetstream-replicas`` setting.
 """
 
 from __future__ import annotations
@@ -27,6 +35,19 @@ from ksched.bus.subjects import Subjects
 
 MiB = 1024 * 1024
 
+ASSUMED_LEDGER = "assumed"
+"""Name of the informer's KV ledger of assumed placements, before the prefix."""
+
+
+def assumed_ledger_bucket(subjects: Subjects) -> str:
+    """The informer's ledger bucket: ``P_assumed`` (``TypedKV.open(bus, ASSUMED_LEDGER, ...)``)."""
+    return subjects.kv_bucket(ASSUMED_LEDGER)
+
+
+def legacy_assumed_ledger_bucket(subjects: Subjects) -> str:
+    """The ledger's name before the fix, ``P_P_assumed`` (the prefix applied twice)."""
+    return subjects.kv_bucket(subjects.kv_bucket(ASSUMED_LEDGER))
+
 
 def snapshot_stream(
     subjects: Subjects,
@@ -34,6 +55,7 @@ def snapshot_stream(
     max_age: float = 600.0,
     max_bytes: int = 1024 * MiB,
     storage: StorageType = StorageType.FILE,
+    replicas: int | None = None,
 ) -> StreamConfig:
     return StreamConfig(
         name=subjects.snapshot_stream,
@@ -44,7 +66,7 @@ def snapshot_stream(
         max_age=max_age,
         max_bytes=max_bytes,
         storage=storage,
-        num_replicas=1,
+        num_replicas=replicas,
     )
 
 
@@ -54,6 +76,7 @@ def feed_stream(
     max_age: float = 900.0,
     max_bytes: int = 1024 * MiB,
     storage: StorageType = StorageType.FILE,
+    replicas: int | None = None,
 ) -> StreamConfig:
     return StreamConfig(
         name=subjects.feed_stream,
@@ -64,7 +87,7 @@ def feed_stream(
         max_age=max_age,
         max_bytes=max_bytes,
         storage=storage,
-        num_replicas=1,
+        num_replicas=replicas,
     )
 
 
@@ -74,6 +97,7 @@ def placement_stream(
     duplicate_window: float = 120.0,
     max_msgs: int = 1_000_000,
     storage: StorageType = StorageType.FILE,
+    replicas: int | None = None,
 ) -> StreamConfig:
     """Work queue: a placement is removed once a binder acks it. ``Nats-Msg-Id`` = placement id."""
     return StreamConfig(
@@ -85,7 +109,7 @@ def placement_stream(
         duplicate_window=duplicate_window,
         max_msgs=max_msgs,
         storage=storage,
-        num_replicas=1,
+        num_replicas=replicas,
     )
 
 
@@ -96,6 +120,7 @@ def trace_stream(
     max_msgs: int = 1_000_000,
     max_bytes: int = 256 * MiB,
     storage: StorageType = StorageType.FILE,
+    replicas: int | None = None,
 ) -> StreamConfig:
     return StreamConfig(
         name=subjects.trace_stream,
@@ -107,17 +132,17 @@ def trace_stream(
         max_msgs=max_msgs,
         max_bytes=max_bytes,
         storage=storage,
-        num_replicas=1,
+        num_replicas=replicas,
     )
 
 
-def all_streams(subjects: Subjects) -> list[StreamConfig]:
+def all_streams(subjects: Subjects, *, replicas: int | None = None) -> list[StreamConfig]:
     """Every stream with default limits (what ``ensure_streams`` creates)."""
     return [
-        snapshot_stream(subjects),
-        feed_stream(subjects),
-        placement_stream(subjects),
-        trace_stream(subjects),
+        snapshot_stream(subjects, replicas=replicas),
+        feed_stream(subjects, replicas=replicas),
+        placement_stream(subjects, replicas=replicas),
+        trace_stream(subjects, replicas=replicas),
     ]
 
 

@@ -3,7 +3,9 @@
 Flag beats environment beats default: ``--nats`` / ``KSCHED_NATS``, ``--kubeconfig`` /
 ``KSCHED_KUBECONFIG``, ``--config`` / ``KSCHED_CONFIG``, ``--http-port`` / ``KSCHED_HTTP_PORT``,
 ``--http-host`` / ``KSCHED_HTTP_HOST``, ``--subject-prefix`` / ``KSCHED_SUBJECT_PREFIX``,
-``--log-format`` / ``KSCHED_LOG_FORMAT``, ``--log-level`` / ``KSCHED_LOG_LEVEL``.
+``--log-format`` / ``KSCHED_LOG_FORMAT``, ``--log-level`` / ``KSCHED_LOG_LEVEL``,
+``--jetstream-replicas`` / ``KSCHED_JETSTREAM_REPLICAS`` (replicas of the streams and KV buckets a
+service creates: 1 for one nats-server, 3 for a 3-server JetStream cluster; docs/bus.md).
 
 NATS security (all optional): ``--nats-user`` / ``KSCHED_NATS_USER``, ``--nats-password`` /
 ``KSCHED_NATS_PASSWORD``, ``--nats-creds`` / ``KSCHED_NATS_CREDS``, ``--nats-tls-ca`` /
@@ -18,6 +20,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ksched.bus.connect import MAX_REPLICAS, REPLICAS_SETTING
 from ksched.bus.credentials import CredentialsError, NatsCredentials
 
 DEFAULT_NATS = "nats://127.0.0.1:4222"
@@ -36,11 +39,25 @@ class CommonOptions:
     log_level: str
     identity: str
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
+    jetstream_replicas: int = 1
 
 
 def _env(env: Mapping[str, str], name: str, default: str | None) -> str | None:
     value = env.get(f"KSCHED_{name}")
     return value if value not in (None, "") else default
+
+
+def replica_count(text: str) -> int:
+    """argparse type of ``--jetstream-replicas``: an integer from 1 to 5 (JetStream's limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_REPLICAS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a replica count from 1 to {MAX_REPLICAS} ({REPLICAS_SETTING})"
+        )
+    return value
 
 
 def add_common_arguments(
@@ -71,6 +88,13 @@ def add_common_arguments(
     g.add_argument("--log-level", default=_env(e, "LOG_LEVEL", "INFO"))
     g.add_argument(
         "--id", dest="identity", default=_env(e, "ID", None), help="instance identity (default: host-pid)"
+    )
+    g.add_argument(
+        "--jetstream-replicas",
+        type=replica_count,
+        default=_env(e, "JETSTREAM_REPLICAS", "1"),
+        help="replicas of the JetStream streams and KV buckets this service creates or updates: 1 for "
+        "one nats-server, 3 for a 3-server cluster (default 1)",
     )
     add_nats_security_arguments(parser, e)
 
@@ -123,6 +147,7 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         log_level=ns.log_level,
         identity=identity,
         nats_credentials=credentials,
+        jetstream_replicas=ns.jetstream_replicas,
     )
 
 

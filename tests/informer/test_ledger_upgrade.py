@@ -1,0 +1,81 @@
+"""Upgrade: an older release kept the informer's ledger in ``P_P_assumed``. A new informer (kubesim
+over HTTP, a real nats-server) moves it to ``P_assumed`` when it leads and restores the assumption
+from it, so a placement accepted before the upgrade is neither lost nor decided twice."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import msgspec
+import pytest
+from ksched_informer.service import InformerOptions, InformerService
+from ksched_kubesim import KubeSim
+
+from ksched.bus.codec import encode
+from ksched.bus.messages import Placement
+from ksched.bus.streams import legacy_assumed_ledger_bucket
+from ksched.bus.tokens import encode_token
+from ksched.config import default_config
+from tests.fixtures.kubesim import fast_config
+from tests.fixtures.nats import BusFactory
+from tests.informer.test_service import node, pod, until
+
+
+@pytest.fixture
+async def sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
+    sim = KubeSim(fast_config())
+    await sim.start()
+    try:
+        yield sim, sim.write_kubeconfig(tmp_path / "kubeconfig")
+    finally:
+        await sim.stop()
+
+
+async def test_informer_restores_assumptions_from_the_old_ledger(
+    sim: tuple[KubeSim, Path], nats_url: str, bus_prefix: str, bus_factory: BusFactory
+) -> None:
+    kube, kubeconfig = sim
+    kube.create(node("n1"))
+    created = kube.create(pod("web-1"))
+    uid = created["metadata"]["uid"]
+    bus = await bus_factory("old-informer")
+    legacy_name = legacy_assumed_ledger_bucket(bus.subjects)
+    legacy = await bus.js.create_key_value(bucket=legacy_name)
+    placement = Placement(
+        placement_id=f"{uid}:1",
+        pod_uid=uid,
+        namespace="default",
+        name="web-1",
+        node_name="n1",
+        scheduler_id="s1",
+        profile="default-scheduler",
+        epoch="old-epoch",
+        snapshot_generation=1,
+        pod=msgspec.json.encode(created),
+    )
+    await legacy.put(encode_token(uid), encode(placement))
+
+    options = InformerOptions(
+        nats=nats_url,
+        kubeconfig=str(kubeconfig),
+        http_host="127.0.0.1",
+        http_port=0,
+        subject_prefix=bus_prefix,
+        identity="informer-upgraded",
+    )
+    informer = InformerService(options, default_config())
+    await informer.start()
+    try:
+        await until(lambda: informer.ready)
+        assert informer.kv is not None and informer.kv.bucket == f"{bus_prefix}_assumed"
+        assumption = informer.cache.assumed.get(uid)
+        assert assumption is not None and assumption.node == "n1"
+        entry = await informer.kv.get(encode_token(uid))
+        assert entry is not None and entry.value.placement_id == f"{uid}:1"
+        names = [info.config.name for info in await bus.js.streams_info()]
+        assert f"KV_{legacy_name}" not in names
+        placements = await bus.js.stream_info(bus.subjects.placement_stream)
+        assert placements.state.messages == 1  # re-published for the binder (same msg id)
+    finally:
+        await informer.stop()
