@@ -2,7 +2,9 @@
 ``defaultbinder``), through kubernetes_asyncio with the handle's API client.
 
 The typed client fails to decode the Status the server answers a binding with, so the call is
-made with a plain dict body and ``_preload_content=False`` and the HTTP status is checked here.
+made with a plain dict body and ``_preload_content=False`` and the HTTP status is checked here. It
+goes through ``ApiClient.call_api`` (auth, token refresh, the shared connection pool) rather than
+``CoreV1Api.create_namespaced_pod_binding``, whose per-call parameter checking adds nothing here.
 An API failure comes back as an Error status whose error is a :class:`BindError` carrying the HTTP
 code, the API reason and message, so the binder service can decide what a 409 means.
 """
@@ -11,9 +13,10 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
-from kubernetes_asyncio.client import ApiClient, CoreV1Api
+from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ksched.framework.cycle_state import CycleState
@@ -63,35 +66,42 @@ def binding_body(pod: PodInfo, node_name: str) -> dict[str, Any]:
     }
 
 
+_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
+
+
+def binding_path(namespace: str, name: str) -> str:
+    """The pods/binding subresource of ``namespace/name`` (path segments escaped as the typed client does)."""
+    return f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}/binding"
+
+
 class DefaultBinder:
     name = NAME
 
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
-        self._api: CoreV1Api | None = None
-        self._api_client: object | None = None
 
-    def _core_api(self) -> CoreV1Api:
+    def _api_client(self) -> ApiClient:
         client = self._handle.client
         if not isinstance(client, ApiClient):
             raise RuntimeError(
                 f"{NAME} needs a kubernetes_asyncio ApiClient, the handle has {type(client).__name__}"
             )
-        if self._api is None or self._api_client is not client:
-            self._api = CoreV1Api(client)
-            self._api_client = client
-        return self._api
+        return client
 
     async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """POST the Binding; None on 2xx, else an Error status with the API error text."""
         try:
-            api = self._core_api()
+            api = self._api_client()
         except RuntimeError as exc:
             return Status.as_error(exc)
-        call: Any = api.create_namespaced_pod_binding  # typed for V1Binding; we pass a dict (see module doc)
         try:
-            resp: aiohttp.ClientResponse = await call(
-                pod.name, pod.namespace, binding_body(pod, node_name), _preload_content=False
+            resp: aiohttp.ClientResponse = await api.call_api(
+                binding_path(pod.namespace, pod.name),
+                "POST",
+                header_params=dict(_HEADERS),
+                body=binding_body(pod, node_name),
+                auth_settings=["BearerToken"],
+                _preload_content=False,
             )
         except (TimeoutError, aiohttp.ClientError, ApiException) as exc:
             return Status.as_error(BindError(f"binding {pod.key} to {node_name}: {exc}"))

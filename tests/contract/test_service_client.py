@@ -1,0 +1,101 @@
+"""The services' API client (``ksched.service.kube.api_client``) and the DefaultBinder's call through
+it, against the contract cluster: the session does not read netrc or proxy variables per request,
+the environment's proxy still applies (resolved once), and the binding answers keep their meaning
+(201 bound, 409 already bound to the same node, 409 bound elsewhere, 404 pod gone)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from ksched_binder.service import already_bound_to, pod_gone
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client import ApiClient, Configuration
+
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.testing import FakeHandle, make_pod
+from ksched.plugins.defaultbinder import BindError, DefaultBinder, binding_path
+from ksched.service.kube import api_client, stop_trusting_env
+from tests.contract.util import create_pod, node_manifest, unique
+from tests.fixtures.kubesim import Cluster
+
+pytestmark = pytest.mark.contract
+
+
+@pytest.fixture
+async def service_api(cluster: Cluster) -> AsyncIterator[ApiClient]:
+    api = await api_client(str(cluster.kubeconfig))
+    async with api:
+        yield api
+
+
+@pytest.fixture
+async def node(api: ApiClient, cluster: Cluster) -> str:
+    body = node_manifest(cluster, unique("svc-bind"))
+    await client.CoreV1Api(api).create_node(body)
+    return str(body["metadata"]["name"])
+
+
+async def pod_info(api: ApiClient, namespace: str, name: str) -> PodInfo:
+    created = await create_pod(api, namespace, name)
+    return PodInfo(make_pod(name, namespace, uid=created.metadata.uid))
+
+
+async def test_session_does_not_trust_the_environment_per_request(service_api: ApiClient) -> None:
+    session = service_api.rest_client.pool_manager
+    connector = session.connector
+    assert session.trust_env is False
+    assert connector is not None and connector.limit == 64
+    versions = await client.CoreV1Api(service_api).get_api_resources()
+    assert versions.group_version == "v1"
+    await service_api.close()  # the swapped-in session owns the pool and closes it
+    assert session.closed and connector.closed
+
+
+async def test_environment_proxy_is_resolved_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://user:secret@proxy.example:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    async with ApiClient(Configuration(host="https://10.96.0.1:443")) as api:
+        stop_trusting_env(api)
+        assert api.rest_client.proxy == "http://proxy.example:3128"
+        assert api.rest_client.proxy_headers == {"Proxy-Authorization": "Basic dXNlcjpzZWNyZXQ="}
+    monkeypatch.setenv("NO_PROXY", "10.96.0.1")
+    async with ApiClient(Configuration(host="https://10.96.0.1:443")) as api:
+        stop_trusting_env(api)
+        assert not api.rest_client.proxy
+    explicit = Configuration(host="https://10.96.0.1:443")
+    explicit.proxy = "http://configured:8080"
+    async with ApiClient(explicit) as api:
+        stop_trusting_env(api)
+        assert api.rest_client.proxy == "http://configured:8080"
+
+
+async def test_binding_answers_through_the_service_client(
+    service_api: ApiClient, api: ApiClient, cluster: Cluster, node: str
+) -> None:
+    binder = DefaultBinder(FakeHandle(client=service_api))
+    pi = await pod_info(api, cluster.namespace, unique("svc-bind"))
+    assert await binder.bind(CycleState(), pi, node) is None
+    pod = await client.CoreV1Api(api).read_namespaced_pod(pi.name, cluster.namespace)
+    assert pod.spec.node_name == node
+
+    again = await binder.bind(CycleState(), pi, node)  # a redelivered placement: the binder's success
+    assert again is not None and isinstance(again.error, BindError) and again.error.code == 409
+    assert already_bound_to(again, node)
+
+    elsewhere = await binder.bind(CycleState(), pi, cluster.name("other-node"))
+    assert elsewhere is not None and isinstance(elsewhere.error, BindError)
+    assert elsewhere.error.code == 409 and not already_bound_to(elsewhere, cluster.name("other-node"))
+
+    await client.CoreV1Api(api).delete_namespaced_pod(pi.name, cluster.namespace, grace_period_seconds=0)
+    gone = PodInfo(make_pod(pi.name, cluster.namespace, uid=pi.uid))
+    missing = await binder.bind(CycleState(), gone, node)
+    assert missing is not None and isinstance(missing.error, BindError) and missing.error.code == 404
+    assert pod_gone(missing)
+
+
+def test_binding_path_escapes_segments() -> None:
+    assert binding_path("ns", "web-0") == "/api/v1/namespaces/ns/pods/web-0/binding"
+    assert binding_path("ns", "a/b") == "/api/v1/namespaces/ns/pods/a%2Fb/binding"
