@@ -6,6 +6,7 @@ the environment's proxy still applies (resolved once), and the binding answers k
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from ksched_binder.service import already_bound_to, pod_gone
@@ -33,7 +34,8 @@ async def service_api(cluster: Cluster) -> AsyncIterator[ApiClient]:
 @pytest.fixture
 async def node(api: ApiClient, cluster: Cluster) -> str:
     body = node_manifest(cluster, unique("svc-bind"))
-    await client.CoreV1Api(api).create_node(body)
+    core: Any = client.CoreV1Api(api)  # typed for V1Node; a manifest dict is sent as is
+    await core.create_node(body)
     return str(body["metadata"]["name"])
 
 
