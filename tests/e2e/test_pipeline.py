@@ -24,7 +24,12 @@ pytestmark = pytest.mark.e2e
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
     s = Stack(
         StackOptions(
-            workdir=tmp_path_factory.mktemp("stack"), schedulers=1, pod_start_delay=0.1, time_scale=0.01
+            workdir=tmp_path_factory.mktemp("stack"),
+            schedulers=1,
+            pod_start_delay=0.1,
+            time_scale=0.01,
+            # every cycle records plugin durations (upstream samples 10 %), so the metrics test sees them
+            extra_env={"KSCHED_PLUGIN_METRICS_SAMPLE_PERCENT": "100"},
         )
     )
     await s.start()
@@ -153,34 +158,76 @@ async def test_unschedulable_pod_reports_then_schedules_when_a_node_arrives(
     assert await eventually(scheduled, timeout=60)
 
 
+def plugin_runs(plugin: str, point: str, status: str = "Success") -> str:
+    return (
+        f'scheduler_plugin_execution_duration_seconds_count{{extension_point="{point}",'
+        f'plugin="{plugin}",status="{status}"}}'
+    )
+
+
+def sample_value(text: str, series: str) -> float | None:
+    """The value of ``series`` (name and labels, as exposed) in a Prometheus text page."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    return None
+
+
 async def test_metrics_after_a_run(stack: Stack, api: ApiClient) -> None:
     import aiohttp
 
-    await create_pods(api, [pod("metrics-probe", cpu="10m")])
+    await create_nodes(api, [node("metrics-node", cpu="1")])  # runs alone too (-k metrics)
+    await create_pods(api, [pod("metrics-probe", cpu="10m"), pod("metrics-unfit", cpu="1000")])
 
     async def bound() -> bool:
         return bool((await pod_nodes(api)).get("metrics-probe"))
 
     assert await eventually(bound, timeout=30)
+    unfit = 'scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="default-scheduler"}'
     expected = {
         "scheduler-0": [
             'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"}',
             'scheduler_framework_extension_point_duration_seconds_count{extension_point="Filter",'
             'profile="default-scheduler",status="Success"}',
+            plugin_runs("NodeResourcesFit", "PreFilter"),
+            plugin_runs("NodeResourcesFit", "Filter"),
+            plugin_runs("NodeResourcesFit", "Filter", "UnschedulableAndUnresolvable"),
+            plugin_runs("DefaultPreemption", "PostFilter", "Unschedulable"),
+            'scheduler_plugin_execution_duration_seconds_bucket{extension_point="Filter",le="1e-05",'
+            'plugin="NodeResourcesFit",status="Success"}',
             "ksched_snapshot_generation",
         ],
-        "queue": ['scheduler_pending_pods{queue="active"}', "scheduler_queue_incoming_pods_total{"],
+        "queue": [
+            'scheduler_pending_pods{queue="active"}',
+            "scheduler_queue_incoming_pods_total{",
+            'scheduler_event_handling_duration_seconds_count{event="UnschedulablePodAdd"}',
+            'scheduler_event_handling_duration_seconds_count{event="UnschedulablePodDelete"}',
+            'scheduler_event_handling_duration_seconds_count{event="AssignedPodAdd"}',
+            'scheduler_inflight_events{event="PodPopped"}',
+            plugin_runs("SchedulingGates", "PreEnqueue"),
+            unfit,
+        ],
         "informer": ['scheduler_cache_size{type="nodes"}', 'ksched_assume_total{result="accepted"}'],
         "binder-0": [
             'ksched_binder_bindings_total{result="bound"}',
             "scheduler_pod_scheduling_attempts_count",
+            plugin_runs("DefaultBinder", "Bind"),
         ],
     }
     async with aiohttp.ClientSession() as session:
-        for service, names in expected.items():
+
+        async def metrics(service: str) -> str:
             async with session.get(stack.http_url(service) + "/metrics") as resp:
-                text = await resp.text()
+                return await resp.text()
+
+        async def unfit_counted() -> bool:  # between two attempts (not while in flight)
+            return (sample_value(await metrics("queue"), unfit) or 0) >= 1
+
+        assert await eventually(unfit_counted, timeout=30)
+        for service, names in expected.items():
+            text = await metrics(service)
             for name in names:
                 assert name in text, f"{service}: {name} missing"
             async with session.get(stack.http_url(service) + "/readyz") as resp:
                 assert resp.status == 200
+    await client.CoreV1Api(api).delete_namespaced_pod("metrics-unfit", "default")

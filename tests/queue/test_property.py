@@ -1,6 +1,7 @@
 """Accounting under randomized churn: every added pod is, at every moment, in exactly one of
 active / backoff / unschedulable / gated / in-flight until it is deleted or its attempt ends
-scheduled; in-flight pods hold exactly one lease; nothing else is tracked."""
+scheduled; in-flight pods hold exactly one lease; nothing else is tracked; the
+scheduler_unschedulable_pods figures, kept incrementally, equal a recount from the pods' states."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ PENDING_STATES = {
     PodState.GATED,
     PodState.IN_FLIGHT,
 }
+WAITING_STATES = {PodState.ACTIVE, PodState.BACKOFF, PodState.UNSCHEDULABLE, PodState.GATED}
 PROFILES = ["default-scheduler", "other-scheduler"]
 PLUGINS = ["NodeResourcesFit", "TaintToleration", "NodeAffinity", "SchedulingGates", "PodTopologySpread"]
 
@@ -230,13 +232,22 @@ class QueueChurn(RuleBasedStateMachine):
         return lease.scheduler_id
 
     @precondition(lambda self: self.assumed)
-    @rule(data=st.data(), backoff=st.booleans())
-    def bind_failed(self, data: Any, backoff: bool) -> None:
+    @rule(
+        data=st.data(),
+        backoff=st.booleans(),
+        plugins=st.lists(st.sampled_from(["VolumeBinding", *PLUGINS]), max_size=1),
+    )
+    def bind_failed(self, data: Any, backoff: bool, plugins: list[str]) -> None:
         uid = self._pick(data, self.assumed)
         p = self.assumed.pop(uid)
         ack = self.core.requeue(
             RequeueRequest(
-                pod_uid=uid, namespace=p.metadata.namespace, name=p.metadata.name, reason="x", backoff=backoff
+                pod_uid=uid,
+                namespace=p.metadata.namespace,
+                name=p.metadata.name,
+                reason="x",
+                backoff=backoff,
+                unschedulable_plugins=plugins,
             )
         )
         assert ack.ok
@@ -288,6 +299,24 @@ class QueueChurn(RuleBasedStateMachine):
         assert self.core.leases.pods() == in_flight
         assert {lp.pod.uid for lp in self.leases.values()} == in_flight
         assert len(self.core.leases) == len(in_flight)
+
+    @invariant()
+    def unschedulable_pods_gauge_is_exact(self) -> None:
+        """Each queued pod counts once per plugin of its last rejection (or gate); in flight and
+        assumed pods count for nothing; no figure goes negative."""
+        q = self.core.queue
+        expected: dict[tuple[str, str], int] = {}
+        for uid in q.uids():
+            entry = q.get(uid)
+            assert entry is not None
+            if entry.state not in WAITING_STATES:
+                continue
+            for plugin in entry.info.unschedulable_plugins | entry.info.pending_plugins:
+                key = (plugin, entry.scheduler_name)
+                expected[key] = expected.get(key, 0) + 1
+        tally = q.rejections.counts
+        assert min(tally.values(), default=0) >= 0, tally
+        assert {key: n for key, n in tally.items() if n} == expected
 
     @invariant()
     def gated_means_gates(self) -> None:

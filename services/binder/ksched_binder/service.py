@@ -42,6 +42,7 @@ from ksched.logcontext import pod_logging
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.lifecycle import serve
+from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase, Tracer
@@ -89,6 +90,9 @@ class BinderService:
         self.frameworks: dict[str, Framework] = {}
         #: an extender with a bindVerb binds the pods it is interested in instead of the bind plugins
         self.extenders = HTTPExtenders(config.extenders)
+        #: whether a binding cycle records plugin durations (sampled here, as the scheduler samples its
+        #: cycles: the placement does not carry the scheduling cycle's draw)
+        self.sample_plugin_metrics = CycleSampler(sample_percent())
         self.consumer: PullConsumer[Placement] | None = None
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
         self._stop = asyncio.Event()
@@ -123,6 +127,7 @@ class BinderService:
         self.frameworks = build_frameworks(self.config, Snapshot(), client=self.api)
         for fw in self.frameworks.values():
             fw.extenders = self.extenders.extenders
+            fw.observe_plugin = observe_plugin
         self.consumer = await PullConsumer.create(
             self.bus,
             stream=self.subjects.placement_stream,
@@ -224,6 +229,7 @@ class BinderService:
         pod = msgspec.json.decode(p.pod, type=Pod)
         pi = PodInfo(pod)
         state = CycleState()
+        state.record_plugin_metrics = self.sample_plugin_metrics()
         for name, data in p.plugin_state.items():
             pl = fw.plugin(name)
             importer = getattr(pl, "import_state", None)

@@ -8,10 +8,12 @@ calls; ``service.py`` only moves messages between NATS and this class.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from ksched.api.core import Pod
 from ksched.bus.messages import (
     Ack,
     ClusterEventMsg,
@@ -26,7 +28,8 @@ from ksched.bus.messages import (
     PopRequest,
     RequeueRequest,
 )
-from ksched.framework.events import ClusterEvent
+from ksched.framework.changes import pod_changes
+from ksched.framework.events import ActionType, ClusterEvent, EventResource
 
 from .leases import Lease, LeaseTable
 from .objects import ObjectDecodeError, decode_object
@@ -39,6 +42,13 @@ MAX_PODS_PER_POP = 256
 BOUND_REASON = "bound"
 ASSUMED_REASON = "assumed"
 """A PendingPodEvent delete with this reason: the cache accepted a placement for the pod."""
+
+POD_ADD_LABEL = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD).label
+POD_UPDATE_LABEL = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE).label
+POD_DELETE_LABEL = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.DELETE).label
+
+EventObserver = Callable[[str, float], None]
+"""``(event label, seconds)``: how long the queue took to handle one informer event."""
 
 
 class AckCode:
@@ -107,6 +117,8 @@ class QueueCore:
         self.bad_feed_items = 0
         self.on_pop: Callable[[QueuedPod, Lease, str], None] | None = None
         """``(pod, lease, scheduler id)`` for every pod handed out (the queue's trace events)."""
+        self.on_event_handled: EventObserver | None = None
+        """Informer events handled, by upstream's label (scheduler_event_handling_duration_seconds)."""
 
     # --- scheduler replicas ---------------------------------------------------------------------------
     def pop(self, request: PopRequest) -> list[LeasedPod]:
@@ -220,11 +232,27 @@ class QueueCore:
 
     # --- informer feed --------------------------------------------------------------------------------
     def apply_pending(self, message: PendingPodEvent) -> None:
+        observe = self.on_event_handled
+        if observe is None:
+            self._apply_pending(message)
+            return
+        started = time.perf_counter()
+        before = self.queue.get(message.pod.uid)
+        old_pod = before.pod if before is not None else None
+        if not self._apply_pending(message):
+            return
+        elapsed = time.perf_counter() - started
+        for label in self._pending_event_labels(message, old_pod):
+            observe(label, elapsed)
+
+    def _apply_pending(self, message: PendingPodEvent) -> bool:
+        """Apply one pending-pod message; False when it was none of the queue's business (a pod of
+        another scheduler it never knew) or has no upstream counterpart (the cache's assume)."""
         pending = message.pod
         if pending.scheduler_name not in self.queue.profiles:
             if message.action == PendingPodAction.DELETE or self.queue.get(pending.uid) is not None:
-                self._drop(pending.uid, bound=message.reason == BOUND_REASON)
-            return
+                return self._drop(pending.uid, bound=message.reason == BOUND_REASON) is not None
+            return False
         try:
             if message.action == PendingPodAction.ADD:
                 self._upsert(pending, message.generation)
@@ -232,11 +260,29 @@ class QueueCore:
                 self._upsert(pending, message.generation, update=True)
             elif message.reason == ASSUMED_REASON:
                 self.queue.assumed_by_cache(pending.uid)
+                return False
             else:
                 self._drop(pending.uid, bound=message.reason == BOUND_REASON)
         except PodDecodeError as exc:
             self.bad_feed_items += 1
             log.warning("feed: dropped %s of a pending pod: %s", message.action, exc)
+        return True
+
+    def _pending_event_labels(self, message: PendingPodEvent, old_pod: Pod | None) -> list[str]:
+        """Upstream's labels for a pending-pod event: Add, Delete, or Update plus each scheduling-
+        relevant change (``UnschedulablePodUpdatePodLabel`` ...); none for an update that changed
+        nothing (same resourceVersion), which upstream ignores."""
+        if message.action == PendingPodAction.ADD:
+            return [POD_ADD_LABEL]
+        if message.action != PendingPodAction.UPDATE or message.pod.scheduler_name not in self.queue.profiles:
+            return [POD_DELETE_LABEL]
+        after = self.queue.get(message.pod.uid)
+        if after is None or old_pod is None:
+            return [POD_UPDATE_LABEL]
+        if after.pod is old_pod:
+            return []
+        changes = (event.label for event in pod_changes(after.pod, old_pod))
+        return [POD_UPDATE_LABEL, *(label for label in dict.fromkeys(changes) if label != POD_UPDATE_LABEL)]
 
     def _upsert(self, pending: PendingPod, generation: int, *, update: bool = False) -> None:
         """Add or update; a pod that moved to another of the profiles starts over (its lease ends)."""
@@ -248,12 +294,21 @@ class QueueCore:
         else:
             self.queue.add(pending, generation)
 
-    def _drop(self, uid: str, *, bound: bool) -> None:
+    def _drop(self, uid: str, *, bound: bool) -> QueuedPod | None:
         self.leases.release_pod(uid)
-        self.queue.delete(uid, bound=bound)
+        return self.queue.delete(uid, bound=bound)
 
     def apply_cluster_event(self, message: ClusterEventMsg) -> int:
         """Requeue unschedulable pods the event may help; returns how many moved."""
+        observe = self.on_event_handled
+        if observe is None:
+            return self._apply_cluster_event(message)
+        started = time.perf_counter()
+        moved = self._apply_cluster_event(message)
+        observe(ClusterEvent(message.resource, message.action).label, time.perf_counter() - started)
+        return moved
+
+    def _apply_cluster_event(self, message: ClusterEventMsg) -> int:
         event = ClusterEvent(message.resource, message.action)
         if not self.queue.wants_events() or not self.queue.is_event_of_interest(event):
             return 0

@@ -42,9 +42,6 @@ UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 LEASE_EXPIRED = "LeaseExpired"
 ASSUME_REJECTED = "AssumeRejected"
 
-_UNSCHEDULABLE_POD_UPSTREAM = "UnschedulablePod"
-"""Upstream spells the resource of unscheduled-pod events ``UnschedulablePod`` in its labels."""
-
 EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, int(ActionType.ADD))
 EVENT_UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, int(ActionType.UPDATE))
 EVENT_ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, int(ActionType.DELETE))
@@ -54,7 +51,6 @@ _POD_KINDS = frozenset(
         EventResource.POD,
         EventResource.ASSIGNED_POD,
         EventResource.UNSCHEDULED_POD,
-        _UNSCHEDULABLE_POD_UPSTREAM,
     }
 )
 
@@ -89,7 +85,4 @@ def matches_any(incoming: ClusterEvent, registered: Iterable[ClusterEvent]) -> b
 
 def event_label(event: ClusterEvent) -> str:
     """The metric label of an event, spelled as upstream (``NodeAdd``, ``UnschedulablePodUpdate`` ...)."""
-    label = event.label
-    if event.resource == EventResource.UNSCHEDULED_POD and not event.custom_label:
-        return _UNSCHEDULABLE_POD_UPSTREAM + label[len(EventResource.UNSCHEDULED_POD) :]
-    return label
+    return event.label

@@ -1,16 +1,26 @@
 """The queue's Prometheus metrics (default registry, served by the HealthServer's /metrics).
 
-``scheduler_pending_pods`` and ``scheduler_queue_incoming_pods_total`` are upstream's (same names,
-labels and label values); ``ksched_queue_*`` are ksched's own.
+``scheduler_pending_pods``, ``scheduler_queue_incoming_pods_total``, ``scheduler_unschedulable_pods``,
+``scheduler_inflight_events``, ``scheduler_event_handling_duration_seconds`` and (PreEnqueue)
+``scheduler_plugin_execution_duration_seconds`` are upstream's (same names, labels and label values);
+``ksched_queue_*`` are ksched's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-from prometheus_client import Counter, Gauge
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+from ksched.service.plugin_metrics import CycleSampler, exponential_buckets, observe_plugin, sample_percent
 
 from .queued_pod import PodState
+
+if TYPE_CHECKING:
+    from .core import QueueCore
+    from .priority_queue import SchedulingQueue
 
 PENDING_PODS = Gauge(
     "scheduler_pending_pods",
@@ -34,6 +44,20 @@ LEASES_EXPIRED = Counter(
     "Leases that ran out before their replica ended them; their pods went back to the active queue.",
 )
 
+EVENT_HANDLING_DURATION = Histogram(
+    "scheduler_event_handling_duration_seconds",
+    "Event handling latency in seconds.",
+    ["event"],
+    buckets=exponential_buckets(0.0001, 2, 12),
+)
+
+UNSCHEDULABLE_PODS_HELP = (
+    "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
+    "all plugins that caused it to not schedule and so this metric have meaning only when broken down "
+    "by plugin."
+)
+INFLIGHT_EVENTS_HELP = "Number of events currently tracked in the scheduling queue."
+
 FEED_RESYNCS = Counter(
     "ksched_queue_feed_resyncs_total",
     "Rebuilds of the queue from the informer's pending list (start, lost feed messages, new epoch).",
@@ -55,3 +79,58 @@ def bind_gauges(counts: Callable[[], dict[str, int]], leases: Callable[[], int])
     for state in _GAUGE_STATES:
         PENDING_PODS.labels(queue=str(state)).set_function(_reader(counts, state))
     LEASES.set_function(lambda: float(leases()))
+
+
+def observe_event_handling(event: str, seconds: float) -> None:
+    EVENT_HANDLING_DURATION.labels(event=event).observe(seconds)
+
+
+class QueueStateCollector:
+    """``scheduler_unschedulable_pods`` and ``scheduler_inflight_events``, read from the bound queue
+    at scrape time. An event label once seen stays, at 0 when no such event is in flight."""
+
+    def __init__(self) -> None:
+        self.queue: SchedulingQueue | None = None
+        self._event_labels: set[str] = set()
+
+    def bind(self, queue: SchedulingQueue) -> None:
+        self.queue = queue
+        self._event_labels = set()
+
+    def describe(self) -> Iterator[Metric]:
+        yield from self._families()
+
+    def collect(self) -> Iterator[Metric]:
+        unschedulable, inflight = self._families()
+        queue = self.queue
+        if queue is not None:
+            for (plugin, profile), pods in sorted(queue.rejections.counts.items()):
+                unschedulable.add_metric([plugin, profile], pods)
+            events = queue.in_flight_event_counts()
+            self._event_labels.update(events)
+            for label in sorted(self._event_labels):
+                inflight.add_metric([label], events.get(label, 0))
+        yield unschedulable
+        yield inflight
+
+    @staticmethod
+    def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily]:
+        return (
+            GaugeMetricFamily(
+                "scheduler_unschedulable_pods", UNSCHEDULABLE_PODS_HELP, labels=["plugin", "profile"]
+            ),
+            GaugeMetricFamily("scheduler_inflight_events", INFLIGHT_EVENTS_HELP, labels=["event"]),
+        )
+
+
+QUEUE_STATE = QueueStateCollector()
+REGISTRY.register(QUEUE_STATE)
+
+
+def bind_queue_metrics(core: QueueCore) -> None:
+    """Export the live queue's upstream metrics (the last bound queue wins): the gauges read from it
+    at scrape time, event handling and sampled PreEnqueue plugin durations observed as they happen."""
+    QUEUE_STATE.bind(core.queue)
+    core.on_event_handled = observe_event_handling
+    core.queue.observe_plugin = observe_plugin
+    core.queue.sample_plugin_metrics = CycleSampler(sample_percent())

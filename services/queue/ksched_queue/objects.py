@@ -19,7 +19,6 @@ RESOURCE_TYPES: dict[str, type[K8s]] = {
     EventResource.POD: Pod,
     EventResource.ASSIGNED_POD: Pod,
     EventResource.UNSCHEDULED_POD: Pod,
-    "UnschedulablePod": Pod,
     EventResource.NODE: Node,
     EventResource.PERSISTENT_VOLUME: PersistentVolume,
     EventResource.PERSISTENT_VOLUME_CLAIM: PersistentVolumeClaim,

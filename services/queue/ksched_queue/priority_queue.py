@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from ksched.framework.changes import pod_changes
 from ksched.framework.events import ClusterEvent, QueueingHint
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import pod_priority
+from ksched.framework.runtime import PluginObserver
 from ksched.framework.status import Code, Status
 
 from .clock import Clock
@@ -57,6 +59,7 @@ from .events import (
 from .heap import KeyedHeap
 from .profiles import LessFn, QueueProfile, plugin_events
 from .queued_pod import PodState, QueuedPod, decode_pending_pod
+from .rejections import RejectorTally
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +74,14 @@ IncomingObserver = Callable[[str, str], None]
 MoveObserver = Callable[[QueuedPod, str, str], None]
 """``(pod, queue, event label)`` for the same moves (the queue's trace events)."""
 PreCheck = Callable[[Pod], bool]
+
+POD_POPPED_IN_FLIGHT_EVENT = "PodPopped"
+"""Upstream's scheduler_inflight_events label for the pods in flight."""
+
+
+def _never() -> bool:
+    return False
+
 
 _UNSCHEDULED_POD_EVENT_LABELS = frozenset(
     {event_label(EVENT_UNSCHEDULED_POD_ADD), event_label(EVENT_UNSCHEDULED_POD_UPDATE)}
@@ -165,6 +176,11 @@ class SchedulingQueue:
         self._seq = 0
         self._nominations = _Nominations()
         self.scheduling_cycle = 0
+        self.rejections = RejectorTally()
+        """scheduler_unschedulable_pods: queued pods per rejecting (plugin, profile)."""
+        self.observe_plugin: PluginObserver | None = None
+        """PreEnqueue plugin durations, on the runs ``sample_plugin_metrics`` picks (upstream 10 %)."""
+        self.sample_plugin_metrics: Callable[[], bool] = _never
 
     # --- orderings -----------------------------------------------------------------------------------
     def _active_less(self, a: QueuedPod, b: QueuedPod) -> bool:
@@ -284,6 +300,15 @@ class SchedulingQueue:
     def in_flight_events(self) -> int:
         return len(self._events)
 
+    def in_flight_event_counts(self) -> dict[str, int]:
+        """scheduler_inflight_events: events remembered for in-flight pods by label, and the pods in
+        flight as ``PodPopped`` (upstream's list holds both)."""
+        counts = {POD_POPPED_IN_FLIGHT_EVENT: len(self._in_flight)}
+        for recorded in self._events:
+            label = event_label(recorded.event)
+            counts[label] = counts.get(label, 0) + 1
+        return counts
+
     @property
     def nominator(self) -> Nominator:
         return self._nominations.nominator
@@ -313,11 +338,18 @@ class SchedulingQueue:
         if gating in plugins:
             order.remove(gating)
             order.insert(0, gating)
+        observe = (
+            self.observe_plugin if self.observe_plugin is not None and self.sample_plugin_metrics() else None
+        )
         for name in order:
+            started = time.perf_counter() if observe is not None else 0.0
             try:
                 status = plugins[name].pre_enqueue(entry.pod)
             except Exception as exc:
                 status = Status.as_error(exc)
+            if observe is not None:
+                label = status.code.label if status is not None else Code.SUCCESS.label
+                observe(name, "PreEnqueue", label, time.perf_counter() - started, 1)
             if status is None or status.code == Code.SUCCESS:
                 continue
             entry.info.unschedulable_plugins.add(name)
@@ -325,6 +357,7 @@ class SchedulingQueue:
             entry.gating_events = self._plugin_events.get(name, [])
             if status.code == Code.ERROR:
                 log.error("PreEnqueue plugin %s failed for pod %s: %s", name, entry.key, status.message)
+            self.rejections.sync(entry)
             return
         entry.info.gating_plugin = ""
 
@@ -343,6 +376,7 @@ class SchedulingQueue:
         else:
             return
         entry.state = None
+        self.rejections.sync(entry)
 
     def _to_unschedulable(self, entry: QueuedPod, event: str) -> None:
         """Upstream ``unschedulablePods.addOrUpdate``."""
@@ -351,6 +385,7 @@ class SchedulingQueue:
             self._incoming("unschedulable", event, entry)
             self._unschedulable[entry.uid] = entry
         entry.state = PodState.GATED if entry.gated else PodState.UNSCHEDULABLE
+        self.rejections.sync(entry)
 
     def _move_to_active(self, entry: QueuedPod, event: str, from_backoff: bool = False) -> bool:
         """Upstream ``moveToActiveQ``: PreEnqueue (unless coming from backoffQ), then activeQ or gated."""
@@ -366,6 +401,7 @@ class SchedulingQueue:
         self._remove_from_queues(entry)
         self._active[entry.scheduler_name].add_or_update(entry)
         entry.state = PodState.ACTIVE
+        self.rejections.sync(entry)
         self._incoming("active", event, entry)
         if event in _UNSCHEDULED_POD_EVENT_LABELS:
             self._nominations.add(entry)
@@ -382,6 +418,7 @@ class SchedulingQueue:
         heaps = self._backoff if entry.rejector_plugins else self._error_backoff
         heaps[entry.scheduler_name].add_or_update(entry)
         entry.state = PodState.BACKOFF
+        self.rejections.sync(entry)
         self._incoming("backoff", event, entry)
         return True
 
@@ -637,6 +674,7 @@ class SchedulingQueue:
         best.info.attempts += 1
         best.in_flight_seq = self._event_seq
         best.state = PodState.IN_FLIGHT
+        self.rejections.sync(best)
         self._in_flight[best.uid] = best
         self.scheduling_cycle += 1
         return best
@@ -647,6 +685,7 @@ class SchedulingQueue:
         if entry is None:
             return None
         entry.state = None
+        self.rejections.sync(entry)
         if not self._in_flight:
             self._events.clear()
         else:

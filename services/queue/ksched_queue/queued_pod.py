@@ -68,6 +68,8 @@ class QueuedPod:
     __slots__ = (
         "backoff_expiration",
         "cache_assumed",
+        "counted_profile",
+        "counted_rejectors",
         "gating_events",
         "generation",
         "in_flight_seq",
@@ -109,6 +111,9 @@ class QueuedPod:
         self.was_flushed = False
         self.trace_id = ""
         """The current attempt's trace id (set by the queue's tracing; the pop's lease carries it)."""
+        self.counted_rejectors: frozenset[str] = frozenset()
+        self.counted_profile = ""
+        """The plugins (and profile) this pod counts for in scheduler_unschedulable_pods now."""
 
     @property
     def uid(self) -> str:

@@ -52,7 +52,7 @@ from ksched.tracing import Tracer
 
 from .clock import Clock, SystemClock
 from .core import FeedVerdict, QueueCore
-from .metrics import FEED_RESYNCS, LEASES_EXPIRED, bind_gauges
+from .metrics import FEED_RESYNCS, LEASES_EXPIRED, bind_gauges, bind_queue_metrics
 from .settings import QueueSettings, build_core
 from .tracing import QueueTracing
 
@@ -346,6 +346,7 @@ async def run(
     health = HealthServer(settings.http_host, settings.http_port, debug=core.debug_state)
     health.ready_checks["nats+bootstrap"] = lambda: service.ready
     bind_gauges(core.queue.counts, lambda: len(core.leases))
+    bind_queue_metrics(core)
     election = _Election(settings, service, health, on_lost_leadership)
     port = await health.start()
     try:

@@ -3,7 +3,7 @@ assumption so the next cycle already sees this placement (pipelining)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ksched.api.core import Pod
@@ -15,6 +15,7 @@ from ksched.framework.results import Diagnosis, FitError, PostFilterResult
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot, with_node_name
 from ksched.framework.status import Code, Status
+from ksched.service.plugin_metrics import CycleSampler, sample_percent
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
@@ -55,11 +56,14 @@ class SchedulingCycle:
         snapshot: Snapshot,
         algorithm: ScheduleAlgorithm,
         nominator: Nominator,
+        sampler: Callable[[], bool] | None = None,
     ) -> None:
         self.frameworks = frameworks
         self.snapshot = snapshot
         self.algorithm = algorithm
         self.nominator = nominator
+        #: whether a cycle records plugin durations (upstream: 10 % of cycles, at random)
+        self.sampler = sampler or CycleSampler(sample_percent())
         for fw in frameworks.values():
             fw.nominator = nominator
             fw.rng = algorithm.rng
@@ -68,6 +72,7 @@ class SchedulingCycle:
         fw = self.frameworks[pod.spec.scheduler_name]
         pi = PodInfo(pod)
         state = CycleState()
+        state.record_plugin_metrics = self.sampler()
         try:
             result = self.algorithm.schedule_pod(fw, state, pi)
         except FitError as fit:
@@ -91,6 +96,7 @@ class SchedulingCycle:
             return self.run(pod)
         pi = PodInfo(pod)
         state = CycleState()
+        state.record_plugin_metrics = self.sampler()
         try:
             result = await self.algorithm.schedule_pod_async(fw, state, pi)
         except FitError as fit:

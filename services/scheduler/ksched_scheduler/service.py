@@ -48,6 +48,7 @@ from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.lifecycle import serve
+from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
@@ -145,6 +146,7 @@ class SchedulerService:
         frameworks = build_frameworks(self.config, self.follower.replica.snapshot, nominator=self.nominator)
         for name, fw in frameworks.items():
             fw.observe = _observer(name)
+            fw.observe_plugin = observe_plugin
             fw.extenders = self.extenders.extenders
         self.follower.on_change = self._on_replica_change
         self.cycle = SchedulingCycle(

@@ -74,7 +74,8 @@ class EventResource:
 
     POD = "Pod"
     ASSIGNED_POD = "AssignedPod"
-    UNSCHEDULED_POD = "UnscheduledPod"
+    UNSCHEDULED_POD = "UnschedulablePod"
+    """Upstream's internal resource of pending-pod events (``UnschedulablePodAdd`` ...)."""
     NODE = "Node"
     PERSISTENT_VOLUME = "PersistentVolume"
     PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -80,6 +80,53 @@ def _status_label(status: object) -> str:
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
+
+PluginObserver = Callable[[str, str, str, float, int], None]
+"""``(plugin, extension point, status label, seconds per run, runs)``: upstream's
+plugin_execution_duration_seconds, fed only on sampled cycles (``CycleState.record_plugin_metrics``).
+A batch call over many nodes reports one run per node, each taking the call's mean time per node."""
+
+
+def _itself(result: Any) -> object:
+    return result
+
+
+def _first(result: Any) -> object:
+    return result[0]
+
+
+def _second(result: Any) -> object:
+    return result[1]
+
+
+def _run_sampled(
+    observe: PluginObserver,
+    plugin: str,
+    point: str,
+    status_of: Callable[[R], object],
+    fn: Callable[..., R],
+    *args: Any,
+) -> R:
+    """``fn(*args)`` timed as one run of ``plugin`` at ``point`` (the sampled path only)."""
+    started = time.perf_counter()
+    result = fn(*args)
+    observe(plugin, point, _status_label(status_of(result)), time.perf_counter() - started, 1)
+    return result
+
+
+async def _run_sampled_async(
+    observe: PluginObserver,
+    plugin: str,
+    point: str,
+    status_of: Callable[[R], object],
+    fn: Callable[..., Awaitable[R]],
+    *args: Any,
+) -> R:
+    started = time.perf_counter()
+    result = await fn(*args)
+    observe(plugin, point, _status_label(status_of(result)), time.perf_counter() - started, 1)
+    return result
 
 
 def _timed(point: str, status_of: Callable[[Any], object]) -> Callable[[F], F]:
@@ -129,6 +176,8 @@ class Framework:
         self._extenders: Sequence[Extender] = ()
         #: (extension point, status label, seconds) -> None; services install a metrics observer
         self.observe: Callable[[str, str, float], None] | None = None
+        #: per-plugin durations on sampled cycles; services install a metrics observer
+        self.observe_plugin: PluginObserver | None = None
         #: the random source plugins draw from (DefaultPreemption's offset); the service or simulation
         #: shares its algorithm's, so one seed reproduces a run
         self.rng: random.Random | None = None
@@ -178,6 +227,10 @@ class Framework:
     def has_score_plugins(self) -> bool:
         return bool(self.plugins.score)
 
+    def _plugin_observer(self, state: CycleState) -> PluginObserver | None:
+        """The plugin-duration observer if this cycle is sampled (upstream ``ShouldRecordPluginMetrics``)."""
+        return self.observe_plugin if state.record_plugin_metrics else None
+
     def plugin(self, name: str) -> Any | None:
         """The plugin instance called ``name`` at any extension point."""
         for group in vars(self.plugins).values():
@@ -214,10 +267,16 @@ class Framework:
         result: PreFilterResult | None = None
         plugins_with_nodes: set[str] = set()
         return_status: Status | None = None
+        sampled = self._plugin_observer(state)
         try:
             for pl in self.plugins.pre_filter:
                 try:
-                    r, st = pl.pre_filter(state, pod, nodes)
+                    if sampled is None:
+                        r, st = pl.pre_filter(state, pod, nodes)
+                    else:
+                        r, st = _run_sampled(
+                            sampled, pl.name, "PreFilter", _second, pl.pre_filter, state, pod, nodes
+                        )
                 except Exception as exc:
                     return None, _plugin_error(pl, exc, "PreFilter"), set()
                 if is_skip(st):
@@ -249,11 +308,17 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
     ) -> Status | None:
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.pre_filter:
             if pl.name in state.skip_filter_plugins or not self._has(pl, ifc.PreFilterExtensions):
                 continue
+            add_pod = pl.add_pod  # type: ignore[attr-defined]
             try:
-                st = pl.add_pod(state, pod, to_add, node)  # type: ignore[attr-defined]
+                if sampled is None:
+                    st = add_pod(state, pod, to_add, node)
+                else:
+                    point = "PreFilterExtensionAddPod"
+                    st = _run_sampled(sampled, pl.name, point, _itself, add_pod, state, pod, to_add, node)
             except Exception as exc:
                 return _plugin_error(pl, exc, "AddPod")
             if st is not None and st.code != Code.SUCCESS:
@@ -265,11 +330,19 @@ class Framework:
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
     ) -> Status | None:
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.pre_filter:
             if pl.name in state.skip_filter_plugins or not self._has(pl, ifc.PreFilterExtensions):
                 continue
+            remove_pod = pl.remove_pod  # type: ignore[attr-defined]
             try:
-                st = pl.remove_pod(state, pod, to_remove, node)  # type: ignore[attr-defined]
+                if sampled is None:
+                    st = remove_pod(state, pod, to_remove, node)
+                else:
+                    point = "PreFilterExtensionRemovePod"
+                    st = _run_sampled(
+                        sampled, pl.name, point, _itself, remove_pod, state, pod, to_remove, node
+                    )
             except Exception as exc:
                 return _plugin_error(pl, exc, "RemovePod")
             if st is not None and st.code != Code.SUCCESS:
@@ -288,11 +361,15 @@ class Framework:
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         """Run Filter plugins in order on one node; the first failure wins (per-node path)."""
         skip = state.skip_filter_plugins
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.filter:
             if pl.name in skip:
                 continue
             try:
-                st = pl.filter(state, pod, node)
+                if sampled is None:
+                    st = pl.filter(state, pod, node)
+                else:
+                    st = _run_sampled(sampled, pl.name, "Filter", _itself, pl.filter, state, pod, node)
             except Exception as exc:
                 return _plugin_error(pl, exc, "Filter")
             if st is not None and st.code != Code.SUCCESS:
@@ -376,14 +453,18 @@ class Framework:
         alive = rows
         if nominated_rows:
             alive = rows[~np.isin(rows, nominated_rows)]
+        sampled = self._plugin_observer(state)
         for j, pl in enumerate(filters):
             if not len(alive):
                 break
+            started = time.perf_counter() if sampled is not None else 0.0
             if self._has(pl, ifc.BatchFilterPlugin):
                 try:
                     mask = pl.filter_batch(state, pod, snapshot, alive)  # type: ignore[attr-defined]
                 except Exception as exc:
                     raise FilterError(_plugin_error(pl, exc, "Filter")) from exc
+                if sampled is not None:
+                    self._observe_filter_batch(sampled, pl, state, pod, alive, mask, started)
             else:
                 mask = np.ones(len(alive), dtype=np.bool_)
                 for k, row in enumerate(alive.tolist()):
@@ -400,6 +481,8 @@ class Framework:
                         st.plugin = pl.name
                         statuses[row] = st
                         mask[k] = False
+                if sampled is not None:
+                    _observe_filter_runs(sampled, pl.name, alive, mask, statuses, started)
             if not mask.all():
                 for row in alive[~mask].tolist():
                     rejected_by[row] = j
@@ -417,6 +500,33 @@ class Framework:
         else:
             feasible = alive
         return FilterOutcome(feasible, rejected_by, statuses, len(rows))
+
+    def _observe_filter_batch(
+        self,
+        observe: PluginObserver,
+        pl: ifc.FilterPlugin,
+        state: CycleState,
+        pod: PodInfo,
+        rows: Rows,
+        mask: Any,
+        started: float,
+    ) -> None:
+        """One run per node for a batch Filter call; the rejected nodes take the status code of the
+        first of them (asked of the per-node ``filter``: a batch call returns no codes)."""
+        seconds = time.perf_counter() - started
+        n = len(rows)
+        passed = int(np.count_nonzero(mask))
+        if passed:
+            observe(pl.name, "Filter", "Success", seconds / n, passed)
+        if passed == n:
+            return
+        first = int(rows[int(np.argmin(mask))])
+        try:
+            st = pl.filter(state, pod, self._snapshot.nodes[first])
+        except Exception:
+            st = None
+        label = st.code.label if st is not None and st.is_rejected() else Code.UNSCHEDULABLE.label
+        observe(pl.name, "Filter", label, seconds / n, n - passed)
 
     def status_for(self, state: CycleState, pod: PodInfo, outcome: FilterOutcome, row: int) -> Status:
         """The Filter status of a rejected row, asking its plugin's per-node method when needed."""
@@ -443,9 +553,15 @@ class Framework:
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         run = _PostFilterRun()
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.post_filter:
             try:
-                r, st = pl.post_filter(state, pod, statuses)
+                if sampled is None:
+                    r, st = pl.post_filter(state, pod, statuses)
+                else:
+                    r, st = _run_sampled(
+                        sampled, pl.name, "PostFilter", _second, pl.post_filter, state, pod, statuses
+                    )
             except Exception as exc:
                 return None, _plugin_error(pl, exc, "PostFilter")
             final = run.step(pl.name, r, st)
@@ -468,12 +584,23 @@ class Framework:
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         run = _PostFilterRun()
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.post_filter:
             try:
                 if isinstance(pl, ifc.AsyncPostFilterPlugin):
-                    r, st = await pl.post_filter_async(state, pod, statuses)
-                else:
+                    if sampled is None:
+                        r, st = await pl.post_filter_async(state, pod, statuses)
+                    else:
+                        run_async = pl.post_filter_async
+                        r, st = await _run_sampled_async(
+                            sampled, pl.name, "PostFilter", _second, run_async, state, pod, statuses
+                        )
+                elif sampled is None:
                     r, st = pl.post_filter(state, pod, statuses)
+                else:
+                    r, st = _run_sampled(
+                        sampled, pl.name, "PostFilter", _second, pl.post_filter, state, pod, statuses
+                    )
             except Exception as exc:
                 return None, _plugin_error(pl, exc, "PostFilter")
             final = run.step(pl.name, r, st)
@@ -487,10 +614,16 @@ class Framework:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> Status | None:
         skip: set[str] = set()
+        sampled = self._plugin_observer(state)
         try:
             for pl in self.plugins.pre_score:
                 try:
-                    st = pl.pre_score(state, pod, nodes)
+                    if sampled is None:
+                        st = pl.pre_score(state, pod, nodes)
+                    else:
+                        st = _run_sampled(
+                            sampled, pl.name, "PreScore", _itself, pl.pre_score, state, pod, nodes
+                        )
                 except Exception as exc:
                     return _plugin_error(pl, exc, "PreScore")
                 if is_skip(st):
@@ -511,18 +644,30 @@ class Framework:
         totals = np.zeros(len(nodes), dtype=np.int64)
         per_plugin: dict[str, Int64Array] = {}
         skip = state.skip_score_plugins
+        sampled = self._plugin_observer(state)
         for pl, weight in self.plugins.score:
             if pl.name in skip:
                 continue
             try:
+                started = time.perf_counter() if sampled is not None else 0.0
                 if self._has(pl, ifc.BatchScorePlugin):
                     scores = np.asarray(pl.score_batch(state, pod, snapshot, rows), dtype=np.int64)  # type: ignore[attr-defined]
                 else:
                     scores = np.fromiter(
                         (pl.score(state, pod, n) for n in nodes), dtype=np.int64, count=len(nodes)
                     )
+                if sampled is not None and len(nodes):
+                    per_node = (time.perf_counter() - started) / len(nodes)
+                    sampled(pl.name, "Score", "Success", per_node, len(nodes))
                 if self._has(pl, ifc.ScoreExtensions):
-                    st = pl.normalize_score(state, pod, nodes, scores)  # type: ignore[attr-defined]
+                    normalize = pl.normalize_score  # type: ignore[attr-defined]
+                    if sampled is None:
+                        st = normalize(state, pod, nodes, scores)
+                    else:
+                        point = "ScoreExtensionNormalize"
+                        st = _run_sampled(
+                            sampled, pl.name, point, _itself, normalize, state, pod, nodes, scores
+                        )
                     if st is not None and st.code != Code.SUCCESS:
                         return None, Status.as_error(
                             RuntimeError(f"running Normalize on Score plugins: {st.message}")
@@ -546,9 +691,13 @@ class Framework:
     # --- Reserve / Permit ------------------------------------------------------------------------
     @_timed("Reserve", lambda r: r)
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.reserve:
             try:
-                st = pl.reserve(state, pod, node_name)
+                if sampled is None:
+                    st = pl.reserve(state, pod, node_name)
+                else:
+                    st = _run_sampled(sampled, pl.name, "Reserve", _itself, pl.reserve, state, pod, node_name)
             except Exception as exc:
                 return _plugin_error(pl, exc, "Reserve")
             if st is not None and st.code != Code.SUCCESS:
@@ -558,8 +707,12 @@ class Framework:
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        sampled = self._plugin_observer(state)
         for pl in reversed(self.plugins.reserve):
-            pl.unreserve(state, pod, node_name)
+            if sampled is None:
+                pl.unreserve(state, pod, node_name)
+            else:
+                _run_sampled(sampled, pl.name, "Unreserve", _itself, pl.unreserve, state, pod, node_name)
 
     @_timed("Permit", lambda r: r[0])
     def run_permit_plugins(
@@ -568,9 +721,15 @@ class Framework:
         """Allow (None), a rejection, or Wait with the longest timeout any plugin asked for."""
         wait_timeout = 0.0
         waiting = False
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.permit:
             try:
-                st, timeout = pl.permit(state, pod, node_name)
+                if sampled is None:
+                    st, timeout = pl.permit(state, pod, node_name)
+                else:
+                    st, timeout = _run_sampled(
+                        sampled, pl.name, "Permit", _first, pl.permit, state, pod, node_name
+                    )
             except Exception as exc:
                 return _plugin_error(pl, exc, "Permit"), 0.0
             if st is None or st.code == Code.SUCCESS:
@@ -590,9 +749,15 @@ class Framework:
 
     # --- binding cycle (async: these talk to the API) ------------------------------------------
     async def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.pre_bind:
             try:
-                st = await pl.pre_bind(state, pod, node_name)
+                if sampled is None:
+                    st = await pl.pre_bind(state, pod, node_name)
+                else:
+                    st = await _run_sampled_async(
+                        sampled, pl.name, "PreBind", _itself, pl.pre_bind, state, pod, node_name
+                    )
             except Exception as exc:
                 return _plugin_error(pl, exc, "PreBind")
             if is_skip(st):
@@ -613,9 +778,15 @@ class Framework:
         if not self.plugins.bind:
             return Status.as_error("no bind plugin configured")
         last: Status | None = Status.skip()
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.bind:
             try:
-                st = await pl.bind(state, pod, node_name)
+                if sampled is None:
+                    st = await pl.bind(state, pod, node_name)
+                else:
+                    st = await _run_sampled_async(
+                        sampled, pl.name, "Bind", _itself, pl.bind, state, pod, node_name
+                    )
             except Exception as exc:
                 return _plugin_error(pl, exc, "Bind")
             if is_skip(st):
@@ -627,8 +798,33 @@ class Framework:
         return last
 
     async def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        sampled = self._plugin_observer(state)
         for pl in self.plugins.post_bind:
-            await pl.post_bind(state, pod, node_name)
+            if sampled is None:
+                await pl.post_bind(state, pod, node_name)
+            else:
+                await _run_sampled_async(
+                    sampled, pl.name, "PostBind", _itself, pl.post_bind, state, pod, node_name
+                )
+
+
+def _observe_filter_runs(
+    observe: PluginObserver, plugin: str, rows: Rows, mask: Any, statuses: dict[int, Status], started: float
+) -> None:
+    """One run per node for a per-node Filter pass over ``rows``, by status code, each taking the
+    pass's mean time per node."""
+    seconds = time.perf_counter() - started
+    n = len(rows)
+    passed = int(np.count_nonzero(mask))
+    if passed:
+        observe(plugin, "Filter", "Success", seconds / n, passed)
+    if passed < n:
+        by_code: dict[str, int] = {}
+        for row in rows[~mask].tolist():
+            label = statuses[row].code.label
+            by_code[label] = by_code.get(label, 0) + 1
+        for label, runs in by_code.items():
+            observe(plugin, "Filter", label, seconds / n, runs)
 
 
 class _PostFilterRun:
