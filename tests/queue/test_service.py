@@ -328,4 +328,4 @@ async def test_run_serves_readiness_and_metrics(
             assert debug["counts"]["active"] == 1 and debug["feed"]["epoch"] == "epoch-1"
     finally:
         stop.set()
-        assert await asyncio.wait_for(runner, 10) == 0
+        assert await asyncio.wait_for(runner, 30) == 0  # stops in ~0.1 s; a loaded CI machine is slow

@@ -55,10 +55,23 @@ class TaskGroup:
     def names(self) -> list[str]:
         return [n for n, t in self._tasks.items() if not t.done()]
 
-    async def cancel_all(self, timeout: float = 5.0) -> None:
-        tasks = list(self._tasks.values())
-        for t in tasks:
-            t.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
+    async def cancel_all(self, timeout: float = 5.0, recancel_every: float = 0.25) -> None:
+        """Cancel every task and wait up to ``timeout`` for them to end.
+
+        A task still running is cancelled again every ``recancel_every`` seconds: on Python 3.11 a
+        library's ``asyncio.wait_for`` can swallow a cancellation that races with its result."""
+        pending = {t for t in self._tasks.values() if not t.done()}
+        deadline = asyncio.get_running_loop().time() + timeout
+        while pending:
+            for t in pending:
+                t.cancel()
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                log.warning("tasks still running after %.1fs of cancelling: %s", timeout, _names(pending))
+                break
+            _, pending = await asyncio.wait(pending, timeout=min(recancel_every, remaining))
         self._tasks.clear()
+
+
+def _names(tasks: set[asyncio.Task[None]]) -> str:
+    return ", ".join(sorted(t.get_name() for t in tasks))
