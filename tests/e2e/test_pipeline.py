@@ -211,6 +211,7 @@ async def test_metrics_after_a_run(stack: Stack, api: ApiClient) -> None:
         "binder-0": [
             'ksched_binder_bindings_total{result="bound"}',
             "scheduler_pod_scheduling_attempts_count",
+            'scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"}',
             plugin_runs("DefaultBinder", "Bind"),
         ],
     }

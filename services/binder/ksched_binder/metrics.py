@@ -31,3 +31,8 @@ POD_SCHEDULING_ATTEMPTS = Histogram(
     "Number of attempts to successfully schedule a pod.",
     buckets=(1, 2, 4, 8, 16),
 )
+
+
+def attempts_label(attempts: int) -> str:
+    """Upstream ``getAttemptsLabel``: the attempt count, capped at ``15+``."""
+    return "15+" if attempts >= 15 else str(attempts)

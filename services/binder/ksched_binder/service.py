@@ -267,8 +267,10 @@ class BinderService:
             self.reporter.scheduled(ref, p.node_name)
         await fw.run_post_bind_plugins(state, pi, p.node_name)
         metrics.POD_SCHEDULING_ATTEMPTS.observe(max(p.attempt, 1))
-        if p.assumed_at:
-            metrics.SLI_DURATION.labels(str(min(p.attempt, 15))).observe(max(0.0, time.time() - p.assumed_at))
+        since_queued = p.initial_attempt_at or p.assumed_at  # assumed_at: placements of older schedulers
+        if since_queued:
+            waited = max(0.0, time.time() - since_queued)
+            metrics.SLI_DURATION.labels(metrics.attempts_label(p.attempt)).observe(waited)
         return "bound"
 
     async def wait_on_permit(self, p: Placement) -> Status | None:

@@ -292,6 +292,7 @@ class SchedulerService:
                 resource_version=pod.metadata.resource_version,
                 attempt=leased.attempts,
                 trace_id=leased.trace_id,
+                initial_attempt_at=leased.initial_attempt_at,
                 pod=leased.pod.pod,
                 plugin_state=_export_plugin_state(outcome),
                 permit_waits={"*": outcome.permit_wait} if outcome.permit_wait else {},

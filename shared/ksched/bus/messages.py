@@ -325,6 +325,8 @@ class Placement(Message, kw_only=True):
     attempt: int = 0
     trace_id: str = ""
     assumed_at: float = 0.0
+    initial_attempt_at: float = 0.0
+    """When the pod first entered the active queue (the start of scheduler_pod_scheduling_sli_duration)."""
     pod: bytes = b""
     """The pod as the scheduler saw it, API JSON (for PreBind / Bind / PostBind plugins)."""
     plugin_state: dict[str, bytes] = msgspec.field(default_factory=dict)
