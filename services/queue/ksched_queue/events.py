@@ -46,36 +46,15 @@ EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, int(Acti
 EVENT_UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, int(ActionType.UPDATE))
 EVENT_ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, int(ActionType.DELETE))
 
-_POD_KINDS = frozenset(
-    {
-        EventResource.POD,
-        EventResource.ASSIGNED_POD,
-        EventResource.UNSCHEDULED_POD,
-    }
-)
-
 
 def is_wildcard(event: ClusterEvent) -> bool:
     """Upstream ``ClusterEventIsWildCard``: every resource, every action."""
-    return event.resource == EventResource.WILDCARD and event.action == ActionType.ALL
+    return event.is_wildcard
 
 
 def event_matches(registered: ClusterEvent, incoming: ClusterEvent) -> bool:
-    """Upstream ``MatchClusterEvents``: ``incoming`` is ``registered`` or more specific.
-
-    :meth:`ClusterEvent.matches` plus upstream's two guards: an incoming wildcard resource matches
-    only a registered wildcard, and an incoming action must not be broader than the registered one
-    (a plain Pod/Update does not wake a plugin that registered only Pod/UpdatePodLabel).
-    """
-    if is_wildcard(registered):
-        return True
-    if registered.resource == EventResource.WILDCARD:
-        resource_ok = True
-    elif registered.resource == EventResource.POD:
-        resource_ok = incoming.resource in _POD_KINDS
-    else:
-        resource_ok = registered.resource == incoming.resource
-    return resource_ok and bool(registered.action & incoming.action) and incoming.action <= registered.action
+    """Upstream ``MatchClusterEvents``: ``incoming`` is ``registered`` or more specific."""
+    return registered.matches(incoming)
 
 
 def matches_any(incoming: ClusterEvent, registered: Iterable[ClusterEvent]) -> bool:

@@ -102,19 +102,30 @@ class ClusterEvent(msgspec.Struct, frozen=True):
         """``NodeAdd``, ``PodUpdatePodLabel``... as upstream's ``ClusterEvent.Label()``."""
         return self.custom_label or f"{self.resource}{action_label(ActionType(self.action))}"
 
+    @property
+    def is_wildcard(self) -> bool:
+        """Every resource, every action (upstream ``ClusterEventIsWildCard``)."""
+        return self.resource == EventResource.WILDCARD and self.action == ActionType.ALL
+
     def matches(self, incoming: ClusterEvent) -> bool:
-        """Whether this registered event covers ``incoming`` (wildcards and action bits)."""
-        if EventResource.WILDCARD in (self.resource, incoming.resource):
+        """Whether this registered event covers ``incoming`` (upstream ``MatchClusterEvents``).
+
+        ``incoming`` must be the same or more specific: a registered wildcard resource takes any
+        resource (an incoming wildcard only a registered wildcard), Pod takes assigned and unscheduled
+        pods, and the incoming action must share a bit with the registered one without being broader
+        (a plain Pod/Update does not wake a plugin that registered only Pod/UpdatePodLabel)."""
+        if self.is_wildcard:
+            return True
+        if self.resource == EventResource.WILDCARD:
             resource_ok = True
         elif self.resource == EventResource.POD:
-            resource_ok = incoming.resource in (
-                EventResource.POD,
-                EventResource.ASSIGNED_POD,
-                EventResource.UNSCHEDULED_POD,
-            )
+            resource_ok = incoming.resource in _POD_KINDS
         else:
             resource_ok = self.resource == incoming.resource
-        return resource_ok and bool(self.action & incoming.action)
+        return resource_ok and bool(self.action & incoming.action) and incoming.action <= self.action
+
+
+_POD_KINDS = frozenset({EventResource.POD, EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD})
 
 
 class QueueingHint(IntEnum):
