@@ -137,7 +137,8 @@ class ScheduleAlgorithm:
         if len(feasible) == 1:
             host = snapshot.nodes[int(feasible[0])].name
             return ScheduleResult(host, evaluated, 1, diagnosis=diagnosis if explain else None)
-        nodes = [snapshot.nodes[int(r)] for r in feasible]
+        all_nodes = snapshot.nodes
+        nodes = [all_nodes[r] for r in feasible.tolist()]  # tolist: Python ints, no per-row numpy scalar
         if not fw.has_score_plugins():
             totals: Int64Array = np.ones(len(nodes), dtype=np.int64)
             per_plugin: dict[str, Int64Array] = {}

@@ -2,8 +2,10 @@
 
 Label values are stored as integer codes per key, taints as a class id per row (nodes with
 the same taints share a class, so a pod's tolerations are checked once per class), and image
-sizes per image name. Columns are built lazily and dropped when any node object changes;
-the check is one C-level list comparison per snapshot generation.
+sizes per image name. Columns are built lazily and dropped when any node object changes. The
+check costs nothing while only pods change: the node objects are compared (one C-level list
+comparison) only when the snapshot's ``nodes_version`` moved, i.e. a node was added, replaced or
+removed, not on every snapshot generation.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class NodeIndex:
 
     def __init__(self) -> None:
         # No reference to the Snapshot itself: the index is the value of a weak-keyed map.
-        self._generation = -1
+        self._nodes_version = -1
         self._nodes: list[Node | None] = []
         self._node_list: list[NodeInfo] = []
         self._node_map: dict[str, NodeInfo] = {}
@@ -55,8 +57,10 @@ class NodeIndex:
 
     def refresh(self, snap: Snapshot) -> NodeIndex:
         """Drop the columns if a node object or the row order of ``snap`` changed since the last call."""
-        # ``Snapshot.reset`` restarts the generation with a new node list, so check the list too.
-        if snap.generation != self._generation or snap.nodes is not self._node_list:
+        # Every node change bumps ``nodes_version`` (unique across snapshots and resets); a pod change
+        # does not, so a cycle after an assume skips the O(nodes) comparison. The list identity check
+        # is a second guard for a reset snapshot.
+        if snap.nodes_version != self._nodes_version or snap.nodes is not self._node_list:
             nodes = [ni.node for ni in snap.nodes]
             if nodes != self._nodes:
                 self.version += 1
@@ -64,7 +68,7 @@ class NodeIndex:
             self._nodes = nodes
             self._node_list = snap.nodes
             self._node_map = snap.node_map
-            self._generation = snap.generation
+            self._nodes_version = snap.nodes_version
         return self
 
     def __len__(self) -> int:

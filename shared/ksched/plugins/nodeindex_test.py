@@ -31,6 +31,29 @@ def test_pod_changes_keep_the_columns() -> None:
     assert node_index(snapshot).version == version
 
 
+def test_pod_changes_skip_the_node_comparison() -> None:
+    """A cycle after an assume must not walk every node: only ``nodes_version`` is looked at."""
+    snapshot = make_snapshot([make_node("a"), make_node("b")])
+    index = node_index(snapshot)
+    compared = index._nodes
+    snapshot.add_pod(make_pod("p", node_name="a"))
+    snapshot.remove_pod(snapshot.get("a").pods[0].uid)
+    assert node_index(snapshot)._nodes is compared  # the node list was not rebuilt
+
+
+def test_identical_node_object_keeps_the_columns_a_changed_one_drops_them() -> None:
+    node = make_node("a", labels={"zone": "x"})
+    snapshot = make_snapshot([node])
+    index = node_index(snapshot)
+    version = index.version
+    snapshot.upsert_node(node)  # nodes_version moves, the object does not change
+    assert node_index(snapshot).version == version
+    snapshot.upsert_node(make_node("a", labels={"zone": "y"}))
+    assert node_index(snapshot).version == version + 1
+    codes, code_of = node_index(snapshot).label_codes("zone")
+    assert codes.tolist() == [code_of["y"]]
+
+
 def test_reset_snapshot_is_detected_even_at_an_equal_generation() -> None:
     snapshot = make_snapshot([make_node("a", labels={"zone": "x"})])
     index = node_index(snapshot)
