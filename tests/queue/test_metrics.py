@@ -1,5 +1,6 @@
 """The queue's upstream metrics: scheduler_unschedulable_pods (kept as pods move), scheduler_inflight_events,
-scheduler_event_handling_duration_seconds (labels per informer event) and PreEnqueue plugin durations."""
+scheduler_event_handling_duration_seconds (labels per informer event), PreEnqueue plugin durations and
+the PreEnqueue extension point."""
 
 from __future__ import annotations
 
@@ -143,3 +144,33 @@ def test_the_metrics_endpoint_shows_the_bound_queue() -> None:
         == gated_before + 1
     )
     assert 'scheduler_plugin_execution_duration_seconds_count{extension_point="PreEnqueue"' in text
+
+
+def test_every_pre_enqueue_run_is_observed_by_profile_and_status() -> None:
+    core, _ = new_core()
+    runs: list[tuple[str, str]] = []
+    core.queue.observe_pre_enqueue = lambda profile, status, seconds: runs.append((profile, status))
+    core.apply_pending(pending_event(PendingPodAction.ADD, pod("g", gates=["example.com/wait"])))
+    core.apply_pending(pending_event(PendingPodAction.ADD, pod("o", scheduler_name="other-scheduler")))
+    assert runs == [
+        (PROFILE, "UnschedulableAndUnresolvable"),  # SchedulingGates gates it
+        ("other-scheduler", "Success"),
+    ]
+    # a failed attempt goes back to backoffQ through PreEnqueue (SchedulerPopFromBackoffQ)
+    core.queue.pop()
+    core.queue.failed("uid-o")
+    assert runs[-1] == ("other-scheduler", "Success") and len(runs) == 3
+
+
+def test_pre_enqueue_runs_land_in_the_extension_point_histogram() -> None:
+    core, _ = new_core()
+    bind_queue_metrics(core)
+    series = {"extension_point": "PreEnqueue", "status": "Success", "profile": PROFILE}
+    name = "scheduler_framework_extension_point_duration_seconds"
+    try:
+        before = REGISTRY.get_sample_value(f"{name}_count", series) or 0.0
+        core.apply_pending(pending_event(PendingPodAction.ADD, pod("plain")))
+        assert REGISTRY.get_sample_value(f"{name}_count", series) == before + 1
+        assert REGISTRY.get_sample_value(f"{name}_bucket", {**series, "le": "0.2048"}) == before + 1
+    finally:
+        QUEUE_STATE.queue = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from ksched.service.plugin_metrics import exponential_buckets
+
 _BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 BINDINGS = Counter("ksched_binder_bindings_total", "Placements finished, by result.", ["result"])
@@ -13,14 +15,17 @@ BIND_DURATION = Histogram(
     buckets=_BUCKETS,
 )
 PERMIT_WAIT = Histogram(
-    "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.", ["result"], buckets=_BUCKETS
+    "scheduler_permit_wait_duration_seconds",
+    "Duration of waiting on permit.",
+    ["result"],
+    buckets=exponential_buckets(0.001, 2, 15),  # 1 ms up to ~16 s, as upstream
 )
 SLI_DURATION = Histogram(
     "scheduler_pod_scheduling_sli_duration_seconds",
-    "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue "
-    "(approximated by the placement's assume time) to binding.",
+    "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
+    "involve multiple scheduling attempts.",
     ["attempts"],
-    buckets=_BUCKETS,
+    buckets=exponential_buckets(0.01, 2, 20),  # 10 ms up to ~87 min, as upstream
 )
 QUEUE_DEPTH = Gauge(
     "ksched_binder_queue_depth", "Placements waiting in the binder work queue (pending + unacked)."
@@ -29,7 +34,12 @@ BUSY_WORKERS = Gauge("ksched_binder_busy_workers", "Binder workers handling a pl
 POD_SCHEDULING_ATTEMPTS = Histogram(
     "scheduler_pod_scheduling_attempts",
     "Number of attempts to successfully schedule a pod.",
-    buckets=(1, 2, 4, 8, 16),
+    buckets=exponential_buckets(1, 2, 5),
+)
+POD_SCHEDULED_AFTER_FLUSH = Counter(
+    "scheduler_pod_scheduled_after_flush_total",
+    "Number of pods that were successfully scheduled after being flushed from unschedulablePods due to "
+    "timeout. This metric helps detect potential queueing hint misconfigurations or event handling issues.",
 )
 
 

@@ -271,6 +271,8 @@ class BinderService:
         if since_queued:
             waited = max(0.0, time.time() - since_queued)
             metrics.SLI_DURATION.labels(metrics.attempts_label(p.attempt)).observe(waited)
+        if p.flushed_from_unschedulable:
+            metrics.POD_SCHEDULED_AFTER_FLUSH.inc()
         return "bound"
 
     async def wait_on_permit(self, p: Placement) -> Status | None:

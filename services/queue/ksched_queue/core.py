@@ -151,6 +151,7 @@ class QueueCore:
                     trace_id=lease.trace_id,
                     min_generation=entry.generation,
                     epoch=self.cursor.epoch,
+                    flushed_from_unschedulable=entry.was_flushed,
                 )
             )
         return out

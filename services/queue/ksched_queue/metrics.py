@@ -1,9 +1,9 @@
 """The queue's Prometheus metrics (default registry, served by the HealthServer's /metrics).
 
 ``scheduler_pending_pods``, ``scheduler_queue_incoming_pods_total``, ``scheduler_unschedulable_pods``,
-``scheduler_inflight_events``, ``scheduler_event_handling_duration_seconds`` and (PreEnqueue)
-``scheduler_plugin_execution_duration_seconds`` are upstream's (same names, labels and label values);
-``ksched_queue_*`` are ksched's own.
+``scheduler_inflight_events``, ``scheduler_event_handling_duration_seconds`` and, for PreEnqueue,
+``scheduler_plugin_execution_duration_seconds`` and ``scheduler_framework_extension_point_duration_seconds``
+are upstream's (same names, labels and label values); ``ksched_queue_*`` are ksched's own.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from ksched.service.framework_metrics import EXTENSION_POINT_DURATION
 from ksched.service.plugin_metrics import CycleSampler, exponential_buckets, observe_plugin, sample_percent
 
 from .queued_pod import PodState
@@ -85,6 +86,10 @@ def observe_event_handling(event: str, seconds: float) -> None:
     EVENT_HANDLING_DURATION.labels(event=event).observe(seconds)
 
 
+def observe_pre_enqueue(profile: str, status: str, seconds: float) -> None:
+    EXTENSION_POINT_DURATION.labels("PreEnqueue", status, profile).observe(seconds)
+
+
 class QueueStateCollector:
     """``scheduler_unschedulable_pods`` and ``scheduler_inflight_events``, read from the bound queue
     at scrape time. An event label once seen stays, at 0 when no such event is in flight."""
@@ -129,8 +134,10 @@ REGISTRY.register(QUEUE_STATE)
 
 def bind_queue_metrics(core: QueueCore) -> None:
     """Export the live queue's upstream metrics (the last bound queue wins): the gauges read from it
-    at scrape time, event handling and sampled PreEnqueue plugin durations observed as they happen."""
+    at scrape time, event handling, PreEnqueue runs and sampled PreEnqueue plugin durations observed
+    as they happen."""
     QUEUE_STATE.bind(core.queue)
     core.on_event_handled = observe_event_handling
     core.queue.observe_plugin = observe_plugin
+    core.queue.observe_pre_enqueue = observe_pre_enqueue
     core.queue.sample_plugin_metrics = CycleSampler(sample_percent())

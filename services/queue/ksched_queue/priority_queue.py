@@ -181,6 +181,9 @@ class SchedulingQueue:
         self.observe_plugin: PluginObserver | None = None
         """PreEnqueue plugin durations, on the runs ``sample_plugin_metrics`` picks (upstream 10 %)."""
         self.sample_plugin_metrics: Callable[[], bool] = _never
+        self.observe_pre_enqueue: Callable[[str, str, float], None] | None = None
+        """``(profile, status label, seconds)`` of each PreEnqueue run: upstream's
+        scheduler_framework_extension_point_duration_seconds{extension_point="PreEnqueue"}."""
 
     # --- orderings -----------------------------------------------------------------------------------
     def _active_less(self, a: QueuedPod, b: QueuedPod) -> bool:
@@ -331,7 +334,19 @@ class SchedulingQueue:
 
     # --- PreEnqueue --------------------------------------------------------------------------------------
     def _run_pre_enqueue(self, entry: QueuedPod) -> None:
-        """Upstream ``runPreEnqueuePlugins``: the gating plugin first; the first failure gates the pod."""
+        """Upstream ``runPreEnqueuePlugins``, timed for the PreEnqueue extension point when observed
+        (every run, whether or not a plugin gates the pod)."""
+        observe = self.observe_pre_enqueue
+        if observe is None:
+            self._run_pre_enqueue_plugins(entry)
+            return
+        started = time.perf_counter()
+        status = self._run_pre_enqueue_plugins(entry)
+        label = status.code.label if status is not None else Code.SUCCESS.label
+        observe(entry.scheduler_name, label, time.perf_counter() - started)
+
+    def _run_pre_enqueue_plugins(self, entry: QueuedPod) -> Status | None:
+        """The gating plugin first; the first failure gates the pod and is returned."""
         plugins = self.profiles[entry.scheduler_name].pre_enqueue
         gating = entry.info.gating_plugin
         order = list(plugins)
@@ -358,8 +373,9 @@ class SchedulingQueue:
             if status.code == Code.ERROR:
                 log.error("PreEnqueue plugin %s failed for pod %s: %s", name, entry.key, status.message)
             self.rejections.sync(entry)
-            return
+            return status
         entry.info.gating_plugin = ""
+        return None
 
     # --- moves between the queues --------------------------------------------------------------------
     def _remove_from_queues(self, entry: QueuedPod) -> None:

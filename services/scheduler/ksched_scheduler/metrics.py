@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from ksched.service.framework_metrics import EXTENSION_POINT_DURATION, PLUGIN_EVALUATIONS
+from ksched.service.plugin_metrics import exponential_buckets
+
+__all__ = ["EXTENSION_POINT_DURATION", "PLUGIN_EVALUATIONS"]
+
 _BUCKETS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+_ATTEMPT_BUCKETS = exponential_buckets(0.001, 2, 15)
+"""1 ms up to ~16 s, factor 2: upstream's buckets for the attempt and algorithm durations."""
 
 ATTEMPTS = Counter(
     "scheduler_schedule_attempts_total",
@@ -16,12 +23,12 @@ ATTEMPT_DURATION = Histogram(
     "scheduler_scheduling_attempt_duration_seconds",
     "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
     ["result", "profile"],
-    buckets=_BUCKETS,
+    buckets=_ATTEMPT_BUCKETS,
 )
 ALGORITHM_DURATION = Histogram(
     "scheduler_scheduling_algorithm_duration_seconds",
     "Scheduling algorithm latency in seconds",
-    buckets=_BUCKETS,
+    buckets=_ATTEMPT_BUCKETS,
 )
 UNSCHEDULABLE_PODS = Counter(
     "ksched_unschedulable_rejections_total",
@@ -36,17 +43,13 @@ ASSUME_CONFLICTS = Counter(
     "ksched_assume_conflicts_total", "Placements the informer rejected, by reason code.", ["code"]
 )
 
-EXTENSION_POINT_DURATION = Histogram(
-    "scheduler_framework_extension_point_duration_seconds",
-    "Latency for running all plugins of a specific extension point.",
-    ["extension_point", "status", "profile"],
-    buckets=(0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2),
-)
 PREEMPTION_ATTEMPTS = Counter(
     "scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now"
 )
 PREEMPTION_VICTIMS = Histogram(
-    "scheduler_preemption_victims", "Number of selected preemption victims", buckets=(1, 2, 4, 8, 16, 32, 64)
+    "scheduler_preemption_victims",
+    "Number of selected preemption victims",
+    buckets=exponential_buckets(1, 2, 7),
 )
 REPLICA_LAG = Gauge(
     "ksched_snapshot_delta_lag_seconds", "Age of the newest snapshot delta when this replica applied it."

@@ -148,6 +148,7 @@ class SchedulerService:
             fw.observe = _observer(name)
             fw.observe_plugin = observe_plugin
             fw.extenders = self.extenders.extenders
+            metrics.PLUGIN_EVALUATIONS.track(name, fw.evaluations)
         self.follower.on_change = self._on_replica_change
         self.cycle = SchedulingCycle(
             frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
@@ -293,6 +294,7 @@ class SchedulerService:
                 attempt=leased.attempts,
                 trace_id=leased.trace_id,
                 initial_attempt_at=leased.initial_attempt_at,
+                flushed_from_unschedulable=leased.flushed_from_unschedulable,
                 pod=leased.pod.pod,
                 plugin_state=_export_plugin_state(outcome),
                 permit_waits={"*": outcome.permit_wait} if outcome.permit_wait else {},

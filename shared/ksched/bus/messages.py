@@ -141,6 +141,10 @@ class LeasedPod(msgspec.Struct, kw_only=True):
     min_generation: int = 0
     """Snapshot generation that includes the pod's newest event: schedule on nothing older."""
     epoch: str = ""
+    flushed_from_unschedulable: bool = False
+    """The pod last left the unschedulable pool by the flush timeout, not by an event (upstream
+    ``WasFlushedFromUnschedulable``); a successful binding then counts in
+    scheduler_pod_scheduled_after_flush_total."""
 
 
 # --- informer/cache feeds ----------------------------------------------------------------------------
@@ -327,6 +331,8 @@ class Placement(Message, kw_only=True):
     assumed_at: float = 0.0
     initial_attempt_at: float = 0.0
     """When the pod first entered the active queue (the start of scheduler_pod_scheduling_sli_duration)."""
+    flushed_from_unschedulable: bool = False
+    """Copied from the lease: the binder counts scheduler_pod_scheduled_after_flush_total when bound."""
     pod: bytes = b""
     """The pod as the scheduler saw it, API JSON (for PreBind / Bind / PostBind plugins)."""
     plugin_state: dict[str, bytes] = msgspec.field(default_factory=dict)

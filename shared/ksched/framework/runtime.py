@@ -14,6 +14,7 @@ import numpy as np
 
 from ksched.framework import interfaces as ifc
 from ksched.framework.cycle_state import CycleState
+from ksched.framework.evaluations import PluginEvaluations
 from ksched.framework.extender import Extender
 from ksched.framework.extender_calls import bind_with_extenders
 from ksched.framework.handle import Nominator
@@ -178,6 +179,9 @@ class Framework:
         self.observe: Callable[[str, str, float], None] | None = None
         #: per-plugin durations on sampled cycles; services install a metrics observer
         self.observe_plugin: PluginObserver | None = None
+        #: upstream scheduler_plugin_evaluation_total: PreFilter, Filter, PreScore and Score calls,
+        #: counted on every cycle (a service exports them at scrape time)
+        self.evaluations = PluginEvaluations()
         #: the random source plugins draw from (DefaultPreemption's offset); the service or simulation
         #: shares its algorithm's, so one seed reproduces a run
         self.rng: random.Random | None = None
@@ -220,6 +224,12 @@ class Framework:
         self.plugins = plugins
         self.score_weights = {pl.name: w for pl, w in plugins.score}
         self._capabilities.clear()
+        self.evaluations.seed(
+            (pl.name for pl in plugins.pre_filter),
+            (pl.name for pl in plugins.filter),
+            (pl.name for pl in plugins.pre_score),
+            (pl.name for pl, _ in plugins.score),
+        )
 
     def has_filter_plugins(self) -> bool:
         return bool(self.plugins.filter)
@@ -268,6 +278,7 @@ class Framework:
         plugins_with_nodes: set[str] = set()
         return_status: Status | None = None
         sampled = self._plugin_observer(state)
+        evaluated = self.evaluations.pre_filter
         try:
             for pl in self.plugins.pre_filter:
                 try:
@@ -278,10 +289,12 @@ class Framework:
                             sampled, pl.name, "PreFilter", _second, pl.pre_filter, state, pod, nodes
                         )
                 except Exception as exc:
+                    evaluated[pl.name] += 1
                     return None, _plugin_error(pl, exc, "PreFilter"), set()
                 if is_skip(st):
                     skip.add(pl.name)
                     continue
+                evaluated[pl.name] += 1
                 if st is not None and st.code != Code.SUCCESS:
                     st.plugin = pl.name
                     if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -362,9 +375,11 @@ class Framework:
         """Run Filter plugins in order on one node; the first failure wins (per-node path)."""
         skip = state.skip_filter_plugins
         sampled = self._plugin_observer(state)
+        evaluated = self.evaluations.filter
         for pl in self.plugins.filter:
             if pl.name in skip:
                 continue
+            evaluated[pl.name] += 1
             try:
                 if sampled is None:
                     st = pl.filter(state, pod, node)
@@ -454,9 +469,12 @@ class Framework:
         if nominated_rows:
             alive = rows[~np.isin(rows, nominated_rows)]
         sampled = self._plugin_observer(state)
+        evaluated = self.evaluations.filter
         for j, pl in enumerate(filters):
-            if not len(alive):
+            n_alive = len(alive)
+            if not n_alive:
                 break
+            evaluated[pl.name] += n_alive
             started = time.perf_counter() if sampled is not None else 0.0
             if self._has(pl, ifc.BatchFilterPlugin):
                 try:
@@ -615,6 +633,7 @@ class Framework:
     ) -> Status | None:
         skip: set[str] = set()
         sampled = self._plugin_observer(state)
+        evaluated = self.evaluations.pre_score
         try:
             for pl in self.plugins.pre_score:
                 try:
@@ -625,10 +644,12 @@ class Framework:
                             sampled, pl.name, "PreScore", _itself, pl.pre_score, state, pod, nodes
                         )
                 except Exception as exc:
+                    evaluated[pl.name] += 1
                     return _plugin_error(pl, exc, "PreScore")
                 if is_skip(st):
                     skip.add(pl.name)
                     continue
+                evaluated[pl.name] += 1
                 if st is not None and st.code != Code.SUCCESS:
                     return Status.as_error(RuntimeError(f"running PreScore plugin {pl.name!r}: {st.message}"))
             return None
@@ -645,9 +666,12 @@ class Framework:
         per_plugin: dict[str, Int64Array] = {}
         skip = state.skip_score_plugins
         sampled = self._plugin_observer(state)
+        evaluated = self.evaluations.score
+        n_nodes = len(nodes)
         for pl, weight in self.plugins.score:
             if pl.name in skip:
                 continue
+            evaluated[pl.name] += n_nodes
             try:
                 started = time.perf_counter() if sampled is not None else 0.0
                 if self._has(pl, ifc.BatchScorePlugin):
