@@ -165,6 +165,13 @@ def plugin_runs(plugin: str, point: str, status: str = "Success") -> str:
     )
 
 
+def evaluations(plugin: str, point: str) -> str:
+    return (
+        f'scheduler_plugin_evaluation_total{{extension_point="{point}",'
+        f'plugin="{plugin}",profile="default-scheduler"}}'
+    )
+
+
 def sample_value(text: str, series: str) -> float | None:
     """The value of ``series`` (name and labels, as exposed) in a Prometheus text page."""
     for line in text.splitlines():
@@ -184,6 +191,7 @@ async def test_metrics_after_a_run(stack: Stack, api: ApiClient) -> None:
 
     assert await eventually(bound, timeout=30)
     unfit = 'scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="default-scheduler"}'
+    fit_filtered = evaluations("NodeResourcesFit", "Filter")
     expected = {
         "scheduler-0": [
             'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"}',
@@ -196,6 +204,17 @@ async def test_metrics_after_a_run(stack: Stack, api: ApiClient) -> None:
             'scheduler_plugin_execution_duration_seconds_bucket{extension_point="Filter",le="1e-05",'
             'plugin="NodeResourcesFit",status="Success"}',
             "ksched_snapshot_generation",
+            fit_filtered,
+            evaluations("NodeResourcesFit", "PreFilter"),
+            evaluations("TaintToleration", "PreScore"),  # at 0 if no cycle had two feasible nodes
+            evaluations("ImageLocality", "Score"),
+            # upstream's buckets: 1 ms x 2^i (15) for the attempt and algorithm, 0.1 ms x 2^i (12) for
+            # extension points
+            'scheduler_scheduling_algorithm_duration_seconds_bucket{le="16.384"}',
+            'scheduler_scheduling_attempt_duration_seconds_bucket{le="0.001",profile="default-scheduler",'
+            'result="scheduled"}',
+            'scheduler_framework_extension_point_duration_seconds_bucket{extension_point="Filter",'
+            'le="0.2048",profile="default-scheduler",status="Success"}',
         ],
         "queue": [
             'scheduler_pending_pods{queue="active"}',
@@ -206,6 +225,8 @@ async def test_metrics_after_a_run(stack: Stack, api: ApiClient) -> None:
             'scheduler_inflight_events{event="PodPopped"}',
             plugin_runs("SchedulingGates", "PreEnqueue"),
             unfit,
+            'scheduler_framework_extension_point_duration_seconds_count{extension_point="PreEnqueue",'
+            'profile="default-scheduler",status="Success"}',
         ],
         "informer": ['scheduler_cache_size{type="nodes"}', 'ksched_assume_total{result="accepted"}'],
         "binder-0": [
@@ -213,6 +234,8 @@ async def test_metrics_after_a_run(stack: Stack, api: ApiClient) -> None:
             "scheduler_pod_scheduling_attempts_count",
             'scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"}',
             plugin_runs("DefaultBinder", "Bind"),
+            'scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="1",le="0.01"}',
+            "scheduler_pod_scheduled_after_flush_total",  # nothing here waits out the 5 min flush: 0
         ],
     }
     async with aiohttp.ClientSession() as session:
@@ -229,6 +252,10 @@ async def test_metrics_after_a_run(stack: Stack, api: ApiClient) -> None:
             text = await metrics(service)
             for name in names:
                 assert name in text, f"{service}: {name} missing"
+            if service == "scheduler-0":  # counted on every cycle, not sampled
+                assert (sample_value(text, fit_filtered) or 0) >= 2  # both pods filtered on metrics-node
+            if service == "binder-0":
+                assert sample_value(text, "scheduler_pod_scheduled_after_flush_total") == 0
             async with session.get(stack.http_url(service) + "/readyz") as resp:
                 assert resp.status == 200
     await client.CoreV1Api(api).delete_namespaced_pod("metrics-unfit", "default")

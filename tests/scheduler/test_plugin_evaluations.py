@@ -20,7 +20,7 @@ from ksched.framework.results import FitError
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
-from ksched.framework.testing import make_pod, make_snapshot
+from ksched.framework.testing import make_node, make_pod, make_snapshot
 from ksched.service.framework_metrics import PluginEvaluationCollector
 from tests.scheduler.test_plugin_metrics import cluster_nodes
 
@@ -197,3 +197,41 @@ def test_collector_exports_the_tracked_counts_by_profile() -> None:
     assert f"{series('Filter', 'Taint', 'default-scheduler')} 0.0" in text
     assert f"{series('PreFilter', 'Fit', 'batch')} 1.0" in text
     assert f"{series('Score', 'Fit', 'default-scheduler')} 7.0" in text
+
+
+def test_a_search_that_stops_early_counts_only_the_nodes_it_needed() -> None:
+    # 300 nodes, every third tainted: the search wants 144 feasible nodes (48 %); ksched filters a chunk
+    # of 288 rows at once, and takes back the evaluations of the rows past the 144th feasible node
+    taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    nodes = [
+        make_node(f"n-{i:03d}", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110"}, taints=taint)
+        if i % 3 == 0
+        else make_node(f"n-{i:03d}", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110"})
+        for i in range(300)
+    ]
+    fw = build_frameworks(default_config(), make_snapshot(nodes))["default-scheduler"]
+    state = CycleState()
+    result = ScheduleAlgorithm(seed=1).schedule_pod(fw, state, PodInfo(make_pod("p", requests={"cpu": "1"})))
+    assert result.feasible_nodes == 144
+    examined = result.evaluated_nodes  # feasible + rejected, as upstream's processed nodes
+    assert examined == 144 + 72  # the 144th feasible node is n-215: 72 tainted nodes before it
+    filters = counts(fw, "Filter")
+    assert filters["NodeUnschedulable"] == examined
+    assert filters["TaintToleration"] == examined
+    assert filters["NodeResourcesFit"] == 144  # the tainted ones never reached it
+    assert counts(fw, "Score")["NodeResourcesFit"] == 144
+
+
+def test_a_node_with_nominated_pods_past_the_cut_stays_counted() -> None:
+    nodes = [
+        make_node(f"n-{i:03d}", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110"}) for i in range(300)
+    ]
+    nominator = Nominator()
+    nominator.add(PodInfo(make_pod("nominated", priority=10, requests={"cpu": "1"})), "n-200")
+    fw = build_frameworks(default_config(), make_snapshot(nodes), nominator=nominator)["default-scheduler"]
+    result = ScheduleAlgorithm(seed=1).schedule_pod(
+        fw, CycleState(), PodInfo(make_pod("p", requests={"cpu": "1"}))
+    )
+    assert result.evaluated_nodes == 144  # n-000 .. n-143
+    # the 144 nodes kept, plus n-200 (past the cut) filtered twice: with its nominated pod and without
+    assert counts(fw, "Filter")["NodeResourcesFit"] == 144 + 2

@@ -365,9 +365,10 @@ class ScheduleAlgorithm:
                 keep = to_find - found
                 last = int(feasible[keep - 1])
                 cut = int(np.flatnonzero(part == last)[0]) + 1
-                part = part[:cut]
+                part, tail = part[:cut], part[cut:]
                 feasible = feasible[:keep]
                 kept = set(part.tolist())
+                fw.forget_filter_evaluations(state, outcome, tail, kept)
                 outcome.rejected_by = {r: j for r, j in outcome.rejected_by.items() if r in kept}
             feasible_parts.append(feasible)
             found += len(feasible)

@@ -60,6 +60,8 @@ class FilterOutcome:
     #: statuses already known (per-node path); others are derived on demand
     statuses: dict[int, Status]
     processed: int
+    #: rows of nodes with nominated pods, filtered one by one (maybe twice) after the batch pass
+    nominated: Sequence[int] = ()
 
 
 @dataclass(slots=True)
@@ -517,7 +519,28 @@ class Framework:
             feasible = np.array([r for r in rows.tolist() if r in ok], dtype=np.intp)
         else:
             feasible = alive
-        return FilterOutcome(feasible, rejected_by, statuses, len(rows))
+        return FilterOutcome(feasible, rejected_by, statuses, len(rows), nominated_rows)
+
+    def forget_filter_evaluations(
+        self, state: CycleState, outcome: FilterOutcome, rows: Rows, kept: set[int]
+    ) -> None:
+        """Take back the Filter evaluations :meth:`filter_rows` counted for ``rows``: the nodes a chunk
+        examined past the last feasible node the search needed (upstream stops looking there). A row
+        rejected by the ``j``-th filter reached filters ``0..j``; one that passed reached them all. Rows
+        with nominated pods stay counted (filtered call by call, they are not known to be one pass)."""
+        filters = self.active_filters(state)
+        if not filters or not len(rows):
+            return
+        nominated = {r for r in outcome.nominated if r not in kept}
+        rejected_at: dict[int, int] = {}
+        for row, j in outcome.rejected_by.items():
+            if row not in kept and row not in nominated:
+                rejected_at[j] = rejected_at.get(j, 0) + 1
+        reaching = len(rows) - len(nominated)
+        evaluated = self.evaluations.filter
+        for j, pl in enumerate(filters):
+            evaluated[pl.name] -= reaching
+            reaching -= rejected_at.get(j, 0)
 
     def _observe_filter_batch(
         self,
