@@ -62,6 +62,8 @@ class FilterOutcome:
     processed: int
     #: rows of nodes with nominated pods, filtered one by one (maybe twice) after the batch pass
     nominated: Sequence[int] = ()
+    #: the Filter plugins run, in order (``rejected_by`` indexes them)
+    filters: Sequence[ifc.FilterPlugin] = ()
 
 
 @dataclass(slots=True)
@@ -519,7 +521,7 @@ class Framework:
             feasible = np.array([r for r in rows.tolist() if r in ok], dtype=np.intp)
         else:
             feasible = alive
-        return FilterOutcome(feasible, rejected_by, statuses, len(rows), nominated_rows)
+        return FilterOutcome(feasible, rejected_by, statuses, len(rows), nominated_rows, filters)
 
     def forget_filter_evaluations(
         self, state: CycleState, outcome: FilterOutcome, rows: Rows, kept: set[int]
@@ -528,17 +530,19 @@ class Framework:
         examined past the last feasible node the search needed (upstream stops looking there). A row
         rejected by the ``j``-th filter reached filters ``0..j``; one that passed reached them all. Rows
         with nominated pods stay counted (filtered call by call, they are not known to be one pass)."""
-        filters = self.active_filters(state)
-        if not filters or not len(rows):
+        reaching = len(rows)
+        evaluated = self.evaluations.filter
+        if not outcome.rejected_by and not outcome.nominated:  # every row passed every filter
+            for pl in outcome.filters:
+                evaluated[pl.name] -= reaching
             return
         nominated = {r for r in outcome.nominated if r not in kept}
         rejected_at: dict[int, int] = {}
         for row, j in outcome.rejected_by.items():
             if row not in kept and row not in nominated:
                 rejected_at[j] = rejected_at.get(j, 0) + 1
-        reaching = len(rows) - len(nominated)
-        evaluated = self.evaluations.filter
-        for j, pl in enumerate(filters):
+        reaching -= len(nominated)
+        for j, pl in enumerate(outcome.filters):
             evaluated[pl.name] -= reaching
             reaching -= rejected_at.get(j, 0)
 
