@@ -4,16 +4,40 @@ the test talks to kubesim only through kubernetes_asyncio over HTTP."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.launcher.stack import Stack, StackOptions
+
 
 async def api_for(kubeconfig: str) -> ApiClient:
     return await config.new_client_from_config(config_file=kubeconfig)
+
+
+@contextlib.asynccontextmanager
+async def kube_api(kubeconfig: str) -> AsyncIterator[ApiClient]:
+    """An API client for ``kubeconfig``, closed on the way out."""
+    api = await api_for(kubeconfig)
+    try:
+        yield api
+    finally:
+        await api.close()
+
+
+@contextlib.asynccontextmanager
+async def running_stack(options: StackOptions) -> AsyncIterator[Stack]:
+    """A Stack started with ``options``, stopped on the way out."""
+    stack = Stack(options)
+    await stack.start()
+    try:
+        yield stack
+    finally:
+        await stack.stop()
 
 
 def node(

@@ -17,7 +17,16 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+from tests.e2e.helpers import (
+    api_for,
+    create_nodes,
+    create_pods,
+    eventually,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -28,7 +37,7 @@ RETRY_PERIOD = 2.0
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    s = Stack(
+    async with running_stack(
         StackOptions(
             workdir=tmp_path_factory.mktemp("failover"),
             informers=2,
@@ -39,12 +48,8 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
             pod_start_delay=3600,
             time_scale=0.01,
         )
-    )
-    await s.start()
-    try:
+    ) as s:
         yield s
-    finally:
-        await s.stop()
 
 
 async def holder(api: ApiClient, lease: str) -> str:

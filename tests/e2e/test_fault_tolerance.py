@@ -12,14 +12,22 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+from tests.e2e.helpers import (
+    create_nodes,
+    create_pods,
+    eventually,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    s = Stack(
+    async with running_stack(
         StackOptions(
             workdir=tmp_path_factory.mktemp("ha"),
             schedulers=2,
@@ -28,21 +36,8 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
             pod_start_delay=3600,
             time_scale=0.01,
         )
-    )
-    await s.start()
-    try:
+    ) as s:
         yield s
-    finally:
-        await s.stop()
-
-
-@pytest.fixture
-async def api(stack: Stack) -> AsyncIterator[ApiClient]:
-    a = await api_for(stack.kubeconfig)
-    try:
-        yield a
-    finally:
-        await a.close()
 
 
 async def _namespace(api: ApiClient, name: str) -> None:

@@ -13,7 +13,15 @@ import pytest
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+from tests.e2e.helpers import (
+    create_nodes,
+    create_pods,
+    eventually,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +32,7 @@ BOUND = "Successfully bound pod to node"
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    s = Stack(
+    async with running_stack(
         StackOptions(
             workdir=tmp_path_factory.mktemp("logs-stack"),
             pod_start_delay=0.1,
@@ -32,21 +40,8 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
             log_level="DEBUG",
             log_format="json",
         )
-    )
-    await s.start()
-    try:
+    ) as s:
         yield s
-    finally:
-        await s.stop()
-
-
-@pytest.fixture(scope="module")
-async def api(stack: Stack) -> AsyncIterator[ApiClient]:
-    a = await api_for(stack.kubeconfig)
-    try:
-        yield a
-    finally:
-        await a.close()
 
 
 def json_lines(stack: Stack, name: str) -> list[dict[str, Any]]:

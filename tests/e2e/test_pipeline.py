@@ -15,14 +15,22 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+from tests.e2e.helpers import (
+    create_nodes,
+    create_pods,
+    eventually,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    s = Stack(
+    async with running_stack(
         StackOptions(
             workdir=tmp_path_factory.mktemp("stack"),
             schedulers=1,
@@ -31,21 +39,8 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
             # every cycle records plugin durations (upstream samples 10 %), so the metrics test sees them
             extra_env={"KSCHED_PLUGIN_METRICS_SAMPLE_PERCENT": "100"},
         )
-    )
-    await s.start()
-    try:
+    ) as s:
         yield s
-    finally:
-        await s.stop()
-
-
-@pytest.fixture
-async def api(stack: Stack) -> AsyncIterator[ApiClient]:
-    a = await api_for(stack.kubeconfig)
-    try:
-        yield a
-    finally:
-        await a.close()
 
 
 async def test_pods_bound_where_simulate_predicts(stack: Stack, api: ApiClient, tmp_path: Path) -> None:

@@ -13,7 +13,16 @@ from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+from tests.e2e.helpers import (
+    create_nodes,
+    create_pods,
+    eventually,
+    kube_api,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -22,29 +31,14 @@ PRIORITIES = {"low": 100, "mid": 500, "high": 1000}
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    s = Stack(StackOptions(workdir=tmp_path_factory.mktemp("stack"), pod_start_delay=0.1, time_scale=0.01))
-    await s.start()
-    try:
-        api = await api_for(s.kubeconfig)
-        try:
+    options = StackOptions(workdir=tmp_path_factory.mktemp("stack"), pod_start_delay=0.1, time_scale=0.01)
+    async with running_stack(options) as s:
+        async with kube_api(s.kubeconfig) as api:
             scheduling = client.SchedulingV1Api(api)
             for name, value in PRIORITIES.items():
                 body: Any = {"metadata": {"name": name}, "value": value}
                 await scheduling.create_priority_class(body)
-        finally:
-            await api.close()
         yield s
-    finally:
-        await s.stop()
-
-
-@pytest.fixture
-async def api(stack: Stack) -> AsyncIterator[ApiClient]:
-    a = await api_for(stack.kubeconfig)
-    try:
-        yield a
-    finally:
-        await a.close()
 
 
 def running(name: str, on: str, priority: str, cpu: str, labels: dict[str, str] | None = None) -> Any:

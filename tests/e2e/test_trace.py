@@ -21,7 +21,16 @@ from ksched.bus.messages import AssumeRequest, DoneRequest
 from ksched.bus.subjects import Subjects
 from ksched.launcher.stack import Stack, StackOptions
 from ksched.tracing.reader import pod_history
-from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+from tests.e2e.helpers import (
+    api_for,
+    create_nodes,
+    create_pods,
+    eventually,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -30,16 +39,12 @@ TAINT = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    s = Stack(
+    async with running_stack(
         StackOptions(
             workdir=tmp_path_factory.mktemp("trace-stack"), schedulers=1, pod_start_delay=0.1, time_scale=0.01
         )
-    )
-    await s.start()
-    try:
+    ) as s:
         yield s
-    finally:
-        await s.stop()
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,15 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+from tests.e2e.helpers import (
+    create_nodes,
+    create_pods,
+    eventually,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -20,21 +28,10 @@ HOSTNAME = "kubernetes.io/hostname"
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    s = Stack(StackOptions(workdir=tmp_path_factory.mktemp("stack"), pod_start_delay=0.1, time_scale=0.01))
-    await s.start()
-    try:
+    async with running_stack(
+        StackOptions(workdir=tmp_path_factory.mktemp("stack"), pod_start_delay=0.1, time_scale=0.01)
+    ) as s:
         yield s
-    finally:
-        await s.stop()
-
-
-@pytest.fixture
-async def api(stack: Stack) -> AsyncIterator[ApiClient]:
-    a = await api_for(stack.kubeconfig)
-    try:
-        yield a
-    finally:
-        await a.close()
 
 
 def claim(name: str, storage_class: str, size: str) -> Any:
