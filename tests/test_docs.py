@@ -1,0 +1,232 @@
+"""The docs describe what exists: metric names, ``ksched`` command lines and option tables, and
+``KSCHED_*`` variables in README.md and docs/*.md are checked against the code (no services run)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import itertools
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+from prometheus_client import REGISTRY
+
+from ksched.cli import SUBCOMMANDS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+METRIC_DOCS = [ROOT / "README.md", ROOT / "docs" / "metrics.md"]
+SERVICE_MODULES = (
+    "ksched_informer.service",
+    "ksched_queue.service",
+    "ksched_scheduler.service",
+    "ksched_binder.service",
+)
+METRIC_NAME = re.compile(r"`((?:scheduler|ksched|leader_election)_[a-z_]+)")
+#: docs whose option tables (a row's first cell naming ``--flags``) document these commands' options
+OPTION_TABLES = {
+    "kubesim.md": ("kubesim",),
+    "queue.md": ("queue",),
+    "tracing.md": ("trace",),
+    "ha.md": ("informer", "queue"),
+}
+BENCH_WITHOUT_OPTIONS = {"all"}
+"""``ksched bench all`` parses nothing (and runs for minutes): it is checked by name only."""
+
+
+# --- metrics --------------------------------------------------------------------------------------
+
+
+def registered_metric_names() -> set[str]:
+    """Names every service registers, as scraped (counters with ``_total``)."""
+    for module in SERVICE_MODULES:
+        importlib.import_module(module)
+    from ksched.service.framework_metrics import PLUGIN_EVALUATIONS  # registered on first use
+
+    names: set[str] = set()
+    for family in itertools.chain(REGISTRY.collect(), PLUGIN_EVALUATIONS.describe()):
+        names.add(family.name + "_total" if family.type == "counter" else family.name)
+    return {n for n in names if n.startswith(("scheduler_", "ksched_", "leader_election_"))}
+
+
+def documented_metric_names(paths: list[Path]) -> set[str]:
+    return {name for path in paths for name in METRIC_NAME.findall(path.read_text())}
+
+
+def test_documented_metrics_are_registered() -> None:
+    missing = documented_metric_names(METRIC_DOCS) - registered_metric_names()
+    assert not missing, f"documented in README.md / docs/metrics.md but registered by no service: {missing}"
+
+
+def test_registered_metrics_are_documented() -> None:
+    undocumented = registered_metric_names() - documented_metric_names([ROOT / "docs" / "metrics.md"])
+    assert not undocumented, f"exported but missing from docs/metrics.md: {sorted(undocumented)}"
+
+
+def test_metric_check_catches_a_wrong_name(tmp_path: Path) -> None:
+    doc = tmp_path / "metrics.md"
+    doc.write_text("| `scheduler_schedule_attempts_total` | `scheduler_schedule_atempts_total` |\n")
+    assert documented_metric_names([doc]) - registered_metric_names() == {"scheduler_schedule_atempts_total"}
+
+
+# --- command lines and options --------------------------------------------------------------------
+
+
+class _Captured(Exception):
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.parser = parser
+
+
+def _capture(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
+    raise _Captured(self)
+
+
+def option_strings(command: str, sub: str | None, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The options of ``ksched command [sub]``: its ``main`` is called and stopped at ``parse_args``."""
+    if command == "bench" and sub in BENCH_WITHOUT_OPTIONS:
+        return set()
+    module_name, _, func_name = SUBCOMMANDS[command][0].partition(":")
+    main = getattr(importlib.import_module(module_name), func_name)
+    with monkeypatch.context() as patch:
+        patch.setattr(argparse.ArgumentParser, "parse_args", _capture)
+        try:
+            main([sub] if sub else [])
+        except _Captured as captured:
+            return {s for action in captured.parser._actions for s in action.option_strings}
+    raise AssertionError(f"ksched {command} {sub or ''} parsed no arguments")
+
+
+def _expand(flag: str) -> list[str]:
+    """``--a-{b,c}`` -> ``--a-b``, ``--a-c``."""
+    m = re.fullmatch(r"(.*)\{([^}]*)\}(.*)", flag)
+    return [m.group(1) + alt + m.group(3) for alt in m.group(2).split(",")] if m else [flag]
+
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?:\{[^}]*\})?\*?")
+
+
+def flags_in(text: str) -> list[str]:
+    return [f for token in FLAG.findall(text) for f in _expand(token)]
+
+
+def code_texts(text: str) -> Iterator[str]:
+    """Fenced and indented code lines (continuations joined), then inline code spans."""
+    prose: list[str] = []
+    fenced = False
+    for line in text.replace("\\\n", " ").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif fenced or line.startswith("    "):
+            yield line
+        else:
+            prose.append(line)
+    yield from re.findall(r"`([^`]+)`", "\n".join(prose))
+
+
+COMMAND = re.compile(r"(?:^|(?<=[\s/]))ksched ([a-z]+(?: ?\| ?[a-z]+)*)([^#]*)")
+
+
+def documented_commands() -> Iterator[tuple[str, str, str | None, list[str]]]:
+    """(where, command, bench subcommand, flags) for every ``ksched <command> ...`` in the docs; a word
+    that is no command counts only where a code line or span starts with ``ksched``."""
+    for path in DOCS:
+        for code in code_texts(path.read_text()):
+            for m in COMMAND.finditer(code):
+                rest = m.group(2)
+                leading = code[: m.start()].strip() in ("", "$", ".venv/bin/")
+                for command in re.split(r" ?\| ?", m.group(1)):
+                    if command not in SUBCOMMANDS and not leading:
+                        continue  # prose inside code ("... in ksched yet")
+                    subs: list[str | None] = [None]
+                    if command == "bench":
+                        sub = re.match(r" ([a-z0-9]+(?:\|[a-z0-9]+)*)", rest)
+                        subs = list(sub.group(1).split("|")) if sub else [None]
+                    for s in subs:
+                        yield f"{path.name}: {m.group(0).strip()}", command, s, flags_in(rest)
+
+
+def documented_option_tables() -> Iterator[tuple[str, str, list[str]]]:
+    for name, commands in OPTION_TABLES.items():
+        for line in (ROOT / "docs" / name).read_text().splitlines():
+            cells = line.split("|")
+            flags = flags_in(cells[1]) if line.startswith("|") and len(cells) > 2 else []
+            for command in commands if flags else ():
+                yield f"{name}: {cells[1].strip()}", command, flags
+
+
+def _known(flag: str, options: set[str]) -> bool:
+    if flag.endswith("*"):
+        return any(o.startswith(flag[:-1]) for o in options)
+    return flag in options
+
+
+def test_documented_command_lines_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = list(documented_commands())
+    assert len(found) > 20, "the command-line scan found almost nothing: is the pattern broken?"
+    problems: list[str] = []
+    for where, command, sub, flags in found:
+        if command not in SUBCOMMANDS:
+            problems.append(f"{where}: no command `ksched {command}`")
+            continue
+        if command == "bench" and sub is not None:
+            from ksched.bench.cli import COMMANDS
+
+            if sub not in COMMANDS:
+                problems.append(f"{where}: no command `ksched bench {sub}`")
+                continue
+        if flags:
+            options = option_strings(command, sub, monkeypatch)
+            problems += [f"{where}: `ksched {command}` has no {f}" for f in flags if not _known(f, options)]
+    assert not problems, "\n".join(problems)
+
+
+def test_documented_option_tables_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = list(documented_option_tables())
+    assert len(rows) > 15
+    options = {c: option_strings(c, None, monkeypatch) for cs in OPTION_TABLES.values() for c in cs}
+    problems = [
+        f"{where}: `ksched {command}` has no {f}"
+        for where, command, flags in rows
+        for f in flags
+        if not _known(f, options[command])
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_flag_check_catches_a_wrong_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = option_strings("queue", None, monkeypatch)
+    assert flags_in("ksched queue --lease-duration 30s --leader-elect-{lease-duration,retry-period}") == [
+        "--lease-duration",
+        "--leader-elect-lease-duration",
+        "--leader-elect-retry-period",
+    ]
+    assert all(_known(f, options) for f in ["--lease-duration", "--nats-tls-*"])
+    assert not _known("--lease-durations", options)
+    assert not _known("--nats-tsl-*", options)
+
+
+# --- environment ----------------------------------------------------------------------------------
+
+
+def test_documented_environment_variables_are_read() -> None:
+    """Named in full somewhere in the code, or by its suffix in a module that reads ``_env(..., "X")``."""
+    files = [
+        p.read_text()
+        for p in itertools.chain(
+            (ROOT / "shared").rglob("*.py"),
+            (ROOT / "services").rglob("*.py"),
+            (ROOT / "tests").rglob("*.py"),
+            [ROOT / "docker-compose.yml"],
+        )
+        if p.resolve() != Path(__file__).resolve()
+    ]
+    sources = "\n".join(files)
+    env_readers = "\n".join(text for text in files if "_env(" in text)
+    documented = {v for path in DOCS for v in re.findall(r"KSCHED_[A-Z0-9_]*[A-Z0-9]", path.read_text())}
+    unread = {
+        v for v in documented if v not in sources and f'"{v.removeprefix("KSCHED_")}"' not in env_readers
+    }
+    assert not unread, f"documented but read nowhere: {sorted(unread)}"
