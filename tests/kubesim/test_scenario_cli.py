@@ -199,3 +199,14 @@ async def test_command_rejects_a_bad_listen_address() -> None:
     _, err = await asyncio.wait_for(proc.communicate(), 20)
     assert proc.returncode == 2
     assert "--listen must be HOST:PORT" in err.decode()
+
+
+def test_log_options_follow_the_other_services(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ksched_kubesim.cli import build_parser
+
+    assert build_parser().parse_args([]).log_format == "text"
+    monkeypatch.setenv("KSCHED_LOG_FORMAT", "json")
+    monkeypatch.setenv("KSCHED_LOG_LEVEL", "DEBUG")
+    args = build_parser().parse_args([])
+    assert (args.log_format, args.log_level) == ("json", "DEBUG")
+    assert build_parser().parse_args(["--log-format", "text"]).log_format == "text"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
+import os
 import secrets
 import signal
 import sys
 from collections.abc import Sequence
+
+from ksched.service.logs import setup_logging
 
 from .lifecycle import LifecycleSettings
 from .scenario import ScenarioError
@@ -41,6 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="address to serve on (default 127.0.0.1:0, port 0 picks a free port)",
     )
     p.add_argument("--write-kubeconfig", metavar="PATH", help="write a kubeconfig for clients to PATH")
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=os.environ.get("KSCHED_LOG_FORMAT", "text"),
+        help="text for people, json lines for tools (env KSCHED_LOG_FORMAT; default text)",
+    )
+    p.add_argument(
+        "--log-level",
+        default=os.environ.get("KSCHED_LOG_LEVEL", "INFO"),
+        help="log level (env KSCHED_LOG_LEVEL; default INFO)",
+    )
     auth = p.add_mutually_exclusive_group()
     auth.add_argument("--token", help="bearer token clients must present (default: a random one)")
     auth.add_argument("--no-auth", action="store_true", help="accept every request without credentials")
@@ -141,7 +154,7 @@ async def _serve(config: KubeSimConfig, kubeconfig: str | None) -> int:
 
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging("kubesim", args.log_format, args.log_level)
     if args.nodes < 0:
         print("ksched kubesim: --nodes must be >= 0", file=sys.stderr)
         return 2
