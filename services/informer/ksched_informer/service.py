@@ -115,6 +115,8 @@ class InformerService:
         self.reflectors: list[Reflector] = []
         self.ready = False
         self._feed: list[tuple[str, Message]] = []
+        #: ledger keys of assumptions the watch confirmed or ended, deleted at the next flush
+        self._ledger_drops: list[str] = []
         self._snapshot_seq = 0
         self._feed_seq = 0
         self._dirty = asyncio.Event()
@@ -297,6 +299,11 @@ class InformerService:
                 self._snapshot_seq = await self._publish_in_order(deltas)
             if feed:
                 self._feed_seq = await self._publish_in_order(feed)
+            drops, self._ledger_drops = self._ledger_drops, []
+            if drops and self.kv is not None:
+                # A delete lost here is harmless: a restarted informer drops entries of bound pods.
+                with contextlib.suppress(Exception):
+                    await self.kv.delete_many(self.bus, drops)
             self._update_sizes()
 
     async def _publish_in_order(self, messages: list[tuple[str, Message]]) -> int:
@@ -391,7 +398,7 @@ class InformerService:
             if old_placed is not None:
                 self._emit_events(feeds.assigned_pod_events(old_placed, None), _key(pod), old_placed, None)
             if was_assumed:
-                await self._drop_ledger(uid)
+                self._ledger_drops.append(encode_token(uid))
             self._dirty.set()
             return
         if old_placed is not None and old_placed.metadata.resource_version == pod.metadata.resource_version:
@@ -405,7 +412,7 @@ class InformerService:
                 self._emit_pending(PendingPodAction.DELETE, pod, "bound")
             self._emit_events(feeds.assigned_pod_events(old_placed, pod), _key(pod), old_placed, pod)
             if was_assumed:
-                await self._drop_ledger(uid)
+                self._ledger_drops.append(encode_token(uid))
         elif uid in cache.pending:
             if pod.status.nominated_node_name:
                 self.nominator.add(PodInfo(pod), pod.status.nominated_node_name)

@@ -13,7 +13,7 @@ from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import Diagnosis, FitError, PostFilterResult
 from ksched.framework.runtime import Framework
-from ksched.framework.snapshot import Snapshot, with_node_name
+from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
 from ksched.service.plugin_metrics import CycleSampler, sample_percent
 
@@ -164,7 +164,7 @@ class SchedulingCycle:
 
     def assume_locally(self, out: CycleOutcome) -> None:
         """Count the placement in our snapshot at once, so the next cycle sees it."""
-        self.snapshot.add_pod(with_node_name(out.pod.pod, out.node), out.node)
+        self.snapshot.add_pod(out.pod.placed_on(out.node), out.node)
         self.nominator.remove(out.pod.uid)
 
     def forget_locally(self, out: CycleOutcome) -> None:

@@ -491,9 +491,13 @@ def _percentiles(samples: Any) -> dict[str, float]:
 
 def _observer(profile: str) -> Any:
     histogram = metrics.EXTENSION_POINT_DURATION
+    children: dict[tuple[str, str], Any] = {}  # labelled children: a labels() lookup per call costs more
 
     def observe(point: str, status: str, seconds: float) -> None:
-        histogram.labels(point, status, profile).observe(seconds)
+        child = children.get((point, status))
+        if child is None:
+            child = children[(point, status)] = histogram.labels(point, status, profile)
+        child.observe(seconds)
 
     return observe
 

@@ -338,6 +338,10 @@ class KVEntry(Generic[M]):
         return f"KVEntry({self.key!r}, {self.value!r}, revision={self.revision})"
 
 
+_KV_OPERATION = "KV-Operation"
+"""The header a KV delete marker carries (nats-py's ``KV_OP``)."""
+
+
 class TypedKV(Generic[M]):
     """A JetStream KV bucket holding one message type. Keys must match ``[-/_=.a-zA-Z0-9]+``
     (escape free-form parts with :func:`ksched.bus.tokens.encode_token`)."""
@@ -422,6 +426,18 @@ class TypedKV(Generic[M]):
             await self._kv.delete(key, last=revision)
         except KeyWrongLastSequenceError as exc:
             raise CasConflict(self.bucket, key, f"not at revision {revision}") from exc
+
+    async def delete_many(self, bus: Bus, keys: Sequence[str]) -> None:
+        """Delete ``keys`` with one round trip: every delete but the last is a core publish (one
+        buffered write), the last waits for its ack. The bucket's stream stores one connection's
+        messages in the order sent, so that ack confirms the batch was processed."""
+        if not keys:
+            return
+        for key in keys:
+            self._check_key(key)
+        for key in keys[:-1]:
+            await bus.nc.publish(f"$KV.{self.bucket}.{key}", b"", headers={_KV_OPERATION: "DEL"})
+        await self._kv.delete(keys[-1])
 
     async def keys(self) -> list[str]:
         try:

@@ -109,7 +109,7 @@ class ClusterCache:
         if node:
             self.pending.pop(uid, None)
             self.assumed.pop(uid, None)
-            self._place(PodInfo(pod), node, assumed=False)
+            self._place(pod, node, assumed=False)
             return
         if schedulable:
             self.pending[uid] = pod
@@ -142,9 +142,10 @@ class ClusterCache:
         if kind in TABLES and self.snapshot.objects.table(kind).pop(key, None) is not None:
             self._emit(ObjectRemove(kind, key))
 
-    def _place(self, pi: PodInfo, node: str, assumed: bool) -> None:
-        old = self.snapshot.location(pi.uid)
-        self.snapshot.add_pod(pi, node)
+    def _place(self, pod: Pod | PodInfo, node: str, assumed: bool) -> None:
+        uid = pod.uid if isinstance(pod, PodInfo) else pod.metadata.uid
+        old = self.snapshot.location(uid)
+        pi = self.snapshot.add_pod(pod, node)
         self._emit(PodPlace(pi.pod, node, assumed))
         self._touch(node)
         if old is not None and old != node:

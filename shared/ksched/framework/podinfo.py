@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from ksched.api.core import Pod
 from ksched.framework.resources import Resource, non_zero_requests, pod_requests, resource_from_amounts
 
@@ -79,6 +81,17 @@ class PodInfo:
             if v.persistent_volume_claim
         )
         self.cache: dict[str, object] = {}
+
+    def placed_on(self, node_name: str) -> PodInfo:
+        """This pod with ``spec.nodeName`` set (what an assumed pod looks like). Nothing derived
+        depends on the node, so the derived data is shared; the plugins' memo starts empty."""
+        pod = self.pod
+        placed = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(placed, slot, getattr(self, slot))
+        placed.pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node_name))
+        placed.cache = {}
+        return placed
 
     @property
     def uid(self) -> str:

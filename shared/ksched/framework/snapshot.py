@@ -113,21 +113,27 @@ class Snapshot:
 
     # --- pods ------------------------------------------------------------------------------------
     def add_pod(self, pod: Pod | PodInfo, node_name: str | None = None) -> PodInfo:
-        """Account a pod on ``node_name`` (default: its ``spec.nodeName``); replaces an older version."""
-        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
-        target = node_name or pi.pod.spec.node_name
+        """Account a pod on ``node_name`` (default: its ``spec.nodeName``); replaces an older version.
+
+        A :class:`PodInfo` is built for a plain ``Pod`` only when the placement is new or changed.
+        """
+        raw = pod.pod if isinstance(pod, PodInfo) else pod
+        uid = raw.metadata.uid
+        target = node_name or raw.spec.node_name
         if not target:
-            raise SnapshotError(f"pod {pi.key} has no node to be placed on")
-        current = self.pod_locations.get(pi.uid)
+            meta = raw.metadata
+            raise SnapshotError(f"pod {meta.namespace}/{meta.name} has no node to be placed on")
+        current = self.pod_locations.get(uid)
         if current is not None:
             known, where = current
-            if where == target and known.pod.spec == pi.pod.spec and known.labels == pi.labels:
+            if where == target and known.pod.spec == raw.spec and known.labels == raw.metadata.labels:
                 # The same placement seen again (an assumption confirmed, a status update): nothing
                 # the plugins account changed, so keep the aggregates and indexes as they are.
-                known.pod = pi.pod
+                known.pod = raw
                 return known
-            self.remove_pod(pi.uid)
-        self.pod_locations[pi.uid] = (pi, target)
+            self.remove_pod(uid)
+        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
+        self.pod_locations[uid] = (pi, target)
         ni = self.node_map.get(target)
         if ni is None:
             self._waiting.setdefault(target, []).append(pi)

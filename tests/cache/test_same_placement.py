@@ -1,0 +1,63 @@
+"""Snapshot.add_pod of a placement it already holds builds no PodInfo; PodInfo.placed_on shares
+the derived data of the unbound pod."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from ksched.framework import snapshot as snapshot_module
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.snapshot import Snapshot, with_node_name
+from ksched.framework.testing import make_node, make_pod
+
+
+def _counting_podinfo(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    built: list[str] = []
+
+    class Counting(PodInfo):
+        __slots__ = ()
+
+        def __init__(self, pod: object) -> None:
+            built.append(pod.metadata.uid)  # type: ignore[attr-defined]
+            super().__init__(pod)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(snapshot_module, "PodInfo", Counting)
+    return built
+
+
+def test_the_same_placement_again_keeps_the_pod_info(monkeypatch: pytest.MonkeyPatch) -> None:
+    snap = Snapshot()
+    snap.upsert_node(make_node("n1", capacity={"cpu": "4", "memory": "8Gi", "pods": "110"}))
+    built = _counting_podinfo(monkeypatch)
+    pod = make_pod("p", uid="u1", labels={"app": "a"}, requests={"cpu": "500m"}, node_name="n1")
+    first = snap.add_pod(pod)
+    assert built == ["u1"]
+    status_update = msgspec.structs.replace(
+        pod, metadata=msgspec.structs.replace(pod.metadata, resource_version="2")
+    )
+    again = snap.add_pod(status_update)
+    assert again is first and again.pod is status_update  # new object kept, nothing rebuilt
+    assert built == ["u1"]
+    assert snap.get("n1").requested.milli_cpu == 500
+    relabelled = msgspec.structs.replace(
+        pod, metadata=msgspec.structs.replace(pod.metadata, labels={"app": "b"})
+    )
+    changed = snap.add_pod(relabelled)
+    assert changed is not first and changed.labels == {"app": "b"}
+    assert built == ["u1", "u1"]
+    assert snap.get("n1").requested.milli_cpu == 500 and len(snap.get("n1").pods) == 1
+
+
+def test_placed_on_matches_a_pod_info_of_the_bound_pod() -> None:
+    pod = make_pod("p", uid="u1", requests={"cpu": "250m", "memory": "1Gi"})
+    pi = PodInfo(pod)
+    pi.cache["memo"] = 1
+    placed = pi.placed_on("n7")
+    fresh = PodInfo(with_node_name(pod, "n7"))
+    assert placed.pod == fresh.pod and placed.pod.spec.node_name == "n7"
+    assert pi.pod.spec.node_name == ""  # the original is untouched
+    for slot in PodInfo.__slots__:
+        if slot not in ("pod", "cache"):
+            assert getattr(placed, slot) == getattr(fresh, slot), slot
+    assert placed.cache == {}
