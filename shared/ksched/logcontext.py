@@ -69,17 +69,13 @@ def set_node(node: str) -> None:
         _current.set((pod, node, profile, trace_id))
 
 
-class pod_logging:
-    """``with pod_logging("ns/name", profile=..., trace_id=...):`` binds the pod for the block."""
+class _Scoped:
+    """Restores, on leaving the block, what was bound on entering it."""
 
-    __slots__ = ("_token", "_values")
+    __slots__ = ("_token",)
 
-    def __init__(self, pod: str, node: str = "", profile: str = "", trace_id: str = "") -> None:
-        self._values: _Fields = (pod, node, profile, trace_id)
+    def __init__(self) -> None:
         self._token: Token[_Fields | None] | None = None
-
-    def __enter__(self) -> None:
-        self._token = _current.set(self._values)
 
     def __exit__(
         self,
@@ -92,28 +88,31 @@ class pod_logging:
             self._token = None
 
 
-class node_logging:
+class pod_logging(_Scoped):
+    """``with pod_logging("ns/name", profile=..., trace_id=...):`` binds the pod for the block."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, pod: str, node: str = "", profile: str = "", trace_id: str = "") -> None:
+        super().__init__()
+        self._values: _Fields = (pod, node, profile, trace_id)
+
+    def __enter__(self) -> None:
+        self._token = _current.set(self._values)
+
+
+class node_logging(_Scoped):
     """``with node_logging(node):`` the bound pod's node for the block (a nominated node, say);
     no-op outside a pod. Tasks created in the block keep it."""
 
-    __slots__ = ("_node", "_token")
+    __slots__ = ("_node",)
 
     def __init__(self, node: str) -> None:
+        super().__init__()
         self._node = node
-        self._token: Token[_Fields | None] | None = None
 
     def __enter__(self) -> None:
         values = _current.get()
         if values is not None:
             pod, _, profile, trace_id = values
             self._token = _current.set((pod, self._node, profile, trace_id))
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._token is not None:
-            _current.reset(self._token)
-            self._token = None
