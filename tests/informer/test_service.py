@@ -70,8 +70,9 @@ async def sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
 
 @pytest.fixture
 async def informer(
-    sim: tuple[KubeSim, Path], nats_url: str, bus_prefix: str
+    sim: tuple[KubeSim, Path], nats_url: str, bus_prefix: str, bus_factory: Any
 ) -> AsyncIterator[InformerService]:
+    """The informer stops before ``bus_factory`` deletes the test's streams (it needs them to stop)."""
     _, kubeconfig = sim
     options = InformerOptions(
         nats=nats_url,
@@ -182,3 +183,27 @@ async def test_a_burst_larger_than_one_delta_reaches_the_replica(
         assert follower.bootstraps == 1
     finally:
         task.cancel()
+
+
+async def test_stop_gives_up_on_changes_nats_will_not_store(
+    informer: InformerService,
+    bus_factory: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A stopping informer publishes its last changes only for a bounded time (here the streams are
+    gone, so JetStream never answers): stop() returns instead of retrying for ever."""
+    import ksched_informer.service as informer_service
+
+    from ksched.framework.testing import make_node
+    from tests.fixtures.nats import _delete_streams
+
+    monkeypatch.setattr(informer_service, "FINAL_FLUSH_TIMEOUT", 0.5)
+    await informer.tasks.cancel_all()  # no flush loop: the change below waits for the final flush
+    await _delete_streams(await bus_factory("deleter"))
+    await informer.on_node_event("ADDED", make_node("late-node", allocatable={"cpu": "1", "pods": "10"}))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await informer.stop()
+    assert loop.time() - started < 5
+    assert "last snapshot changes not published" in caplog.text

@@ -64,6 +64,8 @@ from ksched_informer.reflector import DELETED, Reflector, Resource
 from ksched_informer.resources import EVENT_RESOURCE, NODES, OBJECTS, PODS
 
 log = logging.getLogger(__name__)
+FINAL_FLUSH_TIMEOUT = 5.0
+"""Seconds a stopping informer waits for its last deltas and feed messages to be stored."""
 
 
 MAX_OPS_PER_DELTA = 100
@@ -235,8 +237,12 @@ class InformerService:
     async def stop(self) -> None:
         self._stopping = True  # no new assumes while the last changes go out
         await self.tasks.cancel_all()
-        with contextlib.suppress(Exception):
-            await self.flush()
+        try:
+            # The last changes go out if NATS takes them soon; a successor re-lists anyway (new epoch).
+            async with asyncio.timeout(FINAL_FLUSH_TIMEOUT):
+                await self.flush()
+        except Exception as exc:
+            log.warning("stopping: last snapshot changes not published (%r); a successor re-lists", exc)
         if self.elector is not None:
             await self.elector.stop()  # stopped acting: step down, release; a standby takes over
         if self.bus is not None:
