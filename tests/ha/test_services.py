@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from ksched_informer.service import InformerOptions, InformerService
+from ksched_informer.service import InformerService
 from ksched_queue.service import run as run_queue
 from ksched_queue.settings import QueueSettings
 
@@ -24,6 +24,7 @@ from ksched.bus.messages import PendingPod, PendingPodsRequest, PopReply, PopReq
 from ksched.config import default_config
 from ksched.service.leader import ElectionConfig
 from tests.fixtures.nats import BusFactory
+from tests.informer.conftest import informer_options
 
 
 def election(lease: str, identity: str) -> ElectionConfig:
@@ -82,14 +83,8 @@ class Informers:
         self.lost: list[str] = []
 
     async def start(self, identity: str) -> InformerService:
-        options = InformerOptions(
-            nats=self.nats_url,
-            kubeconfig=str(self.kubeconfig),
-            http_host="127.0.0.1",
-            http_port=0,
-            subject_prefix=self.prefix,
-            identity=identity,
-            election=election(self.lease, identity),
+        options = informer_options(
+            self.nats_url, self.kubeconfig, self.prefix, identity, election=election(self.lease, identity)
         )
         service = InformerService(options, default_config())
         service.on_lost_leadership = lambda: self.lost.append(identity)

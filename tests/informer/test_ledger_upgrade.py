@@ -4,12 +4,10 @@ from it, so a placement accepted before the upgrade is neither lost nor decided 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import msgspec
-import pytest
-from ksched_informer.service import InformerOptions, InformerService
+from ksched_informer.service import InformerService
 from ksched_kubesim import KubeSim
 
 from ksched.bus.codec import encode
@@ -17,19 +15,9 @@ from ksched.bus.messages import Placement
 from ksched.bus.streams import legacy_assumed_ledger_bucket
 from ksched.bus.tokens import encode_token
 from ksched.config import default_config
-from tests.fixtures.kubesim import fast_config
 from tests.fixtures.nats import BusFactory
+from tests.informer.conftest import informer_options
 from tests.informer.test_service import node, pod, until
-
-
-@pytest.fixture
-async def sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
-    sim = KubeSim(fast_config())
-    await sim.start()
-    try:
-        yield sim, sim.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        await sim.stop()
 
 
 async def test_informer_restores_assumptions_from_the_old_ledger(
@@ -56,14 +44,7 @@ async def test_informer_restores_assumptions_from_the_old_ledger(
     )
     await legacy.put(encode_token(uid), encode(placement))
 
-    options = InformerOptions(
-        nats=nats_url,
-        kubeconfig=str(kubeconfig),
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix=bus_prefix,
-        identity="informer-upgraded",
-    )
+    options = informer_options(nats_url, kubeconfig, bus_prefix, "informer-upgraded")
     informer = InformerService(options, default_config())
     await informer.start()
     try:

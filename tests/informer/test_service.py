@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from ksched_informer.service import InformerOptions, InformerService
+from ksched_informer.service import InformerService
 from ksched_kubesim import KubeSim
 
 from ksched.bus.bootstrap import fetch_bootstrap
@@ -18,7 +18,7 @@ from ksched.bus.connect import Bus
 from ksched.bus.messages import AssumeReply, AssumeRequest, PendingPod, PendingPodsRequest, Placement
 from ksched.cache.follower import ReplicaFollower
 from ksched.config import default_config
-from tests.fixtures.kubesim import fast_config
+from tests.informer.conftest import informer_options
 
 
 def node(name: str, cpu: str = "2", zone: str = "z1") -> dict[str, Any]:
@@ -59,29 +59,12 @@ async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
 
 
 @pytest.fixture
-async def sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
-    sim = KubeSim(fast_config())
-    await sim.start()
-    try:
-        yield sim, sim.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        await sim.stop()
-
-
-@pytest.fixture
 async def informer(
     sim: tuple[KubeSim, Path], nats_url: str, bus_prefix: str, bus_factory: Any
 ) -> AsyncIterator[InformerService]:
     """The informer stops before ``bus_factory`` deletes the test's streams (it needs them to stop)."""
     _, kubeconfig = sim
-    options = InformerOptions(
-        nats=nats_url,
-        kubeconfig=str(kubeconfig),
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix=bus_prefix,
-        identity="informer-test",
-    )
+    options = informer_options(nats_url, kubeconfig, bus_prefix, "informer-test")
     service = InformerService(options, default_config())
     await service.start()
     try:

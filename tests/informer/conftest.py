@@ -1,0 +1,38 @@
+"""Shared by the informer tests: a kubesim over HTTP, and informer options on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ksched_informer.service import InformerOptions
+from ksched_kubesim import KubeSim
+
+from tests.fixtures.kubesim import fast_config
+
+
+@pytest.fixture
+async def sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
+    sim = KubeSim(fast_config())
+    await sim.start()
+    try:
+        yield sim, sim.write_kubeconfig(tmp_path / "kubeconfig")
+    finally:
+        await sim.stop()
+
+
+def informer_options(
+    nats_url: str, kubeconfig: Path, prefix: str, identity: str, **kw: Any
+) -> InformerOptions:
+    """An informer of ``kubeconfig``'s cluster on ``nats_url``, HTTP on a free loopback port."""
+    return InformerOptions(
+        nats=nats_url,
+        kubeconfig=str(kubeconfig),
+        http_host="127.0.0.1",
+        http_port=0,
+        subject_prefix=prefix,
+        identity=identity,
+        **kw,
+    )
