@@ -5,7 +5,6 @@ NodeDeclaredFeatures ends the default multiPoint, as upstream's (its gate is bet
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,8 +35,8 @@ from ksched.plugins.args import (
     VolumeBindingArgs,
 )
 from ksched.plugins.registry import Registry
+from tests.fidelity import material
 
-FIDELITY_CONFIG = Path("/work/shared/fidelity-public/default-config.yaml")
 CPU_MEMORY = [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
 
 
@@ -330,7 +329,7 @@ def test_default_config_is_the_defaulted_empty_config() -> None:
 
 
 def test_loading_the_fidelity_default_config() -> None:
-    config = load_config(FIDELITY_CONFIG)
+    config = load_config(material("fidelity-public", "default-config.yaml"))
     assert config == expected(
         leader_election=LeaderElectionConfiguration(
             leader_elect=False,

@@ -1,24 +1,20 @@
 """InterPodAffinity alone against the goldens recorded from the real kube-scheduler 1.36.2.
 
-For each ``interpod`` and ``mixed`` scenario of /work/shared/fidelity-public: every node upstream
-found feasible passes this plugin's Filter; the normalized, weighted (x2) scores over the feasible
-nodes equal upstream's per-plugin InterPodAffinity scores; for unschedulable pods, this plugin
-rejects at least as many nodes with each of its reasons as the FailedScheduling message counts
-(other plugins run before it and may have rejected some of them first).
+For each ``interpod``, ``mixed`` and ``configs`` scenario of ``../shared/fidelity-public`` (the latter under
+their own configuration: InterPodAffinity's args and score weight): every node upstream found feasible passes
+this plugin's Filter; the normalized, weighted scores over the feasible nodes equal upstream's per-plugin
+InterPodAffinity scores; for unschedulable pods, this plugin rejects at least as many nodes with each of its
+reasons as the FailedScheduling message counts (other plugins run before it and may have rejected some of
+them first).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
-from ksched.api.core import Namespace, Node, Pod
-from ksched.api.files import load_objects
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.plugins.interpodaffinity.filtering import (
@@ -26,10 +22,10 @@ from ksched.plugins.interpodaffinity.filtering import (
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
 )
-from ksched.plugins.interpodaffinity.testing import plugin_for, snapshot_of
+from tests.fidelity import Scenario, in_categories, load_scenario, scenario_ids
 
-GOLDEN_DIR = Path("/work/shared/fidelity-public")
-WEIGHT = 2  # InterPodAffinity's weight in the default profile
+NAME = "InterPodAffinity"
+CATEGORIES = ("interpod", "mixed", "configs")
 REASONS = (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -37,36 +33,10 @@ REASONS = (
 )
 
 
-def _scenarios() -> list[str]:
-    if not GOLDEN_DIR.is_dir():
-        return []
-    out = []
-    for path in sorted(GOLDEN_DIR.glob("*.expected.json")):
-        golden = json.loads(path.read_text())
-        if {"interpod", "mixed"} & set(golden.get("categories", [])):
-            out.append(path.name.split(".")[0])
-    return out
-
-
-def _load(sid: str) -> tuple[dict[str, Any], list[Node], list[Pod], list[Namespace], Pod]:
-    golden = json.loads((GOLDEN_DIR / f"{sid}.expected.json").read_text())
-    objects = load_objects(GOLDEN_DIR / f"{sid}.yaml", skipped=[])
-    nodes = [o for o in objects if isinstance(o, Node)]
-    namespaces = [o for o in objects if isinstance(o, Namespace)]
-    pods = [o for o in objects if isinstance(o, Pod) and o.status.phase not in ("Succeeded", "Failed")]
-    pending = next(p for p in pods if f"{p.metadata.namespace}/{p.metadata.name}" == golden["pod"])
-    bound = [p for p in pods if p.spec.node_name]
-    return golden, nodes, bound, namespaces, pending
-
-
-@pytest.mark.skipif(not GOLDEN_DIR.is_dir(), reason="fidelity goldens not present")
-@pytest.mark.parametrize("sid", _scenarios())
-def test_matches_upstream_golden(sid: str) -> None:
-    golden, nodes, bound, namespaces, pending = _load(sid)
-    snap = snapshot_of(nodes, bound, namespaces)
-    plugin = plugin_for(snap)
-    state = CycleState()
-    pi = PodInfo(pending)
+def check_golden(scenario: Scenario) -> None:
+    """The plugin's filter verdicts and weighted scores agree with upstream's; raises AssertionError."""
+    golden, snap, plugin = scenario.golden, scenario.cluster.snapshot, scenario.framework.plugin(NAME)
+    state, pi = CycleState(), PodInfo(scenario.pod)
     _, pre = plugin.pre_filter(state, pi, snap.nodes)
     assert pre is None or pre.code.label == "Skip"
     statuses = {ni.name: (plugin.filter(state, pi, ni) if pre is None else None) for ni in snap.nodes}
@@ -84,16 +54,23 @@ def test_matches_upstream_golden(sid: str) -> None:
     if not feasible or golden.get("scoring_skipped"):
         return
     feasible_nodes = [snap.get(n) for n in feasible]
-    want = [golden["scores"][n].get("InterPodAffinity", 0) for n in feasible]
-    if plugin.pre_score(state, pi, feasible_nodes) is not None:
+    want = [golden["scores"][n].get(NAME, 0) for n in feasible]
+    weight = scenario.weight(NAME)
+    if weight == 0 or plugin.pre_score(state, pi, feasible_nodes) is not None:
         assert want == [0] * len(feasible)
         return
     scores = np.array([plugin.score(state, pi, ni) for ni in feasible_nodes], dtype=np.int64)
     plugin.normalize_score(state, pi, feasible_nodes, scores)
-    assert (scores * WEIGHT).tolist() == want
+    assert (scores * weight).tolist() == want, f"weight {weight}"
+
+
+@pytest.mark.parametrize("sid", scenario_ids(keep=in_categories(*CATEGORIES)))
+def test_matches_upstream_golden(sid: str | None) -> None:
+    check_golden(load_scenario(sid))
 
 
 def test_some_scenarios_exercise_the_plugin() -> None:
-    if not GOLDEN_DIR.is_dir():
-        pytest.skip("fidelity goldens not present")
-    assert len(_scenarios()) >= 6
+    ids = [sid for sid in scenario_ids(keep=in_categories("interpod", "mixed")) if sid is not None]
+    if not ids:
+        load_scenario(None)
+    assert len(ids) >= 6
