@@ -9,6 +9,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import aiohttp
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client import ApiClient
 
@@ -127,3 +128,21 @@ async def eventually(check: Callable[[], Any], timeout: float = 60.0, interval: 
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"condition not reached in {timeout}s; last value: {last!r}")
         await asyncio.sleep(interval)
+
+
+async def holder(api: ApiClient, lease: str) -> str:
+    """The process name holding ``lease`` (identities are ``<--id>_<random>``), '' if none."""
+    obj = await client.CoordinationV1Api(api).read_namespaced_lease(lease, "kube-system")
+    identity: str = obj.spec.holder_identity or ""
+    return identity.rsplit("_", 1)[0]
+
+
+async def ready(url: str) -> bool:
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"{url}/readyz", timeout=aiohttp.ClientTimeout(total=2)) as r,
+        ):
+            return r.status == 200
+    except (aiohttp.ClientError, TimeoutError):
+        return False

@@ -11,7 +11,6 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
@@ -22,15 +21,16 @@ from tests.e2e.helpers import (
     create_nodes,
     create_pods,
     eventually,
+    holder,
     node,
     pod,
     pod_nodes,
+    ready,
     running_stack,
 )
 
 pytestmark = pytest.mark.e2e
 
-LEASE_NAMESPACE = "kube-system"
 LEASE_DURATION = 15.0
 RETRY_PERIOD = 2.0
 
@@ -50,24 +50,6 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
         )
     ) as s:
         yield s
-
-
-async def holder(api: ApiClient, lease: str) -> str:
-    """The process name holding ``lease`` (identities are ``<--id>_<random>``), '' if none."""
-    obj = await client.CoordinationV1Api(api).read_namespaced_lease(lease, LEASE_NAMESPACE)
-    identity: str = obj.spec.holder_identity or ""
-    return identity.rsplit("_", 1)[0]
-
-
-async def ready(url: str) -> bool:
-    try:
-        async with (
-            aiohttp.ClientSession() as http,
-            http.get(f"{url}/readyz", timeout=aiohttp.ClientTimeout(total=2)) as r,
-        ):
-            return r.status == 200
-    except (aiohttp.ClientError, TimeoutError):
-        return False
 
 
 async def test_kill_9_of_both_leaders_fails_over_and_loses_nothing(stack: Stack) -> None:

@@ -3,36 +3,39 @@ and the rebuild that makes the queue hold exactly the informer's pending pods.""
 
 from __future__ import annotations
 
-from ksched_queue.core import FeedCursor, FeedVerdict
 from ksched_queue.queued_pod import PodState
 
+from ksched.bus.feed import FeedCursor, FeedVerdict
 from ksched.bus.messages import PendingPodAction, PopRequest
 from tests.queue.helpers import new_core, pending_event, pending_of, pod
 
 
 def test_cursor_applies_in_order_and_skips_redeliveries() -> None:
-    cursor = FeedCursor(epoch="e1", base=10, generation=10, stream_seq=100)
-    assert cursor.check("e1", 11, 101) == FeedVerdict.APPLY
-    assert cursor.check("e1", 11, 102) == FeedVerdict.APPLY  # several messages of one generation
-    assert cursor.check("e1", 14, 103) == FeedVerdict.APPLY  # generations advance by any amount
-    assert cursor.check("e1", 14, 103) == FeedVerdict.SKIP  # redelivered
-    assert cursor.check("e1", 5, 90) == FeedVerdict.SKIP
-    assert (cursor.generation, cursor.stream_seq) == (14, 103)
+    cursor = FeedCursor(epoch="e1", stream_seq=100)
+    assert cursor.check("e1", 101) == FeedVerdict.APPLY
+    assert cursor.check("e1", 102) == FeedVerdict.APPLY
+    assert cursor.check("e1", 102) == FeedVerdict.SKIP  # redelivered
+    assert cursor.check("e1", 90) == FeedVerdict.SKIP
+    assert cursor.stream_seq == 102
 
 
-def test_cursor_skips_messages_the_bootstrap_already_reflects() -> None:
-    """The informer answers a bootstrap with the state at generation 10, and publishes some changes
-    of generations <= 10 only afterwards."""
-    cursor = FeedCursor(epoch="e1", base=10, generation=10, stream_seq=100)
-    assert cursor.check("e1", 9, 101) == FeedVerdict.SKIP
-    assert cursor.check("e1", 10, 102) == FeedVerdict.SKIP
-    assert cursor.check("e1", 11, 103) == FeedVerdict.APPLY
+def test_cursor_applies_every_message_after_the_bootstrap_whatever_its_generation() -> None:
+    """A pod created in a quiet cluster changes no snapshot generation: its event carries the
+    bootstrap's generation and is still news (issue 16: the queue used to skip it)."""
+    cursor = FeedCursor(epoch="e1", stream_seq=100)
+    assert cursor.check("e1", 101) == FeedVerdict.APPLY
 
 
-def test_cursor_wants_a_resync_after_a_gap_a_new_epoch_or_disorder() -> None:
-    assert FeedCursor("e1", 10, 10, 100).check("e1", 11, 102) == FeedVerdict.RESYNC  # seq 101 lost
-    assert FeedCursor("e1", 10, 10, 100).check("e2", 1, 101) == FeedVerdict.RESYNC
-    assert FeedCursor("e1", 10, 12, 100).check("e1", 11, 101) == FeedVerdict.RESYNC
+def test_cursor_wants_a_resync_after_a_gap_or_a_new_epoch() -> None:
+    assert FeedCursor("e1", 100).check("e1", 102) == FeedVerdict.RESYNC  # seq 101 lost
+    assert FeedCursor("e1", 100).check("e2", 101) == FeedVerdict.RESYNC
+
+
+def test_a_cursor_over_some_subjects_allows_gaps_but_not_new_epochs() -> None:
+    cursor = FeedCursor("e1", 100, contiguous=False)
+    assert cursor.check("e1", 105) == FeedVerdict.APPLY
+    assert cursor.check("e1", 103) == FeedVerdict.SKIP
+    assert cursor.check("e2", 106) == FeedVerdict.RESYNC
 
 
 def test_rebuild_reconciles_with_the_pending_list() -> None:
@@ -62,7 +65,7 @@ def test_rebuild_reconciles_with_the_pending_list() -> None:
     for name in ("gone", "gone-flying", "assumed"):
         assert core.state_of(f"uid-{name}") is None
     assert core.leases.of_pod("uid-gone-flying") is None
-    assert (core.cursor.epoch, core.cursor.generation, core.cursor.stream_seq) == ("e2", 50, 7)
+    assert (core.cursor.epoch, core.cursor.stream_seq) == ("e2", 7)
     assert core.bootstrapped
 
 

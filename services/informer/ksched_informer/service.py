@@ -22,7 +22,7 @@ from ksched.api.core import Node, Pod
 from ksched.bus.bootstrap import publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.credentials import NatsCredentials
-from ksched.bus.jetstream import TypedKV, ensure_streams, migrate_kv_bucket, publish
+from ksched.bus.jetstream import TypedKV, ensure_streams, last_sequence, migrate_kv_bucket, publish
 from ksched.bus.messages import (
     Ack,
     AssumeRejectCode,
@@ -119,8 +119,6 @@ class InformerService:
         self._feed: list[tuple[str, Message]] = []
         #: ledger keys of assumptions the watch confirmed or ended, deleted at the next flush
         self._ledger_drops: list[str] = []
-        self._snapshot_seq = 0
-        self._feed_seq = 0
         self._dirty = asyncio.Event()
         self._flush_lock = asyncio.Lock()
         self._stop = asyncio.Event()
@@ -285,44 +283,49 @@ class InformerService:
         if self.bus is None or not self.acting():
             return
         async with self._flush_lock:
-            base, generation, ops = self.cache.take_ops()
-            feed, self._feed = self._feed, []
-            metrics.GENERATION.set(generation)
-            # Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default);
-            # each op advances the generation by one, so each part has its own base..generation.
-            deltas: list[tuple[str, Message]] = []
-            for start in range(0, len(ops), MAX_OPS_PER_DELTA):
-                part = ops[start : start + MAX_OPS_PER_DELTA]
-                delta = SnapshotDelta(
-                    epoch=self.epoch,
-                    base=base + start,
-                    generation=base + start + len(part),
-                    ops=part,
-                    ts=time.time(),
-                )
-                deltas.append((self.subjects.snapshot_delta, delta))
-            if deltas:
-                self._snapshot_seq = await self._publish_in_order(deltas)
-            if feed:
-                self._feed_seq = await self._publish_in_order(feed)
-            drops, self._ledger_drops = self._ledger_drops, []
-            if drops and self.kv is not None:
-                # A delete lost here is harmless: a restarted informer drops entries of bound pods.
-                with contextlib.suppress(Exception):
-                    await self.kv.delete_many(self.bus, drops)
-            self._update_sizes()
+            await self._flush_locked()
 
-    async def _publish_in_order(self, messages: list[tuple[str, Message]]) -> int:
+    async def _flush_locked(self) -> None:
+        """:meth:`flush` under ``_flush_lock``. It takes the ops and feed messages before its first
+        await: state a caller read just before calling it is exactly what it publishes."""
+        assert self.bus is not None
+        base, generation, ops = self.cache.take_ops()
+        feed, self._feed = self._feed, []
+        metrics.GENERATION.set(generation)
+        # Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default);
+        # each op advances the generation by one, so each part has its own base..generation.
+        deltas: list[tuple[str, Message]] = []
+        for start in range(0, len(ops), MAX_OPS_PER_DELTA):
+            part = ops[start : start + MAX_OPS_PER_DELTA]
+            delta = SnapshotDelta(
+                epoch=self.epoch,
+                base=base + start,
+                generation=base + start + len(part),
+                ops=part,
+                ts=time.time(),
+            )
+            deltas.append((self.subjects.snapshot_delta, delta))
+        if deltas:
+            await self._publish_in_order(deltas)
+        if feed:
+            await self._publish_in_order(feed)
+        drops, self._ledger_drops = self._ledger_drops, []
+        if drops and self.kv is not None:
+            # A delete lost here is harmless: a restarted informer drops entries of bound pods.
+            with contextlib.suppress(Exception):
+                await self.kv.delete_many(self.bus, drops)
+        self._update_sizes()
+
+    async def _publish_in_order(self, messages: list[tuple[str, Message]]) -> None:
         """Publish to a stream in order, cheaply: all but the last as core messages in one buffered
         write, the last through JetStream with an ack. The server stores one connection's messages
-        in the order sent, so the last ack confirms the batch; returns its stream sequence."""
+        in the order sent, so the last ack confirms the batch."""
         assert self.bus is not None
         nc = self.bus.nc
         for subject, message in messages[:-1]:
             await nc.publish(subject, encode(message))
         subject, message = messages[-1]
-        ack = await self._publish_retrying(subject, message)
-        return int(ack.seq)
+        await self._publish_retrying(subject, message)
 
     async def _publish_retrying(self, subject: str, message: Message, msg_id: str = "") -> Any:
         assert self.bus is not None
@@ -617,12 +620,21 @@ class InformerService:
             log.info("restored %d assumed placements from the ledger", restored)
 
     # --- bootstrap -------------------------------------------------------------------------------
+    async def _taken_at(self, stream: str) -> int:
+        """The stream sequence a bootstrap is taken at; call under ``_flush_lock`` right after
+        :meth:`_flush_locked`. Every message this informer published before is at or below it, the
+        next flush's are above it, and so are messages of no other epoch that a consumer would have
+        to replay (a previous leader's tail is below it; see docs/bus.md)."""
+        assert self.bus is not None
+        return await last_sequence(self.bus, stream)
+
     async def on_snapshot_bootstrap(self, req: SnapshotBootstrapRequest, _msg: Msg) -> BootstrapReply:
         if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
-        await self.flush()
-        seq = self._snapshot_seq
-        image = image_of(self.cache.snapshot, self.epoch, self.cache.generation)
+        async with self._flush_lock:
+            image = image_of(self.cache.snapshot, self.epoch, self.cache.generation)
+            await self._flush_locked()
+            seq = await self._taken_at(self.subjects.snapshot_stream)
         return await publish_chunks(
             self.bus,
             req.deliver,
@@ -636,20 +648,22 @@ class InformerService:
     async def on_pending_bootstrap(self, req: PendingPodsRequest, _msg: Msg) -> BootstrapReply:
         if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
-        await self.flush()
-        seq = self._feed_seq
         names = set(req.scheduler_names)
-        items = [
-            feeds.pending_pod(pod)
-            for pod in self.cache.pending.values()
-            if not names or pod.spec.scheduler_name in names
-        ]
+        async with self._flush_lock:
+            items = [
+                feeds.pending_pod(pod)
+                for pod in self.cache.pending.values()
+                if not names or pod.spec.scheduler_name in names
+            ]
+            generation = self.cache.generation
+            await self._flush_locked()
+            seq = await self._taken_at(self.subjects.feed_stream)
         return await publish_chunks(
             self.bus,
             req.deliver,
             items,
             epoch=self.epoch,
-            generation=self.cache.generation,
+            generation=generation,
             stream_seq=seq,
             max_chunk_bytes=req.max_chunk_bytes,
         )

@@ -11,9 +11,9 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 
 from ksched.api.core import Pod
+from ksched.bus.feed import FeedCursor
 from ksched.bus.messages import (
     Ack,
     ClusterEventMsg,
@@ -59,43 +59,6 @@ class AckCode:
     LEASE_MISMATCH = "LeaseMismatch"
     POD_UNKNOWN = "PodUnknown"
     ALREADY_QUEUED = "AlreadyQueued"
-
-
-class FeedVerdict(Enum):
-    APPLY = "apply"
-    SKIP = "skip"
-    """Already reflected (a redelivery, or older than the bootstrap)."""
-    RESYNC = "resync"
-    """A message was lost or the informer restarted: rebuild from its pending list."""
-
-
-@dataclass(slots=True)
-class FeedCursor:
-    """Position in the informer's feed: its epoch, the generation of the bootstrap (``base``) and the
-    newest one seen, the last stream sequence applied."""
-
-    epoch: str = ""
-    base: int = 0
-    generation: int = 0
-    stream_seq: int = 0
-
-    def check(self, epoch: str, generation: int, stream_seq: int) -> FeedVerdict:
-        """Judge the next feed message. Feed messages carry the cache generation that includes their
-        change (several messages may share one), and the ordered consumer delivers every message of
-        ``P_feed`` in stream order. A jump in the stream sequence (messages dropped by the stream's
-        limits), a new epoch (a restarted informer) or a generation going back calls for a rebuild;
-        redeliveries and changes the bootstrap already holds (generation <= ``base``) are skipped."""
-        if stream_seq <= self.stream_seq:
-            return FeedVerdict.SKIP
-        if stream_seq != self.stream_seq + 1 or epoch != self.epoch:
-            return FeedVerdict.RESYNC
-        self.stream_seq = stream_seq
-        if generation <= self.base:
-            return FeedVerdict.SKIP
-        if generation < self.generation:
-            return FeedVerdict.RESYNC
-        self.generation = generation
-        return FeedVerdict.APPLY
 
 
 @dataclass(slots=True)
@@ -360,7 +323,7 @@ class QueueCore:
                 self.bad_feed_items += 1
                 report.skipped += 1
                 log.warning("rebuild: skipped a pending pod: %s", exc)
-        self.cursor = FeedCursor(epoch=epoch, base=generation, generation=generation, stream_seq=stream_seq)
+        self.cursor = FeedCursor(epoch=epoch, stream_seq=stream_seq)
         self.bootstrapped = True
         return report
 
@@ -374,8 +337,6 @@ class QueueCore:
             "nominated": len(self.queue.nominator),
             "feed": {
                 "epoch": self.cursor.epoch,
-                "base": self.cursor.base,
-                "generation": self.cursor.generation,
                 "stream_seq": self.cursor.stream_seq,
             },
             "bootstrapped": self.bootstrapped,

@@ -28,6 +28,7 @@ from ksched.bus import jetstream, streams
 from ksched.bus.bootstrap import BootstrapError, fetch_bootstrap
 from ksched.bus.codec import Message, encode
 from ksched.bus.connect import Bus, connect
+from ksched.bus.feed import FeedVerdict
 from ksched.bus.messages import (
     Ack,
     ClusterEventMsg,
@@ -51,7 +52,7 @@ from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
 
 from .clock import Clock, SystemClock
-from .core import FeedVerdict, QueueCore
+from .core import QueueCore
 from .metrics import FEED_RESYNCS, LEASES_EXPIRED, bind_gauges, bind_queue_metrics
 from .settings import QueueSettings, build_core
 from .tracing import QueueTracing
@@ -258,19 +259,16 @@ class QueueService:
             return
         meta = raw.metadata
         assert isinstance(message, PendingPodEvent | ClusterEventMsg)
-        verdict = self.core.cursor.check(message.epoch, message.generation, meta.sequence.stream)
+        verdict = self.core.cursor.check(message.epoch, meta.sequence.stream)
         if verdict == FeedVerdict.SKIP:
             return
         if verdict == FeedVerdict.RESYNC:
             log.warning(
-                "queue: feed broke at stream seq %d (expected %d, epoch %s -> %s, generation %d -> %d); "
-                "rebuilding from the informer",
+                "queue: feed broke at stream seq %d (expected %d, epoch %s -> %s); rebuilding",
                 meta.sequence.stream,
                 self.core.cursor.stream_seq + 1,
                 self.core.cursor.epoch,
                 message.epoch,
-                self.core.cursor.generation,
-                message.generation,
             )
             self._following = False
             self._resync.set()

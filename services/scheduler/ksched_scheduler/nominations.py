@@ -28,6 +28,7 @@ from ksched.api.core import Pod
 from ksched.bus import jetstream
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
+from ksched.bus.feed import FeedCursor, FeedVerdict
 from ksched.bus.messages import PendingPod, PendingPodAction, PendingPodEvent, PendingPodsRequest
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
@@ -108,8 +109,18 @@ class NominationTracker:
 async def follow_nominations(
     bus: Bus, tracker: NominationTracker, scheduler_names: list[str], identity: str
 ) -> None:
-    """Bootstrap from the informer's pending pods, then follow their feed in stream order (runs until
-    cancelled; a failure raises, and the caller's task group restarts it)."""
+    """Bootstrap from the informer's pending pods, then follow their feed in stream order; a new
+    informer epoch on the feed means another bootstrap. Runs until cancelled; a failure raises, and
+    the caller's task group restarts it."""
+    while True:
+        epoch = await _follow_one_epoch(bus, tracker, scheduler_names, identity)
+        log.info("nominations: the informer's epoch %s ended; bootstrapping again", epoch)
+
+
+async def _follow_one_epoch(
+    bus: Bus, tracker: NominationTracker, scheduler_names: list[str], identity: str
+) -> str:
+    """One bootstrap and the feed after it, until a message of another epoch; returns the epoch."""
     reply, items = await fetch_bootstrap(
         bus,
         bus.subjects.pending_bootstrap,
@@ -118,9 +129,16 @@ async def follow_nominations(
         timeout=30.0,
     )
     tracker.load(items)
+    # this consumer reads only the pending-pod subjects of the feed: gaps are other subjects
+    cursor = FeedCursor(epoch=reply.epoch, stream_seq=reply.stream_seq, contiguous=False)
+    ended = asyncio.Event()
 
-    async def on_event(event: PendingPodEvent, _msg: Msg) -> None:
-        tracker.on_event(event)
+    async def on_event(event: PendingPodEvent, msg: Msg) -> None:
+        verdict = cursor.check(event.epoch, msg.metadata.sequence.stream)
+        if verdict == FeedVerdict.APPLY:
+            tracker.on_event(event)
+        elif verdict == FeedVerdict.RESYNC:
+            ended.set()
 
     sub = await jetstream.subscribe_ordered(
         bus,
@@ -132,7 +150,8 @@ async def follow_nominations(
         kind="feed",
     )
     try:
-        await asyncio.Event().wait()
+        await ended.wait()
+        return reply.epoch
     finally:
         with contextlib.suppress(Exception):
             await sub.unsubscribe()

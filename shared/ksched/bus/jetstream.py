@@ -156,6 +156,12 @@ async def _await_replicas(bus: Bus, stream: str, replicas: int, timeout: float =
         await asyncio.sleep(0.1)
 
 
+async def last_sequence(bus: Bus, stream: str) -> int:
+    """The stream's last sequence (0 when empty): a position every later message is after."""
+    info = await bus.js.stream_info(stream)
+    return int(info.state.last_seq or 0)
+
+
 async def publish(
     bus: Bus,
     subject: str,

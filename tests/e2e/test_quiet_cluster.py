@@ -1,0 +1,97 @@
+"""What a newcomer does first: start the stack, wait until it is ready, create one ordinary pod, and
+nothing else changes in the cluster. The pod is bound; so is one created right after a restart of the
+queue, of a scheduler replica, and after the leading informer is killed and its standby takes over
+(short Lease timings). Each case has a stack of its own, so each pod is created while nothing else
+happens in the cluster."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client import ApiClient
+
+from ksched.launcher.stack import Stack, StackOptions
+from tests.e2e.helpers import eventually, holder, pod, ready, running_stack
+
+pytestmark = pytest.mark.e2e
+
+ELECTION = {
+    "KSCHED_LEADER_ELECT_LEASE_DURATION": "3s",
+    "KSCHED_LEADER_ELECT_RENEW_DEADLINE": "2s",
+    "KSCHED_LEADER_ELECT_RETRY_PERIOD": "1s",
+}
+
+
+@pytest.fixture
+async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    async with running_stack(
+        StackOptions(
+            workdir=tmp_path_factory.mktemp("quiet"),
+            nodes=5,
+            informers=2,
+            schedulers=2,
+            binders=1,
+            extra_env=ELECTION,
+        )
+    ) as s:
+        yield s
+
+
+async def _bound(api: ApiClient, name: str, timeout: float = 30.0) -> str:
+    v1 = client.CoreV1Api(api)
+    await v1.create_namespaced_pod("default", pod(name))
+
+    async def node_of() -> str:
+        return str((await v1.read_namespaced_pod(name, "default")).spec.node_name or "")
+
+    return str(await eventually(node_of, timeout=timeout))
+
+
+async def test_a_pod_created_in_a_quiet_cluster_is_bound(api: ApiClient) -> None:
+    assert await _bound(api, "first")
+
+
+async def _debug(stack: Stack, name: str) -> dict[str, Any]:
+    async with aiohttp.ClientSession() as http, http.get(f"{stack.http_url(name)}/debug") as r:
+        state: dict[str, Any] = await r.json()
+        return state
+
+
+async def test_a_pod_created_right_after_a_queue_restart_is_bound(stack: Stack, api: ApiClient) -> None:
+    await stack.kill("queue", signal.SIGKILL)
+    await stack.restart("queue")  # ready as a standby; it leads once the killed one's Lease expires
+
+    async def bootstrapped() -> bool:
+        return bool((await _debug(stack, "queue"))["bootstrapped"])
+
+    await eventually(bootstrapped, timeout=30)
+    assert await _bound(api, "after-queue-restart")
+
+
+async def test_a_pod_created_right_after_a_scheduler_restart_is_bound(stack: Stack, api: ApiClient) -> None:
+    for name in ("scheduler-0", "scheduler-1"):
+        await stack.kill(name, signal.SIGKILL)
+    await stack.restart("scheduler-0")
+    assert await _bound(api, "after-scheduler-restart")
+    await stack.restart("scheduler-1")
+
+
+async def test_a_pod_created_right_after_an_informer_failover_is_bound(stack: Stack, api: ApiClient) -> None:
+    leader = await holder(api, "ksched-informer")
+    standby = next(n for n in ("informer-0", "informer-1") if n != leader)
+    await stack.kill(leader, signal.SIGKILL)
+
+    async def queue_follows_the_standby() -> bool:
+        if await holder(api, "ksched-informer") != standby or not await ready(stack.http_url(standby)):
+            return False
+        epoch = (await _debug(stack, standby))["epoch"]
+        return bool((await _debug(stack, "queue"))["feed"]["epoch"] == epoch)
+
+    await eventually(queue_follows_the_standby, timeout=30)
+    assert await _bound(api, "after-informer-failover")
+    await stack.restart(leader)
