@@ -3,4 +3,5 @@
 pytest_plugins = [
     "tests.fixtures.nats",
     "tests.fixtures.kubesim",
+    "tests.fixtures.repairs",
 ]

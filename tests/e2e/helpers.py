@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -30,15 +31,34 @@ async def kube_api(kubeconfig: str) -> AsyncIterator[ApiClient]:
         await api.close()
 
 
+REPAIRED = "ksched_queue_repaired_pods_total"
+
+
 @contextlib.asynccontextmanager
 async def running_stack(options: StackOptions) -> AsyncIterator[Stack]:
-    """A Stack started with ``options``, stopped on the way out."""
+    """A Stack started with ``options``, stopped on the way out. Its queues compare themselves with the
+    informer every 2 s (unless ``options`` say otherwise), and a queue that had to add back a pod it
+    lost (``ksched_queue_repaired_pods_total`` above 0) fails the test."""
+    if options.repair_interval is None:
+        options = dataclasses.replace(options, repair_interval="2s")
     stack = Stack(options)
     await stack.start()
     try:
         yield stack
+        queues = [name for name, proc in stack.procs.items() if proc.service == "queue"]
+        repaired = {name: await queue_repairs(stack, name) for name in queues}
+        assert not any(repaired.values()), f"the queue's safety net had to add back lost pods: {repaired}"
     finally:
         await stack.stop()
+
+
+async def queue_repairs(stack: Stack, name: str) -> float:
+    """``ksched_queue_repaired_pods_total`` of a running queue (0 for one that is not running)."""
+    if not stack.procs[name].running:
+        return 0.0
+    async with aiohttp.ClientSession() as http, http.get(f"{stack.http_url(name)}/metrics") as r:
+        text = await r.text()
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(REPAIRED + " "))
 
 
 def node(

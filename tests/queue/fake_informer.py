@@ -69,7 +69,7 @@ class FakeInformer:
             self.pending.pop(pending.uid, None)
         else:
             self.pending[pending.uid] = pending
-        self.generation += 1
+        # as the real informer: a pending pod's change is no snapshot change (its generation stays)
         message = PendingPodEvent(
             action=action, pod=pending, reason=reason, epoch=self.epoch, generation=self.generation
         )

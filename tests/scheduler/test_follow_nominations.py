@@ -50,3 +50,34 @@ async def test_bootstrap_then_feed(bus_factory: BusFactory) -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def test_a_new_informer_epoch_means_a_new_bootstrap(bus_factory: BusFactory) -> None:
+    """Issue 16's review of every feed consumer: after an informer failover the follower would apply
+    the new leader's events on top of the old leader's state; it bootstraps again instead, so a pod
+    deleted while no informer led stops being nominated."""
+    informer = FakeInformer(await bus_factory(name="informer"))
+    await informer.start()
+    a, b = nominated("a", "node-1"), nominated("b", "node-2")
+    informer.list_pending(a, b)
+    nominator = Nominator()
+    bus = await bus_factory(name="scheduler")
+    task = asyncio.create_task(
+        follow_nominations(bus, NominationTracker(nominator), ["default-scheduler"], "scheduler-test")
+    )
+    try:
+        await until(lambda: nominator.node_of(a.metadata.uid) == "node-1")
+        informer.epoch = "epoch-2"  # a new leader, whose list no longer holds a
+        informer.list_pending(b)
+        c = nominated("c", "node-3")
+        await informer.pod(PendingPodAction.ADD, c)
+        await until(lambda: nominator.node_of(a.metadata.uid) is None)
+        assert informer.bootstraps == 2
+        assert nominator.node_of(b.metadata.uid) == "node-2"
+        await informer.pod(PendingPodAction.UPDATE, nominated("b", "node-4", b.metadata.uid))
+        await until(lambda: nominator.node_of(b.metadata.uid) == "node-4")
+        assert nominator.node_of(c.metadata.uid) == "node-3"  # in the new bootstrap or applied after it
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

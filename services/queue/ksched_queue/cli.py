@@ -48,6 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="unschedulable pods are retried after this long at the latest (upstream flag, default 5m)",
     )
+    group.add_argument(
+        "--repair-interval",
+        type=_duration,
+        default=60.0,
+        metavar="DURATION",
+        help="how often the queue compares its pods with the informer's pending pods and adds back any it "
+        "lost (Go duration, default 1m0s)",
+    )
     return parser
 
 
@@ -61,6 +69,7 @@ def main(argv: Sequence[str]) -> int:
             options,
             lease_seconds=ns.lease_duration,
             pod_max_in_unschedulable=ns.pod_max_in_unschedulable_pods_duration,
+            repair_interval=ns.repair_interval,
         )
         election = election_config(
             ns,

@@ -82,6 +82,8 @@ class QueueCore:
         """``(pod, lease, scheduler id)`` for every pod handed out (the queue's trace events)."""
         self.on_event_handled: EventObserver | None = None
         """Informer events handled, by upstream's label (scheduler_event_handling_duration_seconds)."""
+        self._removed_during_repair: dict[str, int] | None = None
+        """uid -> stream seq of the feed removals applied since :meth:`begin_repair` (None: no repair)."""
 
     # --- scheduler replicas ---------------------------------------------------------------------------
     def pop(self, request: PopRequest) -> list[LeasedPod]:
@@ -214,6 +216,7 @@ class QueueCore:
         another scheduler it never knew) or has no upstream counterpart (the cache's assume)."""
         pending = message.pod
         if pending.scheduler_name not in self.queue.profiles:
+            self._removed(pending.uid)
             if message.action == PendingPodAction.DELETE or self.queue.get(pending.uid) is not None:
                 return self._drop(pending.uid, bound=message.reason == BOUND_REASON) is not None
             return False
@@ -223,9 +226,11 @@ class QueueCore:
             elif message.action == PendingPodAction.UPDATE:
                 self._upsert(pending, message.generation, update=True)
             elif message.reason == ASSUMED_REASON:
+                self._removed(pending.uid)
                 self.queue.assumed_by_cache(pending.uid)
                 return False
             else:
+                self._removed(pending.uid)
                 self._drop(pending.uid, bound=message.reason == BOUND_REASON)
         except PodDecodeError as exc:
             self.bad_feed_items += 1
@@ -257,6 +262,40 @@ class QueueCore:
             self.queue.update(pending, generation)
         else:
             self.queue.add(pending, generation)
+
+    def _removed(self, uid: str) -> None:
+        if self._removed_during_repair is not None:
+            self._removed_during_repair[uid] = self.cursor.stream_seq
+
+    # --- the safety net -------------------------------------------------------------------------------
+    def begin_repair(self) -> None:
+        """Start recording the pods the feed takes out of the queue; call before asking the informer
+        for its pending pods, so every removal after the list's stream sequence is recorded."""
+        self._removed_during_repair = {}
+
+    def repair(
+        self, epoch: str, stream_seq: int, generation: int, listed: list[PendingPod]
+    ) -> list[PendingPod] | None:
+        """Add back the pods the informer listed as pending at ``stream_seq`` that the queue does not
+        hold and the feed did not remove after that sequence; returns them. None when the lists
+        cannot be compared: another epoch, or the feed not applied up to ``stream_seq`` yet."""
+        removed, self._removed_during_repair = self._removed_during_repair, None
+        if removed is None or epoch != self.cursor.epoch or self.cursor.stream_seq < stream_seq:
+            return None
+        repaired: list[PendingPod] = []
+        for pending in listed:
+            if pending.scheduler_name not in self.queue.profiles or self.queue.get(pending.uid) is not None:
+                continue
+            if removed.get(pending.uid, 0) > stream_seq:
+                continue  # bound, assumed or deleted after the list was taken
+            try:
+                self._upsert(pending, generation)
+            except PodDecodeError as exc:
+                self.bad_feed_items += 1
+                log.warning("repair: skipped a pending pod: %s", exc)
+                continue
+            repaired.append(pending)
+        return repaired
 
     def _drop(self, uid: str, *, bound: bool) -> QueuedPod | None:
         self.leases.release_pod(uid)
@@ -324,6 +363,7 @@ class QueueCore:
                 report.skipped += 1
                 log.warning("rebuild: skipped a pending pod: %s", exc)
         self.cursor = FeedCursor(epoch=epoch, stream_seq=stream_seq)
+        self._removed_during_repair = None  # a repair under way compares with what the rebuild replaced
         self.bootstrapped = True
         return report
 

@@ -45,6 +45,12 @@ LEASES_EXPIRED = Counter(
     "Leases that ran out before their replica ended them; their pods went back to the active queue.",
 )
 
+REPAIRED_PODS = Counter(
+    "ksched_queue_repaired_pods_total",
+    "Pods the informer listed as pending that the queue had lost, found by the periodic comparison "
+    "and added back (should stay 0: any other value is a bug worth reporting).",
+)
+
 EVENT_HANDLING_DURATION = Histogram(
     "scheduler_event_handling_duration_seconds",
     "Event handling latency in seconds.",

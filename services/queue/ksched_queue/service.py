@@ -31,6 +31,7 @@ from ksched.bus.connect import Bus, connect
 from ksched.bus.feed import FeedVerdict
 from ksched.bus.messages import (
     Ack,
+    BootstrapReply,
     ClusterEventMsg,
     DoneRequest,
     LeaseRenewReply,
@@ -53,7 +54,7 @@ from ksched.tracing import Tracer
 
 from .clock import Clock, SystemClock
 from .core import QueueCore
-from .metrics import FEED_RESYNCS, LEASES_EXPIRED, bind_gauges, bind_queue_metrics
+from .metrics import FEED_RESYNCS, LEASES_EXPIRED, REPAIRED_PODS, bind_gauges, bind_queue_metrics
 from .settings import QueueSettings, build_core
 from .tracing import QueueTracing
 
@@ -95,6 +96,7 @@ class QueueService:
         self.tasks.spawn("backoff-flush", self._backoff_flush_loop, restart=True)
         self.tasks.spawn("unschedulable-flush", self._unschedulable_flush_loop, restart=True)
         self.tasks.spawn("lease-reaper", self._lease_loop, restart=True)
+        self.tasks.spawn("repair", self._repair_loop, restart=True, pause=self.settings.repair_interval)
 
     async def stop(self) -> None:
         await self.tasks.cancel_all()
@@ -196,23 +198,62 @@ class QueueService:
                 continue
             await self._resync.wait()
 
-    async def _bootstrap_and_follow(self) -> None:
-        await self._unfollow()
-        bus = self.bus
-        names = self.settings.profile_names
-        started = time.monotonic()
+    async def _fetch_pending(self) -> tuple[BootstrapReply, list[PendingPod]]:
+        """The informer's pending pods of this queue's profiles, and the stream sequence they are at."""
         reply, items = await fetch_bootstrap(
-            bus,
-            bus.subjects.pending_bootstrap,
+            self.bus,
+            self.bus.subjects.pending_bootstrap,
             lambda inbox: PendingPodsRequest(
-                requester=self.settings.identity, deliver=inbox, scheduler_names=names
+                requester=self.settings.identity, deliver=inbox, scheduler_names=self.settings.profile_names
             ),
             PendingPod,
             timeout=self.settings.bootstrap_timeout,
         )
-        report = self.core.rebuild(
-            reply.epoch, reply.generation, reply.stream_seq, cast(list[PendingPod], items)
-        )
+        return reply, cast(list[PendingPod], items)
+
+    async def _repair_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.repair_interval)
+            if self.core.bootstrapped and self._following and self.acting():
+                try:
+                    await self.repair()
+                except _BOOTSTRAP_FAILURES as exc:  # the informer is away: the next round retries
+                    log.info("queue: repair skipped, the informer's pending pods are unavailable: %s", exc)
+
+    async def repair(self, catch_up: float = 10.0) -> int | None:
+        """The safety net: compare the queue with the informer's pending pods and add back any pod
+        the queue lost (logged, counted in ``ksched_queue_repaired_pods_total``). Returns how many,
+        or None when the comparison could not be made this time (the feed did not catch up with
+        the list within ``catch_up`` seconds, or the informer changed)."""
+        self.core.begin_repair()
+        reply, items = await self._fetch_pending()
+        deadline = time.monotonic() + catch_up
+        while self.core.cursor.stream_seq < reply.stream_seq and time.monotonic() < deadline:
+            if self.core.cursor.epoch != reply.epoch:
+                break
+            await asyncio.sleep(0.05)
+        repaired = self.core.repair(reply.epoch, reply.stream_seq, reply.generation, items)
+        if repaired is None:
+            return None
+        for pending in repaired:
+            log.warning(
+                "queue: pod %s/%s (uid %s) is pending in the informer but the queue had lost it; added "
+                "back (safety net, ksched_queue_repaired_pods_total)",
+                pending.namespace,
+                pending.name,
+                pending.uid,
+            )
+        if repaired:
+            REPAIRED_PODS.inc(len(repaired))
+            self._wake()
+        return len(repaired)
+
+    async def _bootstrap_and_follow(self) -> None:
+        await self._unfollow()
+        bus = self.bus
+        started = time.monotonic()
+        reply, items = await self._fetch_pending()
+        report = self.core.rebuild(reply.epoch, reply.generation, reply.stream_seq, items)
         self.resyncs += 1
         FEED_RESYNCS.inc()
         self._wake()

@@ -45,6 +45,8 @@ class QueueSettings:
     lease_check_interval: float = 0.5
     bootstrap_timeout: float = 30.0
     bootstrap_retry: float = 1.0
+    repair_interval: float = 60.0
+    """How often the queue compares what it holds with the informer's pending pods (the safety net)."""
     max_pop_wait: float = 30.0
     """Upper bound on a PopRequest's long poll, whatever it asks for."""
     nats_initial_timeout: float | None = None
@@ -78,6 +80,7 @@ class QueueSettings:
         *,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
+        repair_interval: float = 60.0,
     ) -> QueueSettings:
         """Settings from the common flags; ``--config`` is loaded (upstream defaults without it).
         Raises :class:`ksched.config.ConfigError` for a bad configuration."""
@@ -88,8 +91,11 @@ class QueueSettings:
             raise ValueError(
                 f"--pod-max-in-unschedulable-pods-duration must be positive, got {pod_max_in_unschedulable} s"
             )
+        if repair_interval <= 0:
+            raise ValueError(f"--repair-interval must be positive, got {repair_interval} s")
         return cls(
             scheduler_config=config,
+            repair_interval=repair_interval,
             nats=options.nats,
             subject_prefix=options.subject_prefix,
             identity=options.identity,

@@ -82,6 +82,8 @@ class StackOptions:
     log_format: str = "text"
     """``text`` or ``json`` (one JSON object per line, docs/metrics.md "Logs") for every service."""
     extra_env: dict[str, str] = field(default_factory=dict)
+    repair_interval: str | None = None
+    """The queues' ``--repair-interval`` (Go duration; None: the queue's default)."""
 
 
 class Stack:
@@ -143,8 +145,9 @@ class Stack:
             await self._start_kubesim(timeout)
         for name in _names("informer", self.options.informers):
             self._service(name, "informer")
+        repair = ["--repair-interval", self.options.repair_interval] if self.options.repair_interval else []
         for name in _names("queue", self.options.queues):
-            self._service(name, "queue")
+            self._service(name, "queue", repair)
         for i in range(self.options.schedulers):
             self._service(f"scheduler-{i}", "scheduler")
         for i in range(self.options.binders):
