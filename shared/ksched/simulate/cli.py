@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -14,6 +15,7 @@ from ksched.config import ConfigError, default_config, load_config
 from ksched.config.profile import build_frameworks, missing_plugins
 from ksched.extenders import ExtenderConfigError, HTTPExtenders
 from ksched.framework.algorithm import ScheduleAlgorithm
+from ksched.progress import Advance, progress_bar
 from ksched.simulate.cluster import build_cluster
 from ksched.simulate.output import to_json, to_table
 from ksched.simulate.runner import PodOutcome, Simulation
@@ -70,23 +72,30 @@ def main(argv: Sequence[str]) -> int:
         return 2
     algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=args.seed)
     simulation = Simulation(cluster, frameworks, algorithm)
-    if extenders:
-        for fw in frameworks.values():
-            fw.extenders = extenders.extenders
-        outcomes = asyncio.run(_run_with_extenders(simulation, extenders))
-    else:
-        outcomes = simulation.run()
-    if args.output == "json":
-        sys.stdout.buffer.write(to_json(outcomes) + b"\n")
-    else:
-        print(to_table(outcomes))
+    with progress_bar(len(cluster.pending), "scheduling") as advance:
+        if extenders:
+            for fw in frameworks.values():
+                fw.extenders = extenders.extenders
+            outcomes = asyncio.run(_run_with_extenders(simulation, extenders, advance))
+        else:
+            outcomes = simulation.run(advance)
+    try:
+        if args.output == "json":
+            sys.stdout.buffer.write(to_json(outcomes) + b"\n")
+        else:
+            sys.stdout.write(to_table(outcomes))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
-async def _run_with_extenders(simulation: Simulation, extenders: HTTPExtenders) -> list[PodOutcome]:
+async def _run_with_extenders(
+    simulation: Simulation, extenders: HTTPExtenders, advance: Advance
+) -> list[PodOutcome]:
     """Run the simulation calling the configured extenders (their Filter, Prioritize and preempt
     verbs; nothing is bound, so bindVerb is not called)."""
     try:
-        return await simulation.run_async()
+        return await simulation.run_async(advance)
     finally:
         await extenders.close()

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import shutil
+import sys
 from collections.abc import Sequence
 
 import msgspec
+from rich import box
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
 
 from ksched.simulate.runner import PodOutcome
 
@@ -14,33 +22,82 @@ def to_json(outcomes: Sequence[PodOutcome]) -> bytes:
     return msgspec.json.format(msgspec.json.encode(doc), indent=2)
 
 
-def to_table(outcomes: Sequence[PodOutcome], top: int = 5) -> str:
-    lines: list[str] = []
+def to_table(outcomes: Sequence[PodOutcome], top: int = 5, width: int | None = None) -> str:
+    """Per pod: the decision, the ``top`` nodes by total with each plugin's weighted score, the
+    rejected nodes grouped by plugin and reason, and the FailedScheduling message; aligned for a
+    terminal of ``width`` columns (default: the terminal's, or 120 when not a terminal)."""
+    console = Console(width=width or _width(), record=True, file=io.StringIO(), color_system=None)
     for o in outcomes:
-        if o.node:
-            lines.append(f"{o.pod}  ->  {o.node}")
-        elif o.gated_by:
-            lines.append(f"{o.pod}  gated by {o.gated_by}")
-        elif o.nominated:
-            lines.append(
-                f"{o.pod}  nominated to {o.nominated} (preempting {', '.join(o.victims or []) or 'nothing'})"
-            )
-        else:
-            lines.append(f"{o.pod}  unschedulable")
+        console.print(Text(f"{o.pod}  {_decision(o)}", style="bold"))
         if o.totals:
-            best = sorted(o.totals.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-            lines.append(f"  top scores ({len(o.totals)} feasible):")
-            for node, total in best:
-                parts = ", ".join(f"{pl} {v}" for pl, v in sorted(o.scores.get(node, {}).items()) if v)
-                lines.append(f"    {node:<32} {total:>5}   {parts}")
+            console.print(Padding(_score_table(o, top), (0, 0, 0, 2)))
+        elif o.node:
+            console.print("  scoring skipped: one feasible node")
         if o.filter:
-            by_plugin: dict[str, int] = {}
-            for entry in o.filter.values():
-                plugin = str(entry.get("plugin") or "-")
-                by_plugin[plugin] = by_plugin.get(plugin, 0) + 1
-            summary = ", ".join(f"{p} {n}" for p, n in sorted(by_plugin.items()))
-            lines.append(f"  filtered out: {len(o.filter)} node(s) ({summary})")
+            console.print(Padding(_rejections(o), (0, 0, 0, 2)))
         if o.message:
-            lines.append(f"  message: {o.message}")
-        lines.append("")
-    return "\n".join(lines)
+            console.print(Padding(Text(f"message: {o.message}"), (0, 0, 0, 2)))
+        console.print()
+    lines = [line.rstrip() for line in console.export_text().splitlines()]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _width() -> int:
+    return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+
+
+def _decision(o: PodOutcome) -> str:
+    if o.node:
+        return f"-> {o.node}"
+    if o.gated_by:
+        return f"gated by {o.gated_by}"
+    if o.nominated:
+        return f"nominated to {o.nominated} (preempting {', '.join(o.victims or []) or 'nothing'})"
+    return "unschedulable"
+
+
+def _score_table(o: PodOutcome, top: int) -> Table:
+    best = sorted(o.totals.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    plugins = sorted({pl for node, _ in best for pl, v in o.scores.get(node, {}).items() if v})
+    table = Table(
+        title=f"top {len(best)} of {len(o.totals)} feasible node(s), weighted scores",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 1),
+        pad_edge=False,
+    )
+    table.add_column("node", no_wrap=True)
+    table.add_column("total", justify="right")
+    for plugin in plugins:
+        table.add_column(plugin, justify="right")
+    for node, total in best:
+        scores = o.scores.get(node, {})
+        mark = " *" if node == o.node else ""
+        table.add_row(f"{node}{mark}", str(total), *(str(scores.get(pl, 0)) for pl in plugins))
+    return table
+
+
+def _rejections(o: PodOutcome) -> Table:
+    groups: dict[tuple[str, str], list[str]] = {}
+    for node, entry in o.filter.items():
+        plugin = str(entry.get("plugin") or "-")
+        reasons = entry.get("reasons")
+        for reason in reasons if isinstance(reasons, list) and reasons else [""]:
+            groups.setdefault((plugin, str(reason)), []).append(node)
+    table = Table(
+        title=f"{len(o.filter)} node(s) filtered out",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 1),
+        pad_edge=False,
+    )
+    table.add_column("plugin", no_wrap=True)
+    table.add_column("reason", min_width=24, ratio=3)
+    table.add_column("nodes", justify="right", no_wrap=True)
+    table.add_column("e.g.", overflow="ellipsis", no_wrap=True, ratio=2, max_width=50)
+    for (plugin, reason), nodes in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shown = ", ".join(sorted(nodes)[:3]) + (", ..." if len(nodes) > 3 else "")
+        table.add_row(plugin, reason, str(len(nodes)), shown)
+    return table

@@ -4,7 +4,7 @@ placement assumed before the next pod; PostFilter (preemption) applied as if it 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -100,14 +100,26 @@ class Simulation:
             if pod.status.nominated_node_name:
                 self.nominator.add(PodInfo(pod), pod.status.nominated_node_name)
 
-    def run(self) -> list[PodOutcome]:
-        first = next(iter(self.frameworks.values()))
-        return [self.schedule_one(pod) for pod in queue_order(self.cluster.pending, first)]
+    def run(self, advance: Callable[[int], None] | None = None) -> list[PodOutcome]:
+        """Every pending pod in queue order; ``advance(1)`` after each (a progress bar)."""
+        out = []
+        for pod in self._ordered():
+            out.append(self.schedule_one(pod))
+            if advance is not None:
+                advance(1)
+        return out
 
-    async def run_async(self) -> list[PodOutcome]:
+    async def run_async(self, advance: Callable[[int], None] | None = None) -> list[PodOutcome]:
         """:meth:`run` consulting the frameworks' extenders (their HTTP calls are awaited)."""
-        first = next(iter(self.frameworks.values()))
-        return [await self.schedule_one_async(pod) for pod in queue_order(self.cluster.pending, first)]
+        out = []
+        for pod in self._ordered():
+            out.append(await self.schedule_one_async(pod))
+            if advance is not None:
+                advance(1)
+        return out
+
+    def _ordered(self) -> list[Pod]:
+        return queue_order(self.cluster.pending, next(iter(self.frameworks.values())))
 
     def schedule_one(self, pod: Pod) -> PodOutcome:
         fw = self.frameworks[pod.spec.scheduler_name]
