@@ -25,9 +25,9 @@ def _utc(moment: Moment) -> datetime:
 
 def rfc3339(moment: Moment = None) -> str:
     """``metav1.Time`` text: UTC, whole seconds (the fraction is dropped, as the API server does)."""
-    return _utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _utc(moment).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def micro_time(moment: Moment = None) -> str:
     """``metav1.MicroTime`` text: UTC with six fractional digits."""
-    return _utc(moment).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _utc(moment).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

@@ -30,6 +30,7 @@ def test_datetimes_are_converted_to_utc() -> None:
     assert micro_time(plus_two) == "2026-01-01T00:00:00.000005Z"
     assert rfc3339(plus_two) == "2026-01-01T00:00:00Z"
     assert micro_time(datetime(2026, 1, 1)) == "2026-01-01T00:00:00.000000Z", "naive means UTC"
+    assert micro_time(datetime(999, 1, 1, tzinfo=UTC)) == "0999-01-01T00:00:00.000000Z", "four-digit years"
 
 
 def test_now_by_default() -> None:
