@@ -22,6 +22,7 @@ from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_valu
 from .events_api import core_to_events, events_to_core
 from .events_api import validate as validate_event
 from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffix, rfc3339
+from .params import query_int64
 from .resources import BY_KEY, RESOURCES, ResourceType
 from .selectors import FieldSelector, LabelSelector
 from .store import Entry, Store, Table, View, encode_body, with_kind
@@ -47,13 +48,7 @@ class DeleteOptions:
     @classmethod
     def from_request(cls, query: dict[str, str], body: JSON | None) -> DeleteOptions:
         opts = cls()
-        if "gracePeriodSeconds" in query:
-            try:
-                opts.grace_period = int(query["gracePeriodSeconds"])
-            except ValueError:
-                raise errors.bad_request(
-                    f'strconv.ParseInt: parsing "{query["gracePeriodSeconds"]}": invalid syntax'
-                ) from None
+        opts.grace_period = query_int64(query, "gracePeriodSeconds")
         opts.dry_run = query.get("dryRun") == "All"
         if body:
             opts.merge(body)
