@@ -224,6 +224,7 @@ class ApiServer:
         rt = req.rt
         verb = self._verb(request, req)
         request[_COUNTED] = (verb, req)
+        self.metrics.observe_client(request.headers.get("User-Agent", ""), verb, rt, req.subresource)
         if req.subresource is None and verb not in rt.verbs:
             raise errors.method_not_allowed()
         if method == "GET":
