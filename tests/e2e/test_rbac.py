@@ -20,8 +20,10 @@ from ksched.launcher.stack import Stack, StackOptions
 from tests.deploy.rbac import Grant, grants_of
 from tests.deploy.test_manifests import render
 from tests.e2e.helpers import (
+    claim,
     create_nodes,
     create_pods,
+    create_wffc_storage,
     eventually,
     kube_api,
     node,
@@ -33,7 +35,6 @@ from tests.e2e.helpers import (
 pytestmark = pytest.mark.e2e
 
 SERVICES = ("informer", "queue", "scheduler", "binder")
-HOSTNAME = "kubernetes.io/hostname"
 _SAMPLE = re.compile(r"^kubesim_client_requests_total\{(?P<labels>[^}]*)\} (?P<count>\S+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 #: calls the scenario must show (so the check below cannot pass by seeing nothing)
@@ -94,40 +95,12 @@ async def _priority_classes(api: ApiClient) -> None:
 
 
 async def _volumes(api: ApiClient) -> None:
-    """A WaitForFirstConsumer class with a local PV on rbac-b, and one with a provisioner."""
-    core, storage = client.CoreV1Api(api), client.StorageV1Api(api)
-    for name, provisioner in (
-        ("rbac-local", "kubernetes.io/no-provisioner"),
-        ("rbac-csi", "csi.example.com"),
-    ):
-        storage_class: Any = {
-            "metadata": {"name": name},
-            "provisioner": provisioner,
-            "volumeBindingMode": "WaitForFirstConsumer",
-        }
-        await storage.create_storage_class(storage_class)
-    term = {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": ["rbac-b"]}]}
-    local_pv: Any = {
-        "metadata": {"name": "rbac-local-b"},
-        "spec": {
-            "capacity": {"storage": "10Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "rbac-local",
-            "local": {"path": "/mnt/disks/ssd1"},
-            "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
-        },
-    }
-    await core.create_persistent_volume(local_pv)
+    """A WaitForFirstConsumer class with a local PV on rbac-b, one with a provisioner, a claim of each."""
+    await create_wffc_storage(api, "rbac-local", "rbac-csi", local_pv="rbac-local-b", pv_node="rbac-b")
     for claim_name, class_name in (("rbac-db", "rbac-local"), ("rbac-cache", "rbac-csi")):
-        claim: Any = {
-            "metadata": {"name": claim_name, "namespace": "default"},
-            "spec": {
-                "accessModes": ["ReadWriteOnce"],
-                "storageClassName": class_name,
-                "resources": {"requests": {"storage": "1Gi"}},
-            },
-        }
-        await core.create_namespaced_persistent_volume_claim("default", claim)
+        await client.CoreV1Api(api).create_namespaced_persistent_volume_claim(
+            "default", claim(claim_name, class_name, "1Gi")
+        )
 
 
 def _with_claim(name: str, claim_name: str) -> dict[str, Any]:
