@@ -6,6 +6,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.api.timestamps import micro_time
 from tests.contract.util import unique
 from tests.fixtures.kubesim import Cluster, Raw
 
@@ -163,12 +164,17 @@ async def test_lease_create_update_and_conflicts(raw: Raw, cluster: Cluster) -> 
 
 
 async def test_typed_lease_client(api: ApiClient, cluster: Cluster) -> None:
+    """The typed models hold MicroTimes as datetimes, which kubernetes_asyncio writes with isoformat()
+    (no fraction on a whole second, rejected: test_time_formats): they are written back as MicroTime."""
     coordination = client.CoordinationV1Api(api)
     name = unique("typed-lease")
     created = await coordination.create_namespaced_lease(
         cluster.namespace, _lease(name, "2026-01-01T00:00:00.000000Z")
     )
     created.spec.holder_identity = "sched-2"
+    created.spec.acquire_time = micro_time(created.spec.acquire_time)
+    created.spec.renew_time = micro_time(created.spec.renew_time)
     replaced = await coordination.replace_namespaced_lease(name, cluster.namespace, created)
     assert replaced.spec.holder_identity == "sched-2"
+    assert micro_time(replaced.spec.renew_time) == "2026-01-01T00:00:00.000000Z"
     assert int(replaced.metadata.resource_version) > int(created.metadata.resource_version)

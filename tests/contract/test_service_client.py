@@ -13,6 +13,7 @@ from ksched_binder.service import already_bound_to, pod_gone
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient, Configuration
 
+from ksched import __version__
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.testing import FakeHandle, make_pod
@@ -53,6 +54,12 @@ async def test_session_does_not_trust_the_environment_per_request(service_api: A
     assert versions.group_version == "v1"
     await service_api.close()  # the swapped-in session owns the pool and closes it
     assert session.closed and connector.closed
+
+
+async def test_the_client_names_its_service_in_the_user_agent(cluster: Cluster) -> None:
+    """As kube-scheduler does: audit logs and field managers show which ksched service wrote."""
+    async with await api_client(str(cluster.kubeconfig), component="ksched-binder") as api:
+        assert api.user_agent == f"ksched-binder/{__version__}"
 
 
 async def test_environment_proxy_is_resolved_once(monkeypatch: pytest.MonkeyPatch) -> None:

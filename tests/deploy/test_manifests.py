@@ -21,6 +21,7 @@ from ksched.bus.embedded import nats_server_binary
 from ksched.bus.subjects import Subjects
 from ksched.config import load_config
 from tests.deploy.kustomize import KustomizeError, build, json_patch
+from tests.deploy.rbac import Grant, grants_of
 from tests.deploy.test_compose import HTTP_PORTS, parse_with_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,8 +208,6 @@ def test_selectors_reach_their_pods(name: str) -> None:
 
 
 # --- RBAC ------------------------------------------------------------------------------------------
-Grant = tuple[str, str, str]  # (apiGroup, resource, verb)
-
 READ = ("get", "list", "watch")
 #: upstream 1.36 system:kube-scheduler plus system:volume-scheduler (the rights kube-scheduler runs with)
 UPSTREAM: set[Grant] = {
@@ -286,21 +285,6 @@ EXPECTED: dict[str, set[Grant]] = {
         ("events.k8s.io", "events", "patch"),
     },
 }
-
-
-def grants_of(resources: list[Resource], account: str) -> set[Grant]:
-    roles = {(r["kind"], r["metadata"]["name"]): r for r in resources if r["kind"] in ("Role", "ClusterRole")}
-    grants: set[Grant] = set()
-    for binding in resources:
-        if binding["kind"] not in ("RoleBinding", "ClusterRoleBinding"):
-            continue
-        if {"kind": "ServiceAccount", "name": account, "namespace": "ksched"} not in binding["subjects"]:
-            continue
-        role = roles[(binding["roleRef"]["kind"], binding["roleRef"]["name"])]
-        for rule in role["rules"]:
-            assert "resourceNames" not in rule
-            grants |= {(g, r, v) for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
-    return grants
 
 
 def test_each_service_account_has_exactly_what_its_service_uses() -> None:

@@ -109,6 +109,47 @@ def pod(
     }
 
 
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def claim(name: str, storage_class: str, size: str) -> Any:
+    """A PVC body (typed Any: kubernetes_asyncio takes dicts at run time)."""
+    return {
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "resources": {"requests": {"storage": size}},
+        },
+    }
+
+
+async def create_wffc_storage(
+    api: ApiClient, local_class: str, csi_class: str, local_pv: str, pv_node: str
+) -> None:
+    """Two WaitForFirstConsumer StorageClasses: ``local_class`` without a provisioner, with a 10Gi
+    local PV ``local_pv`` pinned to ``pv_node``, and ``csi_class`` provisioned by csi.example.com."""
+    for name, provisioner in ((local_class, "kubernetes.io/no-provisioner"), (csi_class, "csi.example.com")):
+        storage_class: Any = {
+            "metadata": {"name": name},
+            "provisioner": provisioner,
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+        await client.StorageV1Api(api).create_storage_class(storage_class)
+    term = {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": [pv_node]}]}
+    pv: Any = {
+        "metadata": {"name": local_pv},
+        "spec": {
+            "capacity": {"storage": "10Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": local_class,
+            "local": {"path": "/mnt/disks/ssd1"},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
+        },
+    }
+    await client.CoreV1Api(api).create_persistent_volume(pv)
+
+
 async def create_nodes(api: ApiClient, nodes: list[dict[str, Any]]) -> None:
     v1 = client.CoreV1Api(api)
     for n in nodes:

@@ -12,8 +12,11 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
 from tests.e2e.helpers import (
+    HOSTNAME,
+    claim,
     create_nodes,
     create_pods,
+    create_wffc_storage,
     eventually,
     node,
     pod,
@@ -23,8 +26,6 @@ from tests.e2e.helpers import (
 
 pytestmark = pytest.mark.e2e
 
-HOSTNAME = "kubernetes.io/hostname"
-
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
@@ -32,18 +33,6 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
         StackOptions(workdir=tmp_path_factory.mktemp("stack"), pod_start_delay=0.1, time_scale=0.01)
     ) as s:
         yield s
-
-
-def claim(name: str, storage_class: str, size: str) -> Any:
-    """A PVC body (typed Any: kubernetes_asyncio takes dicts at run time)."""
-    return {
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": storage_class,
-            "resources": {"requests": {"storage": size}},
-        },
-    }
 
 
 def with_claim(name: str, claim_name: str) -> dict[str, Any]:
@@ -55,35 +44,9 @@ def with_claim(name: str, claim_name: str) -> dict[str, Any]:
 async def test_wait_for_first_consumer_claims_decide_and_follow_the_node(
     stack: Stack, api: ApiClient
 ) -> None:
-    core, storage = client.CoreV1Api(api), client.StorageV1Api(api)
+    core = client.CoreV1Api(api)
     await create_nodes(api, [node("vol-a"), node("vol-b")])
-    for name, provisioner in (
-        ("local-wffc", "kubernetes.io/no-provisioner"),
-        ("csi-wffc", "csi.example.com"),
-    ):
-        storage_class: Any = {
-            "metadata": {"name": name},
-            "provisioner": provisioner,
-            "volumeBindingMode": "WaitForFirstConsumer",
-        }
-        await storage.create_storage_class(storage_class)
-    local_pv: Any = {
-        "metadata": {"name": "local-on-b"},
-        "spec": {
-            "capacity": {"storage": "10Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "local-wffc",
-            "local": {"path": "/mnt/disks/ssd1"},
-            "nodeAffinity": {
-                "required": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": ["vol-b"]}]}
-                    ]
-                }
-            },
-        },
-    }
-    await core.create_persistent_volume(local_pv)
+    await create_wffc_storage(api, "local-wffc", "csi-wffc", local_pv="local-on-b", pv_node="vol-b")
     await core.create_namespaced_persistent_volume_claim("default", claim("db-data", "local-wffc", "5Gi"))
     await core.create_namespaced_persistent_volume_claim("default", claim("cache-data", "csi-wffc", "1Gi"))
     await create_pods(api, [with_claim("db", "db-data"), with_claim("cache", "cache-data")])

@@ -21,7 +21,8 @@ import pytest
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.service.leader import ElectionConfig, LeaseElector, micro_time
+from ksched.api.timestamps import micro_time
+from ksched.service.leader import ElectionConfig, LeaseElector
 from tests.ha.proxy import CuttableProxy
 
 NAMESPACE = "kube-system"
@@ -146,11 +147,6 @@ def test_config_is_checked_like_client_go() -> None:
         ElectionConfig(name="", identity="a")
     defaults = ElectionConfig(name="x", identity="a")
     assert (defaults.lease_duration, defaults.renew_deadline, defaults.retry_period) == (15, 10, 2)
-
-
-def test_micro_time_is_utc_with_six_digits() -> None:
-    assert micro_time(0.25) == "1970-01-01T00:00:00.250000Z"
-    assert MICRO_TIME.match(micro_time(time.time()))
 
 
 async def test_acquires_a_new_lease_and_renews_it(k8s_api: ApiClient, candidates: list[Candidate]) -> None:

@@ -379,6 +379,13 @@ async def test_events_leases_deletes_and_evictions_match_the_captures(replay: Re
         await r.check(name)
 
 
+async def test_time_formats_quantities_and_names_match_the_captures(replay: Replay) -> None:
+    r = replay
+    await r.call("POST", "/api/v1/namespaces", body={"metadata": {"name": "times"}})
+    for name in ("17a", "17b", "17c", "17d", "17e", "17g", "17h", "17i"):
+        await r.check(name)
+
+
 async def test_expired_resource_versions_match_the_captures() -> None:
     """With a history too short to cover an old resourceVersion: 410 on list, ERROR 410 in a watch."""
     config = KubeSimConfig(lifecycle=LifecycleSettings(enabled=False), history_size=3)

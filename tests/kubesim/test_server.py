@@ -280,3 +280,16 @@ async def test_metrics(http: aiohttp.ClientSession, sim: KubeSim) -> None:
     assert f"kubesim_resource_version {float(sim.resource_version)}" in text
     async with aiohttp.ClientSession(base_url=sim.url) as anonymous, anonymous.get("/metrics") as resp:
         assert resp.status == 403
+
+
+async def test_metrics_count_requests_per_client_as_they_arrive(http: aiohttp.ClientSession) -> None:
+    """By the product of the User-Agent; a watch counts from its start (the RBAC e2e test reads this)."""
+    agent = {"User-Agent": "ksched-binder/1.2.3 (linux)"}
+    async with http.get("/api/v1/pods", params={"watch": "1", "timeoutSeconds": "5"}, headers=agent) as watch:
+        assert watch.status == 200
+        async with http.get("/metrics") as resp:
+            text = await resp.text()
+    assert (
+        'kubesim_client_requests_total{client="ksched-binder",group="",resource="pods",subresource="",'
+        'verb="watch"} 1.0' in text
+    )

@@ -122,7 +122,7 @@ class BinderService:
         )
         await ensure_streams(self.bus)
         self.tracer.start(self.bus)
-        self.api = await api_client(self.options.kubeconfig)
+        self.api = await api_client(self.options.kubeconfig, component="ksched-binder")
         self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
         self.frameworks = build_frameworks(self.config, Snapshot(), client=self.api)
         for fw in self.frameworks.values():

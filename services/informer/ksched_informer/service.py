@@ -153,7 +153,7 @@ class InformerService:
         )
         await ensure_streams(self.bus)
         self.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, Placement)
-        self.api = await api_client(self.options.kubeconfig)
+        self.api = await api_client(self.options.kubeconfig, component="ksched-informer")
         if self.options.election is None:
             await self._start_active()
             return

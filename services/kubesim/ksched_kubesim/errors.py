@@ -238,6 +238,27 @@ def duplicate(field: str, value: Any) -> FieldError:
     return FieldError(field, "FieldValueDuplicate", "", value)
 
 
+def go_sprint(value: Any) -> str:
+    """A decoded JSON value as Go's ``fmt`` prints it with ``%+v`` (``map[a:1 b:[x y]]``, keys sorted)."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{key}:{go_sprint(value[key])}" for key in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_sprint(item) for item in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def patch_invalid(value: str, detail: str) -> ApiError:
+    """422 for a patch whose result does not decode (``"" is invalid: patch: Invalid value: ...``): the
+    API server reports it against an empty kind and name."""
+    error = invalid_value("patch", value, detail)
+    causes = [{"reason": error.reason, "message": error.body(), "field": error.field}]
+    return ApiError(failure(422, "Invalid", f' "" is invalid: {error.text()}', {"causes": causes}))
+
+
 def invalid(
     kind: str, group: str, name: str, errors: list[FieldError], details_kind: str | None = None
 ) -> ApiError:

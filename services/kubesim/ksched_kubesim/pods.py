@@ -5,10 +5,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from . import pod_fields
 from .errors import FieldError, duplicate, forbidden_field, invalid_value, not_supported, required
 from .jsonio import JSON, rfc3339
 from .quantity import QuantityError, canonical_map, parse_quantity
-from .validation import name_errors
+from .validation import label_map_errors, name_errors
 
 CONTAINER_ORDER = (
     "name",
@@ -426,7 +427,6 @@ def selectable_fields(obj: JSON) -> dict[str, str]:
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
 DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
-TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
 def malformed_quantity(spec: JSON) -> str | None:
@@ -498,12 +498,14 @@ def _validate_containers(path: str, containers: Any, seen: set[str]) -> list[Fie
             seen.add(name)
         if not c.get("image"):
             errs.append(required(f"{cpath}.image"))
-        errs.extend(_validate_resources(f"{cpath}.resources", c.get("resources")))
+        errs.extend(pod_fields.termination_message_policy_errors(cpath, c.get("terminationMessagePolicy")))
+        errs.extend(pod_fields.container_port_errors(f"{cpath}.ports", c.get("ports")))
         policy = c.get("imagePullPolicy")
         if policy not in (None, "Always", "Never", "IfNotPresent"):
             errs.append(
                 not_supported(f"{cpath}.imagePullPolicy", policy, ["Always", "IfNotPresent", "Never"])
             )
+        errs.extend(_validate_resources(f"{cpath}.resources", c.get("resources")))
     return errs
 
 
@@ -523,23 +525,11 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
     dns = spec.get("dnsPolicy")
     if dns is not None and dns not in DNS_POLICIES:
         errs.append(not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))
-    for i, t in enumerate(spec.get("tolerations") or []):
-        if not isinstance(t, dict):
-            continue
-        effect = t.get("effect", "")
-        if effect and effect not in TAINT_EFFECTS:
-            errs.append(not_supported(f"{path}.tolerations[{i}].effect", effect, TAINT_EFFECTS))
-        operator = t.get("operator", "Equal") or "Equal"
-        if operator not in ("Equal", "Exists"):
-            errs.append(not_supported(f"{path}.tolerations[{i}].operator", operator, ["Equal", "Exists"]))
-        if operator == "Exists" and t.get("value"):
-            errs.append(
-                invalid_value(
-                    f"{path}.tolerations[{i}].operator",
-                    t.get("value"),
-                    "value must be empty when `operator` is 'Exists'",
-                )
-            )
+    errs.extend(label_map_errors(f"{path}.nodeSelector", spec.get("nodeSelector")))
+    errs.extend(pod_fields.node_affinity_errors(f"{path}.affinity", spec.get("affinity")))
+    errs.extend(pod_fields.toleration_errors(f"{path}.tolerations", spec.get("tolerations")))
+    spread = spec.get("topologySpreadConstraints")
+    errs.extend(pod_fields.topology_spread_errors(f"{path}.topologySpreadConstraints", spread))
     grace = spec.get("terminationGracePeriodSeconds")
     if grace is not None and not isinstance(grace, int):
         errs.append(invalid_value(f"{path}.terminationGracePeriodSeconds", grace, "must be an integer"))

@@ -15,15 +15,19 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from . import errors, patch
 from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
 from .events_api import core_to_events, events_to_core
 from .events_api import validate as validate_event
 from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffix, rfc3339
+from .params import query_int64
 from .resources import BY_KEY, RESOURCES, ResourceType
 from .selectors import FieldSelector, LabelSelector
 from .store import Entry, Store, Table, View, encode_body, with_kind
 from .strategies import Strategy, strategy_for
+from .time_fields import DecodeFailure, decode_times
 from .validation import validate_metadata
 from .watch import Watcher, error_line
 
@@ -44,13 +48,7 @@ class DeleteOptions:
     @classmethod
     def from_request(cls, query: dict[str, str], body: JSON | None) -> DeleteOptions:
         opts = cls()
-        if "gracePeriodSeconds" in query:
-            try:
-                opts.grace_period = int(query["gracePeriodSeconds"])
-            except ValueError:
-                raise errors.bad_request(
-                    f'strconv.ParseInt: parsing "{query["gracePeriodSeconds"]}": invalid syntax'
-                ) from None
+        opts.grace_period = query_int64(query, "gracePeriodSeconds")
         opts.dry_run = query.get("dryRun") == "All"
         if body:
             opts.merge(body)
@@ -212,12 +210,32 @@ class Registry:
         else:
             meta.pop("namespace", None)
 
-    def _decode_check(self, rt: ResourceType, obj: JSON) -> None:
-        problem = self.strategy(rt).decode_check(obj)
-        if problem:
+    def _decode(self, rt: ResourceType, obj: JSON) -> DecodeFailure | None:
+        """What decoding ``obj`` (as ``rt`` serves it) into its Go type rejects: a timestamp, then a
+        quantity. Accepted timestamps are re-encoded in place."""
+        failure = decode_times(rt.key, obj)
+        if failure is None:
+            problem = self.strategy(rt).decode_check(obj)
+            failure = DecodeFailure(problem, problem) if problem else None
+        return failure
+
+    def _decode_body(self, rt: ResourceType, obj: JSON) -> None:
+        """400 for a request body that does not decode."""
+        failure = self._decode(rt, obj)
+        if failure:
             raise errors.bad_request(
-                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {problem}'
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {failure.typed}'
             )
+
+    def _decode_patched(self, rt: ResourceType, media: str, doc: Any, result: JSON) -> None:
+        """422 for a patch whose result does not decode: JSON and merge patches quote the patched
+        object, strategic-merge (and apply) patches the patch as Go prints a map."""
+        failure = self._decode(rt, result)
+        if failure is None:
+            return
+        if media in (patch.MERGE_PATCH, patch.JSON_PATCH):
+            raise errors.patch_invalid(msgspec.json.encode(result, order="sorted").decode(), failure.typed)
+        raise errors.patch_invalid(errors.go_sprint(doc), failure.unstructured)
 
     def put(self, rt: ResourceType, obj: JSON, old: Entry | None) -> Entry:
         """Store ``obj`` (a new version of ``old``, or a new object) with its selectable fields."""
@@ -230,7 +248,9 @@ class Registry:
     # --- create -------------------------------------------------------------------------------
 
     def create(self, rt: ResourceType, namespace: str, body: Any, dry_run: bool = False) -> Entry:
-        obj = self._to_storage(rt, self._check_kind(rt, body))
+        obj = self._check_kind(rt, body)
+        self._decode_body(rt, obj)
+        obj = self._to_storage(rt, obj)
         meta = obj["metadata"]
         self._fix_namespace(rt, namespace, meta)
         if meta.get("resourceVersion"):
@@ -238,7 +258,6 @@ class Registry:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = f"{meta['generateName']}{random_suffix()}"
         name = meta.get("name") or ""
-        self._decode_check(rt, obj)
         if rt.namespaced:
             self._admit_namespace(rt, namespace, name)
         meta["uid"] = new_uid()
@@ -319,7 +338,9 @@ class Registry:
         subresource: str | None = None,
         dry_run: bool = False,
     ) -> Entry:
-        obj = self._to_storage(rt, self._check_kind(rt, body))
+        obj = self._check_kind(rt, body)
+        self._decode_body(rt, obj)
+        obj = self._to_storage(rt, obj)
         meta = obj["metadata"]
         given_name = meta.get("name")
         if given_name and given_name != name:
@@ -348,7 +369,6 @@ class Registry:
         old = old_entry.obj()
         new.pop("kind", None)
         new.pop("apiVersion", None)
-        self._decode_check(rt, new)
         new_meta = new.setdefault("metadata", {})
         old_meta = old["metadata"]
         given_uid = new_meta.get("uid")
@@ -459,6 +479,7 @@ class Registry:
             result = patch.strategic_merge(current, doc, patch.schema_for(rt.kind))
         if not isinstance(result, dict) or not isinstance(result.get("metadata", {}), dict):
             raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
+        self._decode_patched(rt, media, doc, result)
         patch_rv = None
         if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
             patch_rv = doc["metadata"].get("resourceVersion")

@@ -19,6 +19,7 @@ from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import ApiMetrics
+from .params import query_bool, query_int64
 from .registry import DeleteOptions, ListQuery, Registry, WatchQuery
 from .resources import ResourceType
 from .routing import ResourceRequest, parse_resource_path
@@ -28,8 +29,6 @@ log = logging.getLogger("ksched_kubesim")
 
 #: request key under which the verb and resource of a resource request are kept for /metrics
 _COUNTED: web.RequestKey[tuple[str, ResourceRequest]] = web.RequestKey("kubesim.counted")
-
-_TRUE = ("true", "1")
 
 
 @dataclass(slots=True)
@@ -70,10 +69,6 @@ class _Response:
         if request.headers.get("User-Agent", "").lower().startswith(("curl", "wget")):
             data = pretty(data)
         return web.Response(status=status, body=data + b"\n", headers=_Response.headers(extra))
-
-
-def _query_bool(value: str | None) -> bool:
-    return (value or "").lower() in _TRUE
 
 
 class ApiServer:
@@ -181,7 +176,7 @@ class ApiServer:
     def _verb(request: web.BaseRequest, parsed: ResourceRequest) -> str:
         method = request.method
         if method == "GET":
-            watching = parsed.watch_path or _query_bool(request.query.get("watch"))
+            watching = parsed.watch_path or query_bool(request.query.get("watch"))
             if parsed.name is None or parsed.subresource is None:
                 return "watch" if watching else ("list" if parsed.name is None else "get")
             return "get"
@@ -229,6 +224,7 @@ class ApiServer:
         rt = req.rt
         verb = self._verb(request, req)
         request[_COUNTED] = (verb, req)
+        self.metrics.observe_client(request.headers.get("User-Agent", ""), verb, rt, req.subresource)
         if req.subresource is None and verb not in rt.verbs:
             raise errors.method_not_allowed()
         if method == "GET":
@@ -342,14 +338,8 @@ class ApiServer:
 
     def _list_query(self, request: web.BaseRequest, rt: ResourceType) -> ListQuery:
         q = request.query
-        limit = 0
-        if q.get("limit"):
-            try:
-                limit = max(0, int(q["limit"]))
-            except ValueError:
-                raise errors.bad_request(
-                    f'strconv.ParseInt: parsing "{q["limit"]}": invalid syntax'
-                ) from None
+        limit = max(0, query_int64(q, "limit") or 0)
+        query_int64(q, "timeoutSeconds")  # parsed (and refused when malformed), meaningless for a list
         return ListQuery(
             labels=parse_label_selector(q.get("labelSelector")),
             fields=parse_field_selector(q.get("fieldSelector"), rt.selectable_fields()),
@@ -408,17 +398,13 @@ class ApiServer:
             fields=parse_field_selector(field_text, rt.selectable_fields()),
             resource_version=q.get("resourceVersion", ""),
             resource_version_match=q.get("resourceVersionMatch", ""),
-            send_initial_events=None if sie is None else _query_bool(sie),
-            bookmarks=_query_bool(q.get("allowWatchBookmarks")),
+            send_initial_events=None if sie is None else query_bool(sie),
+            bookmarks=query_bool(q.get("allowWatchBookmarks")),
         )
         timeout: float
-        if q.get("timeoutSeconds"):
-            try:
-                timeout = float(int(q["timeoutSeconds"]))
-            except ValueError:
-                raise errors.bad_request(
-                    f'strconv.ParseInt: parsing "{q["timeoutSeconds"]}": invalid syntax'
-                ) from None
+        timeout_seconds = query_int64(q, "timeoutSeconds")
+        if timeout_seconds:
+            timeout = float(timeout_seconds)
         else:
             base = self.settings.default_watch_timeout
             timeout = base * (1 + random.random())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Protocol
 
-from . import errors, events_api, pods
+from . import errors, events_api, pod_fields, pods
 from .errors import ApiError, FieldError, forbidden_field, invalid_value, not_supported, required
 from .jsonio import JSON, rfc3339
 from .pods import ordered
@@ -296,9 +296,6 @@ def normalize_node_status(status: JSON) -> JSON:
     return ordered(status, NODE_STATUS_ORDER)
 
 
-TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
-
-
 class NodeStrategy(Strategy):
     def prepare_create(self, obj: JSON, lookup: Lookup) -> None:
         # a node registers with its status (kubelet-style), so status is kept on create
@@ -319,8 +316,8 @@ class NodeStrategy(Strategy):
             if not taint.get("key"):
                 errs.append(required(f"spec.taints[{i}].key"))
             effect = taint.get("effect", "")
-            if effect not in TAINT_EFFECTS:
-                errs.append(not_supported(f"spec.taints[{i}].effect", effect, TAINT_EFFECTS))
+            if effect not in pod_fields.TAINT_EFFECTS:
+                errs.append(not_supported(f"spec.taints[{i}].effect", effect, pod_fields.TAINT_EFFECTS))
         return errs
 
     def prepare_status_update(self, new: JSON, old: JSON) -> None:

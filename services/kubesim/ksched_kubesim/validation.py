@@ -47,6 +47,24 @@ def is_subdomain(value: str) -> bool:
     return len(value) <= 253 and bool(_SUBDOMAIN.match(value))
 
 
+def label_map_errors(path: str, labels: Any) -> list[FieldError]:
+    """ValidateLabels: every key a qualified name, every value a label value (labels, nodeSelector)."""
+    if labels is None:
+        return []
+    if not isinstance(labels, dict):
+        return [invalid_value(path, labels, "must be a map of strings")]
+    errs: list[FieldError] = []
+    for key, value in labels.items():
+        for msg in qualified_name_errors(key):
+            errs.append(invalid_value(path, key, msg))
+        if not isinstance(value, str):
+            errs.append(invalid_value(f"{path}[{key}]", value, "must be a string"))
+            continue
+        for msg in label_value_errors(value):
+            errs.append(invalid_value(path, value, msg))
+    return errs
+
+
 def validate_metadata(rt: ResourceType, meta: dict[str, Any]) -> list[FieldError]:
     """Validate name, namespace, labels and annotations of an object about to be stored."""
     errs: list[FieldError] = []
@@ -56,18 +74,7 @@ def validate_metadata(rt: ResourceType, meta: dict[str, Any]) -> list[FieldError
     else:
         for msg in name_errors(name, rt.name_style):
             errs.append(invalid_value("metadata.name", name, msg))
-    labels = meta.get("labels")
-    if labels is not None and not isinstance(labels, dict):
-        errs.append(invalid_value("metadata.labels", labels, "must be a map of strings"))
-    elif labels:
-        for key, value in labels.items():
-            for msg in qualified_name_errors(key):
-                errs.append(invalid_value("metadata.labels", key, msg))
-            if not isinstance(value, str):
-                errs.append(invalid_value(f"metadata.labels[{key}]", value, "must be a string"))
-                continue
-            for msg in label_value_errors(value):
-                errs.append(invalid_value("metadata.labels", value, msg))
+    errs.extend(label_map_errors("metadata.labels", meta.get("labels")))
     annotations = meta.get("annotations")
     if annotations is not None and not isinstance(annotations, dict):
         errs.append(invalid_value("metadata.annotations", annotations, "must be a map of strings"))

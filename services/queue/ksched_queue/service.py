@@ -445,7 +445,7 @@ class _Election:
         config = self.settings.election
         if config is None:
             return True
-        self.api = await api_client(self.settings.kubeconfig)
+        self.api = await api_client(self.settings.kubeconfig, component="ksched-queue")
         elector = LeaseElector(self.api, config, on_stopped_leading=self._stopped_leading)
         self.elector = elector
         service = self.service

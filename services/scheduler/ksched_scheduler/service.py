@@ -139,7 +139,7 @@ class SchedulerService:
             **self.options.nats_credentials.connect_kwargs(),
         )
         if self.options.kubeconfig is not None or _in_cluster():
-            self.api = await api_client(self.options.kubeconfig)
+            self.api = await api_client(self.options.kubeconfig, component="ksched-scheduler")
             self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
         self.tracer.start(self.bus)
         self.follower = ReplicaFollower(self.bus, self.options.identity)

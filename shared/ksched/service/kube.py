@@ -15,12 +15,18 @@ from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
 from yarl import URL
 
+from ksched import __version__
+
 READ_BUFFER_SIZE = 2**21
 """As kubernetes_asyncio's own session: watch events with large objects exceed aiohttp's default."""
 
 
-async def api_client(kubeconfig: str | None, qps_connections: int = 64) -> ApiClient:
-    """An ApiClient for ``kubeconfig`` (or the in-cluster service account when None)."""
+async def api_client(
+    kubeconfig: str | None, qps_connections: int = 64, component: str = "ksched"
+) -> ApiClient:
+    """An ApiClient for ``kubeconfig`` (or the in-cluster service account when None) that names
+    ``component`` in its User-Agent (``ksched-binder/0.4.0``), as kube-scheduler names itself: the
+    API server's audit log and field managers show which service made a call."""
     cfg = Configuration()
     if kubeconfig:
         await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
@@ -28,6 +34,7 @@ async def api_client(kubeconfig: str | None, qps_connections: int = 64) -> ApiCl
         config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
     cfg.connection_pool_maxsize = qps_connections
     client = ApiClient(configuration=cfg)
+    client.user_agent = f"{component}/{__version__}"
     stop_trusting_env(client)
     return client
 

@@ -29,7 +29,6 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 import aiohttp
@@ -37,6 +36,7 @@ from kubernetes_asyncio.client import ApiClient
 from prometheus_client import Gauge
 
 from ksched.aio import cancel_and_wait
+from ksched.api.timestamps import micro_time
 
 log = logging.getLogger(__name__)
 
@@ -124,11 +124,6 @@ class LeaseRecord:
             "renewTime": self.renew_time,
             "leaseTransitions": self.transitions,
         }
-
-
-def micro_time(ts: float) -> str:
-    """metav1.MicroTime text: UTC with six fractional digits."""
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _newer_or_same(rv: str, than: str) -> bool:

@@ -13,10 +13,11 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes_asyncio.client import ApiClient
+
+from ksched.api.timestamps import micro_time, rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -24,16 +25,6 @@ SERIES_WINDOW = 6 * 60.0
 """Identical events within this window join one series instead of creating a new Event."""
 SERIES_PATCH_INTERVAL = 30.0
 """A series' count is written back at most this often."""
-
-
-def micro_time(ts: float | None = None) -> str:
-    dt = datetime.fromtimestamp(time.time() if ts is None else ts, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def rfc3339(ts: float | None = None) -> str:
-    dt = datetime.fromtimestamp(time.time() if ts is None else ts, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

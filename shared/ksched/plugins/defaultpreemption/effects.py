@@ -30,10 +30,10 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from ksched.api.core import Pod
+from ksched.api.timestamps import rfc3339
 
 if TYPE_CHECKING:
     from ksched.plugins.defaultpreemption.plugin import PreemptionResult
@@ -88,10 +88,6 @@ def _key(pod: Pod) -> str:
     return f"{pod.metadata.namespace}/{pod.metadata.name}"
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def disruption_condition(victim: Pod, scheduler_name: str) -> dict[str, Any] | None:
     """The DisruptionTarget condition to add, or None when the pod already has it as is."""
     message = disruption_message(scheduler_name)
@@ -107,7 +103,7 @@ def disruption_condition(victim: Pod, scheduler_name: str) -> dict[str, Any] | N
         "status": "True",
         "reason": REASON_PREEMPTION_BY_SCHEDULER,
         "message": message,
-        "lastTransitionTime": _now(),
+        "lastTransitionTime": rfc3339(),
     }
     if victim.metadata.generation:
         cond_out["observedGeneration"] = victim.metadata.generation

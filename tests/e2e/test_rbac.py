@@ -1,0 +1,141 @@
+"""RBAC against what the services really call: every service process runs against kubesim, which
+counts requests per client (each service names itself in its User-Agent, ``ksched-binder/...``);
+a scenario drives each API-facing path (leader election, informers, FailedScheduling, preemption,
+binding, VolumeBinding's PreBind with a local PV and a provisioned one), and every (group, resource,
+verb) a service used must be granted to its ServiceAccount by deploy/base's Roles and ClusterRoles.
+tests/deploy/test_manifests.py checks the grants against the table of intended rights; this test
+checks that table against the running code."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client import ApiClient
+
+from ksched.launcher.stack import Stack, StackOptions
+from tests.deploy.rbac import Grant, grants_of
+from tests.deploy.test_manifests import render
+from tests.e2e.helpers import (
+    claim,
+    create_nodes,
+    create_pods,
+    create_wffc_storage,
+    eventually,
+    kube_api,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
+
+pytestmark = pytest.mark.e2e
+
+SERVICES = ("informer", "queue", "scheduler", "binder")
+_SAMPLE = re.compile(r"^kubesim_client_requests_total\{(?P<labels>[^}]*)\} (?P<count>\S+)$")
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+#: calls the scenario must show (so the check below cannot pass by seeing nothing)
+EXERCISED: dict[str, set[Grant]] = {
+    "informer": {("", "pods", "list"), ("", "pods", "watch"), ("coordination.k8s.io", "leases", "create")},
+    "queue": {("coordination.k8s.io", "leases", "create")},
+    "scheduler": {
+        ("", "pods/status", "patch"),
+        ("", "pods", "delete"),
+        ("events.k8s.io", "events", "create"),
+    },
+    "binder": {
+        ("", "pods/binding", "create"),
+        ("", "persistentvolumeclaims", "patch"),
+        ("events.k8s.io", "events", "create"),
+    },
+}
+
+
+@pytest.fixture(scope="module")
+async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    options = StackOptions(workdir=tmp_path_factory.mktemp("stack"), pod_start_delay=0.1, time_scale=0.01)
+    async with running_stack(options) as s:
+        yield s
+
+
+async def calls_by_service(api: ApiClient) -> dict[str, set[Grant]]:
+    """(group, resource[/subresource], verb) per ksched service, from kubesim's /metrics."""
+    resp = await api.call_api(
+        "/metrics",
+        "GET",
+        header_params={"Accept": "text/plain"},
+        auth_settings=["BearerToken"],
+        _preload_content=False,
+    )
+    try:
+        text = (await resp.read()).decode()
+    finally:
+        resp.release()
+    calls: dict[str, set[Grant]] = {service: set() for service in SERVICES}
+    for line in text.splitlines():
+        sample = _SAMPLE.match(line)
+        if not sample:
+            continue
+        labels = dict(_LABEL.findall(sample["labels"]))
+        service = labels["client"].removeprefix("ksched-")
+        if service in calls:
+            resource = labels["resource"] + (f"/{labels['subresource']}" if labels["subresource"] else "")
+            calls[service].add((labels["group"], resource, labels["verb"]))
+    return calls
+
+
+async def _priority_classes(api: ApiClient) -> None:
+    scheduling = client.SchedulingV1Api(api)
+    for name, value in (("rbac-low", 100), ("rbac-high", 1000)):
+        body: Any = {"metadata": {"name": name}, "value": value}
+        await scheduling.create_priority_class(body)
+
+
+async def _volumes(api: ApiClient) -> None:
+    """A WaitForFirstConsumer class with a local PV on rbac-b, one with a provisioner, a claim of each."""
+    await create_wffc_storage(api, "rbac-local", "rbac-csi", local_pv="rbac-local-b", pv_node="rbac-b")
+    for claim_name, class_name in (("rbac-db", "rbac-local"), ("rbac-cache", "rbac-csi")):
+        await client.CoreV1Api(api).create_namespaced_persistent_volume_claim(
+            "default", claim(claim_name, class_name, "1Gi")
+        )
+
+
+def _with_claim(name: str, claim_name: str) -> dict[str, Any]:
+    return pod(name, volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}])
+
+
+async def test_every_call_a_service_makes_is_granted_to_its_service_account(stack: Stack) -> None:
+    async with kube_api(stack.kubeconfig) as api:
+        await _priority_classes(api)
+        await _volumes(api)
+        await create_nodes(api, [node(n, cpu="4", labels={"group": "rbac"}) for n in ("rbac-a", "rbac-b")])
+        victims = [
+            pod(f"victim-{n}", cpu="3", nodeName=n, priorityClassName="rbac-low")
+            for n in ("rbac-a", "rbac-b")
+        ]
+        await create_pods(api, victims)
+        # fits nowhere: FailedScheduling, then preemption of a victim, then binding
+        urgent = pod("urgent", cpu="2", priorityClassName="rbac-high", nodeSelector={"group": "rbac"})
+        await create_pods(api, [urgent])
+
+        async def urgent_bound() -> str:
+            return (await pod_nodes(api)).get("urgent", "")
+
+        await eventually(urgent_bound, timeout=60)
+        await create_pods(api, [_with_claim("db", "rbac-db"), _with_claim("cache", "rbac-cache")])
+
+        async def volumes_bound() -> bool:
+            placed = await pod_nodes(api)
+            return bool(placed.get("db") and placed.get("cache"))
+
+        await eventually(volumes_bound, timeout=60)
+        calls = await calls_by_service(api)
+
+    resources = render("base")
+    for service in SERVICES:
+        granted = grants_of(resources, f"ksched-{service}")
+        assert calls[service] - granted == set(), f"ksched-{service} calls what its ServiceAccount may not"
+        assert EXERCISED[service] <= calls[service], f"the scenario did not exercise ksched-{service}"
