@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from ksched.plugins.duration import seconds
+from ksched.apimachinery.duration import seconds
 
 GROUP = "kubescheduler.config.k8s.io"
 API_VERSION = f"{GROUP}/v1"

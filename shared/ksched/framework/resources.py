@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ksched.api.core import Container, Pod
-from ksched.api.quantity import Quantity, milli_value, new_milli_quantity, new_quantity, parse_quantity, value
+from ksched.apimachinery.quantity import (
+    Quantity,
+    milli_value,
+    new_milli_quantity,
+    new_quantity,
+    parse_quantity,
+    value,
+)
 
 CPU = "cpu"
 MEMORY = "memory"

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ksched.api.core import Node, Pod, Taint, Toleration
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -29,7 +30,6 @@ from ksched.framework.taints import (
     is_schedule_effect,
     tolerates,
 )
-from ksched.plugins.hintutil import as_typed
 from ksched.plugins.nodeindex import NodeIndex, node_index
 from ksched.plugins.normalize import default_normalize_score
 

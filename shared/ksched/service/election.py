@@ -24,9 +24,9 @@ import os
 import uuid
 from collections.abc import Mapping
 
+from ksched.apimachinery.duration import DurationError, seconds
 from ksched.config.defaults import DEFAULT_LOCK_OBJECT_NAME
 from ksched.config.types import KubeSchedulerConfiguration
-from ksched.plugins.duration import DurationError, seconds
 from ksched.service.leader import ElectionConfig
 
 DEFAULT_LEASE_NAMESPACE = "kube-system"

@@ -13,7 +13,7 @@ import msgspec
 
 from ksched.api.core import Node, Pod, TopologySpreadConstraint
 from ksched.api.meta import LabelSelector
-from ksched.framework.selectors import Selector
+from ksched.apimachinery.labels import label_selector_as_selector
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import FakeHandle
 from ksched.plugins.args import LIST_DEFAULTING, PodTopologySpreadArgs
@@ -150,4 +150,4 @@ def make_plugin(
 def sel_key(selector: Mapping[str, Any] | None) -> SelectorKey:
     """The canonical key of an API-shaped labelSelector (None selects nothing)."""
     ls = None if selector is None else msgspec.convert(dict(selector), LabelSelector)
-    return selector_key(Selector.from_label_selector(ls))
+    return selector_key(label_selector_as_selector(ls))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ksched.plugins.fielderrors import go_quote
+from ksched.apimachinery.strconv import go_quote
 
 NANOSECOND = 1
 MICROSECOND = 1000 * NANOSECOND

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ksched.api.quantity import (
-    INT64_MAX,
-    INT64_MIN,
+from ksched.apimachinery.gomath import INT64_MAX, INT64_MIN
+from ksched.apimachinery.quantity import (
     MAX_MILLI_VALUE,
     Format,
     Quantity,
     QuantityError,
     canonical,
+    canonical_resource_list,
     milli_value,
     new_milli_quantity,
     new_quantity,
@@ -266,6 +266,27 @@ def test_json_decoding_trims_whitespace_like_the_api_server() -> None:
         assert str(parse_json_quantity(text)) == written
     with pytest.raises(QuantityError):
         parse_json_quantity("   ")
+
+
+def test_json_values_decode_like_quantity_unmarshal_json() -> None:
+    """Bare numbers are parsed from their text, null is zero, anything else is the format error."""
+    assert [str(parse_json_quantity(v)) for v in (3, 0.5, None, "1.500")] == ["3", "500m", "0", "1.500"]
+    for bad in (True, {}, [], "1.5.5"):
+        with pytest.raises(QuantityError) as info:
+            parse_json_quantity(bad)
+        assert info.value.reason.startswith("quantities must match the regular expression")
+
+
+def test_resource_lists_are_written_back_canonical() -> None:
+    given = {"cpu": "0.5", "memory": "2048Ki", "pods": 3, "bad": "1Mb", "kept": "01"}
+    assert canonical_resource_list(given) == {
+        "cpu": "500m",
+        "memory": "2Mi",
+        "pods": "3",
+        "bad": "1Mb",  # left for the caller to report
+        "kept": "01",
+    }
+    assert canonical_resource_list(None) is None
 
 
 # --- writing -------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ksched.plugins.duration import (
+from ksched.apimachinery.duration import (
     HOUR,
     MILLISECOND,
     MINUTE,
