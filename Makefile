@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench fidelity install lock clean
+.PHONY: run test lint bench fidelity install lock clean
 
 run: $(STAMP)  ## the embedded demo: NATS + kubesim + all services + a sample workload
 	$(BIN)/ksched demo
