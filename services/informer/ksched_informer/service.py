@@ -121,6 +121,9 @@ class InformerService:
         self._ledger_drops: list[str] = []
         self._snapshot_seq = 0
         self._feed_seq = 0
+        #: ops taken from the cache by a flush and not yet acknowledged by JetStream
+        self._publishing = 0
+        metrics.PUBLISH_LAG.set_function(lambda: len(self.cache.ops) + self._publishing)
         self._dirty = asyncio.Event()
         self._flush_lock = asyncio.Lock()
         self._stop = asyncio.Event()
@@ -286,6 +289,7 @@ class InformerService:
             return
         async with self._flush_lock:
             base, generation, ops = self.cache.take_ops()
+            self._publishing = len(ops)
             feed, self._feed = self._feed, []
             metrics.GENERATION.set(generation)
             # Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default);
@@ -303,6 +307,7 @@ class InformerService:
                 deltas.append((self.subjects.snapshot_delta, delta))
             if deltas:
                 self._snapshot_seq = await self._publish_in_order(deltas)
+            self._publishing = 0
             if feed:
                 self._feed_seq = await self._publish_in_order(feed)
             drops, self._ledger_drops = self._ledger_drops, []
