@@ -17,6 +17,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check shared services tests
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/vulture
 
 bench: $(STAMP)  ## performance figures (printed, not pass/fail)
 	$(BIN)/ksched bench all

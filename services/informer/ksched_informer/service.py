@@ -254,9 +254,6 @@ class InformerService:
             await self.api.close()
         await self.health.stop()
 
-    def request_stop(self) -> None:
-        self._stop.set()
-
     # --- publishing ------------------------------------------------------------------------------
     def _emit(self, subject: str, message: Message) -> None:
         self._feed.append((subject, message))

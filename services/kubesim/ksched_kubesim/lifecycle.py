@@ -83,7 +83,6 @@ class Lifecycle:
         self._next_ip: dict[str, int] = {}
         self._dirty_budgets: set[str] = set()
         self._budget_timer: asyncio.TimerHandle | None = None
-        self._pending_namespaces: set[str] = set()
         self.volumes = (
             PersistentVolumeController(registry, settings.pv_bind_delay, self._later)
             if settings.pv_controller

@@ -177,9 +177,6 @@ class SchedulerService:
         await self.extenders.close()
         await self.health.stop()
 
-    def request_stop(self) -> None:
-        self._stop.set()
-
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
         self._background.add(task)

@@ -161,14 +161,6 @@ class NodeSelector:
         return False
 
 
-def new_node_selector(selector: NodeSelectorSpec, path: str = "") -> NodeSelector:
-    """``nodeaffinity.NewNodeSelector``: any parse error raises :class:`NodeSelectorError`."""
-    compiled = NodeSelector(selector, path)
-    if compiled.errors:
-        raise NodeSelectorError(compiled.errors)
-    return compiled
-
-
 class PreferredSchedulingTerms:
     """``nodeaffinity.PreferredSchedulingTerms``: the score is the sum of the matching terms' weights.
 

@@ -35,7 +35,6 @@ import enum
 import functools
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 from ksched.apimachinery.gomath import INT64_MAX, INT64_MIN, div, wrap32, wrap64
 
@@ -192,26 +191,6 @@ class Quantity:
         if self._dec_scale is None:
             return _int64_scaled_value(self.mantissa, self.exponent, scale)
         return _decimal_scaled_value(self.mantissa, self.exponent, self._dec_scale, scale)
-
-    def as_int64(self) -> int | None:
-        """Upstream ``AsInt64()``: the integer value if upstream holds it as an int64, else None."""
-        if self._dec_scale is not None or self.exponent < 0:
-            return None
-        if self.exponent == 0 or self.mantissa == 0:
-            return self.mantissa
-        if self.exponent > _INT64_DIGITS:
-            return None
-        scaled = self.mantissa * 10**self.exponent
-        return scaled if _fits_int64(scaled) else None
-
-    def as_fraction(self) -> Fraction:
-        """The exact value as a Fraction (refuses absurd exponents with OverflowError)."""
-        if self.exponent >= 0:
-            return Fraction(self.mantissa * _pow10(self.exponent))
-        return Fraction(self.mantissa, _pow10(-self.exponent))
-
-    def is_zero(self) -> bool:
-        return self.mantissa == 0
 
     def sign(self) -> int:
         return (self.mantissa > 0) - (self.mantissa < 0)

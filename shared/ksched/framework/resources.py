@@ -54,11 +54,6 @@ def is_scalar_resource(name: str) -> bool:
     )
 
 
-def quantity_of(name: str, quantity: str) -> int:
-    """The integer a resource is accounted in: millicores for cpu, units (bytes...) otherwise."""
-    return milli_value(quantity) if name == CPU else value(quantity)
-
-
 class Resource:
     """A vector of resource amounts (cpu in millicores, memory/storage in bytes, scalars in units)."""
 

@@ -33,7 +33,6 @@ class PreFilterResult:
 
 
 class NominatingMode:
-    NOOP = 0
     OVERRIDE = 1
 
 

@@ -26,7 +26,6 @@ from ksched.framework.taints import NO_SCHEDULE, TAINT_NODE_UNSCHEDULABLE, toler
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
-ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
 
 _UNSCHEDULABLE_TAINT = Taint(key=TAINT_NODE_UNSCHEDULABLE, effect=NO_SCHEDULE)
 

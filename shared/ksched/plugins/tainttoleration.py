@@ -36,7 +36,6 @@ from ksched.plugins.normalize import default_normalize_score
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 #: upstream's exported ErrReasonNotMatch (not what Filter reports)
-ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
 #: the per-node Filter reason in 1.36 (the taint itself is only logged)
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 

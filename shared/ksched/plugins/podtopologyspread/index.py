@@ -364,9 +364,6 @@ class SpreadIndex:
             cache[mkey] = mask
         return mask
 
-    def node_at(self, row: int) -> Node | None:
-        return self._row_node[row]
-
     def _mask_cache(self) -> dict[object, BoolArray]:
         if self._masks_version != self.node_version:
             self._masks.clear()

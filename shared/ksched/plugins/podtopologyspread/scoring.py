@@ -73,14 +73,6 @@ class PreScoreState:
     def clone(self) -> PreScoreState:
         return self  # never modified after PreScore, as upstream
 
-    def counts_by_value(self, i: int) -> dict[str, int]:
-        """``TopologyValueToPodCounts[i]`` as upstream keeps it (empty for hostname constraints)."""
-        counts = self.domain_counts[i]
-        if counts is None:
-            return {}
-        values = self.topologies[i].values
-        return {values[vid]: int(counts[vid]) for vid in range(len(counts)) if counts[vid] >= 0}
-
 
 def compute_pre_score_state(
     index: SpreadIndex,

@@ -328,14 +328,3 @@ def label_zones(value: str) -> frozenset[str] | None:
     if any(not zone for zone in zones):
         return None
     return frozenset(zones)
-
-
-def uses_pvc(pod: Pod, namespace: str, name: str) -> bool:
-    """Whether ``pod`` refers to the claim ``namespace/name`` (directly or as an ephemeral volume)."""
-    if pod.metadata.namespace != namespace:
-        return False
-    for vol in pod.spec.volumes:
-        ref = claim_name_of(pod, vol)
-        if ref is not None and ref[0] == name:
-            return True
-    return False
