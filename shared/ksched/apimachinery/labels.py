@@ -99,6 +99,19 @@ class Requirement:
         return compare
 
 
+def _count_problem(op: str, count: int) -> str:
+    """Why ``count`` values do not suit ``op`` ("" when they do)."""
+    if op in _SET_OPERATORS and count == 0:
+        return "for 'in', 'notin' operators, values set can't be empty"
+    if op in _EXACT_OPERATORS and count != 1:
+        return "exact-match compatibility requires one single value"
+    if op in _PRESENCE_OPERATORS and count != 0:
+        return "values set must be empty for exists and does not exist"
+    if op in _NUMERIC_OPERATORS and count != 1:
+        return "for 'Gt', 'Lt' operators, exactly one value is required"
+    return ""
+
+
 def requirement_errors(key: str, op: str, values: Sequence[str], path: str = "") -> list[field.FieldError]:
     """The errors of ``labels.NewRequirement(key, op, values)`` at ``path``, in upstream's order."""
     errs: list[field.FieldError] = []
@@ -106,38 +119,15 @@ def requirement_errors(key: str, op: str, values: Sequence[str], path: str = "")
     if key_errs:
         errs.append(field.invalid(field.child(path, "key"), key, "; ".join(key_errs)))
     values_path = field.child(path, "values")
-    shown = list(values)
-    if op in _SET_OPERATORS:
-        if not values:
-            errs.append(
-                field.invalid(values_path, shown, "for 'in', 'notin' operators, values set can't be empty")
-            )
-    elif op in _EXACT_OPERATORS:
-        if len(values) != 1:
-            errs.append(
-                field.invalid(values_path, shown, "exact-match compatibility requires one single value")
-            )
-    elif op in _PRESENCE_OPERATORS:
-        if values:
-            errs.append(
-                field.invalid(values_path, shown, "values set must be empty for exists and does not exist")
-            )
-    elif op in _NUMERIC_OPERATORS:
-        if len(values) != 1:
-            errs.append(
-                field.invalid(values_path, shown, "for 'Gt', 'Lt' operators, exactly one value is required")
-            )
+    if op not in _SUPPORTED:
+        errs.append(field.not_supported(field.child(path, "operator"), op, _SUPPORTED))
+    elif problem := _count_problem(op, len(values)):
+        errs.append(field.invalid(values_path, list(values), problem))
+    if op in _NUMERIC_OPERATORS:
         for i, raw in enumerate(values):
             if parse_go_int64(raw) is None:
-                errs.append(
-                    field.invalid(
-                        field.index(values_path, i),
-                        raw,
-                        "for 'Gt', 'Lt' operators, the value must be an integer",
-                    )
-                )
-    else:
-        errs.append(field.not_supported(field.child(path, "operator"), op, _SUPPORTED))
+                detail = "for 'Gt', 'Lt' operators, the value must be an integer"
+                errs.append(field.invalid(field.index(values_path, i), raw, detail))
     for i, raw in enumerate(values):
         value_errs = label_value_errors(raw)
         if value_errs:
