@@ -130,7 +130,8 @@ _kill_leftovers  # unused function (shared/ksched/bus/embedded.py:289)
 # documented in docs/bus.md for readers of PubAck
 is_duplicate  # unused function (shared/ksched/bus/jetstream.py:176)
 
-# enum members looked up by value (SubjectKind(...))
+# enum members looked up by value (SubjectKind(...)), and the other value of a two-valued mode
+_.NOOP  # NominatingMode (upstream ModeNoop): PostFilter results compare their mode with OVERRIDE
 SNAPSHOT_DELTA  # unused variable (shared/ksched/bus/subjects.py:26)
 SNAPSHOT_BOOTSTRAP  # unused variable (shared/ksched/bus/subjects.py:27)
 PENDING_POD  # unused variable (shared/ksched/bus/subjects.py:28)

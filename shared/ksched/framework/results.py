@@ -33,6 +33,7 @@ class PreFilterResult:
 
 
 class NominatingMode:
+    NOOP = 0
     OVERRIDE = 1
 
 
