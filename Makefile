@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench fidelity install lock clean
+.PHONY: run test lint bench fidelity install lock clean
 
 run: $(STAMP)  ## the embedded demo: NATS + kubesim + all services + a sample workload
 	$(BIN)/ksched demo
@@ -17,6 +17,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check shared services tests
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/vulture
 
 bench: $(STAMP)  ## performance figures (printed, not pass/fail)
 	$(BIN)/ksched bench all

@@ -7,6 +7,7 @@ import argparse
 import importlib
 import itertools
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -230,3 +231,21 @@ def test_documented_environment_variables_are_read() -> None:
         v for v in documented if v not in sources and f'"{v.removeprefix("KSCHED_")}"' not in env_readers
     }
     assert not unread, f"documented but read nowhere: {sorted(unread)}"
+
+
+# --- the package layers ---------------------------------------------------------------------------
+
+
+def documented_layers(text: str) -> list[str]:
+    """The layer line of docs/architecture.md (an indented ``cli ─ ... ─ ...`` block), top first."""
+    found = re.search(r"\n\n {4}(cli ─.*?)\n\n", text, re.DOTALL)
+    assert found, "docs/architecture.md has no layer line"
+    return [" ".join(layer.split()) for layer in " ".join(found.group(1).split()).split("─")]
+
+
+def test_architecture_shows_the_import_linter_layers() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    [layers] = [c["layers"] for c in contracts if c["type"] == "layers"]
+    assert documented_layers((ROOT / "docs" / "architecture.md").read_text()) == [
+        " ".join(layer.split()) for layer in layers
+    ]

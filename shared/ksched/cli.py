@@ -47,6 +47,13 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+def _module_and_packages(target: str) -> set[str]:
+    """``"a.b.c:main"`` -> ``{"a", "a.b", "a.b.c"}``: the names whose absence means the subcommand's
+    own module is not installed."""
+    parts = target.partition(":")[0].split(".")
+    return {".".join(parts[: i + 1]) for i in range(len(parts))}
+
+
 def _load(target: str) -> _Main:
     module_name, _, func_name = target.partition(":")
     module = importlib.import_module(module_name)
@@ -70,13 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         func = _load(entry[0])
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in (
-            "ksched",
-            *(t.split(".")[0] for t, _ in SUBCOMMANDS.values()),
-        ):
-            print(f"ksched {name}: not yet available in this build ({exc.name} is missing)", file=sys.stderr)
-            return 2
-        raise
+        if exc.name not in _module_and_packages(entry[0]):
+            raise  # something the subcommand's module imports is missing: a real error
+        print(f"ksched {name}: not yet available in this build ({exc.name} is missing)", file=sys.stderr)
+        return 2
     profile_dir = os.environ.get("KSCHED_PROFILE")
     if profile_dir:
         return _profiled(func, rest, name, profile_dir)

@@ -130,7 +130,7 @@ async def test_a_poison_message_is_reported_and_terminated(bus: Bus) -> None:
 
 
 async def test_close_after_an_empty_fetch_does_not_hang(bus_factory: BusFactory) -> None:
-    """libraries.md: a timed-out pull fetch made drain() wait its whole timeout."""
+    """``../shared/libraries.md``: a timed-out pull fetch made drain() wait its whole timeout."""
     bus = await bus_factory(name="binder")
     await ensure_stream(bus, placement_stream(bus.subjects))
     consumer = await PullConsumer.create(

@@ -100,6 +100,6 @@ async def test_relists_when_resource_version_is_too_old(small_sim: tuple[KubeSim
     task = asyncio.create_task(reflector.run())
     try:
         await until(lambda: len(mirror.pods) == 10)
-        assert reflector.relists == 2
+        assert mirror.lists == 2
     finally:
         task.cancel()

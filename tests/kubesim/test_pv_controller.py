@@ -333,8 +333,15 @@ async def test_claim_whose_volume_is_deleted_is_lost(sim: KubeSim) -> None:
     assert get_pvc(sim, "orphan")["status"] == {"phase": "Lost"}
 
 
-async def test_the_controller_is_off_unless_enabled() -> None:
-    async with KubeSim(KubeSimConfig(nodes=0, lifecycle=LifecycleSettings(pv_bind_delay=0.0))) as sim:
+@pytest.mark.parametrize("enabled", [False, True])
+async def test_the_controller_is_off_unless_enabled(enabled: bool) -> None:
+    """Without the controller a new PV stays Pending. The positive signal that the lifecycle has
+    reacted to everything since (its own zero-delay timers included) is a namespace deleted after
+    the PV being finalized; with the controller on, the PV is Available by then."""
+    settings = LifecycleSettings(pv_controller=enabled, pv_bind_delay=0.0)
+    async with KubeSim(KubeSimConfig(nodes=0, lifecycle=settings)) as sim:
         sim.create(pv("pv-idle"))
-        await asyncio.sleep(0.1)
-        assert get_pv(sim, "pv-idle")["status"]["phase"] == "Pending"
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "signal"}})
+        sim.delete("Namespace", "signal")
+        await until(lambda: sim.get("Namespace", "signal") is None)
+        assert get_pv(sim, "pv-idle")["status"]["phase"] == ("Available" if enabled else "Pending")

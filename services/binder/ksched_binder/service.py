@@ -159,9 +159,6 @@ class BinderService:
         await self.extenders.close()
         await self.health.stop()
 
-    def request_stop(self) -> None:
-        self._stop.set()
-
     async def _depth_loop(self) -> None:
         while True:
             await asyncio.sleep(2)

@@ -16,4 +16,8 @@ ASSUMES = Counter(
     "ksched_assume_total", "Assume requests, by result (accepted or a reject code).", ["result"]
 )
 GENERATION = Gauge("ksched_cache_generation", "The cache's current snapshot generation.")
-PUBLISH_LAG = Gauge("ksched_informer_unpublished_ops", "Snapshot ops waiting to be published.")
+PUBLISH_LAG = Gauge(
+    "ksched_informer_unpublished_ops",
+    "Snapshot ops waiting to be published: cache changes not yet acknowledged by JetStream.",
+)
+"""Read at scrape time from the running informer (see ``InformerService.__init__``)."""

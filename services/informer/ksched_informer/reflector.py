@@ -23,7 +23,7 @@ from ksched.api.meta import ListMeta
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=K8s)
 
-ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+DELETED = "DELETED"
 
 
 class _List(msgspec.Struct, Generic[T]):
@@ -92,7 +92,6 @@ class Reflector:
         self.max_backoff = max_backoff
         self.synced = asyncio.Event()
         self.resource_version = ""
-        self.relists = 0
         self._list_decoder = msgspec.json.Decoder(_List[resource.struct])  # type: ignore[name-defined]
         self._event_decoder = msgspec.json.Decoder(_Event)
         self._object_decoder = msgspec.json.Decoder(resource.struct)
@@ -162,7 +161,6 @@ class Reflector:
             if not cont:
                 self.resource_version = page.metadata.resource_version
                 break
-        self.relists += 1
         await self.on_list(items)
         self.synced.set()
 

@@ -119,6 +119,9 @@ class InformerService:
         self._feed: list[tuple[str, Message]] = []
         #: ledger keys of assumptions the watch confirmed or ended, deleted at the next flush
         self._ledger_drops: list[str] = []
+        #: ops taken from the cache by a flush and not yet acknowledged by JetStream
+        self._publishing = 0
+        metrics.PUBLISH_LAG.set_function(lambda: len(self.cache.ops) + self._publishing)
         self._dirty = asyncio.Event()
         self._flush_lock = asyncio.Lock()
         self._stop = asyncio.Event()
@@ -249,9 +252,6 @@ class InformerService:
             await self.api.close()
         await self.health.stop()
 
-    def request_stop(self) -> None:
-        self._stop.set()
-
     # --- publishing ------------------------------------------------------------------------------
     def _emit(self, subject: str, message: Message) -> None:
         self._feed.append((subject, message))
@@ -290,6 +290,7 @@ class InformerService:
         await: state a caller read just before calling it is exactly what it publishes."""
         assert self.bus is not None
         base, generation, ops = self.cache.take_ops()
+        self._publishing = len(ops)
         feed, self._feed = self._feed, []
         metrics.GENERATION.set(generation)
         # Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default);
@@ -307,6 +308,7 @@ class InformerService:
             deltas.append((self.subjects.snapshot_delta, delta))
         if deltas:
             await self._publish_in_order(deltas)
+        self._publishing = 0
         if feed:
             await self._publish_in_order(feed)
         drops, self._ledger_drops = self._ledger_drops, []

@@ -2,10 +2,41 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ksched.apimachinery.field import FieldError, aggregate_message, duplicate, not_supported, required
+from ksched.apimachinery.field import forbidden as forbidden_field
+from ksched.apimachinery.field import invalid as invalid_value
+
 from .jsonio import JSON, encode
+
+__all__ = [
+    "ApiError",
+    "FieldError",
+    "already_exists",
+    "bad_request",
+    "conflict",
+    "duplicate",
+    "expired",
+    "failure",
+    "forbidden",
+    "forbidden_field",
+    "forbidden_path",
+    "internal",
+    "invalid",
+    "invalid_value",
+    "method_not_allowed",
+    "not_found",
+    "not_supported",
+    "required",
+    "resource_not_found",
+    "stale",
+    "success",
+    "too_large_resource_version",
+    "too_many_requests",
+    "unauthorized",
+    "unsupported_media_type",
+]
 
 
 class ApiError(Exception):
@@ -170,72 +201,7 @@ def too_large_resource_version(requested: int, current: int) -> ApiError:
     return ApiError(failure(504, "Timeout", message, details), {"Retry-After": "1"})
 
 
-# --- field errors (422 Invalid) ---------------------------------------------------------------
-
-
-def go_quote(value: Any) -> str:
-    """Render a value as Go's ``%#v``/``%q`` does in field errors (strings quoted, numbers bare)."""
-    if isinstance(value, str):
-        return encode(value).decode()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int | float):
-        return str(value)
-    return encode(value).decode()
-
-
-@dataclass(frozen=True, slots=True)
-class FieldError:
-    """One validation error on a field path, rendered like apimachinery's ``field.Error``."""
-
-    field: str
-    reason: str  # FieldValueInvalid, FieldValueRequired, FieldValueForbidden, ...
-    detail: str = ""
-    value: Any = None
-
-    def body(self) -> str:
-        if self.reason == "FieldValueInvalid":
-            return (
-                f"Invalid value: {go_quote(self.value)}: {self.detail}"
-                if self.detail
-                else (f"Invalid value: {go_quote(self.value)}")
-            )
-        if self.reason == "FieldValueRequired":
-            return f"Required value: {self.detail}" if self.detail else "Required value"
-        if self.reason == "FieldValueForbidden":
-            return f"Forbidden: {self.detail}" if self.detail else "Forbidden"
-        if self.reason == "FieldValueNotSupported":
-            return f"Unsupported value: {go_quote(self.value)}: supported values: {self.detail}"
-        if self.reason == "FieldValueDuplicate":
-            return f"Duplicate value: {go_quote(self.value)}"
-        if self.reason == "FieldValueTooLong":
-            return f"Too long: {self.detail}"
-        return self.detail
-
-    def text(self) -> str:
-        return f"{self.field}: {self.body()}"
-
-
-def invalid_value(field: str, value: Any, detail: str) -> FieldError:
-    return FieldError(field, "FieldValueInvalid", detail, value)
-
-
-def required(field: str, detail: str = "") -> FieldError:
-    return FieldError(field, "FieldValueRequired", detail)
-
-
-def forbidden_field(field: str, detail: str) -> FieldError:
-    return FieldError(field, "FieldValueForbidden", detail)
-
-
-def not_supported(field: str, value: Any, supported: list[str]) -> FieldError:
-    return FieldError(field, "FieldValueNotSupported", ", ".join(go_quote(s) for s in supported), value)
-
-
-def duplicate(field: str, value: Any) -> FieldError:
-    return FieldError(field, "FieldValueDuplicate", "", value)
+# --- field errors (422 Invalid): apimachinery's, under the names kubesim's validators use -----------
 
 
 def go_sprint(value: Any) -> str:
@@ -256,7 +222,7 @@ def patch_invalid(value: str, detail: str) -> ApiError:
     API server reports it against an empty kind and name."""
     error = invalid_value("patch", value, detail)
     causes = [{"reason": error.reason, "message": error.body(), "field": error.field}]
-    return ApiError(failure(422, "Invalid", f' "" is invalid: {error.text()}', {"causes": causes}))
+    return ApiError(failure(422, "Invalid", f' "" is invalid: {error}', {"causes": causes}))
 
 
 def invalid(
@@ -264,8 +230,7 @@ def invalid(
 ) -> ApiError:
     """422 ``Invalid``: ``Pod "x" is invalid: [a, b]`` with one cause per field error."""
     subject = f"{kind}.{group}" if group else kind
-    texts = [e.text() for e in errors]
-    joined = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    joined = aggregate_message(errors)
     causes = [{"reason": e.reason, "message": e.body(), "field": e.field} for e in errors]
     details = _details(name, group, details_kind or kind, causes=causes)
     return ApiError(failure(422, "Invalid", f'{subject} "{name}" is invalid: {joined}', details))

@@ -21,13 +21,15 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
+from ksched.apimachinery.labels import Selector, SelectorError
+
 from .errors import ApiError
 from .jsonio import JSON, rfc3339
 from .pods import set_condition
 from .pv_controller import STORAGE_CLASSES, PersistentVolumeController
 from .registry import NAMESPACES, NODES, PDBS, PODS, DeleteOptions, Registry
 from .resources import BY_KEY
-from .selectors import match_label_selector_object
+from .selectors import label_selector_of
 from .store import Change, Table
 from .strategies import normalize_node_status
 
@@ -81,7 +83,6 @@ class Lifecycle:
         self._next_ip: dict[str, int] = {}
         self._dirty_budgets: set[str] = set()
         self._budget_timer: asyncio.TimerHandle | None = None
-        self._pending_namespaces: set[str] = set()
         self.volumes = (
             PersistentVolumeController(registry, settings.pv_bind_delay, self._later)
             if settings.pv_controller
@@ -394,11 +395,14 @@ class Lifecycle:
             if entry.namespace not in dirty or entry.deleting:
                 continue
             pdb = entry.obj()
+            try:
+                selector = label_selector_of((pdb.get("spec") or {}).get("selector"))
+            except SelectorError:
+                selector = Selector.nothing()  # an invalid selector counts no pods
             matching = [
                 p
                 for p in pods.objects.values()
-                if p.namespace == entry.namespace
-                and match_label_selector_object((pdb.get("spec") or {}).get("selector"), p.labels)
+                if p.namespace == entry.namespace and selector.matches(p.labels)
             ]
             status = dict(pdb.get("status") or {})
             disrupted = {

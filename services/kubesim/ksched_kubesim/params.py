@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ksched.apimachinery.strconv import go_quote
+
 from . import errors
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -18,10 +20,10 @@ def parse_int64(text: str) -> int:
     """``strconv.ParseInt(text, 10, 64)``; a 400 with Go's error text when it fails."""
     digits = text[1:] if text[:1] in ("+", "-") else text
     if not digits or any(not "0" <= c <= "9" for c in digits):
-        raise errors.bad_request(f"strconv.ParseInt: parsing {errors.go_quote(text)}: invalid syntax")
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(text)}: invalid syntax")
     value = int(text)
     if not INT64_MIN <= value <= INT64_MAX:
-        raise errors.bad_request(f"strconv.ParseInt: parsing {errors.go_quote(text)}: value out of range")
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(text)}: value out of range")
     return value
 
 

@@ -10,7 +10,7 @@ from .errors import FieldError, invalid, not_supported, required
 from .jsonio import JSON, rfc3339
 from .pods import set_condition
 from .registry import NODES, PDBS, PODS, DeleteOptions, Registry
-from .selectors import match_label_selector_object
+from .selectors import matches_label_selector
 from .store import Entry
 from .strategies import copy_topology_labels
 
@@ -107,7 +107,7 @@ def _check_disruption_budget(registry: Registry, namespace: str, name: str, pod:
         e
         for e in table.objects.values()
         if e.namespace == namespace
-        and match_label_selector_object((e.obj().get("spec") or {}).get("selector"), labels)
+        and matches_label_selector((e.obj().get("spec") or {}).get("selector"), labels)
     ]
     if not budgets:
         return

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ksched.apimachinery.validation import label_key_errors, label_value_errors
+
 from .errors import FieldError, duplicate, forbidden_field, invalid_value, not_supported, required
-from .selectors import label_value_errors, qualified_name_errors
 
 PORT_PROTOCOLS = ["SCTP", "TCP", "UDP"]
 TERMINATION_MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
@@ -89,7 +90,7 @@ def toleration_errors(path: str, tolerations: Any) -> list[FieldError]:
         operator = toleration.get("operator") or ""
         effect = toleration.get("effect") or ""
         value = toleration.get("value") or ""
-        errs.extend(invalid_value(f"{tpath}.key", key, msg) for msg in qualified_name_errors(key) if key)
+        errs.extend(invalid_value(f"{tpath}.key", key, msg) for msg in label_key_errors(key) if key)
         if not key and operator != "Exists":
             errs.append(invalid_value(f"{tpath}.operator", operator, _EMPTY_KEY))
         if toleration.get("tolerationSeconds") is not None and effect != "NoExecute":
@@ -155,7 +156,7 @@ def _requirement_errors(path: str, requirement: dict[str, Any], check_values: bo
     else:
         errs.append(invalid_value(f"{path}.operator", operator, "not a valid selector operator"))
     key = requirement.get("key") or ""
-    errs.extend(invalid_value(f"{path}.key", key, msg) for msg in qualified_name_errors(key))
+    errs.extend(invalid_value(f"{path}.key", key, msg) for msg in label_key_errors(key))
     if check_values:
         for i, value in enumerate(values if isinstance(values, list) else []):
             if isinstance(value, str):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
+
+from ksched.apimachinery.quantity import Quantity, QuantityError, canonical_resource_list, parse_json_quantity
 
 from . import pod_fields
 from .errors import FieldError, duplicate, forbidden_field, invalid_value, not_supported, required
 from .jsonio import JSON, rfc3339
-from .quantity import QuantityError, canonical_map, parse_quantity
 from .validation import label_map_errors, name_errors
 
 CONTAINER_ORDER = (
@@ -212,14 +212,14 @@ def canonicalize_quantities(spec: JSON) -> None:
             if isinstance(res, dict):
                 for part in ("limits", "requests"):
                     if part in res:
-                        res[part] = canonical_map(res[part])
+                        res[part] = canonical_resource_list(res[part])
     if isinstance(spec.get("overhead"), dict):
-        spec["overhead"] = canonical_map(spec["overhead"])
+        spec["overhead"] = canonical_resource_list(spec["overhead"])
     pod_resources = spec.get("resources")
     if isinstance(pod_resources, dict):
         for part in ("limits", "requests"):
             if part in pod_resources:
-                pod_resources[part] = canonical_map(pod_resources[part])
+                pod_resources[part] = canonical_resource_list(pod_resources[part])
 
 
 def _tolerates(tolerations: list[Any], key: str) -> bool:
@@ -292,24 +292,24 @@ def merge_match_label_keys(spec: JSON, labels: dict[str, str]) -> None:
 _QOS_RESOURCES = ("cpu", "memory")
 
 
-def _positive(values: Any) -> dict[str, Fraction]:
-    out: dict[str, Fraction] = {}
+def _positive(values: Any) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
     if isinstance(values, dict):
         for name, raw in values.items():
             if name in _QOS_RESOURCES:
                 try:
-                    q = parse_quantity(raw)
+                    q = parse_json_quantity(raw)
                 except QuantityError:
                     continue
-                if q > 0:
+                if q.sign() > 0:
                     out[name] = q
     return out
 
 
 def qos_class(spec: JSON) -> str:
     """Guaranteed, Burstable or BestEffort, computed as the API server does at creation."""
-    requests: dict[str, Fraction] = {}
-    limits: dict[str, Fraction] = {}
+    requests: dict[str, Quantity] = {}
+    limits: dict[str, Quantity] = {}
     guaranteed = True
     pod_resources = spec.get("resources")
     if isinstance(pod_resources, dict) and pod_resources:
@@ -323,10 +323,10 @@ def qos_class(spec: JSON) -> str:
                     continue
                 res = c.get("resources") or {}
                 for name, q in _positive(res.get("requests")).items():
-                    requests[name] = requests.get(name, Fraction(0)) + q
+                    requests[name] = requests[name] + q if name in requests else q
                 found = _positive(res.get("limits"))
                 for name, q in found.items():
-                    limits[name] = limits.get(name, Fraction(0)) + q
+                    limits[name] = limits[name] + q if name in limits else q
                 if not set(_QOS_RESOURCES) <= set(found):
                     guaranteed = False
     if not requests and not limits:
@@ -443,9 +443,9 @@ def malformed_quantity(spec: JSON) -> str | None:
             if isinstance(values, dict):
                 for value in values.values():
                     try:
-                        parse_quantity(value)
+                        parse_json_quantity(value)
                     except QuantityError as exc:
-                        return str(exc)
+                        return exc.reason
     return None
 
 
@@ -453,28 +453,23 @@ def _validate_resources(path: str, resources: Any) -> list[FieldError]:
     errs: list[FieldError] = []
     if not isinstance(resources, dict):
         return errs
-    parsed: dict[str, dict[str, Fraction]] = {"requests": {}, "limits": {}}
+    parsed: dict[str, dict[str, Quantity]] = {"requests": {}, "limits": {}}
     for part in ("limits", "requests"):
         values = resources.get(part)
         if not isinstance(values, dict):
             continue
         for name, raw in values.items():
-            q = parse_quantity(raw)
+            q = parse_json_quantity(raw)
             parsed[part][name] = q
-            if q < 0:
+            if q.sign() < 0:
                 errs.append(
-                    invalid_value(f"{path}.{part}[{name}]", str(raw), "must be greater than or equal to 0")
+                    invalid_value(f"{path}.{part}[{name}]", str(q), "must be greater than or equal to 0")
                 )
     for name, q in parsed["requests"].items():
         limit = parsed["limits"].get(name)
         if limit is not None and q > limit:
-            raw = resources["requests"][name]
-            limit_raw = resources["limits"][name]
-            errs.append(
-                invalid_value(
-                    f"{path}.requests", str(raw), f"must be less than or equal to {name} limit of {limit_raw}"
-                )
-            )
+            detail = f"must be less than or equal to {name} limit of {limit}"
+            errs.append(invalid_value(f"{path}.requests", str(q), detail))
     return errs
 
 

@@ -32,15 +32,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable
-from fractions import Fraction
 from typing import Any, Final, Protocol
+
+from ksched.apimachinery.labels import SelectorError
+from ksched.apimachinery.quantity import Quantity, QuantityError, parse_json_quantity
 
 from .errors import ApiError
 from .jsonio import JSON
-from .quantity import QuantityError, parse_quantity
 from .registry import NODES, DeleteOptions, Registry
 from .resources import BY_KEY
-from .selectors import match_label_selector_object
+from .selectors import label_selector_of
 from .store import Change
 
 PVS = BY_KEY["persistentvolumes"]
@@ -136,14 +137,14 @@ def bound_to_claim(pv: JSON, claim: JSON) -> bool:
     return not ref.get("uid") or ref.get("uid") == meta.get("uid")
 
 
-def _storage(resources: Any) -> Fraction | None:
+def _storage(resources: Any) -> Quantity | None:
     try:
-        return parse_quantity((resources or {}).get("storage", "0"))
+        return parse_json_quantity((resources or {}).get("storage", "0"))
     except QuantityError:
         return None
 
 
-def _requested(claim: JSON) -> Fraction | None:
+def _requested(claim: JSON) -> Quantity | None:
     return _storage((_spec(claim).get("resources") or {}).get("requests"))
 
 
@@ -158,9 +159,13 @@ def find_matching_volume(claim: JSON, volumes: Iterable[JSON], delay_binding: bo
     if requested is None:
         return None
     wanted_class = claim_class(claim)
-    selector = _spec(claim).get("selector")
+    raw_selector = _spec(claim).get("selector")
+    try:
+        selector = label_selector_of(raw_selector) if raw_selector is not None else None
+    except SelectorError:
+        return None  # upstream: "error creating internal label selector for claim"
     smallest: JSON | None = None
-    smallest_size = Fraction(0)
+    smallest_size = requested
     for pv in volumes:
         spec = _spec(pv)
         if spec.get("claimRef") and not bound_to_claim(pv, claim):
@@ -176,9 +181,7 @@ def find_matching_volume(claim: JSON, volumes: Iterable[JSON], delay_binding: bo
             continue
         if _phase(pv) != AVAILABLE:
             continue
-        if selector is not None and not match_label_selector_object(
-            selector, pv["metadata"].get("labels") or {}
-        ):
+        if selector is not None and not selector.matches(pv["metadata"].get("labels") or {}):
             continue
         if volume_class(pv) != wanted_class:
             continue

@@ -24,7 +24,7 @@ from .events_api import validate as validate_event
 from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffix, rfc3339
 from .params import query_int64
 from .resources import BY_KEY, RESOURCES, ResourceType
-from .selectors import FieldSelector, LabelSelector
+from .selectors import FieldSelector, Selector
 from .store import Entry, Store, Table, View, encode_body, with_kind
 from .strategies import Strategy, strategy_for
 from .time_fields import DecodeFailure, decode_times
@@ -66,7 +66,7 @@ class DeleteOptions:
 
 @dataclass(slots=True)
 class ListQuery:
-    labels: LabelSelector | None = None
+    labels: Selector | None = None
     fields: FieldSelector | None = None
     limit: int = 0
     continue_token: str = ""
@@ -84,7 +84,7 @@ class ListResult:
 
 @dataclass(slots=True)
 class WatchQuery:
-    labels: LabelSelector | None = None
+    labels: Selector | None = None
     fields: FieldSelector | None = None
     resource_version: str = ""
     resource_version_match: str = ""
@@ -680,7 +680,7 @@ class Registry:
     def _filter(
         entries: list[Entry],
         namespace: str | None,
-        labels: LabelSelector | None,
+        labels: Selector | None,
         fields: FieldSelector | None,
         start: str,
     ) -> list[Entry]:
@@ -765,15 +765,3 @@ class Registry:
         watcher.cancel_timers()
         with contextlib.suppress(ValueError):
             watcher.table.watchers.remove(watcher)
-
-    # --- pod subresources (pod_actions.py) -----------------------------------------------------
-
-    def bind(self, namespace: str, name: str, binding: Any) -> Entry:
-        from .pod_actions import bind
-
-        return bind(self, namespace, name, binding)
-
-    def evict(self, namespace: str, name: str, eviction: Any) -> None:
-        from .pod_actions import evict
-
-        evict(self, namespace, name, eviction)

@@ -393,15 +393,3 @@ def by_kind(api_version: str, kind: str) -> ResourceType | None:
         if r.kind == kind and r.group == group:
             return r
     return None
-
-
-def group_versions() -> dict[str, list[ResourceType]]:
-    """Resources grouped by ``group/version`` in discovery order (core first)."""
-    out: dict[str, list[ResourceType]] = {"v1": []}
-    for group in GROUP_ORDER:
-        for r in RESOURCES:
-            if r.group == group:
-                out.setdefault(r.api_version, [])
-    for r in RESOURCES:
-        out.setdefault(r.api_version, []).append(r)
-    return out

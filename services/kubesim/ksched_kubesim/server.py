@@ -14,7 +14,7 @@ from aiohttp import web
 
 from ksched.aio import cancel_and_wait
 
-from . import discovery, errors, openapi, tables
+from . import discovery, errors, openapi, pod_actions, tables
 from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -292,13 +292,13 @@ class ApiServer:
         namespace = req.namespace or ""
         if rt.plural == "bindings" and rt.group == "":
             name = ((body or {}).get("metadata") or {}).get("name", "") if isinstance(body, dict) else ""
-            self.registry.bind(namespace, name, body)
+            pod_actions.bind(self.registry, namespace, name, body)
             return self._json(request, 201, errors.success(201))
         if req.subresource == "binding" and req.name:
-            self.registry.bind(namespace, req.name, body)
+            pod_actions.bind(self.registry, namespace, req.name, body)
             return self._json(request, 201, errors.success(201))
         if req.subresource == "eviction" and req.name:
-            self.registry.evict(namespace, req.name, body)
+            pod_actions.evict(self.registry, namespace, req.name, body)
             return self._json(request, 201, errors.success(201))
         if req.name is not None or (rt.namespaced and req.namespace is None):
             raise errors.method_not_allowed()

@@ -14,7 +14,7 @@ from types import TracebackType
 
 from aiohttp import web
 
-from . import errors
+from . import errors, pod_actions
 from .jsonio import JSON, decode, new_uid, rfc3339
 from .kubeconfig import write_kubeconfig
 from .lifecycle import Lifecycle, LifecycleSettings
@@ -157,7 +157,7 @@ class KubeSim:
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self, _exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.stop()
 
@@ -279,7 +279,7 @@ class KubeSim:
         return [self.render(rt, e) for e in entries if namespace is None or e.namespace == namespace]
 
     def bind(self, namespace: str, name: str, node: str) -> JSON:
-        entry = self.registry.bind(namespace, name, {"target": {"kind": "Node", "name": node}})
+        entry = pod_actions.bind(self.registry, namespace, name, {"target": {"kind": "Node", "name": node}})
         return self.render(PODS, entry)
 
     def delete(

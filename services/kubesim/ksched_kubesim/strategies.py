@@ -5,11 +5,12 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Protocol
 
+from ksched.apimachinery.quantity import canonical_resource_list
+
 from . import errors, events_api, pod_fields, pods
 from .errors import ApiError, FieldError, forbidden_field, invalid_value, not_supported, required
 from .jsonio import JSON, rfc3339
 from .pods import ordered
-from .quantity import canonical_map
 from .resources import ResourceType
 
 
@@ -270,7 +271,7 @@ def normalize_node_status(status: JSON) -> JSON:
         status["allocatable"] = dict(status["capacity"])
     for part in ("capacity", "allocatable"):
         if part in status:
-            status[part] = canonical_map(status[part])
+            status[part] = canonical_resource_list(status[part])
     endpoints = status.get("daemonEndpoints")
     if not isinstance(endpoints, dict):
         endpoints = {}
@@ -629,7 +630,7 @@ class PersistentVolumeStrategy(Strategy):
         spec = dict(spec) if isinstance(spec, dict) else {}
         spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
         if "capacity" in spec:
-            spec["capacity"] = canonical_map(spec["capacity"])
+            spec["capacity"] = canonical_resource_list(spec["capacity"])
         spec.setdefault("volumeMode", "Filesystem")
         obj["spec"] = spec
         meta = obj["metadata"]
@@ -657,7 +658,8 @@ class PersistentVolumeClaimStrategy(Strategy):
         resources = spec.get("resources")
         if isinstance(resources, dict):
             spec["resources"] = {
-                k: canonical_map(v) if k in ("requests", "limits") else v for k, v in resources.items()
+                k: canonical_resource_list(v) if k in ("requests", "limits") else v
+                for k, v in resources.items()
             }
         obj["spec"] = spec
         meta = obj["metadata"]

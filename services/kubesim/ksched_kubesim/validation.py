@@ -2,49 +2,30 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from ksched.apimachinery.field import too_long
+from ksched.apimachinery.validation import (
+    dns1035_label_errors,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    label_key_errors,
+    label_value_errors,
+)
 
 from .errors import FieldError, invalid_value, required
 from .resources import DNS1035, LABEL, ResourceType
-from .selectors import label_value_errors, qualified_name_errors
 
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-
-SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
-    "must start and "
-    "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-DNS1035_MSG = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
-    "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
-    "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-)
+_TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 
 
 def name_errors(name: str, style: str) -> list[str]:
     """Problems with ``metadata.name`` for a resource's naming rule."""
     if style == LABEL:
-        errs = ["must be no more than 63 characters"] if len(name) > 63 else []
-        return errs + ([] if _LABEL.match(name) else [LABEL_MSG])
+        return dns1123_label_errors(name)
     if style == DNS1035:
-        errs = ["must be no more than 63 characters"] if len(name) > 63 else []
-        return errs + ([] if _DNS1035.match(name) else [DNS1035_MSG])
-    errs = ["must be no more than 253 characters"] if len(name) > 253 else []
-    return errs + ([] if _SUBDOMAIN.match(name) else [SUBDOMAIN_MSG])
-
-
-def is_subdomain(value: str) -> bool:
-    return len(value) <= 253 and bool(_SUBDOMAIN.match(value))
+        return dns1035_label_errors(name)
+    return dns1123_subdomain_errors(name)
 
 
 def label_map_errors(path: str, labels: Any) -> list[FieldError]:
@@ -55,7 +36,7 @@ def label_map_errors(path: str, labels: Any) -> list[FieldError]:
         return [invalid_value(path, labels, "must be a map of strings")]
     errs: list[FieldError] = []
     for key, value in labels.items():
-        for msg in qualified_name_errors(key):
+        for msg in label_key_errors(key):
             errs.append(invalid_value(path, key, msg))
         if not isinstance(value, str):
             errs.append(invalid_value(f"{path}[{key}]", value, "must be a string"))
@@ -81,16 +62,14 @@ def validate_metadata(rt: ResourceType, meta: dict[str, Any]) -> list[FieldError
     elif annotations:
         total = 0
         for key, value in annotations.items():
-            for msg in qualified_name_errors(key.lower()):
+            for msg in label_key_errors(key.lower()):
                 errs.append(invalid_value("metadata.annotations", key, msg))
             if not isinstance(value, str):
                 errs.append(invalid_value(f"metadata.annotations[{key}]", value, "must be a string"))
                 continue
-            total += len(key) + len(value)
-        if total > 256 * 1024:
-            errs.append(
-                FieldError("metadata.annotations", "FieldValueTooLong", "must have at most 262144 bytes")
-            )
+            total += len(key.encode()) + len(value.encode())
+        if total > _TOTAL_ANNOTATION_SIZE_LIMIT:
+            errs.append(too_long("metadata.annotations", _TOTAL_ANNOTATION_SIZE_LIMIT))
     finalizers = meta.get("finalizers")
     if finalizers is not None and not isinstance(finalizers, list):
         errs.append(invalid_value("metadata.finalizers", finalizers, "must be a list of strings"))

@@ -14,7 +14,7 @@ from typing import Any
 
 from .jsonio import JSON, encode
 from .resources import ResourceType
-from .selectors import FieldSelector, LabelSelector
+from .selectors import FieldSelector, Selector
 from .store import Change, Entry, Store, Table, View, with_kind
 from .strategies import NODE_INFO_ORDER
 
@@ -87,7 +87,7 @@ class Watcher:
         rt: ResourceType,
         view: View | None,
         namespace: str | None,
-        labels: LabelSelector | None,
+        labels: Selector | None,
         fields: FieldSelector | None,
         bookmarks: bool,
         max_pending_bytes: int,

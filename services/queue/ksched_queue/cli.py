@@ -8,8 +8,8 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 
+from ksched.apimachinery.duration import DurationError, seconds
 from ksched.config import ConfigError
-from ksched.plugins.duration import DurationError, seconds
 from ksched.service.election import add_leader_election_arguments, election_config
 from ksched.service.logs import setup_logging
 from ksched.service.options import add_common_arguments, common_options

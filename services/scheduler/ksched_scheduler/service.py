@@ -46,7 +46,7 @@ from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.framework.nominator import Nominator
 from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service.http import HealthServer
-from ksched.service.kube import api_client
+from ksched.service.kube import api_client, api_reachable
 from ksched.service.lifecycle import serve
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
@@ -138,7 +138,7 @@ class SchedulerService:
             jetstream_replicas=self.options.jetstream_replicas,
             **self.options.nats_credentials.connect_kwargs(),
         )
-        if self.options.kubeconfig is not None or _in_cluster():
+        if api_reachable(self.options.kubeconfig):
             self.api = await api_client(self.options.kubeconfig, component="ksched-scheduler")
             self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
         self.tracer.start(self.bus)
@@ -176,9 +176,6 @@ class SchedulerService:
             await self.api.close()
         await self.extenders.close()
         await self.health.stop()
-
-    def request_stop(self) -> None:
-        self._stop.set()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -500,9 +497,3 @@ def _observer(profile: str) -> Any:
         child.observe(seconds)
 
     return observe
-
-
-def _in_cluster() -> bool:
-    import os
-
-    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from ksched.api.base import K8s
-from ksched.api.meta import Condition, LabelSelector, ListMeta, ObjectMeta, ObjectReference
+from ksched.api.meta import Condition, LabelSelector, ObjectMeta, ObjectReference
 
 ResourceList = dict[str, str]
 """Resource name -> quantity string (``{"cpu": "500m", "memory": "1Gi"}``)."""
@@ -480,13 +480,3 @@ class Event(K8s):
     reporting_component: str | None = None
     reporting_instance: str | None = None
     related: ObjectReference | None = None
-
-
-class PodList(K8s):
-    metadata: ListMeta = msgspec.field(default_factory=ListMeta)
-    items: list[Pod] = []
-
-
-class NodeList(K8s):
-    metadata: ListMeta = msgspec.field(default_factory=ListMeta)
-    items: list[Node] = []

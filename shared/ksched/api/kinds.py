@@ -76,7 +76,7 @@ def _field_path(exc: msgspec.ValidationError) -> str:
 def convert(raw: Any, kind_type: type[T], where: str = "") -> T:
     """Convert a decoded JSON/YAML mapping into ``kind_type``, naming object and field on error."""
     try:
-        return msgspec.convert(_drop_nulls(raw), kind_type)
+        return msgspec.convert(drop_nulls(raw), kind_type)
     except msgspec.ValidationError as exc:
         prefix = f"{where}: " if where else ""
         raise ObjectError(f"{prefix}{describe(raw)}: {_field_path(exc)}") from None
@@ -94,10 +94,14 @@ def decode_object(raw: Any, where: str = "") -> K8s:
     return convert(raw, entry[1], where)
 
 
-def _drop_nulls(value: Any) -> Any:
-    """YAML and some clients write ``field: null``; Kubernetes treats that as absent."""
+def drop_nulls(value: Any) -> Any:
+    """Remove ``key: null`` entries, as Go's JSON decoding leaves such fields at their zero value.
+
+    YAML and some clients write ``field: null``; Kubernetes (and its configuration) treats that as
+    absent. The one implementation: objects here, the scheduler configuration in ``ksched.config``.
+    """
     if isinstance(value, dict):
-        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+        return {k: drop_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [_drop_nulls(v) for v in value]
+        return [drop_nulls(v) for v in value]
     return value

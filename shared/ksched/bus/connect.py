@@ -3,7 +3,7 @@
 ``connect`` reconnects forever (nats-py's default gives up after ~2 minutes), logs connection changes
 once each, and returns a :class:`Bus`: the nats-py client plus this installation's subjects, typed
 publish / request / subscribe, a readiness flag for ``/readyz``, and a ``close`` that avoids the
-pull-subscription drain hang (see /work/shared/libraries.md).
+pull-subscription drain hang (see ``../shared/libraries.md`` beside the repository).
 """
 
 from __future__ import annotations

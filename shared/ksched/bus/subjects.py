@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ksched.bus.tokens import decode_token, encode_token
+from ksched.bus.tokens import encode_token
 
 DEFAULT_PREFIX = "ksched"
 _PREFIX_RE = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
@@ -87,10 +87,6 @@ class Subjects:
     def cluster_events(self, resource: str) -> str:
         """Cluster-event feed for one resource (``Node``, ``storage.k8s.io/CSINode`` ...)."""
         return f"{self.prefix}.feed.event.{encode_token(resource)}"
-
-    @property
-    def cluster_events_all(self) -> str:
-        return f"{self.prefix}.feed.event.*"
 
     @property
     def feed_all(self) -> str:
@@ -224,16 +220,3 @@ class Subjects:
             except ValueError:
                 pass
         return SubjectKind.OTHER
-
-    def parse_trace(self, subject: str) -> tuple[str, str]:
-        """``(namespace, name)`` of a :meth:`trace` subject."""
-        tokens = subject.split(".")
-        base = self.prefix.split(".")
-        if len(tokens) != len(base) + 3 or tokens[: len(base)] != base or tokens[len(base)] != "trace":
-            raise SubjectError(f"not a trace subject of prefix {self.prefix!r}: {subject!r}")
-        return decode_token(tokens[-2]), decode_token(tokens[-1])
-
-
-def pod_key(namespace: str, name: str) -> str:
-    """``namespace/name`` as Kubernetes keys objects (the key used in logs and messages)."""
-    return f"{namespace}/{name}"

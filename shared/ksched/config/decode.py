@@ -14,12 +14,13 @@ from typing import Any
 import msgspec
 import yaml
 
+from ksched.api.kinds import drop_nulls
+from ksched.apimachinery.duration import DurationError, parse_duration
+from ksched.apimachinery.strconv import go_quote
 from ksched.config.errors import ConfigError
 from ksched.config.plugin_args import args_type_for, decode_args, msgspec_error_text
-from ksched.config.strict import drop_nulls, unknown_fields
+from ksched.config.strict import unknown_fields
 from ksched.config.types import API_VERSION, KIND, KubeSchedulerConfiguration
-from ksched.plugins.duration import DurationError, parse_duration
-from ksched.plugins.fielderrors import go_quote
 from ksched.plugins.registry import Registration
 
 

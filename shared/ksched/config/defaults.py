@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from ksched.apimachinery.duration import DurationError, parse_duration
 from ksched.config.plugin_args import apply_defaults, args_type_for, default_args
 from ksched.config.types import (
     DEFAULT_SCHEDULER_NAME,
@@ -24,7 +25,6 @@ from ksched.config.types import (
     Plugins,
     PluginSet,
 )
-from ksched.plugins.duration import DurationError, parse_duration
 from ksched.plugins.registry import Registration
 
 #: upstream ``getDefaultPlugins`` with the 1.36 default feature gates applied: (name, weight)

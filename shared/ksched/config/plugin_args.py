@@ -14,12 +14,13 @@ from typing import Any
 
 import msgspec
 
+from ksched.api.kinds import drop_nulls
+from ksched.apimachinery.strconv import go_quote
 from ksched.config.errors import ConfigError
-from ksched.config.strict import drop_nulls, unknown_fields
+from ksched.config.strict import unknown_fields
 from ksched.config.types import API_VERSION, GROUP
 from ksched.plugins import args as plugin_args
 from ksched.plugins.args import DynamicResourcesArgs
-from ksched.plugins.fielderrors import go_quote
 from ksched.plugins.registry import IN_TREE, Registration
 
 #: DynamicResourcesArgs defaults of kube-scheduler 1.36 (DRASchedulerFilterTimeout and

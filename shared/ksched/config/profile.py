@@ -18,6 +18,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from ksched.apimachinery.strconv import go_quote
 from ksched.config.errors import ConfigError
 from ksched.config.extension_points import EXTENSION_POINTS, PLACEMENT_POINTS
 from ksched.config.plugin_args import default_args
@@ -30,7 +31,6 @@ from ksched.framework.interfaces import MAX_NODE_SCORE
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
 from ksched.plugins.args import NodeResourcesFitArgs
-from ksched.plugins.fielderrors import go_quote
 from ksched.plugins.registry import IN_TREE, Registration, Registry
 
 log = logging.getLogger(__name__)

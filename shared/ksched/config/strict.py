@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec.inspect as mi
 
-from ksched.plugins.fielderrors import child, index
+from ksched.apimachinery.field import child, index
 
 
 @functools.cache
@@ -52,12 +52,3 @@ def _walk(value: Any, tp: mi.Type, path: str) -> Iterator[str]:
 def unknown_fields(data: Any, tp: Any, path: str = "") -> list[str]:
     """Paths (``a.b[0].c``) of the fields in ``data`` that the Struct type ``tp`` does not define."""
     return list(_walk(data, _info(tp), path))
-
-
-def drop_nulls(value: Any) -> Any:
-    """Remove ``key: null`` entries: Go's JSON decoding leaves such fields at their zero value."""
-    if isinstance(value, dict):
-        return {k: drop_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [drop_nulls(v) for v in value]
-    return value

@@ -2,7 +2,7 @@
 
 Field for field the v1 API of kube-scheduler 1.36 (``k8s.io/kube-scheduler/config/v1/types.go``).
 Pointer fields of the Go API are ``X | None`` here; :mod:`ksched.config.defaults` fills them in.
-Durations (``metav1.Duration``) stay Go duration strings ("15s"); :mod:`ksched.config.duration`
+Durations (``metav1.Duration``) stay Go duration strings ("15s"); :mod:`ksched.apimachinery.duration`
 parses them. ``PluginConfig.args`` holds the typed args Struct of the plugin after decoding
 (see :mod:`ksched.plugins.args`), or the raw mapping for plugins without an args type.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from ksched.plugins.duration import seconds
+from ksched.apimachinery.duration import seconds
 
 GROUP = "kubescheduler.config.k8s.io"
 API_VERSION = f"{GROUP}/v1"

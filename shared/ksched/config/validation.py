@@ -15,7 +15,11 @@ from typing import Any
 
 import msgspec
 
-from ksched.config.errors import ConfigError, child, duplicate, index, invalid, required
+from ksched.apimachinery.duration import DurationError, parse_duration
+from ksched.apimachinery.field import child, duplicate, index, invalid, required
+from ksched.apimachinery.strconv import go_quote
+from ksched.apimachinery.validation import label_key_errors
+from ksched.config.errors import ConfigError
 from ksched.config.extension_points import EXTENSION_POINTS, VALIDATED_STAGES, WIRE_NAMES
 from ksched.config.types import (
     API_VERSION,
@@ -25,9 +29,7 @@ from ksched.config.types import (
     Plugins,
     PluginSet,
 )
-from ksched.plugins import fielderrors as fe
 from ksched.plugins.args_validation import validate_args
-from ksched.plugins.duration import DurationError, parse_duration
 from ksched.plugins.registry import Registration
 
 #: plugins removed from the v1 API (upstream ``invalidPluginsByVersion``)
@@ -48,9 +50,9 @@ def validate_config(
     errs += _leader_election_errors(config)
     parallelism = config.parallelism or 0
     if parallelism <= 0:
-        errs.append(invalid("parallelism", parallelism, "should be an integer value greater than zero"))
+        errs.append(str(invalid("parallelism", parallelism, "should be an integer value greater than zero")))
     if not config.profiles:
-        errs.append(required("profiles"))
+        errs.append(str(required("profiles")))
     else:
         seen: dict[str, int] = {}
         for i, profile in enumerate(config.profiles):
@@ -59,18 +61,22 @@ def validate_config(
             name = profile.scheduler_name or ""
             if name in seen:
                 # upstream prints the first profile's field path (as "{}"); ksched names the duplicate
-                errs.append(duplicate(child(path, "schedulerName"), name))
+                errs.append(str(duplicate(child(path, "schedulerName"), name)))
             seen[name] = i
         errs += _common_queue_sort_errors(config.profiles)
     errs += _percentage_errors("percentageOfNodesToScore", config.percentage_of_nodes_to_score)
     initial = config.pod_initial_backoff_seconds or 0
     maximum = config.pod_max_backoff_seconds or 0
     if initial <= 0:
-        errs.append(invalid("podInitialBackoffSeconds", initial, "must be greater than 0"))
+        errs.append(str(invalid("podInitialBackoffSeconds", initial, "must be greater than 0")))
     if maximum < initial:
         errs.append(
-            invalid(
-                "podMaxBackoffSeconds", maximum, "must be greater than or equal to PodInitialBackoffSeconds"
+            str(
+                invalid(
+                    "podMaxBackoffSeconds",
+                    maximum,
+                    "must be greater than or equal to PodInitialBackoffSeconds",
+                )
             )
         )
     errs += _extender_errors(config.extenders)
@@ -92,7 +98,7 @@ def check_config(
 # --- component-base ------------------------------------------------------------------------------
 def _client_connection_errors(config: KubeSchedulerConfiguration) -> list[str]:
     burst = config.client_connection.burst
-    return [invalid("clientConnection.burst", burst, "must be non-negative")] if burst < 0 else []
+    return [str(invalid("clientConnection.burst", burst, "must be non-negative"))] if burst < 0 else []
 
 
 def _ns(duration: str) -> int:
@@ -109,17 +115,23 @@ def _leader_election_errors(config: KubeSchedulerConfiguration) -> list[str]:
     errs: list[str] = []
     lease, renew, retry = _ns(le.lease_duration), _ns(le.renew_deadline), _ns(le.retry_period)
     if lease <= 0:
-        errs.append(invalid("leaderElection.leaseDuration", le.lease_duration, "must be greater than zero"))
+        errs.append(
+            str(invalid("leaderElection.leaseDuration", le.lease_duration, "must be greater than zero"))
+        )
     if renew <= 0:
-        errs.append(invalid("leaderElection.renewDeadline", le.renew_deadline, "must be greater than zero"))
+        errs.append(
+            str(invalid("leaderElection.renewDeadline", le.renew_deadline, "must be greater than zero"))
+        )
     if retry <= 0:
-        errs.append(invalid("leaderElection.retryPeriod", le.retry_period, "must be greater than zero"))
+        errs.append(str(invalid("leaderElection.retryPeriod", le.retry_period, "must be greater than zero")))
     if lease < renew:
         errs.append(
-            invalid(
-                "leaderElection.leaseDuration",
-                le.renew_deadline,
-                "LeaseDuration must be greater than RenewDeadline",
+            str(
+                invalid(
+                    "leaderElection.leaseDuration",
+                    le.renew_deadline,
+                    "LeaseDuration must be greater than RenewDeadline",
+                )
             )
         )
     for field, value in (
@@ -128,10 +140,14 @@ def _leader_election_errors(config: KubeSchedulerConfiguration) -> list[str]:
         ("resourceName", le.resource_name),
     ):
         if not value:
-            errs.append(invalid(f"leaderElection.{field}", value, f"{field} is required"))
+            errs.append(str(invalid(f"leaderElection.{field}", value, f"{field} is required")))
     if le.resource_lock != "leases":
         errs.append(
-            invalid("leaderElection.resourceLock", le.resource_lock, 'resourceLock value must be "leases"')
+            str(
+                invalid(
+                    "leaderElection.resourceLock", le.resource_lock, 'resourceLock value must be "leases"'
+                )
+            )
         )
     return errs
 
@@ -139,43 +155,43 @@ def _leader_election_errors(config: KubeSchedulerConfiguration) -> list[str]:
 # --- profiles ------------------------------------------------------------------------------------
 def _percentage_errors(path: str, value: int | None) -> list[str]:
     if value is not None and not 0 <= value <= 100:
-        return [invalid(path, value, "not in valid range [0-100]")]
+        return [str(invalid(path, value, "not in valid range [0-100]"))]
     return []
 
 
 def _profile_errors(path: str, profile: KubeSchedulerProfile) -> list[str]:
     errs: list[str] = []
     if not profile.scheduler_name:
-        errs.append(required(child(path, "schedulerName")))
+        errs.append(str(required(child(path, "schedulerName"))))
     errs += _percentage_errors(child(path, "percentageOfNodesToScore"), profile.percentage_of_nodes_to_score)
     if profile.plugins is not None:
         for stage in VALIDATED_STAGES:
             stage_path = child(path, "plugins", WIRE_NAMES[stage])
             for j, plugin in enumerate(getattr(profile.plugins, stage).enabled):
                 if plugin.name in REMOVED_PLUGINS:
-                    errs.append(invalid(index(child(stage_path, "enabled"), j), plugin.name, _REMOVED_DETAIL))
+                    errs.append(
+                        str(invalid(index(child(stage_path, "enabled"), j), plugin.name, _REMOVED_DETAIL))
+                    )
     seen: set[str] = set()
     for j, item in enumerate(profile.plugin_config):
         item_path = index(child(path, "pluginConfig"), j)
         if item.name in seen:
-            errs.append(duplicate(item_path, item.name))
+            errs.append(str(duplicate(item_path, item.name)))
         seen.add(item.name)
         if item.name in REMOVED_PLUGINS:
-            errs.append(invalid(item_path, item.name, _REMOVED_DETAIL))
+            errs.append(str(invalid(item_path, item.name, _REMOVED_DETAIL)))
         elif isinstance(item.args, msgspec.Struct):
             errs += validate_args(item.args, child(item_path, "args"))
     return errs
 
 
-def _go_plugin_set(plugin_set: PluginSet) -> str:
-    """``json.Marshal`` of the internal (untagged) ``config.PluginSet``, as upstream prints it."""
+def _go_plugin_set(plugin_set: PluginSet) -> dict[str, Any]:
+    """The internal (untagged) ``config.PluginSet`` as ``json.Marshal`` sees it (fields in Go's order)."""
 
     def plugins(items: list[Any]) -> list[dict[str, Any]] | None:
         return [{"Name": p.name, "Weight": p.weight or 0} for p in items] or None
 
-    return msgspec.json.encode(
-        {"Enabled": plugins(plugin_set.enabled), "Disabled": plugins(plugin_set.disabled)}
-    ).decode()
+    return {"Enabled": plugins(plugin_set.enabled), "Disabled": plugins(plugin_set.disabled)}
 
 
 def _queue_sort(profile: KubeSchedulerProfile) -> PluginSet:
@@ -196,10 +212,12 @@ def _common_queue_sort_errors(profiles: list[KubeSchedulerProfile]) -> list[str]
     queue_sort_name = canon.enabled[0].name if canon.enabled else ""
     if len(canon.enabled) > 1:
         errs.append(
-            invalid(
-                "profiles[0].plugins.queueSort.Enabled",
-                len(canon.enabled),
-                "only one queue sort plugin can be enabled",
+            str(
+                invalid(
+                    "profiles[0].plugins.queueSort.Enabled",
+                    len(canon.enabled),
+                    "only one queue sort plugin can be enabled",
+                )
             )
         )
     canon_args = next(
@@ -209,36 +227,35 @@ def _common_queue_sort_errors(profiles: list[KubeSchedulerProfile]) -> list[str]
         current = _queue_sort(profiles[i])
         if not _same_plugin_set(canon, current):
             errs.append(
-                fe.invalid(
-                    f"profiles[{i}].plugins.queueSort",
-                    _go_plugin_set(current),
-                    "must be the same for all profiles",
+                str(
+                    invalid(
+                        f"profiles[{i}].plugins.queueSort",
+                        _go_plugin_set(current),
+                        "must be the same for all profiles",
+                    )
                 )
             )
         for cfg in profiles[i].plugin_config:
             if cfg.name == queue_sort_name and cfg.args != canon_args:
                 errs.append(
-                    fe.invalid(
-                        f"profiles[{i}].pluginConfig.args",
-                        msgspec.json.encode(cfg.args).decode(),
-                        "queueSort must be the same for all profiles",
+                    str(
+                        invalid(
+                            f"profiles[{i}].pluginConfig.args",
+                            cfg.args,
+                            "queueSort must be the same for all profiles",
+                        )
                     )
                 )
     return errs
 
 
 # --- extenders -----------------------------------------------------------------------------------
-def _qualified_name_errors(name: str) -> list[str]:
-    """apimachinery ``IsQualifiedName`` (a label key's rules, worded for names)."""
-    return [m.replace("a valid label key ", "a qualified name ", 1) for m in fe.label_key_errors(name)]
-
-
 def _is_extended_resource_name(name: str) -> bool:
     """Upstream ``v1helper.IsExtendedResourceName``."""
     native = "/" not in name or _RESOURCE_DEFAULT_NAMESPACE_PREFIX in name
     if native or name.startswith(_DEFAULT_REQUESTS_PREFIX):
         return False
-    return not _qualified_name_errors(_DEFAULT_REQUESTS_PREFIX + name)
+    return not label_key_errors(_DEFAULT_REQUESTS_PREFIX + name)
 
 
 def _extender_errors(extenders: list[Extender]) -> list[str]:
@@ -249,25 +266,31 @@ def _extender_errors(extenders: list[Extender]) -> list[str]:
         path = index("extenders", i)
         if ext.prioritize_verb and ext.weight <= 0:
             errs.append(
-                invalid(child(path, "weight"), ext.weight, "must have a positive weight applied to it")
+                str(invalid(child(path, "weight"), ext.weight, "must have a positive weight applied to it"))
             )
         if ext.bind_verb:
             binders += 1
         for j, resource in enumerate(ext.managed_resources):
             name_path = child(index(child(path, "managedResources"), j), "name")
-            name_errs = [invalid(name_path, resource.name, m) for m in _qualified_name_errors(resource.name)]
+            name_errs = [str(invalid(name_path, resource.name, m)) for m in label_key_errors(resource.name)]
             if not name_errs and not _is_extended_resource_name(resource.name):
-                name_errs.append(invalid(name_path, resource.name, "is an invalid extended resource name"))
+                name_errs.append(
+                    str(invalid(name_path, resource.name, "is an invalid extended resource name"))
+                )
             errs += name_errs
             if resource.name in managed:
-                errs.append(invalid(name_path, resource.name, "duplicate extender managed resource name"))
+                errs.append(
+                    str(invalid(name_path, resource.name, "duplicate extender managed resource name"))
+                )
             managed.add(resource.name)
     if binders > 1:
         errs.append(
-            invalid(
-                "extenders",
-                f"found {binders} extenders implementing bind",
-                "only one extender can implement bind",
+            str(
+                invalid(
+                    "extenders",
+                    f"found {binders} extenders implementing bind",
+                    "only one extender can implement bind",
+                )
             )
         )
     return errs
@@ -294,13 +317,13 @@ def unknown_plugin_errors(profile: KubeSchedulerProfile, registry: Mapping[str, 
         for plugin in getattr(plugins, point.field).enabled:
             if plugin.name not in registry and plugin.name not in reported:
                 reported.add(plugin.name)
-                errs.append(f"{prefix}{point.type_name} {fe.go_quote(plugin.name)} does not exist")
+                errs.append(f"{prefix}{point.type_name} {go_quote(plugin.name)} does not exist")
     first = next((p for p in EXTENSION_POINTS if not _disabled_all(plugins, p.field)), None)
     if first is not None:
         for plugin in plugins.multi_point.enabled:
             if plugin.name not in registry and plugin.name not in reported:
                 reported.add(plugin.name)
-                errs.append(f"{prefix}{first.type_name} {fe.go_quote(plugin.name)} does not exist")
+                errs.append(f"{prefix}{first.type_name} {go_quote(plugin.name)} does not exist")
     return errs
 
 

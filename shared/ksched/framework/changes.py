@@ -6,12 +6,8 @@ from ksched.api.core import Node, Pod
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
 from ksched.framework.resources import pod_requests
 
-EVENT_ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD)
 EVENT_ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
 EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD)
-EVENT_UNSCHEDULED_POD_DELETE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.DELETE)
-EVENT_NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD)
-EVENT_NODE_DELETE = ClusterEvent(EventResource.NODE, ActionType.DELETE)
 
 
 def _scaled_down(new: Pod, old: Pod) -> bool:

@@ -90,16 +90,3 @@ class NodeColumns:
             self.req[row, col] = amount
         self.nonzero[row, 0] = non0_cpu
         self.nonzero[row, 1] = non0_mem
-
-    def vector(self, amounts: Resource, pods: int = 0) -> Int64Array:
-        """A request vector laid out like a row (for ``req[rows] + vec <= alloc[rows]``)."""
-        for name in amounts.scalar:
-            self.column(name)
-        vec = np.zeros(len(self.resource_index), dtype=np.int64)
-        vec[0] = amounts.milli_cpu
-        vec[1] = amounts.memory
-        vec[2] = amounts.ephemeral_storage
-        vec[3] = pods
-        for name, amount in amounts.scalar.items():
-            vec[self.resource_index[name]] = amount
-        return vec

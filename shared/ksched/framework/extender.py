@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 #: cluster event requeues it, as upstream's ``framework.ExtenderName``)
 EXTENDER_NAME: Final = "Extender"
 #: extender scores are 0..10 and scaled to the framework's 0..100 (upstream ``MaxExtenderPriority``)
-MIN_EXTENDER_PRIORITY: Final = 0
 MAX_EXTENDER_PRIORITY: Final = 10
 
 

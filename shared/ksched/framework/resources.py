@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ksched.api.core import Container, Pod
-from ksched.api.quantity import Quantity, milli_value, new_milli_quantity, new_quantity, parse_quantity, value
+from ksched.apimachinery.quantity import (
+    Quantity,
+    milli_value,
+    new_milli_quantity,
+    new_quantity,
+    parse_quantity,
+    value,
+)
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -45,11 +52,6 @@ def is_scalar_resource(name: str) -> bool:
         or name.startswith((HUGEPAGES_PREFIX, ATTACHABLE_VOLUMES_PREFIX))
         or DEFAULT_NAMESPACE_PREFIX in name
     )
-
-
-def quantity_of(name: str, quantity: str) -> int:
-    """The integer a resource is accounted in: millicores for cpu, units (bytes...) otherwise."""
-    return milli_value(quantity) if name == CPU else value(quantity)
 
 
 class Resource:

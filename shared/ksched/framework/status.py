@@ -111,9 +111,5 @@ def code_of(status: Status | None) -> Code:
     return Code.SUCCESS if status is None else status.code
 
 
-def is_success(status: Status | None) -> bool:
-    return status is None or status.code == Code.SUCCESS
-
-
 def is_skip(status: Status | None) -> bool:
     return status is not None and status.code == Code.SKIP

@@ -16,9 +16,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
-from ksched.plugins import fielderrors as fe
+from ksched.apimachinery import field as fe
+from ksched.apimachinery.duration import DurationError, parse_duration
 from ksched.plugins.args import (
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
@@ -30,7 +29,7 @@ from ksched.plugins.args import (
     UtilizationShapePoint,
     VolumeBindingArgs,
 )
-from ksched.plugins.duration import DurationError, parse_duration
+from ksched.plugins.noderesources.validation import shape_errors
 
 Validator = Callable[[Any, str], list[str]]
 
@@ -39,9 +38,8 @@ STORAGE_CAPACITY_SCORING = False
 _SECOND_NS = 1_000_000_000
 
 
-def _invalid(path: str, value: int | str, detail: str) -> str:
-    shown = fe.go_quote(value) if isinstance(value, str) else str(value)
-    return fe.invalid(path, shown, detail)
+def _invalid(path: str, value: object, detail: str) -> str:
+    return str(fe.invalid(path, value, detail))
 
 
 def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = "") -> list[str]:
@@ -66,9 +64,9 @@ def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = ""
     return errs
 
 
-def _go_shape(shape: list[UtilizationShapePoint]) -> str:
-    """``json.Marshal`` of the internal (untagged) ``[]UtilizationShapePoint``."""
-    return msgspec.json.encode([{"Utilization": p.utilization, "Score": p.score} for p in shape]).decode()
+def _go_shape(shape: list[UtilizationShapePoint]) -> list[dict[str, int]]:
+    """The internal (untagged) ``[]UtilizationShapePoint`` as ``json.Marshal`` sees it."""
+    return [{"Utilization": p.utilization, "Score": p.score} for p in shape]
 
 
 def validate_volume_binding_args(args: VolumeBindingArgs, path: str = "") -> list[str]:
@@ -83,36 +81,15 @@ def validate_volume_binding_args(args: VolumeBindingArgs, path: str = "") -> lis
             )
         )
     if STORAGE_CAPACITY_SCORING:
-        errs.extend(_shape_errors(args.shape, fe.child(path, "shape")))
+        errs.extend(shape_errors(args.shape, fe.child(path, "shape")))
     elif args.shape:
         errs.append(
-            fe.invalid(
+            _invalid(
                 fe.child(path, "shape"),
                 _go_shape(args.shape),
                 "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
             )
         )
-    return errs
-
-
-def _shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
-    """Upstream ``validateFunctionShape`` (used when StorageCapacityScoring is on)."""
-    if not shape:
-        return [f"{path}: Required value: at least one point must be specified"]
-    errs: list[str] = []
-    for i in range(1, len(shape)):
-        if shape[i - 1].utilization >= shape[i].utilization:
-            where = fe.child(fe.index(path, i), "utilization")
-            errs.append(_invalid(where, shape[i].utilization, "values must be sorted in increasing order"))
-            break
-    for i, point in enumerate(shape):
-        if not 0 <= point.utilization <= 100:
-            util = fe.child(fe.index(path, i), "utilization")
-            errs.append(_invalid(util, point.utilization, "not in valid range [0, 100]"))
-        if not 0 <= point.score <= 10:
-            errs.append(
-                _invalid(fe.child(fe.index(path, i), "score"), point.score, "not in valid range [0, 10]")
-            )
     return errs
 
 

@@ -1,5 +1,6 @@
 """DefaultBinder against a loopback HTTP server that answers like the real kube-apiserver 1.36.2
-(bodies from the captures in ``/work/shared/apiserver-1.36``: 05b binding 201, 05h same-node 409).
+(bodies from the captures in ``../shared/apiserver-1.36`` beside the repository, copied to
+``tests/kubesim/captures``: 05b binding 201, 05h same-node 409).
 
 Upstream ``default_binder_test.go`` checks the Binding sent and that an API error becomes an error
 status; the same two cases are here, over real HTTP through kubernetes_asyncio. The end-to-end test

@@ -9,6 +9,15 @@ from typing import Any
 import numpy as np
 
 from ksched.api.core import Node, Pod
+from ksched.apimachinery.field import aggregate_message
+from ksched.apimachinery.nodeselector import (
+    OBJECT_NAME_FIELD,
+    NodeSelector,
+    NodeSelectorError,
+    PreferredSchedulingTerms,
+    RequiredNodeAffinity,
+)
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -25,17 +34,9 @@ from ksched.framework.results import PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.plugins.args import NodeAffinityArgs
-from ksched.plugins.fielderrors import aggregate_message
-from ksched.plugins.hintutil import as_typed
 from ksched.plugins.nodeaffinity_validation import validate_node_affinity_args
-from ksched.plugins.nodeindex import NodeIndex, node_index
-from ksched.plugins.nodeselection import (
-    OBJECT_NAME_FIELD,
-    CompiledNodeSelector,
-    Labels,
-    PreferredTerms,
-    SelectorParseError,
-)
+from ksched.plugins.nodeindex import node_index
+from ksched.plugins.nodeselection import preferred_rows, required_affinity_rows, selector_rows
 from ksched.plugins.normalize import default_normalize_score
 
 NAME = "NodeAffinity"
@@ -47,47 +48,6 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 
 _REQUIRED_CACHE = NAME + "/required"
 _PREFERRED_CACHE = NAME + "/preferred"
-
-
-class RequiredNodeAffinity:
-    """A pod's ``nodeSelector`` and required node affinity (``nodeaffinity.GetRequiredNodeAffinity``)."""
-
-    __slots__ = ("affinity", "node_selector")
-
-    def __init__(self, pod: Pod) -> None:
-        self.node_selector = tuple(pod.spec.node_selector.items())
-        aff = pod.spec.affinity
-        required = (
-            aff.node_affinity.required_during_scheduling_ignored_during_execution
-            if aff is not None and aff.node_affinity is not None
-            else None
-        )
-        self.affinity = CompiledNodeSelector(required) if required is not None else None
-
-    def matches(self, labels: Labels, node_name: str) -> bool:
-        """Parse errors of the affinity count as no match (Filter ignores them, as upstream)."""
-        if any(labels.get(k) != v for k, v in self.node_selector):
-            return False
-        return self.affinity is None or self.affinity.matches(labels, node_name)
-
-    def matches_node_checked(self, node: Node) -> bool:
-        """Like :meth:`matches`, but raise the parse errors when no term matched (the hint path)."""
-        labels = node.metadata.labels
-        if any(labels.get(k) != v for k, v in self.node_selector):
-            return False
-        return self.affinity is None or self.affinity.matches_node_checked(node)
-
-    def match_rows(self, index: NodeIndex, rows: Rows) -> BoolArray:
-        out = np.ones(len(rows), dtype=np.bool_)
-        for key, value in self.node_selector:
-            codes, code_of = index.label_codes(key)
-            code = code_of.get(value)
-            if code is None:
-                return np.zeros(len(rows), dtype=np.bool_)
-            out &= codes[rows] == code
-        if self.affinity is not None:
-            out &= self.affinity.match_rows(index, rows)
-        return out
 
 
 class _PreFilterState:
@@ -103,7 +63,7 @@ class _PreFilterState:
 class _PreScoreState:
     __slots__ = ("preferred",)
 
-    def __init__(self, preferred: PreferredTerms | None) -> None:
+    def __init__(self, preferred: PreferredSchedulingTerms | None) -> None:
         self.preferred = preferred
 
     def clone(self) -> _PreScoreState:
@@ -120,8 +80,8 @@ def required_node_affinity(pod: PodInfo) -> RequiredNodeAffinity:
     return required
 
 
-def preferred_node_affinity(pod: PodInfo) -> PreferredTerms | None:
-    """The pod's compiled preferred terms (None without any); raises SelectorParseError if broken."""
+def preferred_node_affinity(pod: PodInfo) -> PreferredSchedulingTerms | None:
+    """The pod's compiled preferred terms (None without any); raises NodeSelectorError if broken."""
     cached = pod.cache.get(_PREFERRED_CACHE, _PREFERRED_CACHE)
     if cached is _PREFERRED_CACHE:
         aff = pod.pod.spec.affinity
@@ -131,13 +91,13 @@ def preferred_node_affinity(pod: PodInfo) -> PreferredTerms | None:
             else []
         )
         try:
-            cached = PreferredTerms(terms) if terms else None
-        except SelectorParseError as exc:
+            cached = PreferredSchedulingTerms(terms) if terms else None
+        except NodeSelectorError as exc:
             cached = exc
         pod.cache[_PREFERRED_CACHE] = cached
-    if isinstance(cached, SelectorParseError):
+    if isinstance(cached, NodeSelectorError):
         raise cached
-    return cached if isinstance(cached, PreferredTerms) else None
+    return cached if isinstance(cached, PreferredSchedulingTerms) else None
 
 
 def _node_names_of_required_terms(pod: Pod) -> frozenset[str] | None:
@@ -167,16 +127,14 @@ class NodeAffinity:
         errors = validate_node_affinity_args(args)
         if errors:
             raise ValueError(aggregate_message(errors))
-        self.added_required: CompiledNodeSelector | None = None
-        self.added_preferred: PreferredTerms | None = None
+        self.added_required: NodeSelector | None = None
+        self.added_preferred: PreferredSchedulingTerms | None = None
         added = args.added_affinity if args is not None else None
         if added is not None:
             if added.required_during_scheduling_ignored_during_execution is not None:
-                self.added_required = CompiledNodeSelector(
-                    added.required_during_scheduling_ignored_during_execution
-                )
+                self.added_required = NodeSelector(added.required_during_scheduling_ignored_during_execution)
             if added.preferred_during_scheduling_ignored_during_execution:
-                self.added_preferred = PreferredTerms(
+                self.added_preferred = PreferredSchedulingTerms(
                     added.preferred_during_scheduling_ignored_during_execution
                 )
 
@@ -197,11 +155,11 @@ class NodeAffinity:
         if self.added_required is not None and not self.added_required.matches_node(new_node):
             return QueueingHint.QUEUE_SKIP
         required = RequiredNodeAffinity(pod)
-        if not required.matches_node_checked(new_node):
+        if not required.match(new_node):
             return QueueingHint.QUEUE_SKIP
         if old_node is None:
             return QueueingHint.QUEUE
-        if required.matches_node_checked(old_node):
+        if required.match(old_node):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
@@ -240,23 +198,23 @@ class NodeAffinity:
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> BoolArray:
         index = node_index(snapshot)
-        out = self._required(state, pod).match_rows(index, rows)
+        out = required_affinity_rows(self._required(state, pod), index, rows)
         if self.added_required is not None:
-            out &= self.added_required.match_rows(index, rows)
+            out &= selector_rows(self.added_required, index, rows)
         return out
 
     # --- Score -----------------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         try:
             preferred = preferred_node_affinity(pod)
-        except SelectorParseError as exc:
+        except NodeSelectorError as exc:
             return Status.as_error(exc)
         if preferred is None and self.added_preferred is None:
             return Status.skip()
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
         return None
 
-    def _preferred(self, state: CycleState, pod: PodInfo) -> PreferredTerms | None:
+    def _preferred(self, state: CycleState, pod: PodInfo) -> PreferredSchedulingTerms | None:
         found = state.get(PRE_SCORE_STATE_KEY, _PreScoreState)
         # Without PreScore state compute it here (raises on parse errors), as upstream does.
         return found.preferred if found is not None else preferred_node_affinity(pod)
@@ -276,10 +234,10 @@ class NodeAffinity:
         index = node_index(snapshot)
         out = np.zeros(len(rows), dtype=np.int64)
         if self.added_preferred is not None:
-            out += self.added_preferred.score_rows(index, rows)
+            out += preferred_rows(self.added_preferred, index, rows)
         preferred = self._preferred(state, pod)
         if preferred is not None:
-            out += preferred.score_rows(index, rows)
+            out += preferred_rows(preferred, index, rows)
         return out
 
     def normalize_score(

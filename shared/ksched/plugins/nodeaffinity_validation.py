@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ksched.plugins import fielderrors as fe
+from ksched.apimachinery.field import child
+from ksched.apimachinery.nodeselector import NodeSelector, NodeSelectorError, PreferredSchedulingTerms
 from ksched.plugins.args import NodeAffinityArgs
-from ksched.plugins.nodeselection import CompiledNodeSelector, PreferredTerms, SelectorParseError
 
 
 def validate_node_affinity_args(args: NodeAffinityArgs | None, path: str = "") -> list[str]:
@@ -19,13 +19,13 @@ def validate_node_affinity_args(args: NodeAffinityArgs | None, path: str = "") -
     errors: list[str] = []
     required = affinity.required_during_scheduling_ignored_during_execution
     if required is not None:
-        where = fe.child(path, "addedAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-        errors.extend(CompiledNodeSelector(required, where).errors)
+        where = child(path, "addedAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+        errors.extend(NodeSelector(required, where).errors)
     preferred = affinity.preferred_during_scheduling_ignored_during_execution
     if preferred:
-        where = fe.child(path, "addedAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
+        where = child(path, "addedAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
         try:
-            PreferredTerms(preferred, where)
-        except SelectorParseError as exc:
+            PreferredSchedulingTerms(preferred, where)
+        except NodeSelectorError as exc:
             errors.extend(exc.errors)
     return list(dict.fromkeys(errors))

@@ -1,5 +1,6 @@
 """NodeAffinityArgs validation, ported from upstream ``TestValidateNodeAffinityArgs`` with the full
-messages (upstream compares type and field only)."""
+messages (upstream compares type and field only). A ``[]string`` bad value prints as JSON (``["v"]``,
+``null`` for an omitted list): 1.36.2's ``field.Error.ErrorBody`` marshals non-scalar values."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ CASES: list[tuple[str, dict[str, Any] | None, list[str]]] = [
             "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' "
             "(e.g. 'example.com/MyName')",
             "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: "
-            'Invalid value: []string{"node-1", "node-2"}: must have one element',
+            'Invalid value: ["node-1","node-2"]: must have one element',
         ],
     ),
     (
@@ -85,7 +86,7 @@ CASES: list[tuple[str, dict[str, Any] | None, list[str]]] = [
             'operator: Unsupported value: "Bogus": supported values: "In", "NotIn", "Exists", '
             '"DoesNotExist", "Gt", "Lt"',
             "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1]."
-            "values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty",
+            "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty",
         ],
     ),
     (
@@ -112,7 +113,7 @@ CASES: list[tuple[str, dict[str, Any] | None, list[str]]] = [
             "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]."
             'key: Invalid value: "example.com/": name part must be non-empty; ' + KEY_REGEX_MSG,
             "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]."
-            'values: Invalid value: []string{"v"}: values set must be empty for exists and does not exist',
+            'values: Invalid value: ["v"]: values set must be empty for exists and does not exist',
         ],
     ),
     (

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ksched.api.core import Node, Pod, PodSpec
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -25,7 +26,6 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.hintutil import as_typed
 
 NAME = "NodeDeclaredFeatures"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

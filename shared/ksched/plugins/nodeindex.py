@@ -17,9 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ksched.api.core import Node, Taint
+from ksched.apimachinery.strconv import parse_go_int64
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.snapshot import Snapshot
-from ksched.plugins.fielderrors import parse_go_int64
 
 Int32Array = npt.NDArray[np.int32]
 Int64Array = npt.NDArray[np.int64]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ksched.api.core import Pod
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -19,7 +20,6 @@ from ksched.framework.nodeinfo import HostPortInfo, NodeInfo
 from ksched.framework.podinfo import HostPort, PodInfo, host_ports
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.hintutil import as_typed
 
 NAME = "NodePorts"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ksched.api.core import Pod
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -15,7 +16,6 @@ from ksched.framework.events import (
 )
 from ksched.framework.handle import Handle
 from ksched.framework.status import Status
-from ksched.plugins.hintutil import as_typed
 
 NAME = "SchedulingGates"
 

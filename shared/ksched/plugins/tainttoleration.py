@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ksched.api.core import Node, Pod, Taint, Toleration
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -29,14 +30,12 @@ from ksched.framework.taints import (
     is_schedule_effect,
     tolerates,
 )
-from ksched.plugins.hintutil import as_typed
 from ksched.plugins.nodeindex import NodeIndex, node_index
 from ksched.plugins.normalize import default_normalize_score
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 #: upstream's exported ErrReasonNotMatch (not what Filter reports)
-ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
 #: the per-node Filter reason in 1.36 (the taint itself is only logged)
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 

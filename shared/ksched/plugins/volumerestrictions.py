@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ksched.api.core import PersistentVolumeClaim, Pod, Volume
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -20,7 +21,6 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.hintutil import as_typed
 from ksched.plugins.volumebinding.storage import READ_WRITE_ONCE_POD, pvc_key
 
 NAME = "VolumeRestrictions"

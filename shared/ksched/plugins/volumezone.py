@@ -9,6 +9,7 @@ from typing import Any
 
 from ksched.api.core import PersistentVolume, PersistentVolumeClaim, Pod
 from ksched.api.storage import StorageClass
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -22,7 +23,6 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.hintutil import as_typed
 from ksched.plugins.volumebinding.storage import (
     BINDING_WAIT_FOR_FIRST_CONSUMER,
     LABEL_BETA_REGION,

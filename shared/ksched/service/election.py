@@ -24,9 +24,10 @@ import os
 import uuid
 from collections.abc import Mapping
 
+from ksched.apimachinery.duration import DurationError, seconds
 from ksched.config.defaults import DEFAULT_LOCK_OBJECT_NAME
 from ksched.config.types import KubeSchedulerConfiguration
-from ksched.plugins.duration import DurationError, seconds
+from ksched.service.kube import api_reachable
 from ksched.service.leader import ElectionConfig
 
 DEFAULT_LEASE_NAMESPACE = "kube-system"
@@ -79,11 +80,6 @@ def add_leader_election_arguments(
         )
 
 
-def in_cluster(env: Mapping[str, str] | None = None) -> bool:
-    e = os.environ if env is None else env
-    return bool(e.get("KUBERNETES_SERVICE_HOST") and e.get("KUBERNETES_SERVICE_PORT"))
-
-
 def _flag(value: object) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
@@ -119,7 +115,7 @@ def election_config(
     asked = _flag(ns.leader_elect)
     if not (asked if asked is not None else le.leader_elect is not False):
         return None
-    if not kubeconfig and not in_cluster(env):
+    if not api_reachable(kubeconfig, env):
         if asked:
             raise ValueError(
                 "--leader-elect needs the Kubernetes API for its Lease: give --kubeconfig "

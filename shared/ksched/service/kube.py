@@ -9,6 +9,9 @@ reads netrc (client-go does not either); requests go through the same connection
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from kubernetes_asyncio import config
@@ -19,6 +22,16 @@ from ksched import __version__
 
 READ_BUFFER_SIZE = 2**21
 """As kubernetes_asyncio's own session: watch events with large objects exceed aiohttp's default."""
+
+
+def api_reachable(kubeconfig: str | None, env: Mapping[str, str] | None = None) -> bool:
+    """Whether :func:`api_client` has a configuration: a kubeconfig, or running in a cluster.
+
+    In a cluster means client-go's ``InClusterConfig`` precondition: ``KUBERNETES_SERVICE_HOST``
+    and ``KUBERNETES_SERVICE_PORT`` both set (``env`` defaults to the process environment).
+    """
+    e = os.environ if env is None else env
+    return bool(kubeconfig) or bool(e.get("KUBERNETES_SERVICE_HOST") and e.get("KUBERNETES_SERVICE_PORT"))
 
 
 async def api_client(

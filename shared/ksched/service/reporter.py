@@ -61,7 +61,6 @@ class Reporter:
         self._series: dict[tuple[str, str, str], _Series] = {}
         self._conditions: dict[str, tuple[str, str]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self.writes = 0
         self.failures = 0
 
     # --- background plumbing ----------------------------------------------------------------------
@@ -93,8 +92,6 @@ class Reporter:
                         text = await resp.text()
                         log.warning("%s %s: HTTP %d: %s", method, path, status, text[:300])
                         self.failures += 1
-                    else:
-                        self.writes += 1
                     return status
                 finally:
                     resp.release()

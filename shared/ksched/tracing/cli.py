@@ -10,13 +10,13 @@ import argparse
 import asyncio
 import contextlib
 import os
-import re
 import sys
 import time
 from collections.abc import Sequence
 from typing import TextIO
 
 from ksched.aio import cancel_and_wait
+from ksched.apimachinery.duration import DurationError, seconds
 from ksched.bus.connect import Bus, BusConnectError, connect
 from ksched.bus.credentials import CredentialsError, NatsCredentials
 from ksched.bus.subjects import DEFAULT_PREFIX, SubjectError, Subjects
@@ -24,27 +24,25 @@ from ksched.service.options import add_nats_security_arguments, nats_credentials
 from ksched.tracing import reader, timeline
 
 DEFAULT_NATS = "nats://127.0.0.1:4222"
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def parse_duration(text: str) -> float:
-    """``90``, ``30s``, ``5m``, ``1h30m``, ``500ms`` -> seconds. Raises ValueError otherwise."""
+    """``90`` (seconds) or a Go duration (``30s``, ``5m``, ``1h30m``, ``500ms``) -> seconds, not negative.
+
+    Raises ValueError otherwise.
+    """
     text = text.strip()
     with contextlib.suppress(ValueError):
         value = float(text)
         if value >= 0:
             return value
-    pos = 0
-    total = 0.0
-    for match in _DURATION_PART.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        pos = match.end()
-    if pos != len(text) or not text:
+    try:
+        value = seconds(text)
+    except DurationError:
+        value = -1.0
+    if value < 0:
         raise ValueError(f"{text!r} is not a duration (examples: 90, 30s, 5m, 1h30m, 500ms)")
-    return total
+    return value
 
 
 def parse_pod(text: str) -> tuple[str, str]:

@@ -1,7 +1,8 @@
 """DefaultPreemption: preempt lower-priority pods for a pod no node fits (upstream 1.36.2)."""
 
 from ksched.plugins.defaultpreemption.effects import PreemptionExecutor, PreemptionPlan, execute_preemption
-from ksched.plugins.defaultpreemption.plugin import NAME, DefaultPreemption, PreemptionResult, new
+from ksched.plugins.defaultpreemption.plugin import NAME, DefaultPreemption, new
+from ksched.plugins.defaultpreemption.result import PreemptionResult
 
 __all__ = [
     "NAME",

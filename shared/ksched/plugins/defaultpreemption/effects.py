@@ -1,7 +1,7 @@
 """Carrying out a preemption through the API server (upstream ``preemption.Executor`` with
 SchedulerAsyncPreemption), off the scheduling cycle.
 
-How a service performs the effects of a :class:`~.plugin.PreemptionResult` for preemptor ``P``
+How a service performs the effects of a :class:`~.result.PreemptionResult` for preemptor ``P``
 nominated to node ``N``:
 
 1. set ``P``'s ``status.nominatedNodeName`` to ``N`` (upstream's scheduling-failure handler does this
@@ -30,13 +30,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ksched.api.core import Pod
 from ksched.api.timestamps import rfc3339
-
-if TYPE_CHECKING:
-    from ksched.plugins.defaultpreemption.plugin import PreemptionResult
+from ksched.plugins.defaultpreemption.result import PreemptionResult
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ksched.api.policy import PodDisruptionBudget
+from ksched.apimachinery.labels import Selector, SelectorError, label_selector_as_selector
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.selectors import Selector, SelectorError
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class CompiledPDB:
 def compile_pdb(pdb: PodDisruptionBudget) -> CompiledPDB:
     selector: Selector | None
     try:
-        selector = Selector.from_label_selector(pdb.spec.selector)
+        selector = label_selector_as_selector(pdb.spec.selector)
     except SelectorError:
         selector = None  # an invalid selector matches nothing
     if selector is not None and (selector.never or selector.empty):

@@ -31,10 +31,10 @@ does upstream.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from typing import Final
 
 from ksched.api.core import Pod
+from ksched.apimachinery.field import aggregate_message
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -61,6 +61,7 @@ from ksched.plugins.defaultpreemption.effects import PreemptionExecutor
 from ksched.plugins.defaultpreemption.index import LowerPriorityIndex
 from ksched.plugins.defaultpreemption.pdb import PDBCache
 from ksched.plugins.defaultpreemption.pick import pick_one_node_for_preemption
+from ksched.plugins.defaultpreemption.result import PreemptionResult
 from ksched.plugins.defaultpreemption.victims import (
     EligibleFn,
     MoreImportantFn,
@@ -83,15 +84,6 @@ DISRUPTION_TARGET: Final = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 
 
-@dataclass(slots=True)
-class PreemptionResult(PostFilterResult):
-    """A successful preemption: the nominated node, the victims, and what else the service does."""
-
-    #: pods nominated to the node with a lower priority: their nominatedNodeName must be cleared
-    lower_priority_nominated: list[PodInfo] = field(default_factory=list)
-    num_pdb_violations: int = 0
-
-
 def terminating_by_preemption(pod: Pod) -> bool:
     """Being deleted and marked ``DisruptionTarget=True`` with reason PreemptionByScheduler."""
     if pod.metadata.deletion_timestamp is None:
@@ -100,12 +92,6 @@ def terminating_by_preemption(pod: Pod) -> bool:
         if cond.type == DISRUPTION_TARGET:
             return cond.status == "True" and cond.reason == REASON_PREEMPTION_BY_SCHEDULER
     return False
-
-
-def aggregate_message(errors: list[Status]) -> str:
-    """apimachinery's aggregate error text: one message, or ``[a, b]`` for several."""
-    messages = [e.message for e in errors]
-    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
 
 
 class DefaultPreemption:
@@ -246,7 +232,7 @@ class DefaultPreemption:
             return (None, Status.as_error(RuntimeError("no nodes available"))), []
         candidates, node_statuses, errors = self.find_candidates(state, pod, statuses)
         if errors and not candidates:
-            return (None, Status(Code.ERROR, aggregate_message(errors))), []
+            return (None, Status(Code.ERROR, aggregate_message([e.message for e in errors]))), []
         if not candidates:
             node_statuses.absent = Status.unresolvable(MSG_NOT_HELPFUL)
             message = fit_error_message(num_all, Diagnosis(node_to_status=node_statuses))

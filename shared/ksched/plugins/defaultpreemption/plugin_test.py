@@ -186,6 +186,16 @@ POST_FILTER_CASES = [
         "preemption: running RemovePod on PreFilter plugin 'test-plugin': failed to remove pod: p",
     ),
     PostFilterCase(
+        "two nodes failing with the same error report it once (utilerrors.Aggregate deduplicates)",
+        pod("p", priority=HIGH, requests=LARGE),
+        [pod("p1", node="node1"), pod("p2", node="node2")],
+        [node("node1", LARGE, labels={"error": "true"}), node("node2", LARGE, labels={"error": "true"})],
+        unschedulable("node1", "node2"),
+        None,
+        Code.ERROR,
+        "preemption: running RemovePod on PreFilter plugin 'test-plugin': failed to remove pod: p",
+    ),
+    PostFilterCase(
         "one failed with TestPlugin and the other pass",
         pod("p", priority=HIGH, requests=LARGE),
         [pod("p1", node="node1"), pod("p2", node="node2", requests=MEDIUM)],

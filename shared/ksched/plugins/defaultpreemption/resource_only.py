@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ksched.apimachinery.gomath import wrap64
 from ksched.framework import interfaces as ifc
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.handle import Handle
@@ -38,7 +39,6 @@ from ksched.plugins.defaultpreemption.pdb import CompiledPDB, split_by_pdb_viola
 from ksched.plugins.defaultpreemption.victims import NO_VICTIMS_REASON, VictimSelection
 from ksched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY, Fit
 from ksched.plugins.noderesources.fits import FitRequest
-from ksched.plugins.noderesources.gomath import wrap64
 
 POD_INDEPENDENT_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
 """In-tree Filter plugins whose verdict on a node does not depend on the pods running there."""

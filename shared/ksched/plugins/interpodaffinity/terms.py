@@ -17,9 +17,9 @@ from typing import Final
 
 from ksched.api.core import Affinity, Pod, PodAffinityTerm, WeightedPodAffinityTerm
 from ksched.api.meta import LabelSelector
+from ksched.apimachinery.field import aggregate_message
+from ksched.apimachinery.labels import Selector, SelectorError, label_selector_as_selector
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.selectors import Selector
-from ksched.plugins.interpodaffinity.labelcheck import aggregate_message, label_selector_error
 
 _TERMS_CACHE_KEY: Final = "InterPodAffinity/terms"
 _CLASS_CACHE_KEY: Final = "InterPodAffinity/class"
@@ -168,12 +168,13 @@ def _compile(sel: LabelSelector | None) -> Selector:
     )
     compiled = _selectors.get(key)
     if compiled is None:
-        err = label_selector_error(sel)
-        if err is not None:
-            raise TermError(err)
+        try:
+            compiled = label_selector_as_selector(sel)
+        except SelectorError as exc:
+            raise TermError(str(exc)) from None
         if len(_selectors) >= _MEMO_LIMIT:
             _selectors.clear()
-        compiled = _selectors[key] = Selector.from_label_selector(sel)
+        _selectors[key] = compiled
     return compiled
 
 

@@ -16,6 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ksched.apimachinery.field import aggregate_message
+from ksched.apimachinery.gomath import (
+    Float64Array,
+    div,
+    div_array,
+    float_to_int64,
+    float_to_int64_array,
+)
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.handle import Handle
 from ksched.framework.interfaces import MAX_NODE_SCORE, BoolArray, Int64Array, Rows
@@ -24,15 +32,8 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.plugins.args import NodeResourcesBalancedAllocationArgs
-from ksched.plugins.noderesources.gomath import (
-    Float64Array,
-    div,
-    div_array,
-    float_to_int64,
-    float_to_int64_array,
-)
 from ksched.plugins.noderesources.resource_allocation import ResourceAllocation
-from ksched.plugins.noderesources.validation import aggregate, validate_balanced_allocation_args
+from ksched.plugins.noderesources.validation import validate_balanced_allocation_args
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -149,7 +150,7 @@ class BalancedAllocation:
         args = args if args is not None else NodeResourcesBalancedAllocationArgs()
         errors = validate_balanced_allocation_args(args)
         if errors:
-            raise ValueError(aggregate(errors))
+            raise ValueError(aggregate_message(errors))
         resources = [(r.name, r.weight) for r in args.resources]
         self.scorer = ResourceAllocation(
             NAME, resources, Balanced(), use_requested=True, pod_level_resources=pod_level_resources

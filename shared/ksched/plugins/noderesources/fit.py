@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ksched.api.core import Node, Pod
+from ksched.apimachinery.field import aggregate_message
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -65,7 +66,7 @@ from ksched.plugins.noderesources.least_allocated import LeastAllocated
 from ksched.plugins.noderesources.most_allocated import MostAllocated
 from ksched.plugins.noderesources.requested_to_capacity_ratio import RequestedToCapacityRatio, scale_shape
 from ksched.plugins.noderesources.resource_allocation import AllocationStrategy, ResourceAllocation
-from ksched.plugins.noderesources.validation import aggregate, validate_fit_args
+from ksched.plugins.noderesources.validation import validate_fit_args
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -128,7 +129,7 @@ class Fit:
         args = args if args is not None else NodeResourcesFitArgs()
         errors = validate_fit_args(args)
         if errors:
-            raise ValueError(aggregate(errors))
+            raise ValueError(aggregate_message(errors))
         assert args.scoring_strategy is not None  # validated
         self.features = features if features is not None else FitFeatures()
         self.ignored = IgnoredResources(args.ignored_resources, args.ignored_resource_groups)
@@ -203,10 +204,10 @@ class Fit:
 
     def hint_pod_event(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """A scheduled pod deleted, or a pod scaled down in place, may free what ``pod`` needs."""
-        original, modified = _typed(Pod, old, new)
+        original, modified = as_typed(old, new, Pod)
         if modified is None:
             unscheduled = original is not None and not original.spec.node_name
-            if unscheduled and not original.status.nominated_node_name:
+            if unscheduled and original is not None and not original.status.nominated_node_name:
                 return QueueingHint.QUEUE_SKIP
             return QueueingHint.QUEUE
         if not self.features.in_place_pod_vertical_scaling:
@@ -217,9 +218,9 @@ class Fit:
 
     def hint_node_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """A node added or grown that now fits ``pod`` may make it schedulable."""
-        original, modified = _typed(Node, old, new)
+        original, modified = as_typed(old, new, Node)
         level = self.features.pod_level_resources
-        if not is_fit(pod, modified, pod_level_resources=level):
+        if modified is None or not is_fit(pod, modified, pod_level_resources=level):
             return QueueingHint.QUEUE_SKIP  # it would not fit the node anyway
         if original is None:
             return QueueingHint.QUEUE
@@ -251,14 +252,6 @@ class Fit:
 def _extended_resource_name(device_class: object) -> str:
     value = getattr(getattr(device_class, "spec", None), "extended_resource_name", None)
     return value if isinstance(value, str) else ""
-
-
-def _typed(kind: type[Any], old: object, new: object) -> tuple[Any, Any]:
-    """(old, new) checked to be ``kind`` or None (upstream ``util.As``)."""
-    for obj in (old, new):
-        if obj is not None and not isinstance(obj, kind):
-            raise TypeError(f"expected {kind.__name__}, got {type(obj).__name__}")
-    return old, new
 
 
 def is_fit(pod: Pod, node: Node | None, *, pod_level_resources: bool = True) -> bool:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ksched.api.core import Pod
+from ksched.apimachinery.gomath import wrap64
 from ksched.framework.columns import NodeColumns
 from ksched.framework.interfaces import BoolArray, Rows
 from ksched.framework.nodeinfo import NodeInfo
@@ -21,7 +22,6 @@ from ksched.framework.resources import (
     is_scalar_resource,
     pod_requests,
 )
-from ksched.plugins.noderesources.gomath import wrap64
 from ksched.plugins.noderesources.resource_allocation import row_selector, without_pod_level_resources
 
 REASON_TOO_MANY_PODS = "Too many pods"

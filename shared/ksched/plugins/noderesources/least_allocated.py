@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ksched.apimachinery.gomath import Int64Array, all_small_non_negative, div, div_array, wrap64
 from ksched.framework.interfaces import MAX_NODE_SCORE
-from ksched.plugins.noderesources.gomath import Int64Array, all_small_non_negative, div, div_array, wrap64
 
 
 def least_requested_score(requested: int, capacity: int) -> int:

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ksched.framework.interfaces import MAX_NODE_SCORE
-from ksched.plugins.noderesources.gomath import (
+from ksched.apimachinery.gomath import (
     Int64Array,
     div,
     div_array,
@@ -20,6 +19,7 @@ from ksched.plugins.noderesources.gomath import (
     round_half_away_array,
     wrap64,
 )
+from ksched.framework.interfaces import MAX_NODE_SCORE
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100

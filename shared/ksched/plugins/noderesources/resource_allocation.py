@@ -17,6 +17,7 @@ import msgspec
 import numpy as np
 
 from ksched.api.core import Pod
+from ksched.apimachinery.gomath import Int64Array, wrap64
 from ksched.framework.columns import NodeColumns
 from ksched.framework.interfaces import Rows
 from ksched.framework.nodeinfo import NodeInfo
@@ -30,7 +31,6 @@ from ksched.framework.resources import (
     is_scalar_resource,
     pod_requests,
 )
-from ksched.plugins.noderesources.gomath import Int64Array, wrap64
 
 NON_ZERO_DEFAULTS: Mapping[str, int] = {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQUEST}
 """Requests a container leaves out count as 100m cpu / 200Mi memory when scoring (non-zero requests)."""

@@ -7,7 +7,8 @@ one string per error, in upstream's order.
 
 from __future__ import annotations
 
-from ksched.plugins import fielderrors as fe
+from ksched.apimachinery import field as fe
+from ksched.apimachinery.validation import label_key_errors
 from ksched.plugins.args import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -23,13 +24,13 @@ MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_RESOURCE_WEIGHT = 100
 
 
-def _invalid(path: str, value: int | str, detail: str) -> str:
-    return fe.invalid(path, fe.go_quote(value) if isinstance(value, str) else str(value), detail)
+def _invalid(path: str, value: object, detail: str) -> str:
+    return str(fe.invalid(path, value, detail))
 
 
 def _label_name_errors(value: str, path: str) -> list[str]:
     """metav1 ``ValidateLabelName``: one Invalid error per label-key problem."""
-    return [_invalid(path, value, msg) for msg in fe.label_key_errors(value)]
+    return [_invalid(path, value, msg) for msg in label_key_errors(value)]
 
 
 def _resource_weight_errors(resources: list[ResourceSpec], path: str) -> list[str]:
@@ -44,9 +45,10 @@ def _resource_weight_errors(resources: list[ResourceSpec], path: str) -> list[st
     ]
 
 
-def _shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
+def shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
+    """Upstream ``validateFunctionShape``."""
     if not shape:
-        return [f"{path}: Required value: at least one point must be specified"]
+        return [str(fe.required(path, "at least one point must be specified"))]
     errs: list[str] = []
     for i in range(1, len(shape)):
         if shape[i - 1].utilization >= shape[i].utilization:
@@ -78,24 +80,24 @@ def validate_fit_args(args: NodeResourcesFitArgs, path: str = "") -> list[str]:
     strategy_path = fe.child(path, "scoringStrategy")
     strategy = args.scoring_strategy
     if strategy is None:
-        errs.append(f"{strategy_path}: Required value: ScoringStrategy field is required")
+        errs.append(str(fe.required(strategy_path, "ScoringStrategy field is required")))
         return errs
     if strategy.type not in SUPPORTED_SCORING_STRATEGIES:
         supported = sorted(SUPPORTED_SCORING_STRATEGIES)
-        errs.append(fe.not_supported(fe.child(strategy_path, "type"), strategy.type, supported))
+        errs.append(str(fe.not_supported(fe.child(strategy_path, "type"), strategy.type, supported)))
     errs.extend(_resource_weight_errors(strategy.resources, fe.child(strategy_path, "resources")))
     ratio_path = fe.child(strategy_path, "requestedToCapacityRatio")
     if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
         if strategy.requested_to_capacity_ratio is None:
             errs.append(
-                f"{ratio_path}: Required value: must be specified when type is RequestedToCapacityRatio"
+                str(fe.required(ratio_path, "must be specified when type is RequestedToCapacityRatio"))
             )
         else:
             errs.extend(
-                _shape_errors(strategy.requested_to_capacity_ratio.shape, fe.child(ratio_path, "shape"))
+                shape_errors(strategy.requested_to_capacity_ratio.shape, fe.child(ratio_path, "shape"))
             )
     elif strategy.requested_to_capacity_ratio is not None:
-        errs.append(f"{ratio_path}: Forbidden: must be nil when type is not RequestedToCapacityRatio")
+        errs.append(str(fe.forbidden(ratio_path, "must be nil when type is not RequestedToCapacityRatio")))
     return errs
 
 
@@ -106,14 +108,9 @@ def validate_balanced_allocation_args(args: NodeResourcesBalancedAllocationArgs,
     for i, resource in enumerate(args.resources):
         item = fe.index(fe.child(path, "resources"), i)
         if resource.name in seen:
-            errs.append(f"{fe.child(item, 'name')}: Duplicate value: {fe.go_quote(resource.name)}")
+            errs.append(str(fe.duplicate(fe.child(item, "name"), resource.name)))
         else:
             seen.add(resource.name)
         if resource.weight != 1:
             errs.append(_invalid(fe.child(item, "weight"), resource.weight, "must be 1"))
     return errs
-
-
-def aggregate(errors: list[str]) -> str:
-    """apimachinery's aggregate error text: the error alone, or ``[e1, e2, ...]``."""
-    return fe.aggregate_message(errors)

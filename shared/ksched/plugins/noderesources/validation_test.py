@@ -16,7 +16,6 @@ from ksched.plugins.args import (
     UtilizationShapePoint,
 )
 from ksched.plugins.noderesources.validation import (
-    aggregate,
     validate_balanced_allocation_args,
     validate_fit_args,
 )
@@ -170,8 +169,3 @@ def test_ignored_resource_names_are_label_keys() -> None:
         'ignoredResources[2]: Invalid value: "example.com/": name part must be non-empty',
         f'ignoredResources[2]: Invalid value: "example.com/": {QN_MSG}',
     ]
-
-
-def test_aggregate_formats_like_apimachinery() -> None:
-    assert aggregate(["a: x"]) == "a: x"
-    assert aggregate(["a: x", "b: y"]) == "[a: x, b: y]"

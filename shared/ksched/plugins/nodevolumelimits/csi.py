@@ -16,6 +16,7 @@ from typing import Any
 
 from ksched.api.core import PersistentVolumeClaim, Pod, Volume
 from ksched.api.storage import CSINode
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -30,7 +31,6 @@ from ksched.framework.objects import ClusterObjects
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.hintutil import as_typed
 from ksched.plugins.volumebinding import csi_translation as csi
 from ksched.plugins.volumebinding.storage import check_ephemeral_owner, claim_class, claim_name_of, pvc_key
 

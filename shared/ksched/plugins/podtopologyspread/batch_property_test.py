@@ -26,7 +26,7 @@ from ksched.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, Pre
 from ksched.plugins.podtopologyspread.index import required_affinity
 from ksched.plugins.podtopologyspread.plugin import PodTopologySpread
 from ksched.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, PreScoreState
-from ksched.plugins.podtopologyspread.testing import exists, make_plugin, node, pod, spread
+from ksched.plugins.podtopologyspread.testing import counts_by_value, exists, make_plugin, node, pod, spread
 
 KEYS = ["zone", "node", LABEL_HOSTNAME, "rack"]
 SELECTORS: list[dict[str, Any] | None] = [
@@ -170,7 +170,7 @@ def _check_score(plugin: PodTopologySpread, snap: Snapshot, pi: PodInfo, mask: l
     assert isinstance(state, PreScoreState)
     require_all = bool(pi.pod.spec.topology_spread_constraints) or not plugin.system_defaulted
     expected = _reference_counts(plugin, snap, pi, state, filtered, require_all)
-    assert [state.counts_by_value(i) for i in range(len(state.constraints))] == expected
+    assert [counts_by_value(state, i) for i in range(len(state.constraints))] == expected
     per_node = [plugin.score(cs, pi, ni) for ni in filtered]
     rows = np.array([ni.index for ni in filtered], dtype=np.intp)
     assert plugin.score_batch(cs, pi, snap, rows).tolist() == per_node

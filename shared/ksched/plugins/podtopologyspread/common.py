@@ -11,10 +11,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ksched.api.core import Node, Pod, TopologySpreadConstraint
-from ksched.api.meta import LabelSelector, LabelSelectorRequirement
+from ksched.apimachinery.labels import (
+    Operator,
+    Requirement,
+    Selector,
+    SelectorError,
+    label_selector_as_selector,
+)
+from ksched.apimachinery.nodeselector import RequiredNodeAffinity
 from ksched.framework.objects import ClusterObjects
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.selectors import NodeSelectorMatcher, Selector
 from ksched.framework.taints import find_untolerated_taint, is_schedule_effect
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
@@ -32,16 +38,28 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[TopologySpreadConstraint, ...] = (
 )
 """Upstream's ``systemDefaultConstraints`` (hostname first, then zone)."""
 
-Requirement = tuple[str, str, tuple[str, ...]]
-SelectorKey = tuple[Requirement, ...] | None
+SelectorKey = tuple[tuple[str, str, tuple[str, ...]], ...] | None
 """A selector's canonical form: sorted, de-duplicated requirements; None selects nothing."""
+
+_SAME_AS_IN = {
+    Operator.EQUALS: Operator.IN,
+    Operator.DOUBLE_EQUALS: Operator.IN,
+    Operator.NOT_EQUALS: Operator.NOT_IN,
+}
 
 
 def selector_key(selector: Selector) -> SelectorKey:
     """Canonical, hashable form of ``selector`` (duplicate requirements collapse: they AND to the same)."""
     if selector.never:
         return None
-    return tuple(sorted({(k, op, tuple(sorted(set(vs)))) for k, op, vs in selector.requirements}))
+    return tuple(
+        sorted(
+            {
+                (r.key, str(_SAME_AS_IN.get(r.operator, r.operator)), tuple(sorted(set(r.values))))
+                for r in selector.requirements
+            }
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,18 +78,11 @@ class Constraint:
         return self.selector.matches(labels)
 
 
-def _selector_from_requirements(match_labels: Mapping[str, str], reqs: Iterable[Requirement]) -> Selector:
-    exprs = [LabelSelectorRequirement(key=k, operator=op, values=list(vs)) for k, op, vs in reqs]
-    return Selector.from_label_selector(
-        LabelSelector(match_labels=dict(match_labels), match_expressions=exprs)
-    )
-
-
 def merge_label_set_with_selector(match_labels: Mapping[str, str], selector: Selector) -> Selector:
     """``SelectorFromSet(matchLabels)`` ANDed with ``selector``'s requirements (nothing stays nothing)."""
     if selector.never:
         return selector
-    return _selector_from_requirements(match_labels, selector.requirements)
+    return Selector.from_set(match_labels).add(*selector.requirements)
 
 
 def filter_constraints(
@@ -82,13 +93,13 @@ def filter_constraints(
     ``matchLabelKeys`` values taken from the pod's labels are ANDed into the selector, as the
     1.36 scheduler still does even though the API server already merged them at creation:
     the repeated requirement selects the same pods, so nothing is counted twice.
-    Raises :class:`ksched.framework.selectors.SelectorError` for a selector upstream rejects.
+    Raises :class:`ksched.apimachinery.labels.SelectorError` for a selector upstream rejects.
     """
     out: list[Constraint] = []
     for c in constraints:
         if c.when_unsatisfiable != action:
             continue
-        selector = Selector.from_label_selector(c.label_selector)
+        selector = label_selector_as_selector(c.label_selector)
         if c.match_label_keys:
             match_labels = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
             if match_labels:
@@ -130,33 +141,6 @@ def count_matching(pods: Iterable[PodInfo], constraint: Constraint, namespace: s
     return sum(1 for pi in pods if is_counted(pi.pod, namespace) and selector.matches(pi.labels))
 
 
-class RequiredNodeAffinity:
-    """A pod's ``nodeSelector`` AND required node affinity (component-helpers ``GetRequiredNodeAffinity``)."""
-
-    __slots__ = ("_affinity", "_node_selector")
-
-    def __init__(self, pod: Pod) -> None:
-        self._node_selector = dict(pod.spec.node_selector)
-        aff = pod.spec.affinity
-        required = (
-            aff.node_affinity.required_during_scheduling_ignored_during_execution
-            if (aff is not None and aff.node_affinity is not None)
-            else None
-        )
-        self._affinity = NodeSelectorMatcher(required) if required is not None else None
-
-    @property
-    def is_empty(self) -> bool:
-        return not self._node_selector and self._affinity is None
-
-    def matches(self, node: Node) -> bool:
-        labels = node.metadata.labels
-        for k, v in self._node_selector.items():
-            if labels.get(k) != v:
-                return False
-        return self._affinity is None or self._affinity.matches_node(node)
-
-
 def tolerates_node_taints(pod: Pod, node: Node) -> bool:
     """No NoSchedule/NoExecute taint of ``node`` is left untolerated by ``pod``."""
     if not node.spec.taints:
@@ -168,7 +152,7 @@ def matches_inclusion_policies(
     constraint: Constraint, pod: Pod, node: Node, affinity: RequiredNodeAffinity
 ) -> bool:
     """Upstream ``matchNodeInclusionPolicies``: Honor policies exclude nodes the pod could not use."""
-    if constraint.honor_node_affinity and not affinity.matches(node):
+    if constraint.honor_node_affinity and not affinity.matches_node(node):
         return False
     return not (constraint.honor_node_taints and not tolerates_node_taints(pod, node))
 
@@ -222,15 +206,12 @@ def default_selector(pod: Pod, objects: ClusterObjects) -> Selector:
             workload = table.get(key)
             if workload is not None:
                 try:
-                    other = Selector.from_label_selector(workload.spec.selector)
-                except ValueError:
+                    other = label_selector_as_selector(workload.spec.selector)
+                except SelectorError:
                     other = Selector.nothing()
                 if not other.never:
                     extra = other.requirements
-    reqs = tuple((k, "In", (v,)) for k, v in sorted(label_set.items())) + extra
-    if not reqs:
-        return Selector.everything()
-    return _selector_from_requirements({}, reqs)
+    return Selector.from_set(label_set).add(*extra)
 
 
 def build_default_constraints(

@@ -9,9 +9,9 @@ import pytest
 
 from ksched.api.core import ReplicationController, Service
 from ksched.api.workloads import ReplicaSet, StatefulSet
+from ksched.apimachinery.labels import Selector, label_selector_as_selector
 from ksched.framework.objects import ClusterObjects
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.selectors import Selector
 from ksched.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     SYSTEM_DEFAULT_CONSTRAINTS,
@@ -139,7 +139,7 @@ def test_default_constraints_need_a_non_empty_selector() -> None:
 
 
 def test_merge_label_set_with_selector() -> None:
-    merged = merge_label_set_with_selector({"a": "1"}, Selector.from_label_selector(None))
+    merged = merge_label_set_with_selector({"a": "1"}, label_selector_as_selector(None))
     assert merged.never
     merged = merge_label_set_with_selector({"a": "1"}, Selector.everything())
     assert selector_key(merged) == sel_key({"matchLabels": {"a": "1"}})

@@ -24,15 +24,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ksched.api.core import Node, Pod
+from ksched.apimachinery.labels import Selector
+from ksched.apimachinery.nodeselector import RequiredNodeAffinity
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.selectors import Selector
-from ksched.plugins.podtopologyspread.common import (
-    Constraint,
-    RequiredNodeAffinity,
-    SelectorKey,
-    tolerates_node_taints,
-)
+from ksched.plugins.podtopologyspread.common import Constraint, SelectorKey, tolerates_node_taints
 
 Int64Array = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
@@ -368,9 +364,6 @@ class SpreadIndex:
             cache[mkey] = mask
         return mask
 
-    def node_at(self, row: int) -> Node | None:
-        return self._row_node[row]
-
     def _mask_cache(self) -> dict[object, BoolArray]:
         if self._masks_version != self.node_version:
             self._masks.clear()
@@ -392,7 +385,7 @@ class SpreadIndex:
         if mask is None:
             nodes = self._row_node
             mask = np.fromiter(
-                (node is not None and affinity.matches(node) for node in nodes[: self.size]),
+                (node is not None and affinity.matches_node(node) for node in nodes[: self.size]),
                 dtype=np.bool_,
                 count=self.size,
             )

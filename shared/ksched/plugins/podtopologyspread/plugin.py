@@ -9,6 +9,9 @@ from typing import TypeVar
 import numpy as np
 
 from ksched.api.core import Node, Pod, TopologySpreadConstraint
+from ksched.apimachinery.field import aggregate_message
+from ksched.apimachinery.labels import SelectorError
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -22,7 +25,6 @@ from ksched.framework.interfaces import BoolArray, Int64Array, Rows
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
-from ksched.framework.selectors import SelectorError
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.plugins.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
@@ -54,7 +56,7 @@ from ksched.plugins.podtopologyspread.scoring import (
     score_node,
     score_rows,
 )
-from ksched.plugins.podtopologyspread.validation import aggregate_message, validate_pod_topology_spread_args
+from ksched.plugins.podtopologyspread.validation import validate_pod_topology_spread_args
 
 NAME = "PodTopologySpread"
 
@@ -221,8 +223,7 @@ class PodTopologySpread:
 
     def hint_pod_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue when an assigned pod in the namespace starts or stops matching a hard constraint."""
-        original = _as(old, Pod)
-        modified = _as(new, Pod)
+        original, modified = as_typed(old, new, Pod)
         if (modified is not None and not _involved(modified, pod)) or (
             original is not None and not _involved(original, pod)
         ):
@@ -248,8 +249,7 @@ class PodTopologySpread:
 
     def hint_node_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue when a node gains, loses or changes a topology key of the pod, or its taints change."""
-        original = _as(old, Node)
-        modified = _as(new, Node)
+        original, modified = as_typed(old, new, Node)
         constraints = self._hard_constraints(pod)
         was = original is not None and node_has_all_keys(original.metadata.labels, constraints)
         now = modified is not None and node_has_all_keys(modified.metadata.labels, constraints)
@@ -289,15 +289,6 @@ def _read(state: CycleState, key: str, kind: type[T]) -> T | Status:
     if not isinstance(value, kind):
         return Status.as_error(f"{value!r} convert to podtopologyspread.{kind.__name__} error")
     return value
-
-
-def _as(obj: object, kind: type[T]) -> T | None:
-    """``util.As``: None stays None; anything else must be a ``kind``."""
-    if obj is None:
-        return None
-    if not isinstance(obj, kind):
-        raise TypeError(f"expected {kind.__name__}, got {type(obj).__name__}")
-    return obj
 
 
 def _involved(incoming: Pod, spreading: Pod) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ksched.apimachinery.gomath import round_half_away
 from ksched.framework.interfaces import MAX_NODE_SCORE
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
@@ -33,12 +34,6 @@ _INDEX = operator.attrgetter("index")
 def topology_normalizing_weight(size: int) -> float:
     """Upstream ``topologyNormalizingWeight``: ``ln(size + 2)``."""
     return math.log(size + 2)
-
-
-def round_half_away(x: float) -> int:
-    """Go's ``math.Round`` for the non-negative scores used here."""
-    fl = math.floor(x)
-    return int(fl) + (1 if x - fl >= 0.5 else 0)
 
 
 class PreScoreState:
@@ -77,14 +72,6 @@ class PreScoreState:
 
     def clone(self) -> PreScoreState:
         return self  # never modified after PreScore, as upstream
-
-    def counts_by_value(self, i: int) -> dict[str, int]:
-        """``TopologyValueToPodCounts[i]`` as upstream keeps it (empty for hostname constraints)."""
-        counts = self.domain_counts[i]
-        if counts is None:
-            return {}
-        values = self.topologies[i].values
-        return {values[vid]: int(counts[vid]) for vid in range(len(counts)) if counts[vid] >= 0}
 
 
 def compute_pre_score_state(

@@ -13,12 +13,13 @@ import msgspec
 
 from ksched.api.core import Node, Pod, TopologySpreadConstraint
 from ksched.api.meta import LabelSelector
-from ksched.framework.selectors import Selector
+from ksched.apimachinery.labels import label_selector_as_selector
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import FakeHandle
 from ksched.plugins.args import LIST_DEFAULTING, PodTopologySpreadArgs
 from ksched.plugins.podtopologyspread.common import SelectorKey, selector_key
 from ksched.plugins.podtopologyspread.plugin import PodTopologySpread
+from ksched.plugins.podtopologyspread.scoring import PreScoreState
 
 _uids = itertools.count(1)
 NO_SCHEDULE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
@@ -150,4 +151,13 @@ def make_plugin(
 def sel_key(selector: Mapping[str, Any] | None) -> SelectorKey:
     """The canonical key of an API-shaped labelSelector (None selects nothing)."""
     ls = None if selector is None else msgspec.convert(dict(selector), LabelSelector)
-    return selector_key(Selector.from_label_selector(ls))
+    return selector_key(label_selector_as_selector(ls))
+
+
+def counts_by_value(state: PreScoreState, i: int) -> dict[str, int]:
+    """Upstream's ``TopologyValueToPodCounts[i]`` of a PreScore state (empty for hostname constraints)."""
+    counts = state.domain_counts[i]
+    if counts is None:
+        return {}
+    values = state.topologies[i].values
+    return {values[vid]: int(counts[vid]) for vid in range(len(counts)) if counts[vid] >= 0}

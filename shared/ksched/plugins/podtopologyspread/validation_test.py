@@ -8,12 +8,9 @@ import pytest
 
 from ksched.api.core import TopologySpreadConstraint
 from ksched.api.meta import LabelSelector
+from ksched.apimachinery.field import aggregate_message
 from ksched.plugins.args import PodTopologySpreadArgs
-from ksched.plugins.podtopologyspread.validation import (
-    aggregate_message,
-    qualified_name_errors,
-    validate_pod_topology_spread_args,
-)
+from ksched.plugins.podtopologyspread.validation import validate_pod_topology_spread_args
 
 
 def tsc(
@@ -104,19 +101,3 @@ def test_path_prefix_and_aggregate() -> None:
     ]
     assert aggregate_message(got) == "[" + ", ".join(got) + "]"
     assert aggregate_message(got[:1]) == got[0]
-
-
-@pytest.mark.parametrize(
-    ("key", "errors"),
-    [
-        ("topology.kubernetes.io/zone", 0),
-        ("zone", 0),
-        ("a/b/c", 1),
-        ("/zone", 1),
-        ("Example.com/zone", 1),
-        ("example.com/", 2),
-        ("x" * 64, 1),
-    ],
-)
-def test_qualified_name(key: str, errors: int) -> None:
-    assert len(qualified_name_errors(key)) == errors

@@ -13,10 +13,10 @@ import msgspec
 
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod, Volume
 from ksched.api.meta import LabelSelector
-from ksched.api.quantity import QuantityError, parse_quantity
 from ksched.api.storage import CSINode, CSIStorageCapacity, StorageClass
+from ksched.apimachinery.labels import Selector, SelectorError, label_selector_as_selector
+from ksched.apimachinery.quantity import QuantityError, parse_quantity
 from ksched.framework.objects import ClusterObjects
-from ksched.framework.selectors import Selector, SelectorError
 from ksched.plugins.volumebinding import csi_translation as csi
 from ksched.plugins.volumebinding.assume_cache import AssumeCache
 from ksched.plugins.volumebinding.storage import (
@@ -142,7 +142,7 @@ def capacity_selector(capacity: CSIStorageCapacity) -> Selector | None:
         return None
     try:
         selector = msgspec.convert(capacity.node_topology, LabelSelector)
-        return Selector.from_label_selector(selector, "nodeTopology")
+        return label_selector_as_selector(selector)
     except (msgspec.ValidationError, SelectorError):
         return None
 

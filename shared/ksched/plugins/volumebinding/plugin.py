@@ -12,8 +12,9 @@ from typing import Any
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.core import CSIVolumeSource, PersistentVolumeClaim, Pod
-from ksched.api.quantity import parse_quantity
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
+from ksched.apimachinery.quantity import parse_quantity
+from ksched.apimachinery.typed import as_typed
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -29,7 +30,6 @@ from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
 from ksched.plugins.args import VolumeBindingArgs
 from ksched.plugins.args_validation import STORAGE_CAPACITY_SCORING, validate_volume_binding_args
-from ksched.plugins.hintutil import as_typed
 from ksched.plugins.noderesources.requested_to_capacity_ratio import BrokenLinearFunction, scale_shape
 from ksched.plugins.volumebinding import state as vbstate
 from ksched.plugins.volumebinding.binder import (

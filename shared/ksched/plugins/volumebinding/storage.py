@@ -15,9 +15,10 @@ from ksched.api.core import (
     Volume,
 )
 from ksched.api.meta import LabelSelector, ObjectReference
-from ksched.api.quantity import Quantity, QuantityError, parse_quantity
 from ksched.api.storage import StorageClass, TopologySelectorTerm
-from ksched.framework.selectors import NodeSelectorMatcher, Selector, SelectorError
+from ksched.apimachinery import nodeselector
+from ksched.apimachinery.labels import Selector, SelectorError, label_selector_as_selector
+from ksched.apimachinery.quantity import Quantity, QuantityError, parse_quantity
 
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
@@ -207,18 +208,18 @@ def has_storage_request(pvc: PersistentVolumeClaim) -> bool:
 
 # --- matching ---------------------------------------------------------------------------------------
 
-_affinity_cache: dict[int, tuple[NodeSelector, NodeSelectorMatcher]] = {}
+_affinity_cache: dict[int, tuple[NodeSelector, nodeselector.NodeSelector]] = {}
 _AFFINITY_CACHE_LIMIT = 4096
 
 
-def _affinity_matcher(selector: NodeSelector) -> NodeSelectorMatcher:
+def _affinity_matcher(selector: NodeSelector) -> nodeselector.NodeSelector:
     key = id(selector)
     hit = _affinity_cache.get(key)
     if hit is not None and hit[0] is selector:
         return hit[1]
     if len(_affinity_cache) >= _AFFINITY_CACHE_LIMIT:
         _affinity_cache.clear()
-    matcher = NodeSelectorMatcher(selector, "spec.nodeAffinity.required.nodeSelectorTerms")
+    matcher = nodeselector.NodeSelector(selector)
     _affinity_cache[key] = (selector, matcher)
     return matcher
 
@@ -250,7 +251,7 @@ def claim_selector(pvc: PersistentVolumeClaim) -> Selector | None:
     if selector is None:
         return None
     try:
-        return Selector.from_label_selector(selector, "spec.selector")
+        return label_selector_as_selector(selector)
     except SelectorError as exc:
         raise StorageError(
             f"error creating internal label selector for claim: {claim_key(pvc)}: {exc}"
@@ -327,14 +328,3 @@ def label_zones(value: str) -> frozenset[str] | None:
     if any(not zone for zone in zones):
         return None
     return frozenset(zones)
-
-
-def uses_pvc(pod: Pod, namespace: str, name: str) -> bool:
-    """Whether ``pod`` refers to the claim ``namespace/name`` (directly or as an ephemeral volume)."""
-    if pod.metadata.namespace != namespace:
-        return False
-    for vol in pod.spec.volumes:
-        ref = claim_name_of(pod, vol)
-        if ref is not None and ref[0] == name:
-            return True
-    return False

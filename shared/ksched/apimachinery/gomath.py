@@ -19,11 +19,17 @@ Float64Array = npt.NDArray[np.float64]
 _INT64_SIGN = 1 << 63
 _UINT64_MASK = (1 << 64) - 1
 INT64_MIN = -_INT64_SIGN
+INT64_MAX = _INT64_SIGN - 1
 
 
 def wrap64(x: int) -> int:
     """``x`` reduced to int64 as Go's two's-complement overflow leaves it."""
     return ((x + _INT64_SIGN) & _UINT64_MASK) - _INT64_SIGN
+
+
+def wrap32(x: int) -> int:
+    """``x`` reduced to int32 (Go's ``int32(x)`` conversion)."""
+    return ((x + (1 << 31)) & ((1 << 32) - 1)) - (1 << 31)
 
 
 def div(a: int, b: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ksched.plugins.fielderrors import go_quote
+from ksched.apimachinery.strconv import go_quote
 
 NANOSECOND = 1
 MICROSECOND = 1000 * NANOSECOND
@@ -64,38 +64,6 @@ def parse_duration(text: str) -> int:
     if total > 2**63 - 1:
         raise DurationError(f"time: invalid duration {go_quote(text)}")
     return -total if negative else total
-
-
-def _with_fraction(value: int, unit: int) -> str:
-    whole, frac = divmod(value, unit)
-    if not frac:
-        return str(whole)
-    digits = str(frac).rjust(len(str(unit)) - 1, "0").rstrip("0")
-    return f"{whole}.{digits}"
-
-
-def format_duration(nanoseconds: int) -> str:
-    """Go's ``Duration.String()``: ``"0s"``, ``"1.5ms"``, ``"10m0s"``, ``"1h0m0s"``."""
-    if nanoseconds == 0:
-        return "0s"
-    size = abs(nanoseconds)
-    if size < MICROSECOND:
-        text = f"{size}ns"
-    elif size < MILLISECOND:
-        text = _with_fraction(size, MICROSECOND) + "\u00b5s"
-    elif size < SECOND:
-        text = _with_fraction(size, MILLISECOND) + "ms"
-    else:
-        hours, rest = divmod(size, HOUR)
-        minutes, rest = divmod(rest, MINUTE)
-        seconds = _with_fraction(rest, SECOND) + "s"
-        if hours:
-            text = f"{hours}h{minutes}m{seconds}"
-        elif minutes:
-            text = f"{minutes}m{seconds}"
-        else:
-            text = seconds
-    return "-" + text if nanoseconds < 0 else text
 
 
 def seconds(text: str) -> float:

@@ -35,7 +35,8 @@ import enum
 import functools
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
+
+from ksched.apimachinery.gomath import INT64_MAX, INT64_MIN, div, wrap32, wrap64
 
 __all__ = [
     "MAX_MILLI_VALUE",
@@ -43,6 +44,7 @@ __all__ = [
     "Quantity",
     "QuantityError",
     "canonical",
+    "canonical_resource_list",
     "milli_value",
     "new_milli_quantity",
     "new_quantity",
@@ -52,8 +54,6 @@ __all__ = [
     "value",
 ]
 
-INT64_MAX = (1 << 63) - 1
-INT64_MIN = -(1 << 63)
 #: The largest value whose milli value fits an int64 (upstream ``MaxMilliValue``).
 MAX_MILLI_VALUE = INT64_MAX // 1000
 
@@ -120,21 +120,12 @@ _GO_SPACE = (
 )
 
 
-# --- int64 / int32 arithmetic as Go performs it -------------------------------------------------
-
-
-def _wrap64(x: int) -> int:
-    """Two's-complement truncation to int64 (Go's wrapping conversion and overflow)."""
-    return ((x + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
-
-
-def _wrap32(x: int) -> int:
-    return ((x + (1 << 31)) & ((1 << 32) - 1)) - (1 << 31)
+# --- int64 arithmetic as Go performs it ---------------------------------------------------------
 
 
 def _wrap64_scaled(mantissa: int, power: int) -> int:
-    """``_wrap64(mantissa * 10**power)`` without building 10**power."""
-    return _wrap64(mantissa * pow(10, power, 1 << 64))
+    """``wrap64(mantissa * 10**power)`` without building 10**power."""
+    return wrap64(mantissa * pow(10, power, 1 << 64))
 
 
 def _fits_int64(x: int) -> bool:
@@ -146,12 +137,6 @@ def _pow10(n: int) -> int:
         raise OverflowError(f"quantity arithmetic would need 10**{n}")
     power: int = 10**n
     return power
-
-
-def _go_quo(a: int, b: int) -> int:
-    """Go's integer division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
 
 
 def _digits_to_int(digits: str) -> int:
@@ -206,26 +191,6 @@ class Quantity:
         if self._dec_scale is None:
             return _int64_scaled_value(self.mantissa, self.exponent, scale)
         return _decimal_scaled_value(self.mantissa, self.exponent, self._dec_scale, scale)
-
-    def as_int64(self) -> int | None:
-        """Upstream ``AsInt64()``: the integer value if upstream holds it as an int64, else None."""
-        if self._dec_scale is not None or self.exponent < 0:
-            return None
-        if self.exponent == 0 or self.mantissa == 0:
-            return self.mantissa
-        if self.exponent > _INT64_DIGITS:
-            return None
-        scaled = self.mantissa * 10**self.exponent
-        return scaled if _fits_int64(scaled) else None
-
-    def as_fraction(self) -> Fraction:
-        """The exact value as a Fraction (refuses absurd exponents with OverflowError)."""
-        if self.exponent >= 0:
-            return Fraction(self.mantissa * _pow10(self.exponent))
-        return Fraction(self.mantissa, _pow10(-self.exponent))
-
-    def is_zero(self) -> bool:
-        return self.mantissa == 0
 
     def sign(self) -> int:
         return (self.mantissa > 0) - (self.mantissa < 0)
@@ -317,7 +282,7 @@ class Quantity:
     def __sub__(self, other: Quantity) -> Quantity:
         fmt = other.format if self.mantissa == 0 else self.format
         if self._dec_scale is None and other._dec_scale is None:
-            negated = _wrap64(-other.mantissa)  # Go negation wraps at -2^63
+            negated = wrap64(-other.mantissa)  # Go negation wraps at -2^63
             summed = _int64_add(self.mantissa, self.exponent, negated, other.exponent)
             if summed is not None:
                 return Quantity(summed[0], summed[1], fmt)
@@ -325,7 +290,7 @@ class Quantity:
 
     def __neg__(self) -> Quantity:
         if self._dec_scale is None:
-            return Quantity(_wrap64(-self.mantissa), self.exponent, self.format)
+            return Quantity(wrap64(-self.mantissa), self.exponent, self.format)
         return Quantity(-self.mantissa, self.exponent, self.format, self._dec_scale)
 
     # -- helpers --
@@ -384,16 +349,16 @@ def _decimal_scaled_value(mantissa: int, exponent: int, dec_scale: int, target: 
     if shift < 0:
         # int64(math.Pow10(n)) is exact up to 18; beyond, amd64 converts the float to -2^63.
         multiplier = 10**-shift if -shift <= _INT64_DIGITS else INT64_MIN
-        return _wrap64(_wrap64_scaled(mantissa, power) * multiplier)
+        return wrap64(_wrap64_scaled(mantissa, power) * multiplier)
     below_int64_max = mantissa < 0 or (power <= 19 and mantissa * 10**power < INT64_MAX)
     if below_int64_max and shift < 19:
         unscaled = _wrap64_scaled(mantissa, power)  # big.Int.Int64(): the low 64 bits
-        quotient = _go_quo(unscaled, 10**shift)
-        return _wrap64(quotient + 1) if unscaled != quotient * 10**shift else quotient
+        quotient = div(unscaled, 10**shift)
+        return wrap64(quotient + 1) if unscaled != quotient * 10**shift else quotient
     if power >= shift:
         return _wrap64_scaled(mantissa, power - shift)  # divides exactly
     quotient, remainder = divmod(mantissa * 10**power, _pow10(shift))  # floor, as big.Int.DivMod
-    return _wrap64(quotient + 1 if remainder else quotient)
+    return wrap64(quotient + 1 if remainder else quotient)
 
 
 def _int64_add(a: int, a_scale: int, b: int, b_scale: int) -> tuple[int, int] | None:
@@ -441,7 +406,7 @@ def _interpret_suffix(text: str, suffix: str) -> tuple[int, int, Format]:
     exponent = -int(digits) if sign == "-" else int(digits)
     if not _fits_int64(exponent):
         raise QuantityError(text, _ERR_SUFFIX)
-    return 10, _wrap32(exponent), Format.DECIMAL_EXPONENT
+    return 10, wrap32(exponent), Format.DECIMAL_EXPONENT
 
 
 def _parse(text: str) -> Quantity:
@@ -464,7 +429,7 @@ def _parse(text: str) -> Quantity:
         scale = 0
     else:
         precision = _INT64_DIGITS - len(whole) - len(fraction)
-        scale = _wrap32(exponent - len(fraction))
+        scale = wrap32(exponent - len(fraction))
     if precision >= 0 and scale >= _NANO:
         shifted = whole + fraction
         amount = int(shifted)
@@ -481,7 +446,7 @@ def _parse(text: str) -> Quantity:
     unscaled = _digits_to_int(digits + fraction)
     dec_scale = len(fraction)
     if base == 10:
-        dec_scale = _wrap32(dec_scale + _wrap32(-exponent))
+        dec_scale = wrap32(dec_scale + wrap32(-exponent))
     else:
         unscaled <<= exponent
     if unscaled == 0:
@@ -505,6 +470,9 @@ def _parse(text: str) -> Quantity:
     return Quantity(-mantissa if negative else mantissa, exp10, fmt, stored_scale)
 
 
+_ZERO = Quantity(0, 0, Format.DECIMAL_SI)
+
+
 @functools.lru_cache(maxsize=16384)
 def parse_quantity(text: str) -> Quantity:
     """Parse ``text`` exactly as upstream ``resource.ParseQuantity`` (cached; results are immutable).
@@ -515,9 +483,38 @@ def parse_quantity(text: str) -> Quantity:
     return _parse(text)
 
 
-def parse_json_quantity(text: str) -> Quantity:
-    """Parse a quantity as the API server decodes one from JSON: surrounding whitespace trimmed."""
-    return parse_quantity(text.strip(_GO_SPACE))
+def parse_json_quantity(value: object) -> Quantity:
+    """Parse a decoded JSON value as the API server's ``Quantity.UnmarshalJSON`` does.
+
+    A string has surrounding whitespace trimmed; a bare number is parsed from its text; ``null`` is
+    zero. Anything else is malformed (:class:`QuantityError` with upstream's format message).
+    """
+    if value is None:
+        return _ZERO
+    if isinstance(value, str):
+        return parse_quantity(value.strip(_GO_SPACE))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return parse_quantity(str(value))
+    if isinstance(value, float):
+        return parse_quantity(repr(value))
+    raise QuantityError(repr(value), _ERR_FORMAT)
+
+
+def canonical_resource_list(values: object) -> object:
+    """A ResourceList (``{"cpu": "0.5"}``) as the API server writes it back (``{"cpu": "500m"}``).
+
+    Values that do not parse are left as they are (the caller reports them); a non-mapping is
+    returned unchanged.
+    """
+    if not isinstance(values, dict):
+        return values
+    out: dict[object, object] = {}
+    for name, raw in values.items():
+        try:
+            out[name] = str(parse_json_quantity(raw))
+        except QuantityError:
+            out[name] = raw
+    return out
 
 
 @functools.lru_cache(maxsize=16384)

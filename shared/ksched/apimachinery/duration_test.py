@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from ksched.plugins.duration import (
+from ksched.apimachinery.duration import (
     HOUR,
     MILLISECOND,
     MINUTE,
     SECOND,
     DurationError,
-    format_duration,
     parse_duration,
 )
 
@@ -69,29 +66,3 @@ def test_parse_errors(text: str, message: str) -> None:
     with pytest.raises(DurationError) as err:
         parse_duration(text)
     assert str(err.value) == message
-
-
-@pytest.mark.parametrize(
-    ("ns", "text"),
-    [
-        (0, "0s"),
-        (1, "1ns"),
-        (1100, "1.1\u00b5s"),
-        (2200 * 1000, "2.2ms"),
-        (3300 * MILLISECOND, "3.3s"),
-        (4 * MINUTE + 5 * SECOND, "4m5s"),
-        (4 * MINUTE + 5001 * MILLISECOND, "4m5.001s"),
-        (5 * HOUR + 6 * MINUTE + 7001 * MILLISECOND, "5h6m7.001s"),
-        (8 * MINUTE + 1, "8m0.000000001s"),
-        (10 * MINUTE, "10m0s"),
-        (HOUR, "1h0m0s"),
-        (-SECOND, "-1s"),
-    ],
-)
-def test_format(ns: int, text: str) -> None:
-    assert format_duration(ns) == text
-
-
-@given(st.integers(min_value=-(2**62), max_value=2**62))
-def test_format_then_parse_round_trips(ns: int) -> None:
-    assert parse_duration(format_duration(ns)) == ns

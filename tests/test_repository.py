@@ -1,0 +1,36 @@
+"""Repository hygiene that no other test sees: the Makefile declares only targets it has, and no
+tracked file names a path of a development machine (shared material is ``../shared``)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ABSOLUTE_WORK_PATH = re.compile(r"(?<![\w.])/" + "work/")  # split so this file does not match itself
+TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".txt", ".cfg", ".lock", ""}
+
+
+#: being moved to ``../shared`` on the lead's branch (issue 22); drop each entry once merged
+def tracked_files() -> list[str]:
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
+def test_makefile_phony_targets_have_rules() -> None:
+    text = (ROOT / "Makefile").read_text()
+    [phony] = re.findall(r"^\.PHONY:(.*)$", text, re.MULTILINE)
+    rules = set(re.findall(r"^([A-Za-z][\w-]*):", text, re.MULTILINE))
+    assert set(phony.split()) - rules == set()
+
+
+def test_no_absolute_paths_of_a_development_machine() -> None:
+    offenders = []
+    for name in tracked_files():
+        path = ROOT / name
+        if path.suffix not in TEXT_SUFFIXES:
+            continue
+        if path.is_file() and ABSOLUTE_WORK_PATH.search(path.read_text(errors="replace")):
+            offenders.append(name)
+    assert offenders == []
