@@ -18,7 +18,13 @@ import pytest
 
 from ksched.bus.connect import Bus, connect
 from ksched.bus.embedded import EmbeddedNats
-from ksched.bus.jetstream import JetStreamReplicasError, TypedKV, ensure_stream, ensure_streams
+from ksched.bus.jetstream import (
+    JetStreamReplicasError,
+    TypedKV,
+    _await_replicas,
+    ensure_stream,
+    ensure_streams,
+)
 from ksched.bus.messages import Placement
 from ksched.bus.streams import ASSUMED_LEDGER, placement_stream, trace_stream
 from ksched.bus.subjects import Subjects
@@ -94,7 +100,9 @@ async def test_an_existing_single_replica_stream_and_bucket_are_scaled_up(
     with caplog.at_level(logging.WARNING, logger="ksched.bus"):
         info = await ensure_stream(cluster_bus, placement_stream(cluster_bus.subjects))
         ledger = await TypedKV.open(cluster_bus, ASSUMED_LEDGER, Placement)
-    kv_info = await cluster_bus.js.stream_info(f"KV_{ledger.bucket}")
+    # TypedKV.open waited for the new replicas; a loaded machine can let a follower fall behind again
+    # for a moment, so read the bucket's state as _await_replicas would
+    kv_info = await _await_replicas(cluster_bus, f"KV_{ledger.bucket}", 3)
     assert kv_info.config.max_msgs_per_subject == 1  # the bucket's other settings are kept
     for scaled_info in (info, kv_info):  # returned once the new replicas have caught up
         assert scaled_info.config.num_replicas == 3 and scaled_info.cluster is not None
