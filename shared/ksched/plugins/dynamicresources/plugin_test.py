@@ -11,7 +11,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node, make_pod, make_snapshot
-from ksched.plugins.dynamicresources import (
+from ksched.plugins.dynamicresources.plugin import (
     ERR_CLAIMS_NOT_SUPPORTED,
     MSG_NO_CLAIMS_TO_DEALLOCATE,
     MSG_STILL_NOT_SCHEDULABLE,
