@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ksched.api.core import Pod
+from ksched.api.resource import ResourceClaim
 from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, ScheduleResult, SchedulingError
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.extender import EXTENDER_NAME
@@ -35,6 +36,8 @@ class PodOutcome:
     nominated: str | None = None
     victims: list[str] | None = None
     error: str | None = None
+    #: the pod's ResourceClaims once bound: ``ns/name`` -> {"node", "devices"}
+    claims: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -44,6 +47,7 @@ class PodOutcome:
             "scores": self.scores,
             "totals": self.totals,
             "message": self.message,
+            "claims": self.claims,
         }
         if self.gated_by is not None:
             out["gatedBy"] = self.gated_by
@@ -181,7 +185,21 @@ class Simulation:
         out.node = host
         self.nominator.remove(pi.uid)
         fw.snapshot.add_pod(with_node_name(pi.pod, host))
+        self._apply_pre_bind(fw, state, pi, out)
         return out
+
+    @staticmethod
+    def _apply_pre_bind(fw: Framework, state: CycleState, pi: PodInfo, out: PodOutcome) -> None:
+        """Objects as PreBind would leave them (a claim allocated and reserved for the pod) go into
+        the snapshot, as if binding succeeded; the pod's claims are reported."""
+        for pl in fw.plugins.pre_bind:
+            after = getattr(pl, "objects_after_pre_bind", None)
+            if after is None:
+                continue
+            for obj in after(state, pi):
+                fw.snapshot.objects.put(obj)
+                if isinstance(obj, ResourceClaim):
+                    out.claims[obj.key] = claim_summary(obj)
 
     def _record_rejections(self, out: PodOutcome, fit: FitError) -> None:
         nts = fit.diagnosis.node_to_status
@@ -209,6 +227,23 @@ class Simulation:
         for victim in result.victims:
             snapshot.remove_pod(victim.uid)
         snapshot.add_pod(with_node_name(pi.pod, result.nominated_node_name))
+
+
+def claim_summary(claim: ResourceClaim) -> dict[str, object]:
+    """``{"node", "devices"}`` of an allocated claim: the node its allocation is restricted to (by a
+    ``metadata.name`` field selector) and its devices as ``driver/pool/device``, sorted."""
+    allocation = claim.status.allocation
+    if allocation is None:
+        return {"node": None, "devices": []}
+    node = None
+    selector = allocation.node_selector
+    if selector is not None:
+        for term in selector.node_selector_terms:
+            for req in term.match_fields:
+                if req.key == "metadata.name" and req.operator == "In" and len(req.values) == 1:
+                    node = req.values[0]
+    devices = sorted(f"{r.driver}/{r.pool}/{r.device}" for r in allocation.devices.results)
+    return {"node": node, "devices": devices}
 
 
 def _filter_entry(status: Status, extender: str | None) -> dict[str, object]:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from ksched.framework.cycle_state import CycleState
-from ksched.framework.events import ActionType, EventResource, QueueingHint
+from ksched.framework.events import ActionType, EventResource
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node, make_pod, make_snapshot
 from ksched.plugins.dynamicresources.plugin import (
-    ERR_CLAIMS_NOT_SUPPORTED,
     MSG_NO_CLAIMS_TO_DEALLOCATE,
-    MSG_STILL_NOT_SCHEDULABLE,
     DynamicResources,
     new,
 )
@@ -57,16 +54,6 @@ def test_normalize_scales_the_maximum_to_100() -> None:
     assert scores.tolist() == [0, 50, 100, 66]
 
 
-def test_pod_with_claims_is_rejected_as_unsupported() -> None:
-    plugin, state, pod = DynamicResources(), CycleState(), PodInfo(CLAIM_POD)
-    _, status = plugin.pre_filter(state, pod, [])
-    assert status == Status.unresolvable(ERR_CLAIMS_NOT_SUPPORTED)
-    assert plugin.post_filter(state, pod, NodeToStatus()) == (
-        None,
-        Status.unschedulable(MSG_STILL_NOT_SCHEDULABLE),
-    )
-
-
 def test_events_to_register_match_upstream_with_queueing_hints() -> None:
     events = [(e.event.resource, e.event.action) for e in DynamicResources().events_to_register()]
     add_update = ActionType.ADD | ActionType.UPDATE
@@ -80,17 +67,6 @@ def test_events_to_register_match_upstream_with_queueing_hints() -> None:
         (EventResource.DEVICE_CLASS, add_update),
         (EventResource.RESOURCE_SLICE, add_update),
     ]
-
-
-def test_hints() -> None:
-    plugin = DynamicResources()
-    other = make_pod("other")
-    assert plugin.hint_pod_change(CLAIM_POD, None, other) == QueueingHint.QUEUE_SKIP
-    assert plugin.hint_pod_change(CLAIM_POD, None, CLAIM_POD) == QueueingHint.QUEUE
-    with pytest.raises(TypeError):
-        plugin.hint_pod_change(CLAIM_POD, None, "not-a-pod")
-    assert plugin.hint_claim_change(other, None, object()) == QueueingHint.QUEUE_SKIP
-    assert plugin.hint_claim_change(CLAIM_POD, None, object()) == QueueingHint.QUEUE
 
 
 def test_factory() -> None:
