@@ -40,6 +40,9 @@ def to_table(outcomes: Sequence[PodOutcome], top: int = 5) -> str:
                 by_plugin[plugin] = by_plugin.get(plugin, 0) + 1
             summary = ", ".join(f"{p} {n}" for p, n in sorted(by_plugin.items()))
             lines.append(f"  filtered out: {len(o.filter)} node(s) ({summary})")
+        for key, claim in sorted(o.claims.items()):
+            devices = claim.get("devices") or []
+            lines.append(f"  claim {key}: {', '.join(str(d) for d in devices) or 'no devices'}")
         if o.message:
             lines.append(f"  message: {o.message}")
         lines.append("")

@@ -19,6 +19,7 @@ from ksched.framework.results import FitError, PostFilterResult, QueuedPodInfo
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import with_node_name
 from ksched.framework.status import Code, Status
+from ksched.plugins.dynamicresources.claims import claim_summary
 from ksched.simulate.cluster import Cluster
 
 
@@ -227,23 +228,6 @@ class Simulation:
         for victim in result.victims:
             snapshot.remove_pod(victim.uid)
         snapshot.add_pod(with_node_name(pi.pod, result.nominated_node_name))
-
-
-def claim_summary(claim: ResourceClaim) -> dict[str, object]:
-    """``{"node", "devices"}`` of an allocated claim: the node its allocation is restricted to (by a
-    ``metadata.name`` field selector) and its devices as ``driver/pool/device``, sorted."""
-    allocation = claim.status.allocation
-    if allocation is None:
-        return {"node": None, "devices": []}
-    node = None
-    selector = allocation.node_selector
-    if selector is not None:
-        for term in selector.node_selector_terms:
-            for req in term.match_fields:
-                if req.key == "metadata.name" and req.operator == "In" and len(req.values) == 1:
-                    node = req.values[0]
-    devices = sorted(f"{r.driver}/{r.pool}/{r.device}" for r in allocation.devices.results)
-    return {"node": node, "devices": devices}
 
 
 def _filter_entry(status: Status, extender: str | None) -> dict[str, object]:

@@ -96,3 +96,20 @@ class ClaimStore:
     def to_allocate(self) -> Iterator[tuple[int, ResourceClaim]]:
         """Claims without an allocation, with their index among all claims."""
         return ((i, c) for i, c in enumerate(self.claims) if c.status.allocation is None)
+
+
+def claim_summary(claim: ResourceClaim) -> dict[str, object]:
+    """``{"node", "devices"}`` of an allocated claim: the node its allocation is restricted to (by a
+    ``metadata.name`` field selector) and its devices as ``driver/pool/device``, sorted."""
+    allocation = claim.status.allocation
+    if allocation is None:
+        return {"node": None, "devices": []}
+    node = None
+    selector = allocation.node_selector
+    if selector is not None:
+        for term in selector.node_selector_terms:
+            for req in term.match_fields:
+                if req.key == "metadata.name" and req.operator == "In" and len(req.values) == 1:
+                    node = req.values[0]
+    devices = sorted(f"{r.driver}/{r.pool}/{r.device}" for r in allocation.devices.results)
+    return {"node": node, "devices": devices}
