@@ -41,8 +41,9 @@ def to_table(outcomes: Sequence[PodOutcome], top: int = 5) -> str:
             summary = ", ".join(f"{p} {n}" for p, n in sorted(by_plugin.items()))
             lines.append(f"  filtered out: {len(o.filter)} node(s) ({summary})")
         for key, claim in sorted(o.claims.items()):
-            devices = claim.get("devices") or []
-            lines.append(f"  claim {key}: {', '.join(str(d) for d in devices) or 'no devices'}")
+            devices = claim.get("devices")
+            names = [str(d) for d in devices] if isinstance(devices, list) else []
+            lines.append(f"  claim {key}: {', '.join(names) or 'no devices'}")
         if o.message:
             lines.append(f"  message: {o.message}")
         lines.append("")
