@@ -195,6 +195,19 @@ async def bind_claims(api: ClaimApi, st: DRAState, pod: Pod, features: DRAFeatur
         st.claims.claims[index] = await bind_claim(api, claim, st.infos[index].allocation, pod, features)
 
 
+async def deallocate(api: ClaimApi, claim: ResourceClaim) -> ResourceClaim:
+    """PostFilter's write: no allocation, no reservations, no device status (upstream ``UpdateStatus``
+    of the claim as PostFilter saw it, hence the resourceVersion precondition)."""
+    body = {
+        "metadata": {"resourceVersion": claim.metadata.resource_version},
+        "status": {"allocation": None, "reservedFor": None, "devices": None},
+    }
+    try:
+        return await api.patch(claim, body, status=True)
+    except _Conflict as exc:
+        raise PreBindError(str(exc)) from None
+
+
 # --- binding conditions (DRADeviceBindingConditions) -----------------------------------------------
 
 
