@@ -431,8 +431,10 @@ class DynamicResources:
 
     # --- hand-over to the binder -----------------------------------------------------------------
     def export_state(self, state: CycleState) -> bytes:
-        """The cycle's claims and chosen allocations, for PreBind in the binder (after Reserve)."""
-        return drastate.export_state(self._state(state))
+        """The cycle's claims and chosen allocations, for PreBind in the binder (after Reserve);
+        nothing for a pod without claims (the binder then has nothing to do)."""
+        st = self._state(state)
+        return drastate.export_state(st) if st.has_claims else b""
 
     def import_state(self, state: CycleState, data: bytes) -> None:
         state.write(STATE_KEY, drastate.import_state(data))
@@ -456,12 +458,9 @@ class DynamicResources:
 
     # --- PreBind ---------------------------------------------------------------------------------
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        try:
-            st = self._state(state)
-        except (KeyError, TypeError) as exc:
-            return Status.as_error(exc)
-        if not st.has_claims:
-            return None
+        st = state.get(STATE_KEY, DRAState)
+        if st is None or not st.has_claims:
+            return None  # no claims: the scheduler exported no state for this pod
         client = self._handle.client if self._handle is not None else None
         try:
             api = binding.ClaimApi.of(client)

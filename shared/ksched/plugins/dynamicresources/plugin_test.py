@@ -110,6 +110,14 @@ def test_pod_without_claims_skips_and_post_filter_says_no_claims() -> None:
     assert plugin.score_batch(state, pi, handle.snapshot, np.arange(2, dtype=np.intp)).tolist() == [0, 0]
 
 
+async def test_a_pod_without_claims_hands_nothing_to_the_binder() -> None:
+    plugin, handle = world([])
+    state, pi, _ = cycle(plugin, handle, make_pod())
+    assert plugin.reserve(state, pi, "worker") is None
+    assert plugin.export_state(state) == b""
+    assert await DynamicResources(FakeHandle()).pre_bind(CycleState(), pi, "worker") is None
+
+
 def test_post_filter_without_pre_filter_state_is_an_error() -> None:
     _, status = DynamicResources().post_filter(CycleState(), PodInfo(make_pod()), NodeToStatus())
     assert status is not None and status.code == Code.ERROR and status.message == "not found"
