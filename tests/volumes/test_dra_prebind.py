@@ -6,13 +6,12 @@ conditions), while a test coroutine plays another writer or the driver through t
 from __future__ import annotations
 
 import asyncio
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 import pytest
-from kubernetes_asyncio.client import ApiClient, CoreV1Api, ResourceV1Api
+from kubernetes_asyncio.client import ApiClient, ResourceV1Api
 
 from ksched.api.core import Pod
 from ksched.api.resource import FINALIZER, DeviceClass, ResourceClaim, ResourceSlice
@@ -22,31 +21,30 @@ from ksched.framework.status import Code
 from ksched.framework.testing import FakeHandle, make_node, make_snapshot
 from ksched.plugins.dynamicresources import DynamicResources
 from ksched.plugins.dynamicresources.binding import ClaimApi
+from tests.volumes.conftest import KubeNamespace, new_namespace
 
 DRIVER = "gpu.example.com"
 NODE = "dra-node"
 
 
 @dataclass
-class World:
-    api: ApiClient
-    core: CoreV1Api
+class World(KubeNamespace):
     resource: ResourceV1Api
     claims: ClaimApi
-    ns: str
-    suffix: str
-
-    def name(self, base: str) -> str:
-        return f"{base}-{self.suffix}"
 
 
 @pytest.fixture
 async def world(k8s_api: ApiClient) -> World:
-    suffix = uuid.uuid4().hex[:6]
-    core = CoreV1Api(k8s_api)
-    ns = f"dra-{suffix}"
-    await core.create_namespace({"metadata": {"name": ns}})
-    return World(k8s_api, core, ResourceV1Api(k8s_api), ClaimApi(k8s_api), ns, suffix)
+    ns = await new_namespace(k8s_api, "dra")
+    return World(ns.api, ns.core, ns.ns, ns.suffix, ResourceV1Api(k8s_api), ClaimApi(k8s_api))
+
+
+def device_status(w: World, condition: str, reason: str, message: str) -> dict[str, Any]:
+    """``status.devices`` with one true condition on the test's device, as its driver writes it."""
+    true = {"type": condition, "status": "True", "reason": reason, "message": message}
+    device = {"driver": DRIVER, "pool": w.name("pool"), "device": "gpu-0"}
+    devices = [device | {"conditions": [true | {"lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+    return {"status": {"devices": devices}}
 
 
 async def _read(resp: Any, kind: type[Any]) -> Any:
@@ -156,24 +154,8 @@ async def test_pre_bind_waits_for_binding_conditions(world: World) -> None:
     task = asyncio.create_task(pre_bind(world, pod, data))
     await asyncio.sleep(0.3)
     assert not task.done()
-    devices = [
-        {
-            "driver": DRIVER,
-            "pool": world.name("pool"),
-            "device": "gpu-0",
-            "conditions": [
-                {
-                    "type": "attached",
-                    "status": "True",
-                    "reason": "Ok",
-                    "message": "",
-                    "lastTransitionTime": "2026-01-01T00:00:00Z",
-                }
-            ],
-        }
-    ]
     await world.resource.patch_namespaced_resource_claim_status(
-        "claim", world.ns, {"status": {"devices": devices}}
+        "claim", world.ns, device_status(world, "attached", "Ok", "")
     )
     assert await asyncio.wait_for(task, 10) is None
 
@@ -182,24 +164,8 @@ async def test_a_binding_failure_condition_fails_pre_bind(world: World) -> None:
     pod, data = await schedule(world, binding_conditions=True)
     task = asyncio.create_task(pre_bind(world, pod, data))
     await asyncio.sleep(0.2)
-    devices = [
-        {
-            "driver": DRIVER,
-            "pool": world.name("pool"),
-            "device": "gpu-0",
-            "conditions": [
-                {
-                    "type": "failed",
-                    "status": "True",
-                    "reason": "Broken",
-                    "message": "no",
-                    "lastTransitionTime": "2026-01-01T00:00:00Z",
-                }
-            ],
-        }
-    ]
     await world.resource.patch_namespaced_resource_claim_status(
-        "claim", world.ns, {"status": {"devices": devices}}
+        "claim", world.ns, device_status(world, "failed", "Broken", "no")
     )
     status = await asyncio.wait_for(task, 10)
     assert status is not None and status.code == Code.ERROR

@@ -39,6 +39,7 @@ from ksched.api.resource import (
     DeviceSelector,
     DeviceSubRequest,
     DeviceToleration,
+    ExactDeviceRequest,
     ResourceClaim,
     ResourceSlice,
 )
@@ -112,34 +113,32 @@ class RequestView:
         exactly = request.exactly
         if exactly is None:
             raise AllocationError(f"request {request.name}: unknown request type")
-        mode = exactly.allocation_mode or ALLOCATION_MODE_EXACT_COUNT
-        count = exactly.count or (1 if mode == ALLOCATION_MODE_EXACT_COUNT else 0)
-        return cls(
-            request.name,
-            exactly.device_class_name,
-            mode,
-            count,
-            bool(exactly.admin_access),
-            exactly.admin_access is not None,
-            exactly.selectors,
-            exactly.tolerations,
-            exactly.capacity,
-        )
+        return cls._of(request.name, exactly, bool(exactly.admin_access), exactly.admin_access is not None)
 
     @classmethod
     def of_sub_request(cls, sub: DeviceSubRequest) -> RequestView:
-        mode = sub.allocation_mode or ALLOCATION_MODE_EXACT_COUNT
-        count = sub.count or (1 if mode == ALLOCATION_MODE_EXACT_COUNT else 0)
+        return cls._of(sub.name, sub, False, False)
+
+    @classmethod
+    def _of(
+        cls,
+        name: str,
+        spec: ExactDeviceRequest | DeviceSubRequest,
+        admin_access: bool,
+        has_admin_access: bool,
+    ) -> RequestView:
+        mode = spec.allocation_mode or ALLOCATION_MODE_EXACT_COUNT
+        count = spec.count or (1 if mode == ALLOCATION_MODE_EXACT_COUNT else 0)
         return cls(
-            sub.name,
-            sub.device_class_name,
+            name,
+            spec.device_class_name,
             mode,
             count,
-            False,
-            False,
-            sub.selectors,
-            sub.tolerations,
-            sub.capacity,
+            admin_access,
+            has_admin_access,
+            spec.selectors,
+            spec.tolerations,
+            spec.capacity,
         )
 
 

@@ -13,6 +13,8 @@ from ksched.plugins.dynamicresources.devices import DeviceID
 
 AttributeValue = tuple[str, object]
 """(kind, value): ("string", "a100"), ("int", 3), ("bool", True), ("version", "1.2.3")."""
+_UNKNOWN: AttributeValue = ("unknown", None)
+"""An attribute with no value of a known type: it never matches another device's."""
 
 
 class Constraint(Protocol):
@@ -51,6 +53,16 @@ class _RequestScoped:
         self.requests = set(requests)
         self.attribute = attribute
 
+    def candidate(
+        self, request: str, sub_request: str, device: Device, device_id: DeviceID
+    ) -> tuple[bool, AttributeValue | None]:
+        """(True, None) when the constraint does not apply; (False, None) when the device lacks the
+        attribute; else (False, its value) for the subclass to judge."""
+        if not self.applies(request, sub_request):
+            return True, None
+        attr = lookup_attribute(device, device_id, self.attribute)
+        return (False, None) if attr is None else (False, _value(attr) or _UNKNOWN)
+
     def applies(self, request: str, sub_request: str) -> bool:
         if not self.requests:
             return True
@@ -64,20 +76,17 @@ class MatchAttribute(_RequestScoped):
 
     def __init__(self, requests: list[str], attribute: str) -> None:
         super().__init__(requests, attribute)
-        self.value: AttributeValue | None = None
+        self.value: AttributeValue = _UNKNOWN
         self.num_devices = 0
 
     def add(self, request: str, sub_request: str, device: Device, device_id: DeviceID) -> bool:
-        if not self.applies(request, sub_request):
-            return True
-        attr = lookup_attribute(device, device_id, self.attribute)
-        if attr is None:
-            return False
-        value = _value(attr)
+        unaffected, value = self.candidate(request, sub_request, device, device_id)
+        if unaffected or value is None:
+            return unaffected
         if self.num_devices == 0:
             self.value, self.num_devices = value, 1
             return True
-        if value is None or value != self.value:
+        if value is _UNKNOWN or value != self.value:
             return False
         self.num_devices += 1
         return True
@@ -93,17 +102,14 @@ class DistinctAttribute(_RequestScoped):
 
     def __init__(self, requests: list[str], attribute: str) -> None:
         super().__init__(requests, attribute)
-        self.values: dict[str, AttributeValue | None] = {}
+        self.values: dict[str, AttributeValue] = {}
         self.num_devices = 0
 
     def add(self, request: str, sub_request: str, device: Device, device_id: DeviceID) -> bool:
-        if not self.applies(request, sub_request):
-            return True
-        attr = lookup_attribute(device, device_id, self.attribute)
-        if attr is None:
-            return False
-        value = _value(attr)
-        if self.num_devices and any(value is None or v == value for v in self.values.values()):
+        unaffected, value = self.candidate(request, sub_request, device, device_id)
+        if unaffected or value is None:
+            return unaffected
+        if self.num_devices and any(value is _UNKNOWN or v == value for v in self.values.values()):
             return False
         self.values[request] = value
         self.num_devices += 1

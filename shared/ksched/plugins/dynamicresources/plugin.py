@@ -280,17 +280,21 @@ class DynamicResources:
 
     @staticmethod
     def _state(state: CycleState) -> DRAState:
-        st = state.read(STATE_KEY)
-        if not isinstance(st, DRAState):
-            raise TypeError("unable to convert state into stateData")
-        return st
+        return state.read_as(STATE_KEY, DRAState)
+
+    @classmethod
+    def _state_or_error(cls, state: CycleState) -> DRAState | Status:
+        """The cycle's state, or the Error status upstream returns when PreFilter did not write it."""
+        try:
+            return cls._state(state)
+        except (KeyError, TypeError) as exc:
+            return Status.as_error(exc)
 
     # --- Filter ----------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        try:
-            st = self._state(state)
-        except (KeyError, TypeError) as exc:
-            return Status.as_error(exc)
+        st = self._state_or_error(state)
+        if isinstance(st, Status):
+            return st
         if not st.has_claims:
             return None
         if node.node is None:
@@ -401,10 +405,9 @@ class DynamicResources:
 
     # --- Reserve / Unreserve ---------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        try:
-            st = self._state(state)
-        except (KeyError, TypeError) as exc:
-            return Status.as_error(exc)
+        st = self._state_or_error(state)
+        if isinstance(st, Status):
+            return st
         st.node_name = node_name
         to_allocate = list(st.claims.to_allocate())
         if not to_allocate or st.allocator is None:
