@@ -55,6 +55,12 @@ def _memory(minimum: str) -> dict[str, Any]:
     return selector(f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("{minimum}")) >= 0')
 
 
+def _memory_slice(*names: str) -> ResourceSlice:
+    """One slice of devices named device-N with N GiB of memory, in the given order."""
+    devices = [device(name, {"memory": f"{name.rsplit('-', 1)[1]}Gi"}) for name in names]
+    return resource_slice("slice-1", NODE_1, POOL_1, DRIVER_A, *devices)
+
+
 SMALL_LARGE = [
     request(REQ_0, CLASS_A, 1, _memory("1Gi")),
     request(REQ_1, CLASS_A, 1, _memory("2Gi")),
@@ -78,44 +84,17 @@ CASES: dict[str, Case] = {
     ),
     "small-and-large": Case(
         [claim("claim-0", *SMALL_LARGE)],
-        [
-            resource_slice(
-                "slice-1",
-                NODE_1,
-                POOL_1,
-                DRIVER_A,
-                device("device-1", {"memory": "1Gi"}),
-                device("device-2", {"memory": "2Gi"}),
-            )
-        ],
+        [_memory_slice("device-1", "device-2")],
         expect=[[(REQ_0, DRIVER_A, POOL_1, "device-1", False), (REQ_1, DRIVER_A, POOL_1, "device-2", False)]],
     ),
     "small-and-large-backtrack-requests": Case(
         [claim("claim-0", *SMALL_LARGE)],
-        [
-            resource_slice(
-                "slice-1",
-                NODE_1,
-                POOL_1,
-                DRIVER_A,
-                device("device-2", {"memory": "2Gi"}),
-                device("device-1", {"memory": "1Gi"}),
-            )
-        ],
+        [_memory_slice("device-2", "device-1")],
         expect=[[(REQ_0, DRIVER_A, POOL_1, "device-1", False), (REQ_1, DRIVER_A, POOL_1, "device-2", False)]],
     ),
     "small-and-large-backtrack-claims": Case(
         [claim("claim-0", SMALL_LARGE[0]), claim("claim-1", SMALL_LARGE[1])],
-        [
-            resource_slice(
-                "slice-1",
-                NODE_1,
-                POOL_1,
-                DRIVER_A,
-                device("device-2", {"memory": "2Gi"}),
-                device("device-1", {"memory": "1Gi"}),
-            )
-        ],
+        [_memory_slice("device-2", "device-1")],
         expect=[
             [(REQ_0, DRIVER_A, POOL_1, "device-1", False)],
             [(REQ_1, DRIVER_A, POOL_1, "device-2", False)],
