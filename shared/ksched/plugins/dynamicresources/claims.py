@@ -44,15 +44,23 @@ def check_owner(pod: Pod, claim: ResourceClaim) -> None:
         )
 
 
+def pod_claim_names(pod: Pod) -> list[tuple[str, str, bool]]:
+    """(pod claim name, ResourceClaim name, whether the pod must own it) for each claim the pod uses;
+    ClaimError when a template's claim was not generated yet."""
+    out = []
+    for pod_claim in pod.spec.resource_claims:
+        name, must_own = claim_name(pod, pod_claim)
+        if name is not None:
+            out.append((pod_claim.name, name, must_own))
+    return out
+
+
 def pod_claims(pod: Pod, claims: Mapping[str, ResourceClaim]) -> list[tuple[str, ResourceClaim]]:
     """Upstream ``foreachPodResourceClaim``: (pod claim name, claim) for each claim that exists;
     ClaimError for a missing claim, one being deleted, or one another pod owns."""
     found = []
     namespace = pod.metadata.namespace
-    for pod_claim in pod.spec.resource_claims:
-        name, must_own = claim_name(pod, pod_claim)
-        if name is None:
-            continue
+    for pod_claim_name, name, must_own in pod_claim_names(pod):
         claim = claims.get(f"{namespace}/{name}")
         if claim is None:
             raise ClaimError(f'could not find ResourceClaim "{namespace}/{name}"')
@@ -60,7 +68,7 @@ def pod_claims(pod: Pod, claims: Mapping[str, ResourceClaim]) -> list[tuple[str,
             raise ClaimError(f'resourceclaim "{claim.metadata.name}" is being deleted')
         if must_own:
             check_owner(pod, claim)
-        found.append((pod_claim.name, claim))
+        found.append((pod_claim_name, claim))
     return found
 
 

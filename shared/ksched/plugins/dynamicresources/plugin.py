@@ -60,6 +60,7 @@ from ksched.plugins.dynamicresources.claims import (
     ClaimStore,
     is_reserved_for,
     is_sub_request_ref,
+    pod_claim_names,
     pod_claims,
     pod_reference,
 )
@@ -138,6 +139,9 @@ class DynamicResources:
         self.deallocator: Deallocator = self._deallocate_in_snapshot
         #: seconds between PreBind's checks of binding conditions (upstream: 5 s)
         self.binding_poll_interval = binding.POLL_INTERVAL
+        #: whether the handle's snapshot holds the cluster's ResourceClaims; the queue service's
+        #: does not, so there PreEnqueue and the hints judge by the pod and the event alone
+        self.claims_in_view = True
 
     def _objects(self) -> Any:
         if self._handle is None:
@@ -168,10 +172,7 @@ class DynamicResources:
         if not isinstance(new, ResourceClaim) or (old is not None and not isinstance(old, ResourceClaim)):
             raise TypeError(f"unexpected object in isSchedulableAfterClaimChange: {type(new).__name__}")
         try:
-            uses = any(
-                c.metadata.uid == new.metadata.uid
-                for _, c in pod_claims(pod, self._objects().resource_claims)
-            )
+            uses = self._uses_claim(pod, new)
         except ClaimError:
             return QueueingHint.QUEUE_SKIP
         if old is not None and old.status.allocation is not None and new.status.allocation is None:
@@ -184,6 +185,24 @@ class DynamicResources:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
+    def _uses_claim(self, pod: Pod, claim: ResourceClaim) -> bool:
+        """Whether ``claim`` is one of the pod's; ClaimError when one of them is not usable yet (with
+        the claims in view; without, only a claim not generated yet counts)."""
+        if not self.claims_in_view:
+            meta = claim.metadata
+            return meta.namespace == pod.metadata.namespace and any(
+                name == meta.name for _, name, _ in pod_claim_names(pod)
+            )
+        claims = self._objects().resource_claims
+        return any(c.metadata.uid == claim.metadata.uid for _, c in pod_claims(pod, claims))
+
+    def _check_claims(self, pod: Pod) -> None:
+        """ClaimError when the pod cannot use its claims now (upstream ``foreachPodResourceClaim``)."""
+        if self.claims_in_view:
+            pod_claims(pod, self._objects().resource_claims)
+        else:
+            pod_claim_names(pod)
+
     def hint_pod_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Upstream ``isSchedulableAfterPodChange``: the pod itself got its generated claims."""
         if not isinstance(new, Pod):
@@ -191,7 +210,7 @@ class DynamicResources:
         if new.metadata.uid != pod.metadata.uid:
             return QueueingHint.QUEUE_SKIP
         try:
-            pod_claims(new, self._objects().resource_claims)
+            self._check_claims(new)
         except ClaimError:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
@@ -201,7 +220,7 @@ class DynamicResources:
         if not pod.spec.resource_claims:
             return None
         try:
-            pod_claims(pod, self._objects().resource_claims)
+            self._check_claims(pod)
         except ClaimError as exc:
             return Status.unresolvable(str(exc))
         return None
