@@ -29,6 +29,10 @@ _.list_objects  # unused method (services/kubesim/ksched_kubesim/sim.py:274)
 # PENDING: dead in code that other branches of issue 22 are reworking (the queue split, the informer's
 # assume ledger); remove with those merges. finish_binding is never called, so an assumption's ttl after
 # binding never starts (upstream calls FinishBinding after Bind): wire it or delete it there.
+# the informer's device check on assume (issue 18) will call it; templates are listed for it too
+_.placement_devices  # unused function (shared/ksched/plugins/dynamicresources/state.py)
+_.resource_claim_templates  # unused attribute (shared/ksched/framework/objects.py)
+invalid_reason  # unused variable (shared/ksched/plugins/dynamicresources/pools.py): upstream's Pool.InvalidReason, for debugging
 FakeClock  # unused class (services/queue/ksched_queue/clock.py:22)
 _.advance  # unused method (services/queue/ksched_queue/clock.py:31)
 granted_at  # unused variable (services/queue/ksched_queue/leases.py:19)
@@ -44,6 +48,10 @@ _.resyncs  # unused attribute (services/queue/ksched_queue/service.py:215)
 _.finish_binding  # unused method (shared/ksched/cache/ledger.py:221)
 
 # msgspec fields: the wire format of API objects, bus messages and the configuration (decoded and encoded, not all read)
+int_values  # unused variable (shared/ksched/api/resource.py): list attributes, refused without DRAListTypeAttributes
+bool_values  # unused variable (shared/ksched/api/resource.py)
+string_values  # unused variable (shared/ksched/api/resource.py)
+version_values  # unused variable (shared/ksched/api/resource.py)
 holder_identity  # unused variable (shared/ksched/api/coordination.py:12)
 lease_transitions  # unused variable (shared/ksched/api/coordination.py:16)
 mismatch_label_keys  # unused variable (shared/ksched/api/core.py:48)

@@ -33,7 +33,7 @@ SHARED_ENV = "KSCHED_SHARED_DIR"
 REQUIRE_ENV = "KSCHED_REQUIRE_SHARED"
 FIDELITY = "fidelity-public"
 #: categories whose pending pods use what ksched does not implement yet, with the reason
-UNSUPPORTED_CATEGORIES = {"dra": "DRA resource claims are not allocated yet (issue 18)"}
+UNSUPPORTED_CATEGORIES: dict[str, str] = {}
 
 
 def shared_dir() -> Path:

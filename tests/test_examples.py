@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cluster.yaml"
+DRA_EXAMPLE = EXAMPLE.with_name("dra-cluster.yaml")
 
 
-def simulate(*args: str) -> subprocess.CompletedProcess[str]:
+def simulate(*args: str, cluster: Path = EXAMPLE) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ksched.cli", "simulate", "--cluster", str(EXAMPLE), *args],
+        [sys.executable, "-m", "ksched.cli", "simulate", "--cluster", str(cluster), *args],
         capture_output=True,
         text=True,
         check=False,
@@ -40,6 +41,30 @@ def test_example_cluster_json() -> None:
         "0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
     assert pods["default/gated"]["gatedBy"] == "SchedulingGates"
+    assert all(p["claims"] == {} for p in pods.values())
+
+
+def test_dra_example_allocates_claims_in_queue_order() -> None:
+    """Each placed pod's claims are allocated before the next pod is scheduled; the last one finds
+    no two free GPUs left."""
+    out = simulate("--output", "json", "--seed", "1", cluster=DRA_EXAMPLE)
+    assert out.returncode == 0, out.stderr
+    pods = {p["pod"]: p for p in json.loads(out.stdout)["pods"]}
+    gpu = "gpu.example.com"
+    assert pods["default/trainer"]["claims"] == {
+        "default/two-gpus": {"node": "gpu-1", "devices": [f"{gpu}/gpu-1/gpu-0", f"{gpu}/gpu-1/gpu-1"]}
+    }
+    assert pods["default/notebook"]["claims"] == {
+        "default/any-gpu": {"node": "gpu-2", "devices": [f"{gpu}/gpu-2/gpu-0"]}
+    }
+    assert pods["default/greedy"]["node"] is None and pods["default/greedy"]["claims"] == {}
+    assert pods["default/greedy"]["message"] == (
+        "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
+    table = simulate(cluster=DRA_EXAMPLE).stdout
+    row = next(line for line in table.splitlines() if "default/two-gpus" in line)
+    assert row.split(None, 1) == ["default/two-gpus", f"{gpu}/gpu-1/gpu-0, {gpu}/gpu-1/gpu-1"]
 
 
 def test_bad_input_names_the_object_and_field(tmp_path: Path) -> None:

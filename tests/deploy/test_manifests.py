@@ -234,6 +234,13 @@ UPSTREAM: set[Grant] = {
         for r in ("csinodes", "csidrivers", "csistoragecapacities", "storageclasses")
         for v in READ
     ),
+    *(("resource.k8s.io", r, v) for r in ("deviceclasses", "resourceslices") for v in READ),
+    *(
+        ("resource.k8s.io", r, v)
+        for r in ("resourceclaims", "resourceclaims/status")
+        for v in (*READ, "update", "patch")
+    ),
+    *(("resource.k8s.io", "resourceclaims/binding", v) for v in ("update", "patch")),
 }
 #: what ksched grants beyond upstream, and why
 EXTRA: dict[Grant, str] = {
@@ -241,6 +248,8 @@ EXTRA: dict[Grant, str] = {
     ("scheduling.k8s.io", "priorityclasses", "watch"): "the informer caches PriorityClasses",
     ("coordination.k8s.io", "leases", "list"): "the elector watches its Lease (namespaced Role)",
     ("coordination.k8s.io", "leases", "watch"): "the elector watches its Lease (namespaced Role)",
+    ("resource.k8s.io", "resourceclaimtemplates", "list"): "the snapshot holds the four DRA kinds",
+    ("resource.k8s.io", "resourceclaimtemplates", "watch"): "the snapshot holds the four DRA kinds",
 }
 EXPECTED: dict[str, set[Grant]] = {
     "informer": {
@@ -265,6 +274,11 @@ EXPECTED: dict[str, set[Grant]] = {
             for r in ("storageclasses", "csinodes", "csidrivers", "csistoragecapacities")
             for v in ("list", "watch")
         ),
+        *(
+            ("resource.k8s.io", r, v)
+            for r in ("deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates")
+            for v in ("list", "watch")
+        ),
         *(("coordination.k8s.io", "leases", v) for v in ("get", "list", "watch", "create", "update")),
     },
     "queue": {("coordination.k8s.io", "leases", v) for v in ("get", "list", "watch", "create", "update")},
@@ -273,6 +287,7 @@ EXPECTED: dict[str, set[Grant]] = {
         ("", "pods", "delete"),
         ("events.k8s.io", "events", "create"),
         ("events.k8s.io", "events", "patch"),
+        *(("resource.k8s.io", r, "update") for r in ("resourceclaims/status", "resourceclaims/binding")),
     },
     "binder": {
         ("", "pods/binding", "create"),
@@ -283,6 +298,12 @@ EXPECTED: dict[str, set[Grant]] = {
         ("storage.k8s.io", "csinodes", "get"),
         ("events.k8s.io", "events", "create"),
         ("events.k8s.io", "events", "patch"),
+        *(("resource.k8s.io", "resourceclaims", v) for v in ("get", "update")),
+        *(
+            ("resource.k8s.io", r, v)
+            for r in ("resourceclaims/status", "resourceclaims/binding")
+            for v in ("update", "patch")
+        ),
     },
 }
 

@@ -190,3 +190,73 @@ async def test_stop_gives_up_on_changes_nats_will_not_store(
     await informer.stop()
     assert loop.time() - started < 5
     assert "last snapshot changes not published" in caplog.text
+
+
+async def test_dra_objects_reach_the_replica(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """DeviceClasses, ResourceSlices, ResourceClaims and templates are list-watched into the snapshot,
+    and a claim's status update travels as a delta."""
+    kube, _ = sim
+    resource = {"apiVersion": "resource.k8s.io/v1"}
+    kube.create(
+        resource
+        | {
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+        }
+    )
+    kube.create(
+        resource
+        | {
+            "kind": "ResourceSlice",
+            "metadata": {"name": "n1-gpu"},
+            "spec": {
+                "driver": "gpu.example.com",
+                "nodeName": "n1",
+                "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0"}],
+            },
+        }
+    )
+    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}
+    kube.create(
+        resource
+        | {
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [request]}}},
+        }
+    )
+    kube.create(
+        resource
+        | {
+            "kind": "ResourceClaim",
+            "metadata": {"name": "c1", "namespace": "default"},
+            "spec": {"devices": {"requests": [request]}},
+        }
+    )
+    bus: Bus = await bus_factory("replica-dra")
+    follower = ReplicaFollower(bus, "r-dra")
+    task = asyncio.create_task(follower.run())
+    try:
+        await asyncio.wait_for(follower.synced.wait(), 10)
+        objects = follower.replica.snapshot.objects
+        await until(lambda: "default/c1" in objects.resource_claims)
+        assert "gpu" in objects.device_classes
+        assert objects.resource_slices["n1-gpu"].spec.devices[0].name == "gpu-0"
+        assert "default/one-gpu" in objects.resource_claim_templates
+        allocation = {
+            "devices": {
+                "results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]
+            }
+        }
+        claim = kube.get("ResourceClaim", "c1", "default", api_version="resource.k8s.io/v1")
+        assert claim is not None
+        kube.load(claim | {"status": {"allocation": allocation}})
+        await until(lambda: objects.resource_claims["default/c1"].status.allocation is not None)
+        kube.delete("ResourceSlice", "n1-gpu", api_version="resource.k8s.io/v1")
+        await until(lambda: "n1-gpu" not in objects.resource_slices)
+    finally:
+        task.cancel()

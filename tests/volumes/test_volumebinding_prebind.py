@@ -6,14 +6,13 @@ test coroutine plays the PV controller / external provisioner through the API.""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 import pytest
-from kubernetes_asyncio.client import ApiClient, CoreV1Api, StorageV1Api
+from kubernetes_asyncio.client import ApiClient, StorageV1Api
 
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
 from ksched.framework.cycle_state import CycleState
@@ -25,30 +24,21 @@ from ksched.plugins.volumebinding import VolumeBinding
 from ksched.plugins.volumebinding.prebind import VolumeApi
 from ksched.plugins.volumebinding.storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE
 from ksched.plugins.volumebinding.testing import handle_for
+from tests.volumes.conftest import KubeNamespace, new_namespace
 
 NODE_KEY = "nodeKey"
 POLL = 0.05
 
 
 @dataclass
-class World:
-    api: ApiClient
-    core: CoreV1Api
+class World(KubeNamespace):
     volumes: VolumeApi
-    ns: str
-    suffix: str
-
-    def name(self, base: str) -> str:
-        return f"{base}-{self.suffix}"
 
 
 @pytest.fixture
 async def world(k8s_api: ApiClient) -> World:
-    suffix = uuid.uuid4().hex[:6]
-    core = CoreV1Api(k8s_api)
-    ns = f"vb-{suffix}"
-    await core.create_namespace({"metadata": {"name": ns}})
-    return World(k8s_api, core, VolumeApi(k8s_api), ns, suffix)
+    ns = await new_namespace(k8s_api, "vb")
+    return World(ns.api, ns.core, ns.ns, ns.suffix, VolumeApi(k8s_api))
 
 
 async def create_node(w: World, base: str) -> Node:

@@ -12,6 +12,7 @@ from ksched.api.core import (
     Service,
 )
 from ksched.api.policy import PodDisruptionBudget, PriorityClass
+from ksched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.api.workloads import ReplicaSet, StatefulSet
 from ksched_informer.reflector import Resource
@@ -36,6 +37,12 @@ OBJECTS: tuple[Resource, ...] = (
     Resource("CSINode", "/apis/storage.k8s.io/v1/csinodes", CSINode),
     Resource("CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", CSIDriver),
     Resource("CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities", CSIStorageCapacity),
+    Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", DeviceClass),
+    Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", ResourceSlice),
+    Resource("ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", ResourceClaim),
+    Resource(
+        "ResourceClaimTemplate", "/apis/resource.k8s.io/v1/resourceclaimtemplates", ResourceClaimTemplate
+    ),
 )
 
 #: Which cluster-event resource name a kind's changes are reported under (queueing hints).
@@ -46,4 +53,7 @@ EVENT_RESOURCE = {
     "CSINode": "storage.k8s.io/CSINode",
     "CSIDriver": "storage.k8s.io/CSIDriver",
     "CSIStorageCapacity": "storage.k8s.io/CSIStorageCapacity",
+    "DeviceClass": "resource.k8s.io/DeviceClass",
+    "ResourceSlice": "resource.k8s.io/ResourceSlice",
+    "ResourceClaim": "resource.k8s.io/ResourceClaim",
 }

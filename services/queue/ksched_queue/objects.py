@@ -10,6 +10,7 @@ import msgspec
 
 from ksched.api.base import K8s
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
+from ksched.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.framework.events import EventResource
 
@@ -26,8 +27,11 @@ RESOURCE_TYPES: dict[str, type[K8s]] = {
     EventResource.CSI_DRIVER: CSIDriver,
     EventResource.CSI_STORAGE_CAPACITY: CSIStorageCapacity,
     EventResource.STORAGE_CLASS: StorageClass,
+    EventResource.RESOURCE_CLAIM: ResourceClaim,
+    EventResource.RESOURCE_SLICE: ResourceSlice,
+    EventResource.DEVICE_CLASS: DeviceClass,
 }
-"""Resources whose objects decode to a struct; others (DRA kinds, newer ones) stay plain dicts."""
+"""Resources whose objects decode to a struct; others (newer ones) stay plain dicts."""
 
 _decoders: dict[type[K8s], msgspec.json.Decoder[Any]] = {}
 _plain = msgspec.json.Decoder()

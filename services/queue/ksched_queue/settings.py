@@ -6,7 +6,10 @@ from dataclasses import dataclass, field
 
 from ksched.bus.credentials import NatsCredentials
 from ksched.config import KubeSchedulerConfiguration, build_frameworks, default_config, load_config
+from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
+from ksched.plugins.dynamicresources import NAME as DRA_NAME
+from ksched.plugins.dynamicresources import DynamicResources
 from ksched.service.leader import ElectionConfig
 from ksched.service.options import CommonOptions
 
@@ -108,6 +111,14 @@ class QueueSettings:
         )
 
 
+def without_claims_in_view(fw: Framework) -> None:
+    """The queue holds no ResourceClaims (its snapshot stays empty): DynamicResources' PreEnqueue and
+    hints judge by the pod and the event's claim alone; PreFilter in the scheduler checks the rest."""
+    plugin = fw.plugin(DRA_NAME)
+    if isinstance(plugin, DynamicResources):
+        plugin.claims_in_view = False
+
+
 def build_core(
     settings: QueueSettings,
     clock: Clock | None = None,
@@ -117,6 +128,8 @@ def build_core(
     queueing hints, QueueSort), backoffs from the configuration, leases."""
     clock = clock or SystemClock()
     frameworks = build_frameworks(settings.scheduler_config, Snapshot())
+    for fw in frameworks.values():
+        without_claims_in_view(fw)
     profiles, less = profiles_from_frameworks(frameworks)
     queue = SchedulingQueue(
         profiles,

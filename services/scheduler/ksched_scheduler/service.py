@@ -54,6 +54,7 @@ from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
 from ksched_scheduler import metrics
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
+from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
 from ksched_scheduler.preemption import PreemptionRunner, status_nomination
 from ksched_scheduler.tracing import trace_assume, trace_cycle
@@ -145,6 +146,7 @@ class SchedulerService:
         self.follower = ReplicaFollower(self.bus, self.options.identity)
         frameworks = build_frameworks(self.config, self.follower.replica.snapshot, nominator=self.nominator)
         for name, fw in frameworks.items():
+            claims_writer(fw, self.api, self._spawn)
             fw.observe = _observer(name)
             fw.observe_plugin = observe_plugin
             fw.extenders = self.extenders.extenders

@@ -251,6 +251,13 @@ class PodCondition(Condition):
     pass
 
 
+class PodResourceClaimStatus(K8s):
+    """The ResourceClaim generated for a pod's claim from a template (``resourceClaimName``)."""
+
+    name: str
+    resource_claim_name: str | None = None
+
+
 class ContainerStatus(K8s):
     name: str
     ready: bool = False
@@ -269,6 +276,7 @@ class PodStatus(K8s):
     reason: str | None = None
     message: str | None = None
     container_statuses: list[ContainerStatus] = []
+    resource_claim_statuses: list[PodResourceClaimStatus] = []
 
 
 class Pod(K8s):

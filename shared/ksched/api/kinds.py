@@ -19,6 +19,7 @@ from ksched.api.core import (
     Service,
 )
 from ksched.api.policy import PodDisruptionBudget, PriorityClass, RuntimeClass
+from ksched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.api.workloads import ReplicaSet, StatefulSet
 
@@ -44,6 +45,10 @@ KINDS: dict[str, tuple[str, type[K8s], bool]] = {
     "CSIDriver": ("storage.k8s.io/v1", CSIDriver, False),
     "CSIStorageCapacity": ("storage.k8s.io/v1", CSIStorageCapacity, True),
     "Lease": ("coordination.k8s.io/v1", Lease, True),
+    "DeviceClass": ("resource.k8s.io/v1", DeviceClass, False),
+    "ResourceSlice": ("resource.k8s.io/v1", ResourceSlice, False),
+    "ResourceClaim": ("resource.k8s.io/v1", ResourceClaim, True),
+    "ResourceClaimTemplate": ("resource.k8s.io/v1", ResourceClaimTemplate, True),
 }
 
 

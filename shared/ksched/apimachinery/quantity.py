@@ -35,6 +35,7 @@ import enum
 import functools
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from ksched.apimachinery.gomath import INT64_MAX, INT64_MIN, div, wrap32, wrap64
 
@@ -194,6 +195,15 @@ class Quantity:
 
     def sign(self) -> int:
         return (self.mantissa > 0) - (self.mantissa < 0)
+
+    def is_zero(self) -> bool:
+        return self.mantissa == 0
+
+    def as_fraction(self) -> Fraction:
+        """The exact value (refuses absurd exponents with OverflowError, as :func:`_pow10` does)."""
+        if self.exponent >= 0:
+            return Fraction(self.mantissa * _pow10(self.exponent))
+        return Fraction(self.mantissa, _pow10(-self.exponent))
 
     # -- writing --
 

@@ -27,6 +27,8 @@ def pod_changes(new: Pod, old: Pod) -> list[ClusterEvent]:
         actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
     if len(new.spec.tolerations) != len(old.spec.tolerations):
         actions.append(ActionType.UPDATE_POD_TOLERATION)
+    if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
+        actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE)
     return [ClusterEvent(resource, int(a)) for a in actions]

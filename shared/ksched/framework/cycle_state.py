@@ -35,6 +35,13 @@ class CycleState:
         except KeyError:
             raise KeyError(f"{key!r} not found in cycle state") from None
 
+    def read_as(self, key: str, kind: type[T]) -> T:
+        """The value under ``key``; KeyError when absent, TypeError (upstream's text) when not a ``kind``."""
+        value = self.read(key)
+        if not isinstance(value, kind):
+            raise TypeError("unable to convert state into stateData")
+        return value
+
     def get(self, key: str, kind: type[T]) -> T | None:
         """The value under ``key`` if it is a ``kind``, else None."""
         value = self._data.get(key)

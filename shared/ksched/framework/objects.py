@@ -6,6 +6,7 @@ from typing import Any
 
 from ksched.api.core import Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service
 from ksched.api.policy import PodDisruptionBudget, PriorityClass
+from ksched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.api.workloads import ReplicaSet, StatefulSet
 
@@ -27,6 +28,10 @@ class ClusterObjects:
         self.csi_storage_capacities: dict[str, CSIStorageCapacity] = {}
         self.pod_disruption_budgets: dict[str, PodDisruptionBudget] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
+        self.device_classes: dict[str, DeviceClass] = {}
+        self.resource_slices: dict[str, ResourceSlice] = {}
+        self.resource_claims: dict[str, ResourceClaim] = {}
+        self.resource_claim_templates: dict[str, ResourceClaimTemplate] = {}
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         ns = self.namespaces.get(namespace)
@@ -66,4 +71,8 @@ TABLES: dict[str, tuple[str, type[Any]]] = {
     "CSIStorageCapacity": ("csi_storage_capacities", CSIStorageCapacity),
     "PodDisruptionBudget": ("pod_disruption_budgets", PodDisruptionBudget),
     "PriorityClass": ("priority_classes", PriorityClass),
+    "DeviceClass": ("device_classes", DeviceClass),
+    "ResourceSlice": ("resource_slices", ResourceSlice),
+    "ResourceClaim": ("resource_claims", ResourceClaim),
+    "ResourceClaimTemplate": ("resource_claim_templates", ResourceClaimTemplate),
 }

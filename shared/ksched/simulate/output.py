@@ -35,6 +35,8 @@ def to_table(outcomes: Sequence[PodOutcome], top: int = 5, width: int | None = N
             console.print("  scoring skipped: one feasible node")
         if o.filter:
             console.print(Padding(_rejections(o), (0, 0, 0, 2)))
+        if o.claims:
+            console.print(Padding(_claims(o), (0, 0, 0, 2)))
         if o.message:
             console.print(Padding(Text(f"message: {o.message}"), (0, 0, 0, 2)))
         console.print()
@@ -100,4 +102,17 @@ def _rejections(o: PodOutcome) -> Table:
     for (plugin, reason), nodes in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         shown = ", ".join(sorted(nodes)[:3]) + (", ..." if len(nodes) > 3 else "")
         table.add_row(plugin, reason, str(len(nodes)), shown)
+    return table
+
+
+def _claims(o: PodOutcome) -> Table:
+    table = Table(
+        title="resource claims", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
+    )
+    table.add_column("claim", no_wrap=True)
+    table.add_column("devices")
+    for key, claim in sorted(o.claims.items()):
+        devices = claim.get("devices")
+        names = [str(d) for d in devices] if isinstance(devices, list) else []
+        table.add_row(key, ", ".join(names) or "no devices")
     return table

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ksched.api.core import Pod
+from ksched.api.resource import ResourceClaim
 from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, ScheduleResult, SchedulingError
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.extender import EXTENDER_NAME
@@ -18,6 +19,7 @@ from ksched.framework.results import FitError, PostFilterResult, QueuedPodInfo
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import with_node_name
 from ksched.framework.status import Code, Status
+from ksched.plugins.dynamicresources.claims import claim_summary
 from ksched.simulate.cluster import Cluster
 
 
@@ -35,6 +37,8 @@ class PodOutcome:
     nominated: str | None = None
     victims: list[str] | None = None
     error: str | None = None
+    #: the pod's ResourceClaims once bound: ``ns/name`` -> {"node", "devices"}
+    claims: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -44,6 +48,7 @@ class PodOutcome:
             "scores": self.scores,
             "totals": self.totals,
             "message": self.message,
+            "claims": self.claims,
         }
         if self.gated_by is not None:
             out["gatedBy"] = self.gated_by
@@ -193,7 +198,21 @@ class Simulation:
         out.node = host
         self.nominator.remove(pi.uid)
         fw.snapshot.add_pod(with_node_name(pi.pod, host))
+        self._apply_pre_bind(fw, state, pi, out)
         return out
+
+    @staticmethod
+    def _apply_pre_bind(fw: Framework, state: CycleState, pi: PodInfo, out: PodOutcome) -> None:
+        """Objects as PreBind would leave them (a claim allocated and reserved for the pod) go into
+        the snapshot, as if binding succeeded; the pod's claims are reported."""
+        for pl in fw.plugins.pre_bind:
+            after = getattr(pl, "objects_after_pre_bind", None)
+            if after is None:
+                continue
+            for obj in after(state, pi):
+                fw.snapshot.objects.put(obj)
+                if isinstance(obj, ResourceClaim):
+                    out.claims[obj.key] = claim_summary(obj)
 
     def _record_rejections(self, out: PodOutcome, fit: FitError) -> None:
         nts = fit.diagnosis.node_to_status

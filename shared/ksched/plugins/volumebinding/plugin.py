@@ -257,10 +257,7 @@ class VolumeBinding:
 
     @staticmethod
     def _state(state: CycleState) -> VolumeBindingState:
-        st = state.read(STATE_KEY)
-        if not isinstance(st, VolumeBindingState):
-            raise TypeError("unable to convert state into stateData")
-        return st
+        return state.read_as(STATE_KEY, VolumeBindingState)
 
     # --- Filter ----------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

@@ -1,0 +1,500 @@
+"""DynamicResources (upstream ``dynamicresources/dynamicresources.go``, 1.36.2): a pod's
+ResourceClaims must exist and be allocatable on the node.
+
+- PreEnqueue: every claim exists (a template's generated claim too), is not being deleted, and a
+  generated claim belongs to the pod.
+- PreFilter: Skip for pods without claims; otherwise checks the claims (in use, in flight, classes)
+  and builds the allocator for the claims that still need devices.
+- Filter: an allocated claim must be available on the node (its allocation's node selector); the
+  allocator must find devices for the others (the result is kept per node).
+- PostFilter: "no new claims to deallocate" without claims; an allocated claim that kept the pod
+  off some node and is reserved for nobody else is deallocated.
+- Score (firstAvailable only), Reserve/Unreserve (in-flight allocations), PreBind (in the binder:
+  ``status.allocation`` and ``reservedFor``, then binding conditions; see ``prebind``).
+
+Not covered (docs/dra.md): extended resources backed by DRA, PodGroup claims.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from ksched.api.core import Node, Pod
+from ksched.api.resource import FINALIZER, FIRST_AVAILABLE_MAX_SIZE, AllocationResult, ResourceClaim
+from ksched.apimachinery.duration import seconds
+from ksched.apimachinery.nodeselector import NodeSelector as NodeSelectorMatcher
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from ksched.framework.handle import Handle
+from ksched.framework.interfaces import MAX_NODE_SCORE, Int64Array, Rows
+from ksched.framework.nodeinfo import NodeInfo
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult
+from ksched.framework.snapshot import Snapshot
+from ksched.framework.status import Status
+from ksched.plugins.args import DynamicResourcesArgs
+from ksched.plugins.dynamicresources import binding
+from ksched.plugins.dynamicresources import state as drastate
+from ksched.plugins.dynamicresources.allocator import (
+    AllocationError,
+    AllocationTimeout,
+    Allocator,
+    NodeAllocationError,
+    claim_ref,
+)
+from ksched.plugins.dynamicresources.cel import CelCache
+from ksched.plugins.dynamicresources.claims import (
+    ClaimError,
+    ClaimStore,
+    is_reserved_for,
+    is_sub_request_ref,
+    pod_claim_names,
+    pod_claims,
+    pod_reference,
+)
+from ksched.plugins.dynamicresources.cyclestate import ClaimInfo, DRAState
+from ksched.plugins.dynamicresources.features import DRAFeatures
+from ksched.plugins.dynamicresources.tracker import ClaimTracker
+from ksched.plugins.normalize import default_normalize_score
+
+NAME = "DynamicResources"
+STATE_KEY = NAME
+MSG_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
+MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
+MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
+DEFAULT_BINDING_TIMEOUT = 600.0
+
+
+Deallocator = Callable[[ResourceClaim], None]
+"""Writes a claim's deallocation (PostFilter) where the plugin's process may call the API."""
+
+
+class DynamicResources:
+    """The DynamicResources plugin (structured parameters, kube-scheduler 1.36)."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        handle: Handle | None = None,
+        args: DynamicResourcesArgs | None = None,
+        features: DRAFeatures | None = None,
+    ) -> None:
+        self._handle = handle
+        self.args = args if args is not None else DynamicResourcesArgs()
+        self.features = features if features is not None else DRAFeatures()
+        self.filter_timeout = seconds(self.args.filter_timeout) if self.args.filter_timeout else 0.0
+        self.binding_timeout = (
+            seconds(self.args.binding_timeout) if self.args.binding_timeout else DEFAULT_BINDING_TIMEOUT
+        )
+        self.cel_cache = CelCache()
+        self.tracker = ClaimTracker(
+            lambda: self._objects().resource_claims, self.features.consumable_capacity
+        )
+        #: called with a claim to deallocate; the default applies it to the snapshot (simulation)
+        self.deallocator: Deallocator = self._deallocate_in_snapshot
+        #: seconds between PreBind's checks of binding conditions (upstream: 5 s)
+        self.binding_poll_interval = binding.POLL_INTERVAL
+        #: whether the handle's snapshot holds the cluster's ResourceClaims; the queue service's
+        #: does not, so there PreEnqueue and the hints judge by the pod and the event alone
+        self.claims_in_view = True
+
+    def _objects(self) -> Any:
+        if self._handle is None:
+            raise RuntimeError(f"{NAME} needs a framework handle")
+        return self._handle.snapshot.objects
+
+    # --- events ----------------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        node_action = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+        if not self.features.scheduling_queue_hints:
+            node_action |= ActionType.UPDATE_NODE_TAINT
+        add_or_update = ActionType.ADD | ActionType.UPDATE
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_action)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.RESOURCE_CLAIM, add_or_update), self.hint_claim_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                self.hint_pod_change,
+            ),
+            ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, add_or_update)),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, add_or_update)),
+        ]
+
+    def hint_claim_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Upstream ``isSchedulableAfterClaimChange``."""
+        if not isinstance(new, ResourceClaim) or (old is not None and not isinstance(old, ResourceClaim)):
+            raise TypeError(f"unexpected object in isSchedulableAfterClaimChange: {type(new).__name__}")
+        try:
+            uses = self._uses_claim(pod, new)
+        except ClaimError:
+            return QueueingHint.QUEUE_SKIP
+        if old is not None and old.status.allocation is not None and new.status.allocation is None:
+            return QueueingHint.QUEUE  # a deallocation frees devices for anyone
+        if not uses:
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if old.status == new.status:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def _uses_claim(self, pod: Pod, claim: ResourceClaim) -> bool:
+        """Whether ``claim`` is one of the pod's; ClaimError when one of them is not usable yet (with
+        the claims in view; without, only a claim not generated yet counts)."""
+        if not self.claims_in_view:
+            meta = claim.metadata
+            return meta.namespace == pod.metadata.namespace and any(
+                name == meta.name for _, name, _ in pod_claim_names(pod)
+            )
+        claims = self._objects().resource_claims
+        return any(c.metadata.uid == claim.metadata.uid for _, c in pod_claims(pod, claims))
+
+    def _check_claims(self, pod: Pod) -> None:
+        """ClaimError when the pod cannot use its claims now (upstream ``foreachPodResourceClaim``)."""
+        if self.claims_in_view:
+            pod_claims(pod, self._objects().resource_claims)
+        else:
+            pod_claim_names(pod)
+
+    def hint_pod_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Upstream ``isSchedulableAfterPodChange``: the pod itself got its generated claims."""
+        if not isinstance(new, Pod):
+            raise TypeError(f"expected Pod, got {type(new).__name__}")
+        if new.metadata.uid != pod.metadata.uid:
+            return QueueingHint.QUEUE_SKIP
+        try:
+            self._check_claims(new)
+        except ClaimError:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    # --- PreEnqueue ------------------------------------------------------------------------------
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if not pod.spec.resource_claims:
+            return None
+        try:
+            self._check_claims(pod)
+        except ClaimError as exc:
+            return Status.unresolvable(str(exc))
+        return None
+
+    # --- PreFilter -------------------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        st = DRAState()
+        state.write(STATE_KEY, st)
+        if not pod.pod.spec.resource_claims:
+            return None, Status.skip()
+        objects = self._objects()
+        try:
+            claims = [claim for _, claim in pod_claims(pod.pod, objects.resource_claims)]
+        except ClaimError as exc:
+            return None, Status.unresolvable(str(exc))
+        if not claims:
+            return None, Status.skip()
+        st.infos = [ClaimInfo() for _ in claims]
+        to_allocate = 0
+        for index, claim in enumerate(claims):
+            allocation = claim.status.allocation
+            if allocation is not None:
+                if allocation.node_selector is not None:
+                    matcher = NodeSelectorMatcher(allocation.node_selector)
+                    if matcher.errors:
+                        return None, Status.as_error("; ".join(matcher.errors))
+                    st.infos[index].available_on_nodes = matcher
+                continue
+            to_allocate += 1
+            if self.tracker.pending_allocation(claim.metadata.uid) is not None:
+                return None, Status.unresolvable(
+                    f"resource claim {claim_ref(claim)} is in the process of being allocated"
+                )
+            problem = self._check_requests(claim, objects.device_classes)
+            if problem is not None:
+                return None, problem
+        if to_allocate:
+            st.allocator = Allocator(
+                self.features,
+                self.tracker.allocated_state(),
+                objects.device_classes,
+                list(objects.resource_slices.values()),
+                self.cel_cache,
+            )
+        st.claims = ClaimStore(claims)
+        return None, None
+
+    def _check_requests(self, claim: ResourceClaim, classes: Any) -> Status | None:
+        """Every request names an existing class (upstream ``validateDeviceClass``)."""
+        for request in claim.spec.devices.requests:
+            if request.exactly is not None:
+                wanted = [(request.exactly.device_class_name, request.name)]
+            elif request.first_available:
+                if not self.features.prioritized_list:
+                    return Status.unresolvable(
+                        f"resource claim {claim_ref(claim)}, request {request.name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                wanted = [
+                    (sub.device_class_name, f"{request.name}/{sub.name}") for sub in request.first_available
+                ]
+            else:
+                return Status.unresolvable(
+                    f"resource claim {claim_ref(claim)}, request {request.name}: unknown request type"
+                )
+            for class_name, request_name in wanted:
+                if not class_name:
+                    return Status.as_error(f"request {request_name}: unsupported request type")
+                if class_name not in classes:
+                    return Status.unresolvable(
+                        f"request {request_name}: device class {class_name} does not exist"
+                    )
+        return None
+
+    @staticmethod
+    def _state(state: CycleState) -> DRAState:
+        return state.read_as(STATE_KEY, DRAState)
+
+    @classmethod
+    def _state_or_error(cls, state: CycleState) -> DRAState | Status:
+        """The cycle's state, or the Error status upstream returns when PreFilter did not write it."""
+        try:
+            return cls._state(state)
+        except (KeyError, TypeError) as exc:
+            return Status.as_error(exc)
+
+    # --- Filter ----------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        st = self._state_or_error(state)
+        if isinstance(st, Status):
+            return st
+        if not st.has_claims:
+            return None
+        if node.node is None:
+            return Status.as_error("node not found")
+        return self._filter_node(st, node.node)
+
+    def _filter_node(self, st: DRAState, node: Node) -> Status | None:
+        unavailable: list[int] = []
+        for index, claim in st.claims.all():
+            matcher = st.infos[index].available_on_nodes
+            if matcher is not None and not matcher.matches_node(node):
+                unavailable.append(index)
+                continue
+            if claim.status.allocation is None or not self.features.device_binding_and_status:
+                continue
+            try:
+                ready = binding.claim_ready_for_binding(claim)
+            except binding.BindingFailed:
+                unavailable.append(index)
+                continue
+            if not ready and binding.claim_timed_out(claim, self.binding_timeout):
+                unavailable.append(index)
+        allocations: list[AllocationResult] = []
+        if st.allocator is not None:
+            to_allocate: list[ResourceClaim] = []
+            pending: list[AllocationResult] = []
+            for index, claim in st.claims.to_allocate():
+                chosen = st.infos[index].allocation
+                if chosen is not None:
+                    pending.append(chosen)
+                else:
+                    to_allocate.append(claim)
+            deadline = None
+            if self.features.scheduler_filter_timeout and self.filter_timeout > 0:
+                deadline = time.monotonic() + self.filter_timeout
+            try:
+                results = st.allocator.allocate(node, to_allocate, deadline)
+            except AllocationTimeout:
+                return Status.as_error(f"node {node.metadata.name}: timed out trying to allocate devices")
+            except NodeAllocationError as exc:
+                return Status.unresolvable(str(exc))
+            except AllocationError as exc:
+                return Status.as_error(exc)
+            if results is None or len(results) != len(to_allocate):
+                return Status.unresolvable(MSG_CANNOT_ALLOCATE)
+            allocations = results + pending
+        if unavailable:
+            st.unavailable_claims.update(unavailable)
+            return Status.unresolvable(MSG_NOT_AVAILABLE)
+        if st.allocator is not None:
+            st.node_allocations[node.metadata.name] = allocations
+        return None
+
+    # --- PostFilter ------------------------------------------------------------------------------
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        st = state.get(STATE_KEY, DRAState)
+        if st is None:
+            # PreFilter did not run for this pod (an earlier PreFilter rejected it): upstream
+            # fails reading its cycle state the same way.
+            return None, Status.as_error("not found")
+        if not st.has_claims:
+            return None, Status.unschedulable(MSG_NO_CLAIMS_TO_DEALLOCATE)
+        for index in sorted(st.unavailable_claims):  # upstream picks at random among these
+            claim = st.claims.claims[index]
+            reserved = claim.status.reserved_for
+            if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.uid):
+                try:
+                    self.deallocator(claim)
+                except Exception as exc:
+                    return None, Status.as_error(exc)
+                return None, Status.unschedulable(MSG_DEALLOCATED)
+        return None, Status.unschedulable(MSG_STILL_NOT_SCHEDULABLE)
+
+    def _deallocate_in_snapshot(self, claim: ResourceClaim) -> None:
+        """Without an API: the claim as its deallocation would leave it (simulation)."""
+        status = msgspec.structs.replace(claim.status, allocation=None, reserved_for=[], devices=[])
+        self._objects().resource_claims[claim.key] = msgspec.structs.replace(claim, status=status)
+
+    # --- Score -----------------------------------------------------------------------------------
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        if not self.features.prioritized_list:
+            return 0
+        st = self._state(state)
+        if not st.has_claims:
+            return 0
+        allocations = st.node_allocations.get(node.name)
+        if allocations is None:
+            return 0
+        return compute_score(st.claims.claims, allocations)
+
+    def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Int64Array:
+        st = state.get(STATE_KEY, DRAState)
+        if st is None or not st.has_claims or not self.features.prioritized_list:
+            return np.zeros(len(rows), dtype=np.int64)
+        nodes = snapshot.nodes
+        return np.fromiter(
+            (self.score(state, pod, nodes[r]) for r in rows.tolist()), dtype=np.int64, count=len(rows)
+        )
+
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: Int64Array
+    ) -> Status | None:
+        """Upstream ``DefaultNormalizeScore(MaxNodeScore, false, ...)``: scale the maximum to 100."""
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    # --- Reserve / Unreserve ---------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        st = self._state_or_error(state)
+        if isinstance(st, Status):
+            return st
+        st.node_name = node_name
+        to_allocate = list(st.claims.to_allocate())
+        if not to_allocate or st.allocator is None:
+            return None
+        allocations = st.node_allocations.get(node_name)
+        if not allocations:
+            return Status.as_error("claim allocation not found for node")
+        if len(allocations) != len(to_allocate):
+            return Status.as_error(
+                f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to "
+                f"allocate, want {len(to_allocate)} claims"
+            )
+        for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
+            st.infos[index].allocation = allocation
+            self.tracker.signal_pending_allocation(claim.metadata.uid, with_allocation(claim, allocation))
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        st = state.get(STATE_KEY, DRAState)
+        if st is None or not st.has_claims:
+            return
+        for _, claim in st.claims.all():
+            self.tracker.maybe_remove_pending_allocation(claim.metadata.uid)
+
+    # --- hand-over to the binder -----------------------------------------------------------------
+    def export_state(self, state: CycleState) -> bytes:
+        """The cycle's claims and chosen allocations, for PreBind in the binder (after Reserve);
+        nothing for a pod without claims (the binder then has nothing to do)."""
+        st = self._state(state)
+        return drastate.export_state(st) if st.has_claims else b""
+
+    def import_state(self, state: CycleState, data: bytes) -> None:
+        state.write(STATE_KEY, drastate.import_state(data))
+
+    def objects_after_pre_bind(self, state: CycleState, pod: PodInfo) -> list[ResourceClaim]:
+        """The pod's claims as PreBind leaves them (allocated as Reserve chose, reserved for the pod):
+        what ``ksched simulate`` applies to its snapshot when a pod is placed."""
+        st = self._state(state)
+        out = []
+        for index, claim in st.claims.all():
+            if is_reserved_for(pod.pod, claim):
+                out.append(claim)
+                continue
+            allocation = st.infos[index].allocation
+            bound = with_allocation(claim, allocation) if allocation is not None else claim
+            status = msgspec.structs.replace(
+                bound.status, reserved_for=[*bound.status.reserved_for, pod_reference(pod.pod)]
+            )
+            out.append(msgspec.structs.replace(bound, status=status))
+        return out
+
+    # --- PreBind ---------------------------------------------------------------------------------
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        st = state.get(STATE_KEY, DRAState)
+        if st is None or not st.has_claims:
+            return None  # no claims: the scheduler exported no state for this pod
+        client = self._handle.client if self._handle is not None else None
+        try:
+            api = binding.ClaimApi.of(client)
+            await binding.bind_claims(api, st, pod.pod, self.features)
+            if self.features.device_binding_and_status and binding.has_binding_conditions(st.claims.claims):
+                await binding.wait_for_binding_conditions(
+                    api, st, self.binding_timeout, self.binding_poll_interval
+                )
+        except binding.PreBindError as exc:
+            return Status.as_error(exc)
+        return None
+
+
+def with_allocation(claim: ResourceClaim, allocation: AllocationResult) -> ResourceClaim:
+    """The claim as Reserve assumes it: allocated, with the delete-protection finalizer."""
+    meta = claim.metadata
+    if FINALIZER not in meta.finalizers:
+        meta = msgspec.structs.replace(meta, finalizers=[*meta.finalizers, FINALIZER])
+    status = msgspec.structs.replace(claim.status, allocation=allocation)
+    return msgspec.structs.replace(claim, metadata=meta, status=status)
+
+
+def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[AllocationResult]) -> int:
+    """Upstream ``computeScore``: per chosen subrequest, 8 minus its position in ``firstAvailable``."""
+    score = 0
+    pending = iter(allocations)
+    for claim in claims:
+        allocation = claim.status.allocation
+        if allocation is None:
+            allocation = next(pending, None)
+            if allocation is None:
+                raise RuntimeError(
+                    "number of allocations is smaller than number of claims needing allocation"
+                )
+        chosen = {r.request for r in allocation.devices.results if is_sub_request_ref(r.request)}
+        for request in claim.spec.devices.requests:
+            if request.exactly is not None:
+                continue
+            for i, sub in enumerate(request.first_available):
+                if f"{request.name}/{sub.name}" in chosen:
+                    score += FIRST_AVAILABLE_MAX_SIZE - i
+    return score
+
+
+def new(args: DynamicResourcesArgs | None, handle: Handle) -> DynamicResources:
+    return DynamicResources(handle, args)

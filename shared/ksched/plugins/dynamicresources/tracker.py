@@ -1,0 +1,140 @@
+"""Which devices are taken (upstream ``dra_manager.go`` claimTracker and ``allocateddevices.go``).
+
+The snapshot's ResourceClaims say what is allocated; on top of that, allocations this process
+decided in Reserve and whose PreBind has not shown up in the snapshot yet are *in flight*: their
+devices count as taken, and another pod sharing such a claim waits. An in-flight allocation ends
+with Unreserve, or when the snapshot's claim shows an allocation (PreBind's write came back through
+the informer) or is gone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ksched.api.resource import AllocationResult, ResourceClaim
+from ksched.plugins.dynamicresources.devices import (
+    AllocatedState,
+    ConsumedCapacity,
+    DeviceID,
+    SharedDeviceID,
+    add_capacity,
+    allocated_devices_of,
+)
+
+
+@dataclass
+class InFlight:
+    claim: ResourceClaim
+    """The claim with the allocation Reserve chose."""
+    sharers: int = 1
+
+
+_Contribution = tuple[
+    tuple[DeviceID, ...], tuple[SharedDeviceID, ...], tuple[tuple[DeviceID, ConsumedCapacity], ...]
+]
+
+
+def _contribution(claim: ResourceClaim, consumable_capacity: bool) -> _Contribution:
+    dedicated: list[DeviceID] = []
+    shares: list[SharedDeviceID] = []
+    capacity: list[tuple[DeviceID, ConsumedCapacity]] = []
+    for device, share, consumed in allocated_devices_of(claim, consumable_capacity):
+        if share is None:
+            dedicated.append(device)
+            continue
+        shares.append(share)
+        if consumed is not None:
+            capacity.append((device, consumed))
+    return tuple(dedicated), tuple(shares), tuple(capacity)
+
+
+class ClaimTracker:
+    """The snapshot's claims plus this process's in-flight allocations."""
+
+    def __init__(
+        self, claims: Callable[[], Mapping[str, ResourceClaim]], consumable_capacity: bool = True
+    ) -> None:
+        self._claims = claims
+        self.consumable_capacity = consumable_capacity
+        self.in_flight: dict[str, InFlight] = {}
+        self._seen: dict[str, tuple[ResourceClaim, _Contribution]] = {}
+        self._dedicated: Counter[DeviceID] = Counter()
+        self._shares: Counter[SharedDeviceID] = Counter()
+
+    def get(self, namespace: str, name: str) -> ResourceClaim | None:
+        return self._claims().get(f"{namespace}/{name}")
+
+    # --- in-flight allocations --------------------------------------------------------------------
+    def pending_allocation(self, uid: str) -> AllocationResult | None:
+        self._expire()
+        entry = self.in_flight.get(uid)
+        return entry.claim.status.allocation if entry is not None else None
+
+    def signal_pending_allocation(self, uid: str, claim: ResourceClaim) -> None:
+        entry = self.in_flight.get(uid)
+        if entry is not None:
+            entry.sharers += 1
+        else:
+            self.in_flight[uid] = InFlight(claim)
+
+    def maybe_remove_pending_allocation(self, uid: str, force: bool = False) -> bool:
+        """Drop one sharer (all with ``force``); True when the allocation is no longer in flight."""
+        entry = self.in_flight.get(uid)
+        if entry is None:
+            return False
+        if force or entry.sharers == 1:
+            del self.in_flight[uid]
+            return True
+        entry.sharers -= 1
+        return False
+
+    def _expire(self) -> None:
+        if not self.in_flight:
+            return
+        claims = self._claims()
+        for uid, entry in list(self.in_flight.items()):
+            current = claims.get(entry.claim.key)
+            if current is None or current.metadata.uid != uid or current.status.allocation is not None:
+                del self.in_flight[uid]
+
+    # --- allocated devices ------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        """Bring the per-claim device counts up to date with the snapshot (only changed claims)."""
+        claims = self._claims()
+        seen = self._seen
+        for key in [k for k in seen if k not in claims]:
+            self._account(seen.pop(key)[1], -1)
+        for key, claim in claims.items():
+            known = seen.get(key)
+            if known is not None and known[0] is claim:
+                continue
+            if known is not None:
+                self._account(known[1], -1)
+            contribution = _contribution(claim, self.consumable_capacity)
+            seen[key] = (claim, contribution)
+            self._account(contribution, 1)
+
+    def _account(self, contribution: _Contribution, sign: int) -> None:
+        dedicated, shares, _ = contribution
+        for device in dedicated:
+            self._dedicated[device] += sign
+            if self._dedicated[device] <= 0:
+                del self._dedicated[device]
+        for share in shares:
+            self._shares[share] += sign
+            if self._shares[share] <= 0:
+                del self._shares[share]
+
+    def allocated_state(self) -> AllocatedState:
+        """Upstream ``GatherAllocatedState``: allocated and in-flight devices, shares and capacity."""
+        self._refresh()
+        self._expire()
+        state = AllocatedState(set(self._dedicated), set(self._shares))
+        for _, (_, _, capacity) in self._seen.values():
+            for device, consumed in capacity:
+                add_capacity(state.aggregated_capacity.setdefault(device, {}), consumed)
+        for entry in self.in_flight.values():
+            state.add_claim(entry.claim, self.consumable_capacity)
+        return state

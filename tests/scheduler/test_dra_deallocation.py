@@ -1,0 +1,57 @@
+"""The scheduler service sends DynamicResources' PostFilter deallocations to the API (kubesim over
+HTTP), in the background, and never writes them into its replica's snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from ksched_scheduler.dra import claims_writer
+from kubernetes_asyncio.client import ApiClient, CoreV1Api, ResourceV1Api
+
+from ksched.config import default_config
+from ksched.config.profile import build_frameworks
+from ksched.framework.testing import make_snapshot
+from ksched.plugins.dynamicresources import DynamicResources
+from ksched.plugins.dynamicresources.binding import ClaimApi
+from ksched.plugins.dynamicresources.testing import allocation, claim, request
+
+DRIVER = "gpu.example.com"
+
+
+def _dra(api: ApiClient | None, spawned: list[Any]) -> DynamicResources:
+    fw = build_frameworks(default_config(), make_snapshot([]))["default-scheduler"]
+    claims_writer(fw, api, spawned.append)
+    plugin = fw.plugin("DynamicResources")
+    assert isinstance(plugin, DynamicResources)
+    return plugin
+
+
+async def test_a_deallocation_is_written_to_the_api(k8s_api: ApiClient) -> None:
+    ns = f"dealloc-{uuid.uuid4().hex[:6]}"
+    await CoreV1Api(k8s_api).create_namespace({"metadata": {"name": ns}})
+    resource = ResourceV1Api(k8s_api)
+    body = {"metadata": {"name": "c"}, "spec": {"devices": {"requests": [request("gpu", "gpu")]}}}
+    await resource.create_namespaced_resource_claim(ns, body)
+    status = {"status": {"allocation": allocation("n1", ("gpu", DRIVER, "n1", "gpu-0"))}}
+    await resource.patch_namespaced_resource_claim_status("c", ns, status)
+    allocated = await ClaimApi(k8s_api).get(ns, "c")
+    assert allocated.status.allocation is not None
+    spawned: list[Any] = []
+    _dra(k8s_api, spawned).deallocator(allocated)
+    assert len(spawned) == 1
+    await asyncio.gather(*spawned)
+    assert (await ClaimApi(k8s_api).get(ns, "c")).status.allocation is None
+
+
+async def test_without_an_api_nothing_is_written_anywhere() -> None:
+    spawned: list[Any] = []
+    plugin = _dra(None, spawned)
+    allocated = claim(
+        "c", request("gpu", "gpu"), namespace="default", status={"allocation": allocation("n1")}
+    )
+    plugin._handle.snapshot.objects.put(allocated)  # type: ignore[union-attr]
+    plugin.deallocator(allocated)
+    assert spawned == []
+    assert plugin._handle.snapshot.objects.resource_claims["default/c"] is allocated  # type: ignore[union-attr]
