@@ -158,7 +158,7 @@ _.published  # unused attribute (shared/ksched/tracing/tracer.py:165)
 
 # API for plugin authors, documented in docs/config.md
 list_plugins  # unused function (shared/ksched/config/profile.py:385)
-register_validator  # unused function (shared/ksched/plugins/args_validation.py:142)
+register_validator  # unused function (shared/ksched/plugins/args/validation.py)
 
 # a static check for mypy: HTTPExtender satisfies the framework's Extender protocol
 _check_protocol  # unused function (shared/ksched/extenders/http.py:214)

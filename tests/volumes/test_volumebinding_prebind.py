@@ -20,7 +20,7 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import VolumeBindingArgs
+from ksched.plugins.args.types import VolumeBindingArgs
 from ksched.plugins.volumebinding import VolumeBinding
 from ksched.plugins.volumebinding.prebind import VolumeApi
 from ksched.plugins.volumebinding.storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE

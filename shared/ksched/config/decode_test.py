@@ -9,7 +9,12 @@ import pytest
 
 from ksched.config import ConfigError, decode_config, load_config, parse_config
 from ksched.config.types import Extender, ExtenderManagedResource, ExtenderTLSConfig, Plugin
-from ksched.plugins.args import DefaultPreemptionArgs, NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
+from ksched.plugins.args.types import (
+    DefaultPreemptionArgs,
+    NodeResourcesFitArgs,
+    ResourceSpec,
+    ScoringStrategy,
+)
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 

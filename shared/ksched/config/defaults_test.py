@@ -21,7 +21,7 @@ from ksched.config.types import (
     Plugins,
     PluginSet,
 )
-from ksched.plugins.args import (
+from ksched.plugins.args.types import (
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
     InterPodAffinityArgs,

@@ -30,7 +30,7 @@ from ksched.framework.handle import Nominator
 from ksched.framework.interfaces import MAX_NODE_SCORE
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
-from ksched.plugins.args import NodeResourcesFitArgs
+from ksched.plugins.args.types import NodeResourcesFitArgs
 from ksched.plugins.registry import IN_TREE, Registration, Registry
 
 log = logging.getLogger(__name__)

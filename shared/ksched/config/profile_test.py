@@ -21,7 +21,7 @@ from ksched.config.profile import (
 from ksched.config.types import KubeSchedulerProfile, Plugin, PluginConfig, Plugins, PluginSet
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
-from ksched.plugins.args import DefaultPreemptionArgs
+from ksched.plugins.args.types import DefaultPreemptionArgs
 from ksched.plugins.registry import IN_TREE, Registration, Registry
 
 # --- fake plugins: one method set per extension point --------------------------------------------

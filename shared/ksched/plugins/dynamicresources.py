@@ -38,7 +38,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import DynamicResourcesArgs
+from ksched.plugins.args.types import DynamicResourcesArgs
 from ksched.plugins.normalize import default_normalize_score
 
 NAME = "DynamicResources"

@@ -33,8 +33,8 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import NodeAffinityArgs
-from ksched.plugins.nodeaffinity_validation import validate_node_affinity_args
+from ksched.plugins.args.nodeaffinity_validation import validate_node_affinity_args
+from ksched.plugins.args.types import NodeAffinityArgs
 from ksched.plugins.nodeindex import node_index
 from ksched.plugins.nodeselection import preferred_rows, required_affinity_rows, selector_rows
 from ksched.plugins.normalize import default_normalize_score

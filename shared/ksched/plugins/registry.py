@@ -37,7 +37,7 @@ class Registration:
 def _lazy(module: str, factory: str = "new", args_type: str | None = None) -> Callable[[], Registration]:
     def load() -> Registration:
         mod = importlib.import_module(f"ksched.plugins.{module}")
-        args = getattr(importlib.import_module("ksched.plugins.args"), args_type) if args_type else None
+        args = getattr(importlib.import_module("ksched.plugins.args.types"), args_type) if args_type else None
         return Registration(getattr(mod, factory), args)
 
     return load

@@ -49,8 +49,8 @@ from ksched.framework.handle import Handle
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import Diagnosis, NodeToStatus, PostFilterResult, fit_error_message
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import DefaultPreemptionArgs
-from ksched.plugins.args_validation import validate_default_preemption_args
+from ksched.plugins.args.types import DefaultPreemptionArgs
+from ksched.plugins.args.validation import validate_default_preemption_args
 from ksched.plugins.defaultpreemption.candidates import (
     Candidate,
     DryRun,

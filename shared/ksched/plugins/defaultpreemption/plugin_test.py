@@ -21,7 +21,7 @@ from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus, PostFilterResult
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import DefaultPreemptionArgs
+from ksched.plugins.args.types import DefaultPreemptionArgs
 from ksched.plugins.defaultpreemption import DefaultPreemption, PreemptionResult, new
 from ksched.plugins.defaultpreemption.effects import PreemptionExecutor
 from ksched.plugins.defaultpreemption.testing import (

@@ -21,7 +21,8 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import InterPodAffinityArgs
+from ksched.plugins.args.interpodaffinity_validation import validate_inter_pod_affinity_args
+from ksched.plugins.args.types import InterPodAffinityArgs
 from ksched.plugins.interpodaffinity.filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,
@@ -47,7 +48,6 @@ from ksched.plugins.interpodaffinity.terms import (
     pod_matches_all_terms,
     resolve_namespaces,
 )
-from ksched.plugins.interpodaffinity.validation import validate_inter_pod_affinity_args
 
 NAME: Final = "InterPodAffinity"
 

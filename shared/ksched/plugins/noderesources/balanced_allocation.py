@@ -31,9 +31,9 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import NodeResourcesBalancedAllocationArgs
+from ksched.plugins.args.noderesources_validation import validate_balanced_allocation_args
+from ksched.plugins.args.types import NodeResourcesBalancedAllocationArgs
 from ksched.plugins.noderesources.resource_allocation import ResourceAllocation
-from ksched.plugins.noderesources.validation import validate_balanced_allocation_args
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME

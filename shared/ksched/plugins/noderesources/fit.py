@@ -47,7 +47,8 @@ from ksched.framework.resources import (
 from ksched.framework.results import PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import (
+from ksched.plugins.args.noderesources_validation import validate_fit_args
+from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
@@ -66,7 +67,6 @@ from ksched.plugins.noderesources.least_allocated import LeastAllocated
 from ksched.plugins.noderesources.most_allocated import MostAllocated
 from ksched.plugins.noderesources.requested_to_capacity_ratio import RequestedToCapacityRatio, scale_shape
 from ksched.plugins.noderesources.resource_allocation import AllocationStrategy, ResourceAllocation
-from ksched.plugins.noderesources.validation import validate_fit_args
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

@@ -16,7 +16,7 @@ from ksched.framework.events import ActionType, EventResource, QueueingHint
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node, make_pod
-from ksched.plugins.args import (
+from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,

@@ -7,7 +7,7 @@ import pytest
 from ksched.api.core import Node, Pod
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
-from ksched.plugins.args import (
+from ksched.plugins.args.types import (
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesFitArgs,
     RequestedToCapacityRatioParam,

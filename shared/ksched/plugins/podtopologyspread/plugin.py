@@ -27,7 +27,8 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
+from ksched.plugins.args.podtopologyspread_validation import validate_pod_topology_spread_args
+from ksched.plugins.args.types import SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from ksched.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -56,7 +57,6 @@ from ksched.plugins.podtopologyspread.scoring import (
     score_node,
     score_rows,
 )
-from ksched.plugins.podtopologyspread.validation import validate_pod_topology_spread_args
 
 NAME = "PodTopologySpread"
 

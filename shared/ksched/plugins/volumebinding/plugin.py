@@ -28,8 +28,8 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.args import VolumeBindingArgs
-from ksched.plugins.args_validation import STORAGE_CAPACITY_SCORING, validate_volume_binding_args
+from ksched.plugins.args.types import VolumeBindingArgs
+from ksched.plugins.args.validation import STORAGE_CAPACITY_SCORING, validate_volume_binding_args
 from ksched.plugins.noderesources.requested_to_capacity_ratio import BrokenLinearFunction, scale_shape
 from ksched.plugins.volumebinding import state as vbstate
 from ksched.plugins.volumebinding.binder import (

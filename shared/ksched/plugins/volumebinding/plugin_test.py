@@ -21,7 +21,7 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node
-from ksched.plugins.args import UtilizationShapePoint, VolumeBindingArgs
+from ksched.plugins.args.types import UtilizationShapePoint, VolumeBindingArgs
 from ksched.plugins.volumebinding import VolumeBinding, VolumeBindingFeatures, new
 from ksched.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,

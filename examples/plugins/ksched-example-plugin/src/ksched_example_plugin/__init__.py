@@ -22,7 +22,7 @@ from ksched.framework.handle import Handle
 from ksched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
-from ksched.plugins.args import Args
+from ksched.plugins.args.types import Args
 from ksched.plugins.registry import Registration
 
 NAME = "PreferLabeledNodes"

@@ -1,5 +1,5 @@
 """Typed arguments of the in-tree plugins (``kubescheduler.config.k8s.io/v1`` plugin args),
-with upstream's defaults. Validation lives in :mod:`ksched.plugins.args_validation`."""
+with upstream's defaults. Validation: :mod:`ksched.plugins.args.validation`."""
 
 from __future__ import annotations
 

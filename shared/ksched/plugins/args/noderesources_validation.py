@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ksched.apimachinery import field as fe
 from ksched.apimachinery.validation import label_key_errors
-from ksched.plugins.args import (
+from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,

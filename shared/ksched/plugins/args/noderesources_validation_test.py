@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from ksched.plugins.args import (
+from ksched.plugins.args.noderesources_validation import (
+    validate_balanced_allocation_args,
+    validate_fit_args,
+)
+from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesBalancedAllocationArgs,
@@ -14,10 +18,6 @@ from ksched.plugins.args import (
     ResourceSpec,
     ScoringStrategy,
     UtilizationShapePoint,
-)
-from ksched.plugins.noderesources.validation import (
-    validate_balanced_allocation_args,
-    validate_fit_args,
 )
 
 
