@@ -21,10 +21,10 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.plugins.args.types import VolumeBindingArgs
+from ksched.plugins.helper.storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE
+from ksched.plugins.helper.testing import handle_for
 from ksched.plugins.volumebinding import VolumeBinding
 from ksched.plugins.volumebinding.prebind import VolumeApi
-from ksched.plugins.volumebinding.storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE
-from ksched.plugins.volumebinding.testing import handle_for
 
 NODE_KEY = "nodeKey"
 POLL = 0.05

@@ -39,7 +39,7 @@ from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterRe
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.plugins.args.types import DynamicResourcesArgs
-from ksched.plugins.normalize import default_normalize_score
+from ksched.plugins.helper.normalize import default_normalize_score
 
 NAME = "DynamicResources"
 STATE_KEY = NAME

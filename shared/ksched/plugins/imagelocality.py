@@ -19,7 +19,7 @@ from ksched.framework.interfaces import MAX_NODE_SCORE, Int64Array, Rows
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
-from ksched.plugins.nodeindex import node_index
+from ksched.plugins.helper.nodeindex import node_index
 
 NAME = "ImageLocality"
 MB = 1024 * 1024

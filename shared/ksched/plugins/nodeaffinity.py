@@ -35,9 +35,9 @@ from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.plugins.args.nodeaffinity_validation import validate_node_affinity_args
 from ksched.plugins.args.types import NodeAffinityArgs
-from ksched.plugins.nodeindex import node_index
-from ksched.plugins.nodeselection import preferred_rows, required_affinity_rows, selector_rows
-from ksched.plugins.normalize import default_normalize_score
+from ksched.plugins.helper.nodeindex import node_index
+from ksched.plugins.helper.nodeselection import preferred_rows, required_affinity_rows, selector_rows
+from ksched.plugins.helper.normalize import default_normalize_score
 
 NAME = "NodeAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

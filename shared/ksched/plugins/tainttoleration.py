@@ -30,8 +30,8 @@ from ksched.framework.taints import (
     is_schedule_effect,
     tolerates,
 )
-from ksched.plugins.nodeindex import NodeIndex, node_index
-from ksched.plugins.normalize import default_normalize_score
+from ksched.plugins.helper.nodeindex import NodeIndex, node_index
+from ksched.plugins.helper.normalize import default_normalize_score
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME

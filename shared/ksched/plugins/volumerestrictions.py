@@ -21,7 +21,7 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.volumebinding.storage import READ_WRITE_ONCE_POD, pvc_key
+from ksched.plugins.helper.storage import READ_WRITE_ONCE_POD, pvc_key
 
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

@@ -23,7 +23,7 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.volumebinding.storage import (
+from ksched.plugins.helper.storage import (
     BINDING_WAIT_FOR_FIRST_CONSUMER,
     LABEL_BETA_REGION,
     LABEL_BETA_ZONE,

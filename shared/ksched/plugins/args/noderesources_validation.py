@@ -11,6 +11,7 @@ from ksched.apimachinery import field as fe
 from ksched.apimachinery.validation import label_key_errors
 from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesBalancedAllocationArgs,
@@ -20,7 +21,6 @@ from ksched.plugins.args.types import (
 )
 
 SUPPORTED_SCORING_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
-MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_RESOURCE_WEIGHT = 100
 
 

@@ -29,6 +29,9 @@ class RequestedToCapacityRatioParam(msgspec.Struct, rename="camel", kw_only=True
     shape: list[UtilizationShapePoint] = []
 
 
+#: the top of a utilization shape's score scale (upstream ``config.MaxCustomPriorityScore``)
+MAX_CUSTOM_PRIORITY_SCORE = 10
+
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"

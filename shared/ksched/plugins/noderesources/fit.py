@@ -55,6 +55,7 @@ from ksched.plugins.args.types import (
     NodeResourcesFitArgs,
     ScoringStrategy,
 )
+from ksched.plugins.helper.shape_score import scale_shape
 from ksched.plugins.noderesources.fits import (
     FitRequest,
     IgnoredResources,
@@ -65,7 +66,7 @@ from ksched.plugins.noderesources.fits import (
 )
 from ksched.plugins.noderesources.least_allocated import LeastAllocated
 from ksched.plugins.noderesources.most_allocated import MostAllocated
-from ksched.plugins.noderesources.requested_to_capacity_ratio import RequestedToCapacityRatio, scale_shape
+from ksched.plugins.noderesources.requested_to_capacity_ratio import RequestedToCapacityRatio
 from ksched.plugins.noderesources.resource_allocation import AllocationStrategy, ResourceAllocation
 
 NAME = "NodeResourcesFit"

@@ -31,8 +31,8 @@ from ksched.framework.objects import ClusterObjects
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.volumebinding import csi_translation as csi
-from ksched.plugins.volumebinding.storage import check_ephemeral_owner, claim_class, claim_name_of, pvc_key
+from ksched.plugins.helper import csi_translation as csi
+from ksched.plugins.helper.storage import check_ephemeral_owner, claim_class, claim_name_of, pvc_key
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"

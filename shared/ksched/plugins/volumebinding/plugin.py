@@ -30,7 +30,16 @@ from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
 from ksched.plugins.args.types import VolumeBindingArgs
 from ksched.plugins.args.validation import STORAGE_CAPACITY_SCORING, validate_volume_binding_args
-from ksched.plugins.noderesources.requested_to_capacity_ratio import BrokenLinearFunction, scale_shape
+from ksched.plugins.helper.shape_score import MAX_UTILIZATION, BrokenLinearFunction, scale_shape
+from ksched.plugins.helper.storage import (
+    ANN_MIGRATED_PLUGINS,
+    CLAIM_LOST,
+    StorageError,
+    check_ephemeral_owner,
+    claim_name_of,
+    pvc_key,
+    requested_storage,
+)
 from ksched.plugins.volumebinding import state as vbstate
 from ksched.plugins.volumebinding.binder import (
     BinderError,
@@ -46,19 +55,9 @@ from ksched.plugins.volumebinding.prebind import (
     bind_pod_volumes,
 )
 from ksched.plugins.volumebinding.state import STATE_KEY, VolumeBindingState
-from ksched.plugins.volumebinding.storage import (
-    ANN_MIGRATED_PLUGINS,
-    CLAIM_LOST,
-    StorageError,
-    check_ephemeral_owner,
-    claim_name_of,
-    pvc_key,
-    requested_storage,
-)
 
 NAME = "VolumeBinding"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
-MAX_UTILIZATION = 100
 
 
 @dataclass(frozen=True)

@@ -22,15 +22,8 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node
 from ksched.plugins.args.types import UtilizationShapePoint, VolumeBindingArgs
-from ksched.plugins.volumebinding import VolumeBinding, VolumeBindingFeatures, new
-from ksched.plugins.volumebinding.binder import (
-    ERR_REASON_BIND_CONFLICT,
-    ERR_REASON_NODE_CONFLICT,
-    ERR_REASON_PV_NOT_EXIST,
-)
-from ksched.plugins.volumebinding.state import STATE_KEY, StateExportError, VolumeBindingState
-from ksched.plugins.volumebinding.storage import ANN_SELECTED_NODE
-from ksched.plugins.volumebinding.testing import (
+from ksched.plugins.helper.storage import ANN_SELECTED_NODE
+from ksched.plugins.helper.testing import (
     handle_for,
     make_capacity,
     make_csi_driver,
@@ -40,6 +33,13 @@ from ksched.plugins.volumebinding.testing import (
     make_sc,
     pod_with_claims,
 )
+from ksched.plugins.volumebinding import VolumeBinding, VolumeBindingFeatures, new
+from ksched.plugins.volumebinding.binder import (
+    ERR_REASON_BIND_CONFLICT,
+    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_PV_NOT_EXIST,
+)
+from ksched.plugins.volumebinding.state import STATE_KEY, StateExportError, VolumeBindingState
 
 HOSTNAME = "kubernetes.io/hostname"
 IMMEDIATE_SC = make_sc("immediate-sc", mode="Immediate")

@@ -7,8 +7,8 @@ import msgspec
 import pytest
 
 from ksched.api.core import PersistentVolume, Volume
-from ksched.plugins.volumebinding import csi_translation as csi
-from ksched.plugins.volumebinding.testing import make_pv
+from ksched.plugins.helper import csi_translation as csi
+from ksched.plugins.helper.testing import make_pv
 
 
 @pytest.mark.parametrize(
