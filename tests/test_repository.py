@@ -1,5 +1,6 @@
-"""Repository hygiene that no other test sees: the Makefile declares only targets it has, and no
-tracked file names a path of a development machine (shared material is ``../shared``)."""
+"""Repository hygiene that no other test sees: the Makefile declares only targets it has, no
+tracked file names a path of a development machine (shared material is ``../shared``), and test
+helpers follow one naming (CONTRIBUTING.md)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 ABSOLUTE_WORK_PATH = re.compile(r"(?<![\w.])/" + "work/")  # split so this file does not match itself
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".txt", ".cfg", ".lock", ""}
 
+#: names a module of test helpers must not have: a package's shared test builders are its ``testing.py``
+OTHER_HELPER_NAMES = {"testutil.py", "testutils.py", "test_utils.py", "helpers.py", "util.py", "utils.py"}
 
-#: being moved to ``../shared`` on the lead's branch (issue 22); drop each entry once merged
+
 def tracked_files() -> list[str]:
     out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
     return out.stdout.splitlines()
@@ -34,3 +37,8 @@ def test_no_absolute_paths_of_a_development_machine() -> None:
         if path.is_file() and ABSOLUTE_WORK_PATH.search(path.read_text(errors="replace")):
             offenders.append(name)
     assert offenders == []
+
+
+def test_test_helpers_are_named_testing() -> None:
+    python_files = [Path(name) for name in tracked_files() if name.endswith(".py")]
+    assert [str(path) for path in python_files if path.name in OTHER_HELPER_NAMES] == []

@@ -7,7 +7,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.timestamps import micro_time
-from tests.contract.util import unique
+from tests.contract.testing import unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract

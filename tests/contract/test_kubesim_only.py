@@ -7,7 +7,7 @@ from ksched_kubesim import KubeSim
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from tests.contract.util import bind, create_pod, eventually, node_manifest, unique
+from tests.contract.testing import bind, create_pod, eventually, node_manifest, unique
 from tests.fixtures.kubesim import Cluster
 
 pytestmark = pytest.mark.contract

@@ -11,7 +11,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from tests.contract.util import bind, create_pod, unique
+from tests.contract.testing import bind, create_pod, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract
@@ -189,7 +189,7 @@ async def test_list_at_an_exact_resource_version(raw: Raw, api: ApiClient, clust
 
 
 async def test_list_nodes_with_name_field_selector(raw: Raw, api: ApiClient, cluster: Cluster) -> None:
-    from tests.contract.util import node_manifest
+    from tests.contract.testing import node_manifest
 
     node = node_manifest(cluster, unique("listed"))
     await client.CoreV1Api(api).create_node(node)

@@ -9,7 +9,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.contract.util import create_pod, pod_manifest, unique
+from tests.contract.testing import create_pod, pod_manifest, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract

@@ -11,7 +11,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.contract.util import unique
+from tests.contract.testing import unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract

@@ -16,7 +16,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import eventually, holder, pod, ready, running_stack
+from tests.e2e.testing import eventually, holder, pod, ready, running_stack
 
 pytestmark = pytest.mark.e2e
 

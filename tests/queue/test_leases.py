@@ -15,7 +15,7 @@ from ksched.bus.messages import (
     PopRequest,
     RequeueRequest,
 )
-from tests.queue.helpers import new_core, pending_event, pending_of, pod
+from tests.queue.testing import new_core, pending_event, pending_of, pod
 
 
 def _pop(core, replica: str = "r1", n: int = 1) -> list[LeasedPod]:  # type: ignore[no-untyped-def]

@@ -24,7 +24,7 @@ from ksched.bus.messages import (
     RequeueRequest,
 )
 from ksched.framework.events import ActionType, EventResource
-from tests.queue.helpers import event_msg, new_core, node, pending_event, pending_of, pod
+from tests.queue.testing import event_msg, new_core, node, pending_event, pending_of, pod
 
 PENDING_STATES = {
     PodState.ACTIVE,

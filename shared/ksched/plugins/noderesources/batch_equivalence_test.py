@@ -28,7 +28,7 @@ from ksched.plugins.args.types import (
 )
 from ksched.plugins.noderesources.balanced_allocation import BalancedAllocation
 from ksched.plugins.noderesources.fit import Fit, FitFeatures
-from ksched.plugins.noderesources.testutil import snapshot_of
+from ksched.plugins.noderesources.testing import snapshot_of
 
 SCALARS = ("example.com/gpu", "hugepages-2Mi", "kubernetes.io/widget", "other.io/never-offered")
 SCORED = (

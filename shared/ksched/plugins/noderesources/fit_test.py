@@ -34,7 +34,7 @@ from ksched.plugins.noderesources.fit import (
     requested_resources_increased,
 )
 from ksched.plugins.noderesources.fits import InsufficientResource, fits_request, pod_fit_request
-from ksched.plugins.noderesources.testutil import (
+from ksched.plugins.noderesources.testing import (
     EXTENDED_A,
     EXTENDED_B,
     EXTENDED_DRA,

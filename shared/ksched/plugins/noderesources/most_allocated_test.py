@@ -11,7 +11,7 @@ from ksched.framework.testing import container, make_pod
 from ksched.plugins.args.types import MOST_ALLOCATED
 from ksched.plugins.noderesources.fit import Fit
 from ksched.plugins.noderesources.resource_allocation import ScoreError
-from ksched.plugins.noderesources.testutil import (
+from ksched.plugins.noderesources.testing import (
     DEFAULT,
     EXTENDED_RES,
     EXTENDED_SET,

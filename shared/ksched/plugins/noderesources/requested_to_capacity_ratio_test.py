@@ -16,7 +16,7 @@ from ksched.plugins.args.types import (
     UtilizationShapePoint,
 )
 from ksched.plugins.noderesources.fit import Fit
-from ksched.plugins.noderesources.testutil import (
+from ksched.plugins.noderesources.testing import (
     DEFAULT,
     REQ_1_2,
     REQ_2_3,
