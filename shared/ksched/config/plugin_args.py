@@ -19,9 +19,10 @@ from ksched.apimachinery.strconv import go_quote
 from ksched.config.errors import ConfigError
 from ksched.config.strict import unknown_fields
 from ksched.config.types import API_VERSION, GROUP
+from ksched.framework.registration import Registration
 from ksched.plugins.args import types as plugin_args
 from ksched.plugins.args.types import DynamicResourcesArgs
-from ksched.plugins.registry import IN_TREE, Registration
+from ksched.plugins.registry import IN_TREE
 
 #: DynamicResourcesArgs defaults of kube-scheduler 1.36 (DRASchedulerFilterTimeout and
 #: DRADeviceBindingConditions + DRAResourceClaimDeviceStatus are on by default)

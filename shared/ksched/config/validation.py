@@ -29,8 +29,8 @@ from ksched.config.types import (
     Plugins,
     PluginSet,
 )
+from ksched.framework.registration import Registration
 from ksched.plugins.args.validation import validate_args
-from ksched.plugins.registry import Registration
 
 #: plugins removed from the v1 API (upstream ``invalidPluginsByVersion``)
 REMOVED_PLUGINS: frozenset[str] = frozenset({"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"})

@@ -8,30 +8,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
 
-import msgspec
-
-from ksched.framework.handle import Handle
+from ksched.framework.registration import PluginFactory, Registration
 
 ENTRY_POINT_GROUP = "ksched.plugins"
-
-PluginFactory = Callable[[Any, Handle], object]
-"""(typed args or None, handle) -> plugin instance."""
-
-
-@dataclass(frozen=True, slots=True)
-class Registration:
-    """How to build a plugin: its factory and, when it takes args, the args Struct type."""
-
-    factory: PluginFactory
-    args_type: type[msgspec.Struct] | None = None
-
-    def default_args(self) -> object | None:
-        return self.args_type() if self.args_type is not None else None
 
 
 def _lazy(module: str, factory: str = "new", args_type: str | None = None) -> Callable[[], Registration]:

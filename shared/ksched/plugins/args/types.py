@@ -6,13 +6,7 @@ from __future__ import annotations
 import msgspec
 
 from ksched.api.core import NodeAffinity, TopologySpreadConstraint
-
-
-class Args(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    """Base of plugin args: strict decoding (an unknown field is an error), as kube-scheduler."""
-
-    api_version: str | None = None
-    kind: str | None = None
+from ksched.framework.registration import Args
 
 
 class ResourceSpec(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=True):
