@@ -32,7 +32,20 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import MAX_NODE_SCORE, BoolArray, Int64Array, Rows
+from ksched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BoolArray,
+    EnqueueExtensions,
+    FilterPlugin,
+    Int64Array,
+    PostFilterPlugin,
+    PreFilterPlugin,
+    Rows,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult
@@ -137,6 +150,18 @@ class DynamicResources:
         """Upstream ``DefaultNormalizeScore(MaxNodeScore, false, ...)``: scale the maximum to 100."""
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+
+# The extension points DynamicResources implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &DynamicResources{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = DynamicResources
+_PRE_FILTER: type[PreFilterPlugin] = DynamicResources
+_FILTER: type[FilterPlugin] = DynamicResources
+_BATCH_FILTER: type[BatchFilterPlugin] = DynamicResources
+_POST_FILTER: type[PostFilterPlugin] = DynamicResources
+_SCORE: type[ScorePlugin] = DynamicResources
+_BATCH_SCORE: type[BatchScorePlugin] = DynamicResources
+_SCORE_EXTENSIONS: type[ScoreExtensions] = DynamicResources
 
 
 def new(args: DynamicResourcesArgs | None, handle: Handle) -> DynamicResources:

@@ -27,7 +27,20 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import MAX_NODE_SCORE, BoolArray, Int64Array, Rows
+from ksched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BoolArray,
+    EnqueueExtensions,
+    FilterPlugin,
+    Int64Array,
+    PreFilterPlugin,
+    PreScorePlugin,
+    Rows,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
@@ -245,6 +258,18 @@ class NodeAffinity:
     ) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+
+# The extension points NodeAffinity implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &NodeAffinity{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = NodeAffinity
+_PRE_FILTER: type[PreFilterPlugin] = NodeAffinity
+_FILTER: type[FilterPlugin] = NodeAffinity
+_BATCH_FILTER: type[BatchFilterPlugin] = NodeAffinity
+_PRE_SCORE: type[PreScorePlugin] = NodeAffinity
+_SCORE: type[ScorePlugin] = NodeAffinity
+_BATCH_SCORE: type[BatchScorePlugin] = NodeAffinity
+_SCORE_EXTENSIONS: type[ScoreExtensions] = NodeAffinity
 
 
 def new(args: Any, handle: Handle) -> NodeAffinity:

@@ -19,6 +19,7 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
@@ -195,6 +196,13 @@ class VolumeZone:
             if value is None or value not in values:
                 return Status.unresolvable(ERR_REASON_CONFLICT)
         return None
+
+
+# The extension points VolumeZone implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &VolumeZone{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = VolumeZone
+_PRE_FILTER: type[PreFilterPlugin] = VolumeZone
+_FILTER: type[FilterPlugin] = VolumeZone
 
 
 def new(args: Any, handle: Handle) -> VolumeZone:

@@ -46,6 +46,12 @@ from ksched.framework.events import (
 from ksched.framework.extender import Victims
 from ksched.framework.extender_calls import process_preemption_with_extenders
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import (
+    AsyncPostFilterPlugin,
+    EnqueueExtensions,
+    PostFilterPlugin,
+    PreEnqueuePlugin,
+)
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import Diagnosis, NodeToStatus, PostFilterResult, fit_error_message
 from ksched.framework.status import Code, Status
@@ -303,6 +309,14 @@ class DefaultPreemption:
         if len(candidates) == 1:
             return candidates[0]
         return pick_one_node_for_preemption(candidates)
+
+
+# The extension points DefaultPreemption implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &DefaultPreemption{}`` lines).
+_PRE_ENQUEUE: type[PreEnqueuePlugin] = DefaultPreemption
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = DefaultPreemption
+_POST_FILTER: type[PostFilterPlugin] = DefaultPreemption
+_ASYNC_POST_FILTER: type[AsyncPostFilterPlugin] = DefaultPreemption
 
 
 def _prefixed(

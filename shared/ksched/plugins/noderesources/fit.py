@@ -33,7 +33,18 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import BoolArray, Int64Array, Rows
+from ksched.framework.interfaces import (
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BoolArray,
+    EnqueueExtensions,
+    FilterPlugin,
+    Int64Array,
+    PreFilterPlugin,
+    PreScorePlugin,
+    Rows,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.resources import (
@@ -248,6 +259,17 @@ class Fit:
         if modified_name and modified_name in requests:
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
+
+
+# The extension points Fit implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &Fit{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = Fit
+_PRE_FILTER: type[PreFilterPlugin] = Fit
+_FILTER: type[FilterPlugin] = Fit
+_BATCH_FILTER: type[BatchFilterPlugin] = Fit
+_PRE_SCORE: type[PreScorePlugin] = Fit
+_SCORE: type[ScorePlugin] = Fit
+_BATCH_SCORE: type[BatchScorePlugin] = Fit
 
 
 def _extended_resource_name(device_class: object) -> str:

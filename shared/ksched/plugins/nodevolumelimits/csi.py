@@ -26,6 +26,7 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.objects import ClusterObjects
 from ksched.framework.podinfo import PodInfo
@@ -366,6 +367,13 @@ class CSILimits:
                 continue
             out[unique_name(attacher, pv.spec.csi.volume_handle)] = attacher
         return out
+
+
+# The extension points CSILimits implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &CSILimits{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = CSILimits
+_PRE_FILTER: type[PreFilterPlugin] = CSILimits
+_FILTER: type[FilterPlugin] = CSILimits
 
 
 def new(args: Any, handle: Handle) -> CSILimits:

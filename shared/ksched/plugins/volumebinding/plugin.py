@@ -24,6 +24,15 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import (
+    EnqueueExtensions,
+    FilterPlugin,
+    PreBindPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
@@ -384,6 +393,17 @@ class VolumeBinding:
         except PreBindError as exc:
             return Status.as_error(exc)
         return None
+
+
+# The extension points VolumeBinding implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &VolumeBinding{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = VolumeBinding
+_PRE_FILTER: type[PreFilterPlugin] = VolumeBinding
+_FILTER: type[FilterPlugin] = VolumeBinding
+_PRE_SCORE: type[PreScorePlugin] = VolumeBinding
+_SCORE: type[ScorePlugin] = VolumeBinding
+_RESERVE: type[ReservePlugin] = VolumeBinding
+_PRE_BIND: type[PreBindPlugin] = VolumeBinding
 
 
 def volume_limit_value(capacity: CSIStorageCapacity) -> int:
