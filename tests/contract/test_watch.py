@@ -9,6 +9,7 @@ import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client import ApiClient
 
+from tests import kube
 from tests.contract.testing import bind, create_pod, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
@@ -196,6 +197,6 @@ async def test_node_watch(raw: Raw, api: ApiClient, cluster: Cluster) -> None:
             limit=6,
         )
     )
-    await client.CoreV1Api(api).create_node(body)
+    await client.CoreV1Api(api).create_node(kube.body(body))
     [event] = await watcher
     assert event["type"] == "ADDED" and event["object"]["kind"] == "Node"

@@ -71,7 +71,8 @@ class QueueChurn(RuleBasedStateMachine):
         self.pending[p.metadata.uid] = p
 
     def _pick(self, data: Any, pool: dict[str, Pod]) -> str:
-        return data.draw(st.sampled_from(sorted(pool)))
+        picked: str = data.draw(st.sampled_from(sorted(pool)))
+        return picked
 
     @precondition(lambda self: self.pending or self.assumed)
     @rule(data=st.data(), change=st.sampled_from(["labels", "ungate", "toleration", "nominate", "profile"]))

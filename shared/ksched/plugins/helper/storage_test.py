@@ -147,6 +147,6 @@ def test_match_topology_selector_terms(terms: list[dict[str, object]], ok: bool)
 
 
 def test_label_zones() -> None:
-    assert label_zones("a__b") == {"a", "b"}
-    assert label_zones(" a ") == {"a"}
+    assert label_zones("a__b") == frozenset({"a", "b"})
+    assert label_zones(" a ") == frozenset({"a"})
     assert label_zones("a____b") is None

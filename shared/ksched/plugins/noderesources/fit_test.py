@@ -787,7 +787,7 @@ EVENTS_CASES = [
 
 @pytest.mark.parametrize(("name", "features", "want"), EVENTS_CASES, ids=[c[0] for c in EVENTS_CASES])
 def test_events_to_register(name: str, features: dict[str, bool], want: list[tuple[str, int]]) -> None:
-    events = _fit(**features).events_to_register()
+    events = _fit(None, **features).events_to_register()
     assert [(e.event.resource, e.event.action) for e in events] == want
     assert all(e.hint is not None for e in events)
 

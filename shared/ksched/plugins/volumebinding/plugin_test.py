@@ -378,7 +378,7 @@ def test_reserve_assumes_and_unreserve_reverts() -> None:
     assert assumed.spec.claim_ref is not None and assumed.spec.claim_ref.uid == "claim-uid"
     # a second pod with the same kind of claim no longer sees pv-a as available on node-a
     other = make_pvc("pvc-z", storage_class=W, request="1Gi")
-    pl._handle.snapshot.objects.put(other)  # type: ignore[attr-defined]
+    pl._handle.snapshot.objects.put(other)
     state2, pi2 = CycleState(), PodInfo(pod_with_claims("pod-z", ["pvc-z"]))
     assert pl.pre_filter(state2, pi2, [])[1] is None
     assert pl.filter(state2, pi2, NodeInfo(ABC[0])) == UNSCHED_BIND
