@@ -13,8 +13,8 @@ test: $(STAMP) lint  ## everything CI runs
 	$(BIN)/pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check shared services tests
-	$(BIN)/ruff format --check shared services tests
+	$(BIN)/ruff check shared services tests examples
+	$(BIN)/ruff format --check shared services tests examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/vulture

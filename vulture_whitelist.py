@@ -2,8 +2,8 @@
 
 Only what no Python code in the repository calls but something else does: a framework, a library,
 a serializer, the command-line table, or a reader of the documented API. Anything used only by tests is
-dead code and goes, unless it is a test helper (then it lives in a ``testing.py``/``testutil.py``
-module or under ``tests/``, which vulture does not scan).
+dead code and goes, unless it is a test helper (then it lives in the ``testing.py``
+module of its package or under ``tests/``, which vulture does not scan).
 """
 
 from vulture.whitelist_utils import Whitelist
@@ -166,7 +166,7 @@ _.published  # unused attribute (shared/ksched/tracing/tracer.py:165)
 
 # API for plugin authors, documented in docs/config.md
 list_plugins  # unused function (shared/ksched/config/profile.py:385)
-register_validator  # unused function (shared/ksched/plugins/args_validation.py:142)
+register_validator  # unused function (shared/ksched/plugins/args/validation.py)
 
 # a static check for mypy: HTTPExtender satisfies the framework's Extender protocol
 _check_protocol  # unused function (shared/ksched/extenders/http.py:214)

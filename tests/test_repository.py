@@ -1,5 +1,6 @@
-"""Repository hygiene that no other test sees: the Makefile declares only targets it has, and no
-tracked file names a path of a development machine (shared material is ``../shared``)."""
+"""Repository hygiene that no other test sees: the Makefile declares only targets it has, no
+tracked file names a path of a development machine (shared material is ``../shared``), test
+helpers follow one naming (CONTRIBUTING.md), and pre-commit runs exactly ``make lint``'s checks."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import re
 import subprocess
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 ABSOLUTE_WORK_PATH = re.compile(r"(?<![\w.])/" + "work/")  # split so this file does not match itself
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".txt", ".cfg", ".lock", ""}
 
+#: names a module of test helpers must not have: a package's shared test builders are its ``testing.py``
+OTHER_HELPER_NAMES = {"testutil.py", "testutils.py", "test_utils.py", "helpers.py", "util.py", "utils.py"}
 
-#: being moved to ``../shared`` on the lead's branch (issue 22); drop each entry once merged
+
 def tracked_files() -> list[str]:
     out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
     return out.stdout.splitlines()
@@ -34,3 +39,25 @@ def test_no_absolute_paths_of_a_development_machine() -> None:
         if path.is_file() and ABSOLUTE_WORK_PATH.search(path.read_text(errors="replace")):
             offenders.append(name)
     assert offenders == []
+
+
+def test_test_helpers_are_named_testing() -> None:
+    python_files = [Path(name) for name in tracked_files() if name.endswith(".py")]
+    assert [str(path) for path in python_files if path.name in OTHER_HELPER_NAMES] == []
+
+
+def makefile_recipe(target: str) -> list[str]:
+    """The commands of ``target``'s recipe, with ``$(BIN)`` spelled out as ``.venv/bin``."""
+    text = (ROOT / "Makefile").read_text()
+    match = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", text, re.MULTILINE)
+    assert match is not None, f"no rule for {target}"
+    return [line.strip().replace("$(BIN)", ".venv/bin") for line in match.group(1).splitlines()]
+
+
+def pre_commit_entries() -> list[str]:
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    return [str(hook["entry"]) for repo in config["repos"] for hook in repo["hooks"]]
+
+
+def test_pre_commit_runs_the_lint_recipe() -> None:
+    assert pre_commit_entries() == makefile_recipe("lint")

@@ -6,7 +6,8 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from tests.contract.util import bind, create_pod, node_manifest, unique
+from tests import kube
+from tests.contract.testing import bind, create_pod, node_manifest, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract
@@ -17,7 +18,7 @@ SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Succ
 @pytest.fixture
 async def node(api: ApiClient, cluster: Cluster) -> str:
     body = node_manifest(cluster, unique("bind"), zone="zone-1")
-    await client.CoreV1Api(api).create_node(body)
+    await client.CoreV1Api(api).create_node(kube.body(body))
     return str(body["metadata"]["name"])
 
 
@@ -64,7 +65,8 @@ async def test_binding_replaces_an_unschedulable_condition(
     assert (await bind(api, cluster.namespace, name, node))[0] == 201
     pod = await core.read_namespaced_pod(name, cluster.namespace)
     [condition] = [c for c in pod.status.conditions if c.type == "PodScheduled"]
-    assert (condition.status, condition.reason, condition.message) == ("True", None, None)
+    got: tuple[object, ...] = (condition.status, condition.reason, condition.message)  # stubs: never None
+    assert got == ("True", None, None)
 
 
 async def test_binding_an_assigned_pod_is_409(api: ApiClient, cluster: Cluster, node: str) -> None:

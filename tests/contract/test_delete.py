@@ -6,7 +6,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from tests.contract.util import bind, create_pod, unique
+from tests.contract.testing import bind, create_pod, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.timestamps import micro_time
-from tests.contract.util import unique
+from tests import kube
+from tests.contract.testing import unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract
@@ -108,7 +111,9 @@ async def test_events_api_requires_event_time(raw: Raw, cluster: Cluster) -> Non
 async def test_typed_events_client(api: ApiClient, cluster: Cluster) -> None:
     name = unique("typed-ev")
     events = client.EventsV1Api(api)
-    created = await events.create_namespaced_event(cluster.namespace, _new_event(name, cluster.namespace))
+    created = await events.create_namespaced_event(
+        cluster.namespace, kube.body(_new_event(name, cluster.namespace))
+    )
     assert created.note.startswith("Successfully assigned")
     listed = await client.CoreV1Api(api).list_namespaced_event(
         cluster.namespace, field_selector=f"metadata.name={name}"
@@ -169,11 +174,12 @@ async def test_typed_lease_client(api: ApiClient, cluster: Cluster) -> None:
     coordination = client.CoordinationV1Api(api)
     name = unique("typed-lease")
     created = await coordination.create_namespaced_lease(
-        cluster.namespace, _lease(name, "2026-01-01T00:00:00.000000Z")
+        cluster.namespace, kube.body(_lease(name, "2026-01-01T00:00:00.000000Z"))
     )
-    created.spec.holder_identity = "sched-2"
-    created.spec.acquire_time = micro_time(created.spec.acquire_time)
-    created.spec.renew_time = micro_time(created.spec.renew_time)
+    spec: Any = created.spec  # its datetime fields take the MicroTime strings the API wants
+    spec.holder_identity = "sched-2"
+    spec.acquire_time = micro_time(spec.acquire_time)
+    spec.renew_time = micro_time(spec.renew_time)
     replaced = await coordination.replace_namespaced_lease(name, cluster.namespace, created)
     assert replaced.spec.holder_identity == "sched-2"
     assert micro_time(replaced.spec.renew_time) == "2026-01-01T00:00:00.000000Z"

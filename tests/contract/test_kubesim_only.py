@@ -7,7 +7,8 @@ from ksched_kubesim import KubeSim
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from tests.contract.util import bind, create_pod, eventually, node_manifest, unique
+from tests import kube
+from tests.contract.testing import bind, create_pod, eventually, node_manifest, unique
 from tests.fixtures.kubesim import Cluster
 
 pytestmark = pytest.mark.contract
@@ -19,7 +20,7 @@ async def test_bound_pod_runs_and_graceful_deletion_completes(
     core = client.CoreV1Api(api)
     node = node_manifest(cluster, unique("kwok"))
     node["status"]["addresses"] = [{"type": "InternalIP", "address": "10.9.9.9"}]
-    await core.create_node(node)
+    await core.create_node(kube.body(node))
     name = unique("kwok-pod")
     await create_pod(api, cluster.namespace, name, terminationGracePeriodSeconds=10)
     assert (await bind(api, cluster.namespace, name, node["metadata"]["name"]))[0] == 201

@@ -11,7 +11,8 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from tests.contract.util import bind, create_pod, unique
+from tests import kube
+from tests.contract.testing import bind, create_pod, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract
@@ -26,7 +27,7 @@ async def listing(cluster: Cluster) -> AsyncIterator[str]:
     api = await api_client_for(cluster.kubeconfig)
     async with api:
         core = client.CoreV1Api(api)
-        await core.create_namespace({"metadata": {"name": namespace, "labels": cluster.labels()}})
+        await core.create_namespace(kube.body({"metadata": {"name": namespace, "labels": cluster.labels()}}))
         await create_pod(api, namespace, "a-web", labels={"app": "web", "tier": "be"})
         await create_pod(api, namespace, "b-web", labels={"app": "web", "tier": "fe"})
         await create_pod(api, namespace, "c-db", labels={"app": "db", "tier": "be"})
@@ -189,10 +190,10 @@ async def test_list_at_an_exact_resource_version(raw: Raw, api: ApiClient, clust
 
 
 async def test_list_nodes_with_name_field_selector(raw: Raw, api: ApiClient, cluster: Cluster) -> None:
-    from tests.contract.util import node_manifest
+    from tests.contract.testing import node_manifest
 
     node = node_manifest(cluster, unique("listed"))
-    await client.CoreV1Api(api).create_node(node)
+    await client.CoreV1Api(api).create_node(kube.body(node))
     body = (await raw.get("/api/v1/nodes", fieldSelector=f"metadata.name={node['metadata']['name']}")).json()
     assert body["kind"] == "NodeList"
     assert _names(body) == [node["metadata"]["name"]]

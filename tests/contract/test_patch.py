@@ -8,7 +8,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from tests.contract.util import create_pod, node_manifest, unique
+from tests.contract.testing import create_pod, node_manifest, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract

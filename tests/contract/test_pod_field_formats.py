@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.contract.util import pod_manifest, unique
+from tests.contract.testing import pod_manifest, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract

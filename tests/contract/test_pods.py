@@ -7,7 +7,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.contract.util import create_pod, node_manifest, pod_manifest, unique
+from tests import kube
+from tests.contract.testing import create_pod, node_manifest, pod_manifest, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract
@@ -73,7 +74,7 @@ async def test_untagged_image_pulls_always_and_no_resources_is_best_effort(
 async def test_limits_only_default_requests_and_make_guaranteed(api: ApiClient, cluster: Cluster) -> None:
     body = pod_manifest(unique("guaranteed"))
     body["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1", "memory": "1Gi"}}
-    pod = await client.CoreV1Api(api).create_namespaced_pod(cluster.namespace, body)
+    pod = await client.CoreV1Api(api).create_namespaced_pod(cluster.namespace, kube.body(body))
     assert pod.spec.containers[0].resources.requests == {"cpu": "1", "memory": "1Gi"}
     assert pod.status.qos_class == "Guaranteed"
 
@@ -84,7 +85,7 @@ async def test_quantities_are_canonicalised(api: ApiClient, cluster: Cluster) ->
         "requests": {"cpu": "0.5", "memory": "1.5Gi"},
         "limits": {"cpu": "1000m", "memory": "2048Mi"},
     }
-    pod = await client.CoreV1Api(api).create_namespaced_pod(cluster.namespace, body)
+    pod = await client.CoreV1Api(api).create_namespaced_pod(cluster.namespace, kube.body(body))
     assert pod.spec.containers[0].resources.requests == {"cpu": "500m", "memory": "1536Mi"}
     assert pod.spec.containers[0].resources.limits == {"cpu": "1", "memory": "2Gi"}
 
@@ -159,7 +160,7 @@ async def test_pod_created_on_a_node_copies_its_topology_labels(api: ApiClient, 
     core = client.CoreV1Api(api)
     node = node_manifest(cluster, unique("topo"), zone="zone-7")
     node["metadata"]["labels"]["topology.kubernetes.io/region"] = "region-9"
-    await core.create_node(node)
+    await core.create_node(kube.body(node))
     pod = await create_pod(api, cluster.namespace, unique("onnode"), nodeName=node["metadata"]["name"])
     assert pod.metadata.labels["topology.kubernetes.io/zone"] == "zone-7"
     assert pod.metadata.labels["topology.kubernetes.io/region"] == "region-9"
@@ -168,7 +169,7 @@ async def test_pod_created_on_a_node_copies_its_topology_labels(api: ApiClient, 
 async def test_generate_name(api: ApiClient, cluster: Cluster) -> None:
     body = pod_manifest("")
     body["metadata"] = {"generateName": "gen-"}
-    pod = await client.CoreV1Api(api).create_namespaced_pod(cluster.namespace, body)
+    pod = await client.CoreV1Api(api).create_namespaced_pod(cluster.namespace, kube.body(body))
     assert pod.metadata.name.startswith("gen-") and len(pod.metadata.name) == len("gen-") + 5
 
 

@@ -9,7 +9,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.contract.util import create_pod, pod_manifest, unique
+from tests import kube
+from tests.contract.testing import create_pod, pod_manifest, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract
@@ -24,7 +25,7 @@ async def _priority_class(api: ApiClient, cluster: Cluster, base: str, value: in
         "value": value,
         **extra,
     }
-    created = await client.SchedulingV1Api(api).create_priority_class(body)
+    created = await client.SchedulingV1Api(api).create_priority_class(kube.body(body))
     assert created.preemption_policy == (extra.get("preemptionPolicy") or "PreemptLowerPriority")
     assert created.metadata.generation == 1
     return name

@@ -7,7 +7,7 @@ import msgspec
 import pytest
 from kubernetes_asyncio.client import ApiClient
 
-from tests.contract.util import create_pod, unique
+from tests.contract.testing import create_pod, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract

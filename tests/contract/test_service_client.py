@@ -19,7 +19,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.testing import FakeHandle, make_pod
 from ksched.plugins.defaultbinder import BindError, DefaultBinder, binding_path
 from ksched.service.kube import api_client, stop_trusting_env
-from tests.contract.util import create_pod, node_manifest, unique
+from tests.contract.testing import create_pod, node_manifest, unique
 from tests.fixtures.kubesim import Cluster
 
 pytestmark = pytest.mark.contract

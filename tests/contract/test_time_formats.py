@@ -11,7 +11,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.contract.util import unique
+from tests import kube
+from tests.contract.testing import unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract
@@ -242,9 +243,10 @@ async def test_typed_client_writes_a_whole_second_micro_time_the_server_rejects(
     coordination = client.CoordinationV1Api(api)
     name = unique("typed-lease")
     whole_second = _lease(name, "2026-01-01T00:00:00.000000Z")
-    created = await coordination.create_namespaced_lease(cluster.namespace, whole_second)
+    created = await coordination.create_namespaced_lease(cluster.namespace, kube.body(whole_second))
     with pytest.raises(ApiException) as caught:
         await coordination.replace_namespaced_lease(name, cluster.namespace, created)
     assert caught.value.status == 400
     expected = _bad_request("Lease", ISOFORMAT, MICRO_LAYOUT, "+00:00", ".000000")
+    assert caught.value.body is not None
     assert json.loads(caught.value.body) == expected

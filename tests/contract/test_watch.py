@@ -9,7 +9,8 @@ import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client import ApiClient
 
-from tests.contract.util import bind, create_pod, unique
+from tests import kube
+from tests.contract.testing import bind, create_pod, unique
 from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract
@@ -180,7 +181,7 @@ async def test_typed_watch_of_the_client(api: ApiClient, cluster: Cluster) -> No
 
 
 async def test_node_watch(raw: Raw, api: ApiClient, cluster: Cluster) -> None:
-    from tests.contract.util import node_manifest
+    from tests.contract.testing import node_manifest
 
     body = node_manifest(cluster, unique("watched"))
     rv = (await raw.get("/api/v1/nodes")).json()["metadata"]["resourceVersion"]
@@ -196,6 +197,6 @@ async def test_node_watch(raw: Raw, api: ApiClient, cluster: Cluster) -> None:
             limit=6,
         )
     )
-    await client.CoreV1Api(api).create_node(body)
+    await client.CoreV1Api(api).create_node(kube.body(body))
     [event] = await watcher
     assert event["type"] == "ADDED" and event["object"]["kind"] == "Node"

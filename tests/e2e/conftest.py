@@ -8,7 +8,7 @@ import pytest
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack
-from tests.e2e.helpers import kube_api
+from tests.e2e.testing import kube_api
 
 
 @pytest.fixture

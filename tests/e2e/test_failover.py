@@ -16,7 +16,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import (
+from tests.e2e.testing import (
     api_for,
     create_nodes,
     create_pods,

@@ -12,7 +12,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import (
+from tests import kube
+from tests.e2e.testing import (
     create_nodes,
     create_pods,
     eventually,
@@ -42,7 +43,7 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
 
 async def _namespace(api: ApiClient, name: str) -> None:
     await client.CoreV1Api(api).create_namespace(
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        kube.body({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     )
 
 

@@ -14,7 +14,7 @@ from ksched.bus.auth import OBSERVER, SERVICES, authorization_block
 from ksched.bus.embedded import EmbeddedNats
 from ksched.bus.subjects import Subjects
 from ksched.launcher.stack import Proc, Stack, StackOptions
-from tests.e2e.helpers import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
+from tests.e2e.testing import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
 
 pytestmark = pytest.mark.e2e
 

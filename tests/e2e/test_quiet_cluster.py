@@ -16,7 +16,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import eventually, holder, pod, ready, running_stack
+from tests import kube
+from tests.e2e.testing import eventually, holder, pod, ready, running_stack
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +45,7 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
 
 async def _bound(api: ApiClient, name: str, timeout: float = 30.0) -> str:
     v1 = client.CoreV1Api(api)
-    await v1.create_namespaced_pod("default", pod(name))
+    await v1.create_namespaced_pod("default", kube.body(pod(name)))
 
     async def node_of() -> str:
         return str((await v1.read_namespaced_pod(name, "default")).spec.node_name or "")

@@ -19,7 +19,7 @@ from kubernetes_asyncio.client import ApiClient
 from ksched.launcher.stack import Stack, StackOptions
 from tests.deploy.rbac import Grant, grants_of
 from tests.deploy.test_manifests import render
-from tests.e2e.helpers import (
+from tests.e2e.testing import (
     claim,
     create_nodes,
     create_pods,

@@ -21,7 +21,7 @@ from ksched.bus.messages import AssumeRequest, DoneRequest
 from ksched.bus.subjects import Subjects
 from ksched.launcher.stack import Stack, StackOptions
 from ksched.tracing.reader import pod_history
-from tests.e2e.helpers import (
+from tests.e2e.testing import (
     api_for,
     create_nodes,
     create_pods,

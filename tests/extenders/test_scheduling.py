@@ -27,7 +27,7 @@ from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import container, make_node, make_pod, make_snapshot
-from ksched.plugins.args import NodeResourcesFitArgs
+from ksched.plugins.args.types import NodeResourcesFitArgs
 from tests.extenders.server import (
     OK,
     UNRESOLVABLE,

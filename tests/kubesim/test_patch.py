@@ -19,7 +19,7 @@ def test_merge_patch_is_rfc7386() -> None:
 
 
 def test_json_patch_operations() -> None:
-    doc = {"metadata": {"labels": {"a": "1"}}, "spec": {"items": [1, 2]}}
+    doc: dict[str, Any] = {"metadata": {"labels": {"a": "1"}}, "spec": {"items": [1, 2]}}
     ops = [
         {"op": "add", "path": "/metadata/labels/b", "value": "2"},
         {"op": "replace", "path": "/metadata/labels/a", "value": "0"},

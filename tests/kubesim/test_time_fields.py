@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from ksched_kubesim import time_fields
 from ksched_kubesim.resources import RESOURCES
@@ -14,7 +15,7 @@ def test_every_table_names_a_served_resource() -> None:
 
 
 def test_accepted_times_are_stored_in_utc_everywhere_in_a_pod() -> None:
-    pod = {
+    pod: dict[str, Any] = {
         "metadata": {"name": "p", "creationTimestamp": None},
         "status": {
             "startTime": "2026-01-01T02:00:00+02:00",

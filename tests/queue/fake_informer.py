@@ -20,7 +20,7 @@ from ksched.bus.messages import (
     PendingPodEvent,
     PendingPodsRequest,
 )
-from tests.queue.helpers import pending_of
+from tests.queue.testing import pending_of
 
 
 class FakeInformer:

@@ -7,7 +7,7 @@ import pytest
 from ksched_queue.queued_pod import PodState
 
 from ksched.framework.events import ActionType, EventResource
-from tests.queue.helpers import START, cluster_event, new_core, node, pending_of, pod
+from tests.queue.testing import START, cluster_event, new_core, node, pending_of, pod
 
 FIT = "NodeResourcesFit"
 NODE_ADD = cluster_event(EventResource.NODE, ActionType.ADD)

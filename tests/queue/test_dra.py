@@ -4,18 +4,20 @@ when it is one of the pod's claims (decoded as a ResourceClaim) or a deallocatio
 
 from __future__ import annotations
 
+from ksched_queue.core import QueueCore
 from ksched_queue.queued_pod import PodState
 
+from ksched.api.core import Pod
 from ksched.framework.events import ActionType, EventResource
 from ksched.plugins.dynamicresources.testing import allocation, claim, request
-from tests.queue.helpers import event_msg, new_core, pending_of, pod
+from tests.queue.testing import event_msg, new_core, pending_of, pod
 
 DRA = "DynamicResources"
 BY_NAME = {"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]}
 FROM_TEMPLATE = {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}
 
 
-def _unschedulable_by_dra(core, p):  # type: ignore[no-untyped-def]
+def _unschedulable_by_dra(core: QueueCore, p: Pod) -> None:
     core.queue.add(pending_of(p))
     entry = core.queue.pop()
     assert entry is not None

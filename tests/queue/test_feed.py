@@ -7,7 +7,7 @@ from ksched_queue.queued_pod import PodState
 
 from ksched.bus.feed import FeedCursor, FeedVerdict
 from ksched.bus.messages import PendingPodAction, PopRequest
-from tests.queue.helpers import new_core, pending_event, pending_of, pod
+from tests.queue.testing import new_core, pending_event, pending_of, pod
 
 
 def test_cursor_applies_in_order_and_skips_redeliveries() -> None:

@@ -9,7 +9,7 @@ from ksched_queue.queued_pod import PodState
 
 from ksched.bus.messages import DoneOutcome, DoneRequest, LeasedPod, PopRequest, RequeueRequest
 from ksched.framework.events import ActionType, EventResource
-from tests.queue.helpers import event_msg, new_core, node, pending_of, pod
+from tests.queue.testing import event_msg, new_core, node, pending_of, pod
 
 FIT = "NodeResourcesFit"
 TIMEOUT = 301.0  # past upstream's podMaxInUnschedulablePodsDuration (5 min)

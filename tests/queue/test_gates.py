@@ -7,7 +7,7 @@ from ksched_queue.queued_pod import PodState
 
 from ksched.bus.messages import PendingPodAction
 from ksched.framework.events import ActionType, EventResource
-from tests.queue.helpers import counts, event_msg, new_core, node, pending_event, pod
+from tests.queue.testing import counts, event_msg, new_core, node, pending_event, pod
 
 
 def test_gated_pod_waits_until_its_gates_are_removed() -> None:

@@ -3,18 +3,24 @@ registered the event and its hint says Queue (upstream ``isPodWorthRequeuing``).
 
 from __future__ import annotations
 
-from ksched_queue.queued_pod import PodState
+from collections.abc import Iterable
 
+from ksched_queue.core import QueueCore
+from ksched_queue.queued_pod import PodState, QueuedPod
+
+from ksched.api.core import Pod
 from ksched.bus.messages import PendingPodAction
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
-from tests.queue.helpers import event_msg, new_core, node, pending_event, pending_of, pod
+from tests.queue.testing import event_msg, new_core, node, pending_event, pending_of, pod
 
 FIT = "NodeResourcesFit"
 TAINTS = "TaintToleration"
 AFFINITY = "NodeAffinity"
 
 
-def _unschedulable(core, p, plugins=(FIT,), pending=()):  # type: ignore[no-untyped-def]
+def _unschedulable(
+    core: QueueCore, p: Pod, plugins: Iterable[str] = (FIT,), pending: Iterable[str] = ()
+) -> QueuedPod:
     core.queue.add(pending_of(p))
     entry = core.queue.pop()
     assert entry is not None and entry.uid == p.metadata.uid

@@ -8,7 +8,7 @@ from ksched_queue.queued_pod import PodState
 from ksched.api.core import Toleration
 from ksched.bus.messages import PendingPodAction
 from ksched.framework.events import ActionType, EventResource
-from tests.queue.helpers import event_msg, new_core, node, pending_event, pending_of, pod
+from tests.queue.testing import event_msg, new_core, node, pending_event, pending_of, pod
 
 FIT = "NodeResourcesFit"
 TAINTS = "TaintToleration"

@@ -3,7 +3,7 @@ renewal, or the lease's expiry, which returns it to activeQ."""
 
 from __future__ import annotations
 
-from ksched_queue.core import AckCode
+from ksched_queue.core import AckCode, QueueCore
 from ksched_queue.queued_pod import PodState
 
 from ksched.bus.messages import (
@@ -15,10 +15,10 @@ from ksched.bus.messages import (
     PopRequest,
     RequeueRequest,
 )
-from tests.queue.helpers import new_core, pending_event, pending_of, pod
+from tests.queue.testing import new_core, pending_event, pending_of, pod
 
 
-def _pop(core, replica: str = "r1", n: int = 1) -> list[LeasedPod]:  # type: ignore[no-untyped-def]
+def _pop(core: QueueCore, replica: str = "r1", n: int = 1) -> list[LeasedPod]:
     return core.pop(PopRequest(scheduler_id=replica, scheduler_names=["default-scheduler"], max_pods=n))
 
 

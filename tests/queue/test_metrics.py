@@ -12,7 +12,7 @@ from prometheus_client import REGISTRY, generate_latest
 from ksched.bus.messages import PendingPodAction
 from ksched.framework.events import ActionType, EventResource
 from ksched.service.plugin_metrics import PLUGIN_EXECUTION_DURATION
-from tests.queue.helpers import event_msg, new_core, node, pending_event, pending_of, pod
+from tests.queue.testing import event_msg, new_core, node, pending_event, pending_of, pod
 
 FIT = "NodeResourcesFit"
 PORTS = "NodePorts"

@@ -6,7 +6,7 @@ import pytest
 from ksched_queue.priority_queue import UnknownProfile
 from ksched_queue.queued_pod import PodState
 
-from tests.queue.helpers import new_core, pending_of, pod
+from tests.queue.testing import new_core, pending_of, pod
 
 
 def test_higher_priority_pops_first_then_older() -> None:

@@ -24,7 +24,7 @@ from ksched.bus.messages import (
     RequeueRequest,
 )
 from ksched.framework.events import ActionType, EventResource
-from tests.queue.helpers import event_msg, new_core, node, pending_event, pending_of, pod
+from tests.queue.testing import event_msg, new_core, node, pending_event, pending_of, pod
 
 PENDING_STATES = {
     PodState.ACTIVE,
@@ -71,7 +71,8 @@ class QueueChurn(RuleBasedStateMachine):
         self.pending[p.metadata.uid] = p
 
     def _pick(self, data: Any, pool: dict[str, Pod]) -> str:
-        return data.draw(st.sampled_from(sorted(pool)))
+        picked: str = data.draw(st.sampled_from(sorted(pool)))
+        return picked
 
     @precondition(lambda self: self.pending or self.assumed)
     @rule(data=st.data(), change=st.sampled_from(["labels", "ungate", "toleration", "nominate", "profile"]))

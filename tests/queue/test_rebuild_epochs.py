@@ -7,7 +7,7 @@ from __future__ import annotations
 from ksched_queue.core import QueueCore
 
 from ksched.bus.messages import PendingPodAction, PopRequest
-from tests.queue.helpers import new_core, pending_event, pending_of, pod
+from tests.queue.testing import new_core, pending_event, pending_of, pod
 
 
 def popped_after_rebuild(epoch: str, generation: int) -> tuple[str, int]:

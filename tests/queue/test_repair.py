@@ -11,8 +11,8 @@ from ksched_queue.metrics import REPAIRED_PODS
 
 from ksched.bus.messages import PendingPodAction
 from tests.fixtures.nats import BusFactory
-from tests.queue.helpers import new_core, pending_event, pending_of, pod
 from tests.queue.test_service import Harness
+from tests.queue.testing import new_core, pending_event, pending_of, pod
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from ksched.bus.messages import (
 from ksched.framework.events import ActionType, EventResource
 from tests.fixtures.nats import BusFactory
 from tests.queue.fake_informer import FakeInformer
-from tests.queue.helpers import node, pod, settings
+from tests.queue.testing import node, pod, settings
 
 FIT = "NodeResourcesFit"
 

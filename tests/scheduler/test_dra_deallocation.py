@@ -16,6 +16,7 @@ from ksched.framework.testing import make_snapshot
 from ksched.plugins.dynamicresources import DynamicResources
 from ksched.plugins.dynamicresources.binding import ClaimApi
 from ksched.plugins.dynamicresources.testing import allocation, claim, request
+from tests import kube
 
 DRIVER = "gpu.example.com"
 
@@ -30,10 +31,10 @@ def _dra(api: ApiClient | None, spawned: list[Any]) -> DynamicResources:
 
 async def test_a_deallocation_is_written_to_the_api(k8s_api: ApiClient) -> None:
     ns = f"dealloc-{uuid.uuid4().hex[:6]}"
-    await CoreV1Api(k8s_api).create_namespace({"metadata": {"name": ns}})
+    await CoreV1Api(k8s_api).create_namespace(kube.body({"metadata": {"name": ns}}))
     resource = ResourceV1Api(k8s_api)
     body = {"metadata": {"name": "c"}, "spec": {"devices": {"requests": [request("gpu", "gpu")]}}}
-    await resource.create_namespaced_resource_claim(ns, body)
+    await resource.create_namespaced_resource_claim(ns, kube.body(body))
     status = {"status": {"allocation": allocation("n1", ("gpu", DRIVER, "n1", "gpu-0"))}}
     await resource.patch_namespaced_resource_claim_status("c", ns, status)
     allocated = await ClaimApi(k8s_api).get(ns, "c")

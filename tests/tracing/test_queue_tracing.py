@@ -11,7 +11,7 @@ from ksched_queue.tracing import QueueTracing
 from ksched.bus.messages import DoneOutcome, DoneRequest, LeasedPod, PopRequest, RequeueRequest
 from ksched.framework.events import ActionType, EventResource
 from ksched.tracing import Details, Tracer
-from tests.queue.helpers import cluster_event, new_core, node, pending_of, pod
+from tests.queue.testing import cluster_event, new_core, node, pending_of, pod
 
 FIT = "NodeResourcesFit"
 NODE_ADD = cluster_event(EventResource.NODE, ActionType.ADD)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from kubernetes_asyncio.client import ApiClient, CoreV1Api
 
+from tests import kube
+
 
 @dataclass
 class KubeNamespace:
@@ -24,5 +26,5 @@ async def new_namespace(api: ApiClient, prefix: str) -> KubeNamespace:
     suffix = uuid.uuid4().hex[:6]
     core = CoreV1Api(api)
     ns = f"{prefix}-{suffix}"
-    await core.create_namespace({"metadata": {"name": ns}})
+    await core.create_namespace(kube.body({"metadata": {"name": ns}}))
     return KubeNamespace(api, core, ns, suffix)

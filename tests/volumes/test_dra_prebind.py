@@ -21,6 +21,7 @@ from ksched.framework.status import Code
 from ksched.framework.testing import FakeHandle, make_node, make_snapshot
 from ksched.plugins.dynamicresources import DynamicResources
 from ksched.plugins.dynamicresources.binding import ClaimApi
+from tests import kube
 from tests.volumes.conftest import KubeNamespace, new_namespace
 
 DRIVER = "gpu.example.com"
@@ -59,28 +60,32 @@ async def setup(
 ) -> tuple[Pod, ResourceClaim, DeviceClass, ResourceSlice]:
     cls_name, slice_name = w.name("gpu"), w.name("slice")
     await w.resource.create_device_class(
-        {
-            "metadata": {"name": cls_name},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        }
+        kube.body(
+            {
+                "metadata": {"name": cls_name},
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+            }
+        )
     )
     device: dict[str, Any] = {"name": "gpu-0"}
     if binding_conditions:
         device |= {"bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}
     await w.resource.create_resource_slice(
-        {
-            "metadata": {"name": slice_name},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": NODE,
-                "pool": {"name": w.name("pool"), "generation": 1, "resourceSliceCount": 1},
-                "devices": [device],
-            },
-        }
+        kube.body(
+            {
+                "metadata": {"name": slice_name},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": NODE,
+                    "pool": {"name": w.name("pool"), "generation": 1, "resourceSliceCount": 1},
+                    "devices": [device],
+                },
+            }
+        )
     )
     request = {"name": "gpu", "exactly": {"deviceClassName": cls_name}}
     await w.resource.create_namespaced_resource_claim(
-        w.ns, {"metadata": {"name": "claim"}, "spec": {"devices": {"requests": [request]}}}
+        w.ns, kube.body({"metadata": {"name": "claim"}, "spec": {"devices": {"requests": [request]}}})
     )
     pod_body = {
         "metadata": {"name": "pod", "namespace": w.ns},
@@ -89,7 +94,7 @@ async def setup(
             "resourceClaims": [{"name": "gpu", "resourceClaimName": "claim"}],
         },
     }
-    await w.core.create_namespaced_pod(w.ns, pod_body)
+    await w.core.create_namespaced_pod(w.ns, kube.body(pod_body))
     pod = await _read(await w.core.read_namespaced_pod("pod", w.ns, _preload_content=False), Pod)
     claim = await w.claims.get(w.ns, "claim")
     cls = await _read(await w.resource.read_device_class(cls_name, _preload_content=False), DeviceClass)

@@ -19,11 +19,12 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import VolumeBindingArgs
+from ksched.plugins.args.types import VolumeBindingArgs
+from ksched.plugins.helper.storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE
+from ksched.plugins.helper.testing import handle_for
 from ksched.plugins.volumebinding import VolumeBinding
 from ksched.plugins.volumebinding.prebind import VolumeApi
-from ksched.plugins.volumebinding.storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE
-from ksched.plugins.volumebinding.testing import handle_for
+from tests import kube
 from tests.volumes.conftest import KubeNamespace, new_namespace
 
 NODE_KEY = "nodeKey"
@@ -43,7 +44,7 @@ async def world(k8s_api: ApiClient) -> World:
 
 async def create_node(w: World, base: str) -> Node:
     name = w.name(base)
-    await w.core.create_node({"metadata": {"name": name, "labels": {NODE_KEY: name}}})
+    await w.core.create_node(kube.body({"metadata": {"name": name, "labels": {NODE_KEY: name}}}))
     return await w.volumes.get_node(name)
 
 
@@ -57,8 +58,8 @@ async def create_pod(w: World, claims: list[str]) -> Pod:
             ],
         },
     }
-    await w.core.create_namespaced_pod(w.ns, body)
-    resp = await w.core.read_namespaced_pod("test-pod", w.ns, _preload_content=False)
+    await w.core.create_namespaced_pod(w.ns, kube.body(body))
+    resp = await kube.undecoded(w.core.read_namespaced_pod("test-pod", w.ns, _preload_content=False))
     try:
         return msgspec.json.decode(await resp.read(), type=Pod)
     finally:
@@ -89,7 +90,7 @@ async def create_pv(
             },
         },
     }
-    await w.core.create_persistent_volume(body)
+    await w.core.create_persistent_volume(kube.body(body))
     # the PV controller marks new PVs Available (kubesim has none yet)
     await w.core.patch_persistent_volume_status(name, {"status": {"phase": "Available"}})
     return await w.volumes.get_pv(name)
@@ -104,7 +105,7 @@ async def create_pvc(w: World, name: str, cls: str, size: str = "1G") -> Persist
             "storageClassName": cls,
         },
     }
-    await w.core.create_namespaced_persistent_volume_claim(w.ns, body)
+    await w.core.create_namespaced_persistent_volume_claim(w.ns, kube.body(body))
     return await w.volumes.get_pvc(w.ns, name)
 
 
@@ -113,18 +114,22 @@ async def create_classes(w: World) -> tuple[str, str]:
     storage = StorageV1Api(w.api)
     static, dynamic = w.name("wait"), w.name("wait-prov")
     await storage.create_storage_class(
-        {
-            "metadata": {"name": static},
-            "provisioner": "kubernetes.io/no-provisioner",
-            "volumeBindingMode": "WaitForFirstConsumer",
-        }
+        kube.body(
+            {
+                "metadata": {"name": static},
+                "provisioner": "kubernetes.io/no-provisioner",
+                "volumeBindingMode": "WaitForFirstConsumer",
+            }
+        )
     )
     await storage.create_storage_class(
-        {
-            "metadata": {"name": dynamic},
-            "provisioner": "test-provisioner",
-            "volumeBindingMode": "WaitForFirstConsumer",
-        }
+        kube.body(
+            {
+                "metadata": {"name": dynamic},
+                "provisioner": "test-provisioner",
+                "volumeBindingMode": "WaitForFirstConsumer",
+            }
+        )
     )
     return static, dynamic
 
@@ -132,7 +137,7 @@ async def create_classes(w: World) -> tuple[str, str]:
 async def read_class(w: World, name: str) -> Any:
     from ksched.api.storage import StorageClass
 
-    resp = await StorageV1Api(w.api).read_storage_class(name, _preload_content=False)
+    resp = await kube.undecoded(StorageV1Api(w.api).read_storage_class(name, _preload_content=False))
     try:
         return msgspec.json.decode(await resp.read(), type=StorageClass)
     finally:

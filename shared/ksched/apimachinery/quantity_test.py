@@ -276,6 +276,7 @@ def test_json_decoding_trims_whitespace_like_the_api_server() -> None:
 def test_json_values_decode_like_quantity_unmarshal_json() -> None:
     """Bare numbers are parsed from their text, null is zero, anything else is the format error."""
     assert [str(parse_json_quantity(v)) for v in (3, 0.5, None, "1.500")] == ["3", "500m", "0", "1.500"]
+    bad: object
     for bad in (True, {}, [], "1.5.5"):
         with pytest.raises(QuantityError) as info:
             parse_json_quantity(bad)

@@ -32,7 +32,8 @@ from ksched.config.types import (
     PluginSet,
 )
 from ksched.config.validation import check_config, validate_config
-from ksched.plugins.registry import Registration, Registry
+from ksched.framework.registration import Registration
+from ksched.plugins.registry import Registry
 
 __all__ = [
     "API_VERSION",

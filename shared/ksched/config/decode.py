@@ -21,7 +21,7 @@ from ksched.config.errors import ConfigError
 from ksched.config.plugin_args import args_type_for, decode_args, msgspec_error_text
 from ksched.config.strict import unknown_fields
 from ksched.config.types import API_VERSION, KIND, KubeSchedulerConfiguration
-from ksched.plugins.registry import Registration
+from ksched.framework.registration import Registration
 
 
 class _StrictLoader(yaml.SafeLoader):

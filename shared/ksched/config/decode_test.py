@@ -9,7 +9,13 @@ import pytest
 
 from ksched.config import ConfigError, decode_config, load_config, parse_config
 from ksched.config.types import Extender, ExtenderManagedResource, ExtenderTLSConfig, Plugin
-from ksched.plugins.args import DefaultPreemptionArgs, NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
+from ksched.plugins.args.types import (
+    DefaultPreemptionArgs,
+    NodeResourcesFitArgs,
+    ResourceSpec,
+    ScoringStrategy,
+)
+from ksched.plugins.registry import Registry
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
@@ -148,9 +154,7 @@ def test_full_configuration_is_valid(tmp_path: Path) -> None:
     assert config.profiles[0].plugins.multi_point.enabled[17] == Plugin(name="ImageLocality", weight=5)
 
 
-def _registry_with(*names: str) -> object:
-    from ksched.plugins.registry import Registry
-
+def _registry_with(*names: str) -> Registry:
     return Registry(extra={n: (lambda args, handle: object()) for n in names})
 
 

@@ -25,7 +25,7 @@ from ksched.config.types import (
     Plugins,
     PluginSet,
 )
-from ksched.plugins.registry import Registration
+from ksched.framework.registration import Registration
 
 #: upstream ``getDefaultPlugins`` with the 1.36 default feature gates applied: (name, weight)
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ksched.api.core import TopologySpreadConstraint
 from ksched.config import default_config, load_config, parse_config
 from ksched.config.defaults import default_plugins, set_defaults
 from ksched.config.types import (
@@ -21,7 +22,7 @@ from ksched.config.types import (
     Plugins,
     PluginSet,
 )
-from ksched.plugins.args import (
+from ksched.plugins.args.types import (
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
     InterPodAffinityArgs,
@@ -31,7 +32,6 @@ from ksched.plugins.args import (
     PodTopologySpreadArgs,
     ResourceSpec,
     ScoringStrategy,
-    TopologySpreadConstraint,
     VolumeBindingArgs,
 )
 from ksched.plugins.registry import Registry

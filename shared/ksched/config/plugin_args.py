@@ -1,7 +1,7 @@
 """Plugin args in a profile's ``pluginConfig``: which type a plugin's args have, strict decoding
 into that type, and upstream's defaulting of args (``SetDefaults_<Plugin>Args``).
 
-In-tree plugins use ``<Name>Args`` of :mod:`ksched.plugins.args` (upstream's scheme kinds);
+In-tree plugins use ``<Name>Args`` of :mod:`ksched.plugins.args.types` (upstream's scheme kinds);
 out-of-tree plugins use the ``args_type`` of their :class:`Registration`; plugins without an
 args type get the raw mapping, as upstream passes ``runtime.Unknown``.
 """
@@ -19,9 +19,10 @@ from ksched.apimachinery.strconv import go_quote
 from ksched.config.errors import ConfigError
 from ksched.config.strict import unknown_fields
 from ksched.config.types import API_VERSION, GROUP
-from ksched.plugins import args as plugin_args
-from ksched.plugins.args import DynamicResourcesArgs
-from ksched.plugins.registry import IN_TREE, Registration
+from ksched.framework.registration import Registration
+from ksched.plugins.args import types as plugin_args
+from ksched.plugins.args.types import DynamicResourcesArgs
+from ksched.plugins.registry import IN_TREE
 
 #: DynamicResourcesArgs defaults of kube-scheduler 1.36 (DRASchedulerFilterTimeout and
 #: DRADeviceBindingConditions + DRAResourceClaimDeviceStatus are on by default)

@@ -28,10 +28,11 @@ from ksched.framework.events import ActionType, ClusterEvent, ClusterEventWithHi
 from ksched.framework.extender_calls import ExtenderEnqueueExtension
 from ksched.framework.handle import Nominator
 from ksched.framework.interfaces import MAX_NODE_SCORE
+from ksched.framework.registration import Registration
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
-from ksched.plugins.args import NodeResourcesFitArgs
-from ksched.plugins.registry import IN_TREE, Registration, Registry
+from ksched.plugins.args.types import NodeResourcesFitArgs
+from ksched.plugins.registry import IN_TREE, Registry
 
 log = logging.getLogger(__name__)
 

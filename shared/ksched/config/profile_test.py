@@ -19,10 +19,11 @@ from ksched.config.profile import (
     missing_plugins,
 )
 from ksched.config.types import KubeSchedulerProfile, Plugin, PluginConfig, Plugins, PluginSet
+from ksched.framework.registration import Registration
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
-from ksched.plugins.args import DefaultPreemptionArgs
-from ksched.plugins.registry import IN_TREE, Registration, Registry
+from ksched.plugins.args.types import DefaultPreemptionArgs
+from ksched.plugins.registry import IN_TREE, Registry
 
 # --- fake plugins: one method set per extension point --------------------------------------------
 

@@ -4,7 +4,7 @@ Field for field the v1 API of kube-scheduler 1.36 (``k8s.io/kube-scheduler/confi
 Pointer fields of the Go API are ``X | None`` here; :mod:`ksched.config.defaults` fills them in.
 Durations (``metav1.Duration``) stay Go duration strings ("15s"); :mod:`ksched.apimachinery.duration`
 parses them. ``PluginConfig.args`` holds the typed args Struct of the plugin after decoding
-(see :mod:`ksched.plugins.args`), or the raw mapping for plugins without an args type.
+(see :mod:`ksched.plugins.args.types`), or the raw mapping for plugins without an args type.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every problem is collected (not only the first) and worded as kube-scheduler words it, with the
 field path: ``profiles[1].schedulerName: Duplicate value: "x"``,
 ``percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]``. Plugin args are
-checked by :mod:`ksched.plugins.args_validation`. Given the plugin registry, plugins it does not
+checked by :mod:`ksched.plugins.args.validation`. Given the plugin registry, plugins it does not
 know are reported too, with the message kube-scheduler gives when it builds the profile
 (``creating profile for scheduler name x: ScorePlugin "Foo" does not exist``).
 """
@@ -29,8 +29,8 @@ from ksched.config.types import (
     Plugins,
     PluginSet,
 )
-from ksched.plugins.args_validation import validate_args
-from ksched.plugins.registry import Registration
+from ksched.framework.registration import Registration
+from ksched.plugins.args.validation import validate_args
 
 #: plugins removed from the v1 API (upstream ``invalidPluginsByVersion``)
 REMOVED_PLUGINS: frozenset[str] = frozenset({"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"})

@@ -21,6 +21,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import BindPlugin
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Status
 
@@ -114,6 +115,11 @@ class DefaultBinder:
         if 200 <= resp.status < 300:
             return None
         return Status.as_error(BindError.from_response(resp.status, resp.reason or "", body))
+
+
+# The extension points DefaultBinder implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &DefaultBinder{}`` lines).
+_BIND: type[BindPlugin] = DefaultBinder
 
 
 def new(args: Any, handle: Handle) -> DefaultBinder:

@@ -15,11 +15,11 @@ import numpy as np
 from ksched.api.core import Pod
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import MAX_NODE_SCORE, Int64Array, Rows
+from ksched.framework.interfaces import MAX_NODE_SCORE, BatchScorePlugin, Int64Array, Rows, ScorePlugin
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
-from ksched.plugins.nodeindex import node_index
+from ksched.plugins.helper.nodeindex import node_index
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -117,6 +117,12 @@ class ImageLocality:
         max_threshold = MAX_CONTAINER_THRESHOLD * images.num_containers
         clamped = np.clip(summed, MIN_THRESHOLD, max_threshold)
         return np.asarray((MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD))
+
+
+# The extension points ImageLocality implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &ImageLocality{}`` lines).
+_SCORE: type[ScorePlugin] = ImageLocality
+_BATCH_SCORE: type[BatchScorePlugin] = ImageLocality
 
 
 def new(args: Any, handle: Handle) -> ImageLocality:

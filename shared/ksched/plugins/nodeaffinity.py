@@ -27,17 +27,30 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import MAX_NODE_SCORE, BoolArray, Int64Array, Rows
+from ksched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BoolArray,
+    EnqueueExtensions,
+    FilterPlugin,
+    Int64Array,
+    PreFilterPlugin,
+    PreScorePlugin,
+    Rows,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import NodeAffinityArgs
-from ksched.plugins.nodeaffinity_validation import validate_node_affinity_args
-from ksched.plugins.nodeindex import node_index
-from ksched.plugins.nodeselection import preferred_rows, required_affinity_rows, selector_rows
-from ksched.plugins.normalize import default_normalize_score
+from ksched.plugins.args.nodeaffinity_validation import validate_node_affinity_args
+from ksched.plugins.args.types import NodeAffinityArgs
+from ksched.plugins.helper.nodeindex import node_index
+from ksched.plugins.helper.nodeselection import preferred_rows, required_affinity_rows, selector_rows
+from ksched.plugins.helper.normalize import default_normalize_score
 
 NAME = "NodeAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -245,6 +258,18 @@ class NodeAffinity:
     ) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+
+# The extension points NodeAffinity implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &NodeAffinity{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = NodeAffinity
+_PRE_FILTER: type[PreFilterPlugin] = NodeAffinity
+_FILTER: type[FilterPlugin] = NodeAffinity
+_BATCH_FILTER: type[BatchFilterPlugin] = NodeAffinity
+_PRE_SCORE: type[PreScorePlugin] = NodeAffinity
+_SCORE: type[ScorePlugin] = NodeAffinity
+_BATCH_SCORE: type[BatchScorePlugin] = NodeAffinity
+_SCORE_EXTENSIONS: type[ScoreExtensions] = NodeAffinity
 
 
 def new(args: Any, handle: Handle) -> NodeAffinity:

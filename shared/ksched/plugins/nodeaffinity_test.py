@@ -20,7 +20,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node, make_pod, make_snapshot
-from ksched.plugins.args import NodeAffinityArgs
+from ksched.plugins.args.types import NodeAffinityArgs
 from ksched.plugins.nodeaffinity import (
     ERR_REASON_CONFLICT,
     ERR_REASON_ENFORCED,

@@ -22,6 +22,7 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
@@ -149,6 +150,13 @@ class NodeDeclaredFeatures:
         if self.required_features(before.spec) == self.required_features(after.spec):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
+
+
+# The extension points NodeDeclaredFeatures implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &NodeDeclaredFeatures{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = NodeDeclaredFeatures
+_PRE_FILTER: type[PreFilterPlugin] = NodeDeclaredFeatures
+_FILTER: type[FilterPlugin] = NodeDeclaredFeatures
 
 
 def new(args: Any, handle: Handle) -> NodeDeclaredFeatures:

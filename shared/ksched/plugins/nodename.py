@@ -9,7 +9,7 @@ import numpy as np
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import BoolArray, Rows
+from ksched.framework.interfaces import BatchFilterPlugin, BoolArray, EnqueueExtensions, FilterPlugin, Rows
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
@@ -39,6 +39,13 @@ class NodeName:
         if target is None:
             return np.zeros(len(rows), dtype=np.bool_)
         return np.asarray(rows == target.index, dtype=np.bool_)
+
+
+# The extension points NodeName implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &NodeName{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = NodeName
+_FILTER: type[FilterPlugin] = NodeName
+_BATCH_FILTER: type[BatchFilterPlugin] = NodeName
 
 
 def new(args: Any, handle: Handle) -> NodeName:

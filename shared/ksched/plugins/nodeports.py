@@ -16,6 +16,7 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from ksched.framework.nodeinfo import HostPortInfo, NodeInfo
 from ksched.framework.podinfo import HostPort, PodInfo, host_ports
 from ksched.framework.results import PreFilterResult
@@ -91,6 +92,13 @@ class NodePorts:
         if not fits_ports(found.ports, node.used_ports):
             return Status.unschedulable(ERR_REASON)
         return None
+
+
+# The extension points NodePorts implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &NodePorts{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = NodePorts
+_PRE_FILTER: type[PreFilterPlugin] = NodePorts
+_FILTER: type[FilterPlugin] = NodePorts
 
 
 def new(args: Any, handle: Handle) -> NodePorts:

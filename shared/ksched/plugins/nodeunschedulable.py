@@ -17,7 +17,7 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import BoolArray, Rows
+from ksched.framework.interfaces import BatchFilterPlugin, BoolArray, EnqueueExtensions, FilterPlugin, Rows
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
@@ -103,6 +103,13 @@ class NodeUnschedulable:
         if tolerates_unschedulable(pod.pod):
             return None
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+
+# The extension points NodeUnschedulable implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &NodeUnschedulable{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = NodeUnschedulable
+_FILTER: type[FilterPlugin] = NodeUnschedulable
+_BATCH_FILTER: type[BatchFilterPlugin] = NodeUnschedulable
 
 
 def new(args: Any, handle: Handle) -> NodeUnschedulable:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import QueueSortPlugin
 from ksched.framework.results import QueuedPodInfo
 
 NAME = "PrioritySort"
@@ -19,6 +20,11 @@ class PrioritySort:
         p1 = a.pod_info.priority
         p2 = b.pod_info.priority
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+
+# The extension points PrioritySort implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &PrioritySort{}`` lines).
+_QUEUE_SORT: type[QueueSortPlugin] = PrioritySort
 
 
 def new(args: Any, handle: Handle) -> PrioritySort:

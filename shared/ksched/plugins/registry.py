@@ -8,36 +8,18 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
 
-import msgspec
-
-from ksched.framework.handle import Handle
+from ksched.framework.registration import PluginFactory, Registration
 
 ENTRY_POINT_GROUP = "ksched.plugins"
-
-PluginFactory = Callable[[Any, Handle], object]
-"""(typed args or None, handle) -> plugin instance."""
-
-
-@dataclass(frozen=True, slots=True)
-class Registration:
-    """How to build a plugin: its factory and, when it takes args, the args Struct type."""
-
-    factory: PluginFactory
-    args_type: type[msgspec.Struct] | None = None
-
-    def default_args(self) -> object | None:
-        return self.args_type() if self.args_type is not None else None
 
 
 def _lazy(module: str, factory: str = "new", args_type: str | None = None) -> Callable[[], Registration]:
     def load() -> Registration:
         mod = importlib.import_module(f"ksched.plugins.{module}")
-        args = getattr(importlib.import_module("ksched.plugins.args"), args_type) if args_type else None
+        args = getattr(importlib.import_module("ksched.plugins.args.types"), args_type) if args_type else None
         return Registration(getattr(mod, factory), args)
 
     return load

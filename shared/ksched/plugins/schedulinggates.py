@@ -15,6 +15,7 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
 from ksched.framework.status import Status
 
 NAME = "SchedulingGates"
@@ -51,6 +52,12 @@ class SchedulingGates:
         if modified.metadata.uid != pod.metadata.uid:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
+
+
+# The extension points SchedulingGates implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &SchedulingGates{}`` lines).
+_PRE_ENQUEUE: type[PreEnqueuePlugin] = SchedulingGates
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = SchedulingGates
 
 
 def new(args: Any, handle: Handle) -> SchedulingGates:

@@ -19,7 +19,19 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import MAX_NODE_SCORE, BoolArray, Int64Array, Rows
+from ksched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BoolArray,
+    EnqueueExtensions,
+    FilterPlugin,
+    Int64Array,
+    PreScorePlugin,
+    Rows,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
@@ -30,8 +42,8 @@ from ksched.framework.taints import (
     is_schedule_effect,
     tolerates,
 )
-from ksched.plugins.nodeindex import NodeIndex, node_index
-from ksched.plugins.normalize import default_normalize_score
+from ksched.plugins.helper.nodeindex import NodeIndex, node_index
+from ksched.plugins.helper.normalize import default_normalize_score
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -200,6 +212,17 @@ class TaintToleration:
     ) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+
+# The extension points TaintToleration implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &TaintToleration{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = TaintToleration
+_FILTER: type[FilterPlugin] = TaintToleration
+_BATCH_FILTER: type[BatchFilterPlugin] = TaintToleration
+_PRE_SCORE: type[PreScorePlugin] = TaintToleration
+_SCORE: type[ScorePlugin] = TaintToleration
+_BATCH_SCORE: type[BatchScorePlugin] = TaintToleration
+_SCORE_EXTENSIONS: type[ScoreExtensions] = TaintToleration
 
 
 def new(args: Any, handle: Handle) -> TaintToleration:

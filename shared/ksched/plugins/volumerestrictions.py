@@ -17,11 +17,12 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterExtensions, PreFilterPlugin
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.volumebinding.storage import READ_WRITE_ONCE_POD, pvc_key
+from ksched.plugins.helper.storage import READ_WRITE_ONCE_POD, pvc_key
 
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -227,6 +228,14 @@ class VolumeRestrictions:
         if st.conflicting_pvc_ref_count > 0:
             return Status.unschedulable(ERR_REASON_RWOP_CONFLICT)
         return None
+
+
+# The extension points VolumeRestrictions implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &VolumeRestrictions{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = VolumeRestrictions
+_PRE_FILTER: type[PreFilterPlugin] = VolumeRestrictions
+_PRE_FILTER_EXTENSIONS: type[PreFilterExtensions] = VolumeRestrictions
+_FILTER: type[FilterPlugin] = VolumeRestrictions
 
 
 def new(args: Any, handle: Handle) -> VolumeRestrictions:

@@ -18,7 +18,7 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Status
 from ksched.framework.testing import make_node, make_pod
-from ksched.plugins.volumebinding.testing import handle_for, make_pvc, pod_with_claims
+from ksched.plugins.helper.testing import handle_for, make_pvc, pod_with_claims
 from ksched.plugins.volumerestrictions import (
     ERR_REASON_DISK_CONFLICT,
     ERR_REASON_RWOP_CONFLICT,

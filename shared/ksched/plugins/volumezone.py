@@ -19,11 +19,12 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.volumebinding.storage import (
+from ksched.plugins.helper.storage import (
     BINDING_WAIT_FOR_FIRST_CONSUMER,
     LABEL_BETA_REGION,
     LABEL_BETA_ZONE,
@@ -195,6 +196,13 @@ class VolumeZone:
             if value is None or value not in values:
                 return Status.unresolvable(ERR_REASON_CONFLICT)
         return None
+
+
+# The extension points VolumeZone implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &VolumeZone{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = VolumeZone
+_PRE_FILTER: type[PreFilterPlugin] = VolumeZone
+_FILTER: type[FilterPlugin] = VolumeZone
 
 
 def new(args: Any, handle: Handle) -> VolumeZone:

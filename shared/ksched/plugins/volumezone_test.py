@@ -15,7 +15,7 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Status
 from ksched.framework.testing import make_node
-from ksched.plugins.volumebinding.testing import handle_for, make_pv, make_pvc, make_sc, pod_with_claims
+from ksched.plugins.helper.testing import handle_for, make_pv, make_pvc, make_sc, pod_with_claims
 from ksched.plugins.volumezone import ERR_REASON_CONFLICT, VolumeZone, new
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"

@@ -23,7 +23,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus
 from ksched.framework.runtime import Framework
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import DefaultPreemptionArgs
+from ksched.plugins.args.types import DefaultPreemptionArgs
 from ksched.plugins.defaultpreemption import DefaultPreemption
 from ksched.plugins.defaultpreemption.candidates import (
     Candidate,

@@ -46,11 +46,17 @@ from ksched.framework.events import (
 from ksched.framework.extender import Victims
 from ksched.framework.extender_calls import process_preemption_with_extenders
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import (
+    AsyncPostFilterPlugin,
+    EnqueueExtensions,
+    PostFilterPlugin,
+    PreEnqueuePlugin,
+)
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import Diagnosis, NodeToStatus, PostFilterResult, fit_error_message
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import DefaultPreemptionArgs
-from ksched.plugins.args_validation import validate_default_preemption_args
+from ksched.plugins.args.types import DefaultPreemptionArgs
+from ksched.plugins.args.validation import validate_default_preemption_args
 from ksched.plugins.defaultpreemption.candidates import (
     Candidate,
     DryRun,
@@ -303,6 +309,14 @@ class DefaultPreemption:
         if len(candidates) == 1:
             return candidates[0]
         return pick_one_node_for_preemption(candidates)
+
+
+# The extension points DefaultPreemption implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &DefaultPreemption{}`` lines).
+_PRE_ENQUEUE: type[PreEnqueuePlugin] = DefaultPreemption
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = DefaultPreemption
+_POST_FILTER: type[PostFilterPlugin] = DefaultPreemption
+_ASYNC_POST_FILTER: type[AsyncPostFilterPlugin] = DefaultPreemption
 
 
 def _prefixed(

@@ -21,7 +21,7 @@ from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus, PostFilterResult
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import DefaultPreemptionArgs
+from ksched.plugins.args.types import DefaultPreemptionArgs
 from ksched.plugins.defaultpreemption import DefaultPreemption, PreemptionResult, new
 from ksched.plugins.defaultpreemption.effects import PreemptionExecutor
 from ksched.plugins.defaultpreemption.testing import (
@@ -412,8 +412,8 @@ def test_preempt(
     if spread:
         fw = framework(nodes, pods)
         pts = new_pod_topology_spread(None, fw)
-        fw.plugins.pre_filter = [pts]  # type: ignore[list-item]
-        fw.plugins.filter = [pts]  # type: ignore[list-item]
+        fw.plugins.pre_filter = [pts]
+        fw.plugins.filter = [pts]
     else:
         fw = fit_framework(nodes, pods)
     pl = plugin_for(fw)
@@ -484,8 +484,8 @@ def test_handle_rng_takes_precedence() -> None:
     fw = fit_framework([node("node1", ONE_POD)])
     pl = plugin_for(fw, seed=5)
     assert pl.rng is pl._rng
-    fw.rng = random.Random(1)  # type: ignore[attr-defined]
-    assert pl.rng is fw.rng  # type: ignore[attr-defined]
+    fw.rng = random.Random(1)
+    assert pl.rng is fw.rng
 
 
 def test_state_is_not_modified_by_post_filter() -> None:

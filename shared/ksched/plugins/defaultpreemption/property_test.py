@@ -145,7 +145,7 @@ def test_resource_only_dry_run_matches_the_framework_path(c: dict[str, Any]) -> 
 def test_post_filter_is_the_same_with_and_without_shortcuts(
     c: dict[str, Any], offset: int, percentage: int, absolute: int
 ) -> None:
-    from ksched.plugins.args import DefaultPreemptionArgs
+    from ksched.plugins.args.types import DefaultPreemptionArgs
 
     args = DefaultPreemptionArgs(
         min_candidate_nodes_percentage=percentage, min_candidate_nodes_absolute=absolute

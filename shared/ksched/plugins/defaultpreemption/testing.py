@@ -20,7 +20,7 @@ from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node, make_pod
-from ksched.plugins.args import DefaultPreemptionArgs
+from ksched.plugins.args.types import DefaultPreemptionArgs
 from ksched.plugins.defaultpreemption.plugin import DefaultPreemption
 from ksched.plugins.noderesources.fit import Fit
 

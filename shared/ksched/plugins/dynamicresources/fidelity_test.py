@@ -27,6 +27,7 @@ from tests.fidelity import in_categories, load_scenario, scenario_ids
 def test_dra_scenario_matches_upstream(sid: str | None) -> None:
     scenario = load_scenario(sid)
     golden, snap, plugin = scenario.golden, scenario.cluster.snapshot, scenario.framework.plugin(NAME)
+    assert plugin is not None
     state, pi = CycleState(), PodInfo(scenario.pod)
     _, pre = plugin.pre_filter(state, pi, snap.nodes)
     assert pre is None

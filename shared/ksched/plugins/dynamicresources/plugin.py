@@ -37,13 +37,27 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import MAX_NODE_SCORE, Int64Array, Rows
+from ksched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchScorePlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    Int64Array,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    ReservePlugin,
+    Rows,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import DynamicResourcesArgs
+from ksched.plugins.args.types import DynamicResourcesArgs
 from ksched.plugins.dynamicresources import binding
 from ksched.plugins.dynamicresources import state as drastate
 from ksched.plugins.dynamicresources.allocator import (
@@ -66,7 +80,7 @@ from ksched.plugins.dynamicresources.claims import (
 from ksched.plugins.dynamicresources.cyclestate import ClaimInfo, DRAState
 from ksched.plugins.dynamicresources.features import DRAFeatures
 from ksched.plugins.dynamicresources.tracker import ClaimTracker
-from ksched.plugins.normalize import default_normalize_score
+from ksched.plugins.helper.normalize import default_normalize_score
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -463,6 +477,20 @@ class DynamicResources:
         except binding.PreBindError as exc:
             return Status.as_error(exc)
         return None
+
+
+# The extension points DynamicResources implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &DynamicResources{}`` lines).
+_PRE_ENQUEUE: type[PreEnqueuePlugin] = DynamicResources
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = DynamicResources
+_PRE_FILTER: type[PreFilterPlugin] = DynamicResources
+_FILTER: type[FilterPlugin] = DynamicResources
+_POST_FILTER: type[PostFilterPlugin] = DynamicResources
+_SCORE: type[ScorePlugin] = DynamicResources
+_BATCH_SCORE: type[BatchScorePlugin] = DynamicResources
+_SCORE_EXTENSIONS: type[ScoreExtensions] = DynamicResources
+_RESERVE: type[ReservePlugin] = DynamicResources
+_PRE_BIND: type[PreBindPlugin] = DynamicResources
 
 
 def with_allocation(claim: ResourceClaim, allocation: AllocationResult) -> ResourceClaim:

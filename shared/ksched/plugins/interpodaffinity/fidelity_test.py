@@ -36,6 +36,7 @@ REASONS = (
 def check_golden(scenario: Scenario) -> None:
     """The plugin's filter verdicts and weighted scores agree with upstream's; raises AssertionError."""
     golden, snap, plugin = scenario.golden, scenario.cluster.snapshot, scenario.framework.plugin(NAME)
+    assert plugin is not None
     state, pi = CycleState(), PodInfo(scenario.pod)
     _, pre = plugin.pre_filter(state, pi, snap.nodes)
     assert pre is None or pre.code.label == "Skip"

@@ -15,13 +15,27 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import BoolArray, Int64Array, Rows
+from ksched.framework.interfaces import (
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BoolArray,
+    EnqueueExtensions,
+    FilterPlugin,
+    Int64Array,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    Rows,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import InterPodAffinityArgs
+from ksched.plugins.args.interpodaffinity_validation import validate_inter_pod_affinity_args
+from ksched.plugins.args.types import InterPodAffinityArgs
 from ksched.plugins.interpodaffinity.filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,
@@ -47,7 +61,6 @@ from ksched.plugins.interpodaffinity.terms import (
     pod_matches_all_terms,
     resolve_namespaces,
 )
-from ksched.plugins.interpodaffinity.validation import validate_inter_pod_affinity_args
 
 NAME: Final = "InterPodAffinity"
 
@@ -319,6 +332,19 @@ class InterPodAffinity:
             ):
                 return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
+
+
+# The extension points InterPodAffinity implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &InterPodAffinity{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = InterPodAffinity
+_PRE_FILTER: type[PreFilterPlugin] = InterPodAffinity
+_PRE_FILTER_EXTENSIONS: type[PreFilterExtensions] = InterPodAffinity
+_FILTER: type[FilterPlugin] = InterPodAffinity
+_BATCH_FILTER: type[BatchFilterPlugin] = InterPodAffinity
+_PRE_SCORE: type[PreScorePlugin] = InterPodAffinity
+_SCORE: type[ScorePlugin] = InterPodAffinity
+_BATCH_SCORE: type[BatchScorePlugin] = InterPodAffinity
+_SCORE_EXTENSIONS: type[ScoreExtensions] = InterPodAffinity
 
 
 def new(args: InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:

@@ -8,10 +8,10 @@ import pytest
 from ksched.api.core import Node, Pod
 from ksched.framework.events import ActionType, EventResource, QueueingHint
 from ksched.framework.testing import FakeHandle
-from ksched.plugins.args import InterPodAffinityArgs
+from ksched.plugins.args.interpodaffinity_validation import validate_inter_pod_affinity_args
+from ksched.plugins.args.types import InterPodAffinityArgs
 from ksched.plugins.interpodaffinity import NAME, InterPodAffinity, new
 from ksched.plugins.interpodaffinity.testing import affinity, node, pod, term, term_exists, term_in
-from ksched.plugins.interpodaffinity.validation import validate_inter_pod_affinity_args
 from ksched.plugins.registry import Registry
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP

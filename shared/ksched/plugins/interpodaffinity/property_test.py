@@ -14,7 +14,7 @@ from ksched.api.core import Pod
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
-from ksched.plugins.args import InterPodAffinityArgs
+from ksched.plugins.args.types import InterPodAffinityArgs
 from ksched.plugins.interpodaffinity.filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,

@@ -15,7 +15,7 @@ from ksched.framework.interfaces import MAX_NODE_SCORE
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import InterPodAffinityArgs
+from ksched.plugins.args.types import InterPodAffinityArgs
 from ksched.plugins.interpodaffinity.testing import (
     affinity,
     namespace,

@@ -10,7 +10,7 @@ import msgspec
 from ksched.api.core import Namespace, Node, Pod
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import FakeHandle, make_pod
-from ksched.plugins.args import InterPodAffinityArgs
+from ksched.plugins.args.types import InterPodAffinityArgs
 from ksched.plugins.interpodaffinity.plugin import InterPodAffinity, new
 
 Term = dict[str, Any]

@@ -26,14 +26,22 @@ from ksched.apimachinery.gomath import (
 )
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import MAX_NODE_SCORE, BoolArray, Int64Array, Rows
+from ksched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchScorePlugin,
+    BoolArray,
+    Int64Array,
+    PreScorePlugin,
+    Rows,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import NodeResourcesBalancedAllocationArgs
+from ksched.plugins.args.noderesources_validation import validate_balanced_allocation_args
+from ksched.plugins.args.types import NodeResourcesBalancedAllocationArgs
 from ksched.plugins.noderesources.resource_allocation import ResourceAllocation
-from ksched.plugins.noderesources.validation import validate_balanced_allocation_args
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -180,6 +188,13 @@ class BalancedAllocation:
         if requests is None:
             return np.zeros(len(rows), dtype=np.int64)
         return self.scorer.score_rows(snapshot.columns, rows, requests)
+
+
+# The extension points BalancedAllocation implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &BalancedAllocation{}`` lines).
+_PRE_SCORE: type[PreScorePlugin] = BalancedAllocation
+_SCORE: type[ScorePlugin] = BalancedAllocation
+_BATCH_SCORE: type[BatchScorePlugin] = BalancedAllocation
 
 
 def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle) -> BalancedAllocation:

@@ -12,9 +12,9 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code
 from ksched.framework.testing import container, make_pod
-from ksched.plugins.args import NodeResourcesBalancedAllocationArgs, ResourceSpec
+from ksched.plugins.args.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from ksched.plugins.noderesources.balanced_allocation import BalancedAllocation, balanced_resource_score
-from ksched.plugins.noderesources.testutil import make_resource_node, scores_both_ways, snapshot_of, st_pod
+from ksched.plugins.noderesources.testing import make_resource_node, scores_both_ways, snapshot_of, st_pod
 
 
 def spec_pod(containers: list[dict[str, str]], node: str, name: str = "pod") -> Pod:

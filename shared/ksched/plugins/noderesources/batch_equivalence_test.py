@@ -15,7 +15,7 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code
 from ksched.framework.testing import container, make_node, make_pod
-from ksched.plugins.args import (
+from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
@@ -28,7 +28,7 @@ from ksched.plugins.args import (
 )
 from ksched.plugins.noderesources.balanced_allocation import BalancedAllocation
 from ksched.plugins.noderesources.fit import Fit, FitFeatures
-from ksched.plugins.noderesources.testutil import snapshot_of
+from ksched.plugins.noderesources.testing import snapshot_of
 
 SCALARS = ("example.com/gpu", "hugepages-2Mi", "kubernetes.io/widget", "other.io/never-offered")
 SCORED = (

@@ -58,6 +58,7 @@ def test_filter_matches_upstream(sid: str | None) -> None:
     scenario = load_scenario(sid)
     scenario.skip_if_unsupported()
     golden, snapshot, fit = scenario.golden, scenario.cluster.snapshot, scenario.framework.plugin(FIT_NAME)
+    assert fit is not None
     pod, state = PodInfo(scenario.pod), CycleState()
     fit.pre_filter(state, pod, snapshot.nodes)
     statuses = {ni.name: fit.filter(state, pod, ni) for ni in snapshot.nodes}

@@ -33,7 +33,18 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import BoolArray, Int64Array, Rows
+from ksched.framework.interfaces import (
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BoolArray,
+    EnqueueExtensions,
+    FilterPlugin,
+    Int64Array,
+    PreFilterPlugin,
+    PreScorePlugin,
+    Rows,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.resources import (
@@ -47,13 +58,15 @@ from ksched.framework.resources import (
 from ksched.framework.results import PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
-from ksched.plugins.args import (
+from ksched.plugins.args.noderesources_validation import validate_fit_args
+from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesFitArgs,
     ScoringStrategy,
 )
+from ksched.plugins.helper.shape_score import scale_shape
 from ksched.plugins.noderesources.fits import (
     FitRequest,
     IgnoredResources,
@@ -64,9 +77,8 @@ from ksched.plugins.noderesources.fits import (
 )
 from ksched.plugins.noderesources.least_allocated import LeastAllocated
 from ksched.plugins.noderesources.most_allocated import MostAllocated
-from ksched.plugins.noderesources.requested_to_capacity_ratio import RequestedToCapacityRatio, scale_shape
+from ksched.plugins.noderesources.requested_to_capacity_ratio import RequestedToCapacityRatio
 from ksched.plugins.noderesources.resource_allocation import AllocationStrategy, ResourceAllocation
-from ksched.plugins.noderesources.validation import validate_fit_args
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -247,6 +259,17 @@ class Fit:
         if modified_name and modified_name in requests:
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
+
+
+# The extension points Fit implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &Fit{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = Fit
+_PRE_FILTER: type[PreFilterPlugin] = Fit
+_FILTER: type[FilterPlugin] = Fit
+_BATCH_FILTER: type[BatchFilterPlugin] = Fit
+_PRE_SCORE: type[PreScorePlugin] = Fit
+_SCORE: type[ScorePlugin] = Fit
+_BATCH_SCORE: type[BatchScorePlugin] = Fit
 
 
 def _extended_resource_name(device_class: object) -> str:

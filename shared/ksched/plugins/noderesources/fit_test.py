@@ -16,7 +16,7 @@ from ksched.framework.events import ActionType, EventResource, QueueingHint
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node, make_pod
-from ksched.plugins.args import (
+from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
@@ -34,7 +34,7 @@ from ksched.plugins.noderesources.fit import (
     requested_resources_increased,
 )
 from ksched.plugins.noderesources.fits import InsufficientResource, fits_request, pod_fit_request
-from ksched.plugins.noderesources.testutil import (
+from ksched.plugins.noderesources.testing import (
     EXTENDED_A,
     EXTENDED_B,
     EXTENDED_DRA,
@@ -787,7 +787,7 @@ EVENTS_CASES = [
 
 @pytest.mark.parametrize(("name", "features", "want"), EVENTS_CASES, ids=[c[0] for c in EVENTS_CASES])
 def test_events_to_register(name: str, features: dict[str, bool], want: list[tuple[str, int]]) -> None:
-    events = _fit(**features).events_to_register()
+    events = _fit(None, **features).events_to_register()
     assert [(e.event.resource, e.event.action) for e in events] == want
     assert all(e.hint is not None for e in events)
 

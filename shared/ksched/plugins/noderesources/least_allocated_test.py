@@ -7,10 +7,10 @@ import pytest
 from ksched.api.core import Node, Pod
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
-from ksched.plugins.args import LEAST_ALLOCATED
+from ksched.plugins.args.types import LEAST_ALLOCATED
 from ksched.plugins.noderesources.fit import Fit
 from ksched.plugins.noderesources.resource_allocation import ScoreError
-from ksched.plugins.noderesources.testutil import (
+from ksched.plugins.noderesources.testing import (
     DEFAULT,
     EXTENDED_RES,
     EXTENDED_SET,

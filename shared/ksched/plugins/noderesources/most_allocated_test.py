@@ -8,10 +8,10 @@ from ksched.api.core import Node, Pod
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.testing import container, make_pod
-from ksched.plugins.args import MOST_ALLOCATED
+from ksched.plugins.args.types import MOST_ALLOCATED
 from ksched.plugins.noderesources.fit import Fit
 from ksched.plugins.noderesources.resource_allocation import ScoreError
-from ksched.plugins.noderesources.testutil import (
+from ksched.plugins.noderesources.testing import (
     DEFAULT,
     EXTENDED_RES,
     EXTENDED_SET,

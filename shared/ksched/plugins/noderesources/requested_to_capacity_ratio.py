@@ -1,8 +1,7 @@
 """RequestedToCapacityRatio: score utilization through a piecewise-linear shape
-(upstream ``requested_to_capacity_ratio.go`` and ``helper.BuildBrokenLinearFunction``).
+(upstream ``requested_to_capacity_ratio.go``; the shape is :mod:`ksched.plugins.helper.shape_score`).
 
-Shape scores are given on 0..10 (``MaxCustomPriorityScore``) and scaled to 0..100. Resources
-scoring 0 do not count in the weighted mean, which is rounded half away from zero.
+Resources scoring 0 do not count in the weighted mean, which is rounded half away from zero.
 """
 
 from __future__ import annotations
@@ -19,47 +18,7 @@ from ksched.apimachinery.gomath import (
     round_half_away_array,
     wrap64,
 )
-from ksched.framework.interfaces import MAX_NODE_SCORE
-
-MAX_CUSTOM_PRIORITY_SCORE = 10
-MAX_UTILIZATION = 100
-
-ShapePoint = tuple[int, int]
-"""(utilization 0..100, score on the 0..100 node-score scale)."""
-
-
-def scale_shape(points: Sequence[tuple[int, int]]) -> tuple[ShapePoint, ...]:
-    """Shape points as configured (score 0..10) mapped to the node-score scale."""
-    factor = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
-    return tuple((utilization, score * factor) for utilization, score in points)
-
-
-class BrokenLinearFunction:
-    """f(p): the first point's score below it, the last point's above it, linear between."""
-
-    def __init__(self, shape: Sequence[ShapePoint]) -> None:
-        if not shape:
-            raise ValueError("a utilization shape needs at least one point")
-        self.shape = tuple(shape)
-
-    def __call__(self, p: int) -> int:
-        shape = self.shape
-        for i, (utilization, score) in enumerate(shape):
-            if p <= utilization:
-                if i == 0:
-                    return score
-                prev_u, prev_s = shape[i - 1]
-                return prev_s + div(wrap64((score - prev_s) * (p - prev_u)), utilization - prev_u)
-        return shape[-1][1]
-
-    def batch(self, p: Int64Array) -> Int64Array:
-        shape = self.shape
-        conditions = [p <= utilization for utilization, _ in shape]
-        choices = [np.full_like(p, shape[0][1])]
-        for i in range(1, len(shape)):
-            (prev_u, prev_s), (utilization, score) = shape[i - 1], shape[i]
-            choices.append(prev_s + div_array((score - prev_s) * (p - prev_u), utilization - prev_u))
-        return np.select(conditions, choices, default=shape[-1][1]).astype(np.int64, copy=False)
+from ksched.plugins.helper.shape_score import MAX_UTILIZATION, BrokenLinearFunction, ShapePoint
 
 
 class RequestedToCapacityRatio:

@@ -7,7 +7,7 @@ import pytest
 from ksched.api.core import Node, Pod
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
-from ksched.plugins.args import (
+from ksched.plugins.args.types import (
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesFitArgs,
     RequestedToCapacityRatioParam,
@@ -16,8 +16,7 @@ from ksched.plugins.args import (
     UtilizationShapePoint,
 )
 from ksched.plugins.noderesources.fit import Fit
-from ksched.plugins.noderesources.requested_to_capacity_ratio import BrokenLinearFunction
-from ksched.plugins.noderesources.testutil import (
+from ksched.plugins.noderesources.testing import (
     DEFAULT,
     REQ_1_2,
     REQ_2_3,
@@ -88,43 +87,6 @@ def test_requested_to_capacity_ratio_scoring_strategy(
     name: str, pod: Pod, nodes: list[Node], existing: list[Pod], want: list[int]
 ) -> None:
     check(rtcr_args(DEFAULT, SHAPE), pod, nodes, existing, want)
-
-
-BROKEN_LINEAR_CASES = [
-    (
-        [(10, 1), (90, 9)],
-        [
-            (-10, 1),
-            (0, 1),
-            (9, 1),
-            (10, 1),
-            (15, 1),
-            (19, 1),
-            (20, 2),
-            (89, 8),
-            (90, 9),
-            (99, 9),
-            (100, 9),
-            (110, 9),
-        ],
-    ),
-    (
-        [(0, 2), (40, 10), (100, 0)],
-        [(-10, 2), (0, 2), (20, 6), (30, 8), (40, 10), (70, 5), (100, 0), (110, 0)],
-    ),
-    ([(0, 2), (40, 2), (100, 2)], [(-10, 2), (0, 2), (20, 2), (30, 2), (40, 2), (70, 2), (100, 2), (110, 2)]),
-]
-
-
-@pytest.mark.parametrize(("points", "assertions"), BROKEN_LINEAR_CASES, ids=["case_0", "case_1", "case_2"])
-def test_broken_linear_function(points: list[tuple[int, int]], assertions: list[tuple[int, int]]) -> None:
-    import numpy as np
-
-    function = BrokenLinearFunction(points)
-    for p, expected in assertions:
-        assert function(p) == expected
-    batch = function.batch(np.array([p for p, _ in assertions], dtype=np.int64))
-    assert batch.tolist() == [expected for _, expected in assertions]
 
 
 FOO, BAR = "intel.com/foo", "intel.com/bar"

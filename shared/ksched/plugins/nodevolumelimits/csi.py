@@ -26,13 +26,14 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.objects import ClusterObjects
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.volumebinding import csi_translation as csi
-from ksched.plugins.volumebinding.storage import check_ephemeral_owner, claim_class, claim_name_of, pvc_key
+from ksched.plugins.helper import csi_translation as csi
+from ksched.plugins.helper.storage import check_ephemeral_owner, claim_class, claim_name_of, pvc_key
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
@@ -366,6 +367,13 @@ class CSILimits:
                 continue
             out[unique_name(attacher, pv.spec.csi.volume_handle)] = attacher
         return out
+
+
+# The extension points CSILimits implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &CSILimits{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = CSILimits
+_PRE_FILTER: type[PreFilterPlugin] = CSILimits
+_FILTER: type[FilterPlugin] = CSILimits
 
 
 def new(args: Any, handle: Handle) -> CSILimits:

@@ -21,9 +21,7 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node, make_pod
-from ksched.plugins.nodevolumelimits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, CSILimits, new
-from ksched.plugins.nodevolumelimits.csi import NodeVolumeLimitsFeatures
-from ksched.plugins.volumebinding.testing import (
+from ksched.plugins.helper.testing import (
     handle_for,
     make_csi_node,
     make_pv,
@@ -31,6 +29,8 @@ from ksched.plugins.volumebinding.testing import (
     make_sc,
     pod_with_claims,
 )
+from ksched.plugins.nodevolumelimits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, CSILimits, new
+from ksched.plugins.nodevolumelimits.csi import NodeVolumeLimitsFeatures
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"

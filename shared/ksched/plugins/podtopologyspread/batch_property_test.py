@@ -15,7 +15,7 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code
-from ksched.plugins.args import LIST_DEFAULTING, SYSTEM_DEFAULTING
+from ksched.plugins.args.types import LIST_DEFAULTING, SYSTEM_DEFAULTING
 from ksched.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     count_matching,

@@ -23,7 +23,8 @@ def _constraint() -> Constraint:
 def _fresh_counts(snap: Snapshot, c: Constraint) -> list[int]:
     index = SpreadIndex()
     index.sync(snap)
-    return index.counts("default", c).tolist()
+    counts: list[int] = index.counts("default", c).tolist()
+    return counts
 
 
 def _cluster() -> Snapshot:
@@ -113,5 +114,6 @@ def test_affinity_and_taint_masks_follow_node_changes() -> None:
     assert taints is not None and taints.tolist() == [True, False]
     snap.upsert_node(node("n1", {"foo": ""}))
     index.sync(snap)
-    assert np.array_equal(index.affinity_mask(pi), [True, True])
+    aff = index.affinity_mask(pi)
+    assert aff is not None and np.array_equal(aff, [True, True])
     assert index.taints_mask(pi.pod) is None

@@ -21,13 +21,27 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import BoolArray, Int64Array, Rows
+from ksched.framework.interfaces import (
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BoolArray,
+    EnqueueExtensions,
+    FilterPlugin,
+    Int64Array,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    Rows,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
-from ksched.plugins.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
+from ksched.plugins.args.podtopologyspread_validation import validate_pod_topology_spread_args
+from ksched.plugins.args.types import SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from ksched.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -56,7 +70,6 @@ from ksched.plugins.podtopologyspread.scoring import (
     score_node,
     score_rows,
 )
-from ksched.plugins.podtopologyspread.validation import validate_pod_topology_spread_args
 
 NAME = "PodTopologySpread"
 
@@ -269,6 +282,19 @@ class PodTopologySpread:
         if modified is not None:
             return QueueingHint.QUEUE if now else QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE if was else QueueingHint.QUEUE_SKIP
+
+
+# The extension points PodTopologySpread implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &PodTopologySpread{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = PodTopologySpread
+_PRE_FILTER: type[PreFilterPlugin] = PodTopologySpread
+_PRE_FILTER_EXTENSIONS: type[PreFilterExtensions] = PodTopologySpread
+_FILTER: type[FilterPlugin] = PodTopologySpread
+_BATCH_FILTER: type[BatchFilterPlugin] = PodTopologySpread
+_PRE_SCORE: type[PreScorePlugin] = PodTopologySpread
+_SCORE: type[ScorePlugin] = PodTopologySpread
+_BATCH_SCORE: type[BatchScorePlugin] = PodTopologySpread
+_SCORE_EXTENSIONS: type[ScoreExtensions] = PodTopologySpread
 
 
 def _is_snapshot_list(nodes: Sequence[NodeInfo], snapshot: Snapshot) -> bool:

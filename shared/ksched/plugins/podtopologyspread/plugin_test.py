@@ -14,7 +14,7 @@ import pytest
 from ksched.api.core import Node, Pod
 from ksched.framework.events import ActionType, EventResource, QueueingHint
 from ksched.framework.snapshot import Snapshot
-from ksched.plugins.args import PodTopologySpreadArgs
+from ksched.plugins.args.types import PodTopologySpreadArgs
 from ksched.plugins.podtopologyspread import NAME, PodTopologySpread, new
 from ksched.plugins.podtopologyspread.common import SYSTEM_DEFAULT_CONSTRAINTS
 from ksched.plugins.podtopologyspread.testing import constraint, exists, make_plugin, node, pod, spread

@@ -22,7 +22,7 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code
-from ksched.plugins.args import LIST_DEFAULTING, SYSTEM_DEFAULTING
+from ksched.plugins.args.types import LIST_DEFAULTING, SYSTEM_DEFAULTING
 from ksched.plugins.podtopologyspread.scoring import (
     PRE_SCORE_STATE_KEY,
     PreScoreState,
@@ -304,10 +304,13 @@ def host_c(max_skew: int = 1, sel: dict[str, Any] | None = F, **kw: Any) -> dict
 
 def pods_on(spec: str, **labels: str) -> list[Pod]:
     """``"a2 b1 d3"`` -> pods p-a1, p-a2 on node-a, p-b1 on node-b, p-d1..p-d3 on node-d, with ``labels``."""
-    out = []
+    out: list[Pod] = []
     for part in spec.split():
         letter, count = part[0], int(part[1:])
-        out.extend(ep(f"p-{letter}{i}", f"node-{letter}", **labels) for i in range(1, count + 1))
+        out.extend(
+            pod(f"p-{letter}{i}", "default", labels=labels, node=f"node-{letter}")
+            for i in range(1, count + 1)
+        )
     return out
 
 

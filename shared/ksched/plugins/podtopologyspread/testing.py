@@ -16,7 +16,7 @@ from ksched.api.meta import LabelSelector
 from ksched.apimachinery.labels import label_selector_as_selector
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import FakeHandle
-from ksched.plugins.args import LIST_DEFAULTING, PodTopologySpreadArgs
+from ksched.plugins.args.types import LIST_DEFAULTING, PodTopologySpreadArgs
 from ksched.plugins.podtopologyspread.common import SelectorKey, selector_key
 from ksched.plugins.podtopologyspread.plugin import PodTopologySpread
 from ksched.plugins.podtopologyspread.scoring import PreScoreState

@@ -1,7 +1,7 @@
 """VolumeBinding: PVC/PV binding and dynamic provisioning decisions (upstream ``volumebinding``).
 
-``storage`` and ``csi_translation`` hold the storage helpers VolumeZone, VolumeRestrictions and
-NodeVolumeLimits share; ``state`` documents how the cycle state reaches the binder process.
+The storage helpers it shares with VolumeZone, VolumeRestrictions and NodeVolumeLimits are in
+:mod:`ksched.plugins.helper`; ``state`` documents how the cycle state reaches the binder process.
 """
 
 from ksched.plugins.volumebinding.plugin import NAME, VolumeBinding, VolumeBindingFeatures, new

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, Protocol, TypeVar
 
 from ksched.api.meta import ObjectMeta
-from ksched.plugins.volumebinding.storage import NotFoundError
+from ksched.plugins.helper.storage import NotFoundError
 
 
 class _Object(Protocol):

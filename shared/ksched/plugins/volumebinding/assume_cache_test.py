@@ -7,9 +7,9 @@ import msgspec
 import pytest
 
 from ksched.api.core import PersistentVolume
+from ksched.plugins.helper.storage import NotFoundError
+from ksched.plugins.helper.testing import make_pv
 from ksched.plugins.volumebinding.assume_cache import AssumeCache, AssumeError
-from ksched.plugins.volumebinding.storage import NotFoundError
-from ksched.plugins.volumebinding.testing import make_pv
 
 
 def with_rv(pv: PersistentVolume, rv: str, cls: str | None = None) -> PersistentVolume:

@@ -17,9 +17,8 @@ from ksched.api.storage import CSINode, CSIStorageCapacity, StorageClass
 from ksched.apimachinery.labels import Selector, SelectorError, label_selector_as_selector
 from ksched.apimachinery.quantity import QuantityError, parse_quantity
 from ksched.framework.objects import ClusterObjects
-from ksched.plugins.volumebinding import csi_translation as csi
-from ksched.plugins.volumebinding.assume_cache import AssumeCache
-from ksched.plugins.volumebinding.storage import (
+from ksched.plugins.helper import csi_translation as csi
+from ksched.plugins.helper.storage import (
     ANN_MIGRATED_PLUGINS,
     ANN_SELECTED_NODE,
     NOT_SUPPORTED_PROVISIONER,
@@ -42,6 +41,7 @@ from ksched.plugins.volumebinding.storage import (
     volume_class,
     with_annotation,
 )
+from ksched.plugins.volumebinding.assume_cache import AssumeCache
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"

@@ -13,6 +13,22 @@ import pytest
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity
 from ksched.framework.testing import FakeHandle, make_node
+from ksched.plugins.helper.storage import (
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_SELECTED_NODE,
+    StorageError,
+    with_annotation,
+)
+from ksched.plugins.helper.testing import (
+    handle_for,
+    make_capacity,
+    make_csi_driver,
+    make_csi_node,
+    make_pv,
+    make_pvc,
+    make_sc,
+    pod_with_claims,
+)
 from ksched.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
@@ -23,22 +39,6 @@ from ksched.plugins.volumebinding.binder import (
     DynamicProvision,
     PodVolumes,
     VolumeBinder,
-)
-from ksched.plugins.volumebinding.storage import (
-    ANN_BOUND_BY_CONTROLLER,
-    ANN_SELECTED_NODE,
-    StorageError,
-    with_annotation,
-)
-from ksched.plugins.volumebinding.testing import (
-    handle_for,
-    make_capacity,
-    make_csi_driver,
-    make_csi_node,
-    make_pv,
-    make_pvc,
-    make_sc,
-    pod_with_claims,
 )
 
 PROVISIONER = "test-provisioner"

@@ -24,13 +24,31 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import (
+    EnqueueExtensions,
+    FilterPlugin,
+    PreBindPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import PreFilterResult
 from ksched.framework.status import Status
-from ksched.plugins.args import VolumeBindingArgs
-from ksched.plugins.args_validation import STORAGE_CAPACITY_SCORING, validate_volume_binding_args
-from ksched.plugins.noderesources.requested_to_capacity_ratio import BrokenLinearFunction, scale_shape
+from ksched.plugins.args.types import VolumeBindingArgs
+from ksched.plugins.args.validation import STORAGE_CAPACITY_SCORING, validate_volume_binding_args
+from ksched.plugins.helper.shape_score import MAX_UTILIZATION, BrokenLinearFunction, scale_shape
+from ksched.plugins.helper.storage import (
+    ANN_MIGRATED_PLUGINS,
+    CLAIM_LOST,
+    StorageError,
+    check_ephemeral_owner,
+    claim_name_of,
+    pvc_key,
+    requested_storage,
+)
 from ksched.plugins.volumebinding import state as vbstate
 from ksched.plugins.volumebinding.binder import (
     BinderError,
@@ -46,19 +64,9 @@ from ksched.plugins.volumebinding.prebind import (
     bind_pod_volumes,
 )
 from ksched.plugins.volumebinding.state import STATE_KEY, VolumeBindingState
-from ksched.plugins.volumebinding.storage import (
-    ANN_MIGRATED_PLUGINS,
-    CLAIM_LOST,
-    StorageError,
-    check_ephemeral_owner,
-    claim_name_of,
-    pvc_key,
-    requested_storage,
-)
 
 NAME = "VolumeBinding"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
-MAX_UTILIZATION = 100
 
 
 @dataclass(frozen=True)
@@ -382,6 +390,17 @@ class VolumeBinding:
         except PreBindError as exc:
             return Status.as_error(exc)
         return None
+
+
+# The extension points VolumeBinding implements, checked by mypy against ksched.framework.interfaces
+# (upstream's ``var _ fwk.<Point>Plugin = &VolumeBinding{}`` lines).
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = VolumeBinding
+_PRE_FILTER: type[PreFilterPlugin] = VolumeBinding
+_FILTER: type[FilterPlugin] = VolumeBinding
+_PRE_SCORE: type[PreScorePlugin] = VolumeBinding
+_SCORE: type[ScorePlugin] = VolumeBinding
+_RESERVE: type[ReservePlugin] = VolumeBinding
+_PRE_BIND: type[PreBindPlugin] = VolumeBinding
 
 
 def volume_limit_value(capacity: CSIStorageCapacity) -> int:

@@ -21,16 +21,9 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node
-from ksched.plugins.args import UtilizationShapePoint, VolumeBindingArgs
-from ksched.plugins.volumebinding import VolumeBinding, VolumeBindingFeatures, new
-from ksched.plugins.volumebinding.binder import (
-    ERR_REASON_BIND_CONFLICT,
-    ERR_REASON_NODE_CONFLICT,
-    ERR_REASON_PV_NOT_EXIST,
-)
-from ksched.plugins.volumebinding.state import STATE_KEY, StateExportError, VolumeBindingState
-from ksched.plugins.volumebinding.storage import ANN_SELECTED_NODE
-from ksched.plugins.volumebinding.testing import (
+from ksched.plugins.args.types import UtilizationShapePoint, VolumeBindingArgs
+from ksched.plugins.helper.storage import ANN_SELECTED_NODE
+from ksched.plugins.helper.testing import (
     handle_for,
     make_capacity,
     make_csi_driver,
@@ -40,6 +33,13 @@ from ksched.plugins.volumebinding.testing import (
     make_sc,
     pod_with_claims,
 )
+from ksched.plugins.volumebinding import VolumeBinding, VolumeBindingFeatures, new
+from ksched.plugins.volumebinding.binder import (
+    ERR_REASON_BIND_CONFLICT,
+    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_PV_NOT_EXIST,
+)
+from ksched.plugins.volumebinding.state import STATE_KEY, StateExportError, VolumeBindingState
 
 HOSTNAME = "kubernetes.io/hostname"
 IMMEDIATE_SC = make_sc("immediate-sc", mode="Immediate")
@@ -378,7 +378,7 @@ def test_reserve_assumes_and_unreserve_reverts() -> None:
     assert assumed.spec.claim_ref is not None and assumed.spec.claim_ref.uid == "claim-uid"
     # a second pod with the same kind of claim no longer sees pv-a as available on node-a
     other = make_pvc("pvc-z", storage_class=W, request="1Gi")
-    pl._handle.snapshot.objects.put(other)  # type: ignore[attr-defined]
+    pl._handle.snapshot.objects.put(other)
     state2, pi2 = CycleState(), PodInfo(pod_with_claims("pod-z", ["pvc-z"]))
     assert pl.pre_filter(state2, pi2, [])[1] is None
     assert pl.filter(state2, pi2, NodeInfo(ABC[0])) == UNSCHED_BIND

@@ -29,18 +29,18 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
 from ksched.api.storage import CSINode
-from ksched.plugins.volumebinding.binder import (
-    BinderError,
-    BindingInfo,
-    PodVolumes,
-    try_translate_pv_to_csi,
-)
-from ksched.plugins.volumebinding.storage import (
+from ksched.plugins.helper.storage import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     check_node_affinity,
     claim_key,
     is_pvc_fully_bound,
+)
+from ksched.plugins.volumebinding.binder import (
+    BinderError,
+    BindingInfo,
+    PodVolumes,
+    try_translate_pv_to_csi,
 )
 
 MERGE_PATCH = "application/merge-patch+json"

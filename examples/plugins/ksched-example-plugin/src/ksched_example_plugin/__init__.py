@@ -17,13 +17,17 @@ Nodes whose label ``labelKey`` has one of ``values`` (any value when ``values`` 
 
 from __future__ import annotations
 
-from ksched.framework.cycle_state import CycleState
-from ksched.framework.handle import Handle
-from ksched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
-from ksched.framework.nodeinfo import NodeInfo
-from ksched.framework.podinfo import PodInfo
-from ksched.plugins.args import Args
-from ksched.plugins.registry import Registration
+from ksched.framework.api import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    Args,
+    CycleState,
+    Handle,
+    NodeInfo,
+    PodInfo,
+    Registration,
+    ScorePlugin,
+)
 
 NAME = "PreferLabeledNodes"
 
@@ -70,3 +74,6 @@ def new(args: object, handle: Handle) -> PreferLabeledNodes:
 
 registration = Registration(factory=new, args_type=PreferLabeledNodesArgs)
 """What the ``ksched.plugins`` entry point names."""
+
+_SCORE: type[ScorePlugin] = PreferLabeledNodes
+"""The extension points it claims, checked by mypy (a drifting ``score`` signature is an error)."""

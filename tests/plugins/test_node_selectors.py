@@ -17,9 +17,9 @@ from ksched.apimachinery.nodeselector import NodeSelector
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.testing import make_node, make_pod, make_snapshot
+from ksched.plugins.helper.storage import check_node_affinity
 from ksched.plugins.nodeaffinity import NodeAffinity
 from ksched.plugins.podtopologyspread.index import required_affinity
-from ksched.plugins.volumebinding.storage import check_node_affinity
 
 NODE_LABELS = [{"zone": "a"}, {"zone": "a b"}, {"bad key": "x"}, {}, {"zone": "b", "n": "7"}]
 TERMS: list[dict[str, Any]] = [

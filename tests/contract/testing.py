@@ -11,6 +11,7 @@ from typing import Any
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
+from tests import kube
 from tests.fixtures.kubesim import Cluster
 
 
@@ -60,21 +61,21 @@ def node_manifest(cluster: Cluster, base: str, zone: str = "zone-1", **status: A
 
 
 async def create_pod(api: ApiClient, namespace: str, name: str, **spec: Any) -> Any:
-    return await client.CoreV1Api(api).create_namespaced_pod(namespace, pod_manifest(name, **spec))
+    return await client.CoreV1Api(api).create_namespaced_pod(namespace, kube.body(pod_manifest(name, **spec)))
 
 
 async def bind(api: ApiClient, namespace: str, pod: str, node: str) -> Any:
     """Bind through kubernetes_asyncio (raw response: its Binding deserialisation is broken)."""
-    resp = await client.CoreV1Api(api).create_namespaced_pod_binding(
-        pod,
-        namespace,
-        {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": pod},
-            "target": {"kind": "Node", "name": node},
-        },
-        _preload_content=False,
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod},
+        "target": {"kind": "Node", "name": node},
+    }
+    resp = await kube.undecoded(
+        client.CoreV1Api(api).create_namespaced_pod_binding(
+            pod, namespace, kube.body(binding), _preload_content=False
+        )
     )
     try:
         return resp.status, await resp.json()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ksched.plugins.normalize import default_normalize_score
+from ksched.plugins.helper.normalize import default_normalize_score
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from ksched.apimachinery import field as fe
 from ksched.apimachinery.validation import label_key_errors
-from ksched.plugins.args import (
+from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesBalancedAllocationArgs,
@@ -20,7 +21,6 @@ from ksched.plugins.args import (
 )
 
 SUPPORTED_SCORING_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
-MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_RESOURCE_WEIGHT = 100
 
 

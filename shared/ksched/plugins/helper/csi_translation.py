@@ -24,7 +24,7 @@ from ksched.api.core import (
     VolumeNodeAffinity,
 )
 from ksched.api.meta import ObjectMeta
-from ksched.plugins.volumebinding.storage import (
+from ksched.plugins.helper.storage import (
     LABEL_BETA_REGION,
     LABEL_BETA_ZONE,
     LABEL_REGION,

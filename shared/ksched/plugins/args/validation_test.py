@@ -6,8 +6,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from ksched.plugins import args_validation
-from ksched.plugins.args import (
+from ksched.plugins.args import validation as args_validation
+from ksched.plugins.args.types import (
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
     InterPodAffinityArgs,
@@ -17,7 +17,7 @@ from ksched.plugins.args import (
     UtilizationShapePoint,
     VolumeBindingArgs,
 )
-from ksched.plugins.args_validation import (
+from ksched.plugins.args.validation import (
     register_validator,
     validate_args,
     validate_default_preemption_args,

@@ -2,8 +2,8 @@
 
 Each validator returns upstream's field errors (``validation_pluginargs.go``) with paths under
 ``path`` (``profiles[0].pluginConfig[2].args`` when called by the configuration loader, "" for
-none). Validators of the plugin families live beside their plugins and load lazily; the
-DefaultPreemption, VolumeBinding and DynamicResources ones are here. Out-of-tree plugins add
+none). The DefaultPreemption, VolumeBinding and DynamicResources validators are here, those of
+the other plugin families in ``<family>_validation`` beside this module. Out-of-tree plugins add
 theirs with :func:`register_validator`.
 
 Feature gates are those of kube-scheduler 1.36 by default: DRASchedulerFilterTimeout,
@@ -12,13 +12,20 @@ DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on; StorageCapacityS
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
 from ksched.apimachinery import field as fe
 from ksched.apimachinery.duration import DurationError, parse_duration
-from ksched.plugins.args import (
+from ksched.plugins.args.interpodaffinity_validation import validate_inter_pod_affinity_args
+from ksched.plugins.args.nodeaffinity_validation import validate_node_affinity_args
+from ksched.plugins.args.noderesources_validation import (
+    shape_errors,
+    validate_balanced_allocation_args,
+    validate_fit_args,
+)
+from ksched.plugins.args.podtopologyspread_validation import validate_pod_topology_spread_args
+from ksched.plugins.args.types import (
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
     InterPodAffinityArgs,
@@ -29,7 +36,6 @@ from ksched.plugins.args import (
     UtilizationShapePoint,
     VolumeBindingArgs,
 )
-from ksched.plugins.noderesources.validation import shape_errors
 
 Validator = Callable[[Any, str], list[str]]
 
@@ -117,25 +123,15 @@ def validate_dynamic_resources_args(args: DynamicResourcesArgs, path: str = "") 
     return errs
 
 
-#: validators written beside their plugins: args type -> (module, function)
-_PLUGIN_VALIDATORS: dict[type, tuple[str, str]] = {
-    NodeResourcesFitArgs: ("ksched.plugins.noderesources.validation", "validate_fit_args"),
-    NodeResourcesBalancedAllocationArgs: (
-        "ksched.plugins.noderesources.validation",
-        "validate_balanced_allocation_args",
-    ),
-    PodTopologySpreadArgs: (
-        "ksched.plugins.podtopologyspread.validation",
-        "validate_pod_topology_spread_args",
-    ),
-    InterPodAffinityArgs: ("ksched.plugins.interpodaffinity.validation", "validate_inter_pod_affinity_args"),
-    NodeAffinityArgs: ("ksched.plugins.nodeaffinity_validation", "validate_node_affinity_args"),
-}
-
 _VALIDATORS: dict[type, Validator] = {
     DefaultPreemptionArgs: validate_default_preemption_args,
     VolumeBindingArgs: validate_volume_binding_args,
     DynamicResourcesArgs: validate_dynamic_resources_args,
+    NodeResourcesFitArgs: validate_fit_args,
+    NodeResourcesBalancedAllocationArgs: validate_balanced_allocation_args,
+    PodTopologySpreadArgs: validate_pod_topology_spread_args,
+    InterPodAffinityArgs: validate_inter_pod_affinity_args,
+    NodeAffinityArgs: validate_node_affinity_args,
 }
 
 
@@ -145,23 +141,8 @@ def register_validator(args_type: type, validator: Validator) -> None:
 
 
 def validator_for(args_type: type) -> Validator | None:
-    """The validator of ``args_type``; None when it has none (or its module is not written yet)."""
-    found = _VALIDATORS.get(args_type)
-    if found is not None:
-        return found
-    location = _PLUGIN_VALIDATORS.get(args_type)
-    if location is None:
-        return None
-    module_name, function = location
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and module_name.startswith(exc.name):
-            return None
-        raise
-    loaded: Validator = getattr(module, function)
-    _VALIDATORS[args_type] = loaded
-    return loaded
+    """The validator of ``args_type``; None when it has none."""
+    return _VALIDATORS.get(args_type)
 
 
 def validate_args(args: object, path: str = "") -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from ksched.api.core import PersistentVolume
 from ksched.api.storage import TopologySelectorTerm
-from ksched.plugins.volumebinding.storage import (
+from ksched.plugins.helper.storage import (
     ANN_BOUND_BY_CONTROLLER,
     StorageError,
     bind_volume_to_claim,
@@ -21,7 +21,7 @@ from ksched.plugins.volumebinding.storage import (
     label_zones,
     match_topology_selector_terms,
 )
-from ksched.plugins.volumebinding.testing import make_pv, make_pvc
+from ksched.plugins.helper.testing import make_pv, make_pvc
 
 LABELS = {"zone": "a", "kubernetes.io/hostname": "n1"}
 
@@ -147,6 +147,6 @@ def test_match_topology_selector_terms(terms: list[dict[str, object]], ok: bool)
 
 
 def test_label_zones() -> None:
-    assert label_zones("a__b") == {"a", "b"}
-    assert label_zones(" a ") == {"a"}
+    assert label_zones("a__b") == frozenset({"a", "b"})
+    assert label_zones(" a ") == frozenset({"a"})
     assert label_zones("a____b") is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ksched.apimachinery.field import child
 from ksched.apimachinery.nodeselector import NodeSelector, NodeSelectorError, PreferredSchedulingTerms
-from ksched.plugins.args import NodeAffinityArgs
+from ksched.plugins.args.types import NodeAffinityArgs
 
 
 def validate_node_affinity_args(args: NodeAffinityArgs | None, path: str = "") -> list[str]:

@@ -1,18 +1,12 @@
 """Typed arguments of the in-tree plugins (``kubescheduler.config.k8s.io/v1`` plugin args),
-with upstream's defaults. Validation lives in :mod:`ksched.plugins.args_validation`."""
+with upstream's defaults. Validation: :mod:`ksched.plugins.args.validation`."""
 
 from __future__ import annotations
 
 import msgspec
 
 from ksched.api.core import NodeAffinity, TopologySpreadConstraint
-
-
-class Args(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    """Base of plugin args: strict decoding (an unknown field is an error), as kube-scheduler."""
-
-    api_version: str | None = None
-    kind: str | None = None
+from ksched.framework.registration import Args
 
 
 class ResourceSpec(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=True):
@@ -28,6 +22,9 @@ class UtilizationShapePoint(msgspec.Struct, rename="camel", kw_only=True, forbid
 class RequestedToCapacityRatioParam(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=True):
     shape: list[UtilizationShapePoint] = []
 
+
+#: the top of a utilization shape's score scale (upstream ``config.MaxCustomPriorityScore``)
+MAX_CUSTOM_PRIORITY_SCORE = 10
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"

@@ -3,9 +3,15 @@ errors (``validation_pluginargs.go``) with their exact wording."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
-from ksched.plugins.args import (
+from ksched.plugins.args.noderesources_validation import (
+    validate_balanced_allocation_args,
+    validate_fit_args,
+)
+from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesBalancedAllocationArgs,
@@ -15,17 +21,14 @@ from ksched.plugins.args import (
     ScoringStrategy,
     UtilizationShapePoint,
 )
-from ksched.plugins.noderesources.validation import (
-    validate_balanced_allocation_args,
-    validate_fit_args,
-)
 
 
 def fit_args(
     kind: str = LEAST_ALLOCATED,
     weights: list[tuple[str, int]] | None = None,
     shape: list[tuple[int, int]] | None = None,
-    **kw: list[str],
+    ignored_resources: Sequence[str] = (),
+    ignored_resource_groups: Sequence[str] = (),
 ) -> NodeResourcesFitArgs:
     ratio = None
     if shape is not None:
@@ -33,7 +36,9 @@ def fit_args(
             shape=[UtilizationShapePoint(utilization=u, score=s) for u, s in shape]
         )
     args = NodeResourcesFitArgs(
-        scoring_strategy=ScoringStrategy(type=kind, requested_to_capacity_ratio=ratio), **kw
+        ignored_resources=list(ignored_resources),
+        ignored_resource_groups=list(ignored_resource_groups),
+        scoring_strategy=ScoringStrategy(type=kind, requested_to_capacity_ratio=ratio),
     )
     if weights is not None:
         assert args.scoring_strategy is not None

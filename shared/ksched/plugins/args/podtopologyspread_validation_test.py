@@ -9,8 +9,8 @@ import pytest
 from ksched.api.core import TopologySpreadConstraint
 from ksched.api.meta import LabelSelector
 from ksched.apimachinery.field import aggregate_message
-from ksched.plugins.args import PodTopologySpreadArgs
-from ksched.plugins.podtopologyspread.validation import validate_pod_topology_spread_args
+from ksched.plugins.args.podtopologyspread_validation import validate_pod_topology_spread_args
+from ksched.plugins.args.types import PodTopologySpreadArgs
 
 
 def tsc(

@@ -15,6 +15,7 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
+from tests import kube
 
 
 async def api_for(kubeconfig: str) -> ApiClient:
@@ -153,7 +154,7 @@ async def create_wffc_storage(
 async def create_nodes(api: ApiClient, nodes: list[dict[str, Any]]) -> None:
     v1 = client.CoreV1Api(api)
     for n in nodes:
-        await v1.create_node(n)
+        await v1.create_node(kube.body(n))
 
 
 async def create_pods(api: ApiClient, pods: list[dict[str, Any]], concurrency: int = 32) -> None:
@@ -162,7 +163,7 @@ async def create_pods(api: ApiClient, pods: list[dict[str, Any]], concurrency: i
 
     async def one(p: dict[str, Any]) -> None:
         async with sem:
-            await v1.create_namespaced_pod(p["metadata"].get("namespace", "default"), p)
+            await v1.create_namespaced_pod(p["metadata"].get("namespace", "default"), kube.body(p))
 
     await asyncio.gather(*(one(p) for p in pods))
 
@@ -170,7 +171,9 @@ async def create_pods(api: ApiClient, pods: list[dict[str, Any]], concurrency: i
 async def pod_nodes(api: ApiClient, namespace: str = "default") -> dict[str, str]:
     """name -> spec.nodeName ('' when unbound) for every pod in ``namespace``."""
     v1 = client.CoreV1Api(api)
-    resp = await v1.list_namespaced_pod(namespace, _preload_content=False)  # raw: thousands of pods
+    resp = await kube.undecoded(
+        v1.list_namespaced_pod(namespace, _preload_content=False)
+    )  # thousands of pods
     try:
         doc = json.loads(await resp.read())
     finally:

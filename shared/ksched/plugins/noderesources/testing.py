@@ -16,7 +16,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.resources import Resource
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import container, make_node, make_pod
-from ksched.plugins.args import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
+from ksched.plugins.args.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
 
 EXTENDED_A = "example.com/aaa"
 EXTENDED_B = "example.com/bbb"

@@ -8,7 +8,7 @@ import weakref
 import numpy as np
 
 from ksched.framework.testing import make_node, make_pod, make_snapshot
-from ksched.plugins.nodeindex import node_index
+from ksched.plugins.helper.nodeindex import node_index
 
 
 def test_label_columns_follow_node_updates_and_removals() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ksched.api.core import TopologySpreadConstraint
 from ksched.apimachinery import field as fe
 from ksched.apimachinery.validation import label_key_errors
-from ksched.plugins.args import LIST_DEFAULTING, SYSTEM_DEFAULTING, PodTopologySpreadArgs
+from ksched.plugins.args.types import LIST_DEFAULTING, SYSTEM_DEFAULTING, PodTopologySpreadArgs
 
 _SUPPORTED_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
 _NO_SELECTOR = "constraint must not define a selector, as they deduced for each pod"

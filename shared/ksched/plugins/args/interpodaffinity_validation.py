@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ksched.apimachinery import field as fe
-from ksched.plugins.args import InterPodAffinityArgs
+from ksched.plugins.args.types import InterPodAffinityArgs
 
 MIN_HARD_POD_AFFINITY_WEIGHT = 0
 MAX_HARD_POD_AFFINITY_WEIGHT = 100

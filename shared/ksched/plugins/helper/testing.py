@@ -13,7 +13,7 @@ from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageCl
 from ksched.framework.objects import ClusterObjects
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import FakeHandle, make_pod, make_snapshot
-from ksched.plugins.volumebinding.storage import (
+from ksched.plugins.helper.storage import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,

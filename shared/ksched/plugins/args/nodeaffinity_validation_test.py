@@ -10,8 +10,8 @@ import msgspec
 import pytest
 
 from ksched.api.core import NodeAffinity
-from ksched.plugins.args import NodeAffinityArgs
-from ksched.plugins.nodeaffinity_validation import validate_node_affinity_args
+from ksched.plugins.args.nodeaffinity_validation import validate_node_affinity_args
+from ksched.plugins.args.types import NodeAffinityArgs
 
 REQ = "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 KEY_REGEX_MSG = (

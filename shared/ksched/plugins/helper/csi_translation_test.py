@@ -3,12 +3,14 @@ gce_pd_test.go, in_tree_volume_test.go): volume handles, topology rewriting, acc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 import pytest
 
 from ksched.api.core import PersistentVolume, Volume
-from ksched.plugins.volumebinding import csi_translation as csi
-from ksched.plugins.volumebinding.testing import make_pv
+from ksched.plugins.helper import csi_translation as csi
+from ksched.plugins.helper.testing import make_pv
 
 
 @pytest.mark.parametrize(
@@ -30,8 +32,8 @@ def test_ebs_volume_id(kubernetes_id: str, want: str | None) -> None:
 
 
 def gce_pv(
-    labels: dict[str, str], affinity: dict[str, list[str]] | None = None, modes: list[str] = ()
-) -> PersistentVolume:  # type: ignore[assignment]
+    labels: dict[str, str], affinity: dict[str, list[str]] | None = None, modes: Sequence[str] = ()
+) -> PersistentVolume:
     return make_pv(
         "pd",
         labels=labels,

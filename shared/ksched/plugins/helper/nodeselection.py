@@ -1,6 +1,6 @@
 """Node selectors of :mod:`ksched.apimachinery.nodeselector` evaluated on rows of the snapshot.
 
-Each function answers, for many nodes at once through :class:`~ksched.plugins.nodeindex.NodeIndex`,
+Each function answers, for many nodes at once through :class:`~ksched.plugins.helper.nodeindex.NodeIndex`,
 what the scalar ``matches`` of the same object answers for one node.
 """
 
@@ -19,7 +19,7 @@ from ksched.apimachinery.nodeselector import (
 )
 from ksched.apimachinery.strconv import parse_go_int64
 from ksched.framework.interfaces import BoolArray, Int64Array, Rows
-from ksched.plugins.nodeindex import NodeIndex
+from ksched.plugins.helper.nodeindex import NodeIndex
 
 
 def _none(rows: Rows) -> BoolArray:
