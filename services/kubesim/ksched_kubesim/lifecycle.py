@@ -23,6 +23,7 @@ from typing import Any
 
 from .errors import ApiError
 from .jsonio import JSON, rfc3339
+from .managed_fields import CONTROLLER_MANAGER, KUBELET_MANAGER
 from .pods import set_condition
 from .pv_controller import STORAGE_CLASSES, PersistentVolumeController
 from .registry import NAMESPACES, NODES, PDBS, PODS, DeleteOptions, Registry
@@ -278,6 +279,7 @@ class Lifecycle:
         if status["initContainerStatuses"] is None:
             del status["initContainerStatuses"]
         self.registry.strategy(PODS).normalize(pod)
+        self.registry.record_write(PODS, entry.obj(), pod, KUBELET_MANAGER, "status")
         self.registry.put(PODS, pod, entry)
 
     @staticmethod
@@ -321,6 +323,7 @@ class Lifecycle:
         if not status.get("addresses"):
             status["addresses"] = [{"type": "Hostname", "address": name}]
         node["status"] = normalize_node_status(status)
+        self.registry.record_write(NODES, entry.obj(), node, KUBELET_MANAGER, "status")
         self.registry.put(NODES, node, entry)
 
     # --- namespaces and protection finalizers --------------------------------------------------
@@ -352,7 +355,12 @@ class Lifecycle:
             return
         with contextlib.suppress(ApiError):
             self.registry.update(
-                NAMESPACES, "", name, {"metadata": {"name": name}, "spec": {"finalizers": []}}, "finalize"
+                NAMESPACES,
+                "",
+                name,
+                {"metadata": {"name": name}, "spec": {"finalizers": []}},
+                "finalize",
+                manager=CONTROLLER_MANAGER,
             )
 
     def _release_protection(self, rt: Any, namespace: str, name: str) -> None:
@@ -370,6 +378,7 @@ class Lifecycle:
                     name,
                     "application/merge-patch+json",
                     b'{"metadata":{"finalizers":%s}}' % str(kept).replace("'", '"').encode(),
+                    manager=CONTROLLER_MANAGER,
                 )
 
     # --- disruption controller ----------------------------------------------------------------
@@ -452,6 +461,7 @@ class Lifecycle:
             if new_status != status:
                 pdb["status"] = new_status
                 self.registry.strategy(PDBS).normalize(pdb)
+                self.registry.record_write(PDBS, entry.obj(), pdb, CONTROLLER_MANAGER, "status")
                 self.registry.put(PDBS, pdb, entry)
 
     @staticmethod

@@ -37,6 +37,7 @@ from typing import Any, Final, Protocol
 
 from .errors import ApiError
 from .jsonio import JSON
+from .managed_fields import CONTROLLER_MANAGER, PROVISIONER_MANAGER
 from .quantity import QuantityError, parse_quantity
 from .registry import NODES, DeleteOptions, Registry
 from .resources import BY_KEY
@@ -251,7 +252,9 @@ class PersistentVolumeController:
         """Update ``obj`` (conditionally on its resourceVersion); None when the write was refused."""
         meta = obj["metadata"]
         try:
-            entry = self.registry.update(rt, meta.get("namespace", ""), meta["name"], obj, subresource)
+            entry = self.registry.update(
+                rt, meta.get("namespace", ""), meta["name"], obj, subresource, manager=CONTROLLER_MANAGER
+            )
         except ApiError:
             return None
         return entry.obj()
@@ -514,7 +517,7 @@ class PersistentVolumeController:
             spec["nodeAffinity"] = affinity
         pv = {"metadata": {"name": pv_name, "annotations": {ANN_PROVISIONED_BY: provisioner}}, "spec": spec}
         with contextlib.suppress(ApiError):
-            self.registry.create(PVS, "", pv)
+            self.registry.create(PVS, "", pv, manager=PROVISIONER_MANAGER)
 
     def _node_affinity(self, node: JSON, driver: str) -> JSON | None:
         """The selected node's topology for ``driver``: its CSINode ``topologyKeys``, else the hostname."""
