@@ -48,6 +48,7 @@ from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.lifecycle import serve
+from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
@@ -253,8 +254,8 @@ class SchedulerService:
             return
         result = "unschedulable" if outcome.kind == UNSCHEDULABLE else "error"
         log.debug("Unable to schedule pod (%s): %s", result, outcome.message)
-        metrics.ATTEMPTS.labels(result, profile).inc()
-        metrics.ATTEMPT_DURATION.labels(result, profile).observe(elapsed)
+        metrics.ATTEMPTS_OF(result, profile).inc()
+        metrics.ATTEMPT_DURATION_OF(result, profile).observe(elapsed)
         for plugin in outcome.plugins:
             metrics.UNSCHEDULABLE_PODS.labels(plugin, profile).inc()
         ref = PodRef(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid)
@@ -324,8 +325,8 @@ class SchedulerService:
             )
             profile = pod.spec.scheduler_name
             if reply.accepted:
-                metrics.ATTEMPTS.labels("scheduled", profile).inc()
-                metrics.ATTEMPT_DURATION.labels("scheduled", profile).observe(elapsed)
+                metrics.ATTEMPTS_OF("scheduled", profile).inc()
+                metrics.ATTEMPT_DURATION_OF("scheduled", profile).observe(elapsed)
                 self._remember(placement.placement_id, leased, outcome)
                 log.debug(
                     "Pod assumed on node (%d/%d nodes feasible, %d evaluated)",
@@ -490,14 +491,10 @@ def _percentiles(samples: Any) -> dict[str, float]:
 
 
 def _observer(profile: str) -> Any:
-    histogram = metrics.EXTENSION_POINT_DURATION
-    children: dict[tuple[str, str], Any] = {}  # labelled children: a labels() lookup per call costs more
+    children = Children(metrics.EXTENSION_POINT_DURATION)
 
     def observe(point: str, status: str, seconds: float) -> None:
-        child = children.get((point, status))
-        if child is None:
-            child = children[(point, status)] = histogram.labels(point, status, profile)
-        child.observe(seconds)
+        children(point, status, profile).observe(seconds)
 
     return observe
 
