@@ -80,7 +80,8 @@ class SchedulerOptions:
 
 @dataclass
 class InFlight:
-    """A placement sent to the informer, kept until the binder is done with it (for Unreserve)."""
+    """A placement sent to the informer, kept until the binder is done with it (for Unreserve): until
+    the replica sees the pod bound, or the binder asks to unreserve it."""
 
     leased: LeasedPod
     outcome: CycleOutcome
@@ -108,6 +109,7 @@ class SchedulerService:
         self.extenders = HTTPExtenders(config.extenders)
         self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
         self._inflight: OrderedDict[str, InFlight] = OrderedDict()
+        self._inflight_of: dict[str, str] = {}  # pod uid -> its placement id in _inflight
         self._held: dict[str, LeasedPod] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
@@ -151,6 +153,7 @@ class SchedulerService:
             fw.extenders = self.extenders.extenders
             metrics.PLUGIN_EVALUATIONS.track(name, fw.evaluations)
         self.follower.on_change = self._on_replica_change
+        self.follower.replica.on_bound = self._bound
         self.cycle = SchedulingCycle(
             frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
         )
@@ -349,8 +352,16 @@ class SchedulerService:
 
     def _remember(self, placement_id: str, leased: LeasedPod, outcome: CycleOutcome) -> None:
         self._inflight[placement_id] = InFlight(leased, outcome, time.monotonic())
+        self._inflight_of[leased.pod.uid] = placement_id
         while len(self._inflight) > 10_000:
-            self._inflight.popitem(last=False)
+            _, oldest = self._inflight.popitem(last=False)
+            self._inflight_of.pop(oldest.leased.pod.uid, None)
+
+    def _bound(self, uid: str) -> None:
+        """The binder is done with the pod's placement: no Unreserve will come for it."""
+        placement_id = self._inflight_of.pop(uid, None)
+        if placement_id is not None:
+            self._inflight.pop(placement_id, None)
 
     async def _done(
         self,
@@ -430,6 +441,8 @@ class SchedulerService:
         if entry is None:
             return Ack(ok=False, code="Unknown", reason="placement not held by this replica")
         leased = entry.leased
+        if self._inflight_of.get(leased.pod.uid) == req.placement_id:
+            del self._inflight_of[leased.pod.uid]
         with pod_logging(
             f"{req.namespace}/{req.name}", req.node_name, leased.pod.scheduler_name, leased.trace_id
         ):
