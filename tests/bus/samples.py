@@ -44,6 +44,7 @@ from ksched.bus.messages import (
     SnapshotBootstrapRequest,
     SnapshotDelta,
     SnapshotOp,
+    TraceBatch,
     TraceEvent,
     TracePhase,
     UnreserveRequest,
@@ -241,6 +242,21 @@ SAMPLES: dict[type[Message], Message] = {
         ts=1_800_000_000.25,
         duration=0.004,
         details={"rejected": {"NodeResourcesFit": 2}, "feasible": 1, "generation": 17, "top": [[NODE, 87]]},
+    ),
+    TraceBatch: TraceBatch(
+        events=[
+            TraceEvent(
+                trace_id="trace-1",
+                pod_uid=UID,
+                namespace=NS,
+                name=NAME,
+                service="scheduler",
+                instance="sched-1",
+                phase=phase,
+                ts=1_800_000_000.25 + i,
+            )
+            for i, phase in enumerate((TracePhase.SNAPSHOT, TracePhase.ASSUMED))
+        ]
     ),
     Heartbeat: Heartbeat(
         service="queue",
