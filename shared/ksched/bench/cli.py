@@ -102,9 +102,13 @@ def all_main(argv: Sequence[str]) -> int:
     )
     _run_module("DefaultPreemption (PreemptionAsync shape)", ["ksched.bench.preemption", "--mode", "async"])
     _run_module("kubesim list/watch/bind", ["ksched_kubesim.bench"])
+    print(
+        "\n== end to end through every service, scheduler_perf shapes (2,000 nodes x 6,000 pods)", flush=True
+    )
+    for shape in SHAPES:
+        e2e_main(["--nodes", "2000", "--pods", "6000", "--binders", "2", "--shape", shape])
     print("\n== end to end through every service (5,000 nodes x 10,000 pods)", flush=True)
-    for schedulers in (1, 2):
-        e2e_main(["--nodes", "5000", "--pods", "10000", "--schedulers", str(schedulers), "--binders", "2"])
+    e2e_main(["--nodes", "5000", "--pods", "10000", "--binders", "2"])
     return 0
 
 
