@@ -107,8 +107,6 @@ def all_main(argv: Sequence[str]) -> int:
     )
     for shape in SHAPES:
         e2e_main(["--nodes", "2000", "--pods", "6000", "--binders", "2", "--shape", shape])
-    print("\n== end to end through every service (5,000 nodes x 10,000 pods)", flush=True)
-    e2e_main(["--nodes", "5000", "--pods", "10000", "--binders", "2"])
     return 0
 
 
