@@ -237,3 +237,22 @@ async def test_the_kubelet_records_its_status_write_when_a_pod_starts() -> None:
         assert {"f:phase", "f:podIP", "f:conditions", "f:containerStatuses"} <= set(
             entries["kubelet"]["fieldsV1"]["f:status"]
         )
+
+
+def test_an_entry_with_an_empty_field_set_is_dropped_not_read_as_owning_the_object() -> None:
+    created = _write(None, {"metadata": {"labels": {"a": "1"}}}, "alice")
+    given = {
+        "manager": "ghost",
+        "operation": "Update",
+        "apiVersion": "v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {},
+    }
+    update = {
+        "metadata": {
+            "labels": {"a": "1", "b": "2"},
+            "managedFields": [given, *created["metadata"]["managedFields"]],
+        }
+    }
+    _write(created, update, "bob")
+    assert set(_fields(update)) == {"alice", "bob"}

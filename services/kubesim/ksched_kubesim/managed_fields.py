@@ -336,16 +336,12 @@ def changes(
         changed,
         removed,
     )
-    changed.pop(".", None)
-    changed.get("f:metadata", {}).pop(".", None)
-    return _pruned(changed), _pruned(removed)
-
-
-def _pruned(node: FieldSet) -> FieldSet:
-    for key in [k for k in node if k != "."]:
-        if not _pruned(node[key]):
-            del node[key]
-    return node
+    meta = changed.get("f:metadata")
+    if meta is not None:
+        meta.pop(".", None)  # metadata itself is never owned, its fields are
+        if not meta:
+            del changed["f:metadata"]
+    return changed, removed
 
 
 # --- entries ------------------------------------------------------------------------------------
@@ -407,17 +403,21 @@ def record(
     kept: list[tuple[JSON, FieldSet]] = []
     for entry in entries:
         fields = _from_v1(entry.get("fieldsV1"))
+        fields.pop(".", None)  # the object itself is no field (an empty FieldsV1 reads as one)
         if _identity(entry) == me:
             own, own_entry = fields, entry
             continue
         _difference(fields, changed)
         _difference(fields, removed)
-        if _pruned(fields):
+        if fields:
             kept.append((entry, fields))
     if changed or own_entry is not None:
-        _difference(own, removed)
-        _union(own, changed)
-        if _pruned(own):
+        if own:
+            _difference(own, removed)
+            _union(own, changed)
+        else:
+            own = changed
+        if own:
             entry = {
                 "manager": manager,
                 "operation": operation,
