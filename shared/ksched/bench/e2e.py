@@ -98,6 +98,7 @@ def _cpu(stack: Stack) -> dict[str, float]:
 
 
 async def measure(s: Settings) -> dict[str, Any]:
+    """Start a stack, create ``s.pods`` pods, wait until they are bound, report (see the module)."""
     workdir = Path(tempfile.mkdtemp(prefix="ksched-bench-"))
     stack = Stack(
         StackOptions(
