@@ -44,6 +44,7 @@ from ksched.bus.messages import (
     SnapshotBootstrapRequest,
     SnapshotDelta,
     SnapshotOp,
+    TraceBatch,
     TraceEvent,
     TracePhase,
     UnreserveRequest,
@@ -144,6 +145,19 @@ PLACEMENT = Placement(
     permit_waits={"Coscheduling": 10.0},
 )
 
+TRACE_EVENT = TraceEvent(
+    trace_id="trace-1",
+    pod_uid=UID,
+    namespace=NS,
+    name=NAME,
+    service="scheduler",
+    instance="sched-1",
+    phase=TracePhase.FILTER,
+    ts=1_800_000_000.25,
+    duration=0.004,
+    details={"rejected": {"NodeResourcesFit": 2}, "feasible": 1, "generation": 17, "top": [[NODE, 87]]},
+)
+
 SAMPLES: dict[type[Message], Message] = {
     PendingPodEvent: PendingPodEvent(
         action=PendingPodAction.UPDATE, pod=PENDING, reason="", epoch="epoch-1", generation=17, ts=1.5
@@ -230,17 +244,9 @@ SAMPLES: dict[type[Message], Message] = {
         reason="bind failed",
         plugin_state={"VolumeBinding": b"\x00"},
     ),
-    TraceEvent: TraceEvent(
-        trace_id="trace-1",
-        pod_uid=UID,
-        namespace=NS,
-        name=NAME,
-        service="scheduler",
-        instance="sched-1",
-        phase=TracePhase.FILTER,
-        ts=1_800_000_000.25,
-        duration=0.004,
-        details={"rejected": {"NodeResourcesFit": 2}, "feasible": 1, "generation": 17, "top": [[NODE, 87]]},
+    TraceEvent: TRACE_EVENT,
+    TraceBatch: TraceBatch(
+        events=[TRACE_EVENT, msgspec.structs.replace(TRACE_EVENT, phase=TracePhase.ASSUMED, details={})]
     ),
     Heartbeat: Heartbeat(
         service="queue",

@@ -144,3 +144,27 @@ def test_assume_confirm_forget_expire() -> None:
     cache.upsert_pod(make_pod("a", uid="a", node_name="n", requests={"cpu": "1"}))
     assert "a" not in cache.assumed and cache.snapshot.location("a") == "n"
     assert not cache.forget("a")
+
+
+def test_the_replica_reports_pods_the_watch_saw_bound_not_assumed_ones() -> None:
+    cache = ClusterCache()
+    replica = SnapshotReplica()
+    replica.load(image_of(cache.snapshot, "e1", cache.generation))
+    bound: list[str] = []
+    replica.on_bound = bound.append
+    cache.upsert_node(make_node("n", allocatable={"cpu": "2", "pods": "10"}))
+    pod = make_pod("a", uid="a", requests={"cpu": "100m"})
+    cache.upsert_pod(pod)
+    assert cache.assume(pod, "n", generation=cache.generation, scheduler_id="s1").accepted
+
+    def flush() -> None:
+        base, gen, ops = cache.take_ops()
+        assert replica.apply(
+            decode(encode(DeltaBatch(epoch="e1", base=base, generation=gen, ops=ops)), DeltaBatch)
+        )
+
+    flush()
+    assert bound == []
+    cache.upsert_pod(make_pod("a", uid="a", node_name="n", requests={"cpu": "100m"}))
+    flush()
+    assert bound == ["a"]

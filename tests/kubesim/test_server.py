@@ -61,6 +61,27 @@ async def test_watchers_far_behind_are_dropped(sim: KubeSim) -> None:
         sim.registry.stop_watch(watcher)
 
 
+async def test_a_watch_backlog_leaves_in_writes_of_at_most_4_kib(sim: KubeSim) -> None:
+    """As the API server's watch handler, whose backlog goes through net/http's 4 KiB buffer."""
+    watcher = sim.registry.watch(BY_KEY["pods"], None, WatchQuery())
+    lines = [b"x" * 999 + b"\n" for _ in range(10)]
+    for line in lines:
+        watcher.push(line)
+    writes: list[bytes] = []
+
+    async def write(data: bytes) -> None:
+        writes.append(data)
+        if sum(map(len, writes)) == len(b"".join(lines)):
+            watcher.close()
+
+    try:
+        await watcher.run(write)
+    finally:
+        sim.registry.stop_watch(watcher)
+    assert b"".join(writes) == b"".join(lines)
+    assert [len(w) for w in writes] == [4096, 4096, 1808]
+
+
 async def test_curl_gets_pretty_json(http: aiohttp.ClientSession) -> None:
     async with http.get("/api/v1/namespaces/default/pods/nope", headers={"User-Agent": "curl/8.5.0"}) as resp:
         text = await resp.text()

@@ -62,6 +62,24 @@ async def test_events_reach_the_stream_in_order_with_the_trace_id_header(bus_fac
     assert raw.subject == bus.subjects.trace("team.a", "web-1")
 
 
+async def test_a_pods_events_of_one_flush_are_one_stored_message(bus_factory: BusFactory) -> None:
+    bus = await bus_factory("tracer")
+    tracer = Tracer("scheduler", "s-0")
+    tracer.start(bus)
+    for phase in (Phase.SNAPSHOT, Phase.FILTER, Phase.SCORE, Phase.ASSUMED):
+        emit(tracer, phase, trace_id="t9")
+    emit(tracer, Phase.QUEUED, name="other")
+    await tracer.close()
+    assert tracer.published == 5
+    history = await stored(bus, 4)
+    assert [t.event.phase for t in history] == ["snapshot", "filter", "score", "assumed"]
+    assert len({t.seq for t in history}) == 1, "one stream message for the pod's four events"
+    *_, messages = await stream_state(bus)
+    assert messages == 2  # web-1's batch and other's single event
+    raw = await bus.js.get_msg(bus.subjects.trace_stream, seq=history[0].seq)
+    assert raw.headers is not None and raw.headers[TRACE_ID_HEADER] == "t9"
+
+
 async def test_the_background_task_publishes_without_being_asked(bus_factory: BusFactory) -> None:
     bus = await bus_factory("tracer")
     tracer = Tracer("queue", "q", interval=0.02)

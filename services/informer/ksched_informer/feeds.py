@@ -12,7 +12,9 @@ from ksched.framework.changes import node_changes, pod_changes
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
 
 
-def pending_pod(pod: Pod) -> PendingPod:
+def pending_pod(pod: Pod, *, with_json: bool = True) -> PendingPod:
+    """The queue's view of ``pod``; ``with_json=False`` leaves out the pod's JSON (a DELETE: its
+    readers need the uid, name and scheduler only, and it is most of the message)."""
     meta, spec = pod.metadata, pod.spec
     return PendingPod(
         uid=meta.uid,
@@ -24,7 +26,7 @@ def pending_pod(pod: Pod) -> PendingPod:
         scheduling_gates=[g.name for g in spec.scheduling_gates],
         resource_version=meta.resource_version,
         nominated_node_name=pod.status.nominated_node_name or "",
-        pod=msgspec.json.encode(pod),
+        pod=msgspec.json.encode(pod) if with_json else b"",
     )
 
 
@@ -32,7 +34,12 @@ def pending_event(
     action: PendingPodAction, pod: Pod, epoch: str, generation: int, reason: str = ""
 ) -> PendingPodEvent:
     return PendingPodEvent(
-        action=action, pod=pending_pod(pod), reason=reason, epoch=epoch, generation=generation, ts=time.time()
+        action=action,
+        pod=pending_pod(pod, with_json=action != PendingPodAction.DELETE),
+        reason=reason,
+        epoch=epoch,
+        generation=generation,
+        ts=time.time(),
     )
 
 

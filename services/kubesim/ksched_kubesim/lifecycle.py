@@ -25,6 +25,7 @@ from ksched.apimachinery.labels import Selector, SelectorError
 
 from .errors import ApiError
 from .jsonio import JSON, rfc3339
+from .managed_fields import CONTROLLER_MANAGER, KUBELET_MANAGER
 from .pods import set_condition
 from .pv_controller import STORAGE_CLASSES, PersistentVolumeController
 from .registry import NAMESPACES, NODES, PDBS, PODS, DeleteOptions, Registry
@@ -279,6 +280,7 @@ class Lifecycle:
         if status["initContainerStatuses"] is None:
             del status["initContainerStatuses"]
         self.registry.strategy(PODS).normalize(pod)
+        self.registry.record_write(PODS, entry.obj(), pod, KUBELET_MANAGER, "status")
         self.registry.put(PODS, pod, entry)
 
     @staticmethod
@@ -322,6 +324,7 @@ class Lifecycle:
         if not status.get("addresses"):
             status["addresses"] = [{"type": "Hostname", "address": name}]
         node["status"] = normalize_node_status(status)
+        self.registry.record_write(NODES, entry.obj(), node, KUBELET_MANAGER, "status")
         self.registry.put(NODES, node, entry)
 
     # --- namespaces and protection finalizers --------------------------------------------------
@@ -353,7 +356,12 @@ class Lifecycle:
             return
         with contextlib.suppress(ApiError):
             self.registry.update(
-                NAMESPACES, "", name, {"metadata": {"name": name}, "spec": {"finalizers": []}}, "finalize"
+                NAMESPACES,
+                "",
+                name,
+                {"metadata": {"name": name}, "spec": {"finalizers": []}},
+                "finalize",
+                manager=CONTROLLER_MANAGER,
             )
 
     def _release_protection(self, rt: Any, namespace: str, name: str) -> None:
@@ -371,6 +379,7 @@ class Lifecycle:
                     name,
                     "application/merge-patch+json",
                     b'{"metadata":{"finalizers":%s}}' % str(kept).replace("'", '"').encode(),
+                    manager=CONTROLLER_MANAGER,
                 )
 
     # --- disruption controller ----------------------------------------------------------------
@@ -456,6 +465,7 @@ class Lifecycle:
             if new_status != status:
                 pdb["status"] = new_status
                 self.registry.strategy(PDBS).normalize(pdb)
+                self.registry.record_write(PDBS, entry.obj(), pdb, CONTROLLER_MANAGER, "status")
                 self.registry.put(PDBS, pdb, entry)
 
     @staticmethod

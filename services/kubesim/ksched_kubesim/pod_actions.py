@@ -8,7 +8,7 @@ from typing import Any
 from . import errors
 from .errors import FieldError, invalid, not_supported, required
 from .jsonio import JSON, rfc3339
-from .pods import set_condition
+from .pods import POD_SPEC_ORDER, ordered, set_condition
 from .registry import NODES, PDBS, PODS, DeleteOptions, Registry
 from .selectors import matches_label_selector
 from .store import Entry
@@ -56,6 +56,7 @@ def bind(registry: Registry, namespace: str, name: str, binding: Any) -> Entry:
     if spec.get("schedulingGates"):
         raise errors.conflict("pods/binding", "", name, f"pod {name} has non-empty .spec.schedulingGates")
     spec["nodeName"] = target["name"]
+    pod["spec"] = ordered(spec, POD_SPEC_ORDER)  # in Go field order, as the real server writes it
     if meta.get("annotations"):
         pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), **meta["annotations"]}
     copy_topology_labels(pod_meta, registry.labels_of(NODES.key, "", target["name"]))

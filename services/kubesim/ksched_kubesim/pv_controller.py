@@ -39,6 +39,7 @@ from ksched.apimachinery.quantity import Quantity, QuantityError, parse_json_qua
 
 from .errors import ApiError
 from .jsonio import JSON
+from .managed_fields import CONTROLLER_MANAGER, PROVISIONER_MANAGER
 from .registry import NODES, DeleteOptions, Registry
 from .resources import BY_KEY
 from .selectors import label_selector_of
@@ -254,7 +255,9 @@ class PersistentVolumeController:
         """Update ``obj`` (conditionally on its resourceVersion); None when the write was refused."""
         meta = obj["metadata"]
         try:
-            entry = self.registry.update(rt, meta.get("namespace", ""), meta["name"], obj, subresource)
+            entry = self.registry.update(
+                rt, meta.get("namespace", ""), meta["name"], obj, subresource, manager=CONTROLLER_MANAGER
+            )
         except ApiError:
             return None
         return entry.obj()
@@ -517,7 +520,7 @@ class PersistentVolumeController:
             spec["nodeAffinity"] = affinity
         pv = {"metadata": {"name": pv_name, "annotations": {ANN_PROVISIONED_BY: provisioner}}, "spec": spec}
         with contextlib.suppress(ApiError):
-            self.registry.create(PVS, "", pv)
+            self.registry.create(PVS, "", pv, manager=PROVISIONER_MANAGER)
 
     def _node_affinity(self, node: JSON, driver: str) -> JSON | None:
         """The selected node's topology for ``driver``: its CSINode ``topologyKeys``, else the hostname."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from . import errors, patch
+from . import errors, managed_fields, patch
 from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
 from .events_api import core_to_events, events_to_core
 from .events_api import validate as validate_event
@@ -247,7 +247,36 @@ class Registry:
 
     # --- create -------------------------------------------------------------------------------
 
-    def create(self, rt: ResourceType, namespace: str, body: Any, dry_run: bool = False) -> Entry:
+    def record_write(
+        self,
+        rt: ResourceType,
+        old: JSON | None,
+        new: JSON,
+        manager: str,
+        subresource: str | None = None,
+        operation: str = "Update",
+    ) -> None:
+        """The field manager's step of a write through the API: ``new``'s ``managedFields``."""
+        managed_fields.record(
+            old,
+            new,
+            manager=manager,
+            api_version=rt.api_version,
+            kind=rt.kind,
+            subresource=subresource,
+            has_status=rt.has_status,
+            operation=operation,
+        )
+
+    def create(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        body: Any,
+        dry_run: bool = False,
+        manager: str = managed_fields.UNKNOWN_MANAGER,
+        operation: str = "Update",
+    ) -> Entry:
         obj = self._check_kind(rt, body)
         self._decode_body(rt, obj)
         obj = self._to_storage(rt, obj)
@@ -262,13 +291,15 @@ class Registry:
             self._admit_namespace(rt, namespace, name)
         meta["uid"] = new_uid()
         meta["creationTimestamp"] = rfc3339()
-        for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"):
+        for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(key, None)
         if rt.has_generation:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
         strategy = self.strategy(rt)
+        strategy.default(obj)
+        self.record_write(rt, None, obj, manager, operation=operation)
         strategy.prepare_create(obj, self)
         strategy.normalize(obj)
         errs = validate_metadata(rt, meta)
@@ -337,6 +368,7 @@ class Registry:
         body: Any,
         subresource: str | None = None,
         dry_run: bool = False,
+        manager: str = managed_fields.UNKNOWN_MANAGER,
     ) -> Entry:
         obj = self._check_kind(rt, body)
         self._decode_body(rt, obj)
@@ -360,10 +392,17 @@ class Registry:
                 name,
                 [invalid_value("metadata.resourceVersion", 0, "must be specified for an update")],
             )
-        return self._apply_update(rt, old, obj, subresource, dry_run)
+        return self._apply_update(rt, old, obj, subresource, dry_run, manager)
 
     def _apply_update(
-        self, rt: ResourceType, old_entry: Entry, new: JSON, subresource: str | None, dry_run: bool = False
+        self,
+        rt: ResourceType,
+        old_entry: Entry,
+        new: JSON,
+        subresource: str | None,
+        dry_run: bool = False,
+        manager: str = managed_fields.UNKNOWN_MANAGER,
+        operation: str = "Update",
     ) -> Entry:
         strategy = self.strategy(rt)
         old = old_entry.obj()
@@ -393,7 +432,6 @@ class Registry:
                 new_meta[key] = old_meta[key]
             else:
                 new_meta.pop(key, None)
-        new_meta.pop("managedFields", None)
         if subresource == "status":
             strategy.prepare_status_update(new, old)
         elif subresource == "finalize":
@@ -417,6 +455,7 @@ class Registry:
         if errs:
             raise self._invalid(rt, old_entry.name, errs)
         new["metadata"]["resourceVersion"] = old_meta.get("resourceVersion")
+        self.record_write(rt, old, new, manager, subresource, operation)
         if new == old:
             return old_entry
         if dry_run:
@@ -446,7 +485,9 @@ class Registry:
         subresource: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        manager: str = managed_fields.UNKNOWN_MANAGER,
     ) -> Entry:
+        """``manager``: who writes when the request names no ``field_manager`` (its User-Agent)."""
         media = content_type.split(";", 1)[0].strip().lower()
         if media == patch.APPLY_PATCH_CBOR or media not in patch.PATCH_TYPES:
             raise errors.unsupported_media_type(media, list(patch.PATCH_TYPES))
@@ -462,7 +503,7 @@ class Registry:
                 meta = doc.setdefault("metadata", {})
                 if isinstance(meta, dict):
                     meta.setdefault("name", name)
-                return self.create(rt, namespace, doc, dry_run)
+                return self.create(rt, namespace, doc, dry_run, field_manager or manager, "Apply")
             raise errors.not_found(rt.plural, rt.group, name)
         view = self.view(rt)
         current = old.obj()
@@ -490,7 +531,8 @@ class Registry:
         self._fix_namespace(rt, namespace, result["metadata"])
         if view is not None:
             result = view.from_view(result)
-        return self._apply_update(rt, old, result, subresource, dry_run)
+        operation = "Apply" if media == patch.APPLY_PATCH else "Update"
+        return self._apply_update(rt, old, result, subresource, dry_run, field_manager or manager, operation)
 
     @staticmethod
     def _decode_patch(media: str, raw: bytes) -> Any:

@@ -14,7 +14,7 @@ from aiohttp import web
 
 from ksched.aio import cancel_and_wait
 
-from . import discovery, errors, openapi, pod_actions, tables
+from . import discovery, errors, managed_fields, openapi, pod_actions, tables
 from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -69,6 +69,13 @@ class _Response:
         if request.headers.get("User-Agent", "").lower().startswith(("curl", "wget")):
             data = pretty(data)
         return web.Response(status=status, body=data + b"\n", headers=_Response.headers(extra))
+
+
+def _manager(request: web.BaseRequest) -> str:
+    """Who a write is recorded for in managedFields: ``fieldManager``, else the User-Agent's prefix."""
+    return managed_fields.manager_name(
+        request.query.get("fieldManager"), request.headers.get("User-Agent", "")
+    )
 
 
 class ApiServer:
@@ -243,7 +250,13 @@ class ApiServer:
                 raise errors.method_not_allowed()
             body = await self._body(request)
             entry = self.registry.update(
-                rt, req.namespace or "", req.name, body, req.subresource, request.query.get("dryRun") == "All"
+                rt,
+                req.namespace or "",
+                req.name,
+                body,
+                req.subresource,
+                request.query.get("dryRun") == "All",
+                _manager(request),
             )
             return _Response.raw(request, 200, self.registry.render(rt, entry))
         if method == "PATCH":
@@ -259,6 +272,7 @@ class ApiServer:
                 req.subresource,
                 request.query.get("fieldManager"),
                 request.query.get("dryRun") == "All",
+                _manager(request),
             )
             return _Response.raw(request, 200, self.registry.render(rt, entry))
         if method == "DELETE":
@@ -302,7 +316,9 @@ class ApiServer:
             return self._json(request, 201, errors.success(201))
         if req.name is not None or (rt.namespaced and req.namespace is None):
             raise errors.method_not_allowed()
-        entry = self.registry.create(rt, namespace, body, request.query.get("dryRun") == "All")
+        entry = self.registry.create(
+            rt, namespace, body, request.query.get("dryRun") == "All", _manager(request)
+        )
         return _Response.raw(request, 201, self.registry.render(rt, entry))
 
     async def _delete(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:

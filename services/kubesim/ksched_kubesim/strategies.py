@@ -84,6 +84,9 @@ class Strategy:
         """A decoding problem (bad quantity...) that the API server reports as 400, if any."""
         return None
 
+    def default(self, obj: JSON) -> None:
+        """Scheme defaulting of a created object (what its field manager entry then records)."""
+
     def prepare_create(self, obj: JSON, lookup: Lookup) -> None:
         if self.rt.has_status:
             obj.pop("status", None)
@@ -128,13 +131,17 @@ class PodStrategy(Strategy):
         spec = obj.get("spec")
         return pods.malformed_quantity(spec) if isinstance(spec, dict) else None
 
+    def default(self, obj: JSON) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            obj["spec"] = pods.default_pod_spec(spec)
+
     def prepare_create(self, obj: JSON, lookup: Lookup) -> None:
         meta = obj["metadata"]
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
             return
-        spec = pods.default_pod_spec(spec)
         self._admit_priority(spec, meta, lookup)
         pods.add_default_toleration_seconds(spec)
         node_name = spec.get("nodeName")
@@ -298,13 +305,15 @@ def normalize_node_status(status: JSON) -> JSON:
 
 
 class NodeStrategy(Strategy):
-    def prepare_create(self, obj: JSON, lookup: Lookup) -> None:
-        # a node registers with its status (kubelet-style), so status is kept on create
+    def default(self, obj: JSON) -> None:
         spec = obj.get("spec")
         spec = dict(spec) if isinstance(spec, dict) else {}
         if spec.get("podCIDR") and not spec.get("podCIDRs"):
             spec["podCIDRs"] = [spec["podCIDR"]]
         obj["spec"] = ordered(spec, NODE_SPEC_ORDER)
+
+    def prepare_create(self, obj: JSON, lookup: Lookup) -> None:
+        # a node registers with its status (kubelet-style), so status is kept on create
         status = obj.get("status")
         obj["status"] = dict(status) if isinstance(status, dict) else {}
 

@@ -1,7 +1,10 @@
 """Watch streams: per-watcher filtering of changes, bookmarks and buffered writes.
 
 A change is encoded once per (event type, API view) and the same bytes are appended to every
-interested watcher's buffer; the watcher's writer coroutine sends whatever accumulated in one write.
+interested watcher's buffer; the watcher's writer coroutine sends whatever accumulated in writes of
+at most ``WRITE_SIZE`` bytes, as the API server's watch handler does: it flushes after an event when
+no other is queued, and a backlog leaves through net/http's 4 KiB connection buffer, so a client
+reads the stream in pieces of one event or a few KiB, not in one block per burst.
 Filtering follows the watch cache: an object that starts matching yields ADDED, one that stops
 matching yields DELETED carrying its previous state stamped with the new resourceVersion.
 """
@@ -75,6 +78,10 @@ def bookmark_line(rt: ResourceType, rv: int, initial_events_end: bool = False) -
 
 def error_line(status: JSON) -> bytes:
     return b'{"type":"ERROR","object":%s}\n' % encode(status)
+
+
+WRITE_SIZE = 4096
+"""Bytes per write of a watch stream (Go net/http's connection buffer)."""
 
 
 class Watcher:
@@ -176,7 +183,8 @@ class Watcher:
                 data = b"".join(self.buf)
                 self.buf.clear()
                 self.pending = 0
-                await write(data)
+                for start in range(0, len(data), WRITE_SIZE):
+                    await write(data[start : start + WRITE_SIZE])
                 continue
             if self.closed:
                 return

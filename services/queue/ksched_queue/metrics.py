@@ -15,6 +15,7 @@ from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from ksched.service.framework_metrics import EXTENSION_POINT_DURATION
+from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import CycleSampler, exponential_buckets, observe_plugin, sample_percent
 
 from .queued_pod import PodState
@@ -73,8 +74,13 @@ FEED_RESYNCS = Counter(
 _GAUGE_STATES = (PodState.ACTIVE, PodState.BACKOFF, PodState.UNSCHEDULABLE, PodState.GATED)
 
 
+_INCOMING = Children(INCOMING_PODS)
+_EVENT_HANDLING = Children(EVENT_HANDLING_DURATION)
+_EXTENSION_POINT = Children(EXTENSION_POINT_DURATION)
+
+
 def observe_incoming(queue: str, event: str) -> None:
-    INCOMING_PODS.labels(queue=queue, event=event).inc()
+    _INCOMING(queue, event).inc()
 
 
 def _reader(counts: Callable[[], dict[str, int]], state: str) -> Callable[[], float]:
@@ -89,11 +95,11 @@ def bind_gauges(counts: Callable[[], dict[str, int]], leases: Callable[[], int])
 
 
 def observe_event_handling(event: str, seconds: float) -> None:
-    EVENT_HANDLING_DURATION.labels(event=event).observe(seconds)
+    _EVENT_HANDLING(event).observe(seconds)
 
 
 def observe_pre_enqueue(profile: str, status: str, seconds: float) -> None:
-    EXTENSION_POINT_DURATION.labels("PreEnqueue", status, profile).observe(seconds)
+    _EXTENSION_POINT("PreEnqueue", status, profile).observe(seconds)
 
 
 class QueueStateCollector:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from prometheus_client import Counter, Gauge, Histogram
 
 from ksched.service.framework_metrics import EXTENSION_POINT_DURATION, PLUGIN_EVALUATIONS
+from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import exponential_buckets
 
 __all__ = ["EXTENSION_POINT_DURATION", "PLUGIN_EVALUATIONS"]
@@ -25,6 +26,8 @@ ATTEMPT_DURATION = Histogram(
     ["result", "profile"],
     buckets=_ATTEMPT_BUCKETS,
 )
+ATTEMPTS_OF = Children(ATTEMPTS)
+ATTEMPT_DURATION_OF = Children(ATTEMPT_DURATION)
 ALGORITHM_DURATION = Histogram(
     "scheduler_scheduling_algorithm_duration_seconds",
     "Scheduling algorithm latency in seconds",

@@ -48,6 +48,7 @@ from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client, api_reachable
 from ksched.service.lifecycle import serve
+from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
@@ -80,7 +81,8 @@ class SchedulerOptions:
 
 @dataclass
 class InFlight:
-    """A placement sent to the informer, kept until the binder is done with it (for Unreserve)."""
+    """A placement sent to the informer, kept until the binder is done with it (for Unreserve): until
+    the replica sees the pod bound, or the binder asks to unreserve it."""
 
     leased: LeasedPod
     outcome: CycleOutcome
@@ -108,6 +110,7 @@ class SchedulerService:
         self.extenders = HTTPExtenders(config.extenders)
         self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
         self._inflight: OrderedDict[str, InFlight] = OrderedDict()
+        self._inflight_of: dict[str, str] = {}  # pod uid -> its placement id in _inflight
         self._held: dict[str, LeasedPod] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
@@ -152,6 +155,7 @@ class SchedulerService:
             fw.extenders = self.extenders.extenders
             metrics.PLUGIN_EVALUATIONS.track(name, fw.evaluations)
         self.follower.on_change = self._on_replica_change
+        self.follower.replica.on_bound = self._bound
         self.cycle = SchedulingCycle(
             frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
         )
@@ -252,8 +256,8 @@ class SchedulerService:
             return
         result = "unschedulable" if outcome.kind == UNSCHEDULABLE else "error"
         log.debug("Unable to schedule pod (%s): %s", result, outcome.message)
-        metrics.ATTEMPTS.labels(result, profile).inc()
-        metrics.ATTEMPT_DURATION.labels(result, profile).observe(elapsed)
+        metrics.ATTEMPTS_OF(result, profile).inc()
+        metrics.ATTEMPT_DURATION_OF(result, profile).observe(elapsed)
         for plugin in outcome.plugins:
             metrics.UNSCHEDULABLE_PODS.labels(plugin, profile).inc()
         ref = PodRef(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid)
@@ -323,8 +327,8 @@ class SchedulerService:
             )
             profile = pod.spec.scheduler_name
             if reply.accepted:
-                metrics.ATTEMPTS.labels("scheduled", profile).inc()
-                metrics.ATTEMPT_DURATION.labels("scheduled", profile).observe(elapsed)
+                metrics.ATTEMPTS_OF("scheduled", profile).inc()
+                metrics.ATTEMPT_DURATION_OF("scheduled", profile).observe(elapsed)
                 self._remember(placement.placement_id, leased, outcome)
                 log.debug(
                     "Pod assumed on node (%d/%d nodes feasible, %d evaluated)",
@@ -347,8 +351,16 @@ class SchedulerService:
 
     def _remember(self, placement_id: str, leased: LeasedPod, outcome: CycleOutcome) -> None:
         self._inflight[placement_id] = InFlight(leased, outcome, time.monotonic())
+        self._inflight_of[leased.pod.uid] = placement_id
         while len(self._inflight) > 10_000:
-            self._inflight.popitem(last=False)
+            _, oldest = self._inflight.popitem(last=False)
+            self._inflight_of.pop(oldest.leased.pod.uid, None)
+
+    def _bound(self, uid: str) -> None:
+        """The binder is done with the pod's placement: no Unreserve will come for it."""
+        placement_id = self._inflight_of.pop(uid, None)
+        if placement_id is not None:
+            self._inflight.pop(placement_id, None)
 
     async def _done(
         self,
@@ -428,6 +440,8 @@ class SchedulerService:
         if entry is None:
             return Ack(ok=False, code="Unknown", reason="placement not held by this replica")
         leased = entry.leased
+        if self._inflight_of.get(leased.pod.uid) == req.placement_id:
+            del self._inflight_of[leased.pod.uid]
         with pod_logging(
             f"{req.namespace}/{req.name}", req.node_name, leased.pod.scheduler_name, leased.trace_id
         ):
@@ -489,13 +503,9 @@ def _percentiles(samples: Any) -> dict[str, float]:
 
 
 def _observer(profile: str) -> Any:
-    histogram = metrics.EXTENSION_POINT_DURATION
-    children: dict[tuple[str, str], Any] = {}  # labelled children: a labels() lookup per call costs more
+    children = Children(metrics.EXTENSION_POINT_DURATION)
 
     def observe(point: str, status: str, seconds: float) -> None:
-        child = children.get((point, status))
-        if child is None:
-            child = children[(point, status)] = histogram.labels(point, status, profile)
-        child.observe(seconds)
+        children(point, status, profile).observe(seconds)
 
     return observe

@@ -1,7 +1,7 @@
 """``ksched bench``: performance figures (printed; not pass/fail).
 
 ksched bench cycle --nodes N --pods M [--json]     in-process scheduling cycles per second
-ksched bench e2e --nodes N --pods M [--schedulers K] [--binders B] [--json]
+ksched bench e2e --nodes N --pods M [--schedulers K] [--binders B] [--shape S] [--json]
                                                     creation-to-bound through every service
 ksched bench all                                    what ``make bench`` runs
 """
@@ -13,6 +13,8 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
+
+from ksched.bench.shapes import SHAPES
 
 
 def _print(result: dict[str, object], as_json: bool) -> None:
@@ -46,11 +48,33 @@ def e2e_main(argv: Sequence[str]) -> int:
     p.add_argument("--schedulers", type=int, default=1)
     p.add_argument("--binders", type=int, default=1)
     p.add_argument("--binder-workers", type=int, default=64)
+    p.add_argument(
+        "--shape",
+        choices=SHAPES,
+        default="plain",
+        help="scheduler_perf pod template of SchedulingBasic, TopologySpreading or "
+        "SchedulingPreferredPodAntiAffinity",
+    )
+    p.add_argument(
+        "--no-tls",
+        dest="tls",
+        action="store_false",
+        help="kubesim over plain HTTP (a real API server is HTTPS)",
+    )
     p.add_argument("--json", action="store_true")
     ns = p.parse_args(list(argv))
-    from ksched.bench.e2e import run
+    from ksched.bench.e2e import Settings, run
 
-    _print(run(ns.nodes, ns.pods, ns.schedulers, ns.binders, ns.binder_workers), ns.json)
+    settings = Settings(
+        nodes=ns.nodes,
+        pods=ns.pods,
+        schedulers=ns.schedulers,
+        binders=ns.binders,
+        workers=ns.binder_workers,
+        shape=ns.shape,
+        tls=ns.tls,
+    )
+    _print(run(settings), ns.json)
     return 0
 
 
@@ -78,9 +102,11 @@ def all_main(argv: Sequence[str]) -> int:
     )
     _run_module("DefaultPreemption (PreemptionAsync shape)", ["ksched.bench.preemption", "--mode", "async"])
     _run_module("kubesim list/watch/bind", ["ksched_kubesim.bench"])
-    print("\n== end to end through every service (5,000 nodes x 10,000 pods)", flush=True)
-    for schedulers in (1, 2):
-        e2e_main(["--nodes", "5000", "--pods", "10000", "--schedulers", str(schedulers), "--binders", "2"])
+    print(
+        "\n== end to end through every service, scheduler_perf shapes (2,000 nodes x 6,000 pods)", flush=True
+    )
+    for shape in SHAPES:
+        e2e_main(["--nodes", "2000", "--pods", "6000", "--binders", "2", "--shape", shape])
     return 0
 
 

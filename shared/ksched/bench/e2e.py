@@ -1,19 +1,21 @@
 """End-to-end throughput: pods created in kubesim, bound by informer → queue → scheduler(s) →
-binder(s), each a separate process. Reports pods/s, creation-to-bound p50/p99, CPU per service."""
+binder(s), each a separate process. Reports pods/s, creation-to-bound p50/p99, CPU per process
+(nats-server and kubesim included), CPU per bound pod and the single-leader ceiling."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 from kubernetes_asyncio import config
 
+from ksched.bench import procstat, shapes
 from ksched.launcher.stack import Stack, StackOptions
 
 NAMESPACE = "bench"
@@ -38,28 +40,6 @@ class _Event(msgspec.Struct):
     object: _Pod
 
 
-def _cpu_seconds(pid: int | None) -> float:
-    if pid is None:
-        return 0.0
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_mib(pid: int | None) -> float:
-    if pid is None:
-        return 0.0
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return 0.0
-
-
 async def _debug(stack: Stack, name: str) -> dict[str, Any]:
     import aiohttp
 
@@ -69,23 +49,6 @@ async def _debug(stack: Stack, name: str) -> dict[str, Any]:
             return result
     except (aiohttp.ClientError, ValueError):
         return {}
-
-
-def _pod(i: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": f"bench-{i:06d}", "namespace": NAMESPACE},
-        "spec": {
-            "containers": [
-                {
-                    "name": "c",
-                    "image": "registry.k8s.io/pause:3.9",
-                    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
-                }
-            ]
-        },
-    }
 
 
 async def _watch_bound(api: Any, bound: dict[str, float], stop: asyncio.Event) -> None:
@@ -115,17 +78,38 @@ async def _watch_bound(api: Any, bound: dict[str, float], stop: asyncio.Event) -
         resp.release()
 
 
-async def _run(nodes: int, pods: int, schedulers: int, binders: int, workers: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Settings:
+    nodes: int = 5000
+    pods: int = 10000
+    schedulers: int = 1
+    binders: int = 1
+    workers: int = 64
+    shape: str = "plain"
+    tls: bool = True
+    """kubesim serves HTTPS, as a real API server does (the informer's watch pays for TLS)."""
+
+
+def _cpu(stack: Stack) -> dict[str, float]:
+    """CPU seconds so far of every process of the stack, nats-server included."""
+    cpu = {name: procstat.cpu_seconds(p.pid) for name, p in stack.procs.items()}
+    cpu["nats-server"] = procstat.cpu_seconds(stack.nats.pid)
+    return cpu
+
+
+async def measure(s: Settings) -> dict[str, Any]:
+    """Start a stack, create ``s.pods`` pods, wait until they are bound, report (see the module)."""
     workdir = Path(tempfile.mkdtemp(prefix="ksched-bench-"))
     stack = Stack(
         StackOptions(
             workdir=workdir,
-            nodes=nodes,
-            schedulers=schedulers,
-            binders=binders,
-            binder_workers=workers,
+            nodes=s.nodes,
+            schedulers=s.schedulers,
+            binders=s.binders,
+            binder_workers=s.workers,
             pod_start_delay=3600,
             log_level="WARNING",
+            kubesim_tls=s.tls,
         )
     )
     await stack.start(timeout=180)
@@ -144,11 +128,11 @@ async def _run(nodes: int, pods: int, schedulers: int, binders: int, workers: in
         stop = asyncio.Event()
         watcher = asyncio.create_task(_watch_bound(api, bound, stop))
         await asyncio.sleep(0.5)
-        cpu_before = {name: _cpu_seconds(p.pid) for name, p in stack.procs.items()}
+        cpu_before = _cpu(stack)
         sem = asyncio.Semaphore(64)
 
         async def create(i: int) -> None:
-            body = _pod(i)
+            body = shapes.pod(s.shape, f"bench-{i:06d}", NAMESPACE)
             async with sem:
                 resp = await api.call_api(
                     f"/api/v1/namespaces/{NAMESPACE}/pods",
@@ -162,31 +146,37 @@ async def _run(nodes: int, pods: int, schedulers: int, binders: int, workers: in
                 created[body["metadata"]["name"]] = time.perf_counter()
 
         start = time.perf_counter()
-        await asyncio.gather(*(create(i) for i in range(pods)))
-        deadline = time.perf_counter() + max(120.0, pods / 50)
-        while len(bound) < pods and time.perf_counter() < deadline:
+        await asyncio.gather(*(create(i) for i in range(s.pods)))
+        deadline = time.perf_counter() + max(120.0, s.pods / 50)
+        while len(bound) < s.pods and time.perf_counter() < deadline:
             await asyncio.sleep(0.2)
         end = max(bound.values()) if bound else time.perf_counter()
         stop.set()
         watcher.cancel()
         with contextlib.suppress(BaseException):
             await watcher
-        cpu = {name: round(_cpu_seconds(p.pid) - cpu_before[name], 2) for name, p in stack.procs.items()}
-        rss = {name: _rss_mib(p.pid) for name, p in stack.procs.items()}
+        cpu = {name: round(seconds - cpu_before[name], 2) for name, seconds in _cpu(stack).items()}
+        rss = {name: procstat.rss_mib(p.pid) for name, p in stack.procs.items()}
+        rss["nats-server"] = procstat.rss_mib(stack.nats.pid)
+        ms_per_pod = procstat.per_pod(cpu, len(bound))
         replica = await _debug(stack, "scheduler-0")
         latencies = sorted(bound[n] - created[n] for n in bound if n in created)
         elapsed = end - start
         return {
-            "nodes": nodes,
-            "pods": pods,
+            "nodes": s.nodes,
+            "pods": s.pods,
+            "shape": s.shape,
+            "tls": s.tls,
             "bound": len(bound),
-            "schedulers": schedulers,
-            "binders": binders,
+            "schedulers": s.schedulers,
+            "binders": s.binders,
             "seconds": round(elapsed, 2),
             "pods_per_second": round(len(bound) / elapsed, 1) if elapsed > 0 else 0.0,
             "p50_ms": round(latencies[len(latencies) // 2] * 1000, 1) if latencies else None,
             "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 1) if latencies else None,
             "cpu_seconds": cpu,
+            "cpu_ms_per_pod": ms_per_pod,
+            "ceiling_pods_per_second": procstat.ceiling(ms_per_pod),
             "rss_mib": rss,
             "replica_bootstrap_seconds": replica.get("bootstrap_seconds"),
             "replica_delta_lag_ms": replica.get("delta_lag_ms"),
@@ -196,5 +186,5 @@ async def _run(nodes: int, pods: int, schedulers: int, binders: int, workers: in
         await stack.stop()
 
 
-def run(nodes: int, pods: int, schedulers: int = 1, binders: int = 1, workers: int = 64) -> dict[str, Any]:
-    return asyncio.run(_run(nodes, pods, schedulers, binders, workers))
+def run(settings: Settings) -> dict[str, Any]:
+    return asyncio.run(measure(settings))

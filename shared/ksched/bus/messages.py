@@ -54,6 +54,7 @@ __all__ = [
     "SnapshotBootstrapRequest",
     "SnapshotDelta",
     "SnapshotOp",
+    "TraceBatch",
     "TraceEvent",
     "TracePhase",
     "UnreserveRequest",
@@ -445,6 +446,12 @@ class TraceEvent(Message, kw_only=True):
     """Small plain values: counts per plugin, top scores, node, generation, reason ..."""
 
 
+class TraceBatch(Message, kw_only=True):
+    """The trace events of one pod from one flush of one service: one message (one stream write)."""
+
+    events: list[TraceEvent]
+
+
 class Heartbeat(Message, kw_only=True):
     service: str
     instance: str
@@ -483,6 +490,7 @@ ALL_MESSAGE_TYPES: tuple[type[Message], ...] = (
     PermitDecision,
     UnreserveRequest,
     TraceEvent,
+    TraceBatch,
     Heartbeat,
     Ack,
 )

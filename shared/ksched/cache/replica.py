@@ -3,6 +3,8 @@ applying delta batches in order, refusing a batch that does not follow the last 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 
 from ksched.cache.delta import (
@@ -27,6 +29,8 @@ class SnapshotReplica:
         self.snapshot = Snapshot()
         self.epoch = ""
         self.generation = -1
+        self.on_bound: Callable[[str], None] | None = None
+        """Called with a pod's uid when a delta shows it bound (the watch saw the binding)."""
 
     @property
     def ready(self) -> bool:
@@ -49,16 +53,18 @@ class SnapshotReplica:
         if batch.epoch != self.epoch or batch.base > self.generation:
             return False
         if batch.generation > self.generation:
-            apply_ops(self.snapshot, batch.ops)
+            apply_ops(self.snapshot, batch.ops, self.on_bound)
             self.generation = batch.generation
         return True
 
 
-def apply_ops(snapshot: Snapshot, ops: list[DeltaOp]) -> None:
+def apply_ops(snapshot: Snapshot, ops: list[DeltaOp], on_bound: Callable[[str], None] | None = None) -> None:
     for op in ops:
         if isinstance(op, PodPlace):
             pod = op.pod if op.pod.spec.node_name == op.node else with_node_name(op.pod, op.node)
             snapshot.add_pod(pod, op.node)
+            if on_bound is not None and not op.assumed:
+                on_bound(op.pod.metadata.uid)
         elif isinstance(op, PodRemove):
             snapshot.remove_pod(op.uid)
         elif isinstance(op, NodeUpsert):

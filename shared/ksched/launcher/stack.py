@@ -79,6 +79,8 @@ class StackOptions:
     pod_start_delay: float = 1.0
     time_scale: float = 1.0
     log_level: str = "INFO"
+    kubesim_tls: bool = False
+    """kubesim serves HTTPS with a self-signed certificate (its CA in the kubeconfig)."""
     log_format: str = "text"
     """``text`` or ``json`` (one JSON object per line, docs/metrics.md "Logs") for every service."""
     extra_env: dict[str, str] = field(default_factory=dict)
@@ -164,6 +166,8 @@ class Stack:
         args = ["kubesim", "--listen", "127.0.0.1:0", "--write-kubeconfig", str(kubeconfig)]
         args += ["--nodes", str(self.options.nodes), "--pod-start-delay", str(self.options.pod_start_delay)]
         args += ["--time-scale", str(self.options.time_scale)]
+        if self.options.kubesim_tls:
+            args.append("--tls")
         for scenario in self.options.scenarios:
             args += ["--scenario", scenario]
         proc = Proc("kubesim", "kubesim", args, None, self.workdir / "kubesim.log")

@@ -22,7 +22,7 @@ from nats.js.errors import NotFoundError
 
 from ksched.bus.codec import BadMessage, decode
 from ksched.bus.connect import Bus
-from ksched.bus.messages import TraceEvent
+from ksched.bus.messages import TraceBatch, TraceEvent
 from ksched.bus.tokens import decode_token
 
 log = logging.getLogger(__name__)
@@ -66,9 +66,9 @@ async def pod_history(bus: Bus, namespace: str, name: str, since: float | None =
         if got < seq or got > last:
             break
         seq = got + 1
-        event = _decode(raw.data or b"", raw.subject or subject)
-        if event is not None and (since is None or event.ts >= since):
-            out.append(Traced(got, event))
+        for event in _decode(raw.data or b"", raw.subject or subject):
+            if since is None or event.ts >= since:
+                out.append(Traced(got, event))
     return out
 
 
@@ -85,12 +85,16 @@ async def traced_pods(bus: Bus, namespace: str, limit: int = 10) -> list[str]:
     return names[:limit]
 
 
-def _decode(data: bytes, subject: str) -> TraceEvent | None:
+def _decode(data: bytes, subject: str) -> list[TraceEvent]:
+    """The events of one stored message: a :class:`TraceEvent` or a :class:`TraceBatch`."""
     try:
-        return decode(data, TraceEvent)
+        message = decode(data, TraceEvent | TraceBatch)
     except BadMessage as exc:
         log.warning("skipped an unreadable trace event on %s: %s", subject, exc)
-        return None
+        return []
+    if isinstance(message, TraceBatch):
+        return message.events
+    return [message] if isinstance(message, TraceEvent) else []
 
 
 async def follow(
@@ -108,8 +112,7 @@ async def follow(
     inbox: asyncio.Queue[Traced] = asyncio.Queue()
 
     async def on_message(msg: Msg) -> None:
-        event = _decode(msg.data, msg.subject)
-        if event is not None:
+        for event in _decode(msg.data, msg.subject):
             inbox.put_nowait(Traced(msg.metadata.sequence.stream, event))
 
     sub = await bus.js.subscribe(

@@ -2,8 +2,9 @@
 
 Fire-and-forget: :meth:`Tracer.emit` only appends to a bounded in-memory buffer (never blocks,
 never raises, never touches the network); a background task publishes the buffer every
-``interval`` seconds with core NATS publishes on ``P.trace.<namespace>.<name>``, which the
-JetStream stream ``P_trace`` keeps (bounded: see ``ksched.bus.streams.trace_stream``). Events are
+``interval`` seconds with core NATS publishes on ``P.trace.<namespace>.<name>``, one per pod and
+flush (a :class:`TraceBatch` when the pod has several events), which the JetStream stream
+``P_trace`` keeps (bounded: see ``ksched.bus.streams.trace_stream``). Events are
 dropped, and counted in ``ksched_trace_dropped_total{reason}``, when the buffer is full or NATS is
 away: trace data must never fill the connection's reconnect buffer, which the service's real
 messages need.
@@ -30,7 +31,7 @@ from nats.js.errors import NotFoundError
 from ksched.aio import cancel_and_wait
 from ksched.bus import jetstream, streams
 from ksched.bus.connect import Bus
-from ksched.bus.messages import TraceEvent
+from ksched.bus.messages import Message, TraceBatch, TraceEvent
 from ksched.tracing import metrics
 
 log = logging.getLogger(__name__)
@@ -150,26 +151,45 @@ class Tracer:
                     self._drop("disconnected", len(self._buffer))
                     self._buffer.clear()
                     break
-                item = self._buffer.popleft()
-                try:
-                    await self._publish(bus, item)
-                except Exception as exc:
-                    log.debug("tracer: dropped a %s event of %s/%s: %s", item[0], item[3], item[4], exc)
-                    self._drop("error")
-                    continue
-                sent += 1
-                if sent % self.batch == 0:
-                    await asyncio.sleep(0)  # let the service breathe during a large flush
+                per_pod: dict[tuple[str, str], list[TraceEvent]] = {}
+                for _ in range(min(self.batch, len(self._buffer))):
+                    item = self._buffer.popleft()
+                    try:
+                        event = self._event(item)
+                    except Exception as exc:
+                        log.debug("tracer: dropped a %s event of %s/%s: %s", item[0], item[3], item[4], exc)
+                        self._drop("error")
+                        continue
+                    per_pod.setdefault((event.namespace, event.name), []).append(event)
+                for (namespace, name), events in per_pod.items():
+                    try:
+                        await self._publish(bus, namespace, name, events)
+                    except Exception as exc:
+                        log.debug("tracer: dropped %d events of %s/%s: %s", len(events), namespace, name, exc)
+                        self._drop("error", len(events))
+                        continue
+                    sent += len(events)
+                await asyncio.sleep(0)  # let the service breathe during a large flush
         finally:  # counted even when a close cancels the flush half way
             if sent:
                 self.published += sent
                 metrics.PUBLISHED.inc(sent)
         return sent
 
-    async def _publish(self, bus: Bus, item: _Item) -> None:
+    async def _publish(self, bus: Bus, namespace: str, name: str, events: list[TraceEvent]) -> None:
+        """One message for a pod's events: the event itself, or a batch (header: the first trace id)."""
+        message: Message = events[0] if len(events) == 1 else TraceBatch(events=events)
+        subject = self._subjects.get((namespace, name))
+        if subject is None:
+            if len(self._subjects) >= 4096:
+                self._subjects.clear()
+            subject = self._subjects[(namespace, name)] = bus.subjects.trace(namespace, name)
+        await bus.publish(subject, message, trace_id=events[0].trace_id)
+
+    def _event(self, item: _Item) -> TraceEvent:
         phase, trace_id, uid, namespace, name, ts, duration, details = item
         values = details() if callable(details) else details
-        event = TraceEvent(
+        return TraceEvent(
             trace_id=trace_id,
             pod_uid=uid,
             namespace=namespace,
@@ -181,12 +201,6 @@ class Tracer:
             duration=duration,
             details=values if isinstance(values, dict) else dict(values or {}),
         )
-        subject = self._subjects.get((namespace, name))
-        if subject is None:
-            if len(self._subjects) >= 4096:
-                self._subjects.clear()
-            subject = self._subjects[(namespace, name)] = bus.subjects.trace(namespace, name)
-        await bus.publish(subject, event, trace_id=trace_id)
 
     async def _ensure_stream(self, bus: Bus) -> None:
         """Create ``P_trace`` if nobody has yet (an existing stream's limits are left alone). Tried

@@ -1,0 +1,25 @@
+"""``ksched bench e2e`` end to end at a small size: every process's CPU per bound pod (nats-server
+and kubesim included), the single-leader ceiling, and a scheduler_perf shape over TLS."""
+
+from __future__ import annotations
+
+from ksched.bench.e2e import Settings, measure
+
+
+async def test_bench_reports_cpu_per_pod_of_every_process_and_the_ceiling() -> None:
+    result = await measure(Settings(nodes=12, pods=40, binders=2, workers=8, shape="spread", tls=True))
+    assert result["bound"] == 40
+    per_pod = result["cpu_ms_per_pod"]
+    assert set(per_pod) == {
+        "kubesim",
+        "informer",
+        "queue",
+        "scheduler-0",
+        "binder-0",
+        "binder-1",
+        "nats-server",
+    }
+    assert all(ms > 0 for ms in per_pod.values()), per_pod
+    single = max(per_pod["informer"], per_pod["queue"], per_pod["nats-server"])
+    assert result["ceiling_pods_per_second"] == round(1000 / single, 1)
+    assert (result["shape"], result["tls"]) == ("spread", True)

@@ -1,0 +1,35 @@
+"""The bench shapes (scheduler_perf pod templates) are valid pods for the API server (kubesim), with
+the templates' resources and constraints."""
+
+from __future__ import annotations
+
+import pytest
+from ksched_kubesim import KubeSim, KubeSimConfig
+
+from ksched.bench import shapes
+
+
+@pytest.mark.parametrize("shape", shapes.SHAPES)
+async def test_every_shape_is_a_valid_pod_with_the_template_resources(shape: str) -> None:
+    async with KubeSim(KubeSimConfig(nodes=1)) as sim:
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "b"}})
+        pod = sim.create(shapes.pod(shape, "p", "b"))
+    [container] = pod["spec"]["containers"]
+    assert container["resources"]["requests"] == {"cpu": "100m", "memory": "500Mi"}
+    assert pod["status"]["qosClass"] == "Guaranteed"
+
+
+def test_spread_and_antiaffinity_carry_their_templates_constraint() -> None:
+    [spread] = shapes.pod("spread", "p", "b")["spec"]["topologySpreadConstraints"]
+    assert (spread["topologyKey"], spread["whenUnsatisfiable"], spread["maxSkew"]) == (
+        "topology.kubernetes.io/zone",
+        "DoNotSchedule",
+        5,
+    )
+    anti = shapes.pod("antiaffinity", "p", "b")["spec"]["affinity"]["podAntiAffinity"]
+    [term] = anti["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+    assert term["podAffinityTerm"]["namespaces"] == ["b"]
+    assert "affinity" not in shapes.pod("plain", "p", "b")["spec"]
+    with pytest.raises(ValueError, match="unknown shape"):
+        shapes.pod("square", "p", "b")
