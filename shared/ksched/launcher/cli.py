@@ -37,6 +37,7 @@ def options_from(ns: argparse.Namespace, workdir: Path) -> StackOptions:
         schedulers=ns.schedulers,
         binders=ns.binders,
         prefix=ns.prefix,
+        kubesim_tls=True,  # kubectl sends the bearer token only over HTTPS
     )
 
 
@@ -52,6 +53,7 @@ async def _up(options: StackOptions) -> int:
         print(f"ksched is up (logs in {options.workdir}):")
         print(f"  NATS        {stack.nats.url}")
         print(f"  kubeconfig  {stack.kubeconfig}")
+        print(f"  kubectl     kubectl --kubeconfig {stack.kubeconfig} get nodes")
         for proc in stack.procs.values():
             where = f"http://127.0.0.1:{proc.http_port}/metrics" if proc.http_port else ""
             print(f"  {proc.name:<12} pid {proc.pid}  {where}")

@@ -154,7 +154,9 @@ def _unschedulable_message(pod: Any) -> str | None:
 async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: bool = False) -> int:
     scenario = workdir / "cluster.yaml"
     scenario.write_text(yaml.safe_dump_all(cluster_objects(nodes)))
-    stack = Stack(StackOptions(workdir=workdir, scenarios=[str(scenario)], pod_start_delay=0.5))
+    # HTTPS: kubectl sends kubesim's bearer token only over TLS (the CA is in the kubeconfig)
+    options = StackOptions(workdir=workdir, scenarios=[str(scenario)], pod_start_delay=0.5, kubesim_tls=True)
+    stack = Stack(options)
     print(f"starting NATS, kubesim ({nodes} nodes), informer, queue, scheduler, binder ... (logs: {workdir})")
     await stack.start()
     api_client = await config.new_client_from_config(config_file=stack.kubeconfig)
