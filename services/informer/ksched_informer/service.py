@@ -19,7 +19,7 @@ from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
 from ksched.api.core import Node, Pod
-from ksched.bus.bootstrap import publish_chunks
+from ksched.bus.bootstrap import deliver_problem, publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import TypedKV, ensure_streams, last_sequence, migrate_kv_bucket, publish
@@ -631,6 +631,8 @@ class InformerService:
     async def on_snapshot_bootstrap(self, req: SnapshotBootstrapRequest, _msg: Msg) -> BootstrapReply:
         if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
+        if problem := deliver_problem(self.subjects, req.deliver):
+            return BootstrapReply(error=problem)
         async with self._flush_lock:
             image = image_of(self.cache.snapshot, self.epoch, self.cache.generation)
             await self._flush_locked()
@@ -648,6 +650,8 @@ class InformerService:
     async def on_pending_bootstrap(self, req: PendingPodsRequest, _msg: Msg) -> BootstrapReply:
         if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
+        if problem := deliver_problem(self.subjects, req.deliver):
+            return BootstrapReply(error=problem)
         names = set(req.scheduler_names)
         async with self._flush_lock:
             items = [

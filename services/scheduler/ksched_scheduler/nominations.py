@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 import msgspec
 from nats.aio.msg import Msg
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus import jetstream
 from ksched.bus.bootstrap import fetch_bootstrap
@@ -80,7 +81,7 @@ class NominationTracker:
             return
         try:
             pod = msgspec.json.decode(pending.pod, type=Pod)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             log.warning("nominated pod %s/%s undecodable: %s", pending.namespace, pending.name, exc)
             return
         self.nominator.add(PodInfo(pod), node)

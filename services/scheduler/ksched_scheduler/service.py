@@ -19,6 +19,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus, connect
 from ksched.bus.credentials import NatsCredentials
@@ -224,7 +225,7 @@ class SchedulerService:
                 await asyncio.sleep(0.002)
         try:
             pod = msgspec.json.decode(leased.pod.pod, type=Pod)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             await self._done(leased, DoneOutcome.ERROR, message=f"undecodable pod: {exc}")
             return
         self.nominations.observe(leased.pod)
