@@ -145,6 +145,15 @@ def _json_mutated(draw: st.DrawFn, tree: dict[str, Any]) -> bytes:
     return _pack(tree)
 
 
+class Payload(bytes):
+    """Bytes whose repr stays short (hypothesis prints every failing example's draws)."""
+
+    def __repr__(self) -> str:
+        if len(self) <= 300:
+            return super().__repr__()
+        return f"{bytes(self[:200])!r}... ({len(self)} bytes)"
+
+
 def payloads(valid: Message, texts: Sequence[str] = ()) -> st.SearchStrategy[bytes]:
     """Hostile variants of ``valid`` (see the module docstring); ``texts`` are strings worth trying
     in its fields besides the usual suspects (e.g. subjects the receiver must not be tricked into)."""
@@ -169,7 +178,7 @@ def payloads(valid: Message, texts: Sequence[str] = ()) -> st.SearchStrategy[byt
         _replaced(tree, texts),
         _oversized(tree),
         _json_mutated(tree),
-    )
+    ).map(Payload)
 
 
 def _flip(data: bytes, flips: list[tuple[int, int]]) -> bytes:

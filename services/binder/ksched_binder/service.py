@@ -16,6 +16,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus, connect
 from ksched.bus.credentials import NatsCredentials
@@ -226,15 +227,24 @@ class BinderService:
         if fw is None:
             await self._fail(p, f"no profile for schedulerName {p.profile!r}")
             return "failed"
-        pod = msgspec.json.decode(p.pod, type=Pod)
+        try:
+            pod = msgspec.json.decode(p.pod, type=Pod)
+        except DECODE_ERRORS as exc:
+            await self._fail(p, f"the placement's pod does not decode: {exc}")
+            return "failed"
         pi = PodInfo(pod)
         state = CycleState()
         state.record_plugin_metrics = self.sample_plugin_metrics()
         for name, data in p.plugin_state.items():
             pl = fw.plugin(name)
             importer = getattr(pl, "import_state", None)
-            if importer is not None:
+            if importer is None:
+                continue
+            try:
                 importer(state, data)
+            except ValueError as exc:  # bytes that are not this plugin's state
+                await self._fail(p, f"the placement's state of plugin {name!r} does not import: {exc}")
+                return "failed"
         if p.permit_waits:
             since = _clock()
             st = await self.wait_on_permit(p)
