@@ -2,8 +2,8 @@
 
 ``payloads(valid)`` draws, with about equal weight: random bytes, the valid message truncated,
 single bytes flipped, another message type, the valid message with another schema version, with one
-field (nested fields too) replaced by an arbitrary msgpack value or removed, with a string, bytes
-or list field blown up to hundreds of KiB (under NATS' 1 MiB payload limit), and with the
+field (nested fields too) replaced by an arbitrary msgpack value, removed or added, with a string,
+bytes or list field blown up to hundreds of KiB (under NATS' 1 MiB payload limit), and with the
 Kubernetes JSON it carries (``pod``, ``old``/``new``, ``raw``) mutated. Whether a payload is
 *malformed* is decided by :func:`ksched.bus.codec.decode`, so the checks know what to expect.
 """
@@ -11,7 +11,7 @@ Kubernetes JSON it carries (``pod``, ``old``/``new``, ``raw``) mutated. Whether 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from ksched.bus.codec import BadMessage, Message, current_version, decode, encode
 from ksched.bus.messages import Ack, Heartbeat, PopRequest, TraceEvent
+from tests.fuzz.trees import INDEX, at, json_values, mutated, pick, slots
 
 MAX_OVERSIZE = 900 * 1024
 """Largest payload drawn: big, but under nats-server's default ``max_payload`` of 1 MiB."""
@@ -28,7 +29,7 @@ JSON_FIELDS = frozenset({"pod", "old", "new", "raw"})
 
 _INTERESTING_INTS = [0, -1, 1, 2**31, 2**53 + 1, 2**63 - 1, -(2**63), 2**64 - 1]
 _INTERESTING_FLOATS = [0.0, -1.0, 1e308, -1e308, float("inf"), float("-inf"), float("nan"), 5e-324]
-_INTERESTING_TEXT = ["", " ", ".", "*", ">", "a.b", "..", "\x00", "é/ü", "a" * 300, "ksched.queue.pop"]
+_INTERESTING_TEXT = ["", " ", ".", "*", ">", "a.b", "..", "\x00", "é/ü", "a\r\nb", "a" * 300]
 
 leaves = st.one_of(
     st.none(),
@@ -43,69 +44,17 @@ msgpack_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=10,
 )
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=16),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=10,
-)
-
-
-def _slots(tree: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    """Paths to every value below ``tree`` (dict keys and list indexes)."""
-    items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, list) else ()
-    for key, value in items:
-        yield (*path, key)
-        yield from _slots(value, (*path, key))
-
-
-def _parent(tree: Any, path: tuple[Any, ...]) -> Any:
-    for key in path[:-1]:
-        tree = tree[key]
-    return tree
 
 
 def _pack(tree: Any) -> bytes:
     return msgspec.msgpack.encode(tree)
 
 
-_INDEX = st.integers(0, 2**20)
-
-
-def _pick(draw: st.DrawFn, items: Sequence[Any]) -> Any:
-    """One of ``items``. Drawn as a number independent of ``len(items)``: the valid message differs
-    a little between examples (names, resource versions), and hypothesis wants the same draws to
-    mean the same choices when it replays or shrinks an example."""
-    return items[draw(_INDEX) % len(items)]
-
-
-def _position(draw: st.DrawFn, data: bytes) -> int:
-    return draw(_INDEX) % max(1, len(data))
-
-
-@st.composite
-def _replaced(draw: st.DrawFn, tree: dict[str, Any], texts: Sequence[str] = ()) -> bytes:
-    tree = copy.deepcopy(tree)
-    path = _pick(draw, list(_slots(tree)))
-    parent = _parent(tree, path)
-    action = draw(st.sampled_from(["delete", "replace", "text"] if texts else ["delete", "replace"]))
-    if action == "delete" and isinstance(parent, dict):
-        del parent[path[-1]]
-    elif action == "text":
-        parent[path[-1]] = _pick(draw, texts)
-    else:
-        parent[path[-1]] = draw(msgpack_values)
-    return _pack(tree)
-
-
 @st.composite
 def _oversized(draw: st.DrawFn, tree: dict[str, Any]) -> bytes:
     tree = copy.deepcopy(tree)
-    path = _pick(draw, list(_slots(tree)))
-    parent = _parent(tree, path)
+    path = pick(draw, list(slots(tree)))
+    parent = at(tree, path[:-1])
     size = draw(st.integers(64 * 1024, MAX_OVERSIZE))
     value = parent[path[-1]]
     if isinstance(value, list):
@@ -121,11 +70,11 @@ def _oversized(draw: st.DrawFn, tree: dict[str, Any]) -> bytes:
 def _json_mutated(draw: st.DrawFn, tree: dict[str, Any]) -> bytes:
     """A Kubernetes JSON field of the message made invalid, cut short, or changed inside."""
     tree = copy.deepcopy(tree)
-    paths = [p for p in _slots(tree) if p[-1] in JSON_FIELDS and isinstance(_parent(tree, p)[p[-1]], bytes)]
+    paths = [p for p in slots(tree) if p[-1] in JSON_FIELDS and isinstance(at(tree, p), bytes)]
     if not paths:
-        return draw(_replaced(tree))
-    path = _pick(draw, paths)
-    parent = _parent(tree, path)
+        return _pack(draw(mutated(tree, msgpack_values))[0])
+    path = pick(draw, paths)
+    parent = at(tree, path[:-1])
     original: bytes = parent[path[-1]]
     try:
         obj = msgspec.json.decode(original)
@@ -135,14 +84,21 @@ def _json_mutated(draw: st.DrawFn, tree: dict[str, Any]) -> bytes:
     if choice == "bytes":
         parent[path[-1]] = draw(st.binary(max_size=64))
     elif choice == "cut":
-        parent[path[-1]] = original[: _position(draw, original)]
+        parent[path[-1]] = original[: draw(INDEX) % max(1, len(original))]
     elif choice == "whole" or not isinstance(obj, dict | list) or not obj:
-        parent[path[-1]] = msgspec.json.encode(draw(json_values))
+        parent[path[-1]] = msgspec.json.encode(draw(json_values.filter(_json_encodable)))
     else:
-        inner = _pick(draw, list(_slots(obj)))
-        _parent(obj, inner)[inner[-1]] = draw(json_values)
-        parent[path[-1]] = msgspec.json.encode(obj)
+        changed, _ = draw(mutated(obj, json_values.filter(_json_encodable)))
+        parent[path[-1]] = msgspec.json.encode(changed)
     return _pack(tree)
+
+
+def _json_encodable(value: Any) -> bool:
+    try:
+        msgspec.json.encode(value)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
 
 
 class Payload(bytes):
@@ -160,8 +116,9 @@ def payloads(valid: Message, texts: Sequence[str] = ()) -> st.SearchStrategy[byt
     data = encode(valid)
     tree: dict[str, Any] = msgspec.msgpack.decode(data)
     newest = current_version(type(valid))
-    others = [Ack(ok=False, code="x"), Heartbeat(service="s", instance="i", ready=True, ts=1.0)]
-    others += [
+    others = [
+        Ack(ok=False, code="x"),
+        Heartbeat(service="s", instance="i", ready=True, ts=1.0),
         PopRequest(scheduler_id="s", scheduler_names=[]),
         TraceEvent(
             trace_id="t", pod_uid="u", namespace="n", name="p", service="s", instance="i", phase="x", ts=0.0
@@ -169,13 +126,13 @@ def payloads(valid: Message, texts: Sequence[str] = ()) -> st.SearchStrategy[byt
     ]
     return st.one_of(
         st.binary(max_size=256),
-        _INDEX.map(lambda n: data[: n % len(data)]),
-        st.lists(st.tuples(_INDEX, st.integers(0, 255)), min_size=1, max_size=4).map(
+        INDEX.map(lambda n: data[: n % len(data)]),
+        st.lists(st.tuples(INDEX, st.integers(0, 255)), min_size=1, max_size=4).map(
             lambda flips: _flip(data, flips)
         ),
         st.sampled_from([o for o in others if type(o) is not type(valid)]).map(encode),
         st.sampled_from([newest + 1, newest + 1000, 0, -1, 2**63 - 1]).map(lambda v: _pack({**tree, "v": v})),
-        _replaced(tree, texts),
+        mutated(tree, msgpack_values, texts=texts).map(lambda changed: _pack(changed[0])),
         _oversized(tree),
         _json_mutated(tree),
     ).map(Payload)
