@@ -8,9 +8,11 @@ import pytest
 from nats.aio.msg import Msg
 
 from ksched.bus import jetstream, streams
+from ksched.bus.bootstrap import deliver_problem
 from ksched.bus.connect import Bus
 from ksched.bus.limits import header_size
 from ksched.bus.messages import Ack, PopReply, PopRequest, RequeueRequest
+from ksched.bus.rpc import RequestError
 
 BIG = "x" * 600_000
 
@@ -42,3 +44,26 @@ async def test_oversized_headers_are_refused_and_the_connection_survives(bus: Bu
         bus.subjects.queue_pop, PopRequest(scheduler_id="s", scheduler_names=[]), PopReply
     )
     assert reply == PopReply()
+
+
+async def test_a_subject_too_long_for_the_server_is_refused_and_the_connection_survives(bus: Bus) -> None:
+    """Found by tests/fuzz: a placement's huge scheduler id became the binder's unreserve subject,
+    longer than nats-server's control line (4 KiB); the server closed the connection."""
+    subject = bus.subjects.unreserve("s" * 5000)
+    with pytest.raises(nats.errors.BadSubjectError):
+        await bus.publish(subject, Ack())
+    with pytest.raises(nats.errors.BadSubjectError):
+        await bus.request(subject, Ack(), Ack)
+    assert deliver_problem(bus.subjects, f"{bus.subjects.inbox_prefix}.{'x' * 5000}")
+    assert not deliver_problem(bus.subjects, bus.nc.new_inbox())
+    await bus.nc.flush()
+    assert bus.ready
+
+
+async def test_a_reply_too_large_to_send_is_an_error_reply(bus: Bus) -> None:
+    async def huge(msg: PopRequest, raw: Msg) -> Ack:
+        return Ack(reason="x" * 2_000_000)
+
+    await bus.subscribe(bus.subjects.queue_pop, PopRequest, huge)
+    with pytest.raises(RequestError, match=r"\(500\): the reply is too large to send"):
+        await bus.request(bus.subjects.queue_pop, PopRequest(scheduler_id="s", scheduler_names=[]), Ack)

@@ -27,6 +27,7 @@ from ksched.api.base import DECODE_ERRORS
 from ksched.bus.codec import BadMessage, Message, encode
 from ksched.bus.connect import Bus
 from ksched.bus.handlers import decode_or_report
+from ksched.bus.limits import MAX_SUBJECT_BYTES
 from ksched.bus.messages import BootstrapChunk, BootstrapReply
 from ksched.bus.subjects import SubjectKind, Subjects
 
@@ -93,7 +94,8 @@ def deliver_problem(subjects: Subjects, deliver: str) -> str:
     subject, so a requester cannot have chunks published into a stream or to another service."""
     prefix = subjects.inbox_prefix + "."
     tokens = deliver[len(prefix) :].split(".") if deliver.startswith(prefix) else []
-    if tokens and all(_INBOX_TOKEN.fullmatch(t) for t in tokens):
+    short = len(deliver.encode()) <= MAX_SUBJECT_BYTES
+    if short and tokens and all(_INBOX_TOKEN.fullmatch(t) for t in tokens):
         return ""
     return f"deliver {deliver[:200]!r} is not an inbox of this installation ({prefix}<token>)"
 

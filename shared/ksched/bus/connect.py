@@ -22,7 +22,7 @@ from nats.js import JetStreamContext
 
 from ksched.bus.codec import Message, encode
 from ksched.bus.handlers import Handler, guarded
-from ksched.bus.limits import check_size
+from ksched.bus.limits import check_message
 from ksched.bus.rpc import request
 from ksched.bus.subjects import SubjectKind, Subjects
 
@@ -78,7 +78,7 @@ class Bus:
     ) -> None:
         """Core NATS publish (at most once)."""
         payload, all_headers = encode(message), _with_trace(headers, trace_id)
-        check_size(self.nc, payload, all_headers)
+        check_message(self.nc, subject, payload, all_headers)
         await self.nc.publish(subject, payload, headers=all_headers)
 
     async def request(

@@ -38,7 +38,7 @@ from nats.js.kv import KeyValue
 from ksched.bus.codec import BadMessage, Message, decode, encode
 from ksched.bus.connect import REPLICAS_SETTING, Bus, check_replicas
 from ksched.bus.handlers import Handler, decode_or_report, guarded, report_bad_message
-from ksched.bus.limits import check_size
+from ksched.bus.limits import check_message
 from ksched.bus.streams import all_streams
 from ksched.bus.subjects import SubjectKind
 
@@ -178,7 +178,7 @@ async def publish(
     if msg_id:
         hdrs[MSG_ID_HEADER] = msg_id
     payload = encode(message)
-    check_size(bus.nc, payload, hdrs)
+    check_message(bus.nc, subject, payload, hdrs)
     return await bus.js.publish(subject, payload, timeout=timeout, headers=hdrs or None)
 
 
