@@ -22,7 +22,7 @@ from ksched.bus.codec import encode
 from ksched.bus.messages import PermitDecision, Placement
 from ksched.bus.subjects import SubjectKind
 from ksched.config import default_config
-from tests.fuzz.bus_checks import Counts, eventually
+from tests.fuzz.bus_checks import Counts, crashes, eventually
 from tests.fuzz.cluster import Cluster
 from tests.fuzz.payloads import payloads
 from tests.fuzz.profiles import fuzz_settings
@@ -112,5 +112,4 @@ async def test_binder_inputs(
         await bus.nc.publish(bus.subjects.permit(waiting.pod_uid), payload)
     await binder.still_binds()
     assert Counts.of(SubjectKind.PERMIT).errors == before.errors
-    crashes = [r.getMessage() for r in caplog.records if r.name == "ksched.service.tasks" or r.exc_info]
-    assert crashes == []
+    assert crashes(caplog) == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,7 +22,7 @@ from ksched.bus.messages import (
     PendingPodsRequest,
     SnapshotBootstrapRequest,
 )
-from tests.fuzz.bus_checks import check_request
+from tests.fuzz.bus_checks import check_request, crashes
 from tests.fuzz.cluster import Cluster, stream_subjects
 from tests.fuzz.payloads import payloads
 from tests.fuzz.profiles import fuzz_settings
@@ -51,7 +52,10 @@ async def serves(cluster: Cluster, obj: dict[str, Any]) -> None:
 
 @fuzz_settings(30)
 @given(data=st.data(), which=st.sampled_from(SUBJECTS))
-async def test_informer_subjects(cluster: Cluster, data: st.DataObject, which: str) -> None:
+async def test_informer_subjects(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture, data: st.DataObject, which: str
+) -> None:
+    caplog.clear()
     obj = await cluster.fresh_pod()
     endpoint, valid = cluster.requests(obj)[which]
     texts = [cluster.inbox, *stream_subjects(cluster.bus.subjects)]
@@ -60,6 +64,7 @@ async def test_informer_subjects(cluster: Cluster, data: st.DataObject, which: s
     await serves(cluster, obj)
     await cluster.bus.nc.flush()
     assert cluster.misdelivered == []
+    assert crashes(caplog) == []
 
 
 async def test_bootstrap_chunks_go_to_inboxes_only(cluster: Cluster) -> None:

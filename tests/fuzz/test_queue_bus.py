@@ -29,7 +29,7 @@ from ksched.bus.messages import (
 from ksched.bus.subjects import SubjectKind
 from ksched.framework.events import ActionType, EventResource
 from tests.fixtures.nats import BusFactory
-from tests.fuzz.bus_checks import Counts, Endpoint, check_request, eventually
+from tests.fuzz.bus_checks import Counts, Endpoint, check_request, crashes, eventually
 from tests.fuzz.payloads import payloads
 from tests.fuzz.profiles import fuzz_settings
 from tests.queue.fake_informer import FakeInformer
@@ -100,11 +100,15 @@ def endpoints(harness: Harness) -> dict[str, tuple[Endpoint, Message]]:
 
 @fuzz_settings(40)
 @given(data=st.data(), which=st.sampled_from(["pop", "done", "renew", "requeue"]))
-async def test_request_subjects(queue: Harness, data: st.DataObject, which: str) -> None:
+async def test_request_subjects(
+    queue: Harness, caplog: pytest.LogCaptureFixture, data: st.DataObject, which: str
+) -> None:
+    caplog.clear()
     endpoint, valid = endpoints(queue)[which]
     payload = data.draw(payloads(valid), label="payload")
     await check_request(queue.replica, endpoint, payload)
     await check_request(queue.replica, endpoint, encode(valid))
+    assert crashes(caplog) == []
 
 
 def feed_samples(informer: FakeInformer) -> list[tuple[str, Message]]:
@@ -127,7 +131,10 @@ def feed_samples(informer: FakeInformer) -> list[tuple[str, Message]]:
 
 @fuzz_settings(25)
 @given(data=st.data(), count=st.integers(1, 3))
-async def test_feed_stream(queue: Harness, data: st.DataObject, count: int) -> None:
+async def test_feed_stream(
+    queue: Harness, caplog: pytest.LogCaptureFixture, data: st.DataObject, count: int
+) -> None:
+    caplog.clear()
     informer = queue.informer
     before = Counts.of("feed")
     for _ in range(count):
@@ -137,3 +144,4 @@ async def test_feed_stream(queue: Harness, data: st.DataObject, count: int) -> N
         informer.stream_seq = ack.seq
     await schedules_a_new_pod(queue)
     assert Counts.of("feed").errors == before.errors
+    assert crashes(caplog) == []

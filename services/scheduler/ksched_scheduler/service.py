@@ -232,7 +232,12 @@ class SchedulerService:
         log.debug("Attempting to schedule pod (attempt %d)", leased.attempts)
         started = time.perf_counter()
         waited = started - wait_started
-        outcome = await self.cycle.run_async(pod) if self.extenders else self.cycle.run(pod)
+        try:
+            outcome = await self.cycle.run_async(pod) if self.extenders else self.cycle.run(pod)
+        except ValueError as exc:  # a pod the cycle cannot read (a quantity that does not parse...)
+            log.warning("cannot schedule pod: %s", exc)
+            await self._done(leased, DoneOutcome.ERROR, message=f"unreadable pod: {exc}")
+            return
         elapsed = time.perf_counter() - started
         trace_cycle(
             self.tracer,
