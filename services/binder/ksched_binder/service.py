@@ -64,6 +64,8 @@ class BinderOptions:
     ack_wait: float = 30.0
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
     jetstream_replicas: int = 1
+    http_token: str | None = None
+    """Bearer token of /metrics and /debug (ksched.service.http)."""
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -84,7 +86,9 @@ class BinderService:
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
         self.tracer = Tracer("binder", options.identity)
-        self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
+        self.health = HealthServer(
+            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+        )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None

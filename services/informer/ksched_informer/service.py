@@ -87,6 +87,8 @@ class InformerOptions:
     election: ElectionConfig | None = None
     """Leader election over a Lease; None: this instance is the only one and acts at once."""
     jetstream_replicas: int = 1
+    http_token: str | None = None
+    """Bearer token of /metrics and /debug (ksched.service.http)."""
 
 
 def needs_deep_check(pod: Pod) -> bool:
@@ -110,7 +112,9 @@ class InformerService:
         self.epoch = uuid.uuid4().hex[:12]
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
-        self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
+        self.health = HealthServer(
+            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+        )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.kv: TypedKV[Placement] | None = None

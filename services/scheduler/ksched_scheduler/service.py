@@ -76,6 +76,8 @@ class SchedulerOptions:
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
     jetstream_replicas: int = 1
     """Replicas of the trace stream, if the scheduler is the first to create it."""
+    http_token: str | None = None
+    """Bearer token of /metrics and /debug (ksched.service.http)."""
 
 
 @dataclass
@@ -94,7 +96,9 @@ class SchedulerService:
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
         self.tracer = Tracer("scheduler", options.identity)
-        self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
+        self.health = HealthServer(
+            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+        )
         self.nominator = Nominator()
         self.nominations = NominationTracker(self.nominator, self._placed)
         self.preemptions: PreemptionRunner | None = None
