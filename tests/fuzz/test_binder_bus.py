@@ -93,7 +93,7 @@ async def binder(
         await service.stop()
 
 
-@fuzz_settings(30)
+@fuzz_settings(20)
 @given(data=st.data(), which=st.sampled_from(["placement", "permit"]))
 async def test_binder_inputs(
     binder: Binder, caplog: pytest.LogCaptureFixture, data: st.DataObject, which: str
