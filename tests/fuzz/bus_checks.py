@@ -9,9 +9,6 @@ would mean it did).
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import nats.errors
@@ -79,18 +76,3 @@ def crashes(caplog: pytest.LogCaptureFixture) -> list[str]:
     may log one for a URL too long for it, such as an Event of a fuzzed 300 KB namespace, while it
     answers 400: not ksched's, so not counted."""
     return [r.getMessage() for r in caplog.records if r.name.startswith("ksched") and r.exc_info]
-
-
-async def eventually(
-    check: Callable[[], Awaitable[bool] | bool], within: float = 10.0, what: str = ""
-) -> None:
-    deadline = time.monotonic() + within
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached within {within} s: {what}")
-        await asyncio.sleep(0.02)

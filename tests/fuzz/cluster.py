@@ -104,15 +104,7 @@ class Cluster:
         """Each subject the informer serves, with a valid request about pending pod ``obj``."""
         s = self.bus.subjects
         p = self.placement(obj)
-        forget = ForgetRequest(
-            placement_id=p.placement_id,
-            pod_uid=p.pod_uid,
-            namespace=p.namespace,
-            name=p.name,
-            node_name=p.node_name,
-            scheduler_id=p.scheduler_id,
-            reason="fuzz",
-        )
+        forget = ForgetRequest.of(p, "fuzz")
         bootstrap = SnapshotBootstrapRequest(replica_id="fuzz", deliver=self.inbox, max_chunk_bytes=4096)
         pending = PendingPodsRequest(
             requester="fuzz", deliver=self.inbox, scheduler_names=["default-scheduler"]

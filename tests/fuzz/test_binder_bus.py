@@ -22,10 +22,11 @@ from ksched.bus.codec import encode
 from ksched.bus.messages import PermitDecision, Placement
 from ksched.bus.subjects import SubjectKind
 from ksched.config import default_config
-from tests.fuzz.bus_checks import Counts, crashes, eventually
+from tests.fuzz.bus_checks import Counts, crashes
 from tests.fuzz.cluster import Cluster
 from tests.fuzz.payloads import payloads
 from tests.fuzz.profiles import fuzz_settings
+from tests.ha.test_services import eventually
 
 
 class Binder:
@@ -59,10 +60,10 @@ class Binder:
             await bus.publish(bus.subjects.permit(p.pod_uid), self.permit(p))
             return self.bound_to(obj) == p.node_name
 
-        await eventually(allowed_and_bound, within=15, what=f"pod {p.name} bound")
+        await eventually(allowed_and_bound, timeout=15, what=f"pod {p.name} bound")
         consumer = self.service.consumer
         assert consumer is not None
-        await eventually(lambda: _empty(consumer), within=15, what="the work queue drained")
+        await eventually(lambda: _empty(consumer), timeout=15, what="the work queue drained")
 
 
 async def _empty(consumer: Any) -> bool:

@@ -29,9 +29,10 @@ from ksched.bus.messages import (
 from ksched.bus.subjects import SubjectKind
 from ksched.framework.events import ActionType, EventResource
 from tests.fixtures.nats import BusFactory
-from tests.fuzz.bus_checks import Counts, Endpoint, check_request, crashes, eventually
+from tests.fuzz.bus_checks import Counts, Endpoint, check_request, crashes
 from tests.fuzz.payloads import payloads
 from tests.fuzz.profiles import fuzz_settings
+from tests.ha.test_services import eventually
 from tests.queue.fake_informer import FakeInformer
 from tests.queue.helpers import event_msg, node, pending_event, pod
 from tests.queue.test_service import Harness
@@ -59,7 +60,7 @@ async def schedules_a_new_pod(harness: Harness) -> None:
         popped.update(lp.pod.name for lp in await harness.pop(n=256, wait=0.1, replica="liveness"))
         return name in popped
 
-    await eventually(got_it, within=15, what=f"pod {name} popped after the fuzzed messages")
+    await eventually(got_it, timeout=15, what=f"pod {name} popped after the fuzzed messages")
 
 
 def endpoints(harness: Harness) -> dict[str, tuple[Endpoint, Message]]:

@@ -43,10 +43,11 @@ from ksched.bus.messages import (
 from ksched.bus.subjects import SubjectKind
 from ksched.config import default_config
 from tests.fixtures.nats import BusFactory
-from tests.fuzz.bus_checks import Counts, Endpoint, check_request, crashes, eventually
+from tests.fuzz.bus_checks import Counts, Endpoint, check_request, crashes
 from tests.fuzz.cluster import Cluster
 from tests.fuzz.payloads import payloads
 from tests.fuzz.profiles import fuzz_settings
+from tests.ha.test_services import eventually
 
 IDENTITY = "sched-fuzz"
 

@@ -322,15 +322,7 @@ class BinderService:
 
     async def _forget(self, p: Placement, reason: str) -> None:
         assert self.bus is not None
-        request = ForgetRequest(
-            placement_id=p.placement_id,
-            pod_uid=p.pod_uid,
-            namespace=p.namespace,
-            name=p.name,
-            node_name=p.node_name,
-            scheduler_id=p.scheduler_id,
-            reason=reason,
-        )
+        request = ForgetRequest.of(p, reason)
         with contextlib.suppress(Exception):
             await self.bus.request(self.subjects.forget, request, Ack, timeout=5, trace_id=p.trace_id)
 

@@ -25,10 +25,10 @@ from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffi
 from .params import query_int64
 from .resources import BY_KEY, RESOURCES, ResourceType
 from .selectors import FieldSelector, LabelSelector
-from .shapes import decode_shapes, json_kind
+from .shapes import decode_shapes
 from .store import Entry, Store, Table, View, encode_body, with_kind
 from .strategies import Strategy, strategy_for
-from .time_fields import DecodeFailure, decode_times
+from .time_fields import DecodeFailure, decode_times, json_kind
 from .validation import validate_metadata
 from .watch import Watcher, error_line
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .quantity import QUANTITY_ERROR
-from .time_fields import DecodeFailure
+from .time_fields import DecodeFailure, json_kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +72,7 @@ def _struct(go: str, **fields: Shape) -> Struct:
     return Struct(go, fields)
 
 
+RESOURCE_REQUIREMENTS = _struct("v1.ResourceRequirements", limits=RESOURCES, requests=RESOURCES)
 OBJECT_META = _struct(
     "v1.ObjectMeta",
     name=STRING,
@@ -149,7 +150,7 @@ _CONTAINER = _struct(
             hostIP=STRING,
         )
     ),
-    resources=_struct("v1.ResourceRequirements", limits=RESOURCES, requests=RESOURCES),
+    resources=RESOURCE_REQUIREMENTS,
 )
 POD_SPEC = _struct(
     "v1.PodSpec",
@@ -166,7 +167,7 @@ POD_SPEC = _struct(
     activeDeadlineSeconds=INT64,
     hostNetwork=BOOL,
     overhead=RESOURCES,
-    resources=_struct("v1.ResourceRequirements", limits=RESOURCES, requests=RESOURCES),
+    resources=RESOURCE_REQUIREMENTS,
     affinity=AFFINITY,
     tolerations=ListOf(
         _struct(
@@ -300,17 +301,6 @@ class _Mismatch(Exception):
     def __init__(self, failure: DecodeFailure) -> None:
         super().__init__(failure.typed)
         self.failure = failure
-
-
-def json_kind(value: Any) -> str:
-    """How Go's encoding/json names the JSON type of ``value``."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "object" if isinstance(value, dict) else "array"
 
 
 def _go_type(shape: Shape) -> str:
