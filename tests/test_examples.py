@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from ksched.simulate.cli import main
+
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cluster.yaml"
 DRA_EXAMPLE = EXAMPLE.with_name("dra-cluster.yaml")
 
@@ -78,3 +82,28 @@ def test_bad_input_names_the_object_and_field(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert "Pod ns/p" in out.stderr and "spec.priority" in out.stderr
+
+
+NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"
+BAD_CPU = "containers: [{name: c, resources: {requests: {cpu: lots}}}]"
+
+
+@pytest.mark.parametrize(
+    ("cluster", "named"),
+    [
+        ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: lots}}\n", "Node n"),
+        (f"{NODE}---\n{POD}spec: {{nodeName: n, {BAD_CPU}}}\n", "Pod ns/p"),
+        (f"{NODE}---\n{POD}spec: {{{BAD_CPU}}}\n", "Pod ns/p"),
+    ],
+    ids=["node", "bound-pod", "pending-pod"],
+)
+def test_a_quantity_that_does_not_parse_names_the_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cluster: str, named: str
+) -> None:
+    """Found by tests/fuzz/test_simulate_files.py: the QuantityError escaped as a traceback."""
+    path = tmp_path / "cluster.yaml"
+    path.write_text(cluster)
+    assert main(["--cluster", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{named}: invalid quantity 'lots'" in err, err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import msgspec
 import pytest
 from nats.aio.msg import Msg
@@ -45,6 +47,8 @@ def test_pack_items_edge_cases() -> None:
 def test_unpack_rejects_garbage() -> None:
     with pytest.raises(BadMessage, match="bad bootstrap chunk"):
         unpack_items(b"not zlib", PendingPod)
+    with pytest.raises(BadMessage, match="bad bootstrap chunk"):  # invalid UTF-8 in a string
+        unpack_items(zlib.compress(b"\x91\xa1\xff"), str)
     with pytest.raises(BadMessage, match="codec 'lz4'"):
         unpack_items(pack_items([PENDING])[0], PendingPod, codec="lz4")
 

@@ -72,6 +72,17 @@ def test_malformed_bytes() -> None:
         decode(b"\xc1\x00garbage", Ack)
 
 
+def test_invalid_utf8_is_a_bad_message() -> None:
+    """msgspec raises UnicodeDecodeError, not DecodeError, for invalid UTF-8 in a string (its
+    issue #714): found by tests/fuzz; before the fix it escaped the guard and the requester timed out."""
+    with pytest.raises(BadMessage, match="malformed message"):
+        decode(b"\x81\xa1t\xaa\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80", Ack)
+    raw = msgspec.msgpack.decode(encode(SAMPLES[DoneRequest]))
+    data = msgspec.msgpack.encode(raw).replace(raw["lease_id"].encode(), b"\xff" * len(raw["lease_id"]))
+    with pytest.raises(BadMessage, match="invalid DoneRequest"):
+        decode(data, DoneRequest)
+
+
 def test_invalid_field_is_named() -> None:
     raw = msgspec.msgpack.decode(encode(SAMPLES[DoneRequest]))
     raw["outcome"] = "exploded"

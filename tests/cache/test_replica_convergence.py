@@ -112,6 +112,21 @@ def test_gap_is_refused() -> None:
     assert not replica.apply(DeltaBatch(epoch="e2", base=replica.generation, generation=gen, ops=ops))
 
 
+def test_a_batch_whose_generation_does_not_follow_from_its_ops_is_refused() -> None:
+    """A forged delta of the current epoch with base 0 and a huge generation (as the scheduler's
+    fuzzer sends, tests/fuzz/test_scheduler_bus.py) moved the replica there, and every real delta
+    after it looked already applied."""
+    cache = ClusterCache()
+    replica = SnapshotReplica()
+    replica.load(image_of(cache.snapshot, "e1", cache.generation))
+    assert not replica.apply(DeltaBatch(epoch="e1", base=0, generation=10**9, ops=[]))
+    assert replica.generation == 0
+    cache.upsert_node(make_node("a", allocatable={"cpu": "1", "pods": "10"}))
+    base, gen, ops = cache.take_ops()
+    assert replica.apply(DeltaBatch(epoch="e1", base=base, generation=gen, ops=ops))
+    assert "a" in replica.snapshot.node_map
+
+
 def test_two_conflicting_assumes_for_the_last_slot() -> None:
     cache = ClusterCache()
     cache.upsert_node(make_node("n", allocatable={"cpu": "1", "pods": "10"}))

@@ -109,6 +109,11 @@ def test_services_probes_ports_and_commands_agree_with_the_cli(name: str) -> Non
         assert ns.nats == "nats://ksched-nats.ksched.svc:4222"
         password = next(e for e in container["env"] if e["name"] == "KSCHED_NATS_PASSWORD")
         assert password["valueFrom"]["secretKeyRef"] == {"name": "ksched-nats-users", "key": service}
+        # bound to 0.0.0.0: /metrics and /debug need the token (ksched.service.http)
+        token = next(e for e in container["env"] if e["name"] == "KSCHED_HTTP_TOKEN")
+        assert token["valueFrom"]["secretKeyRef"] == {"name": "ksched-http-token", "key": "token"}
+        ns = parse_with_cli(container["args"], {**env, "KSCHED_HTTP_TOKEN": "from-secret"})
+        assert ns.http_token == "from-secret"
         assert dep["spec"]["template"]["spec"]["serviceAccountName"] == f"ksched-{service}"
         if name == "overlays/kubesim-demo":
             assert ns.kubeconfig == "/etc/kubesim/kubeconfig"
@@ -205,6 +210,8 @@ def test_selectors_reach_their_pods(name: str) -> None:
             f"ksched-{s}-metrics" for s in HTTP_PORTS
         )
         assert all(s["spec"]["ports"][0]["name"] == monitor["spec"]["endpoints"][0]["port"] for s in scraped)
+        token = {"name": "ksched-http-token", "key": "token"}
+        assert monitor["spec"]["endpoints"][0]["bearerTokenSecret"] == token  # /metrics needs it
 
 
 # --- RBAC ------------------------------------------------------------------------------------------
@@ -396,6 +403,7 @@ def test_demo_overlay_is_self_consistent() -> None:
     assert find(resources, "Service", "ksched-kubesim")["spec"]["ports"][0]["port"] == 6443
     users = secret_data(resources, "ksched-nats-users")
     assert set(users) == {*NATS_SERVICES, "observer", "route"}
+    assert set(secret_data(resources, "ksched-http-token")) == {"token"}
 
 
 # --- the renderer itself ------------------------------------------------------------------------

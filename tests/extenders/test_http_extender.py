@@ -144,8 +144,9 @@ async def test_non_200_reply_fails_with_upstreams_message(server: ExtenderServer
     assert str(err.value) == f"failed filter with extender at URL {server.url}/ext/filter, code 500"
 
 
-async def test_undecodable_reply_fails(server: ExtenderServer) -> None:
-    server.routes["/ext/prioritize"] = lambda body: Reply(raw=b"<html>")
+@pytest.mark.parametrize("raw", [b"<html>", b'[{"Host": "\xff"}]'], ids=["html", "utf8"])
+async def test_undecodable_reply_fails(server: ExtenderServer, raw: bytes) -> None:
+    server.routes["/ext/prioritize"] = lambda body: Reply(raw=raw)
     config = Extender(url_prefix=f"{server.url}/ext", prioritize_verb="prioritize", weight=1)
     async with opened(config) as (ext,):
         with pytest.raises(ExtenderError, match="decoding HostPriorityList"):

@@ -115,3 +115,11 @@ def test_primitive_merge_list_deduplicates() -> None:
         {"metadata": {"finalizers": ["a"]}}, {"metadata": {"finalizers": ["b", "a"]}}, POD
     )
     assert sorted(merged["metadata"]["finalizers"]) == ["a", "b"]
+
+
+@pytest.mark.parametrize("field", ["path", "from"])
+def test_json_patch_pointers_must_be_strings(field: str) -> None:
+    """Found by tests/fuzz/test_kubesim_http.py: a ``from`` that was not a string crashed (500)."""
+    op = {"op": "move", "path": "/b", "from": "/a", field: ["/a"]}
+    with pytest.raises(ApiError, match=f"{field} must be a string"):
+        json_patch({"a": 1}, [op])

@@ -13,6 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from ksched_kubesim import KubeSim, KubeSimConfig, LifecycleSettings
+from ksched_kubesim.cli import main as kubesim_main
 from ksched_kubesim.registry import WatchQuery
 from ksched_kubesim.resources import BY_KEY
 from kubernetes_asyncio import client
@@ -179,6 +180,21 @@ async def test_no_auth_mode_accepts_everyone() -> None:
         s.get("/api/v1/namespaces") as resp,
     ):
         assert resp.status == 200
+
+
+def test_no_auth_is_refused_on_an_address_others_reach(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 21: an endpoint that is not loopback-only must want the token."""
+    assert kubesim_main(["--listen", "0.0.0.0:0", "--no-auth"]) == 2
+    assert "--no-auth is for a loopback --listen only" in capsys.readouterr().err
+
+
+async def test_a_wrong_token_is_401_whatever_its_characters() -> None:
+    async with (
+        KubeSim(KubeSimConfig(token="right")) as sim,
+        aiohttp.ClientSession(base_url=sim.url, headers={"Authorization": "Bearer ünïcödé"}) as s,
+        s.get("/api/v1/namespaces") as resp,
+    ):
+        assert resp.status == 401
 
 
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="TLS needs the openssl command")

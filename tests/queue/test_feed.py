@@ -3,6 +3,7 @@ and the rebuild that makes the queue hold exactly the informer's pending pods.""
 
 from __future__ import annotations
 
+import pytest
 from ksched_queue.queued_pod import PodState
 
 from ksched.bus.feed import FeedCursor, FeedVerdict
@@ -77,10 +78,11 @@ def test_pods_of_other_schedulers_are_ignored() -> None:
     assert report.skipped == 1 and core.queue.uids() == set()
 
 
-def test_bad_pod_json_is_counted_and_dropped() -> None:
+@pytest.mark.parametrize("bad", [b"{broken", b'{"metadata": {"name": "\xff"}}'], ids=["json", "utf8"])
+def test_bad_pod_json_is_counted_and_dropped(bad: bytes) -> None:
     core, _ = new_core()
     event = pending_event(PendingPodAction.ADD, pod("x"))
-    event.pod.pod = b"{broken"
+    event.pod.pod = bad
     core.apply_pending(event)
     assert core.bad_feed_items == 1
     assert core.queue.uids() == set()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pytest
 from ksched_queue.core import QueueCore
 from ksched_queue.queued_pod import PodState, QueuedPod
 
@@ -156,12 +157,13 @@ def test_hint_that_raises_counts_as_queue() -> None:
     assert core.state_of("uid-p") == PodState.ACTIVE
 
 
-def test_undecodable_event_object_requeues() -> None:
+@pytest.mark.parametrize("bad", [b"{not json", b'{"metadata": {"name": "\xff"}}'], ids=["json", "utf8"])
+def test_undecodable_event_object_requeues(bad: bytes) -> None:
     core, clock = new_core()
     _unschedulable(core, pod("big", requests={"cpu": "3"}))
     clock.advance(5)
     msg = event_msg(EventResource.NODE, ActionType.ADD, None, node("n1"))
-    msg.new = b"{not json"
+    msg.new = bad
     assert core.apply_cluster_event(msg) == 1
     assert core.bad_feed_items == 1
 

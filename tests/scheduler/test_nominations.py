@@ -49,6 +49,16 @@ def tracker(placed: set[str] | None = None) -> tuple[NominationTracker, Nominato
     return NominationTracker(nominator, gone.__contains__, hold_seconds=10, clock=clock), nominator, clock
 
 
+def test_an_undecodable_nominated_pod_is_skipped() -> None:
+    t, nominator, _ = tracker()
+    p = pending(make_pod("p", priority=10), "node-1")
+    bad_cpu = b'{"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}'
+    # invalid UTF-8 and a quantity that does not parse raised before the fix (found by tests/fuzz)
+    for bad in (b"{broken", b'{"metadata": {"name": "\xff"}}', bad_cpu):
+        t.on_event(event(PendingPodAction.ADD, msgspec.structs.replace(p, pod=bad)))
+        assert nominator.node_of(p.uid) is None
+
+
 def test_feed_nominations_count_and_end_with_the_pod() -> None:
     t, nominator, _ = tracker()
     p = make_pod("p", priority=10)

@@ -16,6 +16,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus, connect
 from ksched.bus.credentials import NatsCredentials
@@ -63,6 +64,8 @@ class BinderOptions:
     ack_wait: float = 30.0
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
     jetstream_replicas: int = 1
+    http_token: str | None = None
+    """Bearer token of /metrics and /debug (ksched.service.http)."""
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -83,7 +86,9 @@ class BinderService:
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
         self.tracer = Tracer("binder", options.identity)
-        self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
+        self.health = HealthServer(
+            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+        )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None
@@ -223,15 +228,24 @@ class BinderService:
         if fw is None:
             await self._fail(p, f"no profile for schedulerName {p.profile!r}")
             return "failed"
-        pod = msgspec.json.decode(p.pod, type=Pod)
+        try:
+            pod = msgspec.json.decode(p.pod, type=Pod)
+        except DECODE_ERRORS as exc:
+            await self._fail(p, f"the placement's pod does not decode: {exc}")
+            return "failed"
         pi = PodInfo(pod)
         state = CycleState()
         state.record_plugin_metrics = self.sample_plugin_metrics()
         for name, data in p.plugin_state.items():
             pl = fw.plugin(name)
             importer = getattr(pl, "import_state", None)
-            if importer is not None:
+            if importer is None:
+                continue
+            try:
                 importer(state, data)
+            except ValueError as exc:  # bytes that are not this plugin's state
+                await self._fail(p, f"the placement's state of plugin {name!r} does not import: {exc}")
+                return "failed"
         if p.permit_waits:
             since = _clock()
             st = await self.wait_on_permit(p)
@@ -305,15 +319,7 @@ class BinderService:
 
     async def _forget(self, p: Placement, reason: str) -> None:
         assert self.bus is not None
-        request = ForgetRequest(
-            placement_id=p.placement_id,
-            pod_uid=p.pod_uid,
-            namespace=p.namespace,
-            name=p.name,
-            node_name=p.node_name,
-            scheduler_id=p.scheduler_id,
-            reason=reason,
-        )
+        request = ForgetRequest.of(p, reason)
         with contextlib.suppress(Exception):
             await self.bus.request(self.subjects.forget, request, Ack, timeout=5, trace_id=p.trace_id)
 

@@ -19,7 +19,7 @@ from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
 from ksched.api.core import Node, Pod
-from ksched.bus.bootstrap import publish_chunks
+from ksched.bus.bootstrap import deliver_problem, publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import TypedKV, ensure_streams, last_sequence, migrate_kv_bucket, publish
@@ -87,6 +87,8 @@ class InformerOptions:
     election: ElectionConfig | None = None
     """Leader election over a Lease; None: this instance is the only one and acts at once."""
     jetstream_replicas: int = 1
+    http_token: str | None = None
+    """Bearer token of /metrics and /debug (ksched.service.http)."""
 
 
 def needs_deep_check(pod: Pod) -> bool:
@@ -110,7 +112,9 @@ class InformerService:
         self.epoch = uuid.uuid4().hex[:12]
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
-        self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
+        self.health = HealthServer(
+            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+        )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.kv: TypedKV[Placement] | None = None
@@ -633,6 +637,8 @@ class InformerService:
     async def on_snapshot_bootstrap(self, req: SnapshotBootstrapRequest, _msg: Msg) -> BootstrapReply:
         if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
+        if problem := deliver_problem(self.subjects, req.deliver):
+            return BootstrapReply(error=problem)
         async with self._flush_lock:
             image = image_of(self.cache.snapshot, self.epoch, self.cache.generation)
             await self._flush_locked()
@@ -650,6 +656,8 @@ class InformerService:
     async def on_pending_bootstrap(self, req: PendingPodsRequest, _msg: Msg) -> BootstrapReply:
         if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
+        if problem := deliver_problem(self.subjects, req.deliver):
+            return BootstrapReply(error=problem)
         names = set(req.scheduler_names)
         async with self._flush_lock:
             items = [

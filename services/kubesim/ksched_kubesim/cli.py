@@ -11,6 +11,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from ksched.service.http import is_loopback
 from ksched.service.logs import setup_logging
 
 from .lifecycle import LifecycleSettings
@@ -56,7 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     auth = p.add_mutually_exclusive_group()
     auth.add_argument("--token", help="bearer token clients must present (default: a random one)")
-    auth.add_argument("--no-auth", action="store_true", help="accept every request without credentials")
+    auth.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="accept every request without credentials (loopback --listen only)",
+    )
     p.add_argument(
         "--tls",
         action="store_true",
@@ -159,6 +164,13 @@ def main(argv: Sequence[str]) -> int:
         print("ksched kubesim: --nodes must be >= 0", file=sys.stderr)
         return 2
     host, port = args.listen
+    if args.no_auth and not is_loopback(host):
+        print(
+            f"ksched kubesim: --no-auth is for a loopback --listen only: on {host} anyone who reaches the "
+            "port could read and change every object (use the token, the default)",
+            file=sys.stderr,
+        )
+        return 2
     token = None if args.no_auth else (args.token or secrets.token_urlsafe(24))
     config = KubeSimConfig(
         host=host,

@@ -477,8 +477,8 @@ class Lifecycle:
                 return whole + (1 if rest and round_up else 0)
             return int(value)
 
-        if "minAvailable" in spec:
+        if spec.get("minAvailable") is not None:
             return scaled(spec["minAvailable"], True)
-        if "maxUnavailable" in spec:
+        if spec.get("maxUnavailable") is not None:
             return max(0, expected - scaled(spec["maxUnavailable"], True))
         return 0

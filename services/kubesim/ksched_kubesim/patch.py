@@ -113,9 +113,11 @@ def json_patch(doc: Any, operations: Any) -> Any:
         if not isinstance(op, dict):
             raise bad_request("json: cannot unmarshal into Go value of type jsonpatch.Operation")
         kind = op.get("op")
-        path = op.get("path", "")
+        path, source = op.get("path", ""), op.get("from", "")
         if not isinstance(path, str):
             raise patch_error("path must be a string")
+        if not isinstance(source, str):
+            raise patch_error("from must be a string")
         if kind == "add":
             result = _add(result, path, copy.deepcopy(op.get("value")))
         elif kind == "remove":
@@ -124,10 +126,10 @@ def json_patch(doc: Any, operations: Any) -> Any:
             _remove(result, path, "replace")
             result = _add(result, path, copy.deepcopy(op.get("value")))
         elif kind == "move":
-            value = _remove(result, op.get("from", ""), "move")
+            value = _remove(result, source, "move")
             result = _add(result, path, value)
         elif kind == "copy":
-            result = _add(result, path, copy.deepcopy(_get(result, op.get("from", ""))))
+            result = _add(result, path, copy.deepcopy(_get(result, source)))
         elif kind == "test":
             if _get(result, path) != op.get("value"):
                 raise patch_error(f"testing value {path} failed: test failed")

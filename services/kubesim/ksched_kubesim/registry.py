@@ -25,9 +25,10 @@ from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffi
 from .params import query_int64
 from .resources import BY_KEY, RESOURCES, ResourceType
 from .selectors import FieldSelector, Selector
+from .shapes import decode_shapes
 from .store import Entry, Store, Table, View, encode_body, with_kind
 from .strategies import Strategy, strategy_for
-from .time_fields import DecodeFailure, decode_times
+from .time_fields import DecodeFailure, decode_times, json_kind
 from .validation import validate_metadata
 from .watch import Watcher, error_line
 
@@ -175,6 +176,12 @@ class Registry:
             )
         kind = obj.get("kind")
         api_version = obj.get("apiVersion")
+        for field, value in (("apiVersion", api_version), ("kind", kind)):
+            if value is not None and not isinstance(value, str):  # the type meta is read first
+                raise errors.bad_request(
+                    "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                    f"{json_kind(value)} into Go struct field .{field} of type string"
+                )
         if kind and kind != rt.kind:
             raise errors.bad_request(
                 f'{kind} in version "{rt.version}" cannot be handled as a {rt.kind}: the kind of the object '
@@ -211,9 +218,9 @@ class Registry:
             meta.pop("namespace", None)
 
     def _decode(self, rt: ResourceType, obj: JSON) -> DecodeFailure | None:
-        """What decoding ``obj`` (as ``rt`` serves it) into its Go type rejects: a timestamp, then a
-        quantity. Accepted timestamps are re-encoded in place."""
-        failure = decode_times(rt.key, obj)
+        """What decoding ``obj`` (as ``rt`` serves it) into its Go type rejects: a field of the wrong
+        JSON type, a timestamp, then a quantity. Accepted timestamps are re-encoded in place."""
+        failure = decode_shapes(rt.key, rt.kind, obj) or decode_times(rt.key, obj)
         if failure is None:
             problem = self.strategy(rt).decode_check(obj)
             failure = DecodeFailure(problem, problem) if problem else None

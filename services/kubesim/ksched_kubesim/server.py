@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import os
 import random
@@ -136,7 +137,7 @@ class ApiServer:
         if header is None:
             return False
         scheme, _, value = header.partition(" ")
-        if scheme.lower() == "bearer" and value.strip() == token:
+        if scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode()):
             return True
         raise errors.unauthorized()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any, Protocol
 
 from ksched.apimachinery.quantity import canonical_resource_list
@@ -500,15 +501,40 @@ class TemplateStrategy(Strategy):
 # --- policy ----------------------------------------------------------------------------------
 
 
+_PERCENT = re.compile(r"^[0-9]+%$")
+PERCENT_MSG = (
+    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
+    "regex used for validation is '[0-9]+%')"
+)
+
+
+def _int_or_percent_errors(path: str, value: Any) -> list[FieldError]:
+    """Upstream ``ValidatePositiveIntOrPercent`` and ``IsNotMoreThan100Percent`` (None: unset)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        if not _PERCENT.match(value):
+            return [invalid_value(path, value, PERCENT_MSG)]
+        if int(value[:-1]) > 100:
+            return [invalid_value(path, value, "must not be greater than 100%")]
+        return []
+    if value < 0:
+        return [invalid_value(path, value, "must be greater than or equal to 0")]
+    return []
+
+
 class PodDisruptionBudgetStrategy(Strategy):
     def prepare_create(self, obj: JSON, lookup: Lookup) -> None:
         obj["status"] = {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
 
     def validate(self, obj: JSON, lookup: Lookup) -> list[FieldError]:
         spec = obj.get("spec") or {}
-        if "minAvailable" in spec and "maxUnavailable" in spec:
-            return [invalid_value("spec", spec, "minAvailable and maxUnavailable cannot be both set")]
-        return []
+        errs: list[FieldError] = []
+        if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+            errs.append(invalid_value("spec", spec, "minAvailable and maxUnavailable cannot be both set"))
+        for name in ("minAvailable", "maxUnavailable"):
+            errs.extend(_int_or_percent_errors(f"spec.{name}", spec.get(name)))
+        return errs
 
     def normalize(self, obj: JSON) -> None:
         status = obj.get("status")

@@ -142,11 +142,14 @@ class _Failed(Exception):
         self.failure = failure
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """How Go's encoding/json names the JSON type of ``value``."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
         return "number"
+    if isinstance(value, str):
+        return "string"
     return "object" if isinstance(value, dict) else "array"
 
 
@@ -155,7 +158,7 @@ def _decode_leaf(leaf: Leaf, value: Any, path: str) -> Any:
         return None
     if not isinstance(value, str):
         # Go's encoding/json names the struct and field path when it decodes a typed object
-        kind = _json_kind(value)
+        kind = json_kind(value)
         typed = f"json: cannot unmarshal {kind} into Go struct field {leaf.struct}.{path} of type string"
         raise _Failed(DecodeFailure(typed, f"json: cannot unmarshal {kind} into Go value of type string"))
     try:

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from ksched.api.base import K8s
+from ksched.api.base import DECODE_ERRORS, K8s
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
 from ksched.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
@@ -53,5 +53,5 @@ def decode_object(resource: str, raw: bytes | None, *, key: str = "") -> object:
         if decoder is None:
             decoder = _decoders[kind] = msgspec.json.Decoder(kind)
         return decoder.decode(raw)
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise ObjectDecodeError(f"{resource} {key or '?'}: bad object JSON: {exc}") from None

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 import msgspec
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod, PodSchedulingGate, PodSpec, PodStatus
 from ksched.api.meta import ObjectMeta
 from ksched.bus.messages import PendingPod
@@ -38,7 +39,7 @@ def decode_pending_pod(pending: PendingPod) -> Pod:
     if pending.pod:
         try:
             pod = _pod_decoder.decode(pending.pod)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             raise PodDecodeError(
                 f"pending pod {pending.namespace}/{pending.name} (uid {pending.uid}): bad pod JSON: {exc}"
             ) from None

@@ -382,7 +382,9 @@ async def run(
     )
     tracer.start(bus)
     service = QueueService(settings, core, bus, clock=clock)
-    health = HealthServer(settings.http_host, settings.http_port, debug=core.debug_state)
+    health = HealthServer(
+        settings.http_host, settings.http_port, debug=core.debug_state, token=settings.http_token
+    )
     health.ready_checks["nats+bootstrap"] = lambda: service.ready
     bind_gauges(core.queue.counts, lambda: len(core.leases))
     bind_queue_metrics(core)

@@ -39,6 +39,8 @@ class QueueSettings:
     identity: str = "queue"
     http_host: str = "127.0.0.1"
     http_port: int = DEFAULT_HTTP_PORT
+    http_token: str | None = None
+    """Bearer token of /metrics and /debug (ksched.service.http)."""
     lease_seconds: float = DEFAULT_LEASE_SECONDS
     pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE
     backoff_flush_interval: float = 1.0
@@ -104,6 +106,7 @@ class QueueSettings:
             identity=options.identity,
             http_host=options.http_host,
             http_port=options.http_port,
+            http_token=options.http_token,
             lease_seconds=lease_seconds,
             pod_max_in_unschedulable=pod_max_in_unschedulable,
             nats_credentials=options.nats_credentials,

@@ -44,6 +44,7 @@ def main(argv: Sequence[str]) -> int:
         kubeconfig=common.kubeconfig,
         http_host=common.http_host,
         http_port=common.http_port,
+        http_token=common.http_token,
         subject_prefix=common.subject_prefix,
         identity=common.identity,
         batch=ns.batch,

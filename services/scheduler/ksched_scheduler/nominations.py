@@ -79,11 +79,11 @@ class NominationTracker:
         if self.nominator.node_of(uid) == node or not pending.pod:
             return
         try:
-            pod = msgspec.json.decode(pending.pod, type=Pod)
-        except msgspec.DecodeError as exc:
+            info = PodInfo(msgspec.json.decode(pending.pod, type=Pod))
+        except ValueError as exc:  # JSON that does not decode (DECODE_ERRORS), a quantity that does not parse
             log.warning("nominated pod %s/%s undecodable: %s", pending.namespace, pending.name, exc)
             return
-        self.nominator.add(PodInfo(pod), node)
+        self.nominator.add(info, node)
 
     def gone(self, uid: str) -> None:
         """The pod is no longer pending (deleted, bound, or another scheduler's)."""

@@ -19,6 +19,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus, connect
 from ksched.bus.credentials import NatsCredentials
@@ -77,6 +78,8 @@ class SchedulerOptions:
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
     jetstream_replicas: int = 1
     """Replicas of the trace stream, if the scheduler is the first to create it."""
+    http_token: str | None = None
+    """Bearer token of /metrics and /debug (ksched.service.http)."""
 
 
 @dataclass
@@ -96,7 +99,9 @@ class SchedulerService:
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
         self.tracer = Tracer("scheduler", options.identity)
-        self.health = HealthServer(options.http_host, options.http_port, debug=self.debug_state)
+        self.health = HealthServer(
+            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+        )
         self.nominator = Nominator()
         self.nominations = NominationTracker(self.nominator, self._placed)
         self.preemptions: PreemptionRunner | None = None
@@ -227,14 +232,19 @@ class SchedulerService:
                 await asyncio.sleep(0.002)
         try:
             pod = msgspec.json.decode(leased.pod.pod, type=Pod)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             await self._done(leased, DoneOutcome.ERROR, message=f"undecodable pod: {exc}")
             return
         self.nominations.observe(leased.pod)
         log.debug("Attempting to schedule pod (attempt %d)", leased.attempts)
         started = time.perf_counter()
         waited = started - wait_started
-        outcome = await self.cycle.run_async(pod) if self.extenders else self.cycle.run(pod)
+        try:
+            outcome = await self.cycle.run_async(pod) if self.extenders else self.cycle.run(pod)
+        except ValueError as exc:  # a pod the cycle cannot read (a quantity that does not parse...)
+            log.warning("cannot schedule pod: %s", exc)
+            await self._done(leased, DoneOutcome.ERROR, message=f"unreadable pod: {exc}")
+            return
         elapsed = time.perf_counter() - started
         trace_cycle(
             self.tracer,

@@ -84,6 +84,8 @@ class QuantityError(ValueError):
 
 _SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 _ERR_FORMAT = f"quantities must match the regular expression '{_SPLIT_RE}'"
+FORMAT_ERROR = _ERR_FORMAT
+"""The API server's text for a value that is not a quantity."""
 _ERR_NUMERIC = "unable to parse numeric part of quantity"
 _ERR_SUFFIX = "unable to parse quantity's suffix"
 

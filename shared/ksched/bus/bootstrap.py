@@ -15,6 +15,7 @@ the reply arrives. Each chunk's ``data`` is a zlib-compressed msgpack array of i
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,15 +23,20 @@ from typing import Any
 import msgspec
 import nats.errors
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.bus.codec import BadMessage, Message, encode
 from ksched.bus.connect import Bus
 from ksched.bus.handlers import decode_or_report
+from ksched.bus.limits import MAX_SUBJECT_BYTES
 from ksched.bus.messages import BootstrapChunk, BootstrapReply
-from ksched.bus.subjects import SubjectKind
+from ksched.bus.subjects import SubjectKind, Subjects
 
 CODEC = "zlib"
 _encoder = msgspec.msgpack.Encoder()
 _list_decoders: dict[object, msgspec.msgpack.Decoder[list[Any]]] = {}
+
+
+_UNPACK_ERRORS: tuple[type[Exception], ...] = (zlib.error, *DECODE_ERRORS)
 
 
 class BootstrapError(Exception):
@@ -75,8 +81,23 @@ def unpack_items(data: bytes, item_type: Any, codec: str = CODEC) -> list[Any]:
         decoder = _list_decoders[item_type] = msgspec.msgpack.Decoder(list[item_type])
     try:
         return decoder.decode(zlib.decompress(data))
-    except (zlib.error, msgspec.DecodeError) as exc:
+    except _UNPACK_ERRORS as exc:
         raise BadMessage(f"bad bootstrap chunk: {exc}") from None
+
+
+_INBOX_TOKEN = re.compile(r"[^\s.*>]+")
+
+
+def deliver_problem(subjects: Subjects, deliver: str) -> str:
+    """Why the cache must not publish chunks to ``deliver`` ("" if it may): only an inbox of this
+    installation (``P._INBOX.<token>...``, what ``Bus.nc.new_inbox()`` gives), never another
+    subject, so a requester cannot have chunks published into a stream or to another service."""
+    prefix = subjects.inbox_prefix + "."
+    tokens = deliver[len(prefix) :].split(".") if deliver.startswith(prefix) else []
+    short = len(deliver.encode()) <= MAX_SUBJECT_BYTES
+    if short and tokens and all(_INBOX_TOKEN.fullmatch(t) for t in tokens):
+        return ""
+    return f"deliver {deliver[:200]!r} is not an inbox of this installation ({prefix}<token>)"
 
 
 async def publish_chunks(

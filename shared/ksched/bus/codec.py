@@ -13,6 +13,8 @@ from typing import Any, ClassVar, TypeVar, Union, get_args, overload
 
 import msgspec
 
+from ksched.api.base import DECODE_ERRORS
+
 M = TypeVar("M", bound="Message")
 
 
@@ -93,11 +95,11 @@ def _check_version(msg: Message) -> None:
             _check_version(value)
 
 
-def _explain(data: bytes, target: object, exc: msgspec.DecodeError) -> BadMessage:
+def _explain(data: bytes, target: object, exc: Exception) -> BadMessage:
     """The clearest account of why ``data`` did not decode as ``target``."""
     try:
         header = _header_decoder.decode(data)
-    except msgspec.DecodeError:
+    except DECODE_ERRORS:
         return BadMessage(f"malformed message ({len(data)} bytes): {exc}")
     for member in _members(target):
         if header.t == member.__name__ and not member.MIN_VERSION <= header.v <= current_version(member):
@@ -123,7 +125,7 @@ def decode(data: bytes, msg_type: object) -> Message:
     decoder = _decoder(msg_type)
     try:
         msg: Message = decoder.decode(data)
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise _explain(data, msg_type, exc) from None
     _check_version(msg)
     return msg

@@ -22,6 +22,7 @@ from nats.js import JetStreamContext
 
 from ksched.bus.codec import Message, encode
 from ksched.bus.handlers import Handler, guarded
+from ksched.bus.limits import check_message
 from ksched.bus.rpc import request
 from ksched.bus.subjects import SubjectKind, Subjects
 
@@ -76,7 +77,9 @@ class Bus:
         self, subject: str, message: Message, *, trace_id: str = "", headers: dict[str, str] | None = None
     ) -> None:
         """Core NATS publish (at most once)."""
-        await self.nc.publish(subject, encode(message), headers=_with_trace(headers, trace_id))
+        payload, all_headers = encode(message), _with_trace(headers, trace_id)
+        check_message(self.nc, subject, payload, all_headers)
+        await self.nc.publish(subject, payload, headers=all_headers)
 
     async def request(
         self,

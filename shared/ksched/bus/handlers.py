@@ -4,7 +4,8 @@
 does not decode (:class:`~ksched.bus.codec.BadMessage`) is logged in one line naming the subject and
 the problem, counted in ``ksched_bus_bad_messages_total{subject_kind}``, and dropped; a handler that
 raises is logged with its traceback and counted in ``ksched_bus_handler_errors_total``. Either way a
-requester waiting for a reply gets an error reply at once instead of a timeout.
+requester waiting for a reply gets an error reply at once instead of a timeout, as it does when the
+reply is too large to send.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+import nats.errors
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
@@ -89,6 +91,14 @@ def guarded(
                 await reply_error(nc, reply_to, 500, f"{type(exc).__name__}: {exc}")
             return
         if answer is not None and reply_to:
-            await nc.publish(reply_to, encode(answer))
+            data = encode(answer)
+            try:
+                await nc.publish(reply_to, data)
+            except nats.errors.MaxPayloadError:
+                HANDLER_ERRORS.labels(subject_kind=str(kind)).inc()
+                log.error(
+                    "bus: the reply to %s (%s) is too large to send (%d bytes)", msg.subject, kind, len(data)
+                )
+                await reply_error(nc, reply_to, 500, f"the reply is too large to send ({len(data)} bytes)")
 
     return callback

@@ -38,6 +38,7 @@ from nats.js.kv import KeyValue
 from ksched.bus.codec import BadMessage, Message, decode, encode
 from ksched.bus.connect import REPLICAS_SETTING, Bus, check_replicas
 from ksched.bus.handlers import Handler, decode_or_report, guarded, report_bad_message
+from ksched.bus.limits import check_message
 from ksched.bus.streams import all_streams
 from ksched.bus.subjects import SubjectKind
 
@@ -176,7 +177,9 @@ async def publish(
     hdrs = dict(headers or {})
     if msg_id:
         hdrs[MSG_ID_HEADER] = msg_id
-    return await bus.js.publish(subject, encode(message), timeout=timeout, headers=hdrs or None)
+    payload = encode(message)
+    check_message(bus.nc, subject, payload, hdrs)
+    return await bus.js.publish(subject, payload, timeout=timeout, headers=hdrs or None)
 
 
 def is_duplicate(ack: PubAck) -> bool:

@@ -382,6 +382,20 @@ class ForgetRequest(Message, kw_only=True):
     scheduler_id: str
     reason: str = ""
 
+    @classmethod
+    def of(cls, placement: Placement, reason: str) -> ForgetRequest:
+        """Forget ``placement``'s assumption."""
+        p = placement
+        return cls(
+            placement_id=p.placement_id,
+            pod_uid=p.pod_uid,
+            namespace=p.namespace,
+            name=p.name,
+            node_name=p.node_name,
+            scheduler_id=p.scheduler_id,
+            reason=reason,
+        )
+
 
 # --- binder ------------------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from nats.aio.client import Client as NATS
 
 from ksched.bus.codec import BadMessage, Message, decode, encode
 from ksched.bus.handlers import ERROR_CODE_HEADER, ERROR_HEADER, report_bad_message
+from ksched.bus.limits import check_message
 from ksched.bus.subjects import SubjectKind
 
 R = TypeVar("R", bound=Message)
@@ -47,6 +48,7 @@ async def request(
     ``nats.errors.TimeoutError`` (an ``asyncio.TimeoutError``) when nobody answers in time.
     """
     payload = encode(message)
+    check_message(nc, subject, payload, headers)
     for delay in (*_NO_RESPONDERS_RETRY_DELAYS, None):
         try:
             response = await nc.request(subject, payload, timeout=timeout, headers=headers)

@@ -14,8 +14,10 @@ from nats.aio.msg import Msg
 
 from ksched.bus.bootstrap import BootstrapError, fetch_bootstrap
 from ksched.bus.connect import Bus
+from ksched.bus.handlers import report_bad_message
 from ksched.bus.jetstream import subscribe_ordered
 from ksched.bus.messages import SnapshotBootstrapRequest, SnapshotDelta, SnapshotOp
+from ksched.bus.subjects import SubjectKind
 from ksched.cache.delta import SnapshotImage
 from ksched.cache.replica import SnapshotReplica
 
@@ -94,10 +96,15 @@ class ReplicaFollower:
             self.bootstrap_seconds,
         )
 
-    async def _on_delta(self, delta: SnapshotDelta, _msg: Msg) -> None:
+    async def _on_delta(self, delta: SnapshotDelta, msg: Msg) -> None:
         if not self.synced.is_set():
             return
-        if not self.replica.apply(delta):
+        try:
+            applied = self.replica.apply(delta)
+        except Exception as exc:  # e.g. an object's JSON that does not decode, after earlier ops applied
+            report_bad_message(SubjectKind.SNAPSHOT_DELTA, msg.subject, f"delta does not apply: {exc}")
+            applied = False
+        if not applied:
             log.info(
                 "replica %s: delta %s@%d..%d does not follow %s@%d; re-bootstrapping",
                 self.replica_id,

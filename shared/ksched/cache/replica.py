@@ -48,8 +48,12 @@ class SnapshotReplica:
 
         Every op sets one key to its new value, so replaying ops the image already reflected
         (a batch whose ``base`` is behind us) ends in the same state; a batch that starts past
-        our generation is a gap.
+        our generation is a gap. Each op advances the generation by one: a batch that says
+        otherwise is not the informer's (applying it could move us far ahead, and every real batch
+        after it would then look already applied), so it is refused too.
         """
+        if batch.generation - batch.base != len(batch.ops):
+            return False
         if batch.epoch != self.epoch or batch.base > self.generation:
             return False
         if batch.generation > self.generation:

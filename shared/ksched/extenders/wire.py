@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Node, Pod
 from ksched.framework.extender import ExtenderError, Victims
 
@@ -81,7 +82,7 @@ class MetaVictims:
 def _decode(body: bytes, what: str) -> Any:
     try:
         return msgspec.json.decode(body)
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise WireError(f"decoding {what}: {exc}") from exc
 
 

@@ -1,17 +1,43 @@
 """The health and metrics endpoint every service serves: /metrics, /healthz, /livez, /readyz,
-and /debug (a JSON state dump). Read-only; binds to loopback unless configured otherwise."""
+and /debug (a JSON state dump). Read-only; binds to loopback unless configured otherwise.
+
+Access (docs/metrics.md): the probes (/healthz, /livez, /readyz) are open, as kube-scheduler's
+``--authorization-always-allow-paths``, so kubelet probes need no credentials. With a token
+(``--http-token`` / ``KSCHED_HTTP_TOKEN``), /metrics and /debug need ``Authorization: Bearer
+<token>`` (401 otherwise). Without one they are served on a loopback address only: bound anywhere
+else, they answer 403, since anyone who can reach the port could read them.
+"""
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.aiohttp import make_aiohttp_handler
 
+log = logging.getLogger(__name__)
+
 ReadyCheck = Callable[[], tuple[bool, str]]
 DebugDump = Callable[[], object]
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+PROBES = frozenset({"/healthz", "/livez", "/readyz"})
+"""Paths served without credentials (kubelet probes)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (what the server binds) is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # "" (every address) or a host name, which may resolve anywhere
 
 
 class HealthServer:
@@ -24,9 +50,11 @@ class HealthServer:
         *,
         registry: CollectorRegistry | None = None,
         debug: DebugDump | None = None,
+        token: str | None = None,
     ) -> None:
         self.host = host
         self.port = port
+        self.token = token or None
         self.ready_checks: dict[str, ReadyCheck] = {}
         self.live_checks: dict[str, ReadyCheck] = {}
         self._debug = debug
@@ -34,7 +62,13 @@ class HealthServer:
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> int:
-        app = web.Application()
+        if self.token is None and not is_loopback(self.host):
+            log.warning(
+                "HTTP on %s without --http-token / KSCHED_HTTP_TOKEN: /metrics and /debug answer 403 "
+                "(the probes stay open)",
+                self.host,
+            )
+        app = web.Application(middlewares=[self._guard])
         app.router.add_get("/metrics", make_aiohttp_handler(self._registry))
         app.router.add_get("/healthz", self._live)
         app.router.add_get("/livez", self._live)
@@ -50,6 +84,22 @@ class HealthServer:
             if sockets:
                 self.port = sockets[0].getsockname()[1]
         return self.port
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path in PROBES:
+            return await handler(request)
+        if self.token is not None:
+            scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                credential.strip().encode(), self.token.encode()
+            ):
+                return web.Response(
+                    status=401, text="Unauthorized\n", headers={"WWW-Authenticate": 'Bearer realm="ksched"'}
+                )
+        elif not is_loopback(self.host):
+            return web.Response(status=403, text=f"Forbidden: {request.path} needs --http-token here\n")
+        return await handler(request)
 
     async def stop(self) -> None:
         if self._runner is not None:

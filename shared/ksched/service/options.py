@@ -2,7 +2,9 @@
 
 Flag beats environment beats default: ``--nats`` / ``KSCHED_NATS``, ``--kubeconfig`` /
 ``KSCHED_KUBECONFIG``, ``--config`` / ``KSCHED_CONFIG``, ``--http-port`` / ``KSCHED_HTTP_PORT``,
-``--http-host`` / ``KSCHED_HTTP_HOST``, ``--subject-prefix`` / ``KSCHED_SUBJECT_PREFIX``,
+``--http-host`` / ``KSCHED_HTTP_HOST``, ``--http-token`` / ``KSCHED_HTTP_TOKEN`` (bearer token of
+/metrics and /debug, needed to serve them on a non-loopback address), ``--subject-prefix`` /
+``KSCHED_SUBJECT_PREFIX``,
 ``--log-format`` / ``KSCHED_LOG_FORMAT``, ``--log-level`` / ``KSCHED_LOG_LEVEL``,
 ``--jetstream-replicas`` / ``KSCHED_JETSTREAM_REPLICAS`` (replicas of the streams and KV buckets a
 service creates: 1 for one nats-server, 3 for a 3-server JetStream cluster; docs/bus.md).
@@ -40,6 +42,7 @@ class CommonOptions:
     identity: str
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
     jetstream_replicas: int = 1
+    http_token: str | None = None
 
 
 def _env(env: Mapping[str, str], name: str, default: str | None) -> str | None:
@@ -82,6 +85,12 @@ def add_common_arguments(
         type=int,
         default=int(_env(e, "HTTP_PORT", str(default_http_port)) or default_http_port),
         help=f"port of /metrics and the health endpoints; 0 picks a free one (default {default_http_port})",
+    )
+    g.add_argument(
+        "--http-token",
+        default=_env(e, "HTTP_TOKEN", None),
+        help="bearer token of /metrics and /debug; without one they are served on loopback only "
+        "(prefer KSCHED_HTTP_TOKEN: flags show in the process list)",
     )
     g.add_argument("--subject-prefix", default=_env(e, "SUBJECT_PREFIX", DEFAULT_PREFIX))
     g.add_argument("--log-format", choices=("text", "json"), default=_env(e, "LOG_FORMAT", "text"))
@@ -148,6 +157,7 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         identity=identity,
         nats_credentials=credentials,
         jetstream_replicas=ns.jetstream_replicas,
+        http_token=ns.http_token,
     )
 
 

@@ -59,7 +59,11 @@ def main(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
     names = [p.scheduler_name or "" for p in config.profiles]
-    cluster = build_cluster(objects, names)
+    try:
+        cluster = build_cluster(objects, names)
+    except ObjectError as exc:
+        print(f"ksched simulate: {args.cluster}: {exc}", file=sys.stderr)
+        return 2
     try:
         frameworks = build_frameworks(config, cluster.snapshot)
     except ConfigError as exc:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ksched.api.base import K8s
 from ksched.api.core import Node, Pod
+from ksched.api.kinds import ObjectError
+from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -26,21 +29,38 @@ def is_visible(pod: Pod) -> bool:
 
 
 def build_cluster(objects: Iterable[K8s], scheduler_names: Sequence[str]) -> Cluster:
+    """The cluster of ``objects``; :class:`ObjectError` names an object the snapshot cannot hold
+    (a quantity that does not parse, for instance)."""
     snapshot = Snapshot()
     pending: list[Pod] = []
     placed: list[Pod] = []
     for obj in objects:
-        if isinstance(obj, Node):
-            snapshot.upsert_node(obj)
-        elif isinstance(obj, Pod):
-            if not is_visible(obj):
-                continue
-            if obj.spec.node_name:
-                placed.append(obj)
-            elif obj.spec.scheduler_name in scheduler_names:
-                pending.append(obj)
-        else:
-            snapshot.objects.put(obj)
+        with _naming(obj):
+            if isinstance(obj, Node):
+                snapshot.upsert_node(obj)
+            elif isinstance(obj, Pod):
+                if not is_visible(obj):
+                    continue
+                if obj.spec.node_name:
+                    placed.append(obj)
+                elif obj.spec.scheduler_name in scheduler_names:
+                    PodInfo(obj)  # its requests parse (a quantity error names the pod, here)
+                    pending.append(obj)
+            else:
+                snapshot.objects.put(obj)
     for pod in placed:
-        snapshot.add_pod(pod)
+        with _naming(pod):
+            snapshot.add_pod(pod)
     return Cluster(snapshot, pending)
+
+
+@contextmanager
+def _naming(obj: K8s) -> Iterator[None]:
+    try:
+        yield
+    except ValueError as exc:
+        meta = getattr(obj, "metadata", None)
+        name = getattr(meta, "name", "") or "<unnamed>"
+        namespace = getattr(meta, "namespace", "")
+        key = f"{namespace}/{name}" if namespace else name
+        raise ObjectError(f"{type(obj).__name__} {key}: {exc}") from None

@@ -441,6 +441,8 @@ def test_export_before_reserve_and_garbage_import_fail() -> None:
         pl.export_state(state)
     with pytest.raises(StateExportError, match="not a VolumeBinding state"):
         pl.import_state(CycleState(), b"\x00garbage")
+    with pytest.raises(StateExportError, match="not a VolumeBinding state"):  # invalid UTF-8
+        pl.import_state(CycleState(), b"\x81\xa9node_name\xa1\xff")
 
 
 def test_pre_bind_without_api_client_is_an_error() -> None:

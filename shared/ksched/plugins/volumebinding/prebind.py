@@ -27,6 +27,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient, CoreV1Api, StorageV1Api
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
 from ksched.api.storage import CSINode
 from ksched.plugins.helper.storage import (
@@ -94,7 +95,7 @@ async def _call(request: Awaitable[Any], what: str) -> bytes:
 def _decode(body: bytes, kind: type[T], what: str) -> T:
     try:
         return msgspec.json.decode(body, type=kind)
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise ApiCallError(f"{what}: cannot decode the API answer: {exc}", 0) from None
 
 

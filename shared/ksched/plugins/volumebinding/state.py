@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import msgspec
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.plugins.volumebinding.binder import PodVolumeClaims, PodVolumes
 
 STATE_KEY = "VolumeBinding"
@@ -83,7 +84,7 @@ def export_state(state: VolumeBindingState) -> bytes:
 def import_state(data: bytes) -> VolumeBindingState:
     try:
         exported = _decoder.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except DECODE_ERRORS as exc:  # ValidationError is a DecodeError
         raise StateExportError(f"not a VolumeBinding state: {exc}") from None
     by_node = {exported.node_name: exported.pod_volumes} if exported.pod_volumes is not None else {}
     return VolumeBindingState(
