@@ -15,5 +15,11 @@ EVENTS = Counter(
 ASSUMES = Counter(
     "ksched_assume_total", "Assume requests, by result (accepted or a reject code).", ["result"]
 )
+ASSUME_FULL_CHECKS = Counter(
+    "ksched_assume_full_checks_total",
+    "Assume checks that ran the profile's whole PreFilter and Filter, by why (the others read only "
+    "the changes since the decision).",
+    ["reason"],
+)
 GENERATION = Gauge("ksched_cache_generation", "The cache's current snapshot generation.")
 PUBLISH_LAG = Gauge("ksched_informer_unpublished_ops", "Snapshot ops waiting to be published.")

@@ -41,18 +41,15 @@ from ksched.bus.messages import (
 from ksched.bus.streams import ASSUMED_LEDGER, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import Subjects
 from ksched.bus.tokens import encode_token
-from ksched.cache.ledger import ClusterCache
+from ksched.cache.ledger import AssumeVerdict, ClusterCache
 from ksched.cache.replica import image_of
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
-from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import ClusterEvent
-from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.nominator import Nominator
 from ksched.framework.objects import TABLES, object_key
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework
-from ksched.framework.status import Code, Status
 from ksched.logcontext import pod_logging
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
@@ -89,12 +86,16 @@ class InformerOptions:
     jetstream_replicas: int = 1
 
 
-def needs_deep_check(pod: Pod) -> bool:
-    """Pods whose feasibility depends on other nodes (inter-pod affinity, hard topology spread)."""
-    aff = pod.spec.affinity
-    if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None):
+def decided_on_another_version(placement: Placement, pod: Pod) -> bool:
+    """Whether the replica decided on a version of ``pod`` whose labels or spec differ from the
+    pending one (the placement carries the pod it decided on)."""
+    if placement.resource_version == pod.metadata.resource_version:
+        return False
+    try:
+        decided = msgspec.json.decode(placement.pod, type=Pod)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return True
-    return any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spec.topology_spread_constraints)
+    return decided.spec != pod.spec or decided.metadata.labels != pod.metadata.labels
 
 
 class InformerService:
@@ -464,28 +465,12 @@ class InformerService:
         return on_event
 
     # --- assume ledger -----------------------------------------------------------------------------
-    def verify(self, profile: str) -> Any:
-        fw = self.frameworks.get(profile)
-
-        def run(pod: PodInfo, node: NodeInfo) -> Status | None:
-            if fw is None:
-                return Status.unresolvable(f"no profile for schedulerName {profile!r}")
-            state = CycleState()
-            result, st, _ = fw.run_pre_filter_plugins(state, pod)
-            if st is not None and st.code != Code.SUCCESS:
-                return st
-            if result is not None and result.node_names is not None and node.name not in result.node_names:
-                return Status.unresolvable("node(s) didn't satisfy plugin(s) at PreFilter")
-            return fw.run_filter_plugins_with_nominated_pods(state, pod, node)
-
-        return run
-
     async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
         p = req.placement
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
-            return await self._assume(p)
+            return await self._assume(p, req.relied_on)
 
-    async def _assume(self, p: Placement) -> AssumeReply:
+    async def _assume(self, p: Placement, relied_on: dict[str, str]) -> AssumeReply:
         if not self.ready or not self.acting() or self._stopping:
             metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
             return AssumeReply(
@@ -514,18 +499,31 @@ class InformerService:
             return AssumeReply(
                 accepted=False, code=AssumeRejectCode.NODE_NOT_FOUND, reason=p.node_name, epoch=self.epoch
             )
-        verdict = cache.assume(
-            pod,
-            p.node_name,
-            generation=p.snapshot_generation,
-            scheduler_id=p.scheduler_id,
-            verify=self.verify(p.profile),
-            deep_check=needs_deep_check(pod),
+        profile = self.frameworks.get(p.profile)
+        verdict = (
+            cache.assume(
+                pod,
+                p.node_name,
+                generation=p.snapshot_generation,
+                scheduler_id=p.scheduler_id,
+                profile=profile,
+                relied_on=relied_on,
+                pod_changed=decided_on_another_version(p, pod),
+            )
+            if profile is not None
+            else AssumeVerdict(False, f"no profile for schedulerName {p.profile!r}")
         )
+        if verdict.full_check:
+            metrics.ASSUME_FULL_CHECKS.labels(verdict.full_check).inc()
         if not verdict.accepted:
+            log.debug("assume rejected: %s", verdict.reason)
             metrics.ASSUMES.labels(AssumeRejectCode.DOES_NOT_FIT).inc()
             return AssumeReply(
-                accepted=False, code=AssumeRejectCode.DOES_NOT_FIT, reason=verdict.reason, epoch=self.epoch
+                accepted=False,
+                code=AssumeRejectCode.DOES_NOT_FIT,
+                reason=verdict.reason,
+                epoch=self.epoch,
+                generation=cache.generation,
             )
         self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
         self._dirty.set()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ from ksched.bus.messages import (
     UnreserveRequest,
 )
 from ksched.bus.subjects import Subjects
+from ksched.cache.assume_check import counts_on_other_pods
 from ksched.cache.follower import ReplicaFollower
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
@@ -59,6 +62,21 @@ from ksched_scheduler.preemption import PreemptionRunner, status_nomination
 from ksched_scheduler.tracing import trace_assume, trace_cycle
 
 log = logging.getLogger(__name__)
+
+STOP_BEFORE_ASSUME_ENV = "KSCHED_TEST_STOP_BEFORE_ASSUME"
+"""Test hook: ``namespace/name`` of a pod; the replica that decides it stops itself (SIGSTOP) right
+before sending its assume, once, so a test can change the cluster between decision and assume
+and then continue it (SIGCONT). Unset in production."""
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What a decision was made on: the replica's snapshot (epoch, generation) and its own
+    placements it counted but had no answer for (uid -> node)."""
+
+    epoch: str
+    generation: int
+    unanswered: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -108,6 +126,9 @@ class SchedulerService:
         self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
         self._inflight: OrderedDict[str, InFlight] = OrderedDict()
         self._held: dict[str, LeasedPod] = {}
+        #: uid -> node of placements sent to the informer (or about to be) and not answered yet
+        self._unanswered: dict[str, str] = {}
+        self._stop_before_assume = os.environ.get(STOP_BEFORE_ASSUME_ENV, "")
         self._background: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
         self._attempt = 0
@@ -229,6 +250,9 @@ class SchedulerService:
             return
         self.nominations.observe(leased.pod)
         log.debug("Attempting to schedule pod (attempt %d)", leased.attempts)
+        # What the decision is based on: the replica's generation and our unanswered placements
+        # (read before the cycle: with extenders, deltas and answers may arrive during it).
+        basis = Basis(replica.epoch, replica.generation, dict(self._unanswered))
         started = time.perf_counter()
         waited = started - wait_started
         outcome = await self.cycle.run_async(pod) if self.extenders else self.cycle.run(pod)
@@ -248,8 +272,9 @@ class SchedulerService:
         metrics.ALGORITHM_DURATION.observe(elapsed)
         if outcome.kind == SCHEDULED:
             set_node(outcome.node)
+            self._unanswered[outcome.pod.uid] = outcome.node
             await self._assume_slots.acquire()
-            self._spawn(self._assume(leased, outcome, elapsed))
+            self._spawn(self._assume(leased, outcome, elapsed, basis))
             return
         result = "unschedulable" if outcome.kind == UNSCHEDULABLE else "error"
         log.debug("Unable to schedule pod (%s): %s", result, outcome.message)
@@ -275,11 +300,17 @@ class SchedulerService:
             nominated=outcome.nominated_node,
         )
 
-    async def _assume(self, leased: LeasedPod, outcome: CycleOutcome, elapsed: float) -> None:
+    async def _assume(self, leased: LeasedPod, outcome: CycleOutcome, elapsed: float, basis: Basis) -> None:
         assert self.bus is not None and self.follower is not None and self.cycle is not None
         try:
             self._attempt += 1
             pod = outcome.pod.pod
+            if self._stop_before_assume and self._stop_before_assume == outcome.pod.key:
+                self._stop_before_assume = ""  # once
+                log.warning("test hook %s: stopping before the assume", STOP_BEFORE_ASSUME_ENV)
+                os.kill(os.getpid(), signal.SIGSTOP)
+            counts = basis.unanswered and counts_on_other_pods(outcome.fw, outcome.pod)
+            relied_on = basis.unanswered if counts else {}
             placement = Placement(
                 placement_id=f"{pod.metadata.uid}:{leased.attempts}:{self._attempt}",
                 pod_uid=pod.metadata.uid,
@@ -288,8 +319,8 @@ class SchedulerService:
                 node_name=outcome.node,
                 scheduler_id=self.options.identity,
                 profile=pod.spec.scheduler_name,
-                epoch=self.follower.replica.epoch,
-                snapshot_generation=self.follower.replica.generation,
+                epoch=basis.epoch,
+                snapshot_generation=basis.generation,
                 resource_version=pod.metadata.resource_version,
                 attempt=leased.attempts,
                 trace_id=leased.trace_id,
@@ -303,13 +334,15 @@ class SchedulerService:
             try:
                 reply = await self.bus.request(
                     self.subjects.assume,
-                    AssumeRequest(placement=placement),
+                    AssumeRequest(placement=placement, relied_on=relied_on),
                     AssumeReply,
                     timeout=5,
                     trace_id=leased.trace_id,
                 )
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
+            finally:
+                self._unanswered.pop(pod.metadata.uid, None)
             rtt = time.perf_counter() - sent
             metrics.ASSUME_LATENCY.observe(rtt)
             trace_assume(
@@ -342,9 +375,21 @@ class SchedulerService:
             log.debug(
                 "assume of %s on %s rejected: %s %s", outcome.pod.key, outcome.node, reply.code, reply.reason
             )
+            if reply.code == AssumeRejectCode.DOES_NOT_FIT:
+                # Retry on a snapshot that has what made the filters fail, so the next cycle sees it
+                # (and, if the pod fits nowhere, reports upstream's FailedScheduling for it).
+                await self._catch_up(reply.epoch, reply.generation)
             await self._done(leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}")
         finally:
             self._assume_slots.release()
+
+    async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
+        """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``."""
+        assert self.follower is not None
+        replica = self.follower.replica
+        deadline = time.monotonic() + timeout
+        while replica.epoch == epoch and replica.generation < generation and time.monotonic() < deadline:
+            await asyncio.sleep(0.002)
 
     def _remember(self, placement_id: str, leased: LeasedPod, outcome: CycleOutcome) -> None:
         self._inflight[placement_id] = InFlight(leased, outcome, time.monotonic())
@@ -503,6 +548,4 @@ def _observer(profile: str) -> Any:
 
 
 def _in_cluster() -> bool:
-    import os
-
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))

@@ -348,6 +348,10 @@ class AssumeRequest(Message, kw_only=True):
 
     placement: Placement
     """Version-checked like a top-level message; the cache publishes ``encode(placement)``."""
+    relied_on: dict[str, str] = {}
+    """uid -> node of the replica's own placements it counted when deciding but had no answer
+    for yet, sent for pods whose required affinity or hard spread other pods can satisfy (optional,
+    added without a version bump): the cache checks that they still hold."""
 
 
 class AssumeRejectCode(StrEnum):
@@ -367,7 +371,8 @@ class AssumeReply(Message, kw_only=True):
     reason: str = ""
     epoch: str = ""
     generation: int = 0
-    """The cache generation that includes this decision."""
+    """The cache generation that includes this decision; when rejected, the cache's generation then
+    (a replica retries once its snapshot has it)."""
 
 
 class ForgetRequest(Message, kw_only=True):

@@ -1,0 +1,327 @@
+"""The assume check (ClusterCache.assume with a profile): placements decided on an older snapshot
+are accepted exactly when the profile's filters pass now, and the whole filter runs only when a
+change since the decision can matter."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ksched.api.core import Namespace, Pod
+from ksched.cache.assume_check import FullCheck, counts_on_other_pods
+from ksched.cache.changelog import ChangeLog, NodeChange, PodChange
+from ksched.cache.ledger import AssumeVerdict, ClusterCache
+from ksched.config import default_config, load_config
+from ksched.config.profile import build_frameworks
+from ksched.framework.nominator import Nominator
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.testing import container, make_node, make_pod
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+EXISTING_ANTI = "InterPodAffinity: node(s) didn't satisfy existing pods anti-affinity rules"
+OWN_ANTI = "InterPodAffinity: node(s) didn't match pod anti-affinity rules"
+SPREAD = "PodTopologySpread: node(s) didn't match pod topology spread constraints"
+
+
+def anti_affinity(key: str, app: str, *, preferred: bool = False) -> dict[str, Any]:
+    term: dict[str, Any] = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}
+    rules: dict[str, Any]
+    if preferred:
+        rules = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10, "podAffinityTerm": term}]}
+    else:
+        rules = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    return {"affinity": {"podAntiAffinity": rules}}
+
+
+def affinity(key: str, app: str) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}
+    return {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+
+
+def spread(key: str, app: str, max_skew: int = 1) -> dict[str, Any]:
+    return {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": max_skew,
+                "topologyKey": key,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": app}},
+            }
+        ]
+    }
+
+
+class Informer:
+    """The informer's cache with the default profile over its snapshot."""
+
+    def __init__(self, config_yaml: str | None = None) -> None:
+        self.cache = ClusterCache()
+        self.nominator = Nominator()
+        config = load_config(config_yaml) if config_yaml else default_config()
+        frameworks = build_frameworks(config, self.cache.snapshot, nominator=self.nominator)
+        self.fw = frameworks["default-scheduler"]
+
+    def node(self, name: str, zone: str, cpu: str = "4", **kw: Any) -> None:
+        alloc = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
+        self.cache.upsert_node(make_node(name, labels={ZONE: zone}, allocatable=alloc, **kw))
+
+    def pending(self, name: str, labels: Mapping[str, str] | None = None, **kw: Any) -> Pod:
+        pod = make_pod(name, labels=labels, requests={"cpu": kw.pop("cpu", "100m")}, **kw)
+        self.cache.upsert_pod(pod)
+        return pod
+
+    def bound(self, name: str, node: str, labels: Mapping[str, str] | None = None, **kw: Any) -> Pod:
+        pod = make_pod(name, labels=labels, node_name=node, requests={"cpu": "100m"}, **kw)
+        self.cache.upsert_pod(pod)
+        return pod
+
+    def assume(self, pod: Pod, node: str, generation: int, **kw: Any) -> AssumeVerdict:
+        return self.cache.assume(pod, node, generation=generation, scheduler_id="s", profile=self.fw, **kw)
+
+
+def zone_a() -> Informer:
+    informer = Informer()
+    informer.node("n1", "a")
+    informer.node("n2", "a")
+    informer.node("n3", "b")
+    return informer
+
+
+# --- the issue's case and the other anti-affinity rules ---------------------------------------------
+
+
+def test_a_pod_without_constraints_is_refused_in_the_zone_of_a_pod_whose_anti_affinity_selects_it() -> None:
+    informer = zone_a()
+    a = informer.pending("a", spec=anti_affinity(ZONE, "x"))
+    b = informer.pending("b", labels={"app": "x"})
+    decided_at = informer.cache.generation  # both replicas decided on this snapshot
+    assert informer.assume(a, "n1", decided_at).accepted
+    verdict = informer.assume(b, "n2", decided_at)
+    assert verdict == AssumeVerdict(False, EXISTING_ANTI, FullCheck.ANTI_AFFINITY)
+    assert informer.cache.snapshot.location(b.metadata.uid) is None
+    assert b.metadata.uid in informer.cache.pending
+
+
+def test_the_same_pod_in_another_zone_is_accepted_without_running_the_filters() -> None:
+    informer = zone_a()
+    a = informer.pending("a", spec=anti_affinity(ZONE, "x"))
+    b = informer.pending("b", labels={"app": "x"})
+    decided_at = informer.cache.generation
+    assert informer.assume(a, "n1", decided_at).accepted
+    assert informer.assume(b, "n3", decided_at) == AssumeVerdict(True)
+
+
+def test_an_anti_affine_pod_is_refused_next_to_a_pod_it_selects() -> None:
+    informer = zone_a()
+    b = informer.pending("b", labels={"app": "x"})
+    a = informer.pending("a", spec=anti_affinity(HOST, "x"))
+    decided_at = informer.cache.generation
+    assert informer.assume(b, "n1", decided_at).accepted
+    assert informer.assume(a, "n1", decided_at) == AssumeVerdict(False, OWN_ANTI, FullCheck.ANTI_AFFINITY)
+    assert informer.assume(a, "n2", decided_at) == AssumeVerdict(True)  # another host
+
+
+def test_a_node_relabelled_into_the_zone_brings_its_anti_affine_pods() -> None:
+    informer = zone_a()
+    informer.bound("a", "n3", spec=anti_affinity(ZONE, "x"))
+    b = informer.pending("b", labels={"app": "x"})
+    decided_at = informer.cache.generation
+    informer.node("n3", "a")  # n3 (with a) moves into zone a
+    assert informer.assume(b, "n1", decided_at) == AssumeVerdict(
+        False, EXISTING_ANTI, FullCheck.ANTI_AFFINITY
+    )
+
+
+def test_preferred_terms_never_make_the_check_run_the_filters() -> None:
+    informer = zone_a()
+    pref = informer.pending("pref", labels={"app": "x"}, spec=anti_affinity(ZONE, "x", preferred=True))
+    decided_at = informer.cache.generation
+    informer.bound("other", "n2", labels={"app": "x"}, spec=anti_affinity(HOST, "y", preferred=True))
+    assert informer.assume(pref, "n1", decided_at) == AssumeVerdict(True)
+
+
+# --- spread and affinity -----------------------------------------------------------------------------
+
+
+def test_a_matching_pod_placed_in_the_zone_after_the_decision_breaks_the_spread() -> None:
+    informer = zone_a()
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    s2 = informer.pending("s2", labels={"app": "s"})
+    decided_at = informer.cache.generation  # zones a and b hold 0 matching pods
+    assert informer.assume(s2, "n2", decided_at).accepted
+    assert informer.assume(s1, "n1", decided_at) == AssumeVerdict(False, SPREAD, FullCheck.SPREAD)
+    assert informer.assume(s1, "n3", decided_at) == AssumeVerdict(True)
+
+
+def test_a_matching_pod_placed_in_another_zone_cannot_raise_the_skew() -> None:
+    informer = zone_a()
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    s2 = informer.pending("s2", labels={"app": "s"})
+    decided_at = informer.cache.generation
+    assert informer.assume(s2, "n3", decided_at).accepted
+    assert informer.assume(s1, "n1", decided_at) == AssumeVerdict(True)
+
+
+def test_a_removed_pod_the_spread_counts_makes_the_filter_run() -> None:
+    informer = zone_a()
+    informer.bound("old", "n3", labels={"app": "s"})
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    decided_at = informer.cache.generation  # a: 0, b: 1 -> a is fine
+    informer.cache.remove_pod(next(uid for uid in informer.cache.snapshot.pod_locations))
+    verdict = informer.assume(s1, "n1", decided_at)  # a: 0, b: 0 -> still fine, but only the filter knows
+    assert verdict == AssumeVerdict(True, full_check=FullCheck.SPREAD)
+
+
+def test_required_affinity_rechecks_when_a_pod_it_counts_leaves() -> None:
+    informer = zone_a()
+    informer.bound("web", "n3", labels={"app": "web"})
+    fan = informer.pending("fan", spec=affinity(ZONE, "web"))
+    decided_at = informer.cache.generation
+    informer.cache.remove_pod(next(uid for uid in informer.cache.snapshot.pod_locations))
+    verdict = informer.assume(fan, "n3", decided_at)
+    # No pod matches any more and the pod does not match itself: upstream refuses every node.
+    assert not verdict.accepted and verdict.full_check == FullCheck.AFFINITY
+    assert verdict.reason == "InterPodAffinity: node(s) didn't match pod affinity rules"
+
+
+def test_an_unanswered_placement_the_decision_counted_and_the_cache_refused_makes_the_filter_run() -> None:
+    informer = zone_a()
+    first = informer.pending("s0", labels={"app": "s"})
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    decided_at = informer.cache.generation
+    # The replica placed s0 on n3 locally (not answered yet), then s1 on n1 counting it: b 1, a 0.
+    # The cache never accepted s0, so a: 0 -> 1 while b stays 0: still a skew of 1 (fine), but the
+    # check cannot know that without the filter.
+    relied_on = {first.metadata.uid: "n3"}
+    verdict = informer.assume(s1, "n1", decided_at, relied_on=relied_on)
+    assert verdict == AssumeVerdict(True, full_check=FullCheck.RELIED_ON)
+    assert counts_on_other_pods(informer.fw, PodInfo(s1))
+    assert not counts_on_other_pods(informer.fw, PodInfo(first))
+
+
+def test_an_unanswered_placement_the_cache_holds_needs_no_filter() -> None:
+    informer = zone_a()
+    first = informer.pending("s0", labels={"app": "s"})
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    decided_at = informer.cache.generation
+    assert informer.assume(first, "n3", decided_at).accepted
+    verdict = informer.assume(s1, "n1", decided_at, relied_on={first.metadata.uid: "n3"})
+    assert verdict == AssumeVerdict(True)
+
+
+# --- the node, resources, the pod, objects, nominations, the bound ---------------------------------------
+
+
+def test_the_node_s_pods_are_rechecked_by_the_resource_and_port_filters_alone() -> None:
+    informer = Informer()
+    informer.node("tight", "a", cpu="1")
+    a = informer.pending("a", cpu="600m")
+    b = informer.pending("b", cpu="600m")
+    c = informer.pending("c", cpu="300m")
+    decided_at = informer.cache.generation
+    assert informer.assume(a, "tight", decided_at).accepted
+    verdict = informer.assume(b, "tight", decided_at)
+    assert verdict == AssumeVerdict(False, "NodeResourcesFit: Insufficient cpu", FullCheck.NODE_PODS)
+    assert informer.assume(c, "tight", decided_at) == AssumeVerdict(True)
+
+
+def test_host_ports_taken_after_the_decision() -> None:
+    informer = zone_a()
+    ports = {"containers": [container(host_ports=[(8080, "TCP", "")])]}
+    a = informer.pending("a", spec=ports)
+    b = informer.pending("b", spec=ports)
+    decided_at = informer.cache.generation
+    assert informer.assume(a, "n1", decided_at).accepted
+    verdict = informer.assume(b, "n1", decided_at)
+    assert verdict.reason == "NodePorts: node(s) didn't have free ports for the requested pod ports"
+
+
+def test_a_changed_node_runs_the_whole_filter() -> None:
+    informer = zone_a()
+    p = informer.pending("p")
+    decided_at = informer.cache.generation
+    taint = {"key": "k", "value": "v", "effect": "NoSchedule"}
+    informer.cache.upsert_node(
+        make_node(
+            "n1", labels={ZONE: "a"}, allocatable={"cpu": "4", "memory": "8Gi", "pods": "110"}, taints=[taint]
+        )
+    )
+    verdict = informer.assume(p, "n1", decided_at)
+    assert verdict == AssumeVerdict(
+        False, "TaintToleration: node(s) had untolerated taint(s)", FullCheck.NODE
+    )
+
+
+def test_other_changes_run_the_filter_when_they_can_matter() -> None:
+    informer = zone_a()
+    p = informer.pending("p", labels={"app": "x"})
+    decided_at = informer.cache.generation
+    ns = msgspec.convert({"metadata": {"name": "default", "labels": {"team": "t"}}}, Namespace)
+    informer.cache.upsert_object(ns)
+    assert informer.assume(p, "n1", decided_at) == AssumeVerdict(True, full_check=FullCheck.OBJECT)
+    q = informer.pending("q")
+    assert informer.assume(q, "n1", decided_at, pod_changed=True).full_check == FullCheck.POD
+    r = informer.pending("r")
+    informer.nominator.add(PodInfo(make_pod("nominee", priority=10)), "n2")
+    assert informer.assume(r, "n2", informer.cache.generation).full_check == FullCheck.NOMINATED
+    pvc = {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "c"}}]}
+    v = informer.pending("v", spec=pvc)
+    assert informer.assume(v, "n1", informer.cache.generation).full_check == FullCheck.VOLUMES
+
+
+def test_a_decision_older_than_the_log_runs_the_whole_filter() -> None:
+    informer = zone_a()
+    informer.cache.changes = ChangeLog(capacity=4)
+    p = informer.pending("p")
+    decided_at = informer.cache.generation
+    for i in range(5):
+        informer.bound(f"filler-{i}", "n3")
+    assert informer.assume(p, "n1", decided_at) == AssumeVerdict(True, full_check=FullCheck.HISTORY)
+
+
+def test_a_profile_with_an_unknown_filter_always_runs_it() -> None:
+    informer = zone_a()
+    informer.fw.plugins.filter = [*informer.fw.plugins.filter, _Refuses()]
+    p = informer.pending("p")
+    verdict = informer.assume(p, "n1", informer.cache.generation)
+    assert verdict == AssumeVerdict(False, "Refuses: no", FullCheck.PROFILE)
+
+
+class _Refuses:
+    name = "Refuses"
+
+    def filter(self, state: object, pod: object, node: object) -> Any:
+        from ksched.framework.status import Status
+
+        return Status.unschedulable("no")
+
+
+def test_a_confirmed_assumption_is_no_change() -> None:
+    informer = zone_a()
+    p = informer.pending("p")
+    assert informer.assume(p, "n1", informer.cache.generation).accepted
+    after_assume = informer.cache.generation
+    bound = msgspec.structs.replace(p, spec=msgspec.structs.replace(p.spec, node_name="n1"))
+    informer.cache.upsert_pod(bound)  # the watch shows the binding
+    assert informer.cache.generation > after_assume
+    assert informer.cache.changes_since(after_assume) == []
+
+
+# --- the change log ----------------------------------------------------------------------------------
+
+
+def test_change_log_answers_only_what_it_holds() -> None:
+    log = ChangeLog(capacity=3)
+    pi = PodInfo(make_pod("p"))
+    for gen in (1, 2, 2, 3):
+        log.record(PodChange(gen, pi, "n", placed=True))
+    assert [c.generation for c in log.since(1, 10) or []] == [2, 2, 3]
+    assert log.since(0, 10) is None  # generation 1 was dropped
+    assert log.since(1, 2) is None  # more than the limit
+    assert log.since(3, 10) == []
+    for gen in range(4, 20):
+        log.record(NodeChange(gen, "n"))
+    assert len(log) == 3 and [c.generation for c in log.since(16, 10) or []] == [17, 18, 19]
