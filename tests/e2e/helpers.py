@@ -88,6 +88,12 @@ def pod(
     }
 
 
+async def create_namespace(api: ApiClient, name: str) -> None:
+    await client.CoreV1Api(api).create_namespace(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
+
+
 async def create_nodes(api: ApiClient, nodes: list[dict[str, Any]]) -> None:
     v1 = client.CoreV1Api(api)
     for n in nodes:

@@ -166,7 +166,7 @@ async def test_a_refused_placement_is_retried_once_the_snapshot_has_the_cause() 
 async def test_the_stop_hook_stops_the_replica_before_that_pod_s_assume_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv(STOP_BEFORE_ASSUME_ENV, "default/p")
+    monkeypatch.setenv(STOP_BEFORE_ASSUME_ENV, "default/p,default/q")
     signals: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "kill", lambda pid, sig: signals.append((pid, sig)))
     svc, bus = scheduler(replica_at(1))
@@ -180,3 +180,6 @@ async def test_the_stop_hook_stops_the_replica_before_that_pod_s_assume_once(
     await svc._schedule_one(leased(make_pod("p", uid="again")))
     await settle()
     assert len(signals) == 1
+    await svc._schedule_one(leased(make_pod("q")))
+    await settle()
+    assert len(signals) == 2

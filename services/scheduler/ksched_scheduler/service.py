@@ -64,9 +64,9 @@ from ksched_scheduler.tracing import trace_assume, trace_cycle
 log = logging.getLogger(__name__)
 
 STOP_BEFORE_ASSUME_ENV = "KSCHED_TEST_STOP_BEFORE_ASSUME"
-"""Test hook: ``namespace/name`` of a pod; the replica that decides it stops itself (SIGSTOP) right
-before sending its assume, once, so a test can change the cluster between decision and assume
-and then continue it (SIGCONT). Unset in production."""
+"""Test hook: ``namespace/name`` of pods, comma-separated; a replica that decides one of them stops
+itself (SIGSTOP) right before sending its assume, once per pod, so a test can change the cluster
+between decision and assume and then continue it (SIGCONT). Unset in production."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class SchedulerService:
         self._held: dict[str, LeasedPod] = {}
         #: uid -> node of placements sent to the informer (or about to be) and not answered yet
         self._unanswered: dict[str, str] = {}
-        self._stop_before_assume = os.environ.get(STOP_BEFORE_ASSUME_ENV, "")
+        self._stop_before_assume = {k for k in os.environ.get(STOP_BEFORE_ASSUME_ENV, "").split(",") if k}
         self._background: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
         self._attempt = 0
@@ -305,8 +305,8 @@ class SchedulerService:
         try:
             self._attempt += 1
             pod = outcome.pod.pod
-            if self._stop_before_assume and self._stop_before_assume == outcome.pod.key:
-                self._stop_before_assume = ""  # once
+            if outcome.pod.key in self._stop_before_assume:
+                self._stop_before_assume.discard(outcome.pod.key)  # once
                 log.warning("test hook %s: stopping before the assume", STOP_BEFORE_ASSUME_ENV)
                 os.kill(os.getpid(), signal.SIGSTOP)
             counts = basis.unanswered and counts_on_other_pods(outcome.fw, outcome.pod)
