@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+import pytest
 
 from ksched.api.core import Namespace, Pod
 from ksched.cache.assume_check import FullCheck, counts_on_other_pods
@@ -90,6 +91,15 @@ def zone_a() -> Informer:
     return informer
 
 
+def second_of_two(
+    first: Pod, first_node: str, second: Pod, second_node: str, informer: Informer
+) -> AssumeVerdict:
+    """Two replicas decided on one snapshot; the first placement is accepted: the second's verdict."""
+    decided_at = informer.cache.generation
+    assert informer.assume(first, first_node, decided_at).accepted
+    return informer.assume(second, second_node, decided_at)
+
+
 # --- the issue's case and the other anti-affinity rules ---------------------------------------------
 
 
@@ -97,31 +107,58 @@ def test_a_pod_without_constraints_is_refused_in_the_zone_of_a_pod_whose_anti_af
     informer = zone_a()
     a = informer.pending("a", spec=anti_affinity(ZONE, "x"))
     b = informer.pending("b", labels={"app": "x"})
-    decided_at = informer.cache.generation  # both replicas decided on this snapshot
-    assert informer.assume(a, "n1", decided_at).accepted
-    verdict = informer.assume(b, "n2", decided_at)
+    verdict = second_of_two(a, "n1", b, "n2", informer)
     assert verdict == AssumeVerdict(False, EXISTING_ANTI, FullCheck.ANTI_AFFINITY)
     assert informer.cache.snapshot.location(b.metadata.uid) is None
     assert b.metadata.uid in informer.cache.pending
 
 
-def test_the_same_pod_in_another_zone_is_accepted_without_running_the_filters() -> None:
-    informer = zone_a()
-    a = informer.pending("a", spec=anti_affinity(ZONE, "x"))
-    b = informer.pending("b", labels={"app": "x"})
-    decided_at = informer.cache.generation
-    assert informer.assume(a, "n1", decided_at).accepted
-    assert informer.assume(b, "n3", decided_at) == AssumeVerdict(True)
+NO: dict[str, Any] = {}
+SECOND_OF_TWO = {
+    # name: (first's labels, spec, node), (second's labels, spec, node), verdict
+    "the issue's pod in another zone": (
+        (NO, anti_affinity(ZONE, "x"), "n1"),
+        ({"app": "x"}, NO, "n3"),
+        AssumeVerdict(True),
+    ),
+    "an anti-affine pod next to a pod it selects": (
+        ({"app": "x"}, NO, "n1"),
+        (NO, anti_affinity(HOST, "x"), "n1"),
+        AssumeVerdict(False, OWN_ANTI, FullCheck.ANTI_AFFINITY),
+    ),
+    "an anti-affine pod on another host": (
+        ({"app": "x"}, NO, "n1"),
+        (NO, anti_affinity(HOST, "x"), "n2"),
+        AssumeVerdict(True),
+    ),
+    "a matching pod placed in the spread pod's zone": (
+        ({"app": "s"}, NO, "n2"),
+        ({"app": "s"}, spread(ZONE, "s"), "n1"),
+        AssumeVerdict(False, SPREAD, FullCheck.SPREAD),
+    ),
+    "a matching pod placed in another zone cannot raise the skew": (
+        ({"app": "s"}, NO, "n3"),
+        ({"app": "s"}, spread(ZONE, "s"), "n1"),
+        AssumeVerdict(True),
+    ),
+    "the spread pod in the other zone": (
+        ({"app": "s"}, NO, "n2"),
+        ({"app": "s"}, spread(ZONE, "s"), "n3"),
+        AssumeVerdict(True),
+    ),
+}
 
 
-def test_an_anti_affine_pod_is_refused_next_to_a_pod_it_selects() -> None:
+@pytest.mark.parametrize(("first", "second", "verdict"), SECOND_OF_TWO.values(), ids=SECOND_OF_TWO)
+def test_the_second_of_two_decisions_on_one_snapshot(
+    first: tuple[dict[str, str], dict[str, Any], str],
+    second: tuple[dict[str, str], dict[str, Any], str],
+    verdict: AssumeVerdict,
+) -> None:
     informer = zone_a()
-    b = informer.pending("b", labels={"app": "x"})
-    a = informer.pending("a", spec=anti_affinity(HOST, "x"))
-    decided_at = informer.cache.generation
-    assert informer.assume(b, "n1", decided_at).accepted
-    assert informer.assume(a, "n1", decided_at) == AssumeVerdict(False, OWN_ANTI, FullCheck.ANTI_AFFINITY)
-    assert informer.assume(a, "n2", decided_at) == AssumeVerdict(True)  # another host
+    one = informer.pending("one", labels=first[0], spec=first[1])
+    two = informer.pending("two", labels=second[0], spec=second[1])
+    assert second_of_two(one, first[2], two, second[2], informer) == verdict
 
 
 def test_a_node_relabelled_into_the_zone_brings_its_anti_affine_pods() -> None:
@@ -144,25 +181,6 @@ def test_preferred_terms_never_make_the_check_run_the_filters() -> None:
 
 
 # --- spread and affinity -----------------------------------------------------------------------------
-
-
-def test_a_matching_pod_placed_in_the_zone_after_the_decision_breaks_the_spread() -> None:
-    informer = zone_a()
-    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
-    s2 = informer.pending("s2", labels={"app": "s"})
-    decided_at = informer.cache.generation  # zones a and b hold 0 matching pods
-    assert informer.assume(s2, "n2", decided_at).accepted
-    assert informer.assume(s1, "n1", decided_at) == AssumeVerdict(False, SPREAD, FullCheck.SPREAD)
-    assert informer.assume(s1, "n3", decided_at) == AssumeVerdict(True)
-
-
-def test_a_matching_pod_placed_in_another_zone_cannot_raise_the_skew() -> None:
-    informer = zone_a()
-    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
-    s2 = informer.pending("s2", labels={"app": "s"})
-    decided_at = informer.cache.generation
-    assert informer.assume(s2, "n3", decided_at).accepted
-    assert informer.assume(s1, "n1", decided_at) == AssumeVerdict(True)
 
 
 def test_a_removed_pod_the_spread_counts_makes_the_filter_run() -> None:
