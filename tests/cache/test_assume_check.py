@@ -317,6 +317,20 @@ class _Refuses:
         return Status.unschedulable("no")
 
 
+def test_a_node_heartbeat_is_no_change() -> None:
+    informer = zone_a()
+    since = informer.cache.generation
+    heartbeat = {
+        "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": "2026-01-01T00:00:00Z"}]
+    }
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    informer.cache.upsert_node(make_node("n1", labels={ZONE: "a"}, allocatable=alloc, status=heartbeat))
+    assert informer.cache.generation > since  # replicas still get the new object
+    assert informer.cache.changes_since(since) == []
+    informer.node("n1", "b")
+    assert informer.cache.changes_since(since) == [NodeChange(since + 2, "n1")]
+
+
 def test_a_confirmed_assumption_is_no_change() -> None:
     informer = zone_a()
     p = informer.pending("p")

@@ -93,9 +93,12 @@ class ClusterCache:
 
     # --- informer events -------------------------------------------------------------------------
     def upsert_node(self, node: Node) -> None:
+        known = self.snapshot.node_map.get(node.metadata.name)
+        before = known.node if known is not None else None
         self.snapshot.upsert_node(node)
         self._emit(NodeUpsert(node))
-        self.changes.record(NodeChange(self.generation, node.metadata.name))
+        if before is None or not same_for_filters(before, node):
+            self.changes.record(NodeChange(self.generation, node.metadata.name))
 
     def remove_node(self, name: str) -> None:
         if name not in self.snapshot.node_map:
@@ -256,6 +259,17 @@ class ClusterCache:
         for uid in expired:
             self.forget(uid)
         return expired
+
+
+def same_for_filters(a: Node, b: Node) -> bool:
+    """Whether two versions of a node differ only in what no filter reads (its conditions: a
+    kubelet's heartbeat; its resource version)."""
+    return (
+        a.spec == b.spec
+        and a.metadata.labels == b.metadata.labels
+        and msgspec.structs.replace(a.status, conditions=[])
+        == msgspec.structs.replace(b.status, conditions=[])
+    )
 
 
 def fits_basic(pod: PodInfo, node: NodeInfo) -> str:
