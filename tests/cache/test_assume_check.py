@@ -11,11 +11,12 @@ import msgspec
 import pytest
 
 from ksched.api.core import Namespace, Pod
-from ksched.cache.assume_check import FullCheck, counts_on_other_pods
-from ksched.cache.changelog import ChangeLog, NodeChange, PodChange
+from ksched.cache.assume_check import FullCheck, counts_on_other_pods, spread_slack
+from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange
 from ksched.cache.ledger import AssumeVerdict, ClusterCache
 from ksched.config import default_config, load_config
 from ksched.config.profile import build_frameworks
+from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.testing import container, make_node, make_pod
@@ -134,7 +135,7 @@ SECOND_OF_TWO = {
     "a matching pod placed in the spread pod's zone": (
         ({"app": "s"}, NO, "n2"),
         ({"app": "s"}, spread(ZONE, "s"), "n1"),
-        AssumeVerdict(False, SPREAD, FullCheck.SPREAD),
+        AssumeVerdict(False, SPREAD, FullCheck.REFUSED, ("PodTopologySpread",)),
     ),
     "a matching pod placed in another zone cannot raise the skew": (
         ({"app": "s"}, NO, "n3"),
@@ -183,14 +184,14 @@ def test_preferred_terms_never_make_the_check_run_the_filters() -> None:
 # --- spread and affinity -----------------------------------------------------------------------------
 
 
-def test_a_removed_pod_the_spread_counts_makes_the_filter_run() -> None:
+def test_a_removed_pod_the_spread_counts_runs_the_spread_plugin_again() -> None:
     informer = zone_a()
     informer.bound("old", "n3", labels={"app": "s"})
     s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
     decided_at = informer.cache.generation  # a: 0, b: 1 -> a is fine
     informer.cache.remove_pod(next(uid for uid in informer.cache.snapshot.pod_locations))
-    verdict = informer.assume(s1, "n1", decided_at)  # a: 0, b: 0 -> still fine, but only the filter knows
-    assert verdict == AssumeVerdict(True, full_check=FullCheck.SPREAD)
+    verdict = informer.assume(s1, "n1", decided_at)  # a: 0, b: 0 -> still fine, but only the plugin knows
+    assert verdict == AssumeVerdict(True, rerun=("PodTopologySpread",))
 
 
 def test_required_affinity_rechecks_when_a_pod_it_counts_leaves() -> None:
@@ -201,23 +202,50 @@ def test_required_affinity_rechecks_when_a_pod_it_counts_leaves() -> None:
     informer.cache.remove_pod(next(uid for uid in informer.cache.snapshot.pod_locations))
     verdict = informer.assume(fan, "n3", decided_at)
     # No pod matches any more and the pod does not match itself: upstream refuses every node.
-    assert not verdict.accepted and verdict.full_check == FullCheck.AFFINITY
+    assert not verdict.accepted and verdict.full_check == FullCheck.REFUSED
+    assert verdict.rerun == ("InterPodAffinity",)
     assert verdict.reason == "InterPodAffinity: node(s) didn't match pod affinity rules"
 
 
-def test_an_unanswered_placement_the_decision_counted_and_the_cache_refused_makes_the_filter_run() -> None:
+def test_an_unanswered_placement_the_decision_counted_and_the_cache_refused_runs_the_plugin_again() -> None:
     informer = zone_a()
     first = informer.pending("s0", labels={"app": "s"})
     s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
     decided_at = informer.cache.generation
     # The replica placed s0 on n3 locally (not answered yet), then s1 on n1 counting it: b 1, a 0.
     # The cache never accepted s0, so a: 0 -> 1 while b stays 0: still a skew of 1 (fine), but the
-    # check cannot know that without the filter.
+    # check cannot know that without the plugin.
     relied_on = {first.metadata.uid: "n3"}
     verdict = informer.assume(s1, "n1", decided_at, relied_on=relied_on)
-    assert verdict == AssumeVerdict(True, full_check=FullCheck.RELIED_ON)
+    assert verdict == AssumeVerdict(True, rerun=("PodTopologySpread",))
     assert counts_on_other_pods(informer.fw, PodInfo(s1))
     assert not counts_on_other_pods(informer.fw, PodInfo(first))
+
+
+def test_matching_pods_placed_in_the_zone_within_the_decision_s_slack_need_no_plugin() -> None:
+    informer = zone_a()
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s", max_skew=3))
+    others = [informer.pending(f"o{i}", labels={"app": "s"}) for i in range(3)]
+    decided_at = informer.cache.generation
+    # On the replica's snapshot s1 on n1 had a skew of 1 (0 + 1 - 0): 2 below maxSkew.
+    state = CycleState()
+    informer.fw.run_pre_filter_plugins(state, PodInfo(s1))
+    assert spread_slack(state, informer.cache.snapshot.node_map["n1"]) == 2
+    for other, node in zip(others, ("n2", "n2", "n3"), strict=True):
+        assert informer.assume(other, node, decided_at).accepted
+    # Two matching pods landed in zone a since (on n2): the skew rose by at most 2.
+    assert informer.assume(s1, "n1", decided_at, spread_slack=2) == AssumeVerdict(True)
+
+
+def test_matching_pods_beyond_the_slack_run_the_spread_plugin_again() -> None:
+    informer = zone_a()
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s", max_skew=3))
+    others = [informer.pending(f"o{i}", labels={"app": "s"}) for i in range(2)]
+    decided_at = informer.cache.generation
+    for other in others:
+        assert informer.assume(other, "n2", decided_at).accepted
+    verdict = informer.assume(s1, "n1", decided_at, spread_slack=1)
+    assert verdict == AssumeVerdict(True, rerun=("PodTopologySpread",))  # a: 2, b: 0 -> 2 + 1 - 0 <= 3
 
 
 def test_an_unanswered_placement_the_cache_holds_needs_no_filter() -> None:
@@ -242,8 +270,9 @@ def test_the_node_s_pods_are_rechecked_by_the_resource_and_port_filters_alone() 
     decided_at = informer.cache.generation
     assert informer.assume(a, "tight", decided_at).accepted
     verdict = informer.assume(b, "tight", decided_at)
-    assert verdict == AssumeVerdict(False, "NodeResourcesFit: Insufficient cpu", FullCheck.NODE_PODS)
-    assert informer.assume(c, "tight", decided_at) == AssumeVerdict(True)
+    node_pods = ("NodePorts", "NodeResourcesFit")
+    assert verdict == AssumeVerdict(False, "NodeResourcesFit: Insufficient cpu", FullCheck.REFUSED, node_pods)
+    assert informer.assume(c, "tight", decided_at) == AssumeVerdict(True, rerun=node_pods)
 
 
 def test_host_ports_taken_after_the_decision() -> None:
@@ -326,9 +355,9 @@ def test_a_node_heartbeat_is_no_change() -> None:
     alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
     informer.cache.upsert_node(make_node("n1", labels={ZONE: "a"}, allocatable=alloc, status=heartbeat))
     assert informer.cache.generation > since  # replicas still get the new object
-    assert informer.cache.changes_since(since) == []
+    assert informer.cache.changes.since(since) == []
     informer.node("n1", "b")
-    assert informer.cache.changes_since(since) == [NodeChange(since + 2, "n1")]
+    assert informer.cache.changes.since(since) == [NodeChange(since + 2, "n1")]
 
 
 def test_a_confirmed_assumption_is_no_change() -> None:
@@ -339,7 +368,7 @@ def test_a_confirmed_assumption_is_no_change() -> None:
     bound = msgspec.structs.replace(p, spec=msgspec.structs.replace(p.spec, node_name="n1"))
     informer.cache.upsert_pod(bound)  # the watch shows the binding
     assert informer.cache.generation > after_assume
-    assert informer.cache.changes_since(after_assume) == []
+    assert informer.cache.changes.since(after_assume) == []
 
 
 # --- the change log ----------------------------------------------------------------------------------
@@ -350,10 +379,26 @@ def test_change_log_answers_only_what_it_holds() -> None:
     pi = PodInfo(make_pod("p"))
     for gen in (1, 2, 2, 3):
         log.record(PodChange(gen, pi, "n", placed=True))
-    assert [c.generation for c in log.since(1, 10) or []] == [2, 2, 3]
-    assert log.since(0, 10) is None  # generation 1 was dropped
-    assert log.since(1, 2) is None  # more than the limit
-    assert log.since(3, 10) == []
+    assert [c.generation for c in log.since(1)] == [2, 2, 3]
+    assert not log.covers(0) and log.covers(1)  # generation 1 was dropped
+    assert log.count_since(1) == 3 and log.since(3) == []
     for gen in range(4, 20):
         log.record(NodeChange(gen, "n"))
-    assert len(log) == 3 and [c.generation for c in log.since(16, 10) or []] == [17, 18, 19]
+    assert len(log) == 3 and [c.generation for c in log.since(16)] == [17, 18, 19]
+    assert [c.generation for c in log.nodes_since(0)] == [17, 18, 19]
+
+
+def test_change_log_keeps_what_a_pod_without_constraints_needs_apart() -> None:
+    log = ChangeLog()
+    plain = PodInfo(make_pod("plain"))
+    anti = PodInfo(make_pod("anti", spec=anti_affinity(HOST, "x")))
+    log.record(PodChange(1, plain, "n1", placed=True))
+    log.record(PodChange(2, anti, "n2", placed=True))
+    log.record(PodChange(3, plain, "n1", placed=False))
+    log.record(ObjectChange(4, "Namespace", "default"))
+    log.record(NodeChange(5, "n3"))
+    assert log.placed_on_since("n1", 0) and not log.placed_on_since("n1", 1)
+    assert [c.pod for c in log.anti_affinity_placed_since(0)] == [anti]
+    assert log.anti_affinity_placed_since(2) == []
+    assert log.objects_since(3) == [ObjectChange(4, "Namespace", "default")] and log.objects_since(4) == []
+    assert log.nodes_since(4) == [NodeChange(5, "n3")]

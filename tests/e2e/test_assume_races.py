@@ -106,11 +106,15 @@ async def _refused(api: ApiClient, ns: str, name: str, text: str) -> str:
     return str(detail)
 
 
-async def _full_checks(stack: Stack, reason: str) -> float:
+async def _informer_metric(stack: Stack, name: str, label: str, value: str) -> float:
     async with aiohttp.ClientSession() as session, session.get(stack.http_url("informer") + "/metrics") as r:
         text = await r.text()
-    found = re.search(rf'^ksched_assume_full_checks_total{{reason="{reason}"}} (\S+)$', text, re.M)
+    found = re.search(rf'^{name}{{{label}="{value}"}} (\S+)$', text, re.M)
     return float(found.group(1)) if found else 0.0
+
+
+async def _full_checks(stack: Stack, reason: str) -> float:
+    return await _informer_metric(stack, "ksched_assume_full_checks_total", "reason", reason)
 
 
 def _anti(key: str, app: str) -> dict[str, Any]:
@@ -167,12 +171,17 @@ async def test_two_replicas_racing_spread_pods_into_one_zone(stack: Stack, api: 
         body = pod(name, namespace=ns, nodeSelector=in_zone_a, topologySpreadConstraints=[constraint])
         return _labelled(body, app="s")
 
-    before = await _full_checks(stack, "spread")
+    before = await _full_checks(stack, "refused")
+    rechecks = await _informer_metric(
+        stack, "ksched_assume_plugin_rechecks_total", "plugin", "PodTopologySpread"
+    )
     await _stop_while(stack, api, spread_pod("s1"), spread_pod("s2"))
     await _refused(api, ns, "s1", "didn't match pod topology spread constraints")
     placed = await pod_nodes(api, ns)
     assert (placed["s1"], placed["s2"]) == ("", "rs-a"), placed
-    assert await _full_checks(stack, "spread") > before
+    assert await _full_checks(stack, "refused") > before
+    plugin = "PodTopologySpread"
+    assert await _informer_metric(stack, "ksched_assume_plugin_rechecks_total", "plugin", plugin) > rechecks
 
 
 async def test_anti_affine_pods_racing_onto_one_node(stack: Stack, api: ApiClient) -> None:

@@ -1,7 +1,8 @@
 """What a scheduler replica sends the informer for a decision, and what it does with a refusal:
 the snapshot generation the decision was made on (read before the cycle), its unanswered
-placements for pods other pods can satisfy, a retry only once its snapshot has what made the
-placement fail, and the stop-before-assume test hook. The bus is a fake that holds the replies."""
+placements for pods other pods can satisfy, the hard-spread slack, a retry only once its snapshot
+has what made the placement fail, and the stop-before-assume test hook. The bus is a fake that
+holds the replies."""
 
 from __future__ import annotations
 
@@ -133,6 +134,9 @@ async def test_the_placement_carries_the_generation_decided_on_and_the_unanswere
     # The spread pod's decision counted `first` (unanswered): the informer must know it did.
     assert bus.assumes[1].relied_on == {first.metadata.uid: where}
     assert bus.assumes[2].relied_on == {}  # nothing other pods do can make a plain pod fit
+    # `first` counts in its zone, so the spread pod went to the other zone: skew 0 + 1 - 0 = maxSkew.
+    assert [a.spread_slack for a in bus.assumes] == [None, 0, None]
+    assert bus.assumes[1].placement.node_name != where
     for answer in bus.answers:
         answer.set_result(AssumeReply(accepted=True, epoch="e", generation=12))
     await settle()

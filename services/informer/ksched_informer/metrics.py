@@ -21,5 +21,10 @@ ASSUME_FULL_CHECKS = Counter(
     "the changes since the decision).",
     ["reason"],
 )
+ASSUME_PLUGIN_RECHECKS = Counter(
+    "ksched_assume_plugin_rechecks_total",
+    "Plugins an assume check ran again alone (changes since the decision could affect only them).",
+    ["plugin"],
+)
 GENERATION = Gauge("ksched_cache_generation", "The cache's current snapshot generation.")
 PUBLISH_LAG = Gauge("ksched_informer_unpublished_ops", "Snapshot ops waiting to be published.")

@@ -468,9 +468,9 @@ class InformerService:
     async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
         p = req.placement
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
-            return await self._assume(p, req.relied_on)
+            return await self._assume(p, req)
 
-    async def _assume(self, p: Placement, relied_on: dict[str, str]) -> AssumeReply:
+    async def _assume(self, p: Placement, req: AssumeRequest) -> AssumeReply:
         if not self.ready or not self.acting() or self._stopping:
             metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
             return AssumeReply(
@@ -507,7 +507,8 @@ class InformerService:
                 generation=p.snapshot_generation,
                 scheduler_id=p.scheduler_id,
                 profile=profile,
-                relied_on=relied_on,
+                relied_on=req.relied_on,
+                spread_slack=req.spread_slack,
                 pod_changed=decided_on_another_version(p, pod),
             )
             if profile is not None
@@ -515,6 +516,8 @@ class InformerService:
         )
         if verdict.full_check:
             metrics.ASSUME_FULL_CHECKS.labels(verdict.full_check).inc()
+        for plugin in verdict.rerun:
+            metrics.ASSUME_PLUGIN_RECHECKS.labels(plugin).inc()
         if not verdict.accepted:
             log.debug("assume rejected: %s", verdict.reason)
             metrics.ASSUMES.labels(AssumeRejectCode.DOES_NOT_FIT).inc()

@@ -40,7 +40,7 @@ from ksched.bus.messages import (
     UnreserveRequest,
 )
 from ksched.bus.subjects import Subjects
-from ksched.cache.assume_check import counts_on_other_pods
+from ksched.cache.assume_check import counts_on_other_pods, spread_slack
 from ksched.cache.follower import ReplicaFollower
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
@@ -311,6 +311,8 @@ class SchedulerService:
                 os.kill(os.getpid(), signal.SIGSTOP)
             counts = basis.unanswered and counts_on_other_pods(outcome.fw, outcome.pod)
             relied_on = basis.unanswered if counts else {}
+            node_info = self.follower.replica.snapshot.node_map.get(outcome.node)
+            slack = spread_slack(outcome.state, node_info) if node_info is not None else None
             placement = Placement(
                 placement_id=f"{pod.metadata.uid}:{leased.attempts}:{self._attempt}",
                 pod_uid=pod.metadata.uid,
@@ -334,7 +336,7 @@ class SchedulerService:
             try:
                 reply = await self.bus.request(
                     self.subjects.assume,
-                    AssumeRequest(placement=placement, relied_on=relied_on),
+                    AssumeRequest(placement=placement, relied_on=relied_on, spread_slack=slack),
                     AssumeReply,
                     timeout=5,
                     trace_id=leased.trace_id,

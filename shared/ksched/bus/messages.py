@@ -352,6 +352,9 @@ class AssumeRequest(Message, kw_only=True):
     """uid -> node of the replica's own placements it counted when deciding but had no answer
     for yet, sent for pods whose required affinity or hard spread other pods can satisfy (optional,
     added without a version bump): the cache checks that they still hold."""
+    spread_slack: int | None = None
+    """For a pod with hard topology spread: how far its skew at the node stayed below maxSkew when
+    decided (the least over its constraints; optional, added without a version bump)."""
 
 
 class AssumeRejectCode(StrEnum):

@@ -4,22 +4,24 @@ The replica ran the profile's PreFilter and Filter for ``pod`` and they passed `
 snapshot at generation G (plus its own placements the informer had not answered yet, which it
 names: ``relied_on``). The placement is accepted iff they pass ``node`` on the cache now. Running
 them all again costs what a cycle costs, so the check reads what changed after G
-(:class:`~ksched.cache.changelog.ChangeLog`): it runs nothing when no change can turn any plugin's
-pass into a failure, NodeResourcesFit and NodePorts alone when pods were added to the node and
-nothing else matters, and the whole PreFilter and Filter otherwise (:class:`FullCheck` says why).
-Why the verdicts are equal is in docs/architecture.md ("The assume check");
-``tests/cache/test_assume_check_property.py`` compares them over random changes.
+(:class:`~ksched.cache.changelog.ChangeLog`) and finds the plugins a change can turn from pass to
+fail: none (accepted, nothing runs), or some to run again alone (NodeResourcesFit and NodePorts
+when pods were added to the node, PodTopologySpread or InterPodAffinity when pods their terms count
+changed), or it runs the whole PreFilter and Filter (:class:`FullCheck` says why; also when a
+plugin run again refuses, for the verdict and message). Why the verdicts are equal is in
+docs/architecture.md ("The assume check"); ``tests/cache/test_assume_check_property.py`` compares
+them over random changes.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ksched.api.core import Pod
-from ksched.cache.changelog import Change, NodeChange, ObjectChange, PodChange
+from ksched.cache.changelog import ChangeLog, ObjectChange, PodChange
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
@@ -31,25 +33,28 @@ from ksched.plugins.interpodaffinity.plugin import NAME as INTER_POD_AFFINITY
 from ksched.plugins.interpodaffinity.plugin import resolve_terms
 from ksched.plugins.interpodaffinity.terms import AffinityTerm, parsed_terms, pod_matches_all_terms
 from ksched.plugins.podtopologyspread.common import DO_NOT_SCHEDULE, Constraint
+from ksched.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY as SPREAD_STATE_KEY
+from ksched.plugins.podtopologyspread.filtering import PreFilterState as SpreadState
 from ksched.plugins.podtopologyspread.plugin import NAME as POD_TOPOLOGY_SPREAD
 from ksched.plugins.podtopologyspread.plugin import PodTopologySpread
 
 MAX_CHANGES = 512
-"""The bound: with more changes after the decision's generation the whole filter runs (reading
-that many changes would cost about as much; a replica that far behind is rare)."""
+"""The bound: when the check would read more changes after the decision's generation than this
+(all of them for a pod with required pod affinity, anti-affinity or hard spread; for other pods
+only node and object changes and pods with required anti-affinity placed), the whole filter runs."""
 
 NODE_OBJECT_PLUGINS = frozenset(
     {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeDeclaredFeatures"}
 )
 """Filters that read the pod and the node object only."""
-NODE_POD_PLUGINS = ("NodeResourcesFit", "NodePorts")
+NODE_POD_PLUGINS = frozenset({"NodeResourcesFit", "NodePorts"})
 """Filters that also read the node's pods (their requests and host ports)."""
 VOLUME_PLUGINS = frozenset(
     {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources"}
 )
 """Filters that pass (skip) pods without volumes or claims; the others are always fully checked."""
-KNOWN_PLUGINS = frozenset(
-    {*NODE_OBJECT_PLUGINS, *NODE_POD_PLUGINS, *VOLUME_PLUGINS, INTER_POD_AFFINITY, POD_TOPOLOGY_SPREAD}
+KNOWN_PLUGINS = (
+    NODE_OBJECT_PLUGINS | NODE_POD_PLUGINS | VOLUME_PLUGINS | {INTER_POD_AFFINITY, POD_TOPOLOGY_SPREAD}
 )
 
 _WORKLOAD_KINDS = frozenset({"Service", "ReplicaSet", "StatefulSet", "ReplicationController"})
@@ -64,26 +69,35 @@ class FullCheck(StrEnum):
     VOLUMES = "volumes"
     """The pod has volumes or resource claims the volume plugins check."""
     HISTORY = "history"
-    """The change log no longer holds the changes after the decision, or holds more than the bound."""
+    """The change log no longer holds the changes after the decision, or more than the bound."""
     POD = "pod"
-    """The pod changed (labels or spec) after the replica decided."""
+    """The pod changed (labels or spec) after the replica decided, or its terms do not parse."""
     NOMINATED = "nominated"
     """Pods of at least the pod's priority are nominated to the node."""
     NODE = "node"
     """The node object changed."""
     OBJECT = "object"
     """A namespace (labels select pods' namespaces) or, for default spread constraints, a workload changed."""
-    RELIED_ON = "relied-on"
-    """A placement the replica counted when it decided is not in the cache (rejected, forgotten)."""
-    AFFINITY = "affinity"
-    """A pod matching the pod's required affinity changed, or a node did."""
-    SPREAD = "spread"
-    """A pod its hard spread constraints count changed in a way that can raise the skew, or a node did."""
     ANTI_AFFINITY = "anti-affinity"
     """A changed pod's required anti-affinity selects the pod in the node's domain, or the pod's own
     required anti-affinity selects a changed pod there: the filter fails (it runs for its message)."""
-    NODE_PODS = "node-pods"
-    """The node's pods changed and NodeResourcesFit or NodePorts now refuses."""
+    REFUSED = "refused"
+    """A plugin run again alone refused (the whole filter gives the verdict and the message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the replica decided on, besides the pod and the node."""
+
+    generation: int | None
+    """The cache generation of its snapshot (None: not one the cache can answer for)."""
+    relied_on: Mapping[str, str] = field(default_factory=dict)
+    """uid -> node of its own placements it counted but ``generation`` does not include."""
+    spread_slack: int | None = None
+    """How far the pod's skew at the node stayed below maxSkew (the least over its hard spread
+    constraints, :func:`spread_slack`); None: not known."""
+    pod_changed: bool = False
+    """The pod's labels or spec differ from the version decided on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,33 +106,27 @@ class CheckResult:
     """The filter's failure (upstream's status and message); None: accepted."""
     full: str = ""
     """A :class:`FullCheck` value when the whole filter ran, else ''."""
+    rerun: tuple[str, ...] = ()
+    """The plugins run again alone."""
+
+
+_ACCEPTED = CheckResult(None)
 
 
 def check_placement(
-    fw: Framework,
-    pod: PodInfo,
-    node: NodeInfo,
-    changes: Sequence[Change] | None,
-    *,
-    relied_on: Mapping[str, str] | None = None,
-    pod_changed: bool = False,
+    fw: Framework, pod: PodInfo, node: NodeInfo, changes: ChangeLog, decision: Decision
 ) -> CheckResult:
     """Would the profile's PreFilter and Filter pass ``pod`` (with ``spec.nodeName`` set) on ``node``
-    of ``fw``'s snapshot, given that they passed on the replica's snapshot before ``changes``?
-
-    ``changes``: the cache's changes after the decision's generation (None when not known);
-    ``relied_on``: uid -> node of the replica's own placements it counted but the decision's
-    generation does not include; ``pod_changed``: the pod differs from the version decided on.
-    """
-    why, node_pods = _plan(fw, pod, node, changes, relied_on or {}, pod_changed)
-    if not why and node_pods:
-        status = run_node_pod_plugins(fw, pod, node)
-        if status is None:
-            return CheckResult(None)
-        why = FullCheck.NODE_PODS
-    if not why:
-        return CheckResult(None)
-    return CheckResult(full_filter(fw, pod, node), why)
+    of ``fw``'s snapshot, given that they passed on the replica's snapshot of ``decision``?"""
+    full, rerun = _plan(fw, pod, node, changes, decision)
+    if not full and not rerun:
+        return _ACCEPTED
+    names = tuple(sorted(rerun))
+    if not full:
+        if run_plugins(fw, rerun, pod, node) is None:
+            return CheckResult(None, "", names)
+        full = FullCheck.REFUSED
+    return CheckResult(full_filter(fw, pod, node), full, names)
 
 
 def full_filter(fw: Framework, pod: PodInfo, node: NodeInfo) -> Status | None:
@@ -133,21 +141,22 @@ def full_filter(fw: Framework, pod: PodInfo, node: NodeInfo) -> Status | None:
     return fw.run_filter_plugins_with_nominated_pods(state, pod, node)
 
 
-def run_node_pod_plugins(fw: Framework, pod: PodInfo, node: NodeInfo) -> Status | None:
-    """PreFilter and Filter of the profile's NodeResourcesFit and NodePorts alone, in order."""
+def run_plugins(fw: Framework, names: Collection[str], pod: PodInfo, node: NodeInfo) -> Status | None:
+    """PreFilter and Filter of the profile's plugins called ``names`` alone, in the profile's order
+    (plugins whose PreFilter narrows no nodes); the first failure, None when they pass."""
     state = CycleState()
     skipped: set[str] = set()
     nodes = fw.snapshot.nodes
     try:
         for pl in fw.plugins.pre_filter:
-            if pl.name in NODE_POD_PLUGINS:
+            if pl.name in names:
                 _, st = pl.pre_filter(state, pod, nodes)
                 if is_skip(st):
                     skipped.add(pl.name)
                 elif st is not None and st.code != Code.SUCCESS:
                     return st.with_plugin(pl.name)
         for fl in fw.plugins.filter:
-            if fl.name in NODE_POD_PLUGINS and fl.name not in skipped:
+            if fl.name in names and fl.name not in skipped:
                 st = fl.filter(state, pod, node)
                 if st is not None and st.code != Code.SUCCESS:
                     return st.with_plugin(fl.name)
@@ -163,14 +172,26 @@ def counts_on_other_pods(fw: Framework, pod: PodInfo) -> bool:
     profile = _profile(fw)
     if not profile.known:
         return False  # the informer runs the whole filter anyway
-    if profile.inter_pod_affinity and parsed_terms(pod).required_affinity:
-        return True
-    if profile.spread is None:
-        return False
-    try:
-        return bool(profile.spread.constraints(pod.pod, DO_NOT_SCHEDULE))
-    except SelectorError:
-        return False
+    needs = _needs(profile, pod, fw.snapshot)
+    return isinstance(needs, FullCheck) or needs.counts_on_others
+
+
+def spread_slack(state: CycleState, node: NodeInfo) -> int | None:
+    """From a cycle's state: by how much the pod's skew on ``node`` stays below maxSkew, the least
+    over its hard spread constraints (PodTopologySpread's PreFilter counts, as its Filter reads
+    them); None when the pod has none."""
+    s = state.get(SPREAD_STATE_KEY, SpreadState)
+    if s is None or not s.constraints:
+        return None
+    labels = node.labels
+    slack: int | None = None
+    for i, c in enumerate(s.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return None
+        room = c.max_skew - (s.domains[i].count(value) + s.self_match[i] - s.min_match(i))
+        slack = room if slack is None else min(slack, room)
+    return max(slack or 0, 0)
 
 
 def has_volumes_to_check(pod: Pod) -> bool:
@@ -195,10 +216,12 @@ def has_volumes_to_check(pod: Pod) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Profile:
-    plugins: PluginsByPoint
+    plugins: PluginsByPoint = field(repr=False)
     """The plugin lists these facts were read from (a framework may get new ones)."""
     known: bool
     spread: PodTopologySpread | None
+    hard_defaults: bool
+    """PodTopologySpread's default constraints include DoNotSchedule ones."""
     inter_pod_affinity: bool
 
 
@@ -215,12 +238,14 @@ def _profile(fw: Framework) -> _Profile:
     if cached is not None and cached.plugins is fw.plugins:
         return cached
     plugins = fw.plugins
-    known = all(_in_tree(pl) for pl in (*plugins.pre_filter, *plugins.filter))
-    spread = next((pl for pl in plugins.filter if pl.name == POD_TOPOLOGY_SPREAD), None)
+    found = next((pl for pl in plugins.filter if pl.name == POD_TOPOLOGY_SPREAD), None)
+    spread = found if isinstance(found, PodTopologySpread) else None
     profile = _Profile(
         plugins,
-        known,
-        spread if isinstance(spread, PodTopologySpread) else None,
+        all(_in_tree(pl) for pl in (*plugins.pre_filter, *plugins.filter)),
+        spread,
+        spread is not None
+        and any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in spread.default_constraints),
         any(pl.name == INTER_POD_AFFINITY for pl in plugins.filter),
     )
     _profiles[fw] = profile
@@ -234,132 +259,158 @@ def _profile(fw: Framework) -> _Profile:
 class _Needs:
     """What of the pod's spec makes other pods matter to its filters."""
 
-    affinity: Sequence[AffinityTerm]
+    affinity: Sequence[AffinityTerm] = ()
     """Required affinity terms, namespaces resolved (as PreFilter matches them)."""
-    anti: Sequence[AffinityTerm]
-    spread: Sequence[Constraint]
+    anti: Sequence[AffinityTerm] = ()
+    spread: Sequence[Constraint] = ()
     """Hard topology spread constraints (its own, or the profile's defaults)."""
-    default_spread: bool
-    namespace_selectors: bool
+    default_spread: bool = False
+    namespace_selectors: bool = False
     """Its terms pick namespaces by their labels."""
-    namespace_labels: Mapping[str, str]
 
     @property
     def counts_on_others(self) -> bool:
         return bool(self.affinity or self.spread)
 
+    @property
+    def own_terms(self) -> bool:
+        return bool(self.affinity or self.anti or self.spread)
+
+    def plugins(self) -> set[str]:
+        """The plugins other pods can make pass: those to run again when such pods may be gone."""
+        return {
+            name
+            for name, used in ((INTER_POD_AFFINITY, self.affinity), (POD_TOPOLOGY_SPREAD, self.spread))
+            if used
+        }
+
+
+_NO_NEEDS = _Needs()
+
 
 def _needs(profile: _Profile, pod: PodInfo, snapshot: Snapshot) -> _Needs | FullCheck:
+    spec = pod.pod.spec
+    aff = spec.affinity
+    own_terms = aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None)
+    hard_spread = profile.spread is not None and (
+        any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in spec.topology_spread_constraints)
+        or (not spec.topology_spread_constraints and profile.hard_defaults)
+    )
+    if not (own_terms and profile.inter_pod_affinity) and not hard_spread:
+        return _NO_NEEDS
     affinity: Sequence[AffinityTerm] = ()
     anti: Sequence[AffinityTerm] = ()
     selectors = False
-    if profile.inter_pod_affinity:
+    if own_terms and profile.inter_pod_affinity:
         parsed = parsed_terms(pod)
         if parsed.error is not None:
-            return FullCheck.AFFINITY
-        own = (*parsed.required_affinity, *parsed.required_anti_affinity)
-        selectors = any(t.uses_namespace_labels for t in own)
+            return FullCheck.POD
+        selectors = any(
+            t.uses_namespace_labels for t in (*parsed.required_affinity, *parsed.required_anti_affinity)
+        )
         affinity = resolve_terms(snapshot, parsed.required_affinity)
         anti = resolve_terms(snapshot, parsed.required_anti_affinity)
     spread: Sequence[Constraint] = ()
-    if profile.spread is not None:
+    if hard_spread and profile.spread is not None:
         try:
             spread = profile.spread.constraints(pod.pod, DO_NOT_SCHEDULE)
         except SelectorError:
-            return FullCheck.SPREAD
-    return _Needs(
-        affinity,
-        anti,
-        spread,
-        bool(spread) and not pod.pod.spec.topology_spread_constraints,
-        selectors,
-        snapshot.objects.namespace_labels(pod.namespace),
-    )
+            return FullCheck.POD
+    return _Needs(affinity, anti, spread, bool(spread) and not spec.topology_spread_constraints, selectors)
 
 
 # --- the plan ------------------------------------------------------------------------------------
 
 
+_NOTHING: frozenset[str] = frozenset()
+
+
 def _plan(
-    fw: Framework,
-    pod: PodInfo,
-    node: NodeInfo,
-    changes: Sequence[Change] | None,
-    relied_on: Mapping[str, str],
-    pod_changed: bool,
-) -> tuple[str, bool]:
-    """(why the whole filter must run, or ''; whether the node's pods changed)."""
+    fw: Framework, pod: PodInfo, node: NodeInfo, log: ChangeLog, decision: Decision
+) -> tuple[str, frozenset[str]]:
+    """(why the whole filter must run, or ''; the plugins to run again alone)."""
     profile = _profile(fw)
     if not profile.known:
-        return FullCheck.PROFILE, False
+        return FullCheck.PROFILE, _NOTHING
     if has_volumes_to_check(pod.pod):
-        return FullCheck.VOLUMES, False
-    if pod_changed:
-        return FullCheck.POD, False
-    if changes is None:
-        return FullCheck.HISTORY, False
+        return FullCheck.VOLUMES, _NOTHING
+    since = decision.generation
+    if decision.pod_changed:
+        return FullCheck.POD, _NOTHING
+    if since is None or not log.covers(since):
+        return FullCheck.HISTORY, _NOTHING
     snapshot = fw.snapshot
     needs = _needs(profile, pod, snapshot)
     if isinstance(needs, FullCheck):
-        return needs, False
-    if needs.counts_on_others and any(snapshot.location(uid) != where for uid, where in relied_on.items()):
-        return FullCheck.RELIED_ON, False
+        return needs, _NOTHING
     if fw.has_nominated_pods(node.name, pod):
-        return FullCheck.NOMINATED, False
-    node_pods = False
-    placed: dict[str, None] = {}  # pods placed after the decision (ordered set)
-    changed_nodes: set[str] = set()
-    for change in changes:
-        if isinstance(change, PodChange):
-            if change.placed:
-                node_pods = node_pods or change.node == node.name
-                if change.pod.has_required_anti_affinity or needs.anti:
-                    placed[change.pod.uid] = None
-            why = _breaks_own_terms(change, pod, node, needs, snapshot)
-            if why:
-                return why, node_pods
-        elif isinstance(change, NodeChange):
-            if change.node == node.name:
-                return FullCheck.NODE, node_pods
-            if needs.spread:
-                return FullCheck.SPREAD, node_pods
-            if needs.affinity:
-                return FullCheck.AFFINITY, node_pods
-            changed_nodes.add(change.node)
-        elif _object_matters(change, pod, needs):
-            return FullCheck.OBJECT, node_pods
-    if profile.inter_pod_affinity and (placed or changed_nodes):
+        return FullCheck.NOMINATED, _NOTHING
+    nodes = log.nodes_since(since) if log.nodes_changed_since(since) else []
+    if any(change.node == node.name for change in nodes):
+        return FullCheck.NODE, _NOTHING
+    objects = log.objects_since(since) if log.objects_changed_since(since) else []
+    if any(_object_matters(change, pod, needs) for change in objects):
+        return FullCheck.OBJECT, _NOTHING
+    rerun = NODE_POD_PLUGINS if log.placed_on_since(node.name, since) else _NOTHING
+    if needs.counts_on_others and (
+        nodes or any(snapshot.location(uid) != where for uid, where in decision.relied_on.items())
+    ):
+        rerun |= needs.plugins()  # domains or eligibility may differ, or counted pods be gone
+    placed: Sequence[PodChange]
+    if needs.own_terms:
+        if log.count_since(since) > MAX_CHANGES:
+            return FullCheck.HISTORY, _NOTHING
+        changes = [c for c in log.since(since) if isinstance(c, PodChange)]
+        rerun |= _own_terms_rerun(changes, pod, node, needs, decision.spread_slack, snapshot)
+        placed = [c for c in changes if c.placed and (needs.anti or c.pod.has_required_anti_affinity)]
+    else:
+        placed = log.anti_affinity_placed_since(since) if log.anti_affinity_placed(since) else []
+        if len(placed) + len(nodes) + len(objects) > MAX_CHANGES:
+            return FullCheck.HISTORY, _NOTHING
+    if profile.inter_pod_affinity and (placed or nodes):
+        changed_nodes = {change.node for change in nodes}
         candidates = _candidates(snapshot, placed, changed_nodes, all_pods=bool(needs.anti))
-        if _anti_affinity_violated(candidates, pod, node, needs):
-            return FullCheck.ANTI_AFFINITY, node_pods
-    return "", node_pods
+        if _anti_affinity_violated(candidates, pod, node, needs, snapshot):
+            return FullCheck.ANTI_AFFINITY, _NOTHING
+    return "", rerun
 
 
-def _breaks_own_terms(
-    change: PodChange, pod: PodInfo, node: NodeInfo, needs: _Needs, snapshot: Snapshot
-) -> str:
-    """Whether ``change`` can turn the pod's required affinity or hard spread from pass to fail:
-    any version of a pod its affinity counts (placed elsewhere it can void the first-pod rule,
-    removed it can empty the domain); a pod its spread counts removed (the minimum may drop) or
-    placed in the node's domain (its count rises). A pod placed in another domain only raises
-    that domain's count, which never raises the skew."""
-    other = change.pod
-    if needs.affinity and pod_matches_all_terms(needs.affinity, other.pod):
-        return FullCheck.AFFINITY
-    if not needs.spread or other.namespace != pod.namespace:
-        return ""
-    for constraint in needs.spread:
-        if not constraint.matches(other.labels):
+def _own_terms_rerun(
+    changes: Sequence[PodChange],
+    pod: PodInfo,
+    node: NodeInfo,
+    needs: _Needs,
+    slack: int | None,
+    snapshot: Snapshot,
+) -> frozenset[str]:
+    """The plugins the pod changes can turn from pass to fail through the pod's own required
+    affinity or hard spread. Affinity: any version of a pod it counts (placed elsewhere it can void
+    the first-pod rule, removed it can empty the domain). Spread: the skew at the node rises by at
+    most the matching pods placed in its domain plus those removed anywhere (each lowers the
+    minimum by at most one; a pod placed in another domain never raises the skew), so the plugin
+    runs only when that sum exceeds the decision's slack."""
+    out: set[str] = set()
+    labels = node.labels
+    raised = [0] * len(needs.spread)
+    for change in changes:
+        other = change.pod
+        if needs.affinity and pod_matches_all_terms(needs.affinity, other.pod):
+            out.add(INTER_POD_AFFINITY)
+        if not needs.spread or other.namespace != pod.namespace:
             continue
-        if not change.placed:
-            return FullCheck.SPREAD
-        where = snapshot.node_map.get(change.node)
-        if where is None:
-            return FullCheck.SPREAD
-        value = where.labels.get(constraint.topology_key)
-        if value is not None and value == node.labels.get(constraint.topology_key):
-            return FullCheck.SPREAD
-    return ""
+        for i, constraint in enumerate(needs.spread):
+            if not constraint.matches(other.labels):
+                continue
+            if not change.placed:
+                raised[i] += 1
+                continue
+            where = snapshot.node_map.get(change.node)
+            value = where.labels.get(constraint.topology_key) if where is not None else None
+            if value is not None and value == labels.get(constraint.topology_key):
+                raised[i] += 1
+    if raised and max(raised) > (slack or 0):
+        out.add(POD_TOPOLOGY_SPREAD)
+    return frozenset(out)
 
 
 def _object_matters(change: ObjectChange, pod: PodInfo, needs: _Needs) -> bool:
@@ -373,41 +424,53 @@ def _object_matters(change: ObjectChange, pod: PodInfo, needs: _Needs) -> bool:
 
 
 def _candidates(
-    snapshot: Snapshot, placed: Mapping[str, None], changed_nodes: set[str], *, all_pods: bool
+    snapshot: Snapshot, placed: Sequence[PodChange], changed_nodes: set[str], *, all_pods: bool
 ) -> Iterator[tuple[PodInfo, NodeInfo]]:
     """Pods (as they are now) placed after the decision, and the pods of nodes that changed (their
     labels may have moved them into the node's domain): every pod when the pod has required
     anti-affinity of its own, else those with required anti-affinity."""
     node_map = snapshot.node_map
-    for uid in placed:
+    seen: set[str] = set()
+    for change in placed:
+        uid = change.pod.uid
         entry = snapshot.pod_locations.get(uid)
-        if entry is not None:
+        if entry is not None and uid not in seen:
+            seen.add(uid)
             where = node_map.get(entry[1])
             if where is not None:  # a pod waiting for its node counts nowhere
                 yield entry[0], where
     for name in changed_nodes:
         where = node_map.get(name)
         if where is not None:
-            for other in where.pods if all_pods else where.pods_with_required_anti_affinity:
-                yield other, where
+            yield from (
+                (other, where)
+                for other in (where.pods if all_pods else where.pods_with_required_anti_affinity)
+            )
 
 
 def _anti_affinity_violated(
-    candidates: Iterator[tuple[PodInfo, NodeInfo]], pod: PodInfo, node: NodeInfo, needs: _Needs
+    candidates: Iterator[tuple[PodInfo, NodeInfo]],
+    pod: PodInfo,
+    node: NodeInfo,
+    needs: _Needs,
+    snapshot: Snapshot,
 ) -> bool:
     """InterPodAffinity's two anti-affinity rules for ``candidates`` on the cache now: an existing
     pod's required anti-affinity term selecting the pod, or the pod's own term selecting the other
     pod, with both nodes in one domain of the term's topology key."""
     labels = node.labels
+    namespace_labels: Mapping[str, str] | None = None
     for other, where in candidates:
         if other.uid == pod.uid:
             continue
         there = where.labels
         if other.has_required_anti_affinity:
             for term in parsed_terms(other).required_anti_affinity:
-                if _same_domain(there, labels, term.topology_key) and term.matches_pod(
-                    pod.pod, needs.namespace_labels
-                ):
+                if not _same_domain(there, labels, term.topology_key):
+                    continue
+                if namespace_labels is None:
+                    namespace_labels = snapshot.objects.namespace_labels(pod.namespace)
+                if term.matches_pod(pod.pod, namespace_labels):
                     return True
         for term in needs.anti:
             if _same_domain(there, labels, term.topology_key) and term.matches_pod(other.pod, None):

@@ -15,8 +15,8 @@ import msgspec
 
 from ksched.api.base import K8s
 from ksched.api.core import Node, Pod
-from ksched.cache.assume_check import MAX_CHANGES, check_placement
-from ksched.cache.changelog import Change, ChangeLog, NodeChange, ObjectChange, PodChange
+from ksched.cache.assume_check import Decision, check_placement
+from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange
 from ksched.cache.delta import (
     DeltaOp,
     NodeRemove,
@@ -49,6 +49,8 @@ class AssumeVerdict:
     reason: str = ""
     full_check: str = ""
     """Why the profile's whole PreFilter and Filter ran (``assume_check.FullCheck``), '' if not."""
+    rerun: tuple[str, ...] = ()
+    """The plugins the check ran again alone."""
 
 
 class ClusterCache:
@@ -84,12 +86,6 @@ class ClusterCache:
 
     def _pod_left(self, pod: PodInfo, node: str) -> None:
         self.changes.record(PodChange(self.generation, pod, node, placed=False))
-
-    def changes_since(self, generation: int) -> list[Change] | None:
-        """The changes after ``generation`` (at most ``MAX_CHANGES``), or None when not known."""
-        if generation > self.generation:
-            return None
-        return self.changes.since(generation, MAX_CHANGES)
 
     # --- informer events -------------------------------------------------------------------------
     def upsert_node(self, node: Node) -> None:
@@ -177,12 +173,13 @@ class ClusterCache:
         scheduler_id: str,
         profile: Framework | None = None,
         relied_on: Mapping[str, str] | None = None,
+        spread_slack: int | None = None,
         pod_changed: bool = False,
     ) -> AssumeVerdict:
         """Accept ``pod`` on ``node_name`` if it is still pending and the profile's filters, which
         passed on the replica's snapshot at ``generation``, pass on the current state
-        (``assume_check.check_placement``; ``relied_on`` and ``pod_changed`` are its arguments).
-        Without a profile only resources, pod count and host ports are checked."""
+        (``assume_check.check_placement``; the other arguments are its ``Decision``). Without a
+        profile only resources, pod count and host ports are checked."""
         uid = pod.metadata.uid
         if uid in self.assumed:
             other = self.assumed[uid]
@@ -198,27 +195,23 @@ class ClusterCache:
             return AssumeVerdict(False, f"node {node_name} no longer exists")
         placed = PodInfo(with_node_name(pod, node_name))
         full = ""
+        rerun: tuple[str, ...] = ()
         if profile is None:
             reason = fits_basic(placed, ni)
             if reason:
                 return AssumeVerdict(False, reason)
         else:
-            result = check_placement(
-                profile,
-                placed,
-                ni,
-                self.changes_since(generation),
-                relied_on=relied_on,
-                pod_changed=pod_changed,
-            )
-            full, st = result.full, result.status
+            known = generation if generation <= self.generation else None  # not of this cache
+            decision = Decision(known, relied_on or {}, spread_slack, pod_changed)
+            result = check_placement(profile, placed, ni, self.changes, decision)
+            full, rerun, st = result.full, result.rerun, result.status
             if st is not None:
                 reason = f"{st.plugin}: {st.message}" if st.plugin else st.message
-                return AssumeVerdict(False, reason, full)
+                return AssumeVerdict(False, reason, full, rerun)
         self.pending.pop(uid, None)
         self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock())
         self._place(placed, node_name, assumed=True)
-        return AssumeVerdict(True, full_check=full)
+        return AssumeVerdict(True, full_check=full, rerun=rerun)
 
     def restore_assumption(self, pod: Pod, node_name: str, scheduler_id: str) -> None:
         """Re-create an assumption accepted earlier (a restarted cache reading its ledger), unchecked:
