@@ -88,12 +88,6 @@ def pod(
     }
 
 
-async def create_namespace(api: ApiClient, name: str) -> None:
-    await client.CoreV1Api(api).create_namespace(
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-    )
-
-
 async def create_nodes(api: ApiClient, nodes: list[dict[str, Any]]) -> None:
     v1 = client.CoreV1Api(api)
     for n in nodes:
@@ -109,6 +103,12 @@ async def create_pods(api: ApiClient, pods: list[dict[str, Any]], concurrency: i
             await v1.create_namespaced_pod(p["metadata"].get("namespace", "default"), p)
 
     await asyncio.gather(*(one(p) for p in pods))
+
+
+async def create_namespace(api: ApiClient, name: str) -> None:
+    await client.CoreV1Api(api).create_namespace(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
 
 
 async def pod_nodes(api: ApiClient, namespace: str = "default") -> dict[str, str]:

@@ -550,4 +550,6 @@ def _observer(profile: str) -> Any:
 
 
 def _in_cluster() -> bool:
+    import os
+
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))

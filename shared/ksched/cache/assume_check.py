@@ -26,7 +26,6 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework, PluginsByPoint
-from ksched.framework.selectors import SelectorError
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status, is_skip
 from ksched.plugins.interpodaffinity.plugin import NAME as INTER_POD_AFFINITY
@@ -314,7 +313,7 @@ def _needs(profile: _Profile, pod: PodInfo, snapshot: Snapshot) -> _Needs | Full
     if hard_spread and profile.spread is not None:
         try:
             spread = profile.spread.constraints(pod.pod, DO_NOT_SCHEDULE)
-        except SelectorError:
+        except ValueError:  # a selector the API would refuse (SelectorError): the filter says so
             return FullCheck.POD
     return _Needs(affinity, anti, spread, bool(spread) and not spec.topology_spread_constraints, selectors)
 
