@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 from ksched.api.core import Namespace, Pod
+from ksched.cache import assume_check
 from ksched.cache.assume_check import FullCheck, counts_on_other_pods, spread_slack
 from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange
 from ksched.cache.ledger import AssumeVerdict, ClusterCache
@@ -246,6 +247,18 @@ def test_matching_pods_beyond_the_slack_run_the_spread_plugin_again() -> None:
         assert informer.assume(other, "n2", decided_at).accepted
     verdict = informer.assume(s1, "n1", decided_at, spread_slack=1)
     assert verdict == AssumeVerdict(True, rerun=("PodTopologySpread",))  # a: 2, b: 0 -> 2 + 1 - 0 <= 3
+
+
+def test_more_changes_than_the_scan_limit_run_the_pod_s_own_plugins_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(assume_check, "SCAN_LIMIT", 2)
+    informer = zone_a()
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    decided_at = informer.cache.generation
+    for i in range(3):  # matching pods in the other zone: harmless, but not read
+        informer.bound(f"b{i}", "n3", labels={"app": "s"})
+    assert informer.assume(s1, "n1", decided_at) == AssumeVerdict(True, rerun=("PodTopologySpread",))
 
 
 def test_an_unanswered_placement_the_cache_holds_needs_no_filter() -> None:

@@ -13,6 +13,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+from unittest import mock
 
 import msgspec
 import pytest
@@ -20,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ksched.api.core import Namespace, Node, Pod
+from ksched.cache import assume_check
 from ksched.cache.assume_check import Decision, check_placement, full_filter, spread_slack
 from ksched.cache.ledger import ClusterCache
 from ksched.cache.replica import SnapshotReplica, image_of
@@ -312,6 +314,15 @@ def run_scenario(r: random.Random, focus: Focus) -> str:
 @given(r=st.randoms(use_true_random=False))
 def test_incremental_verdict_equals_the_whole_filter(focus: Focus, r: random.Random) -> None:
     run_scenario(r, focus)
+
+
+@pytest.mark.parametrize("focus", [f for f in FOCUS if f.kinds], ids=lambda f: f.name)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(r=st.randoms(use_true_random=False))
+def test_past_the_scan_limit_too(focus: Focus, r: random.Random) -> None:
+    """Pods with terms of their own when the changes since the decision are too many to read."""
+    with mock.patch.object(assume_check, "SCAN_LIMIT", 1):
+        run_scenario(r, focus)
 
 
 def test_the_property_sees_every_outcome() -> None:

@@ -30,7 +30,13 @@ from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status, is_skip
 from ksched.plugins.interpodaffinity.plugin import NAME as INTER_POD_AFFINITY
 from ksched.plugins.interpodaffinity.plugin import resolve_terms
-from ksched.plugins.interpodaffinity.terms import AffinityTerm, parsed_terms, pod_matches_all_terms
+from ksched.plugins.interpodaffinity.terms import (
+    AffinityTerm,
+    LabelClass,
+    class_matches_all_terms,
+    label_class_of,
+    parsed_terms,
+)
 from ksched.plugins.podtopologyspread.common import DO_NOT_SCHEDULE, Constraint
 from ksched.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY as SPREAD_STATE_KEY
 from ksched.plugins.podtopologyspread.filtering import PreFilterState as SpreadState
@@ -38,9 +44,12 @@ from ksched.plugins.podtopologyspread.plugin import NAME as POD_TOPOLOGY_SPREAD
 from ksched.plugins.podtopologyspread.plugin import PodTopologySpread
 
 MAX_CHANGES = 512
-"""The bound: when the check would read more changes after the decision's generation than this
-(all of them for a pod with required pod affinity, anti-affinity or hard spread; for other pods
-only node and object changes and pods with required anti-affinity placed), the whole filter runs."""
+"""The bound: with more node and object changes and pods with required anti-affinity placed after
+the decision's generation than this, the whole filter runs."""
+SCAN_LIMIT = 128
+"""A pod with required pod affinity, anti-affinity or hard spread reads the pod changes after the
+decision's generation only up to this many; with more, the plugins of its terms (InterPodAffinity,
+PodTopologySpread) run again alone: reading them would cost about as much."""
 
 NODE_OBJECT_PLUGINS = frozenset(
     {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeDeclaredFeatures"}
@@ -271,17 +280,15 @@ class _Needs:
     def counts_on_others(self) -> bool:
         return bool(self.affinity or self.spread)
 
-    @property
-    def own_terms(self) -> bool:
-        return bool(self.affinity or self.anti or self.spread)
-
-    def plugins(self) -> set[str]:
+    def plugins(self) -> frozenset[str]:
         """The plugins other pods can make pass: those to run again when such pods may be gone."""
-        return {
-            name
-            for name, used in ((INTER_POD_AFFINITY, self.affinity), (POD_TOPOLOGY_SPREAD, self.spread))
-            if used
-        }
+        used = ((INTER_POD_AFFINITY, self.affinity), (POD_TOPOLOGY_SPREAD, self.spread))
+        return frozenset(name for name, terms in used if terms)
+
+    def own_plugins(self) -> frozenset[str]:
+        """The plugins that read other pods through the pod's own terms and constraints."""
+        used = ((INTER_POD_AFFINITY, self.affinity or self.anti), (POD_TOPOLOGY_SPREAD, self.spread))
+        return frozenset(name for name, terms in used if terms)
 
 
 _NO_NEEDS = _Needs()
@@ -355,22 +362,28 @@ def _plan(
         nodes or any(snapshot.location(uid) != where for uid, where in decision.relied_on.items())
     ):
         rerun |= needs.plugins()  # domains or eligibility may differ, or counted pods be gone
-    placed: Sequence[PodChange]
-    if needs.own_terms:
-        if log.count_since(since) > MAX_CHANGES:
-            return FullCheck.HISTORY, _NOTHING
-        changes = [c for c in log.since(since) if isinstance(c, PodChange)]
-        rerun |= _own_terms_rerun(changes, pod, node, needs, decision.spread_slack, snapshot)
-        placed = [c for c in changes if c.placed and (needs.anti or c.pod.has_required_anti_affinity)]
-    else:
-        placed = log.anti_affinity_placed_since(since) if log.anti_affinity_placed(since) else []
+    scanned: list[PodChange] | None = None
+    own = needs.own_plugins()
+    if own and not own <= rerun:
+        if log.count_since(since) > SCAN_LIMIT:
+            rerun |= own  # reading them all would cost about what running the plugins costs
+        else:
+            scanned = [c for c in log.since(since) if isinstance(c, PodChange)]
+            rerun |= _own_terms_rerun(scanned, pod, node, needs, decision.spread_slack, snapshot)
+    if profile.inter_pod_affinity and INTER_POD_AFFINITY not in rerun:
+        # Not scanned with required anti-affinity of its own: then InterPodAffinity runs again.
+        placed: Sequence[PodChange]
+        if scanned is not None and needs.anti:
+            placed = [c for c in scanned if c.placed]
+        else:
+            placed = log.anti_affinity_placed_since(since) if log.anti_affinity_placed(since) else []
         if len(placed) + len(nodes) + len(objects) > MAX_CHANGES:
             return FullCheck.HISTORY, _NOTHING
-    if profile.inter_pod_affinity and (placed or nodes):
-        changed_nodes = {change.node for change in nodes}
-        candidates = _candidates(snapshot, placed, changed_nodes, all_pods=bool(needs.anti))
-        if _anti_affinity_violated(candidates, pod, node, needs, snapshot):
-            return FullCheck.ANTI_AFFINITY, _NOTHING
+        if placed or nodes:
+            changed_nodes = {change.node for change in nodes}
+            candidates = _candidates(snapshot, placed, changed_nodes, all_pods=bool(needs.anti))
+            if _anti_affinity_violated(candidates, pod, node, needs, snapshot):
+                return FullCheck.ANTI_AFFINITY, _NOTHING
     return "", rerun
 
 
@@ -387,28 +400,38 @@ def _own_terms_rerun(
     the first-pod rule, removed it can empty the domain). Spread: the skew at the node rises by at
     most the matching pods placed in its domain plus those removed anywhere (each lowers the
     minimum by at most one; a pod placed in another domain never raises the skew), so the plugin
-    runs only when that sum exceeds the decision's slack."""
+    runs only when that sum exceeds the decision's slack. Stops as soon as both are decided; pods
+    alike (namespace and labels) are matched once."""
     out: set[str] = set()
     labels = node.labels
+    affinity, spread = bool(needs.affinity), bool(needs.spread)
+    limit = slack or 0
     raised = [0] * len(needs.spread)
+    matches: dict[tuple[int, LabelClass], bool] = {}
     for change in changes:
-        other = change.pod
-        if needs.affinity and pod_matches_all_terms(needs.affinity, other.pod):
+        cls = label_class_of(change.pod)
+        if affinity and class_matches_all_terms(needs.affinity, cls):
             out.add(INTER_POD_AFFINITY)
-        if not needs.spread or other.namespace != pod.namespace:
-            continue
-        for i, constraint in enumerate(needs.spread):
-            if not constraint.matches(other.labels):
-                continue
-            if not change.placed:
+            affinity = False
+        if spread and cls.namespace == pod.namespace:
+            for i, constraint in enumerate(needs.spread):
+                hit = matches.get((i, cls))
+                if hit is None:
+                    hit = matches[(i, cls)] = constraint.matches(cls.labels)
+                if not hit:
+                    continue
+                if change.placed:
+                    where = snapshot.node_map.get(change.node)
+                    value = where.labels.get(constraint.topology_key) if where is not None else None
+                    if value is None or value != labels.get(constraint.topology_key):
+                        continue  # another domain (or a node that counts nowhere)
                 raised[i] += 1
-                continue
-            where = snapshot.node_map.get(change.node)
-            value = where.labels.get(constraint.topology_key) if where is not None else None
-            if value is not None and value == labels.get(constraint.topology_key):
-                raised[i] += 1
-    if raised and max(raised) > (slack or 0):
-        out.add(POD_TOPOLOGY_SPREAD)
+                if raised[i] > limit:
+                    out.add(POD_TOPOLOGY_SPREAD)
+                    spread = False
+                    break
+        if not affinity and not spread:
+            break
     return frozenset(out)
 
 
