@@ -12,7 +12,8 @@ import pytest
 
 from ksched.api.core import Namespace, Pod
 from ksched.cache import assume_check
-from ksched.cache.assume_check import FullCheck, counts_on_other_pods, spread_slack
+from ksched.cache.answers import AnswerLog
+from ksched.cache.assume_check import FullCheck, spread_slack
 from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange
 from ksched.cache.ledger import AssumeVerdict, ClusterCache
 from ksched.config import default_config, load_config
@@ -208,19 +209,22 @@ def test_required_affinity_rechecks_when_a_pod_it_counts_leaves() -> None:
     assert verdict.reason == "InterPodAffinity: node(s) didn't match pod affinity rules"
 
 
-def test_an_unanswered_placement_the_decision_counted_and_the_cache_refused_runs_the_plugin_again() -> None:
+def test_a_placement_the_decision_counted_and_the_cache_refused_runs_the_plugin_again() -> None:
     informer = zone_a()
     first = informer.pending("s0", labels={"app": "s"})
     s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
     decided_at = informer.cache.generation
-    # The replica placed s0 on n3 locally (not answered yet), then s1 on n1 counting it: b 1, a 0.
-    # The cache never accepted s0, so a: 0 -> 1 while b stays 0: still a skew of 1 (fine), but the
-    # check cannot know that without the plugin.
-    relied_on = {first.metadata.uid: "n3"}
-    verdict = informer.assume(s1, "n1", decided_at, relied_on=relied_on)
+    # The replica placed s0 on n3 (assume 1, not answered yet), then s1 on n1 counting it: b 1, a 0.
+    # The cache refuses s0 (its node is gone), so a: 0 -> 1 while b stays 0: still a skew of 1
+    # (fine), but the check cannot know that without the plugin.
+    assert not informer.assume(first, "gone", decided_at, session="r", seq=1, basis_from=1).accepted
+    verdict = informer.assume(s1, "n1", decided_at, session="r", seq=2, basis_from=1)
     assert verdict == AssumeVerdict(True, rerun=("PodTopologySpread",))
-    assert counts_on_other_pods(informer.fw, PodInfo(s1))
-    assert not counts_on_other_pods(informer.fw, PodInfo(first))
+    # An assume the cache never received, or a refusal of a pod it could not name: the same.
+    s2 = informer.pending("s2", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    assert informer.assume(s2, "n2", decided_at, session="r", seq=4, basis_from=3).rerun == (
+        "PodTopologySpread",
+    )
 
 
 def test_matching_pods_placed_in_the_zone_within_the_decision_s_slack_need_no_plugin() -> None:
@@ -261,14 +265,19 @@ def test_more_changes_than_the_scan_limit_run_the_pod_s_own_plugins_again(
     assert informer.assume(s1, "n1", decided_at) == AssumeVerdict(True, rerun=("PodTopologySpread",))
 
 
-def test_an_unanswered_placement_the_cache_holds_needs_no_filter() -> None:
+def test_the_replica_s_own_placements_since_its_snapshot_are_no_change() -> None:
     informer = zone_a()
     first = informer.pending("s0", labels={"app": "s"})
-    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s", max_skew=2))
     decided_at = informer.cache.generation
-    assert informer.assume(first, "n3", decided_at).accepted
-    verdict = informer.assume(s1, "n1", decided_at, relied_on={first.metadata.uid: "n3"})
-    assert verdict == AssumeVerdict(True)
+    # The replica placed s0 on n2 and then s1 on n1, counting s0 (skew 1 + 1 - 0 = 2: no slack).
+    assert informer.assume(first, "n2", decided_at, session="r", seq=1, basis_from=1).accepted
+    verdict = informer.assume(s1, "n1", decided_at, session="r", seq=2, basis_from=1, spread_slack=0)
+    assert verdict == AssumeVerdict(True)  # s0 was in the state it decided on
+    # The same placement from another replica is a change that may raise the skew.
+    s2 = informer.pending("s2", labels={"app": "s"}, spec=spread(ZONE, "s", max_skew=3))
+    verdict = informer.assume(s2, "n2", decided_at, session="other", seq=1, basis_from=1, spread_slack=0)
+    assert "PodTopologySpread" in verdict.rerun
 
 
 # --- the node, resources, the pod, objects, nominations, the bound ---------------------------------------
@@ -385,6 +394,28 @@ def test_a_confirmed_assumption_is_no_change() -> None:
 
 
 # --- the change log ----------------------------------------------------------------------------------
+
+
+def test_answers_name_the_refused_placements_a_later_decision_counted() -> None:
+    log = AnswerLog(keep=4, sessions=2)
+    a, b = PodInfo(make_pod("a")), PodInfo(make_pod("b"))
+    log.answered("s", 1, accepted=True)
+    log.answered("s", 2, accepted=False, pod=a)
+    log.answered("s", 3, accepted=True)
+    assert log.refused_between("s", 1, 4) == [a]
+    assert log.refused_between("s", 3, 4) == [] and log.refused_between("s", 4, 4) == []
+    assert log.refused_between("s", 1, 5) is None  # 4 not answered yet
+    log.answered("s", 6, accepted=False, pod=b)  # 5 never arrived
+    assert log.refused_between("s", 3, 5) is None and log.refused_between("s", 6, 7) == [b]
+    log.answered("s", 7, accepted=False)  # a refusal of a version it could not name
+    assert log.refused_between("s", 7, 8) is None
+    assert log.refused_between("unknown", 1, 2) is None and log.refused_between("unknown", 2, 2) == []
+    for seq in range(8, 12):
+        log.answered("s", seq, accepted=False, pod=a)
+    assert log.refused_between("s", 1, 4) is None  # dropped: more than 4 kept
+    log.answered("t", 1, accepted=True)
+    log.answered("u", 1, accepted=True)
+    assert log.refused_between("s", 11, 12) is None  # the oldest session was dropped
 
 
 def test_change_log_answers_only_what_it_holds() -> None:

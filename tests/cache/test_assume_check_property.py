@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from ksched.api.core import Namespace, Node, Pod
 from ksched.cache import assume_check
-from ksched.cache.assume_check import Decision, check_placement, full_filter, spread_slack
+from ksched.cache.assume_check import check_placement, full_filter, spread_slack
 from ksched.cache.ledger import ClusterCache
 from ksched.cache.replica import SnapshotReplica, image_of
 from ksched.config import default_config
@@ -85,8 +85,8 @@ FOCUS = (
     Focus("mixed", None),
     Focus("plain-namespaces", (), others_anti=0.5, namespace_selectors=0.9, namespace_changes=6),
     Focus("anti-namespaces", ("anti",), namespace_selectors=0.9, namespace_changes=6),
-    Focus("affinity-relied-on", ("affinity",), unanswered=(1, 2, 3), refused=0.6),
-    Focus("spread-relied-on", ("spread",), unanswered=(1, 2, 3), refused=0.6),
+    Focus("affinity-unanswered", ("affinity",), unanswered=(1, 2, 3), refused=0.6),
+    Focus("spread-unanswered", ("spread",), unanswered=(1, 2, 3), refused=0.6),
 )
 
 
@@ -270,11 +270,10 @@ def run_scenario(r: random.Random, focus: Focus) -> str:
     # The replica: the cache's snapshot at the decision's generation plus its own unanswered placements.
     replica = SnapshotReplica()
     replica.load(image_of(cache.snapshot, "e", decided_at))
-    relied_on = {}
-    for other in unanswered:
-        where = r.choice(cluster.nodes())
+    where_of = {}
+    for other in unanswered:  # the replica's assumes 1 .. k, in this order
+        where = where_of[other.metadata.uid] = r.choice(cluster.nodes())
         replica.snapshot.add_pod(with_node_name(other, where), where)
-        relied_on[other.metadata.uid] = where
     decider = _framework(replica.snapshot)
     feasible = [
         ni.name
@@ -287,20 +286,23 @@ def run_scenario(r: random.Random, focus: Focus) -> str:
     state = CycleState()  # the replica's PreFilter state: how far below maxSkew its spread stayed
     decider.run_pre_filter_plugins(state, PodInfo(with_node_name(pod, node)))
     slack = spread_slack(state, replica.snapshot.node_map[node]) if r.random() < 0.8 else None
-    answers = list(unanswered)
-    r.shuffle(answers)
+    answers = list(enumerate(unanswered, start=1))  # answered in order, between other changes
     for _ in range(r.randint(0, 8)):
         if answers and r.random() < 0.3:
-            other = answers.pop()
-            if r.random() >= focus.refused:  # accepted (else refused: never placed)
-                cache.restore_assumption(other, relied_on[other.metadata.uid], "s")
+            seq, other = answers.pop(0)
+            if r.random() >= focus.refused:  # accepted unless it no longer fits (no profile)
+                where = where_of[other.metadata.uid]
+                cache.assume(other, where, generation=decided_at, scheduler_id="r", session="r", seq=seq)
+            else:
+                cache.answers.answered("r", seq, accepted=False, pod=PodInfo(other))
         else:
             cluster.change(node)
+    # Assumes still unanswered were lost on the way (the cache answers a session in order).
     ni = cache.snapshot.node_map.get(node)
     if ni is None:
         return "node gone"
     placed = PodInfo(with_node_name(pod, node))
-    decision = Decision(decided_at, relied_on, slack)
+    decision = cache.decision(decided_at, "r", len(unanswered) + 1, 1, slack)
     result = check_placement(cluster.fw, placed, ni, cache.changes, decision)
     expected = full_filter(cluster.fw, PodInfo(with_node_name(pod, node)), ni)
     assert _same(result.status, expected), (result, expected, pod, node)

@@ -1,8 +1,8 @@
 """What a scheduler replica sends the informer for a decision, and what it does with a refusal:
-the snapshot generation the decision was made on (read before the cycle), its unanswered
-placements for pods other pods can satisfy, the hard-spread slack, a retry only once its snapshot
-has what made the placement fail, and the stop-before-assume test hook. The bus is a fake that
-holds the replies."""
+the snapshot generation the decision was made on (read before the cycle), its place among the
+replica's assumes and the first of them without an answer, the hard-spread slack, a retry only
+once its snapshot has what made the placement fail, and the stop-before-assume test hook. The bus
+is a fake that holds the replies."""
 
 from __future__ import annotations
 
@@ -131,9 +131,10 @@ async def test_the_placement_carries_the_generation_decided_on_and_the_unanswere
     await settle()
     assert [a.placement.snapshot_generation for a in bus.assumes] == [10, 11, 11]
     where = bus.assumes[0].placement.node_name
-    # The spread pod's decision counted `first` (unanswered): the informer must know it did.
-    assert bus.assumes[1].relied_on == {first.metadata.uid: where}
-    assert bus.assumes[2].relied_on == {}  # nothing other pods do can make a plain pod fit
+    # Numbered in decision order; each names the first assume without an answer when it was
+    # decided (its own number when none): the informer knows which placements a decision counted.
+    assert [(a.seq, a.basis_from) for a in bus.assumes] == [(1, 1), (2, 1), (3, 1)]
+    assert len({a.session for a in bus.assumes}) == 1 and bus.assumes[0].session
     # `first` counts in its zone, so the spread pod went to the other zone: skew 0 + 1 - 0 = maxSkew.
     assert [a.spread_slack for a in bus.assumes] == [None, 0, None]
     assert bus.assumes[1].placement.node_name != where
@@ -142,7 +143,7 @@ async def test_the_placement_carries_the_generation_decided_on_and_the_unanswere
     await settle()
     await svc._schedule_one(leased(make_pod("later", labels={"app": "s"}, spec=HARD_SPREAD)))
     await settle()
-    assert bus.assumes[3].relied_on == {}  # every earlier placement was answered
+    assert (bus.assumes[3].seq, bus.assumes[3].basis_from) == (4, 4)  # every earlier one was answered
 
 
 async def test_a_refused_placement_is_retried_once_the_snapshot_has_the_cause() -> None:

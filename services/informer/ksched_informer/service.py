@@ -41,7 +41,7 @@ from ksched.bus.messages import (
 from ksched.bus.streams import ASSUMED_LEDGER, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import Subjects
 from ksched.bus.tokens import encode_token
-from ksched.cache.ledger import AssumeVerdict, ClusterCache
+from ksched.cache.ledger import ClusterCache
 from ksched.cache.replica import image_of
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
@@ -471,48 +471,24 @@ class InformerService:
             return await self._assume(p, req)
 
     async def _assume(self, p: Placement, req: AssumeRequest) -> AssumeReply:
-        if not self.ready or not self.acting() or self._stopping:
-            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
-            return AssumeReply(
-                accepted=False, code=AssumeRejectCode.NOT_READY, reason="cache is not synced yet"
-            )
-        if p.epoch != self.epoch:
-            metrics.ASSUMES.labels(AssumeRejectCode.STALE_EPOCH).inc()
-            return AssumeReply(
-                accepted=False,
-                code=AssumeRejectCode.STALE_EPOCH,
-                reason=f"decision made in epoch {p.epoch}",
-                epoch=self.epoch,
-            )
         cache = self.cache
-        pod = cache.pending.get(p.pod_uid)
-        if pod is None:
-            code = (
-                AssumeRejectCode.ALREADY_ASSUMED
-                if p.pod_uid in cache.assumed
-                else AssumeRejectCode.POD_NOT_PENDING
-            )
-            metrics.ASSUMES.labels(code).inc()
-            return AssumeReply(accepted=False, code=code, reason="pod is no longer pending", epoch=self.epoch)
-        if p.node_name not in cache.snapshot.node_map:
-            metrics.ASSUMES.labels(AssumeRejectCode.NODE_NOT_FOUND).inc()
-            return AssumeReply(
-                accepted=False, code=AssumeRejectCode.NODE_NOT_FOUND, reason=p.node_name, epoch=self.epoch
-            )
-        profile = self.frameworks.get(p.profile)
-        verdict = (
-            cache.assume(
-                pod,
-                p.node_name,
-                generation=p.snapshot_generation,
-                scheduler_id=p.scheduler_id,
-                profile=profile,
-                relied_on=req.relied_on,
-                spread_slack=req.spread_slack,
-                pod_changed=decided_on_another_version(p, pod),
-            )
-            if profile is not None
-            else AssumeVerdict(False, f"no profile for schedulerName {p.profile!r}")
+        refused = self._refuse_early(p)
+        if refused is not None:
+            metrics.ASSUMES.labels(refused.code).inc()
+            cache.answers.answered(req.session, req.seq, accepted=False)
+            return refused
+        pod = cache.pending[p.pod_uid]
+        verdict = cache.assume(
+            pod,
+            p.node_name,
+            generation=p.snapshot_generation,
+            scheduler_id=p.scheduler_id,
+            profile=self.frameworks[p.profile],
+            session=req.session,
+            seq=req.seq,
+            basis_from=req.basis_from,
+            spread_slack=req.spread_slack,
+            pod_changed=decided_on_another_version(p, pod),
         )
         if verdict.full_check:
             metrics.ASSUME_FULL_CHECKS.labels(verdict.full_check).inc()
@@ -546,6 +522,28 @@ class InformerService:
             )
         metrics.ASSUMES.labels("accepted").inc()
         return AssumeReply(accepted=True, epoch=self.epoch, generation=cache.generation)
+
+    def _refuse_early(self, p: Placement) -> AssumeReply | None:
+        """The answer to a placement refused before its check: cache not ready, another epoch,
+        pod no longer pending, node gone, unknown profile."""
+        code, reason = "", ""
+        if not self.ready or not self.acting() or self._stopping:
+            return AssumeReply(
+                accepted=False, code=AssumeRejectCode.NOT_READY, reason="cache is not synced yet"
+            )
+        if p.epoch != self.epoch:
+            code, reason = AssumeRejectCode.STALE_EPOCH, f"decision made in epoch {p.epoch}"
+        elif p.pod_uid not in self.cache.pending:
+            assumed = p.pod_uid in self.cache.assumed
+            code = AssumeRejectCode.ALREADY_ASSUMED if assumed else AssumeRejectCode.POD_NOT_PENDING
+            reason = "pod is no longer pending"
+        elif p.node_name not in self.cache.snapshot.node_map:
+            code, reason = AssumeRejectCode.NODE_NOT_FOUND, p.node_name
+        elif p.profile not in self.frameworks:
+            code, reason = AssumeRejectCode.DOES_NOT_FIT, f"no profile for schedulerName {p.profile!r}"
+        if not code:
+            return None
+        return AssumeReply(accepted=False, code=code, reason=reason, epoch=self.epoch)
 
     def _forget(self, uid: str) -> bool:
         assumption = self.cache.assumed.get(uid)

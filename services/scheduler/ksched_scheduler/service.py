@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
 import time
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +42,7 @@ from ksched.bus.messages import (
     UnreserveRequest,
 )
 from ksched.bus.subjects import Subjects
-from ksched.cache.assume_check import counts_on_other_pods, spread_slack
+from ksched.cache.assume_check import spread_slack
 from ksched.cache.follower import ReplicaFollower
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
@@ -72,11 +74,12 @@ between decision and assume and then continue it (SIGCONT). Unset in production.
 @dataclass(frozen=True)
 class Basis:
     """What a decision was made on: the replica's snapshot (epoch, generation) and its own
-    placements it counted but had no answer for (uid -> node)."""
+    placements it counted but had no answer for: its assumes ``first_unanswered`` .. ``seq - 1``."""
 
     epoch: str
     generation: int
-    unanswered: dict[str, str]
+    first_unanswered: int
+    seq: int = 0
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,11 @@ class SchedulerService:
         self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
         self._inflight: OrderedDict[str, InFlight] = OrderedDict()
         self._held: dict[str, LeasedPod] = {}
-        #: uid -> node of placements sent to the informer (or about to be) and not answered yet
-        self._unanswered: dict[str, str] = {}
+        #: this process's assumes are numbered in decision order within a random session (the
+        #: informer tells from them which placements a decision counted); those not answered yet
+        self._session = uuid.uuid4().hex[:16]
+        self._seq = 0
+        self._unanswered: set[int] = set()
         self._stop_before_assume = {k for k in os.environ.get(STOP_BEFORE_ASSUME_ENV, "").split(",") if k}
         self._background: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
@@ -252,7 +258,8 @@ class SchedulerService:
         log.debug("Attempting to schedule pod (attempt %d)", leased.attempts)
         # What the decision is based on: the replica's generation and our unanswered placements
         # (read before the cycle: with extenders, deltas and answers may arrive during it).
-        basis = Basis(replica.epoch, replica.generation, dict(self._unanswered))
+        first = min(self._unanswered) if self._unanswered else self._seq + 1
+        basis = Basis(replica.epoch, replica.generation, first)
         started = time.perf_counter()
         waited = started - wait_started
         outcome = await self.cycle.run_async(pod) if self.extenders else self.cycle.run(pod)
@@ -272,9 +279,10 @@ class SchedulerService:
         metrics.ALGORITHM_DURATION.observe(elapsed)
         if outcome.kind == SCHEDULED:
             set_node(outcome.node)
-            self._unanswered[outcome.pod.uid] = outcome.node
+            self._seq += 1
+            self._unanswered.add(self._seq)
             await self._assume_slots.acquire()
-            self._spawn(self._assume(leased, outcome, elapsed, basis))
+            self._spawn(self._assume(leased, outcome, elapsed, dataclasses.replace(basis, seq=self._seq)))
             return
         result = "unschedulable" if outcome.kind == UNSCHEDULABLE else "error"
         log.debug("Unable to schedule pod (%s): %s", result, outcome.message)
@@ -309,8 +317,6 @@ class SchedulerService:
                 self._stop_before_assume.discard(outcome.pod.key)  # once
                 log.warning("test hook %s: stopping before the assume", STOP_BEFORE_ASSUME_ENV)
                 os.kill(os.getpid(), signal.SIGSTOP)
-            counts = basis.unanswered and counts_on_other_pods(outcome.fw, outcome.pod)
-            relied_on = basis.unanswered if counts else {}
             node_info = self.follower.replica.snapshot.node_map.get(outcome.node)
             slack = spread_slack(outcome.state, node_info) if node_info is not None else None
             placement = Placement(
@@ -336,7 +342,13 @@ class SchedulerService:
             try:
                 reply = await self.bus.request(
                     self.subjects.assume,
-                    AssumeRequest(placement=placement, relied_on=relied_on, spread_slack=slack),
+                    AssumeRequest(
+                        placement=placement,
+                        session=self._session,
+                        seq=basis.seq,
+                        basis_from=basis.first_unanswered,
+                        spread_slack=slack,
+                    ),
                     AssumeReply,
                     timeout=5,
                     trace_id=leased.trace_id,
@@ -344,7 +356,7 @@ class SchedulerService:
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
             finally:
-                self._unanswered.pop(pod.metadata.uid, None)
+                self._unanswered.discard(basis.seq)
             rtt = time.perf_counter() - sent
             metrics.ASSUME_LATENCY.observe(rtt)
             trace_assume(

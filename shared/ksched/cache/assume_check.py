@@ -1,8 +1,9 @@
 """The informer's check of a placement a scheduler replica decided on an older snapshot.
 
 The replica ran the profile's PreFilter and Filter for ``pod`` and they passed ``node`` on its
-snapshot at generation G (plus its own placements the informer had not answered yet, which it
-names: ``relied_on``). The placement is accepted iff they pass ``node`` on the cache now. Running
+snapshot at generation G plus its own placements the informer had not answered yet (those it
+refused: :mod:`ksched.cache.answers`). The placement is accepted iff they pass ``node`` on the
+cache now. Running
 them all again costs what a cycle costs, so the check reads what changed after G
 (:class:`~ksched.cache.changelog.ChangeLog`) and finds the plugins a change can turn from pass to
 fail: none (accepted, nothing runs), or some to run again alone (NodeResourcesFit and NodePorts
@@ -99,8 +100,13 @@ class Decision:
 
     generation: int | None
     """The cache generation of its snapshot (None: not one the cache can answer for)."""
-    relied_on: Mapping[str, str] = field(default_factory=dict)
-    """uid -> node of its own placements it counted but ``generation`` does not include."""
+    session: str = ""
+    """The replica's session: placements the cache accepted from it after ``generation`` were in
+    the state the decision saw (it decided them before, and counted them at once)."""
+    refused: Sequence[PodInfo] = ()
+    """Its placements the decision counted that the cache refused (not in the cache)."""
+    refused_known: bool = True
+    """False: the cache cannot tell which of those it refused."""
     spread_slack: int | None = None
     """How far the pod's skew at the node stayed below maxSkew (the least over its hard spread
     constraints, :func:`spread_slack`); None: not known."""
@@ -171,17 +177,6 @@ def run_plugins(fw: Framework, names: Collection[str], pod: PodInfo, node: NodeI
     except Exception as exc:  # the whole filter will say it properly
         return Status.as_error(exc)
     return None
-
-
-def counts_on_other_pods(fw: Framework, pod: PodInfo) -> bool:
-    """Whether other pods' presence can be what lets ``pod`` pass (its required pod affinity, its
-    hard topology spread). A replica names its unconfirmed placements for such a pod: the informer
-    must know whether the state the decision saw still holds them (``relied_on``)."""
-    profile = _profile(fw)
-    if not profile.known:
-        return False  # the informer runs the whole filter anyway
-    needs = _needs(profile, pod, fw.snapshot)
-    return isinstance(needs, FullCheck) or needs.counts_on_others
 
 
 def spread_slack(state: CycleState, node: NodeInfo) -> int | None:
@@ -278,6 +273,7 @@ class _Needs:
 
     @property
     def counts_on_others(self) -> bool:
+        """Other pods' presence can be what lets it pass (required affinity, hard spread)."""
         return bool(self.affinity or self.spread)
 
     def plugins(self) -> frozenset[str]:
@@ -358,9 +354,7 @@ def _plan(
     if any(_object_matters(change, pod, needs) for change in objects):
         return FullCheck.OBJECT, _NOTHING
     rerun = NODE_POD_PLUGINS if log.placed_on_since(node.name, since) else _NOTHING
-    if needs.counts_on_others and (
-        nodes or any(snapshot.location(uid) != where for uid, where in decision.relied_on.items())
-    ):
+    if needs.counts_on_others and (nodes or not decision.refused_known):
         rerun |= needs.plugins()  # domains or eligibility may differ, or counted pods be gone
     scanned: list[PodChange] | None = None
     own = needs.own_plugins()
@@ -369,7 +363,7 @@ def _plan(
             rerun |= own  # reading them all would cost about what running the plugins costs
         else:
             scanned = [c for c in log.since(since) if isinstance(c, PodChange)]
-            rerun |= _own_terms_rerun(scanned, pod, node, needs, decision.spread_slack, snapshot)
+            rerun |= _own_terms_rerun(scanned, pod, node, needs, decision, snapshot)
     if profile.inter_pod_affinity and INTER_POD_AFFINITY not in rerun:
         # Not scanned with required anti-affinity of its own: then InterPodAffinity runs again.
         placed: Sequence[PodChange]
@@ -392,23 +386,27 @@ def _own_terms_rerun(
     pod: PodInfo,
     node: NodeInfo,
     needs: _Needs,
-    slack: int | None,
+    decision: Decision,
     snapshot: Snapshot,
 ) -> frozenset[str]:
     """The plugins the pod changes can turn from pass to fail through the pod's own required
-    affinity or hard spread. Affinity: any version of a pod it counts (placed elsewhere it can void
-    the first-pod rule, removed it can empty the domain). Spread: the skew at the node rises by at
-    most the matching pods placed in its domain plus those removed anywhere (each lowers the
-    minimum by at most one; a pod placed in another domain never raises the skew), so the plugin
-    runs only when that sum exceeds the decision's slack. Stops as soon as both are decided; pods
-    alike (namespace and labels) are matched once."""
+    affinity or hard spread, the decision's own placements (``decision.session``) aside and its
+    refused ones counted as removed. Affinity: any version of a pod it counts (placed elsewhere it
+    can void the first-pod rule, removed it can empty the domain). Spread: the skew at the node
+    rises by at most the matching pods placed in its domain plus those removed anywhere (each
+    lowers the minimum by at most one; a pod placed in another domain never raises the skew), so
+    the plugin runs only when that sum exceeds the decision's slack. Stops as soon as both are
+    decided; pods alike (namespace and labels) are matched once."""
     out: set[str] = set()
     labels = node.labels
     affinity, spread = bool(needs.affinity), bool(needs.spread)
-    limit = slack or 0
+    limit = decision.spread_slack or 0
     raised = [0] * len(needs.spread)
     matches: dict[tuple[int, LabelClass], bool] = {}
-    for change in changes:
+    removed = [PodChange(0, refused, "", placed=False) for refused in decision.refused]
+    for change in (*removed, *changes):
+        if change.placed and change.origin and change.origin == decision.session:
+            continue  # the replica counted it when it decided
         cls = label_class_of(change.pod)
         if affinity and class_matches_all_terms(needs.affinity, cls):
             out.add(INTER_POD_AFFINITY)

@@ -26,6 +26,9 @@ class PodChange:
     pod: PodInfo
     node: str
     placed: bool
+    origin: str = ""
+    """The session of the scheduler replica whose assume placed it, as that replica decided it
+    ('' for anything else)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,14 @@ that matter to filters are also kept by generation (``changes``) for the assume 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import msgspec
 
 from ksched.api.base import K8s
 from ksched.api.core import Node, Pod
+from ksched.cache.answers import AnswerLog
 from ksched.cache.assume_check import Decision, check_placement
 from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange
 from ksched.cache.delta import (
@@ -70,6 +71,8 @@ class ClusterCache:
         self.generation = 0
         self.ops: list[DeltaOp] = []
         self.changes = ChangeLog()
+        #: what assumes of each scheduler session were answered (the assume check's basis)
+        self.answers = AnswerLog()
         self._assumed_ttl = assumed_ttl
         self._max_assumed_age = max_assumed_age
         self._clock = clock
@@ -149,7 +152,7 @@ class ClusterCache:
             self._emit(ObjectRemove(kind, key))
             self.changes.record(ObjectChange(self.generation, kind, key))
 
-    def _place(self, pod: Pod | PodInfo, node: str, assumed: bool) -> None:
+    def _place(self, pod: Pod | PodInfo, node: str, assumed: bool, origin: str = "") -> None:
         uid = pod.uid if isinstance(pod, PodInfo) else pod.metadata.uid
         old = self.snapshot.pod_locations.get(uid)
         # add_pod may update the known PodInfo in place: note what a filter could see change first
@@ -161,7 +164,7 @@ class ClusterCache:
             return  # the same placement seen again (an assumption confirmed): nothing changed
         if old is not None:
             self._pod_left(*old)
-        self.changes.record(PodChange(self.generation, pi, node, placed=True))
+        self.changes.record(PodChange(self.generation, pi, node, placed=True, origin=origin))
 
     # --- the assume ledger -----------------------------------------------------------------------
     def assume(
@@ -172,14 +175,46 @@ class ClusterCache:
         generation: int,
         scheduler_id: str,
         profile: Framework | None = None,
-        relied_on: Mapping[str, str] | None = None,
+        session: str = "",
+        seq: int = 0,
+        basis_from: int = 0,
         spread_slack: int | None = None,
         pod_changed: bool = False,
     ) -> AssumeVerdict:
         """Accept ``pod`` on ``node_name`` if it is still pending and the profile's filters, which
-        passed on the replica's snapshot at ``generation``, pass on the current state
-        (``assume_check.check_placement``; the other arguments are its ``Decision``). Without a
-        profile only resources, pod count and host ports are checked."""
+        passed on the replica's snapshot at ``generation`` plus its placements ``basis_from`` ..
+        ``seq - 1`` of ``session``, pass on the current state (``assume_check.check_placement``;
+        ``spread_slack`` and ``pod_changed`` are part of its ``Decision``). Without a profile only
+        resources, pod count and host ports are checked."""
+        verdict = self._assume(
+            pod,
+            node_name,
+            generation,
+            scheduler_id,
+            profile,
+            session,
+            seq,
+            basis_from,
+            spread_slack,
+            pod_changed,
+        )
+        refused = None if verdict.accepted or pod_changed else PodInfo(pod)
+        self.answers.answered(session, seq, accepted=verdict.accepted, pod=refused)
+        return verdict
+
+    def _assume(
+        self,
+        pod: Pod,
+        node_name: str,
+        generation: int,
+        scheduler_id: str,
+        profile: Framework | None,
+        session: str,
+        seq: int,
+        basis_from: int,
+        spread_slack: int | None,
+        pod_changed: bool,
+    ) -> AssumeVerdict:
         uid = pod.metadata.uid
         if uid in self.assumed:
             other = self.assumed[uid]
@@ -201,8 +236,7 @@ class ClusterCache:
             if reason:
                 return AssumeVerdict(False, reason)
         else:
-            known = generation if generation <= self.generation else None  # not of this cache
-            decision = Decision(known, relied_on or {}, spread_slack, pod_changed)
+            decision = self.decision(generation, session, seq, basis_from, spread_slack, pod_changed)
             result = check_placement(profile, placed, ni, self.changes, decision)
             full, rerun, st = result.full, result.rerun, result.status
             if st is not None:
@@ -210,8 +244,29 @@ class ClusterCache:
                 return AssumeVerdict(False, reason, full, rerun)
         self.pending.pop(uid, None)
         self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock())
-        self._place(placed, node_name, assumed=True)
+        self._place(placed, node_name, assumed=True, origin="" if pod_changed else session)
         return AssumeVerdict(True, full_check=full, rerun=rerun)
+
+    def decision(
+        self,
+        generation: int,
+        session: str,
+        seq: int,
+        basis_from: int,
+        spread_slack: int | None = None,
+        pod_changed: bool = False,
+    ) -> Decision:
+        """What the assume check knows of a decision: its snapshot generation (if of this cache)
+        and the session's placements it counted that were refused."""
+        refused = self.answers.refused_between(session, basis_from, seq)
+        return Decision(
+            generation if generation <= self.generation else None,
+            session,
+            refused or (),
+            refused is not None,
+            spread_slack,
+            pod_changed,
+        )
 
     def restore_assumption(self, pod: Pod, node_name: str, scheduler_id: str) -> None:
         """Re-create an assumption accepted earlier (a restarted cache reading its ledger), unchecked:
