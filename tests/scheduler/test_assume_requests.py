@@ -146,6 +146,18 @@ async def test_the_placement_carries_the_generation_decided_on_and_the_unanswere
     assert (bus.assumes[3].seq, bus.assumes[3].basis_from) == (4, 4)  # every earlier one was answered
 
 
+async def test_an_assume_without_an_answer_starts_a_new_session() -> None:
+    svc, bus = scheduler(replica_at(1))
+    await svc._schedule_one(leased(make_pod("lost")))
+    await settle()
+    bus.answers[0].set_exception(TimeoutError("no answer"))
+    await settle()
+    await svc._schedule_one(leased(make_pod("next")))
+    await settle()
+    # The informer may accept the lost one later; it was not in what `next` was decided on.
+    assert bus.assumes[1].session != bus.assumes[0].session
+
+
 async def test_a_refused_placement_is_retried_once_the_snapshot_has_the_cause() -> None:
     replica = replica_at(10)
     svc, bus = scheduler(replica)

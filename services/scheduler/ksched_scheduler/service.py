@@ -355,6 +355,9 @@ class SchedulerService:
                 )
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
+                # The informer may still accept it, after our next decisions stopped counting it:
+                # they start a new session, whose accepted placements alone count as theirs.
+                self._session = uuid.uuid4().hex[:16]
             finally:
                 self._unanswered.discard(basis.seq)
             rtt = time.perf_counter() - sent
