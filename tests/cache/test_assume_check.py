@@ -196,6 +196,31 @@ def test_a_removed_pod_the_spread_counts_runs_the_spread_plugin_again() -> None:
     assert verdict == AssumeVerdict(True, rerun=("PodTopologySpread",))
 
 
+def test_a_counted_pod_that_starts_terminating_counts_as_removed() -> None:
+    informer = zone_a()
+    old = informer.bound("old", "n3", labels={"app": "s"})
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    decided_at = informer.cache.generation  # a: 0, b: 1
+    meta = msgspec.structs.replace(old.metadata, deletion_timestamp="2026-01-01T00:00:00Z")
+    informer.cache.upsert_pod(msgspec.structs.replace(old, metadata=meta))  # b: 0 (not counted)
+    assert informer.assume(s1, "n1", decided_at) == AssumeVerdict(True, rerun=("PodTopologySpread",))
+
+
+def test_a_label_change_that_keeps_a_pod_counted_is_no_change() -> None:
+    informer = zone_a()
+    old = informer.bound("old", "n2", labels={"app": "s"})
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s", max_skew=2))
+    decided_at = informer.cache.generation
+    meta = msgspec.structs.replace(old.metadata, labels={"app": "s", ZONE: "a"})  # as a binding adds
+    informer.cache.upsert_pod(msgspec.structs.replace(old, metadata=meta))
+    assert informer.assume(s1, "n1", decided_at, spread_slack=0) == AssumeVerdict(True)
+    s2 = informer.pending("s2", labels={"app": "s"}, spec=spread(ZONE, "s", max_skew=2))
+    informer.cache.upsert_pod(msgspec.structs.replace(old, metadata=msgspec.structs.replace(meta, labels={})))
+    # No longer counted: a removal, which may lower the minimum.
+    verdict = informer.assume(s2, "n1", decided_at, spread_slack=0)
+    assert "PodTopologySpread" in verdict.rerun
+
+
 def test_required_affinity_rechecks_when_a_pod_it_counts_leaves() -> None:
     informer = zone_a()
     informer.bound("web", "n3", labels={"app": "web"})

@@ -73,6 +73,10 @@ class Focus:
     namespace_selectors: float = 0.15
     """Odds that a term picks namespaces by label."""
     namespace_changes: float = 1.0
+    label_changes: float = 1.0
+    """Weight of pods relabelled or starting to terminate in place."""
+    bound: tuple[int, int] = (0, 8)
+    """How many pods the cluster starts with."""
     unanswered: tuple[int, ...] = (0, 0, 1, 2)
     refused: float = 0.2
 
@@ -87,6 +91,8 @@ FOCUS = (
     Focus("anti-namespaces", ("anti",), namespace_selectors=0.9, namespace_changes=6),
     Focus("affinity-unanswered", ("affinity",), unanswered=(1, 2, 3), refused=0.6),
     Focus("spread-unanswered", ("spread",), unanswered=(1, 2, 3), refused=0.6),
+    Focus("spread-relabelled", ("spread",), label_changes=8, bound=(6, 16)),
+    Focus("affinity-relabelled", ("affinity",), label_changes=8),
 )
 
 
@@ -167,7 +173,7 @@ class Cluster:
         zones = "abc"[: r.randint(2, 3)]
         for i in range(r.randint(3, 6)):
             self.cache.upsert_node(_node(f"n{i}", r.choice(zones)))
-        for _ in range(r.randint(0, 8)):
+        for _ in range(r.randint(*focus.bound)):
             self.bind_new("")
 
     def pod(self, node: str = "", kinds: tuple[str, ...] = ()) -> Pod:
@@ -223,7 +229,18 @@ class Cluster:
                 "ns",
                 "nominate",
             ),
-            (8, 4, 1, 1, 1, 0.5, 1, 0.5, self.focus.namespace_changes, 1),
+            (
+                8,
+                4,
+                self.focus.label_changes,
+                self.focus.label_changes,
+                1,
+                0.5,
+                1,
+                0.5,
+                self.focus.namespace_changes,
+                1,
+            ),
         )[0]
         placed, nodes = self.placed(), self.nodes()
         if kind == "bind":

@@ -391,46 +391,85 @@ def _own_terms_rerun(
 ) -> frozenset[str]:
     """The plugins the pod changes can turn from pass to fail through the pod's own required
     affinity or hard spread, the decision's own placements (``decision.session``) aside and its
-    refused ones counted as removed. Affinity: any version of a pod it counts (placed elsewhere it
-    can void the first-pod rule, removed it can empty the domain). Spread: the skew at the node
-    rises by at most the matching pods placed in its domain plus those removed anywhere (each
-    lowers the minimum by at most one; a pod placed in another domain never raises the skew), so
-    the plugin runs only when that sum exceeds the decision's slack. Stops as soon as both are
-    decided; pods alike (namespace and labels) are matched once."""
+    refused ones counted as removed. Affinity: any pod it counts (placed elsewhere it can void the
+    first-pod rule, removed it can empty the domain). Spread: the skew at the node rises by at
+    most the counted pods placed in its domain plus those removed anywhere (each lowers the
+    minimum by at most one; a pod placed in another domain never raises the skew), so the plugin
+    runs only when that sum exceeds the decision's slack. A pod that stayed on its node and only
+    changed labels counts as placed or removed only if that changed whether it is counted. Stops
+    as soon as both are decided."""
     out: set[str] = set()
-    labels = node.labels
     affinity, spread = bool(needs.affinity), bool(needs.spread)
-    limit = decision.spread_slack or 0
-    raised = [0] * len(needs.spread)
-    matches: dict[tuple[int, LabelClass], bool] = {}
+    counter = _SpreadCounter(needs.spread, pod, node, snapshot, decision.spread_slack or 0)
     removed = [PodChange(0, refused, "", placed=False) for refused in decision.refused]
     for change in (*removed, *changes):
         if change.placed and change.origin and change.origin == decision.session:
             continue  # the replica counted it when it decided
-        cls = label_class_of(change.pod)
-        if affinity and class_matches_all_terms(needs.affinity, cls):
+        if affinity and _affinity_changed(needs.affinity, change):
             out.add(INTER_POD_AFFINITY)
             affinity = False
-        if spread and cls.namespace == pod.namespace:
-            for i, constraint in enumerate(needs.spread):
-                hit = matches.get((i, cls))
-                if hit is None:
-                    hit = matches[(i, cls)] = constraint.matches(cls.labels)
-                if not hit:
-                    continue
-                if change.placed:
-                    where = snapshot.node_map.get(change.node)
-                    value = where.labels.get(constraint.topology_key) if where is not None else None
-                    if value is None or value != labels.get(constraint.topology_key):
-                        continue  # another domain (or a node that counts nowhere)
-                raised[i] += 1
-                if raised[i] > limit:
-                    out.add(POD_TOPOLOGY_SPREAD)
-                    spread = False
-                    break
+        if spread and counter.raises(change):
+            out.add(POD_TOPOLOGY_SPREAD)
+            spread = False
         if not affinity and not spread:
             break
     return frozenset(out)
+
+
+def _affinity_changed(terms: Sequence[AffinityTerm], change: PodChange) -> bool:
+    """Whether ``change`` adds or removes a pod matching all ``terms``."""
+    now = class_matches_all_terms(terms, label_class_of(change.pod))
+    if change.before is None:
+        return now
+    return now != class_matches_all_terms(terms, label_class_of(change.before))
+
+
+class _SpreadCounter:
+    """By how much changes can raise the pod's skew at the node, per hard constraint (pods alike
+    matched once); ``raises`` says when one exceeds the slack."""
+
+    def __init__(
+        self, constraints: Sequence[Constraint], pod: PodInfo, node: NodeInfo, snapshot: Snapshot, slack: int
+    ) -> None:
+        self.constraints = constraints
+        self.namespace = pod.namespace
+        self.labels = node.labels
+        self.node_map = snapshot.node_map
+        self.slack = slack
+        self.raised = [0] * len(constraints)
+        self._matches: dict[tuple[int, LabelClass], bool] = {}
+
+    def _counted(self, i: int, pi: PodInfo) -> bool:
+        """Whether the constraint counts ``pi`` (its namespace, not terminating, selected)."""
+        if pi.namespace != self.namespace or pi.pod.metadata.deletion_timestamp is not None:
+            return False
+        cls = label_class_of(pi)
+        hit = self._matches.get((i, cls))
+        if hit is None:
+            hit = self._matches[(i, cls)] = self.constraints[i].matches(cls.labels)
+        return hit
+
+    def raises(self, change: PodChange) -> bool:
+        for i, constraint in enumerate(self.constraints):
+            now = self._counted(i, change.pod)
+            if change.before is not None:
+                was = self._counted(i, change.before)
+                if was == now:
+                    continue
+                placed = now  # counted from now on: as placed; no longer: as removed
+            else:
+                placed = change.placed
+                if not now:
+                    continue
+            if placed:
+                where = self.node_map.get(change.node)
+                value = where.labels.get(constraint.topology_key) if where is not None else None
+                if value is None or value != self.labels.get(constraint.topology_key):
+                    continue  # another domain (or a node that counts nowhere)
+            self.raised[i] += 1
+            if self.raised[i] > self.slack:
+                return True
+        return False
 
 
 def _object_matters(change: ObjectChange, pod: PodInfo, needs: _Needs) -> bool:

@@ -29,6 +29,9 @@ class PodChange:
     origin: str = ""
     """The session of the scheduler replica whose assume placed it, as that replica decided it
     ('' for anything else)."""
+    before: PodInfo | None = None
+    """For a pod that stayed on ``node`` with the same spec: its previous version (only labels or
+    other metadata changed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +115,8 @@ class ChangeLog:
         self._all.append(change)
         if isinstance(change, PodChange):
             if change.placed:
-                self._placed_at[change.node] = change.generation
+                if change.before is None:  # requests and ports on the node changed
+                    self._placed_at[change.node] = change.generation
                 if change.pod.has_required_anti_affinity:
                     self._anti.append(change)
         elif isinstance(change, NodeChange):

@@ -155,16 +155,25 @@ class ClusterCache:
     def _place(self, pod: Pod | PodInfo, node: str, assumed: bool, origin: str = "") -> None:
         uid = pod.uid if isinstance(pod, PodInfo) else pod.metadata.uid
         old = self.snapshot.pod_locations.get(uid)
-        # add_pod may update the known PodInfo in place: note what a filter could see change first
-        was_terminating = old is not None and old[0].pod.metadata.deletion_timestamp is not None
+        # add_pod may update the known PodInfo in place: keep the version it replaces
+        before = old[0].pod if old is not None else None
         pi = self.snapshot.add_pod(pod, node)
         self._emit(PodPlace(pi.pod, node, assumed))
-        terminating = pi.pod.metadata.deletion_timestamp is not None
-        if old is not None and old[0] is pi and was_terminating == terminating:
-            return  # the same placement seen again (an assumption confirmed): nothing changed
-        if old is not None:
+        gen = self.generation
+        if old is None:
+            self.changes.record(PodChange(gen, pi, node, placed=True, origin=origin))
+        elif old[0] is pi:  # the same placement seen again (an assumption confirmed)
+            assert before is not None
+            if (before.metadata.deletion_timestamp is None) != (pi.pod.metadata.deletion_timestamp is None):
+                # terminating pods do not count for spread
+                self.changes.record(PodChange(gen, pi, node, placed=True, before=PodInfo(before)))
+        elif old[1] == node and old[0].pod.spec == pi.pod.spec:
+            # Only its labels or metadata changed (say, the zone labels a binding adds): one change
+            # that knows both versions, not a departure and an arrival.
+            self.changes.record(PodChange(gen, pi, node, placed=True, origin=origin, before=old[0]))
+        else:
             self._pod_left(*old)
-        self.changes.record(PodChange(self.generation, pi, node, placed=True, origin=origin))
+            self.changes.record(PodChange(gen, pi, node, placed=True, origin=origin))
 
     # --- the assume ledger -----------------------------------------------------------------------
     def assume(
