@@ -49,8 +49,9 @@ MAX_CHANGES = 512
 the decision's generation than this, the whole filter runs."""
 SCAN_LIMIT = 128
 """A pod with required pod affinity, anti-affinity or hard spread reads the pod changes after the
-decision's generation only up to this many; with more, the plugins of its terms (InterPodAffinity,
-PodTopologySpread) run again alone: reading them would cost about as much."""
+decision's generation (its own replica's placements aside, up to four times as many in all) only
+up to this many; with more, the plugins of its terms (InterPodAffinity, PodTopologySpread) run
+again alone: reading on would cost about as much."""
 
 NODE_OBJECT_PLUGINS = frozenset(
     {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeDeclaredFeatures"}
@@ -359,8 +360,8 @@ def _plan(
     scanned: list[PodChange] | None = None
     own = needs.own_plugins()
     if own and not own <= rerun:
-        if log.count_since(since) > SCAN_LIMIT:
-            rerun |= own  # reading them all would cost about what running the plugins costs
+        if log.count_since(since) > 4 * SCAN_LIMIT:
+            rerun |= own  # reading them would cost more than running the plugins
         else:
             scanned = [c for c in log.since(since) if isinstance(c, PodChange)]
             rerun |= _own_terms_rerun(scanned, pod, node, needs, decision, snapshot)
@@ -402,9 +403,13 @@ def _own_terms_rerun(
     affinity, spread = bool(needs.affinity), bool(needs.spread)
     counter = _SpreadCounter(needs.spread, pod, node, snapshot, decision.spread_slack or 0)
     removed = [PodChange(0, refused, "", placed=False) for refused in decision.refused]
+    examined = 0
     for change in (*removed, *changes):
         if change.placed and change.origin and change.origin == decision.session:
             continue  # the replica counted it when it decided
+        examined += 1
+        if examined > SCAN_LIMIT:
+            return needs.own_plugins()  # reading on would cost about what the plugins cost
         if affinity and _affinity_changed(needs.affinity, change):
             out.add(INTER_POD_AFFINITY)
             affinity = False
