@@ -290,6 +290,33 @@ def test_more_changes_than_the_scan_limit_run_the_pod_s_own_plugins_again(
     assert informer.assume(s1, "n1", decided_at) == AssumeVerdict(True, rerun=("PodTopologySpread",))
 
 
+def test_many_anti_affine_pods_placed_since_run_inter_pod_affinity_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(assume_check, "SCAN_LIMIT", 1)
+    informer = zone_a()
+    b = informer.pending("b", labels={"app": "x"})
+    decided_at = informer.cache.generation
+    informer.bound("a1", "n3", spec=anti_affinity(HOST, "x"))
+    informer.bound("a2", "n3", spec=anti_affinity(HOST, "y"))
+    assert informer.assume(b, "n1", decided_at) == AssumeVerdict(True, rerun=("InterPodAffinity",))
+
+
+def test_the_replica_s_own_anti_affine_placement_since_its_snapshot_is_no_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(assume_check, "SCAN_LIMIT", 0)  # any pod to read would run the plugin
+    informer = zone_a()
+    a = informer.pending("a", spec=anti_affinity(ZONE, "y"))
+    b = informer.pending("b", labels={"app": "x"})
+    decided_at = informer.cache.generation
+    assert informer.assume(a, "n2", decided_at, session="r", seq=1, basis_from=1).accepted
+    # Counted when b was decided: its anti-affinity, checked then, needs no look now.
+    assert informer.assume(b, "n1", decided_at, session="r", seq=2, basis_from=1) == AssumeVerdict(True)
+    c = informer.pending("c", labels={"app": "x"})
+    assert "InterPodAffinity" in informer.assume(c, "n1", decided_at, session="other", seq=1).rerun
+
+
 def test_the_replica_s_own_placements_since_its_snapshot_are_no_change() -> None:
     informer = zone_a()
     first = informer.pending("s0", labels={"app": "s"})

@@ -45,13 +45,14 @@ from ksched.plugins.podtopologyspread.plugin import NAME as POD_TOPOLOGY_SPREAD
 from ksched.plugins.podtopologyspread.plugin import PodTopologySpread
 
 MAX_CHANGES = 512
-"""The bound: with more node and object changes and pods with required anti-affinity placed after
-the decision's generation than this, the whole filter runs."""
+"""The bound: with more node and object changes after the decision's generation than this, the
+whole filter runs."""
 SCAN_LIMIT = 128
-"""A pod with required pod affinity, anti-affinity or hard spread reads the pod changes after the
-decision's generation (its own replica's placements aside, up to four times as many in all) only
-up to this many; with more, the plugins of its terms (InterPodAffinity, PodTopologySpread) run
-again alone: reading on would cost about as much."""
+"""Pod changes after the decision's generation the check reads (its own replica's placements
+aside, up to four times as many in all): all of them for a pod with required pod affinity,
+anti-affinity or hard spread, else the pods with required anti-affinity placed. With more, the
+plugins they concern (InterPodAffinity, PodTopologySpread) run again alone: reading on would cost
+about as much."""
 
 NODE_OBJECT_PLUGINS = frozenset(
     {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeDeclaredFeatures"}
@@ -349,9 +350,11 @@ def _plan(
     if fw.has_nominated_pods(node.name, pod):
         return FullCheck.NOMINATED, _NOTHING
     nodes = log.nodes_since(since) if log.nodes_changed_since(since) else []
+    objects = log.objects_since(since) if log.objects_changed_since(since) else []
+    if len(nodes) + len(objects) > MAX_CHANGES:
+        return FullCheck.HISTORY, _NOTHING
     if any(change.node == node.name for change in nodes):
         return FullCheck.NODE, _NOTHING
-    objects = log.objects_since(since) if log.objects_changed_since(since) else []
     if any(_object_matters(change, pod, needs) for change in objects):
         return FullCheck.OBJECT, _NOTHING
     rerun = NODE_POD_PLUGINS if log.placed_on_since(node.name, since) else _NOTHING
@@ -366,20 +369,27 @@ def _plan(
             scanned = [c for c in log.since(since) if isinstance(c, PodChange)]
             rerun |= _own_terms_rerun(scanned, pod, node, needs, decision, snapshot)
     if profile.inter_pod_affinity and INTER_POD_AFFINITY not in rerun:
-        # Not scanned with required anti-affinity of its own: then InterPodAffinity runs again.
-        placed: Sequence[PodChange]
+        # The anti-affinity rules for the pods placed since (the replica's own were in its basis,
+        # with these labels on this node). Not scanned with anti-affinity of its own: then
+        # InterPodAffinity already runs again.
         if scanned is not None and needs.anti:
-            placed = [c for c in scanned if c.placed]
+            placed = [c for c in scanned if c.placed and not _own(c, decision)]
         else:
-            placed = log.anti_affinity_placed_since(since) if log.anti_affinity_placed(since) else []
-        if len(placed) + len(nodes) + len(objects) > MAX_CHANGES:
-            return FullCheck.HISTORY, _NOTHING
-        if placed or nodes:
+            anti = log.anti_affinity_placed_since(since) if log.anti_affinity_placed(since) else []
+            placed = [c for c in anti if not _own(c, decision)]
+        if len(placed) > SCAN_LIMIT:
+            rerun |= {INTER_POD_AFFINITY}  # reading on would cost about what the plugin costs
+        elif placed or nodes:
             changed_nodes = {change.node for change in nodes}
             candidates = _candidates(snapshot, placed, changed_nodes, all_pods=bool(needs.anti))
             if _anti_affinity_violated(candidates, pod, node, needs, snapshot):
                 return FullCheck.ANTI_AFFINITY, _NOTHING
     return "", rerun
+
+
+def _own(change: PodChange, decision: Decision) -> bool:
+    """A placement the replica counted when it decided (its session's, as it decided it)."""
+    return change.placed and bool(change.origin) and change.origin == decision.session
 
 
 def _own_terms_rerun(
@@ -405,8 +415,8 @@ def _own_terms_rerun(
     removed = [PodChange(0, refused, "", placed=False) for refused in decision.refused]
     examined = 0
     for change in (*removed, *changes):
-        if change.placed and change.origin and change.origin == decision.session:
-            continue  # the replica counted it when it decided
+        if _own(change, decision):
+            continue
         examined += 1
         if examined > SCAN_LIMIT:
             return needs.own_plugins()  # reading on would cost about what the plugins cost
