@@ -12,8 +12,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests import kube
 from tests.e2e.testing import (
+    create_namespace,
     create_nodes,
     create_pods,
     eventually,
@@ -41,14 +41,8 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
         yield s
 
 
-async def _namespace(api: ApiClient, name: str) -> None:
-    await client.CoreV1Api(api).create_namespace(
-        kube.body({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    )
-
-
 async def test_two_replicas_never_overcommit(stack: Stack, api: ApiClient) -> None:
-    await _namespace(api, "tight")
+    await create_namespace(api, "tight")
     # 6 nodes x 4 cpu = 24 slots of 1 cpu; 40 pods compete for them.
     await create_nodes(api, [node(f"tight-{i}", cpu="4", labels={"pool": "tight"}) for i in range(6)])
     await create_pods(
@@ -72,7 +66,7 @@ PODS = 2000  # the issue's figure: kill -9 while 2,000 pods are being scheduled
 @pytest.mark.parametrize("victim", ["scheduler-0", "binder-0", "queue", "informer"])
 async def test_kill_9_loses_nothing(stack: Stack, api: ApiClient, victim: str) -> None:
     ns = f"kill-{victim}"
-    await _namespace(api, ns)
+    await create_namespace(api, ns)
     await create_nodes(
         api, [node(f"{ns}-{i}", cpu="64", memory="256Gi", labels={"pool": ns}) for i in range(25)]
     )

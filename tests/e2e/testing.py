@@ -168,6 +168,12 @@ async def create_pods(api: ApiClient, pods: list[dict[str, Any]], concurrency: i
     await asyncio.gather(*(one(p) for p in pods))
 
 
+async def create_namespace(api: ApiClient, name: str) -> None:
+    await client.CoreV1Api(api).create_namespace(
+        kube.body({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    )
+
+
 async def pod_nodes(api: ApiClient, namespace: str = "default") -> dict[str, str]:
     """name -> spec.nodeName ('' when unbound) for every pod in ``namespace``."""
     v1 = client.CoreV1Api(api)

@@ -36,18 +36,43 @@ def node(name: str, cpu: str = "2", zone: str = "z1") -> dict[str, Any]:
     }
 
 
-def pod(name: str, cpu: str = "100m", node_name: str = "") -> dict[str, Any]:
+def pod(
+    name: str, cpu: str = "100m", node_name: str = "", labels: dict[str, str] | None = None, **extra: Any
+) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}]
+        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}],
+        **extra,
     }
     if node_name:
         spec["nodeName"] = node_name
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
+        "metadata": {"name": name, "namespace": "default", "labels": labels or {}},
         "spec": spec,
     }
+
+
+def assume_request(
+    obj: dict[str, Any], node: str, informer: InformerService, generation: int, scheduler: str = "s1"
+) -> AssumeRequest:
+    """A replica's request to assume pod ``obj`` (as kubesim returned it) on ``node``."""
+    meta = obj["metadata"]
+    return AssumeRequest(
+        placement=Placement(
+            placement_id=f"{meta['uid']}:1",
+            pod_uid=meta["uid"],
+            namespace="default",
+            name=meta["name"],
+            node_name=node,
+            scheduler_id=scheduler,
+            profile="default-scheduler",
+            epoch=informer.epoch,
+            snapshot_generation=generation,
+            resource_version=meta["resourceVersion"],
+            pod=msgspec.json.encode(obj),
+        )
+    )
 
 
 async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -122,32 +147,42 @@ async def test_pending_pods_and_assume_conflict(
     assert sorted(p.name for p in items) == ["a", "b"]
     generation = informer.cache.generation
 
-    def request(obj: dict[str, Any], scheduler: str) -> AssumeRequest:
-        meta = obj["metadata"]
-        return AssumeRequest(
-            placement=Placement(
-                placement_id=f"{meta['uid']}:1",
-                pod_uid=meta["uid"],
-                namespace="default",
-                name=meta["name"],
-                node_name="tight",
-                scheduler_id=scheduler,
-                profile="default-scheduler",
-                epoch=informer.epoch,
-                snapshot_generation=generation,
-                pod=msgspec.json.encode(obj),
-            )
-        )
-
     replies = await asyncio.gather(
-        bus.request(bus.subjects.assume, request(a, "s1"), AssumeReply),
-        bus.request(bus.subjects.assume, request(b, "s2"), AssumeReply),
+        bus.request(bus.subjects.assume, assume_request(a, "tight", informer, generation, "s1"), AssumeReply),
+        bus.request(bus.subjects.assume, assume_request(b, "tight", informer, generation, "s2"), AssumeReply),
     )
     assert sorted(r.accepted for r in replies) == [False, True]
     loser = next(r for r in replies if not r.accepted)
-    assert loser.code == "DoesNotFit" and "Insufficient cpu" in loser.reason
-    again = await bus.request(bus.subjects.assume, request(a, "s3"), AssumeReply)
+    assert loser.code == "DoesNotFit" and loser.reason == "NodeResourcesFit: Insufficient cpu"
+    assert loser.generation == informer.cache.generation  # the replica retries once it has this
+    again = await bus.request(
+        bus.subjects.assume, assume_request(a, "tight", informer, generation, "s3"), AssumeReply
+    )
     assert not again.accepted
+
+
+async def test_a_pod_is_refused_in_the_zone_of_a_pod_whose_anti_affinity_it_matches(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """Issue 26's case over the bus: two replicas decided on one snapshot, A (required anti-affinity
+    against app=x in its zone) on n1 and B (app=x, no constraints) on n2 of the same zone."""
+    kube, _ = sim
+    kube.create(node("n1", zone="a"))
+    kube.create(node("n2", zone="a"))
+    term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "topology.kubernetes.io/zone"}
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    a = kube.create(pod("a", affinity=anti))
+    b = kube.create(pod("b", labels={"app": "x"}))
+    await until(lambda: len(informer.cache.pending) == 2 and len(informer.cache.snapshot.nodes) == 2)
+    bus: Bus = await bus_factory("scheduler")
+    generation = informer.cache.generation
+    first = await bus.request(bus.subjects.assume, assume_request(a, "n1", informer, generation), AssumeReply)
+    second = await bus.request(
+        bus.subjects.assume, assume_request(b, "n2", informer, generation), AssumeReply
+    )
+    assert first.accepted
+    assert (second.accepted, second.code) == (False, "DoesNotFit")
+    assert second.reason == "InterPodAffinity: node(s) didn't satisfy existing pods anti-affinity rules"
 
 
 async def test_a_burst_larger_than_one_delta_reaches_the_replica(

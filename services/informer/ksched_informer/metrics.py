@@ -15,6 +15,17 @@ EVENTS = Counter(
 ASSUMES = Counter(
     "ksched_assume_total", "Assume requests, by result (accepted or a reject code).", ["result"]
 )
+ASSUME_FULL_CHECKS = Counter(
+    "ksched_assume_full_checks_total",
+    "Assume checks that ran the profile's whole PreFilter and Filter, by why (the others read only "
+    "the changes since the decision).",
+    ["reason"],
+)
+ASSUME_PLUGIN_RECHECKS = Counter(
+    "ksched_assume_plugin_rechecks_total",
+    "Plugins an assume check ran again alone (changes since the decision could affect only them).",
+    ["plugin"],
+)
 GENERATION = Gauge("ksched_cache_generation", "The cache's current snapshot generation.")
 PUBLISH_LAG = Gauge(
     "ksched_informer_unpublished_ops",

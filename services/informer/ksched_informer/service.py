@@ -45,14 +45,11 @@ from ksched.cache.ledger import ClusterCache
 from ksched.cache.replica import image_of
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
-from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import ClusterEvent
-from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.nominator import Nominator
 from ksched.framework.objects import TABLES, object_key
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework
-from ksched.framework.status import Code, Status
 from ksched.logcontext import pod_logging
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
@@ -91,12 +88,16 @@ class InformerOptions:
     """Bearer token of /metrics and /debug (ksched.service.http)."""
 
 
-def needs_deep_check(pod: Pod) -> bool:
-    """Pods whose feasibility depends on other nodes (inter-pod affinity, hard topology spread)."""
-    aff = pod.spec.affinity
-    if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None):
+def decided_on_another_version(placement: Placement, pod: Pod) -> bool:
+    """Whether the replica decided on a version of ``pod`` whose labels or spec differ from the
+    pending one (the placement carries the pod it decided on)."""
+    if placement.resource_version == pod.metadata.resource_version:
+        return False
+    try:
+        decided = msgspec.json.decode(placement.pod, type=Pod)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return True
-    return any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spec.topology_spread_constraints)
+    return decided.spec != pod.spec or decided.metadata.labels != pod.metadata.labels
 
 
 class InformerService:
@@ -473,68 +474,44 @@ class InformerService:
         return on_event
 
     # --- assume ledger -----------------------------------------------------------------------------
-    def verify(self, profile: str) -> Any:
-        fw = self.frameworks.get(profile)
-
-        def run(pod: PodInfo, node: NodeInfo) -> Status | None:
-            if fw is None:
-                return Status.unresolvable(f"no profile for schedulerName {profile!r}")
-            state = CycleState()
-            result, st, _ = fw.run_pre_filter_plugins(state, pod)
-            if st is not None and st.code != Code.SUCCESS:
-                return st
-            if result is not None and result.node_names is not None and node.name not in result.node_names:
-                return Status.unresolvable("node(s) didn't satisfy plugin(s) at PreFilter")
-            return fw.run_filter_plugins_with_nominated_pods(state, pod, node)
-
-        return run
-
     async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
         p = req.placement
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
-            return await self._assume(p)
+            return await self._assume(p, req)
 
-    async def _assume(self, p: Placement) -> AssumeReply:
-        if not self.ready or not self.acting() or self._stopping:
-            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
-            return AssumeReply(
-                accepted=False, code=AssumeRejectCode.NOT_READY, reason="cache is not synced yet"
-            )
-        if p.epoch != self.epoch:
-            metrics.ASSUMES.labels(AssumeRejectCode.STALE_EPOCH).inc()
-            return AssumeReply(
-                accepted=False,
-                code=AssumeRejectCode.STALE_EPOCH,
-                reason=f"decision made in epoch {p.epoch}",
-                epoch=self.epoch,
-            )
+    async def _assume(self, p: Placement, req: AssumeRequest) -> AssumeReply:
         cache = self.cache
-        pod = cache.pending.get(p.pod_uid)
-        if pod is None:
-            code = (
-                AssumeRejectCode.ALREADY_ASSUMED
-                if p.pod_uid in cache.assumed
-                else AssumeRejectCode.POD_NOT_PENDING
-            )
-            metrics.ASSUMES.labels(code).inc()
-            return AssumeReply(accepted=False, code=code, reason="pod is no longer pending", epoch=self.epoch)
-        if p.node_name not in cache.snapshot.node_map:
-            metrics.ASSUMES.labels(AssumeRejectCode.NODE_NOT_FOUND).inc()
-            return AssumeReply(
-                accepted=False, code=AssumeRejectCode.NODE_NOT_FOUND, reason=p.node_name, epoch=self.epoch
-            )
+        refused = self._refuse_early(p)
+        if refused is not None:
+            metrics.ASSUMES.labels(refused.code).inc()
+            cache.answers.answered(req.session, req.seq, accepted=False)
+            return refused
+        pod = cache.pending[p.pod_uid]
         verdict = cache.assume(
             pod,
             p.node_name,
             generation=p.snapshot_generation,
             scheduler_id=p.scheduler_id,
-            verify=self.verify(p.profile),
-            deep_check=needs_deep_check(pod),
+            profile=self.frameworks[p.profile],
+            session=req.session,
+            seq=req.seq,
+            basis_from=req.basis_from,
+            spread_slack=req.spread_slack,
+            pod_changed=decided_on_another_version(p, pod),
         )
+        if verdict.full_check:
+            metrics.ASSUME_FULL_CHECKS.labels(verdict.full_check).inc()
+        for plugin in verdict.rerun:
+            metrics.ASSUME_PLUGIN_RECHECKS.labels(plugin).inc()
         if not verdict.accepted:
+            log.debug("assume rejected: %s", verdict.reason)
             metrics.ASSUMES.labels(AssumeRejectCode.DOES_NOT_FIT).inc()
             return AssumeReply(
-                accepted=False, code=AssumeRejectCode.DOES_NOT_FIT, reason=verdict.reason, epoch=self.epoch
+                accepted=False,
+                code=AssumeRejectCode.DOES_NOT_FIT,
+                reason=verdict.reason,
+                epoch=self.epoch,
+                generation=cache.generation,
             )
         self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
         self._dirty.set()
@@ -554,6 +531,28 @@ class InformerService:
             )
         metrics.ASSUMES.labels("accepted").inc()
         return AssumeReply(accepted=True, epoch=self.epoch, generation=cache.generation)
+
+    def _refuse_early(self, p: Placement) -> AssumeReply | None:
+        """The answer to a placement refused before its check: cache not ready, another epoch,
+        pod no longer pending, node gone, unknown profile."""
+        code, reason = "", ""
+        if not self.ready or not self.acting() or self._stopping:
+            return AssumeReply(
+                accepted=False, code=AssumeRejectCode.NOT_READY, reason="cache is not synced yet"
+            )
+        if p.epoch != self.epoch:
+            code, reason = AssumeRejectCode.STALE_EPOCH, f"decision made in epoch {p.epoch}"
+        elif p.pod_uid not in self.cache.pending:
+            assumed = p.pod_uid in self.cache.assumed
+            code = AssumeRejectCode.ALREADY_ASSUMED if assumed else AssumeRejectCode.POD_NOT_PENDING
+            reason = "pod is no longer pending"
+        elif p.node_name not in self.cache.snapshot.node_map:
+            code, reason = AssumeRejectCode.NODE_NOT_FOUND, p.node_name
+        elif p.profile not in self.frameworks:
+            code, reason = AssumeRejectCode.DOES_NOT_FIT, f"no profile for schedulerName {p.profile!r}"
+        if not code:
+            return None
+        return AssumeReply(accepted=False, code=code, reason=reason, epoch=self.epoch)
 
     def _forget(self, uid: str) -> bool:
         assumption = self.cache.assumed.get(uid)

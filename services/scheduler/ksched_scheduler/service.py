@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+import os
+import signal
 import time
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +43,7 @@ from ksched.bus.messages import (
     UnreserveRequest,
 )
 from ksched.bus.subjects import Subjects
+from ksched.cache.assume_check import spread_slack
 from ksched.cache.follower import ReplicaFollower
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
@@ -62,6 +67,22 @@ from ksched_scheduler.preemption import PreemptionRunner, status_nomination
 from ksched_scheduler.tracing import trace_assume, trace_cycle
 
 log = logging.getLogger(__name__)
+
+STOP_BEFORE_ASSUME_ENV = "KSCHED_TEST_STOP_BEFORE_ASSUME"
+"""Test hook: ``namespace/name`` of pods, comma-separated; a replica that decides one of them stops
+itself (SIGSTOP) right before sending its assume, once per pod, so a test can change the cluster
+between decision and assume and then continue it (SIGCONT). Unset in production."""
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What a decision was made on: the replica's snapshot (epoch, generation) and its own
+    placements it counted but had no answer for: its assumes ``first_unanswered`` .. ``seq - 1``."""
+
+    epoch: str
+    generation: int
+    first_unanswered: int
+    seq: int = 0
 
 
 @dataclass(frozen=True)
@@ -117,6 +138,12 @@ class SchedulerService:
         self._inflight: OrderedDict[str, InFlight] = OrderedDict()
         self._inflight_of: dict[str, str] = {}  # pod uid -> its placement id in _inflight
         self._held: dict[str, LeasedPod] = {}
+        #: this process's assumes are numbered in decision order within a random session (the
+        #: informer tells from them which placements a decision counted); those not answered yet
+        self._session = uuid.uuid4().hex[:16]
+        self._seq = 0
+        self._unanswered: set[int] = set()
+        self._stop_before_assume = {k for k in os.environ.get(STOP_BEFORE_ASSUME_ENV, "").split(",") if k}
         self._background: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
         self._attempt = 0
@@ -237,6 +264,10 @@ class SchedulerService:
             return
         self.nominations.observe(leased.pod)
         log.debug("Attempting to schedule pod (attempt %d)", leased.attempts)
+        # What the decision is based on: the replica's generation and our unanswered placements
+        # (read before the cycle: with extenders, deltas and answers may arrive during it).
+        first = min(self._unanswered) if self._unanswered else self._seq + 1
+        basis = Basis(replica.epoch, replica.generation, first)
         started = time.perf_counter()
         waited = started - wait_started
         try:
@@ -261,8 +292,10 @@ class SchedulerService:
         metrics.ALGORITHM_DURATION.observe(elapsed)
         if outcome.kind == SCHEDULED:
             set_node(outcome.node)
+            self._seq += 1
+            self._unanswered.add(self._seq)
             await self._assume_slots.acquire()
-            self._spawn(self._assume(leased, outcome, elapsed))
+            self._spawn(self._assume(leased, outcome, elapsed, dataclasses.replace(basis, seq=self._seq)))
             return
         result = "unschedulable" if outcome.kind == UNSCHEDULABLE else "error"
         log.debug("Unable to schedule pod (%s): %s", result, outcome.message)
@@ -288,11 +321,17 @@ class SchedulerService:
             nominated=outcome.nominated_node,
         )
 
-    async def _assume(self, leased: LeasedPod, outcome: CycleOutcome, elapsed: float) -> None:
+    async def _assume(self, leased: LeasedPod, outcome: CycleOutcome, elapsed: float, basis: Basis) -> None:
         assert self.bus is not None and self.follower is not None and self.cycle is not None
         try:
             self._attempt += 1
             pod = outcome.pod.pod
+            if outcome.pod.key in self._stop_before_assume:
+                self._stop_before_assume.discard(outcome.pod.key)  # once
+                log.warning("test hook %s: stopping before the assume", STOP_BEFORE_ASSUME_ENV)
+                os.kill(os.getpid(), signal.SIGSTOP)
+            node_info = self.follower.replica.snapshot.node_map.get(outcome.node)
+            slack = spread_slack(outcome.state, node_info) if node_info is not None else None
             placement = Placement(
                 placement_id=f"{pod.metadata.uid}:{leased.attempts}:{self._attempt}",
                 pod_uid=pod.metadata.uid,
@@ -301,8 +340,8 @@ class SchedulerService:
                 node_name=outcome.node,
                 scheduler_id=self.options.identity,
                 profile=pod.spec.scheduler_name,
-                epoch=self.follower.replica.epoch,
-                snapshot_generation=self.follower.replica.generation,
+                epoch=basis.epoch,
+                snapshot_generation=basis.generation,
                 resource_version=pod.metadata.resource_version,
                 attempt=leased.attempts,
                 trace_id=leased.trace_id,
@@ -316,13 +355,24 @@ class SchedulerService:
             try:
                 reply = await self.bus.request(
                     self.subjects.assume,
-                    AssumeRequest(placement=placement),
+                    AssumeRequest(
+                        placement=placement,
+                        session=self._session,
+                        seq=basis.seq,
+                        basis_from=basis.first_unanswered,
+                        spread_slack=slack,
+                    ),
                     AssumeReply,
                     timeout=5,
                     trace_id=leased.trace_id,
                 )
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
+                # The informer may still accept it, after our next decisions stopped counting it:
+                # they start a new session, whose accepted placements alone count as theirs.
+                self._session = uuid.uuid4().hex[:16]
+            finally:
+                self._unanswered.discard(basis.seq)
             rtt = time.perf_counter() - sent
             metrics.ASSUME_LATENCY.observe(rtt)
             trace_assume(
@@ -355,9 +405,21 @@ class SchedulerService:
             log.debug(
                 "assume of %s on %s rejected: %s %s", outcome.pod.key, outcome.node, reply.code, reply.reason
             )
+            if reply.code == AssumeRejectCode.DOES_NOT_FIT:
+                # Retry on a snapshot that has what made the filters fail, so the next cycle sees it
+                # (and, if the pod fits nowhere, reports upstream's FailedScheduling for it).
+                await self._catch_up(reply.epoch, reply.generation)
             await self._done(leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}")
         finally:
             self._assume_slots.release()
+
+    async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
+        """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``."""
+        assert self.follower is not None
+        replica = self.follower.replica
+        deadline = time.monotonic() + timeout
+        while replica.epoch == epoch and replica.generation < generation and time.monotonic() < deadline:
+            await asyncio.sleep(0.002)
 
     def _remember(self, placement_id: str, leased: LeasedPod, outcome: CycleOutcome) -> None:
         self._inflight[placement_id] = InFlight(leased, outcome, time.monotonic())

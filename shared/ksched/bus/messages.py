@@ -349,6 +349,18 @@ class AssumeRequest(Message, kw_only=True):
 
     placement: Placement
     """Version-checked like a top-level message; the cache publishes ``encode(placement)``."""
+    session: str = ""
+    """The deciding replica process (random per process); with ``seq`` and ``basis_from`` the
+    cache knows which of its placements the decision counted (optional, added without a version
+    bump, as the next two and ``spread_slack``)."""
+    seq: int = 0
+    """This assume's number in the session, in the order the replica decided."""
+    basis_from: int = 0
+    """The first of the session's assumes without an answer when this decision's cycle began
+    (``seq`` when none): those placements were in the state the replica decided on."""
+    spread_slack: int | None = None
+    """For a pod with hard topology spread: how far its skew at the node stayed below maxSkew when
+    decided (the least over its constraints; optional, added without a version bump)."""
 
 
 class AssumeRejectCode(StrEnum):
@@ -368,7 +380,8 @@ class AssumeReply(Message, kw_only=True):
     reason: str = ""
     epoch: str = ""
     generation: int = 0
-    """The cache generation that includes this decision."""
+    """The cache generation that includes this decision; when rejected, the cache's generation then
+    (a replica retries once its snapshot has it)."""
 
 
 class ForgetRequest(Message, kw_only=True):

@@ -1,7 +1,8 @@
 """The authoritative scheduler cache: the cluster as the API shows it plus the ledger of
 assumed pods (placements accepted but not yet seen bound), with optimistic assume checks.
 
-Every change appends delta ops and advances ``generation``; replicas replay the ops.
+Every change appends delta ops and advances ``generation``; replicas replay the ops. The changes
+that matter to filters are also kept by generation (``changes``) for the assume check.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import msgspec
 
 from ksched.api.base import K8s
 from ksched.api.core import Node, Pod
+from ksched.cache.answers import AnswerLog
+from ksched.cache.assume_check import Decision, check_placement
+from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange
 from ksched.cache.delta import (
     DeltaOp,
     NodeRemove,
@@ -26,11 +30,8 @@ from ksched.cache.delta import (
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.objects import TABLES, object_key
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot, with_node_name
-from ksched.framework.status import Status
-
-Verifier = Callable[[PodInfo, NodeInfo], "Status | None"]
-"""Re-runs a profile's PreFilter+Filter for one pod on one node of the cache's snapshot."""
 
 
 @dataclass(slots=True)
@@ -47,6 +48,10 @@ class Assumption:
 class AssumeVerdict:
     accepted: bool
     reason: str = ""
+    full_check: str = ""
+    """Why the profile's whole PreFilter and Filter ran (``assume_check.FullCheck``), '' if not."""
+    rerun: tuple[str, ...] = ()
+    """The plugins the check ran again alone."""
 
 
 class ClusterCache:
@@ -65,7 +70,9 @@ class ClusterCache:
         self.pending: dict[str, Pod] = {}
         self.generation = 0
         self.ops: list[DeltaOp] = []
-        self._node_changed_at: dict[str, int] = {}
+        self.changes = ChangeLog()
+        #: what assumes of each scheduler session were answered (the assume check's basis)
+        self.answers = AnswerLog()
         self._assumed_ttl = assumed_ttl
         self._max_assumed_age = max_assumed_age
         self._clock = clock
@@ -80,24 +87,24 @@ class ClusterCache:
         ops, self.ops = self.ops, []
         return self.generation - len(ops), self.generation, ops
 
-    def _touch(self, node_name: str) -> None:
-        self._node_changed_at[node_name] = self.generation
-
-    def node_changed_since(self, node_name: str, generation: int) -> bool:
-        return self._node_changed_at.get(node_name, 0) > generation
+    def _pod_left(self, pod: PodInfo, node: str) -> None:
+        self.changes.record(PodChange(self.generation, pod, node, placed=False))
 
     # --- informer events -------------------------------------------------------------------------
     def upsert_node(self, node: Node) -> None:
+        known = self.snapshot.node_map.get(node.metadata.name)
+        before = known.node if known is not None else None
         self.snapshot.upsert_node(node)
         self._emit(NodeUpsert(node))
-        self._touch(node.metadata.name)
+        if before is None or not same_for_filters(before, node):
+            self.changes.record(NodeChange(self.generation, node.metadata.name))
 
     def remove_node(self, name: str) -> None:
         if name not in self.snapshot.node_map:
             return
         self.snapshot.remove_node(name)
         self._emit(NodeRemove(name))
-        self._touch(name)
+        self.changes.record(NodeChange(self.generation, name))
 
     def upsert_pod(self, pod: Pod, schedulable: bool = True) -> None:
         """A pod from the watch: bound pods are placed (confirming an assumption), unbound ones pending."""
@@ -125,31 +132,48 @@ class ClusterCache:
     def remove_pod(self, uid: str) -> None:
         self.pending.pop(uid, None)
         self.assumed.pop(uid, None)
-        node = self.snapshot.location(uid)
-        if node is not None:
+        entry = self.snapshot.pod_locations.get(uid)
+        if entry is not None:
             self.snapshot.remove_pod(uid)
             self._emit(PodRemove(uid))
-            self._touch(node)
+            self._pod_left(*entry)
 
     def upsert_object(self, obj: K8s) -> bool:
         """A Namespace, Service, PV, PVC... (kinds in ``framework.objects.TABLES``); False for others."""
         if not self.snapshot.objects.put(obj):
             return False
-        self._emit(ObjectUpsert(str(getattr(obj, "kind", "")), object_key(obj), msgspec.json.encode(obj)))
+        kind, key = str(getattr(obj, "kind", "")), object_key(obj)
+        self._emit(ObjectUpsert(kind, key, msgspec.json.encode(obj)))
+        self.changes.record(ObjectChange(self.generation, kind, key))
         return True
 
     def remove_object(self, kind: str, key: str) -> None:
         if kind in TABLES and self.snapshot.objects.table(kind).pop(key, None) is not None:
             self._emit(ObjectRemove(kind, key))
+            self.changes.record(ObjectChange(self.generation, kind, key))
 
-    def _place(self, pod: Pod | PodInfo, node: str, assumed: bool) -> None:
+    def _place(self, pod: Pod | PodInfo, node: str, assumed: bool, origin: str = "") -> None:
         uid = pod.uid if isinstance(pod, PodInfo) else pod.metadata.uid
-        old = self.snapshot.location(uid)
+        old = self.snapshot.pod_locations.get(uid)
+        # add_pod may update the known PodInfo in place: keep the version it replaces
+        before = old[0].pod if old is not None else None
         pi = self.snapshot.add_pod(pod, node)
         self._emit(PodPlace(pi.pod, node, assumed))
-        self._touch(node)
-        if old is not None and old != node:
-            self._touch(old)
+        gen = self.generation
+        if old is None:
+            self.changes.record(PodChange(gen, pi, node, placed=True, origin=origin))
+        elif old[0] is pi:  # the same placement seen again (an assumption confirmed)
+            assert before is not None
+            if (before.metadata.deletion_timestamp is None) != (pi.pod.metadata.deletion_timestamp is None):
+                # terminating pods do not count for spread
+                self.changes.record(PodChange(gen, pi, node, placed=True, before=PodInfo(before)))
+        elif old[1] == node and old[0].pod.spec == pi.pod.spec:
+            # Only its labels or metadata changed (say, the zone labels a binding adds): one change
+            # that knows both versions, not a departure and an arrival.
+            self.changes.record(PodChange(gen, pi, node, placed=True, origin=origin, before=old[0]))
+        else:
+            self._pod_left(*old)
+            self.changes.record(PodChange(gen, pi, node, placed=True, origin=origin))
 
     # --- the assume ledger -----------------------------------------------------------------------
     def assume(
@@ -159,15 +183,47 @@ class ClusterCache:
         *,
         generation: int,
         scheduler_id: str,
-        verify: Verifier | None = None,
-        deep_check: bool = False,
+        profile: Framework | None = None,
+        session: str = "",
+        seq: int = 0,
+        basis_from: int = 0,
+        spread_slack: int | None = None,
+        pod_changed: bool = False,
     ) -> AssumeVerdict:
-        """Accept ``pod`` on ``node_name`` if it is still pending and still fits on the current state.
+        """Accept ``pod`` on ``node_name`` if it is still pending and the profile's filters, which
+        passed on the replica's snapshot at ``generation`` plus its placements ``basis_from`` ..
+        ``seq - 1`` of ``session``, pass on the current state (``assume_check.check_placement``;
+        ``spread_slack`` and ``pod_changed`` are part of its ``Decision``). Without a profile only
+        resources, pod count and host ports are checked."""
+        verdict = self._assume(
+            pod,
+            node_name,
+            generation,
+            scheduler_id,
+            profile,
+            session,
+            seq,
+            basis_from,
+            spread_slack,
+            pod_changed,
+        )
+        refused = None if verdict.accepted or pod_changed else PodInfo(pod)
+        self.answers.answered(session, seq, accepted=verdict.accepted, pod=refused)
+        return verdict
 
-        Resources, pod count and host ports are always rechecked. ``verify`` (the profile's
-        filters) runs when the node changed after the decision's ``generation``, or when
-        ``deep_check`` (the pod has constraints other nodes' changes can break) and anything changed.
-        """
+    def _assume(
+        self,
+        pod: Pod,
+        node_name: str,
+        generation: int,
+        scheduler_id: str,
+        profile: Framework | None,
+        session: str,
+        seq: int,
+        basis_from: int,
+        spread_slack: int | None,
+        pod_changed: bool,
+    ) -> AssumeVerdict:
         uid = pod.metadata.uid
         if uid in self.assumed:
             other = self.assumed[uid]
@@ -182,20 +238,44 @@ class ClusterCache:
         if ni is None:
             return AssumeVerdict(False, f"node {node_name} no longer exists")
         placed = PodInfo(with_node_name(pod, node_name))
-        reason = fits_basic(placed, ni)
-        if reason:
-            return AssumeVerdict(False, reason)
-        changed = self.node_changed_since(node_name, generation) or (
-            deep_check and self.generation > generation
-        )
-        if verify is not None and changed:
-            st = verify(placed, ni)
-            if st is not None and st.code != 0:
-                return AssumeVerdict(False, f"{st.plugin}: {st.message}" if st.plugin else st.message)
+        full = ""
+        rerun: tuple[str, ...] = ()
+        if profile is None:
+            reason = fits_basic(placed, ni)
+            if reason:
+                return AssumeVerdict(False, reason)
+        else:
+            decision = self.decision(generation, session, seq, basis_from, spread_slack, pod_changed)
+            result = check_placement(profile, placed, ni, self.changes, decision)
+            full, rerun, st = result.full, result.rerun, result.status
+            if st is not None:
+                reason = f"{st.plugin}: {st.message}" if st.plugin else st.message
+                return AssumeVerdict(False, reason, full, rerun)
         self.pending.pop(uid, None)
         self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock())
-        self._place(placed, node_name, assumed=True)
-        return AssumeVerdict(True)
+        self._place(placed, node_name, assumed=True, origin="" if pod_changed else session)
+        return AssumeVerdict(True, full_check=full, rerun=rerun)
+
+    def decision(
+        self,
+        generation: int,
+        session: str,
+        seq: int,
+        basis_from: int,
+        spread_slack: int | None = None,
+        pod_changed: bool = False,
+    ) -> Decision:
+        """What the assume check knows of a decision: its snapshot generation (if of this cache)
+        and the session's placements it counted that were refused."""
+        refused = self.answers.refused_between(session, basis_from, seq)
+        return Decision(
+            generation if generation <= self.generation else None,
+            session,
+            refused or (),
+            refused is not None,
+            spread_slack,
+            pod_changed,
+        )
 
     def restore_assumption(self, pod: Pod, node_name: str, scheduler_id: str) -> None:
         """Re-create an assumption accepted earlier (a restarted cache reading its ledger), unchecked:
@@ -211,9 +291,10 @@ class ClusterCache:
         assumption = self.assumed.pop(uid, None)
         if assumption is None:
             return False
-        self.snapshot.remove_pod(uid)
+        left = self.snapshot.remove_pod(uid)
         self._emit(PodRemove(uid))
-        self._touch(assumption.node)
+        if left is not None:
+            self._pod_left(left, assumption.node)
         pod = assumption.pod.pod
         self.pending[uid] = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
         return True
@@ -235,6 +316,17 @@ class ClusterCache:
         for uid in expired:
             self.forget(uid)
         return expired
+
+
+def same_for_filters(a: Node, b: Node) -> bool:
+    """Whether two versions of a node differ only in what no filter reads (its conditions: a
+    kubelet's heartbeat; its resource version)."""
+    return (
+        a.spec == b.spec
+        and a.metadata.labels == b.metadata.labels
+        and msgspec.structs.replace(a.status, conditions=[])
+        == msgspec.structs.replace(b.status, conditions=[])
+    )
 
 
 def fits_basic(pod: PodInfo, node: NodeInfo) -> str:

@@ -171,7 +171,7 @@ class Framework:
         self._snapshot = snapshot
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self._parallelism = parallelism
-        self._nominator: Nominator = nominator or NoNominations()
+        self._nominator: Nominator = nominator if nominator is not None else NoNominations()
         self._client = client
         self.plugins = PluginsByPoint()
         self.score_weights: dict[str, int] = {}

@@ -69,6 +69,15 @@ def _namespace_table(snapshot: Snapshot) -> dict[str, Mapping[str, str]]:
     return {name: ns.metadata.labels for name, ns in snapshot.objects.namespaces.items()}
 
 
+def resolve_terms(snapshot: Snapshot, terms: Sequence[AffinityTerm]) -> list[AffinityTerm]:
+    """The incoming pod's required ``terms`` with namespace selectors merged into their namespaces,
+    as PreFilter matches them (:func:`resolve_namespaces` over the snapshot's namespaces)."""
+    if not any(t.uses_namespace_labels for t in terms):
+        return list(terms)
+    table = _namespace_table(snapshot)
+    return [resolve_namespaces(t, table) for t in terms]
+
+
 def _is_unassigned(pod: Pod) -> bool:
     return not pod.spec.node_name and not pod.status.nominated_node_name
 
@@ -85,12 +94,6 @@ class InterPodAffinity:
         self.walk_fraction = 0.1
 
     # --- helpers ---------------------------------------------------------------------------------
-    def _resolve(self, snapshot: Snapshot, terms: Sequence[AffinityTerm]) -> list[AffinityTerm]:
-        if not any(t.uses_namespace_labels for t in terms):
-            return list(terms)
-        table = _namespace_table(snapshot)
-        return [resolve_namespaces(t, table) for t in terms]
-
     def _resolve_weighted(self, snapshot: Snapshot, terms: Sequence[WeightedTerm]) -> list[WeightedTerm]:
         if not any(wt.term.uses_namespace_labels for wt in terms):
             return list(terms)
@@ -141,8 +144,8 @@ class InterPodAffinity:
             existing = existing_anti_from_index(index, pod, ns_labels)
         if not existing and not has_terms:
             return None, Status.skip()
-        affinity_terms = self._resolve(snapshot, parsed.required_affinity)
-        anti_terms = self._resolve(snapshot, parsed.required_anti_affinity)
+        affinity_terms = resolve_terms(snapshot, parsed.required_affinity)
+        anti_terms = resolve_terms(snapshot, parsed.required_anti_affinity)
         s = build_pre_filter_state(pod, affinity_terms, anti_terms, ns_labels, existing, index)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None

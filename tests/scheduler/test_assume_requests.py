@@ -1,0 +1,202 @@
+"""What a scheduler replica sends the informer for a decision, and what it does with a refusal:
+the snapshot generation the decision was made on (read before the cycle), its place among the
+replica's assumes and the first of them without an answer, the hard-spread slack, a retry only
+once its snapshot has what made the placement fail, and the stop-before-assume test hook. The bus
+is a fake that holds the replies."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from typing import Any, cast
+
+import msgspec
+import pytest
+from ksched_scheduler.cycle import SchedulingCycle
+from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerOptions, SchedulerService
+
+from ksched.api.core import Pod
+from ksched.bus.messages import (
+    Ack,
+    AssumeRejectCode,
+    AssumeReply,
+    AssumeRequest,
+    DoneOutcome,
+    DoneRequest,
+    LeasedPod,
+    PendingPod,
+)
+from ksched.cache.replica import SnapshotReplica, image_of
+from ksched.config import default_config
+from ksched.config.profile import build_frameworks
+from ksched.framework.snapshot import Snapshot
+from ksched.framework.testing import make_node, make_pod
+
+ZONE = "topology.kubernetes.io/zone"
+HARD_SPREAD = {
+    "topologySpreadConstraints": [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "s"}},
+        }
+    ]
+}
+
+
+class FakeBus:
+    """Records assume and done requests; an assume waits until the test answers it."""
+
+    def __init__(self) -> None:
+        self.assumes: list[AssumeRequest] = []
+        self.answers: list[asyncio.Future[AssumeReply]] = []
+        self.dones: list[DoneRequest] = []
+
+    async def request(self, subject: str, message: Any, reply_type: type, **_: Any) -> Any:
+        if isinstance(message, AssumeRequest):
+            self.assumes.append(message)
+            answer: asyncio.Future[AssumeReply] = asyncio.get_running_loop().create_future()
+            self.answers.append(answer)
+            return await answer
+        if isinstance(message, DoneRequest):
+            self.dones.append(message)
+            return Ack()
+        raise AssertionError(f"unexpected request on {subject}")
+
+
+class Follower:
+    def __init__(self, replica: SnapshotReplica) -> None:
+        self.replica = replica
+
+    def request_resync(self) -> None:
+        pass
+
+
+def replica_at(generation: int) -> SnapshotReplica:
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    nodes = [
+        make_node("n1", labels={ZONE: "a"}, allocatable=alloc),
+        make_node("n2", labels={ZONE: "b"}, allocatable=alloc),
+    ]
+    replica = SnapshotReplica()
+    replica.load(image_of(Snapshot.build(nodes, []), "e", generation))
+    return replica
+
+
+def scheduler(replica: SnapshotReplica) -> tuple[SchedulerService, FakeBus]:
+    options = SchedulerOptions(
+        nats="", kubeconfig=None, http_host="127.0.0.1", http_port=0, subject_prefix="t", identity="s-test"
+    )
+    config = default_config()
+    svc = SchedulerService(options, config)
+    frameworks = build_frameworks(config, replica.snapshot, nominator=svc.nominator)
+    svc.cycle = SchedulingCycle(frameworks, replica.snapshot, svc.algorithm, svc.nominator)
+    svc.follower = cast(Any, Follower(replica))
+    bus = FakeBus()
+    svc.bus = cast(Any, bus)
+    return svc, bus
+
+
+def leased(pod: Pod) -> LeasedPod:
+    pending = PendingPod(
+        uid=pod.metadata.uid,
+        namespace=pod.metadata.namespace,
+        name=pod.metadata.name,
+        scheduler_name=pod.spec.scheduler_name,
+        pod=msgspec.json.encode(pod),
+    )
+    return LeasedPod(
+        lease_id=f"lease-{pod.metadata.name}", deadline=0, lease_seconds=30, pod=pending, epoch="e"
+    )
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_the_placement_carries_the_generation_decided_on_and_the_unanswered_placements() -> None:
+    replica = replica_at(10)
+    svc, bus = scheduler(replica)
+    first = make_pod("first", labels={"app": "s"})
+    spread = make_pod("spread", labels={"app": "s"}, spec=HARD_SPREAD)
+    plain = make_pod("plain", labels={"app": "s"})
+    await svc._schedule_one(leased(first))
+    replica.generation = 11  # a delta applied after the decision, before the assume task ran
+    await settle()
+    await svc._schedule_one(leased(spread))
+    await svc._schedule_one(leased(plain))
+    await settle()
+    assert [a.placement.snapshot_generation for a in bus.assumes] == [10, 11, 11]
+    where = bus.assumes[0].placement.node_name
+    # Numbered in decision order; each names the first assume without an answer when it was
+    # decided (its own number when none): the informer knows which placements a decision counted.
+    assert [(a.seq, a.basis_from) for a in bus.assumes] == [(1, 1), (2, 1), (3, 1)]
+    assert len({a.session for a in bus.assumes}) == 1 and bus.assumes[0].session
+    # `first` counts in its zone, so the spread pod went to the other zone: skew 0 + 1 - 0 = maxSkew.
+    assert [a.spread_slack for a in bus.assumes] == [None, 0, None]
+    assert bus.assumes[1].placement.node_name != where
+    for answer in bus.answers:
+        answer.set_result(AssumeReply(accepted=True, epoch="e", generation=12))
+    await settle()
+    await svc._schedule_one(leased(make_pod("later", labels={"app": "s"}, spec=HARD_SPREAD)))
+    await settle()
+    assert (bus.assumes[3].seq, bus.assumes[3].basis_from) == (4, 4)  # every earlier one was answered
+
+
+async def test_an_assume_without_an_answer_starts_a_new_session() -> None:
+    svc, bus = scheduler(replica_at(1))
+    await svc._schedule_one(leased(make_pod("lost")))
+    await settle()
+    bus.answers[0].set_exception(TimeoutError("no answer"))
+    await settle()
+    await svc._schedule_one(leased(make_pod("next")))
+    await settle()
+    # The informer may accept the lost one later; it was not in what `next` was decided on.
+    assert bus.assumes[1].session != bus.assumes[0].session
+
+
+async def test_a_refused_placement_is_retried_once_the_snapshot_has_the_cause() -> None:
+    replica = replica_at(10)
+    svc, bus = scheduler(replica)
+    pod = make_pod("p")
+    await svc._schedule_one(leased(pod))
+    await settle()
+    node = bus.assumes[0].placement.node_name
+    assert replica.snapshot.location(pod.metadata.uid) == node  # counted locally at once
+    reason = "InterPodAffinity: node(s) didn't satisfy existing pods anti-affinity rules"
+    bus.answers[0].set_result(
+        AssumeReply(
+            accepted=False, code=AssumeRejectCode.DOES_NOT_FIT, reason=reason, epoch="e", generation=15
+        )
+    )
+    await asyncio.sleep(0.05)
+    assert replica.snapshot.location(pod.metadata.uid) is None  # forgotten locally
+    assert bus.dones == []  # the replica has not seen generation 15 yet
+    replica.generation = 15
+    await asyncio.sleep(0.05)
+    assert [(d.outcome, d.message) for d in bus.dones] == [(DoneOutcome.RETRY, f"DoesNotFit: {reason}")]
+
+
+async def test_the_stop_hook_stops_the_replica_before_that_pod_s_assume_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(STOP_BEFORE_ASSUME_ENV, "default/p,default/q")
+    signals: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: signals.append((pid, sig)))
+    svc, bus = scheduler(replica_at(1))
+    await svc._schedule_one(leased(make_pod("other")))
+    await settle()
+    assert signals == []
+    await svc._schedule_one(leased(make_pod("p")))
+    await settle()
+    assert signals == [(os.getpid(), signal.SIGSTOP)]
+    assert [a.placement.name for a in bus.assumes] == ["other", "p"]  # sent once continued
+    await svc._schedule_one(leased(make_pod("p", uid="again")))
+    await settle()
+    assert len(signals) == 1
+    await svc._schedule_one(leased(make_pod("q")))
+    await settle()
+    assert len(signals) == 2
