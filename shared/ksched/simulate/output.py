@@ -58,17 +58,22 @@ def _decision(o: PodOutcome) -> str:
     return "unschedulable"
 
 
-def _score_table(o: PodOutcome, top: int) -> Table:
-    best = sorted(o.totals.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-    plugins = sorted({pl for node, _ in best for pl, v in o.scores.get(node, {}).items() if v})
-    table = Table(
-        title=f"top {len(best)} of {len(o.totals)} feasible node(s), weighted scores",
+def _table(title: str) -> Table:
+    """A titled table aligned under its pod, with a rule under the header and no outer frame."""
+    return Table(
+        title=title,
         title_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         padding=(0, 1),
         pad_edge=False,
     )
+
+
+def _score_table(o: PodOutcome, top: int) -> Table:
+    best = sorted(o.totals.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    plugins = sorted({pl for node, _ in best for pl, v in o.scores.get(node, {}).items() if v})
+    table = _table(f"top {len(best)} of {len(o.totals)} feasible node(s), weighted scores")
     table.add_column("node", no_wrap=True)
     table.add_column("total", justify="right")
     for plugin in plugins:
@@ -87,14 +92,7 @@ def _rejections(o: PodOutcome) -> Table:
         reasons = entry.get("reasons")
         for reason in reasons if isinstance(reasons, list) and reasons else [""]:
             groups.setdefault((plugin, str(reason)), []).append(node)
-    table = Table(
-        title=f"{len(o.filter)} node(s) filtered out",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        padding=(0, 1),
-        pad_edge=False,
-    )
+    table = _table(f"{len(o.filter)} node(s) filtered out")
     table.add_column("plugin", no_wrap=True)
     table.add_column("reason", min_width=24, ratio=3)
     table.add_column("nodes", justify="right", no_wrap=True)
@@ -106,9 +104,7 @@ def _rejections(o: PodOutcome) -> Table:
 
 
 def _claims(o: PodOutcome) -> Table:
-    table = Table(
-        title="resource claims", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
-    )
+    table = _table("resource claims")
     table.add_column("claim", no_wrap=True)
     table.add_column("devices")
     for key, claim in sorted(o.claims.items()):
