@@ -335,6 +335,16 @@ def test_the_replica_s_own_placements_since_its_snapshot_are_no_change() -> None
 # --- the node, resources, the pod, objects, nominations, the bound ---------------------------------------
 
 
+def test_the_replica_s_own_placements_on_the_node_need_no_resource_check() -> None:
+    informer = Informer()
+    informer.node("n", "a", cpu="1")
+    a = informer.pending("a", cpu="400m")
+    b = informer.pending("b", cpu="400m")
+    decided_at = informer.cache.generation
+    assert informer.assume(a, "n", decided_at, session="r", seq=1, basis_from=1).accepted
+    assert informer.assume(b, "n", decided_at, session="r", seq=2, basis_from=1) == AssumeVerdict(True)
+
+
 def test_the_node_s_pods_are_rechecked_by_the_resource_and_port_filters_alone() -> None:
     informer = Informer()
     informer.node("tight", "a", cpu="1")
@@ -482,6 +492,19 @@ def test_change_log_answers_only_what_it_holds() -> None:
         log.record(NodeChange(gen, "n"))
     assert len(log) == 3 and [c.generation for c in log.since(16)] == [17, 18, 19]
     assert [c.generation for c in log.nodes_since(0)] == [17, 18, 19]
+
+
+def test_change_log_tells_placements_on_a_node_by_others_from_one_replica_s_own() -> None:
+    log = ChangeLog()
+    pi = PodInfo(make_pod("p"))
+    log.record(PodChange(1, pi, "n", placed=True))  # the watch
+    log.record(PodChange(2, pi, "n", placed=True, origin="r"))
+    log.record(PodChange(3, pi, "n", placed=True, origin="r"))
+    assert log.placed_on_since("n", 1, "r") is False  # only r's since 1
+    assert log.placed_on_since("n", 0, "r") and log.placed_on_since("n", 2, "other")
+    log.record(PodChange(4, pi, "n", placed=True, origin="s"))
+    assert log.placed_on_since("n", 3, "r") and not log.placed_on_since("n", 3, "s")
+    assert not log.placed_on_since("m", 0)
 
 
 def test_change_log_keeps_what_a_pod_without_constraints_needs_apart() -> None:

@@ -357,7 +357,8 @@ def _plan(
         return FullCheck.NODE, _NOTHING
     if any(_object_matters(change, pod, needs) for change in objects):
         return FullCheck.OBJECT, _NOTHING
-    rerun = NODE_POD_PLUGINS if log.placed_on_since(node.name, since) else _NOTHING
+    # Placements on the node by the replica itself were in its basis.
+    rerun = NODE_POD_PLUGINS if log.placed_on_since(node.name, since, decision.session) else _NOTHING
     if needs.counts_on_others and (nodes or not decision.refused_known):
         rerun |= needs.plugins()  # domains or eligibility may differ, or counted pods be gone
     scanned: list[PodChange] | None = None

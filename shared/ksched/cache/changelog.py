@@ -103,8 +103,9 @@ class ChangeLog:
         self._nodes: _Run[NodeChange] = _Run()
         self._objects: _Run[ObjectChange] = _Run()
         self._anti: _Run[PodChange] = _Run()
-        #: node name -> generation of the last pod placed on it
-        self._placed_at: dict[str, int] = {}
+        #: node name -> pods placed on it lately: (generation of the last, its origin, generation
+        #: of the last placed before the run of placements of that origin)
+        self._placed_at: dict[str, tuple[int, str, int]] = {}
         #: changes of generations up to this one may have been dropped
         self.floor = 0
 
@@ -116,7 +117,7 @@ class ChangeLog:
         if isinstance(change, PodChange):
             if change.placed:
                 if change.before is None:  # requests and ports on the node changed
-                    self._placed_at[change.node] = change.generation
+                    self._note_placed(change)
                 if change.pod.has_required_anti_affinity:
                     self._anti.append(change)
         elif isinstance(change, NodeChange):
@@ -159,6 +160,20 @@ class ChangeLog:
         """Pods with required anti-affinity placed after ``generation``."""
         return self._anti.since(generation)
 
-    def placed_on_since(self, node: str, generation: int) -> bool:
-        """Whether a pod was placed on ``node`` after ``generation``."""
-        return self._placed_at.get(node, 0) > generation
+    def _note_placed(self, change: PodChange) -> None:
+        last = self._placed_at.get(change.node)
+        if last is None:
+            self._placed_at[change.node] = (change.generation, change.origin, 0)
+        elif change.origin and change.origin == last[1]:
+            self._placed_at[change.node] = (change.generation, last[1], last[2])
+        else:
+            self._placed_at[change.node] = (change.generation, change.origin, last[0])
+
+    def placed_on_since(self, node: str, generation: int, origin: str = "") -> bool:
+        """Whether a pod was placed on ``node`` after ``generation``, other than by ``origin``."""
+        last = self._placed_at.get(node)
+        if last is None or last[0] <= generation:
+            return False
+        if origin and last[1] == origin:
+            return last[2] > generation  # placed by others before that origin's run
+        return True
