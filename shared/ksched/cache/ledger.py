@@ -195,34 +195,14 @@ class ClusterCache:
         ``seq - 1`` of ``session``, pass on the current state (``assume_check.check_placement``;
         ``spread_slack`` and ``pod_changed`` are part of its ``Decision``). Without a profile only
         resources, pod count and host ports are checked."""
-        verdict = self._assume(
-            pod,
-            node_name,
-            generation,
-            scheduler_id,
-            profile,
-            session,
-            seq,
-            basis_from,
-            spread_slack,
-            pod_changed,
-        )
+        decision = self.decision(generation, session, seq, basis_from, spread_slack, pod_changed)
+        verdict = self._assume(pod, node_name, scheduler_id, profile, decision)
         refused = None if verdict.accepted or pod_changed else PodInfo(pod)
         self.answers.answered(session, seq, accepted=verdict.accepted, pod=refused)
         return verdict
 
     def _assume(
-        self,
-        pod: Pod,
-        node_name: str,
-        generation: int,
-        scheduler_id: str,
-        profile: Framework | None,
-        session: str,
-        seq: int,
-        basis_from: int,
-        spread_slack: int | None,
-        pod_changed: bool,
+        self, pod: Pod, node_name: str, scheduler_id: str, profile: Framework | None, decision: Decision
     ) -> AssumeVerdict:
         uid = pod.metadata.uid
         if uid in self.assumed:
@@ -245,7 +225,6 @@ class ClusterCache:
             if reason:
                 return AssumeVerdict(False, reason)
         else:
-            decision = self.decision(generation, session, seq, basis_from, spread_slack, pod_changed)
             result = check_placement(profile, placed, ni, self.changes, decision)
             full, rerun, st = result.full, result.rerun, result.status
             if st is not None:
@@ -253,7 +232,8 @@ class ClusterCache:
                 return AssumeVerdict(False, reason, full, rerun)
         self.pending.pop(uid, None)
         self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock())
-        self._place(placed, node_name, assumed=True, origin="" if pod_changed else session)
+        origin = "" if decision.pod_changed else decision.session  # as the replica decided it
+        self._place(placed, node_name, assumed=True, origin=origin)
         return AssumeVerdict(True, full_check=full, rerun=rerun)
 
     def decision(
