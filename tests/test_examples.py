@@ -107,3 +107,13 @@ def test_a_quantity_that_does_not_parse_names_the_object(
     assert main(["--cluster", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{named}: invalid quantity 'lots'" in err, err
+
+
+def test_an_object_without_a_name_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by tests/fuzz/test_simulate_files.py: a node without metadata.name was a node called ""
+    that pods were scheduled on, and placing one raised out of the simulation."""
+    path = tmp_path / "cluster.yaml"
+    path.write_text("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, status: {}}\n")
+    assert main(["--cluster", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "document 1 items[0]: Node <unnamed>: metadata.name: Required value" in err, err

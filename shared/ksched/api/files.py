@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from ksched.api.base import K8s
-from ksched.api.kinds import ObjectError, UnsupportedKind, decode_object
+from ksched.api.kinds import ObjectError, UnsupportedKind, decode_object, describe
 
 
 def iter_raw_objects(documents: list[Any], where: str) -> list[tuple[str, Any]]:
@@ -46,9 +46,14 @@ def load_objects(path: str | Path, skipped: list[str] | None = None) -> list[K8s
     objects: list[K8s] = []
     for loc, raw in iter_raw_objects(documents, str(p)):
         try:
-            objects.append(decode_object(raw, loc))
+            obj = decode_object(raw, loc)
         except UnsupportedKind as exc:
             if skipped is None:
                 raise
             skipped.append(str(exc))
+            continue
+        if not getattr(getattr(obj, "metadata", None), "name", ""):
+            # as the API server: an unnamed node would otherwise be a node called "" to schedule on
+            raise ObjectError(f"{loc}: {describe(raw)}: metadata.name: Required value: name is required")
+        objects.append(obj)
     return objects
