@@ -8,15 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ksched_informer.reflector import DELETED, Reflector, Resource
+from ksched_informer.reflector import DELETED, Reflector
 from ksched_kubesim import KubeSim
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.api.collections import Collection
 from ksched.api.core import Pod
 from tests.fixtures.kubesim import fast_config
 
-PODS = Resource("Pod", "/api/v1/pods", Pod)
+PODS = Collection("Pod", "/api/v1/pods", Pod)
 
 
 def pod(name: str) -> dict[str, Any]:

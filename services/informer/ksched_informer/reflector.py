@@ -11,24 +11,16 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import msgspec
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.api.base import K8s
-from ksched.api.meta import ListMeta
+from ksched.api.collections import Collection
+from ksched.service.listing import get, list_all, selector_query
 
 log = logging.getLogger(__name__)
-T = TypeVar("T", bound=K8s)
-
 DELETED = "DELETED"
-
-
-class _List(msgspec.Struct, Generic[T]):
-    metadata: ListMeta = msgspec.field(default_factory=ListMeta)
-    items: list[T] | None = None
 
 
 class _Event(msgspec.Struct):
@@ -54,17 +46,6 @@ class Gone(Exception):
     """The resourceVersion we asked for is too old: relist."""
 
 
-@dataclass(frozen=True)
-class Resource:
-    """What to list-watch: the collection path (``/api/v1/pods``), its Struct, and selectors."""
-
-    kind: str
-    path: str
-    struct: type[K8s]
-    field_selector: str | None = None
-    label_selector: str | None = None
-
-
 OnList = Callable[[list[Any]], Awaitable[None]]
 OnEvent = Callable[[str, Any], Awaitable[None]]
 
@@ -75,7 +56,7 @@ class Reflector:
     def __init__(
         self,
         api: ApiClient,
-        resource: Resource,
+        resource: Collection,
         on_list: OnList,
         on_event: OnEvent,
         *,
@@ -92,7 +73,6 @@ class Reflector:
         self.max_backoff = max_backoff
         self.synced = asyncio.Event()
         self.resource_version = ""
-        self._list_decoder = msgspec.json.Decoder(_List[resource.struct])  # type: ignore[name-defined]
         self._event_decoder = msgspec.json.Decoder(_Event)
         self._object_decoder = msgspec.json.Decoder(resource.struct)
 
@@ -120,59 +100,23 @@ class Reflector:
                 await asyncio.sleep(delay)
                 backoff = min(backoff * 2, self.max_backoff)
 
-    def _query(self, **extra: Any) -> list[tuple[str, Any]]:
-        q: list[tuple[str, Any]] = []
-        if self.resource.field_selector:
-            q.append(("fieldSelector", self.resource.field_selector))
-        if self.resource.label_selector:
-            q.append(("labelSelector", self.resource.label_selector))
-        q.extend((k, v) for k, v in extra.items() if v is not None)
-        return q
-
-    async def _get(self, query: list[tuple[str, Any]], timeout: float | None) -> Any:
-        return await self.api.call_api(
-            self.resource.path,
-            "GET",
-            query_params=query,
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=timeout,
-        )
-
     async def _list(self) -> None:
-        items: list[Any] = []
-        cont: str | None = None
-        while True:
-            resp = await self._get(self._query(limit=self.page_size, **{"continue": cont}), 60)
-            try:
-                body = await resp.read()
-                if resp.status == 410:
-                    cont = None
-                    items = []
-                    continue  # the continue token expired: start the list again
-                if resp.status != 200:
-                    raise RuntimeError(f"list {self.resource.path}: HTTP {resp.status}: {body[:300]!r}")
-            finally:
-                resp.release()
-            page = self._list_decoder.decode(body)
-            items.extend(page.items or [])
-            cont = page.metadata.continue_
-            if not cont:
-                self.resource_version = page.metadata.resource_version
-                break
+        items, self.resource_version = await list_all(
+            self.api, self.resource, self.resource.struct, self.page_size
+        )
         await self.on_list(items)
         self.synced.set()
 
     async def _watch(self) -> None:
         timeout = int(self.watch_timeout * random.uniform(1.0, 2.0))
-        query = self._query(
+        query = selector_query(
+            self.resource,
             watch="true",
             resourceVersion=self.resource_version,
             allowWatchBookmarks="true",
             timeoutSeconds=timeout,
         )
-        resp = await self._get(query, timeout + 30)
+        resp = await get(self.api, self.resource, query, timeout + 30)
         try:
             if resp.status == 410:
                 raise Gone()

@@ -18,6 +18,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
+from ksched.api.collections import Collection
 from ksched.api.core import Node, Pod
 from ksched.bus.bootstrap import deliver_problem, publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
@@ -57,7 +58,7 @@ from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_lea
 from ksched.service.lifecycle import serve
 from ksched.service.tasks import TaskGroup
 from ksched_informer import feeds, metrics
-from ksched_informer.reflector import DELETED, Reflector, Resource
+from ksched_informer.reflector import DELETED, Reflector
 from ksched_informer.resources import EVENT_RESOURCE, NODES, OBJECTS, PODS
 
 log = logging.getLogger(__name__)
@@ -441,7 +442,7 @@ class InformerService:
         self._dirty.set()
 
     # --- other objects ---------------------------------------------------------------------------
-    def _object_list(self, res: Resource) -> Any:
+    def _object_list(self, res: Collection) -> Any:
         async def on_list(items: list[Any]) -> None:
             table = self.cache.snapshot.objects.table(res.kind)
             listed = {object_key(o) for o in items}
@@ -454,7 +455,7 @@ class InformerService:
 
         return on_list
 
-    def _object_event(self, res: Resource) -> Any:
+    def _object_event(self, res: Collection) -> Any:
         async def on_event(kind: str, obj: Any) -> None:
             metrics.EVENTS.labels(res.kind, kind).inc()
             key = object_key(obj)

@@ -43,8 +43,13 @@ def load_objects(path: str | Path, skipped: list[str] | None = None) -> list[K8s
         documents = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     except yaml.YAMLError as exc:
         raise ObjectError(f"{p}: not valid YAML: {exc}") from None
+    return decode_objects(iter_raw_objects(documents, str(p)), skipped)
+
+
+def decode_objects(located: list[tuple[str, Any]], skipped: list[str] | None = None) -> list[K8s]:
+    """Decode (location, raw object) pairs in order; unsupported kinds as :func:`load_objects` says."""
     objects: list[K8s] = []
-    for loc, raw in iter_raw_objects(documents, str(p)):
+    for loc, raw in located:
         try:
             obj = decode_object(raw, loc)
         except UnsupportedKind as exc:

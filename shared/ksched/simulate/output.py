@@ -26,9 +26,9 @@ def to_table(outcomes: Sequence[PodOutcome], top: int = 5, width: int | None = N
     """Per pod: the decision, the ``top`` nodes by total with each plugin's weighted score, the
     rejected nodes grouped by plugin and reason, and the FailedScheduling message; aligned for a
     terminal of ``width`` columns (default: the terminal's, or 120 when not a terminal)."""
-    console = Console(width=width or _width(), record=True, file=io.StringIO(), color_system=None)
+    console = text_console(width)
     for o in outcomes:
-        console.print(Text(f"{o.pod}  {_decision(o)}", style="bold"))
+        console.print(Text(f"{o.pod}  {decision(o)}", style="bold"))
         if o.totals:
             console.print(Padding(_score_table(o, top), (0, 0, 0, 2)))
         elif o.node:
@@ -40,6 +40,17 @@ def to_table(outcomes: Sequence[PodOutcome], top: int = 5, width: int | None = N
         if o.message:
             console.print(Padding(Text(f"message: {o.message}"), (0, 0, 0, 2)))
         console.print()
+    return exported(console)
+
+
+def text_console(width: int | None = None) -> Console:
+    """A console that records plain text ``width`` columns wide (default: the terminal's, or 120
+    when not a terminal)."""
+    return Console(width=width or _width(), record=True, file=io.StringIO(), color_system=None)
+
+
+def exported(console: Console) -> str:
+    """What ``console`` recorded, without trailing blanks, ending with one newline."""
     lines = [line.rstrip() for line in console.export_text().splitlines()]
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -48,7 +59,8 @@ def _width() -> int:
     return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
 
 
-def _decision(o: PodOutcome) -> str:
+def decision(o: PodOutcome) -> str:
+    """The outcome in a few words: ``-> node``, ``gated by …``, ``nominated to …`` or ``unschedulable``."""
     if o.node:
         return f"-> {o.node}"
     if o.gated_by:
@@ -58,7 +70,7 @@ def _decision(o: PodOutcome) -> str:
     return "unschedulable"
 
 
-def _table(title: str) -> Table:
+def titled_table(title: str) -> Table:
     """A titled table aligned under its pod, with a rule under the header and no outer frame."""
     return Table(
         title=title,
@@ -73,7 +85,7 @@ def _table(title: str) -> Table:
 def _score_table(o: PodOutcome, top: int) -> Table:
     best = sorted(o.totals.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
     plugins = sorted({pl for node, _ in best for pl, v in o.scores.get(node, {}).items() if v})
-    table = _table(f"top {len(best)} of {len(o.totals)} feasible node(s), weighted scores")
+    table = titled_table(f"top {len(best)} of {len(o.totals)} feasible node(s), weighted scores")
     table.add_column("node", no_wrap=True)
     table.add_column("total", justify="right")
     for plugin in plugins:
@@ -92,7 +104,7 @@ def _rejections(o: PodOutcome) -> Table:
         reasons = entry.get("reasons")
         for reason in reasons if isinstance(reasons, list) and reasons else [""]:
             groups.setdefault((plugin, str(reason)), []).append(node)
-    table = _table(f"{len(o.filter)} node(s) filtered out")
+    table = titled_table(f"{len(o.filter)} node(s) filtered out")
     table.add_column("plugin", no_wrap=True)
     table.add_column("reason", min_width=24, ratio=3)
     table.add_column("nodes", justify="right", no_wrap=True)
@@ -104,7 +116,7 @@ def _rejections(o: PodOutcome) -> Table:
 
 
 def _claims(o: PodOutcome) -> Table:
-    table = _table("resource claims")
+    table = titled_table("resource claims")
     table.add_column("claim", no_wrap=True)
     table.add_column("devices")
     for key, claim in sorted(o.claims.items()):

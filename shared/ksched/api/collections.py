@@ -1,0 +1,76 @@
+"""The API collections the scheduler reads: each kind's list path, the Struct it decodes into, and
+the selectors upstream's informers use.
+
+One table for everything that lists the cluster: the informer's list-watch and ``ksched simulate
+--from-cluster`` read the same kinds, so an offline run sees what the services see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ksched.api.base import K8s
+from ksched.api.core import (
+    Namespace,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    ReplicationController,
+    Service,
+)
+from ksched.api.kinds import KINDS
+from ksched.api.policy import PodDisruptionBudget, PriorityClass
+from ksched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
+from ksched.api.workloads import ReplicaSet, StatefulSet
+
+
+@dataclass(frozen=True)
+class Collection:
+    """What to list(-watch): the collection path (``/api/v1/pods``), its Struct, and selectors."""
+
+    kind: str
+    path: str
+    struct: type[K8s]
+    field_selector: str | None = None
+    label_selector: str | None = None
+
+    @property
+    def api_version(self) -> str:
+        """The kind's ``apiVersion`` (list items carry no ``apiVersion``/``kind``; a cluster file
+        needs them)."""
+        return KINDS[self.kind][0]
+
+
+#: Pods that finished are invisible to the scheduler (upstream's informer field selector).
+POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+
+NODES = Collection("Node", "/api/v1/nodes", Node)
+PODS = Collection("Pod", "/api/v1/pods", Pod, field_selector=POD_FIELD_SELECTOR)
+
+#: Every other kind a plugin reads.
+OBJECTS: tuple[Collection, ...] = (
+    Collection("Namespace", "/api/v1/namespaces", Namespace),
+    Collection("Service", "/api/v1/services", Service),
+    Collection("ReplicationController", "/api/v1/replicationcontrollers", ReplicationController),
+    Collection("PersistentVolume", "/api/v1/persistentvolumes", PersistentVolume),
+    Collection("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", PersistentVolumeClaim),
+    Collection("ReplicaSet", "/apis/apps/v1/replicasets", ReplicaSet),
+    Collection("StatefulSet", "/apis/apps/v1/statefulsets", StatefulSet),
+    Collection("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", PodDisruptionBudget),
+    Collection("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", PriorityClass),
+    Collection("StorageClass", "/apis/storage.k8s.io/v1/storageclasses", StorageClass),
+    Collection("CSINode", "/apis/storage.k8s.io/v1/csinodes", CSINode),
+    Collection("CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", CSIDriver),
+    Collection("CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities", CSIStorageCapacity),
+    Collection("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", DeviceClass),
+    Collection("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", ResourceSlice),
+    Collection("ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", ResourceClaim),
+    Collection(
+        "ResourceClaimTemplate", "/apis/resource.k8s.io/v1/resourceclaimtemplates", ResourceClaimTemplate
+    ),
+)
+
+#: Everything the scheduler reads, nodes and pods first.
+ALL: tuple[Collection, ...] = (NODES, PODS, *OBJECTS)

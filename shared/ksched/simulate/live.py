@@ -1,0 +1,66 @@
+"""Reading a live cluster for ``ksched simulate --from-cluster``: every kind the plugins read, listed
+read-only, as the objects of a cluster file.
+
+The list is the informer's (:data:`ksched.api.collections.ALL`), so an offline run sees what the
+services see. Items come back as plain mappings with ``apiVersion`` and ``kind`` set (list items
+carry neither) and without ``managedFields`` (as ``kubectl get -o yaml`` prints them), ready to be
+decoded like a file's objects or written out with :func:`dump_cluster`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from ksched.api.collections import ALL, Collection
+from ksched.service.kube import api_client, api_reachable
+from ksched.service.listing import ListError, list_all
+
+
+class ClusterReadError(RuntimeError):
+    """The cluster could not be listed; the message says which collection and why."""
+
+
+async def list_cluster(kubeconfig: str | None) -> list[dict[str, Any]]:
+    """Every object of the collections the scheduler reads, nodes first, then pods, then the rest."""
+    if not api_reachable(kubeconfig):
+        raise ClusterReadError(
+            "no cluster to read: give --kubeconfig (or set KUBECONFIG), or run inside a cluster"
+        )
+    try:
+        api = await api_client(kubeconfig, component="ksched-simulate")
+    except Exception as exc:  # kubernetes_asyncio raises several types for a bad kubeconfig
+        raise ClusterReadError(f"kubeconfig {kubeconfig}: {exc}") from None
+    objects: list[dict[str, Any]] = []
+    async with api:
+        for collection in ALL:
+            objects.extend(await _list(api, collection))
+    return objects
+
+
+async def _list(api: Any, collection: Collection) -> list[dict[str, Any]]:
+    try:
+        items, _ = await list_all(api, collection, msgspec.Raw)
+    except ListError as exc:
+        hint = " (the caller needs list on it: see docs/simulate.md)" if exc.status == 403 else ""
+        raise ClusterReadError(f"{collection.kind}: {exc}{hint}") from None
+    except OSError as exc:
+        raise ClusterReadError(f"{collection.kind}: cannot reach the API server: {exc}") from None
+    return [_as_file_object(collection, raw) for raw in items]
+
+
+def _as_file_object(collection: Collection, raw: msgspec.Raw) -> dict[str, Any]:
+    item: dict[str, Any] = msgspec.json.decode(raw)
+    metadata = item.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    return {"apiVersion": collection.api_version, "kind": collection.kind, **item}
+
+
+def dump_cluster(objects: list[dict[str, Any]], path: str | Path) -> None:
+    """Write ``objects`` as a ``kind: List`` cluster file that ``ksched simulate --cluster`` reads."""
+    document = {"apiVersion": "v1", "kind": "List", "items": objects}
+    Path(path).write_text(yaml.safe_dump(document, sort_keys=False))
