@@ -14,6 +14,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from ksched_queue.metrics import PENDING_PODS
 
 from ksched.bus.auth import SERVICES as NATS_SERVICES
 from ksched.bus.auth import authorization_block, password_variable
@@ -27,8 +28,8 @@ from tests.deploy.test_compose import HTTP_PORTS, parse_with_cli
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 KUBERNETES_VERSION = "1.36.0"
-KUSTOMIZATIONS = ["base", "overlays/kubesim-demo", "overlays/production"]
-CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+KUSTOMIZATIONS = ["base", "overlays/kubesim-demo", "overlays/production", "overlays/keda"]
+CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor"), ("keda.sh/v1alpha1", "ScaledObject")}
 """Custom resources: no schema in the Kubernetes OpenAPI documents (checked for consistency below)."""
 
 Resource = dict[str, Any]
@@ -74,7 +75,11 @@ def test_every_object_validates_against_the_kubernetes_schemas(name: str) -> Non
             kubernetes_validate.validate(res, KUBERNETES_VERSION, strict=True)
         except kubernetes_validate.ValidationError as exc:
             pytest.fail(f"{name}: {res['kind']}/{res['metadata']['name']}: {exc.message}")
-    assert unvalidated == (["ServiceMonitor"] if name == "overlays/production" else [])
+    expected = {
+        "overlays/production": ["ServiceMonitor"],
+        "overlays/keda": ["ServiceMonitor", "ScaledObject", "ScaledObject"],
+    }
+    assert unvalidated == expected.get(name, [])
 
 
 def test_the_validator_rejects_a_broken_object() -> None:
@@ -385,6 +390,41 @@ def test_streams_are_replicated_on_every_nats_server(name: str) -> None:
         (container,) = dep["spec"]["template"]["spec"]["containers"]
         ns = parse_with_cli(container["args"], {**env_of(container), "KSCHED_NATS_PASSWORD": "x"})
         assert ns.jetstream_replicas == servers, service
+
+
+def test_keda_scales_what_exists_on_what_the_services_expose() -> None:
+    """The ScaledObjects point at the Deployments, the placement stream and consumer the binders
+    use, the NATS monitoring port of the headless Service, and the queue's pending-pods series; the
+    binder's takes over the base's HorizontalPodAutoscaler rather than adding a second one."""
+    resources = render("overlays/keda")
+    subjects = Subjects()  # the base runs with the default prefix (its auth.conf is generated for it)
+    binder = find(resources, "ScaledObject", "ksched-binder")
+    find(resources, "Deployment", binder["spec"]["scaleTargetRef"]["name"])
+    assert binder["metadata"]["annotations"]["scaledobject.keda.sh/transfer-hpa-ownership"] == "true"
+    hpa = binder["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["name"]
+    assert (
+        find(resources, "HorizontalPodAutoscaler", hpa)["spec"]["scaleTargetRef"]
+        == binder["spec"]["scaleTargetRef"]
+    )
+    (nats,) = [t["metadata"] for t in binder["spec"]["triggers"] if t["type"] == "nats-jetstream"]
+    assert (nats["stream"], nats["consumer"]) == (subjects.placement_stream, subjects.placement_consumer)
+    host, port = nats["natsServerMonitoringEndpoint"].split(":")
+    service, namespace = host.split(".")[:2]
+    headless = find(resources, "Service", service)
+    assert headless["spec"]["clusterIP"] == "None" and namespace == headless["metadata"]["namespace"]
+    assert {p["name"]: p["port"] for p in headless["spec"]["ports"]}["monitor"] == int(port)
+    nats_conf = find(resources, "ConfigMap", "ksched-nats-config")["data"]["nats.conf"]
+    assert f"http_port: {port}" in nats_conf and "server_name: $POD_NAME" in nats_conf
+    assert int(nats["lagThreshold"]) > 0 and nats["activationLagThreshold"] == "0"
+
+    scheduler = find(resources, "ScaledObject", "ksched-scheduler")
+    find(resources, "Deployment", scheduler["spec"]["scaleTargetRef"]["name"])
+    (prom,) = [t["metadata"] for t in scheduler["spec"]["triggers"] if t["type"] == "prometheus"]
+    assert re.fullmatch(r'max\(scheduler_pending_pods\{namespace="ksched", queue="active"\}\)', prom["query"])
+    assert PENDING_PODS._name == "scheduler_pending_pods" and "queue" in PENDING_PODS._labelnames
+    for scaled in (binder, scheduler):
+        spec = scaled["spec"]
+        assert 1 <= spec["minReplicaCount"] < spec["maxReplicaCount"] and spec["cooldownPeriod"] >= 60
 
 
 def test_demo_overlay_is_self_consistent() -> None:

@@ -8,11 +8,11 @@ from collections import Counter
 from collections.abc import AsyncIterator
 
 import pytest
-from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
 from tests.e2e.testing import (
+    assert_bound_once,
     create_namespace,
     create_nodes,
     create_pods,
@@ -92,18 +92,4 @@ async def test_kill_9_loses_nothing(stack: Stack, api: ApiClient, victim: str) -
     assert bound_before < PODS
     per_node = Counter(placed.values())
     assert all(count <= 110 for count in per_node.values()), per_node  # the nodes' pod capacity
-    # No pod was bound twice. kubesim refuses a binding for a bound pod with 409, so a second decision
-    # for another node shows up as a FailedScheduling "already assigned" event; a second binding to the
-    # same node (accepted as idempotent) would add a second Scheduled event, i.e. a series on the one
-    # aggregated Event.
-    events = await client.EventsV1Api(api).list_namespaced_event(ns)
-    scheduled = [e for e in events.items if e.reason == "Scheduled"]
-    per_pod = Counter(e.regarding.name for e in scheduled)
-    assert all(n == 1 for n in per_pod.values()), [k for k, n in per_pod.items() if n > 1]
-    assert not [e.regarding.name for e in scheduled if e.series is not None]
-    rejected = [
-        e.note
-        for e in events.items
-        if e.reason == "FailedScheduling" and "already assigned" in (e.note or "")
-    ]
-    assert not rejected, rejected
+    await assert_bound_once(api, ns)

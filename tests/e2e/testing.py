@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -216,3 +217,21 @@ async def ready(url: str) -> bool:
             return r.status == 200
     except (aiohttp.ClientError, TimeoutError):
         return False
+
+
+async def assert_bound_once(api: ApiClient, namespace: str) -> None:
+    """No pod of ``namespace`` was bound twice. kubesim refuses a binding for a bound pod with 409, so
+    a second decision for another node shows up as a FailedScheduling "already assigned" event; a
+    second binding to the same node (accepted as idempotent) would add a second Scheduled event,
+    i.e. a series on the one aggregated Event."""
+    events = await client.EventsV1Api(api).list_namespaced_event(namespace)
+    scheduled = [e for e in events.items if e.reason == "Scheduled"]
+    per_pod = Counter(e.regarding.name for e in scheduled)
+    assert all(n == 1 for n in per_pod.values()), [k for k, n in per_pod.items() if n > 1]
+    assert not [e.regarding.name for e in scheduled if e.series is not None]
+    rejected = [
+        e.note
+        for e in events.items
+        if e.reason == "FailedScheduling" and "already assigned" in (e.note or "")
+    ]
+    assert not rejected, rejected

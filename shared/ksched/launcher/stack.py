@@ -119,6 +119,11 @@ class Stack:
         self.procs[name] = proc
         return proc
 
+    def _replica(self, service: str, index: int) -> Proc:
+        """Replica ``index`` of a replicated service (``scheduler-0``, ``binder-1``...)."""
+        extra = ["--workers", str(self.options.binder_workers)] if service == "binder" else []
+        return self._service(f"{service}-{index}", service, extra)
+
     async def _spawn(self, proc: Proc) -> None:
         env = dict(os.environ)
         env.update(self.options.extra_env)
@@ -151,9 +156,9 @@ class Stack:
         for name in _names("queue", self.options.queues):
             self._service(name, "queue", repair)
         for i in range(self.options.schedulers):
-            self._service(f"scheduler-{i}", "scheduler")
+            self._replica("scheduler", i)
         for i in range(self.options.binders):
-            self._service(f"binder-{i}", "binder", ["--workers", str(self.options.binder_workers)])
+            self._replica("binder", i)
         for proc in self.procs.values():
             if proc.service != "kubesim":
                 await self._spawn(proc)
@@ -222,6 +227,38 @@ class Stack:
         await self.kill(name, signal.SIGTERM)
         await self._spawn(self.procs[name])
         await self.wait_ready(timeout, [name])
+
+    async def scale(self, service: str, count: int, timeout: float = 60.0) -> None:
+        """Run ``count`` replicas of ``service`` (``scheduler`` or ``binder``), as a Deployment scaled
+        by KEDA or an HPA would: surplus replicas get SIGTERM (newest first) and are awaited, new
+        ones start under fresh names and are awaited until ready."""
+        if service not in ("scheduler", "binder"):
+            raise ValueError(f"{service}: only scheduler and binder replicas scale")
+        mine = [p for p in self.procs.values() if p.service == service]
+        running = [p for p in mine if p.running]
+        for proc in reversed(running[count:]):
+            await self._terminate(proc, timeout)
+        started = [self._replica(service, len(mine) + i) for i in range(count - len(running))]
+        for proc in started:
+            await self._spawn(proc)
+        await self.wait_ready(timeout, [p.name for p in started])
+
+    def replicas(self, service: str) -> list[str]:
+        """The names of ``service``'s running replicas."""
+        return [p.name for p in self.procs.values() if p.service == service and p.running]
+
+    async def _terminate(self, proc: Proc, timeout: float) -> None:
+        """SIGTERM, as the kubelet does, then SIGKILL after ``timeout``."""
+        if proc.process is None or not proc.running:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            proc.process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.process.wait(), timeout)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.process.kill()
+            await proc.process.wait()
 
     async def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM services in reverse start order (graceful), then kubesim and NATS; kill leftovers."""
