@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from ksched.service.http import is_loopback
 from ksched.service.logs import setup_logging
+from ksched.service.tasks import TaskGroup
 
 from .lifecycle import LifecycleSettings
 from .scenario import ScenarioError
@@ -122,10 +123,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds between watch bookmarks (default 60)",
     )
+    p.add_argument(
+        "--restart-downtime",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="on SIGHUP kubesim restarts as an API server would (connections and watches end, watch "
+        "history is dropped, objects stay): seconds it refuses connections meanwhile (default 1)",
+    )
     return p
 
 
-async def _serve(config: KubeSimConfig, kubeconfig: str | None) -> int:
+async def _serve(config: KubeSimConfig, kubeconfig: str | None, restart_downtime: float) -> int:
     try:
         sim = KubeSim(config)
     except ScenarioError as exc:
@@ -141,20 +150,33 @@ async def _serve(config: KubeSimConfig, kubeconfig: str | None) -> int:
     except TLSError as exc:
         print(f"ksched kubesim: {exc}", file=sys.stderr)
         return 1
-    print(f"kubesim listening on {sim.url}", flush=True)
-    if kubeconfig:
-        path = sim.write_kubeconfig(kubeconfig)
-        print(f"kubeconfig written to {path}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
+    restarts = TaskGroup()
+    with contextlib.suppress(NotImplementedError):
+        loop.add_signal_handler(
+            signal.SIGHUP, lambda: restarts.spawn("restart", lambda: _restart(sim, restart_downtime))
+        )
+    print(f"kubesim listening on {sim.url}", flush=True)
+    if kubeconfig:
+        path = sim.write_kubeconfig(kubeconfig)
+        print(f"kubeconfig written to {path}", flush=True)
     try:
         await stop.wait()
     finally:
+        await restarts.cancel_all()
         await sim.stop()
     return 0
+
+
+async def _restart(sim: KubeSim, downtime: float) -> None:
+    """SIGHUP: restart serving as an API server restart looks to clients (KubeSim.restart)."""
+    print(f"kubesim restarting: {downtime:g} s down, watch history dropped", flush=True)
+    await sim.restart(downtime)
+    print(f"kubesim listening on {sim.url}", flush=True)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -196,4 +218,4 @@ def main(argv: Sequence[str]) -> int:
     except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
         runner = asyncio.Runner()
     with runner:
-        return runner.run(_serve(config, args.write_kubeconfig))
+        return runner.run(_serve(config, args.write_kubeconfig, args.restart_downtime))

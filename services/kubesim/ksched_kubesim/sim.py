@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import secrets
 import shutil
@@ -121,6 +122,14 @@ class KubeSim:
     async def start(self) -> None:
         if self._runner is not None:
             return
+        if self.config.tls and self._cert is None:
+            self._tls_dir = tempfile.mkdtemp(prefix="kubesim-tls-")
+            self._cert = self_signed(Path(self._tls_dir), self.config.host)
+        await self._listen(self.config.port)
+        self.server.start()
+        self.lifecycle.start()
+
+    async def _listen(self, port: int) -> None:
         low_level = web.Server(self.server.handle, handler_cancellation=True, access_log=None)
         runner = web.ServerRunner(low_level, shutdown_timeout=5.0)
         await runner.setup()
@@ -128,19 +137,28 @@ class KubeSim:
             socket.AF_INET6 if ":" in self.config.host else socket.AF_INET, socket.SOCK_STREAM
         )
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.config.host, self.config.port))
+        sock.bind((self.config.host, port))
         self._port = sock.getsockname()[1]
         self.server.server_address = f"{self.config.host}:{self._port}"
-        ssl_context = None
-        if self.config.tls:
-            self._tls_dir = tempfile.mkdtemp(prefix="kubesim-tls-")
-            self._cert = self_signed(Path(self._tls_dir), self.config.host)
-            ssl_context = self._cert.context()
+        ssl_context = self._cert.context() if self._cert is not None else None
         site = web.SockSite(runner, sock, backlog=1024, ssl_context=ssl_context)
         await site.start()
         self._runner = runner
+
+    async def restart(self, downtime: float = 1.0) -> None:
+        """What clients see of an API server restarting with its storage kept: every connection and
+        watch ends, the port refuses connections for ``downtime`` seconds, and the new server's watch
+        cache starts at the current resourceVersion, so a watch resumed from an older one gets 410
+        Gone and its client relists. Objects, the certificate and the controllers stay."""
+        if self._runner is None:
+            raise RuntimeError("kubesim is not running")
+        await self.server.shutdown()
+        await self._runner.cleanup()
+        self._runner = None
+        self.store.forget_history()
+        await asyncio.sleep(downtime)
+        await self._listen(self._port)
         self.server.start()
-        self.lifecycle.start()
 
     async def stop(self) -> None:
         self.lifecycle.stop()

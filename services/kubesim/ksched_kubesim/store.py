@@ -269,6 +269,13 @@ class Store:
         self._record(table, Change(self.rv, None, old))
         return final
 
+    def forget_history(self) -> None:
+        """Drop every table's change history, as a restarted API server's new watch cache starts at
+        the current resourceVersion: older versions are 410 Gone from now on."""
+        for table in self.tables.values():
+            table.history.clear()
+            table.window_start = self.rv
+
     def _record(self, table: Table, change: Change) -> None:
         history = table.history
         history.append(change)
