@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench fidelity install lock clean
+.PHONY: run test lint bench chaos fidelity install lock clean
 
 run: $(STAMP)  ## the embedded demo: NATS + kubesim + all services + a sample workload
 	$(BIN)/ksched demo
@@ -21,6 +21,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)  ## performance figures (printed, not pass/fail)
 	$(BIN)/ksched bench all
+
+chaos: $(STAMP)  ## faults under load (5,000 nodes, 20,000 pods): a report, exit 1 on a lost pod
+	$(BIN)/ksched bench chaos --nodes 5000 --pods 20000 --seed $${SEED:-1} --json chaos.json
 
 fidelity: $(STAMP)  ## agreement with the real kube-scheduler 1.36.2 on the shared scenarios
 	$(BIN)/python ../shared/fidelity-public/compare.py .

@@ -262,7 +262,8 @@ class BinderService:
             return "failed"
         since = _clock()
         st = await fw.run_binding(state, pi, p.node_name)
-        if st is not None and not already_bound_to(st, p.node_name):
+        redelivered = st is not None and already_bound_to(st, p.node_name)
+        if st is not None and not redelivered:
             if pod_gone(st):
                 self._trace(
                     p, Phase.BIND_FAILED, since, node=p.node_name, reason="pod deleted before binding"
@@ -271,6 +272,12 @@ class BinderService:
                 return "gone"
             await self._fail(p, f"binding rejected: {st.message}")
             return "failed"
+        if redelivered:
+            # An earlier delivery of this placement bound the pod (its binder died or lost the ack
+            # before acknowledging): that binder reported the binding; upstream reports one binding
+            # once, so no second Scheduled event, PostBind or attempts/SLI sample here.
+            self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt, redelivered=True)
+            return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
         ref = PodRef(p.namespace, p.name, p.pod_uid)

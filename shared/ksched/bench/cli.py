@@ -3,16 +3,21 @@
 ksched bench cycle --nodes N --pods M [--json]     in-process scheduling cycles per second
 ksched bench e2e --nodes N --pods M [--schedulers K] [--binders B] [--shape S] [--json]
                                                     creation-to-bound through every service
+ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--json FILE]
+                                                    faults under load; exit 1 on a lost,
+                                                    double-bound or overcommitted pod
 ksched bench all                                    what ``make bench`` runs
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from ksched.bench.shapes import SHAPES
 
@@ -110,7 +115,31 @@ def all_main(argv: Sequence[str]) -> int:
     return 0
 
 
-COMMANDS = {"cycle": cycle_main, "e2e": e2e_main, "all": all_main}
+def chaos_main(argv: Sequence[str]) -> int:
+    from ksched.bench.chaos import FAULTS, ChaosOptions, run
+
+    p = argparse.ArgumentParser(
+        prog="ksched bench chaos",
+        description="Inject every fault (kill -9 of each service, leaders and standbys; nats-server "
+        "restarted and paused; a scheduler paused past its lease; kubesim restarted) in a seeded "
+        "order while pods are created, then count bound, double-bound, overcommitted and lost pods.",
+    )
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--pods", type=int, default=20000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--fault", action="append", choices=sorted(FAULTS), help="only these (repeatable)")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    args = p.parse_args(list(argv))
+    report = asyncio.run(
+        run(ChaosOptions(nodes=args.nodes, pods=args.pods, seed=args.seed, faults=args.fault or ()))
+    )
+    print(report.table(), end="")
+    if args.json:
+        Path(args.json).write_bytes(report.to_json() + b"\n")
+    return 0 if report.ok else 1
+
+
+COMMANDS = {"cycle": cycle_main, "e2e": e2e_main, "chaos": chaos_main, "all": all_main}
 
 
 def main(argv: Sequence[str]) -> int:

@@ -86,6 +86,8 @@ class StackOptions:
     extra_env: dict[str, str] = field(default_factory=dict)
     repair_interval: str | None = None
     """The queues' ``--repair-interval`` (Go duration; None: the queue's default)."""
+    queue_lease_duration: str | None = None
+    """The queues' ``--lease-duration`` for popped pods (Go duration; None: the queue's default)."""
 
 
 class Stack:
@@ -152,9 +154,13 @@ class Stack:
             await self._start_kubesim(timeout)
         for name in _names("informer", self.options.informers):
             self._service(name, "informer")
-        repair = ["--repair-interval", self.options.repair_interval] if self.options.repair_interval else []
+        queue_args = (
+            ["--repair-interval", self.options.repair_interval] if self.options.repair_interval else []
+        )
+        if self.options.queue_lease_duration:
+            queue_args += ["--lease-duration", self.options.queue_lease_duration]
         for name in _names("queue", self.options.queues):
-            self._service(name, "queue", repair)
+            self._service(name, "queue", queue_args)
         for i in range(self.options.schedulers):
             self._replica("scheduler", i)
         for i in range(self.options.binders):
@@ -227,6 +233,36 @@ class Stack:
         await self.kill(name, signal.SIGTERM)
         await self._spawn(self.procs[name])
         await self.wait_ready(timeout, [name])
+
+    async def pause(self, name: str, seconds: float) -> None:
+        """SIGSTOP ``name`` (a service, ``kubesim`` or ``nats-server``) for ``seconds``, then SIGCONT:
+        a process that hangs (a long GC, a throttled container, a VM stall) and comes back."""
+        pid = self.nats.pid if name == "nats-server" else self.procs[name].pid
+        if pid is None:
+            raise RuntimeError(f"{name} is not running")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+    async def restart_nats(self, sig: int = signal.SIGKILL) -> None:
+        """Stop nats-server with ``sig`` and start a new one on the same port with the same JetStream
+        store on disk (what a restarted pod of the StatefulSet sees)."""
+        port, pid = self.nats.port, self.nats.pid
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        await self.nats.stop()
+        self.nats = EmbeddedNats(port=port, store_dir=str(self.workdir / "jetstream"))
+        await self.nats.start()
+
+    def hang_up(self, name: str) -> None:
+        """SIGHUP ``name``: kubesim restarts as an API server would (docs/kubesim.md)."""
+        pid = self.procs[name].pid
+        if pid is None:
+            raise RuntimeError(f"{name} is not running")
+        os.kill(pid, signal.SIGHUP)
 
     async def scale(self, service: str, count: int, timeout: float = 60.0) -> None:
         """Run ``count`` replicas of ``service`` (``scheduler`` or ``binder``), as a Deployment scaled

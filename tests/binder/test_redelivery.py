@@ -1,0 +1,74 @@
+"""A placement delivered again after an earlier delivery bound the pod (its binder died, or its ack
+was lost while nats-server was down): the API answers 409 "already assigned" to the same node, the
+binder counts it bound and acks it, and reports nothing a second time — upstream reports a binding
+once (no second Scheduled event, PostBind run or attempts sample)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import REGISTRY
+
+from ksched.bus.messages import Placement
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.runtime import Framework, PluginsByPoint
+from ksched.framework.snapshot import Snapshot
+from ksched.framework.status import Code, Status
+from tests.binder.test_metrics import binder, placement
+
+
+class AlreadyBound:
+    """Bind as the API server answers a second binding of a pod bound to ``node``; PostBind counts."""
+
+    name = "AlreadyBound"
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+        self.post_binds = 0
+
+    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return Status(
+            Code.ERROR,
+            f'Operation cannot be fulfilled on pods/binding "{pod.pod.metadata.name}": pod '
+            f'{pod.pod.metadata.name} is already assigned to node "{self.node}"',
+            plugin=self.name,
+        )
+
+    async def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        self.post_binds += 1
+
+
+def attempts_observed() -> float:
+    return REGISTRY.get_sample_value("scheduler_pod_scheduling_attempts_count") or 0.0
+
+
+async def test_a_redelivered_placement_is_bound_and_reported_once() -> None:
+    service = binder()
+    plugin = AlreadyBound("n1")
+    fw = Framework("default-scheduler", Snapshot())
+    fw.set_plugins(PluginsByPoint(bind=[plugin], post_bind=[plugin]))
+    service.frameworks = {"default-scheduler": fw}
+    scheduled: list[tuple[str, str]] = []
+    reporter: Any = type("R", (), {"scheduled": lambda self, ref, node: scheduled.append((ref.name, node))})()
+    service.reporter = reporter
+    before = attempts_observed()
+    assert await service.bind(placement("again", flushed=True)) == "bound"
+    assert scheduled == [] and plugin.post_binds == 0
+    assert attempts_observed() == before
+
+
+async def test_already_assigned_to_another_node_fails_the_binding() -> None:
+    service = binder()
+    plugin = AlreadyBound("n2")  # the placement says n1
+    fw = Framework("default-scheduler", Snapshot())
+    fw.set_plugins(PluginsByPoint(bind=[plugin]))
+    service.frameworks = {"default-scheduler": fw}
+    failed: list[str] = []
+
+    async def record_failure(p: Placement, reason: str, plugins: list[str] | None = None) -> None:
+        failed.append(reason)
+
+    service._fail = record_failure  # type: ignore[method-assign]
+    assert await service.bind(placement("elsewhere", flushed=False)) == "failed"
+    assert failed and 'already assigned to node "n2"' in failed[0]
