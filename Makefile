@@ -22,7 +22,8 @@ lint: $(STAMP)
 bench: $(STAMP)  ## performance figures (printed, not pass/fail)
 	$(BIN)/ksched bench all
 
-chaos: $(STAMP)  ## faults under load (5,000 nodes, 20,000 pods): a report, exit 1 on a lost pod
+chaos: $(STAMP)  ## faults under load (5,000 nodes, 20,000 pods) and the long fuzzing profile
+	KSCHED_FUZZ_PROFILE=chaos $(BIN)/pytest -q -p no:randomly tests/fuzz
 	$(BIN)/ksched bench chaos --nodes 5000 --pods 20000 --seed $${SEED:-1} --json chaos.json
 
 fidelity: $(STAMP)  ## agreement with the real kube-scheduler 1.36.2 on the shared scenarios
