@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ksched.bus.credentials import NatsCredentials
-from ksched.config import KubeSchedulerConfiguration, build_frameworks, default_config, load_config
+from ksched.config import KubeSchedulerConfiguration, build_frameworks
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.plugins.dynamicresources import NAME as DRA_NAME
 from ksched.plugins.dynamicresources import DynamicResources
 from ksched.service.leader import ElectionConfig
-from ksched.service.options import CommonOptions
+from ksched.service.options import CommonOptions, scheduler_config
 
 from .clock import Clock, SystemClock
 from .core import QueueCore
@@ -89,7 +89,7 @@ class QueueSettings:
     ) -> QueueSettings:
         """Settings from the common flags; ``--config`` is loaded (upstream defaults without it).
         Raises :class:`ksched.config.ConfigError` for a bad configuration."""
-        config = load_config(options.config) if options.config else default_config()
+        config = scheduler_config(options)
         if lease_seconds <= 0:
             raise ValueError(f"--lease-duration must be positive, got {lease_seconds} s")
         if pod_max_in_unschedulable <= 0:

@@ -38,7 +38,10 @@ class CycleOutcome:
     victims: list[PodInfo] = field(default_factory=list)
     #: what PostFilter returned (a PreemptionResult when DefaultPreemption nominated a node)
     post_filter: PostFilterResult | None = None
-    permit_wait: float = 0.0
+    #: what Permit said (None: allowed; a Wait status: ``permit_waits`` holds the waiting plugins)
+    permit: Status | None = None
+    #: plugins whose Permit asked to wait, with their timeouts (the binder waits for them)
+    permit_waits: dict[str, float] = field(default_factory=dict)
     feasible_nodes: int = 0
     evaluated_nodes: int = 0
     num_nodes: int = 0
@@ -149,11 +152,11 @@ class SchedulingCycle:
         if reserve is not None:
             self.forget_locally(out)
             return self._failed(out, reserve.message, {reserve.plugin} if reserve.is_rejected() else set())
-        permit, timeout = fw.run_permit_plugins(state, pi, host)
+        permit, waits = fw.run_permit_plugins(state, pi, host)
         if permit is not None and permit.code != Code.WAIT:
             self.forget_locally(out)
             return self._failed(out, permit.message, {permit.plugin} if permit.is_rejected() else set())
-        out.permit_wait = timeout if permit is not None else 0.0
+        out.permit, out.permit_waits = permit, waits
         return out
 
     def _failed(self, out: CycleOutcome, message: str, plugins: set[str]) -> CycleOutcome:

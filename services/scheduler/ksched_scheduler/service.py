@@ -349,7 +349,7 @@ class SchedulerService:
                 flushed_from_unschedulable=leased.flushed_from_unschedulable,
                 pod=leased.pod.pod,
                 plugin_state=_export_plugin_state(outcome),
-                permit_waits={"*": outcome.permit_wait} if outcome.permit_wait else {},
+                permit_waits=dict(outcome.permit_waits),
             )
             sent, sent_at = time.perf_counter(), time.time()
             try:

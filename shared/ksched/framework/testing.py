@@ -13,7 +13,9 @@ from typing import Any
 import msgspec
 
 from ksched.api.core import Node, Pod
+from ksched.framework.podgroups import PodGroupStates
 from ksched.framework.snapshot import Snapshot
+from ksched.framework.waiting import WaitingPod, WaitingPods
 
 _uids = itertools.count(1)
 
@@ -136,6 +138,11 @@ class FakeHandle:
         self._nominator = FakeNominator()
         self._client = client
         self._extenders: list[Any] = []
+        #: pod group states the plugin reads as the process's (default: the snapshot's placed pods)
+        self.pod_group_manager: PodGroupStates = self._snapshot.pod_groups
+        self.waiting_pods = WaitingPods()
+        #: what plugins asked to activate, in order
+        self.activated: list[Any] = []
 
     @property
     def snapshot(self) -> Snapshot:
@@ -160,6 +167,20 @@ class FakeHandle:
     @property
     def extenders(self) -> list[Any]:
         return self._extenders
+
+    @property
+    def pod_group_states(self) -> PodGroupStates:
+        return self.pod_group_manager
+
+    @property
+    def snapshot_pod_group_states(self) -> PodGroupStates:
+        return self._snapshot.pod_groups
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def activate(self, pods: dict[str, Any]) -> None:
+        self.activated.extend(pods.values())
 
     def run_filter_plugins(self, *args: Any) -> Any:
         raise NotImplementedError("FakeHandle runs no other plugins")
