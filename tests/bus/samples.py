@@ -106,7 +106,7 @@ PENDING = PendingPod(
     resource_version="42",
     nominated_node_name=NODE,
     pod=POD_JSON,
-    group=PendingPodGroup(pod_group=b'{"metadata":{"name":"train.a"}}', all_pods=8),
+    group=PendingPodGroup(name="train.a", pod_group=b'{"metadata":{"name":"train.a"}}', all_pods=8),
 )
 
 OPS: list[SnapshotOp] = [

@@ -179,7 +179,7 @@ class Gangs:
             return None
         group = self.cache.snapshot.objects.pod_groups.get(f"{key[0]}/{key[1]}")
         raw = msgspec.json.encode(group) if group is not None else b""
-        return PendingPodGroup(pod_group=raw, all_pods=self.members.count(key))
+        return PendingPodGroup(name=key[1], pod_group=raw, all_pods=self.members.count(key))
 
 
 Recorder = Callable[[list[Placement], GangCommit], Awaitable[None]]

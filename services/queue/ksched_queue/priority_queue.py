@@ -145,6 +145,7 @@ class SchedulingQueue:
         pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
         pop_from_backoff: bool = True,
         on_incoming: IncomingObserver | None = None,
+        group_scheduling: bool = False,
     ) -> None:
         if not profiles:
             raise ValueError("the scheduling queue needs at least one profile")
@@ -156,6 +157,9 @@ class SchedulingQueue:
         self.pod_max_backoff = pod_max_backoff
         self.pod_max_in_unschedulable = pod_max_in_unschedulable
         self.pop_from_backoff = pop_from_backoff
+        #: GenericWorkload: a pod group member's failed attempt is retried on backoff alone (upstream:
+        #: event-based requeueing is not implemented at the pod group level)
+        self.group_scheduling = group_scheduling
         self._on_incoming = on_incoming
         self.on_move: MoveObserver | None = None
         self._less = less
@@ -687,13 +691,30 @@ class SchedulingQueue:
             self._incoming("active", POP_FROM_BACKOFF_Q, best)
         else:
             return None
-        best.info.attempts += 1
-        best.in_flight_seq = self._event_seq
-        best.state = PodState.IN_FLIGHT
-        self.rejections.sync(best)
-        self._in_flight[best.uid] = best
+        return self._start_flight(best)
+
+    def _start_flight(self, entry: QueuedPod) -> QueuedPod:
+        entry.info.attempts += 1
+        entry.in_flight_seq = self._event_seq
+        entry.state = PodState.IN_FLIGHT
+        self.rejections.sync(entry)
+        self._in_flight[entry.uid] = entry
         self.scheduling_cycle += 1
-        return best
+        return entry
+
+    def pop_specific(self, uid: str) -> QueuedPod | None:
+        """Upstream ``PopSpecificPod``: activate the pod (from backoffQ or the unschedulable pool,
+        PreEnqueue permitting), then pop it from activeQ; None if it is not there (gated, in flight,
+        assumed, unknown)."""
+        entry = self._entry(uid)
+        if entry is None:
+            return None
+        if entry.state in (PodState.UNSCHEDULABLE, PodState.GATED, PodState.BACKOFF):
+            self.activate([uid])
+        if entry.state != PodState.ACTIVE:
+            return None
+        self._active[entry.scheduler_name].delete(uid)
+        return self._start_flight(entry)
 
     def _done(self, uid: str) -> QueuedPod | None:
         """Upstream ``Done``: the pod is no longer in flight; drop events nobody in flight needs."""
@@ -746,7 +767,10 @@ class SchedulingQueue:
         entry.retried = False
         entry.requeue_after_done = None
         self._end_attempt(entry, unschedulable_plugins, pending_plugins)
-        strategy = self._hint_for_in_flight(entry)
+        if self.group_scheduling and entry.pod.spec.scheduling_group is not None:
+            strategy = Strategy.AFTER_BACKOFF
+        else:
+            strategy = self._hint_for_in_flight(entry)
         self._done(uid)
         where = self._requeue(entry, strategy, SCHEDULE_ATTEMPT_FAILURE)
         if nominated_node is not None:

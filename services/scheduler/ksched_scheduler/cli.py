@@ -51,6 +51,7 @@ def main(argv: Sequence[str]) -> int:
         seed=ns.seed,
         nats_credentials=common.nats_credentials,
         jetstream_replicas=common.jetstream_replicas,
+        feature_gates=common.feature_gates,
     )
     asyncio.run(SchedulerService(options, config).run())
     return 0

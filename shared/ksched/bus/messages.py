@@ -74,6 +74,8 @@ __all__ = [
 class PendingPodGroup(msgspec.Struct, kw_only=True):
     """What the queue's GangScheduling PreEnqueue reads of a pending pod's group (docs/gang.md)."""
 
+    name: str = ""
+    """The group's name (the pod's ``spec.schedulingGroup.podGroupName``; same namespace)."""
     pod_group: bytes = b""
     """The group's PodGroup as API JSON (a Coscheduling one as the v1alpha2 PodGroup it stands for);
     empty when it does not exist."""
