@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ksched.api.scheduling import POD_GROUP_PROTECTION_FINALIZER
 from ksched.apimachinery.field import too_many
 from ksched.apimachinery.validation import dns1123_label_errors
 
@@ -14,7 +15,6 @@ from .jsonio import JSON
 from .pods import ordered
 from .strategies import Lookup, Strategy
 
-POD_GROUP_PROTECTION = "scheduling.k8s.io/podgroup-protection"
 MAX_POD_GROUP_TEMPLATES = 8
 DISRUPTION_MODES = ("Pod", "PodGroup")
 CONDITION_STATUSES = ("False", "True", "Unknown")
@@ -115,8 +115,8 @@ class PodGroupStrategy(Strategy):
         obj["status"] = {}
         meta = obj["metadata"]
         finalizers = list(meta.get("finalizers") or [])
-        if POD_GROUP_PROTECTION not in finalizers:
-            finalizers.append(POD_GROUP_PROTECTION)
+        if POD_GROUP_PROTECTION_FINALIZER not in finalizers:
+            finalizers.append(POD_GROUP_PROTECTION_FINALIZER)
         meta["finalizers"] = finalizers
 
     def validate(self, obj: JSON, lookup: Lookup) -> list[FieldError]:

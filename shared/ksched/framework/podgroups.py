@@ -27,11 +27,6 @@ def group_key(pod: Pod) -> GroupKey | None:
     return pod.metadata.namespace, group.pod_group_name
 
 
-def key_text(key: GroupKey) -> str:
-    """``namespace/name``, as logs and messages name a group."""
-    return f"{key[0]}/{key[1]}"
-
-
 def matching_scheduling_group(a: Pod, b: Pod) -> bool:
     """Whether two pods belong to the same group (upstream ``MatchingSchedulingGroup``)."""
     ka = group_key(a)

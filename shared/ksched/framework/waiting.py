@@ -14,27 +14,22 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
 class WaitingPod:
-    """One pod held at Permit by ``pending`` plugins (name -> timeout in seconds)."""
+    """One pod held at Permit by ``pending`` plugins (name -> timeout in seconds). A rejection ends
+    the pod group cycle's wait at once (the group is not schedulable), so only Allow is kept here."""
 
-    __slots__ = ("pending", "pod", "rejection")
+    __slots__ = ("pending", "pod")
 
     def __init__(self, pod: PodInfo, pending: dict[str, float]) -> None:
         self.pod = pod
         self.pending = dict(pending)
-        #: (plugin, message) of the first rejection
-        self.rejection: tuple[str, str] | None = None
 
     def allow(self, plugin: str) -> None:
         self.pending.pop(plugin, None)
 
-    def reject(self, plugin: str, message: str) -> None:
-        if self.rejection is None:
-            self.rejection = (plugin, message)
-
     @property
     def allowed(self) -> bool:
-        """Every plugin allowed it and none rejected it."""
-        return not self.pending and self.rejection is None
+        """Every plugin it waited for allowed it."""
+        return not self.pending
 
 
 class WaitingPods:

@@ -19,6 +19,7 @@ from typing import Any
 
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
 
 log = logging.getLogger(__name__)
@@ -252,7 +253,7 @@ def set_pod_group_condition(
     apimachinery's ``SetStatusCondition`` does it (the transition time moves only with the status);
     None when nothing changes or a True condition would turn False (upstream never regresses it)."""
     status, reason, message = wanted
-    kind = "PodGroupScheduled"
+    kind = POD_GROUP_SCHEDULED
     existing = next((c for c in conditions if c.get("type") == kind), None)
     if existing is None:
         new = {
