@@ -170,3 +170,32 @@ async def test_two_groups_with_room_for_one(stack: Stack, api: ApiClient) -> Non
 @pytest.mark.parametrize("victim", ["scheduler-0", "binder-0", "queue", "informer"])
 async def test_kill_9_while_two_groups_compete(stack: Stack, api: ApiClient, victim: str) -> None:
     await two_groups_for_room_for_one(stack, api, f"kill-{victim}", victim)
+
+
+async def test_a_coscheduling_pod_group_lands_whole(stack: Stack, api: ApiClient) -> None:
+    """scheduler-plugins' PodGroup (``minMember``) and its pod label, through the adapter."""
+    await namespace(api, "legacy")
+    await create_nodes(api, [node(f"legacy-{i}", cpu="2", labels={"pool": "legacy"}) for i in range(2)])
+    body = {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": "job", "namespace": "legacy"},
+        "spec": {"minMember": 5},
+    }
+    await client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "scheduling.x-k8s.io", "v1alpha1", "legacy", "podgroups", body
+    )
+    members = [
+        pod(f"job-{i}", cpu="1", namespace="legacy", nodeSelector={"pool": "legacy"}) for i in range(5)
+    ]
+    for member in members:
+        member["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "job"}
+    await create_pods(api, members)
+    await asyncio.sleep(3)
+    assert bound_per_group(await pod_nodes(api, "legacy")) == {"job": 0}  # 5 pods, room for 4: none
+    await create_nodes(api, [node("legacy-2", cpu="2", labels={"pool": "legacy"})])
+
+    async def all_bound() -> bool:
+        return bound_per_group(await pod_nodes(api, "legacy")) == {"job": 5}
+
+    await eventually(all_bound, timeout=60, interval=0.5)

@@ -57,7 +57,7 @@ from .events import (
     matches_any,
 )
 from .heap import KeyedHeap
-from .profiles import LessFn, QueueProfile, plugin_events
+from .profiles import HintFunction, LessFn, QueueProfile, plugin_events
 from .queued_pod import PodState, QueuedPod, decode_pending_pod
 from .rejections import RejectorTally
 
@@ -164,6 +164,7 @@ class SchedulingQueue:
         self.on_move: MoveObserver | None = None
         self._less = less
         self._plugin_events = plugin_events(self.profiles.values())
+        self._matching: dict[tuple[str, ClusterEvent], list[list[HintFunction]]] = {}
         self._active: dict[str, KeyedHeap[QueuedPod]] = {}
         self._backoff: dict[str, KeyedHeap[QueuedPod]] = {}
         self._error_backoff: dict[str, KeyedHeap[QueuedPod]] = {}
@@ -470,12 +471,9 @@ class SchedulingQueue:
             if new is not None and (not isinstance(new, Pod) or new.metadata.uid != entry.uid):
                 return Strategy.SKIP
             return Strategy.AFTER_BACKOFF
-        profile = self.profiles[entry.scheduler_name]
         pending = entry.info.pending_plugins
         strategy = Strategy.SKIP
-        for registered, fns in profile.hints.items():
-            if not event_matches(registered, event):
-                continue
+        for fns in self._hints_matching(entry.scheduler_name, event):
             for hint_fn in fns:
                 if hint_fn.plugin not in rejectors:
                     continue
@@ -498,6 +496,18 @@ class SchedulingQueue:
                     return Strategy.AFTER_BACKOFF
                 strategy = Strategy.AFTER_BACKOFF
         return strategy
+
+    def _hints_matching(self, profile: str, event: ClusterEvent) -> list[list[HintFunction]]:
+        """The hint functions of ``profile`` registered for events ``event`` matches (the profiles'
+        registrations never change, so the matching is done once per profile and event)."""
+        key = (profile, event)
+        found = self._matching.get(key)
+        if found is None:
+            hints = self.profiles[profile].hints
+            found = self._matching[key] = [
+                fns for registered, fns in hints.items() if event_matches(registered, event)
+            ]
+        return found
 
     def _hint_for_in_flight(self, entry: QueuedPod) -> Strategy:
         """Upstream ``determineSchedulingHintForInFlightPod``: replay events seen while it was popped."""
