@@ -163,14 +163,20 @@ async def test_coscheduling_pod_groups_and_labels_are_adapted(
     await until(lambda: informer.cache.snapshot.objects.pod_groups["default/legacy"].min_count == 3)
 
 
+async def gang(kube: KubeSim, informer: InformerService, cpu: str, size: int) -> list[dict[str, Any]]:
+    """Node ``n1`` with ``cpu``, PodGroup ``train`` of minCount ``size`` and its ``size`` pending pods."""
+    kube.create(node("n1", cpu=cpu))
+    kube.create(pod_group("train", size))
+    pods = [kube.create(member(f"m{i}", "train")) for i in range(size)]
+    await until(lambda: len(informer.cache.pending) == size)
+    return pods
+
+
 async def test_group_commit_is_all_or_nothing(
     gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
 ) -> None:
     kube, _ = gang_sim
-    kube.create(node("n1", cpu="1"))
-    kube.create(pod_group("train", 3))
-    pods = [kube.create(member(f"m{i}", "train")) for i in range(3)]
-    await until(lambda: len(informer.cache.pending) == 3)
+    pods = await gang(kube, informer, cpu="1", size=3)
     bus: Bus = await bus_factory("scheduler")
     # Three halves of a CPU on a 1-CPU node: the third does not fit, so none is accepted.
     reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods])
@@ -192,10 +198,7 @@ async def test_group_commit_records_and_survives_a_restart(
     bus_prefix: str,
 ) -> None:
     kube, kubeconfig = gang_sim
-    kube.create(node("n1", cpu="4"))
-    kube.create(pod_group("train", 2))
-    pods = [kube.create(member(f"m{i}", "train")) for i in range(2)]
-    await until(lambda: len(informer.cache.pending) == 2)
+    pods = await gang(kube, informer, cpu="4", size=2)
     bus: Bus = await bus_factory("scheduler")
     reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods])
     assert reply.accepted, reply

@@ -28,15 +28,7 @@ POD_GROUP_SPEC_ORDER = (
     "priorityClassName",
     "priority",
 )
-TEMPLATE_ORDER = (
-    "name",
-    "schedulingPolicy",
-    "schedulingConstraints",
-    "resourceClaims",
-    "disruptionMode",
-    "priorityClassName",
-    "priority",
-)
+TEMPLATE_ORDER = ("name", *POD_GROUP_SPEC_ORDER[1:])
 
 
 def _dict(value: Any) -> JSON:

@@ -350,9 +350,9 @@ class QueueCore:
 
     def _apply_cluster_event(self, message: ClusterEventMsg) -> int:
         event = ClusterEvent(message.resource, message.action)
-        if message.resource == EventResource.POD_GROUP and self.gangs is not None:
-            self._pod_group_changed(message)  # before the hints: PreEnqueue reads the PodGroup
-        if not self.queue.wants_events() or not self.queue.is_event_of_interest(event):
+        pod_group = message.resource == EventResource.POD_GROUP and self.gangs is not None
+        wanted = self.queue.wants_events() and self.queue.is_event_of_interest(event)
+        if not wanted and not pod_group:
             return 0
         try:
             old = decode_object(message.resource, message.old, key=message.key)
@@ -362,18 +362,9 @@ class QueueCore:
             self.bad_feed_items += 1
             log.warning("feed: %s; hints see the raw bytes", exc)
             old, new = message.old, message.new
-        return self.queue.on_cluster_event(event, old, new)
-
-    def _pod_group_changed(self, message: ClusterEventMsg) -> None:
-        assert self.gangs is not None
-        try:
-            old = decode_object(message.resource, message.old, key=message.key)
-            new = decode_object(message.resource, message.new, key=message.key)
-        except ObjectDecodeError as exc:
-            self.bad_feed_items += 1
-            log.warning("feed: %s", exc)
-            return
-        self.gangs.pod_group_changed(old, new)
+        if pod_group and self.gangs is not None:
+            self.gangs.pod_group_changed(old, new)  # before the hints: PreEnqueue reads the PodGroup
+        return self.queue.on_cluster_event(event, old, new) if wanted else 0
 
     def rebuild(self, epoch: str, generation: int, stream_seq: int, pods: list[PendingPod]) -> RebuildReport:
         """Make the queue hold exactly the informer's pending pods: add new ones, update known ones

@@ -53,13 +53,18 @@ class PodGroupTemplateReference(K8s):
     workload: WorkloadPodGroupTemplateReference | None = None
 
 
-class PodGroupSpec(K8s):
-    pod_group_template_ref: PodGroupTemplateReference | None = None
+class PodGroupSettings(K8s):
+    """What a PodGroup and a Workload's podGroupTemplate both say of a group."""
+
     scheduling_policy: PodGroupSchedulingPolicy = msgspec.field(default_factory=PodGroupSchedulingPolicy)
     scheduling_constraints: PodGroupSchedulingConstraints | None = None
     disruption_mode: str | None = None
     priority_class_name: str = ""
     priority: int | None = None
+
+
+class PodGroupSpec(PodGroupSettings):
+    pod_group_template_ref: PodGroupTemplateReference | None = None
 
 
 class PodGroupStatus(K8s):
@@ -80,13 +85,8 @@ class PodGroup(K8s):
         return gang.min_count if gang is not None else None
 
 
-class PodGroupTemplate(K8s):
+class PodGroupTemplate(PodGroupSettings):
     name: str = ""
-    scheduling_policy: PodGroupSchedulingPolicy = msgspec.field(default_factory=PodGroupSchedulingPolicy)
-    scheduling_constraints: PodGroupSchedulingConstraints | None = None
-    disruption_mode: str | None = None
-    priority_class_name: str = ""
-    priority: int | None = None
 
 
 class TypedLocalObjectReference(K8s):

@@ -17,6 +17,7 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.evaluations import PluginEvaluations
 from ksched.framework.extender import Extender
 from ksched.framework.extender_calls import bind_with_extenders
+from ksched.framework.group_handle import PodGroupHandle
 from ksched.framework.handle import Nominator
 from ksched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, Int64Array, Rows
 from ksched.framework.nodeinfo import NodeInfo
@@ -25,7 +26,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status, is_skip
-from ksched.framework.waiting import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
+from ksched.framework.waiting import MAX_PERMIT_TIMEOUT, WaitingPods
 
 
 class NoNominations:
@@ -156,7 +157,7 @@ def _timed(point: str, status_of: Callable[[Any], object]) -> Callable[[F], F]:
     return decorate
 
 
-class Framework:
+class Framework(PodGroupHandle):
     """One profile: its plugins, weights, and the snapshot they read."""
 
     def __init__(
@@ -223,17 +224,6 @@ class Framework:
     @property
     def client(self) -> object | None:
         return self._client
-
-    @property
-    def pod_group_states(self) -> PodGroupStates:
-        return self.pod_group_manager
-
-    @property
-    def snapshot_pod_group_states(self) -> PodGroupStates:
-        return self._snapshot.pod_groups
-
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self.waiting_pods.get(uid)
 
     def activate(self, pods: dict[str, Any]) -> None:
         """Upstream ``Activate``: move these pods (name -> pod) to the active queue, if anyone listens."""

@@ -13,9 +13,10 @@ from typing import Any
 import msgspec
 
 from ksched.api.core import Node, Pod
+from ksched.framework.group_handle import PodGroupHandle
 from ksched.framework.podgroups import PodGroupStates
 from ksched.framework.snapshot import Snapshot
-from ksched.framework.waiting import WaitingPod, WaitingPods
+from ksched.framework.waiting import WaitingPods
 
 _uids = itertools.count(1)
 
@@ -130,7 +131,7 @@ class FakeNominator:
         return self.by_node.get(node_name, [])
 
 
-class FakeHandle:
+class FakeHandle(PodGroupHandle):
     """A Handle over a fixed snapshot, for unit-testing one plugin at a time."""
 
     def __init__(self, snapshot: Snapshot | None = None, client: object | None = None) -> None:
@@ -167,17 +168,6 @@ class FakeHandle:
     @property
     def extenders(self) -> list[Any]:
         return self._extenders
-
-    @property
-    def pod_group_states(self) -> PodGroupStates:
-        return self.pod_group_manager
-
-    @property
-    def snapshot_pod_group_states(self) -> PodGroupStates:
-        return self._snapshot.pod_groups
-
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self.waiting_pods.get(uid)
 
     def activate(self, pods: dict[str, Any]) -> None:
         self.activated.extend(pods.values())
