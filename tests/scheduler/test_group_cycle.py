@@ -8,7 +8,7 @@ import msgspec
 import pytest
 from ksched_scheduler.cycle import SchedulingCycle
 from ksched_scheduler.group_cycle import GroupCycle
-from ksched_scheduler.service import _ended, leased_batches
+from ksched_scheduler.service import _ended, leased_batches, pod_group_result
 
 from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
@@ -97,3 +97,10 @@ def test_a_pop_reply_cut_into_batches(group_cycles: bool, want: list[list[str]])
     batches = leased_batches(pods, group_cycles)
     assert [[p.pod.name for p in batch] for batch in batches] == want
     assert all(not p.group for batch in batches for p in batch) or group_cycles
+
+
+def test_the_attempt_result_labels_are_upstreams() -> None:
+    cycle, _ = replica(["2", "2"], 2)
+    assert pod_group_result(cycle.run(members(2))) == "scheduled"
+    cycle, _ = replica(["1"], 2)
+    assert pod_group_result(cycle.run(members(2))) == "unschedulable"

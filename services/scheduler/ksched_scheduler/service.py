@@ -372,6 +372,7 @@ class SchedulerService:
             for p in ready:
                 await self._done(p.leased, DoneOutcome.ERROR, message=f"unreadable pod group member: {exc}")
             return
+        metrics.POD_GROUP_ALGORITHM_DURATION.observe(time.perf_counter() - started)
         elapsed = (time.perf_counter() - started) / len(ready)
         tried = {m.record.pod.uid: m for m in result.members}
         binding: list[tuple[LeasedPod, CycleOutcome]] = []
@@ -385,7 +386,13 @@ class SchedulerService:
             else:
                 await self._failed(p.leased, _ended(outcome, member, status, result), elapsed)
         committed = await self._place_group(group, binding, elapsed, basis)
-        if self.reporter is not None and committed:
+        if not committed:
+            return  # a gang's commit was rejected: its members are retried at once
+        label = pod_group_result(result)
+        profile = ready[0].pod.spec.scheduler_name
+        metrics.POD_GROUP_ATTEMPTS.labels(label, profile).inc()
+        metrics.POD_GROUP_ATTEMPT_DURATION.labels(label, profile).observe(time.perf_counter() - started)
+        if self.reporter is not None:
             namespace, _, name = group.partition("/")
             self.reporter.pod_group_scheduled(namespace, name, *result.condition())
 
@@ -796,3 +803,13 @@ def _ended(
     if not result.waiting_on_preemption:
         outcome.nominated_node, outcome.victims, outcome.post_filter = "", [], None
     return outcome
+
+
+def pod_group_result(result: GroupResult[CycleOutcome]) -> str:
+    """The ``result`` label of a pod group cycle (upstream's scheduled / unschedulable /
+    waiting_on_preemption / error)."""
+    if result.status is None:
+        return "scheduled"
+    if result.status.code == Code.ERROR:
+        return "error"
+    return "waiting_on_preemption" if result.waiting_on_preemption else "unschedulable"
