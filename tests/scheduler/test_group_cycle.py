@@ -104,3 +104,15 @@ def test_the_attempt_result_labels_are_upstreams() -> None:
     assert pod_group_result(cycle.run(members(2))) == "scheduled"
     cycle, _ = replica(["1"], 2)
     assert pod_group_result(cycle.run(members(2))) == "unschedulable"
+
+
+def test_the_group_states_follow_a_re_bootstrapped_snapshot() -> None:
+    """A replica's re-bootstrap resets its snapshot in place: the frameworks read the new groups."""
+    cycle, snapshot = replica(["4"], 1)
+    fw = cycle.cycle.frameworks["default-scheduler"]
+    snapshot.reset()
+    snapshot.add_pod(
+        make_pod("m", uid="m", node_name="n0", spec={"schedulingGroup": {"podGroupName": "train"}})
+    )
+    state = fw.pod_group_states.get("default", "train")
+    assert state is not None and state.scheduled_pods_count() == 1

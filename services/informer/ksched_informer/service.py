@@ -685,11 +685,14 @@ class InformerService:
     async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:
         """Every member's ledger entry, then the commit record: the commit point."""
         assert self.kv is not None and self.commits_kv is not None
-        for p in placements:
-            await self.kv.put(encode_token(p.pod_uid), p)
-        await self.commits_kv.put(
-            encode_token(commit.commit_id), msgspec.structs.replace(commit, ts=time.time())
-        )
+        try:
+            for p in placements:
+                await self.kv.put(encode_token(p.pod_uid), p)
+            await self.commits_kv.put(encode_token(commit.commit_id), commit)
+        except Exception:
+            for p in placements:  # best effort: a successor drops entries without a commit record anyway
+                await self._drop_ledger(p.pod_uid)
+            raise
 
     async def _drop_commit(self, commit_id: str) -> None:
         if self.commits_kv is not None:

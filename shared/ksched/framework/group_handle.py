@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 class PodGroupHandle:
     """Needs ``pod_group_manager``, ``waiting_pods`` and the ``snapshot`` property of its class."""
 
-    pod_group_manager: PodGroupStates
+    #: the process's own pod group states (the queue's, a simulation's); None: the snapshot's
+    pod_group_manager: PodGroupStates | None
     waiting_pods: WaitingPods
 
     @property
@@ -25,7 +26,8 @@ class PodGroupHandle:
     @property
     def pod_group_states(self) -> PodGroupStates:
         """The pod group states of this process (upstream ``PodGroupManager().PodGroupStates()``)."""
-        return self.pod_group_manager
+        manager = self.pod_group_manager
+        return manager if manager is not None else self.snapshot.pod_groups
 
     @property
     def snapshot_pod_group_states(self) -> PodGroupStates:

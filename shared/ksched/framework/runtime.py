@@ -193,8 +193,8 @@ class Framework(PodGroupHandle):
         #: shares its algorithm's, so one seed reproduces a run
         self.rng: random.Random | None = None
         #: upstream's PodGroupManager (GenericWorkload): the pod group states of this process (the queue
-        #: counts what the informer reports); by default those of the snapshot's placed pods
-        self.pod_group_manager: PodGroupStates = snapshot.pod_groups
+        #: counts what the informer reports); None: those of the snapshot's placed pods
+        self.pod_group_manager: PodGroupStates | None = None
         #: pods held at Permit (a scheduler replica: within a pod group cycle)
         self.waiting_pods = WaitingPods()
         #: upstream ``Handle.Activate``: where pods a plugin wants retried at once go (None: nowhere)

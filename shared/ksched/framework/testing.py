@@ -140,7 +140,7 @@ class FakeHandle(PodGroupHandle):
         self._client = client
         self._extenders: list[Any] = []
         #: pod group states the plugin reads as the process's (default: the snapshot's placed pods)
-        self.pod_group_manager: PodGroupStates = self._snapshot.pod_groups
+        self.pod_group_manager: PodGroupStates | None = None
         self.waiting_pods = WaitingPods()
         #: what plugins asked to activate, in order
         self.activated: list[Any] = []
