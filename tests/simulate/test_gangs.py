@@ -117,3 +117,17 @@ def test_the_table_names_the_group_outcome(tmp_path: Path, capsys: pytest.Captur
     assert (
         "pod group gangs/too-big: PodGroupScheduled=False (Unschedulable: pod group is unschedulable)" in out
     )
+
+
+@pytest.mark.parametrize("gates", [[], ["--feature-gates", GATES]], ids=["gates off", "gates on"])
+def test_pods_without_uids_each_get_an_outcome(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], gates: list[str]
+) -> None:
+    """Files written by hand often carry no uids: every pod is still reported, in queue order."""
+    pods = [member(f"p{i}", "train", coscheduling=False) for i in range(3)]
+    for p in pods:
+        del p["metadata"]["uid"]
+        del p["spec"]["schedulingGroup"]
+    path = tmp_path / "cluster.yaml"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node("n"), *pods]}))
+    assert list(simulate(path, capsys, *gates)) == ["gangs/p0", "gangs/p1", "gangs/p2"]

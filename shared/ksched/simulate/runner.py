@@ -125,64 +125,65 @@ class Simulation:
     def run(self, advance: Callable[[int], None] | None = None) -> list[PodOutcome]:
         """Every pending pod in queue order; ``advance(1)`` after each (a progress bar). With group
         scheduling (GenericWorkload), the pending members of a pod group are scheduled together, with
-        upstream's pod group cycle, where the first of them comes (``ksched.simulate.groups``)."""
-        outcomes: dict[str, PodOutcome] = {}
-        for batch in self._batches():
-            outcomes.update(self._schedule_batch(batch))
+        upstream's pod group cycle, where the first of them comes."""
+        ordered = self._ordered()
+        outcomes: list[PodOutcome | None] = [None] * len(ordered)
+        for batch in self._batches(ordered):
+            pods = [ordered[i] for i in batch]
+            done = self.schedule_group(pods) if self._is_group(pods) else [self.schedule_one(pods[0])]
+            for i, outcome in zip(batch, done, strict=True):
+                outcomes[i] = outcome
             if advance is not None:
                 advance(len(batch))
-        return [outcomes[p.metadata.uid] for p in self._ordered()]
+        return [o for o in outcomes if o is not None]
 
     async def run_async(self, advance: Callable[[int], None] | None = None) -> list[PodOutcome]:
         """:meth:`run` consulting the frameworks' extenders (their HTTP calls are awaited; a pod group's
         cycle runs without them)."""
-        outcomes: dict[str, PodOutcome] = {}
-        for batch in self._batches():
-            if not self._is_group(batch):
-                outcomes[batch[0].metadata.uid] = await self.schedule_one_async(batch[0])
-            else:
-                outcomes.update(self._schedule_batch(batch))
+        ordered = self._ordered()
+        outcomes: list[PodOutcome | None] = [None] * len(ordered)
+        for batch in self._batches(ordered):
+            pods = [ordered[i] for i in batch]
+            done = (
+                self.schedule_group(pods)
+                if self._is_group(pods)
+                else [await self.schedule_one_async(pods[0])]
+            )
+            for i, outcome in zip(batch, done, strict=True):
+                outcomes[i] = outcome
             if advance is not None:
                 advance(len(batch))
-        return [outcomes[p.metadata.uid] for p in self._ordered()]
+        return [o for o in outcomes if o is not None]
 
-    def _batches(self) -> list[list[Pod]]:
-        """Pending pods in queue order, one per batch, but a pod group's members (same profile)
-        together at the place of the first (upstream pops them with it)."""
-        batches: list[list[Pod]] = []
-        where: dict[tuple[str, str, str], list[Pod]] = {}
-        for pod in self._ordered():
+    def _batches(self, ordered: list[Pod]) -> list[list[int]]:
+        """Positions in ``ordered``, one per batch, but a pod group's members (same profile) together
+        at the place of the first (upstream pops them with it)."""
+        batches: list[list[int]] = []
+        where: dict[tuple[str, str, str], list[int]] = {}
+        for i, pod in enumerate(ordered):
             key = group_key(pod) if self.group_scheduling else None
             if key is None:
-                batches.append([pod])
+                batches.append([i])
                 continue
             slot = (*key, pod.spec.scheduler_name)
             if slot not in where:
                 where[slot] = []
                 batches.append(where[slot])
-            where[slot].append(pod)
+            where[slot].append(i)
         return batches
 
     def _is_group(self, batch: list[Pod]) -> bool:
         return self.group_scheduling and group_key(batch[0]) is not None
 
-    def _schedule_batch(self, batch: list[Pod]) -> dict[str, PodOutcome]:
-        if not self._is_group(batch):
-            return {batch[0].metadata.uid: self.schedule_one(batch[0])}
-        return self.schedule_group(batch)
-
     # --- pod groups (docs/gang.md) ------------------------------------------------------------------
-    def schedule_group(self, members: list[Pod]) -> dict[str, PodOutcome]:
-        """The pending members of one pod group, as upstream's pod group cycle places them: gated ones
-        stay gated; the others are tried in order on the snapshot; all placed or none (a gang)."""
+    def schedule_group(self, members: list[Pod]) -> list[PodOutcome]:
+        """The pending members of one pod group (their outcomes in the same order), as upstream's pod
+        group cycle places them: gated ones stay gated; the others are tried in order on the snapshot;
+        all placed or none (a gang)."""
         fw = self.frameworks[members[0].spec.scheduler_name]
-        outcomes: dict[str, PodOutcome] = {}
-        ready: list[PodInfo] = []
-        for pod in members:
-            out, pi = self._start(fw, pod)
-            outcomes[pod.metadata.uid] = out
-            if pi is not None:
-                ready.append(pi)
+        started = [self._start(fw, pod) for pod in members]
+        ready = [pi for _, pi in started if pi is not None]
+        outcomes = [out for out, _ in started]
         if not ready:
             return outcomes
         result = run_pod_group(ready, lambda pi: self._group_member(fw, pi))
@@ -198,20 +199,21 @@ class Simulation:
                 "message": message,
             },
         }
-        tried = {m.pod.uid: m for m in result.members}
-        for pi in ready:
-            member = tried.get(pi.uid)
-            out = member.record if member is not None else outcomes[pi.uid]
+        tried = {id(m.pod): m for m in result.members}
+        for position, (_, pi) in enumerate(started):
+            if pi is None:
+                continue
+            member = tried.get(id(pi))
+            out = member.record if member is not None else outcomes[position]
             ended = result.member_status(member) if member is not None else result.status
             if ended is not None:
                 out.node = None
                 out.message = ended.message
             elif member is not None:
                 self.nominator.remove(pi.uid)
-            outcomes[pi.uid] = out
-        for pi in ready:
             fw.waiting_pods.remove(pi.uid)
-        for out in outcomes.values():
+            outcomes[position] = out
+        for out in outcomes:
             out.pod_group = summary
         return outcomes
 
