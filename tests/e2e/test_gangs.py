@@ -18,7 +18,17 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.helpers import create_nodes, create_pods, eventually, node, pod, pod_nodes, running_stack
+from tests import kube
+from tests.e2e.testing import (
+    create_namespace,
+    create_nodes,
+    create_pods,
+    eventually,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -40,12 +50,6 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
         )
     ) as s:
         yield s
-
-
-async def namespace(api: ApiClient, name: str) -> None:
-    await client.CoreV1Api(api).create_namespace(
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-    )
 
 
 async def create_gang(api: ApiClient, ns: str, name: str, size: int, pool: str, cpu: str = "1") -> None:
@@ -79,7 +83,7 @@ async def condition(api: ApiClient, ns: str, name: str) -> dict[str, Any] | None
 
 async def pod_conditions(api: ApiClient, ns: str) -> dict[str, dict[str, Any]]:
     """name -> the PodScheduled condition of every pod of ``ns`` ({} when it has none)."""
-    resp = await client.CoreV1Api(api).list_namespaced_pod(ns, _preload_content=False)
+    resp = await kube.undecoded(client.CoreV1Api(api).list_namespaced_pod(ns, _preload_content=False))
     try:
         doc = json.loads(await resp.read())
     finally:
@@ -100,7 +104,7 @@ def bound_per_group(placed: dict[str, str]) -> dict[str, int]:
 
 
 async def test_a_group_of_8_lands_whole(stack: Stack, api: ApiClient) -> None:
-    await namespace(api, "whole")
+    await create_namespace(api, "whole")
     await create_nodes(api, [node(f"whole-{i}", cpu="4", labels={"pool": "whole"}) for i in range(4)])
     await create_gang(api, "whole", "train", 8, "whole")
 
@@ -116,7 +120,7 @@ async def test_a_group_of_8_lands_whole(stack: Stack, api: ApiClient) -> None:
 async def two_groups_for_room_for_one(stack: Stack, api: ApiClient, ns: str, victim: str | None) -> None:
     """Two gangs of 6 on 3 nodes of 2 CPUs (pods of 1 CPU): one lands, the other waits holding nothing
     (whatever service was killed meanwhile), then lands on a second pool of the same size."""
-    await namespace(api, ns)
+    await create_namespace(api, ns)
     await create_nodes(api, [node(f"{ns}-{i}", cpu="2", labels={"pool": ns}) for i in range(3)])
     await asyncio.gather(create_gang(api, ns, "blue", 6, ns), create_gang(api, ns, "green", 6, ns))
     if victim is not None:
@@ -174,7 +178,7 @@ async def test_kill_9_while_two_groups_compete(stack: Stack, api: ApiClient, vic
 
 async def test_a_coscheduling_pod_group_lands_whole(stack: Stack, api: ApiClient) -> None:
     """scheduler-plugins' PodGroup (``minMember``) and its pod label, through the adapter."""
-    await namespace(api, "legacy")
+    await create_namespace(api, "legacy")
     await create_nodes(api, [node(f"legacy-{i}", cpu="2", labels={"pool": "legacy"}) for i in range(2)])
     body = {
         "apiVersion": "scheduling.x-k8s.io/v1alpha1",

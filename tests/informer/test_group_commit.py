@@ -28,6 +28,7 @@ from ksched.bus.messages import (
 )
 from ksched.bus.streams import ASSUMED_LEDGER, GANG_COMMITS
 from ksched.bus.tokens import encode_token
+from ksched.cache.changelog import PodChange
 from ksched.config import default_config
 from ksched.features import FeatureGates
 from tests.fixtures.kubesim import fast_config
@@ -103,8 +104,17 @@ def placement(informer: InformerService, obj: dict[str, Any], node_name: str) ->
     )
 
 
-async def commit(bus: Bus, group: str, placements: list[Placement]) -> AssumeReply:
-    req = AssumeGroupRequest(group=f"default/{group}", commit_id=uuid.uuid4().hex, placements=placements)
+async def commit(
+    bus: Bus, group: str, placements: list[Placement], session: str = "", seq: int = 0
+) -> AssumeReply:
+    req = AssumeGroupRequest(
+        group=f"default/{group}",
+        commit_id=uuid.uuid4().hex,
+        placements=placements,
+        session=session,
+        seq=seq,
+        basis_from=seq,
+    )
     return await bus.request(bus.subjects.assume_group, req, AssumeReply, timeout=10)
 
 
@@ -188,6 +198,36 @@ async def test_group_commit_is_all_or_nothing(
     assert not reply.accepted and reply.code == "QuorumNotMet"
     assert reply.reason == "2 pods of pod group default/train would be scheduled, minCount is 3"
     assert not informer.cache.assumed
+
+
+async def test_group_members_are_assumes_of_the_replicas_session(
+    gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """Member ``i`` is checked as assume ``seq + i`` of the session: the members before it are the
+    session's own placements (origin), and the session's answers say which it counted."""
+    kube, _ = gang_sim
+    pods = await gang(kube, informer, cpu="4", size=3)
+    bus: Bus = await bus_factory("scheduler")
+    cache = informer.cache
+    at = cache.generation
+    nodes = ["n1", "n1", "gone"]
+    reply = await commit(
+        bus, "train", [placement(informer, p, n) for p, n in zip(pods, nodes, strict=True)], "s1", 5
+    )
+    assert not reply.accepted and reply.code == "NodeNotFound"  # the third's node does not exist
+    assert not cache.assumed
+    # Every member counts as refused: the two checked first were rolled back.
+    assert cache.decision(at, "s1", 8, 5).refused_known is False
+    assert cache.decision(at, "s1", 8, 8).refused_known is True  # 5..7 all answered
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods[:2]], "s2", seq=1)
+    assert reply.code == "QuorumNotMet" and cache.decision(at, "s2", 3, 1).refused_known is False
+    at = cache.generation
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods], "s3", seq=1)
+    assert reply.accepted, reply
+    decision = cache.decision(at, "s3", 4, 1)
+    assert decision.refused_known and list(decision.refused) == []
+    placed = [c for c in cache.changes.since(at) if isinstance(c, PodChange) and c.placed]
+    assert [c.origin for c in placed] == ["s3"] * 3  # each member after the first saw its own before it
 
 
 async def test_group_commit_records_and_survives_a_restart(

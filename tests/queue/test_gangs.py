@@ -23,7 +23,7 @@ from ksched.bus.messages import (
 from ksched.config import parse_config
 from ksched.features import FeatureGates
 from ksched.framework.events import ActionType, EventResource
-from tests.queue.helpers import START, TWO_PROFILES, event_msg, pending_event, pending_of, pod
+from tests.queue.testing import START, TWO_PROFILES, event_msg, pending_event, pending_of, pod
 
 GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
 

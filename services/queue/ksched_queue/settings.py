@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from ksched.bus.credentials import NatsCredentials
 from ksched.config import KubeSchedulerConfiguration, build_frameworks
-from ksched.framework.runtime import Framework
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
+from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.plugins.dynamicresources import NAME as DRA_NAME
 from ksched.plugins.dynamicresources import DynamicResources

@@ -67,9 +67,8 @@ from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
 from ksched_scheduler import metrics
-from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
-from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
+from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.group_cycle import GroupCycle
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
 from ksched_scheduler.preemption import PreemptionRunner, status_nomination

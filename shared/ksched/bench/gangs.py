@@ -115,7 +115,9 @@ async def _run(groups: int, size: int, nodes: int, schedulers: int, binders: int
         watcher.cancel()
         with contextlib.suppress(BaseException):
             await watcher
-        cpu = {name: round(procstat.cpu_seconds(p.pid) - cpu_before[name], 2) for name, p in stack.procs.items()}
+        cpu = {
+            name: round(procstat.cpu_seconds(p.pid) - cpu_before[name], 2) for name, p in stack.procs.items()
+        }
         per_group = {g: [t for name, t in bound.items() if name.rsplit("-", 1)[0] == g] for g in names}
         placed = [times for times in per_group.values() if len(times) == size]
         partial = [g for g, times in per_group.items() if 0 < len(times) < size]

@@ -32,9 +32,9 @@ from ksched.config.types import (
     PluginSet,
 )
 from ksched.config.validation import check_config, validate_config
-from ksched.framework.registration import Registration
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
+from ksched.framework.registration import Registration
 from ksched.plugins.registry import Registry
 
 __all__ = [

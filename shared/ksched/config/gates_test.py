@@ -36,6 +36,7 @@ def test_gang_scheduling_runs_at_pre_enqueue_and_permit() -> None:
     assert [pl.name for pl in fw.plugins.permit] == ["GangScheduling"]
     assert [pl.name for pl in fw.plugins.pre_enqueue] == [
         "SchedulingGates",
+        "DynamicResources",
         "DefaultPreemption",
         "GangScheduling",
     ]

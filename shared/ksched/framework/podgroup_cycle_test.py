@@ -3,6 +3,8 @@ per-pod statuses of ``submitPodGroupAlgorithmResult``), on scripted member attem
 
 from __future__ import annotations
 
+import functools
+
 from ksched.framework.podgroup_cycle import MemberAttempt, member_order, run_pod_group
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
@@ -37,7 +39,9 @@ class Script:
         self.assumed.append(pod.uid)
         permit = None if len(self.assumed) >= self.quorum else WAIT
         status = MISFIT if preempting else None
-        return MemberAttempt(pod, status, i, permit, preempting, lambda uid=pod.uid: self.assumed.remove(uid))
+        return MemberAttempt(
+            pod, status, i, permit, preempting, functools.partial(self.assumed.remove, pod.uid)
+        )
 
 
 def test_a_group_that_reaches_its_quorum_keeps_its_assumptions() -> None:

@@ -24,6 +24,7 @@ from ksched.framework.events import (
     QueueingHint,
 )
 from ksched.framework.handle import Handle
+from ksched.framework.interfaces import EnqueueExtensions, PermitPlugin, PreEnqueuePlugin
 from ksched.framework.podgroups import group_key, matching_scheduling_group, not_found
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
@@ -121,6 +122,11 @@ class GangScheduling:
             if waiting is not None:
                 waiting.allow(NAME)
         return None, 0.0
+
+
+_ENQUEUE_EXTENSIONS: type[EnqueueExtensions] = GangScheduling
+_PRE_ENQUEUE: type[PreEnqueuePlugin] = GangScheduling
+_PERMIT: type[PermitPlugin] = GangScheduling
 
 
 def new(args: Any, handle: Handle) -> GangScheduling:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
+from ksched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, PlacementScorePlugin
 from ksched.framework.podgroups import GroupKey, PlacementScore, PodGroupAssignments
 from ksched.framework.status import Status
 
@@ -44,6 +44,9 @@ class PodGroupPodsCount:
         for s in scores:
             s.score = MIN_NODE_SCORE + s.score * (MAX_NODE_SCORE - MIN_NODE_SCORE) // most
         return None
+
+
+_PLACEMENT_SCORE: type[PlacementScorePlugin] = PodGroupPodsCount
 
 
 def new(args: Any, handle: Handle) -> PodGroupPodsCount:

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from ksched.api.base import K8s
 from ksched.api.core import Node, Pod
+from ksched.api.coscheduling import CoschedulingPodGroup, as_pod_group, with_label_group
 from ksched.api.kinds import ObjectError
 from ksched.framework.podinfo import PodInfo
-from ksched.api.coscheduling import CoschedulingPodGroup, as_pod_group, with_label_group
 from ksched.framework.snapshot import Snapshot
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
