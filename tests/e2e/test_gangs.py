@@ -11,6 +11,7 @@ import asyncio
 import json
 import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,9 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
 from tests import kube
+from tests.deploy.rbac import grants_of
+from tests.deploy.test_manifests import GANG_GRANTS, render_with_gangs
+from tests.e2e.test_rbac import SERVICES, calls_by_service
 from tests.e2e.testing import (
     create_namespace,
     create_nodes,
@@ -203,3 +207,23 @@ async def test_a_coscheduling_pod_group_lands_whole(stack: Stack, api: ApiClient
         return bound_per_group(await pod_nodes(api, "legacy")) == {"job": 5}
 
     await eventually(all_bound, timeout=60, interval=0.5)
+
+
+async def test_every_alpha_api_call_is_granted_by_the_gang_component(
+    stack: Stack, api: ApiClient, tmp_path: Path
+) -> None:
+    """What the services called of the alpha API (kubesim counts calls per client) is granted by
+    deploy/base with components/gang-scheduling, and the component's grants are all used."""
+    await create_namespace(api, "rbac-gangs")
+    await create_nodes(api, [node("rbac-gangs-0", cpu="4", labels={"pool": "rbac-gangs"})])
+    await create_gang(api, "rbac-gangs", "small", 2, "rbac-gangs")
+    got = await eventually(lambda: condition(api, "rbac-gangs", "small"), timeout=60)
+    assert got["status"] == "True"
+    calls = await calls_by_service(api)
+    resources = render_with_gangs(tmp_path)
+    alpha = {"scheduling.k8s.io", "scheduling.x-k8s.io"}
+    for service in SERVICES:
+        granted = grants_of(resources, f"ksched-{service}")
+        assert calls[service] - granted == set(), f"ksched-{service} calls what its ServiceAccount may not"
+        used = {c for c in calls[service] if c[0] in alpha and c[1] != "priorityclasses"}
+        assert used == GANG_GRANTS[service], service
