@@ -22,8 +22,8 @@ from ksched.extenders import ExtenderConfigError, HTTPExtenders
 from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.progress import Advance, progress_bar
-from ksched.simulate import compare
 from ksched.service.options import add_feature_gates_argument
+from ksched.simulate import compare
 from ksched.simulate.cluster import build_cluster
 from ksched.simulate.live import ClusterReadError, dump_cluster, list_cluster
 from ksched.simulate.output import to_json, to_table
