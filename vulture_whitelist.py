@@ -127,6 +127,16 @@ placement_generate  # unused variable (shared/ksched/config/types.py:57)
 placement_score  # unused variable (shared/ksched/config/types.py:58)
 accept_content_types  # unused variable (shared/ksched/config/types.py:129)
 delay_cache_until_active  # unused variable (shared/ksched/config/types.py:151)
+min_resources  # unused variable (shared/ksched/api/coscheduling.py:22)
+schedule_timeout_seconds  # unused variable (shared/ksched/api/coscheduling.py:23)
+basic  # unused variable (shared/ksched/api/scheduling.py:35)
+workload_name  # unused variable (shared/ksched/api/scheduling.py:48)
+pod_group_template_name  # unused variable (shared/ksched/api/scheduling.py:49)
+pod_group_template_ref  # unused variable (shared/ksched/api/scheduling.py:57)
+scheduling_constraints  # unused variable (shared/ksched/api/scheduling.py:59)
+disruption_mode  # unused variable (shared/ksched/api/scheduling.py:60)
+controller_ref  # unused variable (shared/ksched/api/scheduling.py:99)
+pod_group_templates  # unused variable (shared/ksched/api/scheduling.py:100)
 
 # dataclass fields serialized with asdict() (benchmark output)
 p50_ms  # unused variable (shared/ksched/bench/cycle.py:28)
@@ -156,6 +166,7 @@ PLACEMENT  # unused variable (shared/ksched/bus/subjects.py:37)
 PERMIT  # unused variable (shared/ksched/bus/subjects.py:38)
 TRACE  # unused variable (shared/ksched/bus/subjects.py:40)
 HEALTH  # unused variable (shared/ksched/bus/subjects.py:41)
+ASSUME_GROUP  # unused variable (shared/ksched/bus/subjects.py:32)
 
 # observation points that tests read as positive signals (a test helper's role)
 _.bootstraps  # unused attribute (shared/ksched/cache/follower.py:41)
@@ -174,6 +185,13 @@ _check_protocol  # unused function (shared/ksched/extenders/http.py:214)
 
 # read through getattr by kind (ClusterObjects' table of kinds)
 _.priority_classes  # unused attribute (shared/ksched/framework/objects.py:29)
+_.workloads  # unused attribute (shared/ksched/framework/objects.py:32)
+
+# the PlacementScore extension point (TopologyAwareWorkloadScheduling, alpha): PodGroupPodsCount implements
+# it; the placement algorithm that calls it is not implemented (docs/gang.md)
+PlacementScorePlugin  # unused class (shared/ksched/framework/interfaces.py:146)
+_.score_placement  # unused method (shared/ksched/plugins/podgrouppodscount.py:26)
+_.normalize_placement_score  # unused method (shared/ksched/plugins/podgrouppodscount.py:37)
 
 # subcommand entry points named as strings in ksched.cli.SUBCOMMANDS
 up_main  # unused function (shared/ksched/launcher/cli.py:66)

@@ -12,6 +12,7 @@ from ksched.bus.bootstrap import pack_items
 from ksched.bus.messages import (
     ALL_MESSAGE_TYPES,
     Ack,
+    AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
     AssumeRequest,
@@ -21,6 +22,8 @@ from ksched.bus.messages import (
     DoneOutcome,
     DoneRequest,
     ForgetRequest,
+    GangCommit,
+    GangRef,
     Heartbeat,
     LeasedPod,
     LeaseRenewReply,
@@ -33,6 +36,7 @@ from ksched.bus.messages import (
     PendingPod,
     PendingPodAction,
     PendingPodEvent,
+    PendingPodGroup,
     PendingPodsRequest,
     PermitDecision,
     Placement,
@@ -102,6 +106,7 @@ PENDING = PendingPod(
     resource_version="42",
     nominated_node_name=NODE,
     pod=POD_JSON,
+    group=PendingPodGroup(name="train.a", pod_group=b'{"metadata":{"name":"train.a"}}', all_pods=8),
 )
 
 OPS: list[SnapshotOp] = [
@@ -124,6 +129,7 @@ LEASED = LeasedPod(
     trace_id="trace-1",
     min_generation=17,
     epoch="epoch-1",
+    group=f"{NS}/train.a",
 )
 
 PLACEMENT = Placement(
@@ -143,6 +149,7 @@ PLACEMENT = Placement(
     pod=POD_JSON,
     plugin_state={"VolumeBinding": b"\x00\x01state"},
     permit_waits={"Coscheduling": 10.0},
+    gang=GangRef(group=f"{NS}/train.a", commit_id="commit-1", members=[UID, "u-2"]),
 )
 
 TRACE_EVENT = TraceEvent(
@@ -257,6 +264,10 @@ SAMPLES: dict[type[Message], Message] = {
         details={"a": "b"},
     ),
     Ack: Ack(ok=False, code="LeaseExpired", reason="lease-1 expired"),
+    AssumeGroupRequest: AssumeGroupRequest(
+        group=f"{NS}/train.a", commit_id="commit-1", placements=[PLACEMENT]
+    ),
+    GangCommit: GangCommit(commit_id="commit-1", group=f"{NS}/train.a", members=[UID, "u-2"], ts=1.0),
 }
 
 REQUEST_REPLY_PAIRS: list[tuple[type[Message], type[Message]]] = [
@@ -267,6 +278,7 @@ REQUEST_REPLY_PAIRS: list[tuple[type[Message], type[Message]]] = [
     (LeaseRenewRequest, LeaseRenewReply),
     (RequeueRequest, Ack),
     (AssumeRequest, AssumeReply),
+    (AssumeGroupRequest, AssumeReply),
     (ForgetRequest, Ack),
     (UnreserveRequest, Ack),
 ]

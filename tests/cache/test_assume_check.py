@@ -480,6 +480,19 @@ def test_answers_name_the_refused_placements_a_later_decision_counted() -> None:
     assert log.refused_between("s", 11, 12) is None  # the oldest session was dropped
 
 
+def test_a_rolled_back_group_commit_is_refused_for_its_session() -> None:
+    log = AnswerLog()
+    log.answered("s", 1, accepted=True)
+    log.answered("s", 2, accepted=True)  # members 1-2 of a group of 3 checked, then rolled back
+    log.retract("s", range(1, 4))
+    assert log.refused_between("s", 1, 4) is None  # refused, which pods not known
+    log.answered("s", 4, accepted=True)
+    assert log.refused_between("s", 4, 5) == []  # 3 counts as answered, not missing
+    log.answered("s", 5, accepted=False, pod=None)
+    log.retract("unknown", range(1, 2))  # a session never seen starts with the retraction
+    assert log.refused_between("unknown", 2, 2) == []
+
+
 def test_change_log_answers_only_what_it_holds() -> None:
     log = ChangeLog(capacity=3)
     pi = PodInfo(make_pod("p"))

@@ -21,6 +21,7 @@ from ksched.bus.auth import authorization_block, password_variable
 from ksched.bus.embedded import nats_server_binary
 from ksched.bus.subjects import Subjects
 from ksched.config import load_config
+from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
 from tests.deploy.kustomize import KustomizeError, build, json_patch
 from tests.deploy.rbac import Grant, grants_of
 from tests.deploy.test_compose import HTTP_PORTS, parse_with_cli
@@ -340,6 +341,63 @@ def test_nothing_beyond_upstream_kube_scheduler_except_the_listed_extras() -> No
     resources = render("base")
     granted = set().union(*(grants_of(resources, f"ksched-{s}") for s in HTTP_PORTS))
     assert granted - UPSTREAM == set(EXTRA)
+
+
+# --- gang scheduling (components/gang-scheduling) ----------------------------------------------------
+GATES = "GenericWorkload=true,GangScheduling=true"
+#: what the component adds, per service: the alpha API calls each makes (tests/e2e/test_gangs.py
+#: checks the calls of a running stack against it)
+GANG_GRANTS: dict[str, set[Grant]] = {
+    "informer": {
+        *(("scheduling.k8s.io", r, v) for r in ("podgroups", "workloads") for v in ("list", "watch")),
+        *(("scheduling.x-k8s.io", "podgroups", v) for v in ("list", "watch")),
+    },
+    "queue": set(),
+    "scheduler": {
+        ("scheduling.k8s.io", "podgroups", "get"),
+        ("scheduling.k8s.io", "podgroups/status", "update"),
+    },
+    "binder": set(),
+}
+#: upstream 1.36's system:kube-scheduler with GenericWorkload: read PodGroups, patch/update their status
+UPSTREAM_GANGS: set[Grant] = {
+    *(("scheduling.k8s.io", "podgroups", v) for v in READ),
+    *(("scheduling.k8s.io", "podgroups/status", v) for v in ("patch", "update")),
+}
+
+
+def render_with_gangs(tmp_path: Path) -> list[Resource]:
+    """deploy/base with the gang-scheduling component, as an overlay of one's own would add it."""
+    text = {"resources": [str(DEPLOY / "base")], "components": [str(DEPLOY / "components/gang-scheduling")]}
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(text))
+    return build(tmp_path)
+
+
+def test_the_gang_component_grants_what_the_alpha_api_calls_need(tmp_path: Path) -> None:
+    base, resources = render("base"), render_with_gangs(tmp_path)
+    for service, added in GANG_GRANTS.items():
+        account = f"ksched-{service}"
+        assert grants_of(resources, account) - grants_of(base, account) == added, service
+        assert grants_of(base, account) <= grants_of(resources, account)
+    granted = set().union(*GANG_GRANTS.values())
+    assert granted - UPSTREAM_GANGS == {
+        *(("scheduling.k8s.io", "workloads", v) for v in ("list", "watch")),  # the snapshot holds them
+        *(("scheduling.x-k8s.io", "podgroups", v) for v in ("list", "watch")),  # the Coscheduling adapter
+    }
+    for res in resources:
+        kubernetes_validate.validate(res, KUBERNETES_VERSION, strict=True)
+
+
+def test_the_gang_component_sets_the_same_gates_on_every_service(tmp_path: Path) -> None:
+    found = dict(deployments(render_with_gangs(tmp_path)))
+    assert set(found) == set(HTTP_PORTS)
+    for service, dep in found.items():
+        (container,) = dep["spec"]["template"]["spec"]["containers"]
+        env = env_of(container)
+        assert env["KSCHED_FEATURE_GATES"] == GATES, service
+        ns = parse_with_cli(container["args"], {**env, "KSCHED_NATS_PASSWORD": "x"})
+        gates: FeatureGates = ns.feature_gates
+        assert gates.enabled(GENERIC_WORKLOAD) and gates.enabled(GANG_SCHEDULING), service
 
 
 # --- NATS ------------------------------------------------------------------------------------------

@@ -14,11 +14,14 @@ from typing import Any, cast
 import msgspec
 import pytest
 from ksched_scheduler.cycle import SchedulingCycle
+from ksched_scheduler.group_cycle import GroupCycle
 from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerOptions, SchedulerService
 
 from ksched.api.core import Pod
+from ksched.api.scheduling import PodGroup
 from ksched.bus.messages import (
     Ack,
+    AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
     AssumeRequest,
@@ -30,6 +33,8 @@ from ksched.bus.messages import (
 from ksched.cache.replica import SnapshotReplica, image_of
 from ksched.config import default_config
 from ksched.config.profile import build_frameworks
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import FeatureGates
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod
 
@@ -51,12 +56,16 @@ class FakeBus:
 
     def __init__(self) -> None:
         self.assumes: list[AssumeRequest] = []
+        self.groups: list[AssumeGroupRequest] = []
         self.answers: list[asyncio.Future[AssumeReply]] = []
         self.dones: list[DoneRequest] = []
 
     async def request(self, subject: str, message: Any, reply_type: type, **_: Any) -> Any:
-        if isinstance(message, AssumeRequest):
-            self.assumes.append(message)
+        if isinstance(message, AssumeRequest | AssumeGroupRequest):
+            if isinstance(message, AssumeRequest):
+                self.assumes.append(message)
+            else:
+                self.groups.append(message)
             answer: asyncio.Future[AssumeReply] = asyncio.get_running_loop().create_future()
             self.answers.append(answer)
             return await answer
@@ -85,21 +94,30 @@ def replica_at(generation: int) -> SnapshotReplica:
     return replica
 
 
-def scheduler(replica: SnapshotReplica) -> tuple[SchedulerService, FakeBus]:
+def scheduler(
+    replica: SnapshotReplica, gates: FeatureGates = DEFAULT_GATES
+) -> tuple[SchedulerService, FakeBus]:
     options = SchedulerOptions(
-        nats="", kubeconfig=None, http_host="127.0.0.1", http_port=0, subject_prefix="t", identity="s-test"
+        nats="",
+        kubeconfig=None,
+        http_host="127.0.0.1",
+        http_port=0,
+        subject_prefix="t",
+        identity="s-test",
+        feature_gates=gates,
     )
-    config = default_config()
+    config = default_config(gates=gates)
     svc = SchedulerService(options, config)
     frameworks = build_frameworks(config, replica.snapshot, nominator=svc.nominator)
     svc.cycle = SchedulingCycle(frameworks, replica.snapshot, svc.algorithm, svc.nominator)
+    svc.group_cycle = GroupCycle(svc.cycle)
     svc.follower = cast(Any, Follower(replica))
     bus = FakeBus()
     svc.bus = cast(Any, bus)
     return svc, bus
 
 
-def leased(pod: Pod) -> LeasedPod:
+def leased(pod: Pod, group: str = "") -> LeasedPod:
     pending = PendingPod(
         uid=pod.metadata.uid,
         namespace=pod.metadata.namespace,
@@ -108,7 +126,12 @@ def leased(pod: Pod) -> LeasedPod:
         pod=msgspec.json.encode(pod),
     )
     return LeasedPod(
-        lease_id=f"lease-{pod.metadata.name}", deadline=0, lease_seconds=30, pod=pending, epoch="e"
+        lease_id=f"lease-{pod.metadata.name}",
+        deadline=0,
+        lease_seconds=30,
+        pod=pending,
+        epoch="e",
+        group=group,
     )
 
 
@@ -200,3 +223,32 @@ async def test_the_stop_hook_stops_the_replica_before_that_pod_s_assume_once(
     await svc._schedule_one(leased(make_pod("q")))
     await settle()
     assert len(signals) == 2
+
+
+async def test_a_gangs_members_are_consecutive_assumes_of_the_session() -> None:
+    gates = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
+    replica = replica_at(1)
+    raw = {
+        "metadata": {"name": "train", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+    }
+    replica.snapshot.objects.put(msgspec.convert(raw, PodGroup))
+    svc, bus = scheduler(replica, gates)
+    await svc._schedule_one(leased(make_pod("single")))  # assume 1, not answered yet
+    await settle()
+    group = {"schedulingGroup": {"podGroupName": "train"}}
+    members = [leased(make_pod(f"m{i}", spec=group), "default/train") for i in range(2)]
+    commit = asyncio.create_task(svc._schedule_group(members))
+    await settle()
+    [request] = bus.groups
+    # The group cycle decided both after `single` (unanswered): assumes 2 and 3 of the same session.
+    assert (request.session, request.seq, request.basis_from) == (bus.assumes[0].session, 2, 1)
+    assert [request.member(i).seq for i in range(2)] == [2, 3]
+    assert request.spread_slacks == [None, None]
+    bus.answers[1].set_result(AssumeReply(accepted=True, epoch="e", generation=2))
+    await commit
+    bus.answers[0].set_result(AssumeReply(accepted=True, epoch="e", generation=3))
+    await settle()
+    await svc._schedule_one(leased(make_pod("later")))
+    await settle()
+    assert (bus.assumes[1].seq, bus.assumes[1].basis_from) == (4, 4)  # the group's seqs were answered

@@ -7,10 +7,10 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from ksched.config import ConfigError, default_config, load_config
+from ksched.config import ConfigError
 from ksched.extenders import ExtenderConfigError, HTTPExtenders
 from ksched.service.logs import setup_logging
-from ksched.service.options import add_common_arguments, common_options
+from ksched.service.options import add_common_arguments, common_options, scheduler_config
 from ksched_binder.service import BinderOptions, BinderService
 
 DEFAULT_HTTP_PORT = 10262
@@ -28,7 +28,7 @@ def main(argv: Sequence[str]) -> int:
     common = common_options(ns, "binder")
     setup_logging("binder", common.log_format, common.log_level)
     try:
-        config = load_config(common.config) if common.config else default_config()
+        config = scheduler_config(common)
     except ConfigError as exc:
         print(f"ksched binder: {common.config}: invalid configuration:\n{exc}", file=sys.stderr)
         return 2

@@ -7,10 +7,10 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from ksched.config import ConfigError, default_config, load_config
+from ksched.config import ConfigError
 from ksched.service.election import add_leader_election_arguments, election_config
 from ksched.service.logs import setup_logging
-from ksched.service.options import add_common_arguments, common_options
+from ksched.service.options import add_common_arguments, common_options, scheduler_config
 from ksched_informer.service import InformerOptions, InformerService
 
 DEFAULT_HTTP_PORT = 10260
@@ -33,7 +33,7 @@ def main(argv: Sequence[str]) -> int:
     common = common_options(ns, "informer")
     setup_logging("informer", common.log_format, common.log_level)
     try:
-        config = load_config(common.config) if common.config else default_config()
+        config = scheduler_config(common)
     except ConfigError as exc:
         print(f"ksched informer: {common.config}: invalid configuration:\n{exc}", file=sys.stderr)
         return 2
@@ -55,6 +55,7 @@ def main(argv: Sequence[str]) -> int:
         nats_credentials=common.nats_credentials,
         election=election,
         jetstream_replicas=common.jetstream_replicas,
+        feature_gates=common.feature_gates,
     )
     asyncio.run(InformerService(options, config).run())
     return 0

@@ -7,14 +7,21 @@ import time
 import msgspec
 
 from ksched.api.core import Node, Pod
-from ksched.bus.messages import ClusterEventMsg, PendingPod, PendingPodAction, PendingPodEvent
+from ksched.bus.messages import (
+    ClusterEventMsg,
+    PendingPod,
+    PendingPodAction,
+    PendingPodEvent,
+    PendingPodGroup,
+)
 from ksched.framework.changes import node_changes, pod_changes
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
 
 
-def pending_pod(pod: Pod, *, with_json: bool = True) -> PendingPod:
-    """The queue's view of ``pod``; ``with_json=False`` leaves out the pod's JSON (a DELETE: its
-    readers need the uid, name and scheduler only, and it is most of the message)."""
+def pending_pod(pod: Pod, group: PendingPodGroup | None = None, *, with_json: bool = True) -> PendingPod:
+    """The queue's view of ``pod`` (``group``: its pod group as the cache sees it); ``with_json=False``
+    leaves out the pod's JSON (a DELETE: its readers need the uid, name and scheduler only, and it is
+    most of the message)."""
     meta, spec = pod.metadata, pod.spec
     return PendingPod(
         uid=meta.uid,
@@ -27,15 +34,21 @@ def pending_pod(pod: Pod, *, with_json: bool = True) -> PendingPod:
         resource_version=meta.resource_version,
         nominated_node_name=pod.status.nominated_node_name or "",
         pod=msgspec.json.encode(pod) if with_json else b"",
+        group=group,
     )
 
 
 def pending_event(
-    action: PendingPodAction, pod: Pod, epoch: str, generation: int, reason: str = ""
+    action: PendingPodAction,
+    pod: Pod,
+    epoch: str,
+    generation: int,
+    reason: str = "",
+    group: PendingPodGroup | None = None,
 ) -> PendingPodEvent:
     return PendingPodEvent(
         action=action,
-        pod=pending_pod(pod, with_json=action != PendingPodAction.DELETE),
+        pod=pending_pod(pod, group, with_json=action != PendingPodAction.DELETE),
         reason=reason,
         epoch=epoch,
         generation=generation,

@@ -17,7 +17,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.collections import Collection
-from ksched.service.listing import get, list_all, selector_query
+from ksched.service.listing import ListError, get, list_all, selector_query
 
 log = logging.getLogger(__name__)
 DELETED = "DELETED"
@@ -44,6 +44,14 @@ class _Bookmark(msgspec.Struct):
 
 class Gone(Exception):
     """The resourceVersion we asked for is too old: relist."""
+
+
+OPTIONAL_RETRY = 30.0
+"""Seconds before listing an optional resource that was not served again."""
+
+
+class NotServed(Exception):
+    """The API server does not serve an optional resource (404)."""
 
 
 OnList = Callable[[list[Any]], Awaitable[None]]
@@ -87,6 +95,8 @@ class Reflector:
                     need_list = False
                 await self._watch()
                 backoff = 0.5
+            except NotServed:
+                await asyncio.sleep(OPTIONAL_RETRY)
             except Gone:
                 log.info(
                     "%s: resourceVersion %s is too old, relisting", self.resource.kind, self.resource_version
@@ -101,11 +111,24 @@ class Reflector:
                 backoff = min(backoff * 2, self.max_backoff)
 
     async def _list(self) -> None:
-        items, self.resource_version = await list_all(
-            self.api, self.resource, self.resource.struct, self.page_size
-        )
+        try:
+            items, self.resource_version = await list_all(
+                self.api, self.resource, self.resource.struct, self.page_size
+            )
+        except ListError as exc:
+            if exc.status == 404 and self.resource.optional:
+                await self._not_served()
+            raise
         await self.on_list(items)
         self.synced.set()
+
+    async def _not_served(self) -> None:
+        """An optional resource is not served: it holds nothing (for now); the caller retries later."""
+        if not self.synced.is_set():
+            log.info("%s: %s is not served; treating it as empty", self.resource.kind, self.resource.path)
+        await self.on_list([])
+        self.synced.set()
+        raise NotServed()
 
     async def _watch(self) -> None:
         timeout = int(self.watch_timeout * random.uniform(1.0, 2.0))

@@ -17,4 +17,5 @@ EVENT_RESOURCE = {
     "DeviceClass": "resource.k8s.io/DeviceClass",
     "ResourceSlice": "resource.k8s.io/ResourceSlice",
     "ResourceClaim": "resource.k8s.io/ResourceClaim",
+    "PodGroup": "scheduling.k8s.io/PodGroup",
 }

@@ -26,11 +26,13 @@ from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import TypedKV, ensure_streams, last_sequence, migrate_kv_bucket, publish
 from ksched.bus.messages import (
     Ack,
+    AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
     AssumeRequest,
     BootstrapReply,
     ForgetRequest,
+    GangCommit,
     Message,
     PendingPodAction,
     PendingPodsRequest,
@@ -39,13 +41,15 @@ from ksched.bus.messages import (
     SnapshotDelta,
     encode,
 )
-from ksched.bus.streams import ASSUMED_LEDGER, legacy_assumed_ledger_bucket
+from ksched.bus.streams import ASSUMED_LEDGER, GANG_COMMITS, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import Subjects
 from ksched.bus.tokens import encode_token
 from ksched.cache.ledger import ClusterCache
 from ksched.cache.replica import image_of
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import FeatureGates
 from ksched.framework.events import ClusterEvent
 from ksched.framework.nominator import Nominator
 from ksched.framework.objects import TABLES, object_key
@@ -58,6 +62,7 @@ from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_lea
 from ksched.service.lifecycle import serve
 from ksched.service.tasks import TaskGroup
 from ksched_informer import feeds, metrics
+from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
 from ksched_informer.reflector import DELETED, Reflector
 from ksched_informer.resources import EVENT_RESOURCE, NODES, OBJECTS, PODS
 
@@ -87,6 +92,7 @@ class InformerOptions:
     jetstream_replicas: int = 1
     http_token: str | None = None
     """Bearer token of /metrics and /debug (ksched.service.http)."""
+    feature_gates: FeatureGates = DEFAULT_GATES
 
 
 def decided_on_another_version(placement: Placement, pod: Pod) -> bool:
@@ -120,6 +126,12 @@ class InformerService:
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.kv: TypedKV[Placement] | None = None
+        #: gang scheduling (GenericWorkload): group views, the Coscheduling adapter, group commits
+        self.gangs = Gangs(options.feature_gates, self.cache)
+        self.commits_kv: TypedKV[GangCommit] | None = None
+        self.committer = GroupCommitter(
+            self.cache, self.check_and_assume, self._record_commit, lambda: self.epoch
+        )
         self.reflectors: list[Reflector] = []
         self.ready = False
         self._feed: list[tuple[str, Message]] = []
@@ -162,6 +174,8 @@ class InformerService:
         )
         await ensure_streams(self.bus)
         self.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, Placement)
+        if self.gangs.enabled:
+            self.commits_kv = await TypedKV.open(self.bus, GANG_COMMITS, GangCommit)
         self.api = await api_client(self.options.kubeconfig, component="ksched-informer")
         if self.options.election is None:
             await self._start_active()
@@ -215,9 +229,13 @@ class InformerService:
         await bus.subscribe(self.subjects.pending_bootstrap, PendingPodsRequest, self.on_pending_bootstrap)
         await bus.subscribe(self.subjects.assume, AssumeRequest, self.on_assume)
         await bus.subscribe(self.subjects.forget, ForgetRequest, self.on_forget)
+        if self.gangs.enabled:
+            await bus.subscribe(self.subjects.assume_group, AssumeGroupRequest, self.on_assume_group)
         self.reflectors = [Reflector(self.api, NODES, self.on_node_list, self.on_node_event)]
         for res in OBJECTS:
             self.reflectors.append(Reflector(self.api, res, self._object_list(res), self._object_event(res)))
+        for res, on_list, on_event in self.gangs.resources(self._object_event, self._object_list):
+            self.reflectors.append(Reflector(self.api, res, on_list, on_event))
         # Pods last: their nodes and PVCs are usually known by the time they are placed.
         self.reflectors.append(Reflector(self.api, PODS, self.on_pod_list, self.on_pod_event))
         for r in self.reflectors:
@@ -269,7 +287,9 @@ class InformerService:
         return self.cache.generation
 
     def _emit_pending(self, action: PendingPodAction, pod: Pod, reason: str = "") -> None:
-        msg = feeds.pending_event(action, pod, self.epoch, self._feed_generation_now(), reason)
+        msg = feeds.pending_event(
+            action, pod, self.epoch, self._feed_generation_now(), reason, self.gangs.view(pod)
+        )
         self._emit(self.subjects.pending_pods(pod.spec.scheduler_name), msg)
 
     def _emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
@@ -401,6 +421,7 @@ class InformerService:
 
     async def on_pod_event(self, kind: str, pod: Pod) -> None:
         metrics.EVENTS.labels("Pod", kind).inc()
+        pod = self.gangs.adapt(pod)
         cache = self.cache
         uid = pod.metadata.uid
         was_pending = cache.pending.get(uid)
@@ -409,6 +430,7 @@ class InformerService:
         old_placed = placed[0].pod if placed is not None and not was_assumed else None
         if kind == DELETED:
             cache.remove_pod(uid)
+            self.gangs.members.note(pod, known=False)
             self.nominator.remove(uid)
             if was_pending is not None:
                 self._emit_pending(PendingPodAction.DELETE, was_pending, "deleted")
@@ -423,6 +445,7 @@ class InformerService:
         if was_pending is not None and was_pending.metadata.resource_version == pod.metadata.resource_version:
             return
         cache.upsert_pod(pod, schedulable=self._schedulable(pod))
+        self.gangs.members.note(pod, known=uid in cache.pending or cache.snapshot.location(uid) is not None)
         if pod.spec.node_name:
             self.nominator.remove(uid)
             if was_pending is not None or was_assumed:
@@ -480,7 +503,11 @@ class InformerService:
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
             return await self._assume(p, req)
 
-    async def _assume(self, p: Placement, req: AssumeRequest) -> AssumeReply:
+    def check_and_assume(self, req: AssumeRequest) -> AssumeReply | None:
+        """Check ``req``'s placement with the assume check (incremental over the change log, by the
+        session's answers) and assume it (None), or the rejection. The answer is logged for the
+        session; nothing is recorded or published yet: the caller does that, or forgets it."""
+        p = req.placement
         cache = self.cache
         refused = self._refuse_early(p)
         if refused is not None:
@@ -514,6 +541,13 @@ class InformerService:
                 epoch=self.epoch,
                 generation=cache.generation,
             )
+        return None
+
+    async def _assume(self, p: Placement, req: AssumeRequest) -> AssumeReply:
+        pod = self.cache.pending.get(p.pod_uid)
+        rejected = self.check_and_assume(req)
+        if rejected is not None or pod is None:
+            return rejected or AssumeReply(accepted=False, code=AssumeRejectCode.POD_NOT_PENDING)
         self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
         self._dirty.set()
         placement = msgspec.structs.replace(p, assumed_at=time.time(), pod=p.pod or msgspec.json.encode(pod))
@@ -531,7 +565,7 @@ class InformerService:
                 accepted=False, code=AssumeRejectCode.NOT_READY, reason=str(exc), epoch=self.epoch
             )
         metrics.ASSUMES.labels("accepted").inc()
-        return AssumeReply(accepted=True, epoch=self.epoch, generation=cache.generation)
+        return AssumeReply(accepted=True, epoch=self.epoch, generation=self.cache.generation)
 
     def _refuse_early(self, p: Placement) -> AssumeReply | None:
         """The answer to a placement refused before its check: cache not ready, another epoch,
@@ -598,6 +632,8 @@ class InformerService:
             if expired:
                 log.warning("forgot %d assumed pods never confirmed", len(expired))
                 self._dirty.set()
+            for commit_id in self.committer.settled():
+                await self._drop_commit(commit_id)
 
     async def _restore_ledger(self) -> None:
         """Re-assume placements accepted by a previous instance and not yet seen bound."""
@@ -606,16 +642,19 @@ class InformerService:
         assert self.bus is not None  # an older release's ledger (P_P_assumed), moved once we lead
         await migrate_kv_bucket(self.bus, legacy_assumed_ledger_bucket(self.subjects), self.kv)
         restored = 0
+        committed = await committed_ids(self.commits_kv) if self.commits_kv is not None else set()
         for key in await self.kv.keys():
             entry = await self.kv.get(key)
             if entry is None:
                 continue
             p = entry.value
             pod = self.cache.pending.get(p.pod_uid)
-            if pod is None:
-                await self.kv.delete(key)  # bound or deleted meanwhile
+            if pod is None or (p.gang is not None and p.gang.commit_id not in committed):
+                await self.kv.delete(key)  # bound or deleted meanwhile, or of a group commit never made
                 continue
             self.cache.restore_assumption(pod, p.node_name, p.scheduler_id)
+            if p.gang is not None:
+                self.committer.open.setdefault(p.gang.commit_id, set()).add(p.pod_uid)
             self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
             # The previous instance may have died between recording and publishing the placement:
             # publish it again (same msg id: the stream drops a repeat; binding is idempotent).
@@ -624,6 +663,41 @@ class InformerService:
             restored += 1
         if restored:
             log.info("restored %d assumed placements from the ledger", restored)
+        for commit_id in committed - self.committer.open.keys():
+            await self._drop_commit(commit_id)  # every member bound, deleted or forgotten meanwhile
+
+    # --- group commits (docs/gang.md) -----------------------------------------------------------------
+    async def on_assume_group(self, req: AssumeGroupRequest, _msg: Msg) -> AssumeReply:
+        reply, placements = await self.committer.commit(req)
+        if not reply.accepted:
+            log.debug("group commit of %s rejected: %s %s", req.group, reply.code, reply.reason)
+            return reply
+        for p in placements:
+            pod = self.cache.assumed[p.pod_uid].pod.pod
+            self._emit_pending(
+                PendingPodAction.DELETE, msgspec.structs.replace(pod, spec=pod.spec), "assumed"
+            )
+        self._dirty.set()
+        for p in placements:  # committed: published whatever it takes (a successor re-publishes too)
+            await self._publish_retrying(self.subjects.placements, p, msg_id=p.placement_id)
+        return reply
+
+    async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:
+        """Every member's ledger entry, then the commit record: the commit point."""
+        assert self.kv is not None and self.commits_kv is not None
+        try:
+            for p in placements:
+                await self.kv.put(encode_token(p.pod_uid), p)
+            await self.commits_kv.put(encode_token(commit.commit_id), commit)
+        except Exception:
+            for p in placements:  # best effort: a successor drops entries without a commit record anyway
+                await self._drop_ledger(p.pod_uid)
+            raise
+
+    async def _drop_commit(self, commit_id: str) -> None:
+        if self.commits_kv is not None:
+            with contextlib.suppress(Exception):
+                await self.commits_kv.delete(encode_token(commit_id))
 
     # --- bootstrap -------------------------------------------------------------------------------
     async def _taken_at(self, stream: str) -> int:
@@ -661,7 +735,7 @@ class InformerService:
         names = set(req.scheduler_names)
         async with self._flush_lock:
             items = [
-                feeds.pending_pod(pod)
+                feeds.pending_pod(pod, self.gangs.view(pod))
                 for pod in self.cache.pending.values()
                 if not names or pod.spec.scheduler_name in names
             ]

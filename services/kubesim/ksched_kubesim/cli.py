@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from ksched.service.http import is_loopback
 from ksched.service.logs import setup_logging
+from ksched.service.options import add_feature_gates_argument
 from ksched.service.tasks import TaskGroup
 
 from .lifecycle import LifecycleSettings
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="on SIGHUP kubesim restarts as an API server would (connections and watches end, watch "
         "history is dropped, objects stay): seconds it refuses connections meanwhile (default 1)",
     )
+    add_feature_gates_argument(p)
     return p
 
 
@@ -203,6 +205,7 @@ def main(argv: Sequence[str]) -> int:
         history_size=args.watch_history,
         bookmark_interval=args.bookmark_interval,
         tls=args.tls,
+        feature_gates=args.feature_gates,
         lifecycle=LifecycleSettings(
             enabled=not args.no_lifecycle,
             pod_start_delay=args.pod_start_delay,

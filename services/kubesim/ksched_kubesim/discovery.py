@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import FeatureGates
+
 from .jsonio import JSON
-from .resources import BINDINGS, GROUP_ORDER, RESOURCES, ResourceType
+from .resources import BINDINGS, GROUP_ORDER, RESOURCES, ResourceType, group_versions
 
 AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
@@ -40,16 +43,16 @@ def _subresource_kind(rt: ResourceType, sub: str) -> tuple[str, str, str]:
     return "", "", rt.kind
 
 
-def _resources_of(api_version: str) -> list[ResourceType]:
-    out = [r for r in RESOURCES if r.api_version == api_version]
+def _resources_of(api_version: str, gates: FeatureGates) -> list[ResourceType]:
+    out = [r for r in RESOURCES if r.api_version == api_version and r.served(gates)]
     if api_version == "v1":
         out.append(BINDINGS)
     return out
 
 
-def resource_list(api_version: str) -> JSON | None:
+def resource_list(api_version: str, gates: FeatureGates = DEFAULT_GATES) -> JSON | None:
     """The APIResourceList of ``/api/v1`` or ``/apis/<group>/<version>``."""
-    resources = _resources_of(api_version)
+    resources = _resources_of(api_version, gates)
     if not resources:
         return None
     entries: list[JSON] = []
@@ -94,24 +97,29 @@ def api_versions(server_address: str) -> JSON:
     }
 
 
-def _group(name: str) -> JSON:
-    gv = {"groupVersion": f"{name}/v1", "version": "v1"}
-    return {"name": name, "versions": [gv], "preferredVersion": dict(gv)}
+def _group(name: str, gates: FeatureGates) -> JSON:
+    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in group_versions(name, gates)]
+    return {"name": name, "versions": versions, "preferredVersion": dict(versions[0])}
 
 
-def group_list() -> JSON:
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g) for g in GROUP_ORDER]}
+def _served_groups(gates: FeatureGates) -> list[str]:
+    return [g for g in GROUP_ORDER if group_versions(g, gates)]
 
 
-def group(name: str) -> JSON | None:
-    if name not in GROUP_ORDER:
+def group_list(gates: FeatureGates = DEFAULT_GATES) -> JSON:
+    groups = [_group(g, gates) for g in _served_groups(gates)]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def group(name: str, gates: FeatureGates = DEFAULT_GATES) -> JSON | None:
+    if name not in _served_groups(gates):
         return None
-    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name)}
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, gates)}
 
 
-def _aggregated_resources(api_version: str) -> list[JSON]:
+def _aggregated_resources(api_version: str, gates: FeatureGates) -> list[JSON]:
     out: list[JSON] = []
-    for rt in sorted(_resources_of(api_version), key=lambda r: r.plural):
+    for rt in sorted(_resources_of(api_version, gates), key=lambda r: r.plural):
         entry: JSON = {
             "resource": rt.plural,
             "responseKind": {"group": "", "version": "", "kind": rt.kind},
@@ -139,7 +147,7 @@ def _aggregated_resources(api_version: str) -> list[JSON]:
     return out
 
 
-def aggregated_core() -> JSON:
+def aggregated_core(gates: FeatureGates = DEFAULT_GATES) -> JSON:
     return {
         "kind": "APIGroupDiscoveryList",
         "apiVersion": "apidiscovery.k8s.io/v2",
@@ -148,22 +156,27 @@ def aggregated_core() -> JSON:
             {
                 "metadata": {},
                 "versions": [
-                    {"version": "v1", "resources": _aggregated_resources("v1"), "freshness": "Current"}
+                    {"version": "v1", "resources": _aggregated_resources("v1", gates), "freshness": "Current"}
                 ],
             }
         ],
     }
 
 
-def aggregated_groups() -> JSON:
+def aggregated_groups(gates: FeatureGates = DEFAULT_GATES) -> JSON:
     items = [
         {
             "metadata": {"name": name},
             "versions": [
-                {"version": "v1", "resources": _aggregated_resources(f"{name}/v1"), "freshness": "Current"}
+                {
+                    "version": version,
+                    "resources": _aggregated_resources(f"{name}/{version}", gates),
+                    "freshness": "Current",
+                }
+                for version in group_versions(name, gates)
             ],
         }
-        for name in GROUP_ORDER
+        for name in _served_groups(gates)
     ]
     return {
         "kind": "APIGroupDiscoveryList",

@@ -5,6 +5,8 @@
 * a pod deleted with a grace period is removed once the period (times ``time_scale``) has passed;
 * a deleted namespace has its content deleted, then is finalized (namespace controller);
 * PV/PVC protection finalizers are released on deletion;
+* a deleted PodGroup's protection finalizer is removed once no unfinished pod names it
+  (``podgroup_protection``);
 * PodDisruptionBudget status is kept up to date (disruption controller);
 * PVs and PVCs are bound, provisioned and released (PV controller, ``pv_controller``; off by default
   in the Python API, on in ``ksched kubesim``).
@@ -26,6 +28,7 @@ from ksched.apimachinery.labels import Selector, SelectorError
 from .errors import ApiError
 from .jsonio import JSON, rfc3339
 from .managed_fields import CONTROLLER_MANAGER, KUBELET_MANAGER
+from .podgroup_protection import POD_GROUPS, PodGroupProtection
 from .pods import set_condition
 from .pv_controller import STORAGE_CLASSES, PersistentVolumeController
 from .registry import NAMESPACES, NODES, PDBS, PODS, DeleteOptions, Registry
@@ -89,6 +92,7 @@ class Lifecycle:
             if settings.pv_controller
             else None
         )
+        self.pod_groups = PodGroupProtection(registry, self._later)
         self.running = False
 
     # --- wiring -------------------------------------------------------------------------------
@@ -109,6 +113,10 @@ class Lifecycle:
         ):
             for entry in list(table.objects.values()):
                 self._on_change(table, Change(entry.rv, entry, None))
+        groups = tables.get(POD_GROUPS.storage_key)  # served with GenericWorkload only
+        if groups is not None:
+            for entry in list(groups.objects.values()):
+                self._on_change(groups, Change(entry.rv, entry, None))
 
     def stop(self) -> None:
         self.running = False
@@ -174,6 +182,8 @@ class Lifecycle:
             )
         if self.volumes is not None and key in (PVS.key, PVCS.key, STORAGE_CLASSES.key):
             self.volumes.on_change(key, change)
+        if key in (PODS.key, POD_GROUPS.key):
+            self.pod_groups.on_change(key, change)
 
     @staticmethod
     def _own_write(change: Change) -> bool:

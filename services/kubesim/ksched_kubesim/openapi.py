@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import hashlib
 
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import FeatureGates
+
 from .jsonio import JSON
 from .resources import RESOURCES, ResourceType
 
@@ -19,8 +22,8 @@ def _hash(api_version: str) -> str:
     return hashlib.sha256(f"kubesim/{api_version}".encode()).hexdigest()[:32].upper()
 
 
-def index() -> JSON:
-    versions = sorted({rt.api_version for rt in RESOURCES})
+def index(gates: FeatureGates = DEFAULT_GATES) -> JSON:
+    versions = sorted({rt.api_version for rt in RESOURCES if rt.served(gates)})
     return {
         "paths": {
             _gv_path(v): {"serverRelativeURL": f"/openapi/v3/{_gv_path(v)}?hash={_hash(v)}"} for v in versions
@@ -45,10 +48,10 @@ def _patch_operation(rt: ResourceType) -> JSON:
     }
 
 
-def group_version(path: str) -> JSON | None:
+def group_version(path: str, gates: FeatureGates = DEFAULT_GATES) -> JSON | None:
     """The document for ``/openapi/v3/api/v1`` or ``/openapi/v3/apis/<group>/<version>``."""
     gv = path.removeprefix("/openapi/v3/").strip("/")
-    resources = [rt for rt in RESOURCES if _gv_path(rt.api_version) == gv]
+    resources = [rt for rt in RESOURCES if _gv_path(rt.api_version) == gv and rt.served(gates)]
     if not resources:
         return None
     paths: JSON = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ksched.apimachinery.validation import label_key_errors, label_value_errors
+from ksched.apimachinery.validation import dns1123_subdomain_errors, label_key_errors, label_value_errors
 
 from .errors import FieldError, duplicate, forbidden_field, invalid_value, not_supported, required
 
@@ -200,3 +200,15 @@ def node_affinity_errors(path: str, affinity: Any) -> list[FieldError]:
             errs.append(invalid_value(f"{ppath}.weight", weight, "must be in the range 1-100"))
         errs.extend(_term_errors(f"{ppath}.preference", term.get("preference"), check_values=False))
     return errs
+
+
+def scheduling_group_errors(spec: dict[str, Any]) -> list[FieldError]:
+    """``validateSchedulingGroup`` of a pod: a ``podGroupName`` that is a DNS subdomain."""
+    group = spec.get("schedulingGroup")
+    if group is None:
+        return []
+    name = group.get("podGroupName") if isinstance(group, dict) else None
+    path = "spec.schedulingGroup.podGroupName"
+    if name is None:
+        return [invalid_value(path, None, "must specify one of: `podGroupName`")]
+    return [invalid_value(path, name, msg) for msg in dns1123_subdomain_errors(str(name))]

@@ -80,6 +80,7 @@ POD_SPEC_ORDER = (
     "resourceClaims",
     "resources",
     "hostnameOverride",
+    "schedulingGroup",
 )
 POD_STATUS_ORDER = (
     "observedGeneration",
@@ -525,6 +526,7 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
     errs.extend(pod_fields.toleration_errors(f"{path}.tolerations", spec.get("tolerations")))
     spread = spec.get("topologySpreadConstraints")
     errs.extend(pod_fields.topology_spread_errors(f"{path}.topologySpreadConstraints", spread))
+    errs.extend(pod_fields.scheduling_group_errors(spec))
     grace = spec.get("terminationGracePeriodSeconds")
     if grace is not None and not isinstance(grace, int):
         errs.append(invalid_value(f"{path}.terminationGracePeriodSeconds", grace, "must be an integer"))

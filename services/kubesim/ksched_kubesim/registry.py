@@ -31,6 +31,7 @@ from .strategies import Strategy, strategy_for
 from .time_fields import DecodeFailure, decode_times, json_kind
 from .validation import validate_metadata
 from .watch import Watcher, error_line
+from .workload_strategies import STRATEGIES as WORKLOAD_STRATEGIES
 
 PODS = BY_KEY["pods"]
 NODES = BY_KEY["nodes"]
@@ -127,7 +128,8 @@ class Registry:
         self.strategies: dict[str, Strategy] = {}
         for rt in RESOURCES:
             if rt.storage_of is None:
-                self.strategies[rt.key] = strategy_for(rt)
+                extra = WORKLOAD_STRATEGIES.get(rt.key)
+                self.strategies[rt.key] = extra(rt) if extra is not None else strategy_for(rt)
         self.views: dict[str, View] = {
             rt.key: View(rt, core_to_events, events_to_core) for rt in RESOURCES if rt.storage_of == "events"
         }
@@ -459,6 +461,8 @@ class Registry:
             errs += validate_event(new, via_events_api=True)
         elif subresource is None:
             errs += strategy.validate_update(new, old, self)
+        elif subresource == "status":
+            errs += strategy.validate_status_update(new, old, self)
         if errs:
             raise self._invalid(rt, old_entry.name, errs)
         new["metadata"]["resourceVersion"] = old_meta.get("resourceVersion")

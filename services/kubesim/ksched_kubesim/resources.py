@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
+
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 NO_COLLECTION_DELETE = ("create", "delete", "get", "list", "patch", "update", "watch")
 
@@ -34,6 +36,8 @@ class ResourceType:
     name_style: str = SUBDOMAIN
     #: for a view of another resource's storage (events.k8s.io/v1 events over core/v1 events)
     storage_of: str | None = None
+    #: served only with this feature gate on (alpha APIs; upstream also needs --runtime-config)
+    feature_gate: str = ""
     prefix: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -63,6 +67,10 @@ class ResourceType:
     @property
     def has_status(self) -> bool:
         return "status" in self.subresources
+
+    def served(self, gates: FeatureGates) -> bool:
+        """Whether the API server serves this resource under ``gates``."""
+        return not self.feature_gate or gates.enabled(self.feature_gate)
 
     def selectable_fields(self) -> tuple[str, ...]:
         base = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
@@ -308,6 +316,28 @@ RESOURCES: tuple[ResourceType, ...] = (
         has_generation=True,
         storage_version_hash="1QwjyaZjj3Y=",
     ),
+    # scheduling.k8s.io/v1alpha2 (GenericWorkload; docs/gang.md)
+    ResourceType(
+        "scheduling.k8s.io",
+        "v1alpha2",
+        "podgroups",
+        "PodGroup",
+        True,
+        "podgroup",
+        subresources=("status",),
+        storage_version_hash="YYgX3v5V204=",
+        feature_gate=GENERIC_WORKLOAD,
+    ),
+    ResourceType(
+        "scheduling.k8s.io",
+        "v1alpha2",
+        "workloads",
+        "Workload",
+        True,
+        "workload",
+        storage_version_hash="vSX7gJe5Mx8=",
+        feature_gate=GENERIC_WORKLOAD,
+    ),
     # coordination.k8s.io/v1
     ResourceType(
         "coordination.k8s.io",
@@ -365,6 +395,19 @@ RESOURCES: tuple[ResourceType, ...] = (
         "resourceslice",
         fields=("spec.nodeName", "spec.driver"),
     ),
+    # scheduling.x-k8s.io/v1alpha1: scheduler-plugins' Coscheduling PodGroup CRD, served as if installed
+    # (GangScheduling on; ksched's adapter reads it, docs/gang.md)
+    ResourceType(
+        "scheduling.x-k8s.io",
+        "v1alpha1",
+        "podgroups",
+        "PodGroup",
+        True,
+        "podgroup",
+        ("pg", "pgs"),
+        subresources=("status",),
+        feature_gate=GANG_SCHEDULING,
+    ),
 )
 
 #: the legacy ``bindings`` collection (create-only) is listed in discovery but stores nothing
@@ -380,6 +423,7 @@ GROUP_ORDER = (
     "coordination.k8s.io",
     "node.k8s.io",
     "resource.k8s.io",
+    "scheduling.x-k8s.io",
 )
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
@@ -387,9 +431,15 @@ BY_KEY: dict[str, ResourceType] = {r.key: r for r in RESOURCES}
 
 
 def by_kind(api_version: str, kind: str) -> ResourceType | None:
-    """The served resource for an object's ``apiVersion``/``kind`` (any version of a served group)."""
+    """The served resource for an object's ``apiVersion``/``kind`` (the named version of its group if
+    served, else any version of the group)."""
     group = api_version.rpartition("/")[0] if "/" in api_version else ""
-    for r in RESOURCES:
-        if r.kind == kind and r.group == group:
-            return r
-    return None
+    version = api_version.rpartition("/")[2]
+    found = [r for r in RESOURCES if r.kind == kind and r.group == group]
+    return next((r for r in found if r.version == version), found[0] if found else None)
+
+
+def group_versions(group: str, gates: FeatureGates) -> list[str]:
+    """The versions of ``group`` served under ``gates``, preferred (GA) first."""
+    versions = {r.version for r in RESOURCES if r.group == group and r.served(gates)}
+    return sorted(versions, key=lambda v: (v != "v1", v))

@@ -14,6 +14,8 @@ from typing import Any
 from aiohttp import web
 
 from ksched.aio import cancel_and_wait
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import FeatureGates
 
 from . import discovery, errors, managed_fields, openapi, pod_actions, tables
 from .errors import ApiError
@@ -41,6 +43,8 @@ class ServerSettings:
     too_large_wait: float = 3.0
     #: watch timeout when the client gives none (the real server picks 30-60 min at random)
     default_watch_timeout: float = 1800.0
+    #: alpha APIs are served only with their gate on (``--feature-gates``)
+    gates: FeatureGates = DEFAULT_GATES
 
 
 def _audit_id() -> str:
@@ -158,10 +162,12 @@ class ApiServer:
             return self._non_resource(request, path)
         if isinstance(parsed, tuple):
             group, version = parsed
-            body = discovery.resource_list(f"{group}/{version}" if group else version)
+            body = discovery.resource_list(f"{group}/{version}" if group else version, self.settings.gates)
             if body is None:
                 raise errors.resource_not_found()
             return self._json(request, 200, body)
+        if not parsed.rt.served(self.settings.gates):
+            raise errors.resource_not_found()
         return await self._resource(request, parsed)
 
     def _anonymous_forbidden(
@@ -197,24 +203,30 @@ class ApiServer:
         if path in ("/api", "/api/"):
             if discovery.wants_aggregated(accept):
                 return self._json(
-                    request, 200, discovery.aggregated_core(), discovery.AGGREGATED_CONTENT_TYPE
+                    request,
+                    200,
+                    discovery.aggregated_core(self.settings.gates),
+                    discovery.AGGREGATED_CONTENT_TYPE,
                 )
             return self._json(request, 200, discovery.api_versions(self.server_address))
         if path in ("/apis", "/apis/"):
             if discovery.wants_aggregated(accept):
                 return self._json(
-                    request, 200, discovery.aggregated_groups(), discovery.AGGREGATED_CONTENT_TYPE
+                    request,
+                    200,
+                    discovery.aggregated_groups(self.settings.gates),
+                    discovery.AGGREGATED_CONTENT_TYPE,
                 )
-            return self._json(request, 200, discovery.group_list())
+            return self._json(request, 200, discovery.group_list(self.settings.gates))
         if path == "/openapi/v3":
-            return self._json(request, 200, openapi.index())
+            return self._json(request, 200, openapi.index(self.settings.gates))
         if path.startswith("/openapi/v3/"):
-            doc = openapi.group_version(path)
+            doc = openapi.group_version(path, self.settings.gates)
             if doc is not None:
                 return self._json(request, 200, doc)
         parts = [p for p in path.split("/") if p]
         if len(parts) == 2 and parts[0] == "apis":
-            group = discovery.group(parts[1])
+            group = discovery.group(parts[1], self.settings.gates)
             if group is not None:
                 return self._json(request, 200, group)
         return web.Response(status=404, text="404 page not found\n", content_type="text/plain")

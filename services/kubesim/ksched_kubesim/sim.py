@@ -15,6 +15,9 @@ from types import TracebackType
 
 from aiohttp import web
 
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import FeatureGates
+
 from . import errors, pod_actions
 from .jsonio import JSON, decode, new_uid, rfc3339
 from .kubeconfig import write_kubeconfig
@@ -54,6 +57,8 @@ class KubeSimConfig:
     lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
     #: serve HTTPS with a self-signed certificate (kubectl sends bearer tokens only over TLS)
     tls: bool = False
+    #: alpha APIs (scheduling.k8s.io/v1alpha2 ...) are served with their gate on
+    feature_gates: FeatureGates = DEFAULT_GATES
 
 
 class KubeSim:
@@ -75,6 +80,7 @@ class KubeSim:
                 token=self.config.token,
                 bookmark_interval=self.config.bookmark_interval,
                 too_large_wait=self.config.too_large_wait,
+                gates=self.config.feature_gates,
             ),
         )
         self._runner: web.ServerRunner | None = None

@@ -111,6 +111,10 @@ class Strategy:
     def validate_update(self, new: JSON, old: JSON, lookup: Lookup) -> list[FieldError]:
         return self.validate(new, lookup)
 
+    def validate_status_update(self, new: JSON, old: JSON, lookup: Lookup) -> list[FieldError]:
+        """A /status write's own checks (conditions ...); none by default."""
+        return []
+
     def spec_changed(self, new: JSON, old: JSON) -> bool:
         """Whether the write bumps ``metadata.generation`` (kinds that have one)."""
         return any(new.get(k) != old.get(k) for k in set(new) | set(old) if k not in ("metadata", "status"))

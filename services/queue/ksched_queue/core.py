@@ -31,6 +31,8 @@ from ksched.bus.messages import (
 from ksched.framework.changes import pod_changes
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
 
+from .events import EVENT_UNSCHEDULED_POD_ADD
+from .gangs import QueueGangs
 from .leases import Lease, LeaseTable
 from .objects import ObjectDecodeError, decode_object
 from .priority_queue import SchedulingQueue
@@ -72,9 +74,19 @@ class RebuildReport:
 class QueueCore:
     """A :class:`SchedulingQueue` with leases and the feed cursor."""
 
-    def __init__(self, queue: SchedulingQueue, leases: LeaseTable) -> None:
+    def __init__(
+        self,
+        queue: SchedulingQueue,
+        leases: LeaseTable,
+        gangs: QueueGangs | None = None,
+        gang_events: bool = False,
+    ) -> None:
         self.queue = queue
         self.leases = leases
+        #: pod groups (GenericWorkload): a popped member takes its group's queued members along
+        self.gangs = gangs
+        #: GangScheduling: a new pending pod is an UnschedulablePod/Add event for the others (upstream)
+        self.gang_events = gang_events
         self.cursor = FeedCursor()
         self.bootstrapped = False
         self.bad_feed_items = 0
@@ -96,30 +108,48 @@ class QueueCore:
             entry = self.queue.pop(names)
             if entry is None:
                 break
-            stale = self.leases.release_pod(entry.uid)
-            if stale is not None:  # a bug if it happens; never hand one pod to two replicas
-                log.error(
-                    "pod uid %s popped while leased to %s; lease revoked", entry.uid, stale.scheduler_id
+            group = self.gangs.group_of(entry.uid) if self.gangs is not None else ""
+            out.append(self._lease(entry, request.scheduler_id, group))
+            if group:  # the whole group, in the same reply (docs/gang.md)
+                out.extend(
+                    self._lease(member, request.scheduler_id, group) for member in self._members(entry)
                 )
-            lease = self.leases.grant(entry.uid, request.scheduler_id, entry.trace_id)
-            if self.on_pop is not None:
-                self.on_pop(entry, lease, request.scheduler_id)
-            out.append(
-                LeasedPod(
-                    lease_id=lease.lease_id,
-                    deadline=lease.deadline,
-                    lease_seconds=self.leases.lease_seconds,
-                    pod=entry.pending,
-                    attempts=entry.info.attempts,
-                    queued_at=entry.info.timestamp,
-                    initial_attempt_at=entry.info.initial_attempt_timestamp or entry.info.timestamp,
-                    trace_id=lease.trace_id,
-                    min_generation=entry.generation,
-                    epoch=self.cursor.epoch,
-                    flushed_from_unschedulable=entry.was_flushed,
-                )
-            )
         return out
+
+    def _members(self, entry: QueuedPod) -> list[QueuedPod]:
+        """The other queued members of ``entry``'s group (same profile), popped (``PopSpecificPod``)."""
+        assert self.gangs is not None
+        members = []
+        for uid in self.gangs.others(entry.uid):
+            other = self.queue.get(uid)
+            if other is None or other.scheduler_name != entry.scheduler_name:
+                continue
+            popped = self.queue.pop_specific(uid)
+            if popped is not None:
+                members.append(popped)
+        return members
+
+    def _lease(self, entry: QueuedPod, scheduler_id: str, group: str) -> LeasedPod:
+        stale = self.leases.release_pod(entry.uid)
+        if stale is not None:  # a bug if it happens; never hand one pod to two replicas
+            log.error("pod uid %s popped while leased to %s; lease revoked", entry.uid, stale.scheduler_id)
+        lease = self.leases.grant(entry.uid, scheduler_id, entry.trace_id)
+        if self.on_pop is not None:
+            self.on_pop(entry, lease, scheduler_id)
+        return LeasedPod(
+            lease_id=lease.lease_id,
+            deadline=lease.deadline,
+            lease_seconds=self.leases.lease_seconds,
+            pod=entry.pending,
+            attempts=entry.info.attempts,
+            queued_at=entry.info.timestamp,
+            initial_attempt_at=entry.info.initial_attempt_timestamp or entry.info.timestamp,
+            trace_id=lease.trace_id,
+            min_generation=entry.generation,
+            epoch=self.cursor.epoch,
+            flushed_from_unschedulable=entry.was_flushed,
+            group=group,
+        )
 
     def has_poppable(self, request: PopRequest) -> bool:
         return self.queue.has_poppable(request.scheduler_names or None)
@@ -258,10 +288,15 @@ class QueueCore:
         known = self.queue.get(pending.uid)
         if known is not None and known.scheduler_name != pending.scheduler_name:
             self._drop(pending.uid, bound=True)
+            known = None
+        if self.gangs is not None:
+            self.gangs.note(pending)  # before PreEnqueue reads the group
         if update:
-            self.queue.update(pending, generation)
+            entry = self.queue.update(pending, generation)
         else:
-            self.queue.add(pending, generation)
+            entry = self.queue.add(pending, generation)
+        if known is None and self.gang_events:
+            self.queue.on_cluster_event(EVENT_UNSCHEDULED_POD_ADD, None, entry.pod)
 
     def _removed(self, uid: str) -> None:
         if self._removed_during_repair is not None:
@@ -299,6 +334,8 @@ class QueueCore:
 
     def _drop(self, uid: str, *, bound: bool) -> QueuedPod | None:
         self.leases.release_pod(uid)
+        if self.gangs is not None:
+            self.gangs.removed(uid)
         return self.queue.delete(uid, bound=bound)
 
     def apply_cluster_event(self, message: ClusterEventMsg) -> int:
@@ -313,7 +350,9 @@ class QueueCore:
 
     def _apply_cluster_event(self, message: ClusterEventMsg) -> int:
         event = ClusterEvent(message.resource, message.action)
-        if not self.queue.wants_events() or not self.queue.is_event_of_interest(event):
+        pod_group = message.resource == EventResource.POD_GROUP and self.gangs is not None
+        wanted = self.queue.wants_events() and self.queue.is_event_of_interest(event)
+        if not wanted and not pod_group:
             return 0
         try:
             old = decode_object(message.resource, message.old, key=message.key)
@@ -323,7 +362,9 @@ class QueueCore:
             self.bad_feed_items += 1
             log.warning("feed: %s; hints see the raw bytes", exc)
             old, new = message.old, message.new
-        return self.queue.on_cluster_event(event, old, new)
+        if pod_group and self.gangs is not None:
+            self.gangs.pod_group_changed(old, new)  # before the hints: PreEnqueue reads the PodGroup
+        return self.queue.on_cluster_event(event, old, new) if wanted else 0
 
     def rebuild(self, epoch: str, generation: int, stream_seq: int, pods: list[PendingPod]) -> RebuildReport:
         """Make the queue hold exactly the informer's pending pods: add new ones, update known ones

@@ -11,6 +11,7 @@ import msgspec
 from ksched.api.base import DECODE_ERRORS, K8s
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
 from ksched.api.resource import DeviceClass, ResourceClaim, ResourceSlice
+from ksched.api.scheduling import PodGroup
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.framework.events import EventResource
 
@@ -30,6 +31,7 @@ RESOURCE_TYPES: dict[str, type[K8s]] = {
     EventResource.RESOURCE_CLAIM: ResourceClaim,
     EventResource.RESOURCE_SLICE: ResourceSlice,
     EventResource.DEVICE_CLASS: DeviceClass,
+    EventResource.POD_GROUP: PodGroup,
 }
 """Resources whose objects decode to a struct; others (newer ones) stay plain dicts."""
 

@@ -57,7 +57,7 @@ from .events import (
     matches_any,
 )
 from .heap import KeyedHeap
-from .profiles import LessFn, QueueProfile, plugin_events
+from .profiles import HintFunction, LessFn, QueueProfile, plugin_events
 from .queued_pod import PodState, QueuedPod, decode_pending_pod
 from .rejections import RejectorTally
 
@@ -145,6 +145,7 @@ class SchedulingQueue:
         pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
         pop_from_backoff: bool = True,
         on_incoming: IncomingObserver | None = None,
+        group_scheduling: bool = False,
     ) -> None:
         if not profiles:
             raise ValueError("the scheduling queue needs at least one profile")
@@ -156,10 +157,14 @@ class SchedulingQueue:
         self.pod_max_backoff = pod_max_backoff
         self.pod_max_in_unschedulable = pod_max_in_unschedulable
         self.pop_from_backoff = pop_from_backoff
+        #: GenericWorkload: a pod group member's failed attempt is retried on backoff alone (upstream:
+        #: event-based requeueing is not implemented at the pod group level)
+        self.group_scheduling = group_scheduling
         self._on_incoming = on_incoming
         self.on_move: MoveObserver | None = None
         self._less = less
         self._plugin_events = plugin_events(self.profiles.values())
+        self._matching: dict[tuple[str, ClusterEvent], list[list[HintFunction]]] = {}
         self._active: dict[str, KeyedHeap[QueuedPod]] = {}
         self._backoff: dict[str, KeyedHeap[QueuedPod]] = {}
         self._error_backoff: dict[str, KeyedHeap[QueuedPod]] = {}
@@ -466,12 +471,9 @@ class SchedulingQueue:
             if new is not None and (not isinstance(new, Pod) or new.metadata.uid != entry.uid):
                 return Strategy.SKIP
             return Strategy.AFTER_BACKOFF
-        profile = self.profiles[entry.scheduler_name]
         pending = entry.info.pending_plugins
         strategy = Strategy.SKIP
-        for registered, fns in profile.hints.items():
-            if not event_matches(registered, event):
-                continue
+        for fns in self._hints_matching(entry.scheduler_name, event):
             for hint_fn in fns:
                 if hint_fn.plugin not in rejectors:
                     continue
@@ -494,6 +496,18 @@ class SchedulingQueue:
                     return Strategy.AFTER_BACKOFF
                 strategy = Strategy.AFTER_BACKOFF
         return strategy
+
+    def _hints_matching(self, profile: str, event: ClusterEvent) -> list[list[HintFunction]]:
+        """The hint functions of ``profile`` registered for events ``event`` matches (the profiles'
+        registrations never change, so the matching is done once per profile and event)."""
+        key = (profile, event)
+        found = self._matching.get(key)
+        if found is None:
+            hints = self.profiles[profile].hints
+            found = self._matching[key] = [
+                fns for registered, fns in hints.items() if event_matches(registered, event)
+            ]
+        return found
 
     def _hint_for_in_flight(self, entry: QueuedPod) -> Strategy:
         """Upstream ``determineSchedulingHintForInFlightPod``: replay events seen while it was popped."""
@@ -687,13 +701,30 @@ class SchedulingQueue:
             self._incoming("active", POP_FROM_BACKOFF_Q, best)
         else:
             return None
-        best.info.attempts += 1
-        best.in_flight_seq = self._event_seq
-        best.state = PodState.IN_FLIGHT
-        self.rejections.sync(best)
-        self._in_flight[best.uid] = best
+        return self._start_flight(best)
+
+    def _start_flight(self, entry: QueuedPod) -> QueuedPod:
+        entry.info.attempts += 1
+        entry.in_flight_seq = self._event_seq
+        entry.state = PodState.IN_FLIGHT
+        self.rejections.sync(entry)
+        self._in_flight[entry.uid] = entry
         self.scheduling_cycle += 1
-        return best
+        return entry
+
+    def pop_specific(self, uid: str) -> QueuedPod | None:
+        """Upstream ``PopSpecificPod``: activate the pod (from backoffQ or the unschedulable pool,
+        PreEnqueue permitting), then pop it from activeQ; None if it is not there (gated, in flight,
+        assumed, unknown)."""
+        entry = self._entry(uid)
+        if entry is None:
+            return None
+        if entry.state in (PodState.UNSCHEDULABLE, PodState.GATED, PodState.BACKOFF):
+            self.activate([uid])
+        if entry.state != PodState.ACTIVE:
+            return None
+        self._active[entry.scheduler_name].delete(uid)
+        return self._start_flight(entry)
 
     def _done(self, uid: str) -> QueuedPod | None:
         """Upstream ``Done``: the pod is no longer in flight; drop events nobody in flight needs."""
@@ -746,7 +777,10 @@ class SchedulingQueue:
         entry.retried = False
         entry.requeue_after_done = None
         self._end_attempt(entry, unschedulable_plugins, pending_plugins)
-        strategy = self._hint_for_in_flight(entry)
+        if self.group_scheduling and entry.pod.spec.scheduling_group is not None:
+            strategy = Strategy.AFTER_BACKOFF
+        else:
+            strategy = self._hint_for_in_flight(entry)
         self._done(uid)
         where = self._requeue(entry, strategy, SCHEDULE_ATTEMPT_FAILURE)
         if nominated_node is not None:

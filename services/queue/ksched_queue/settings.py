@@ -5,16 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ksched.bus.credentials import NatsCredentials
-from ksched.config import KubeSchedulerConfiguration, build_frameworks, default_config, load_config
+from ksched.config import KubeSchedulerConfiguration, build_frameworks
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.plugins.dynamicresources import NAME as DRA_NAME
 from ksched.plugins.dynamicresources import DynamicResources
 from ksched.service.leader import ElectionConfig
-from ksched.service.options import CommonOptions
+from ksched.service.options import CommonOptions, scheduler_config
 
 from .clock import Clock, SystemClock
 from .core import QueueCore
+from .gangs import QueueGangs
 from .leases import DEFAULT_LEASE_SECONDS, LeaseTable
 from .metrics import observe_incoming
 from .priority_queue import (
@@ -63,6 +66,8 @@ class QueueSettings:
     """Leader election; None: this instance is the only one and serves at once."""
     jetstream_replicas: int = 1
     """Replicas of the feed and trace streams, if the queue is the first to create them."""
+    feature_gates: FeatureGates = DEFAULT_GATES
+    """GenericWorkload: pod groups are popped whole; GangScheduling: its PreEnqueue and hints."""
 
     @property
     def pod_initial_backoff(self) -> float:
@@ -89,7 +94,7 @@ class QueueSettings:
     ) -> QueueSettings:
         """Settings from the common flags; ``--config`` is loaded (upstream defaults without it).
         Raises :class:`ksched.config.ConfigError` for a bad configuration."""
-        config = load_config(options.config) if options.config else default_config()
+        config = scheduler_config(options)
         if lease_seconds <= 0:
             raise ValueError(f"--lease-duration must be positive, got {lease_seconds} s")
         if pod_max_in_unschedulable <= 0:
@@ -111,6 +116,7 @@ class QueueSettings:
             pod_max_in_unschedulable=pod_max_in_unschedulable,
             nats_credentials=options.nats_credentials,
             jetstream_replicas=options.jetstream_replicas,
+            feature_gates=options.feature_gates,
         )
 
 
@@ -130,9 +136,15 @@ def build_core(
     """The queue of ``settings``: one queue profile per scheduling profile (PreEnqueue plugins,
     queueing hints, QueueSort), backoffs from the configuration, leases."""
     clock = clock or SystemClock()
-    frameworks = build_frameworks(settings.scheduler_config, Snapshot())
+    snapshot = Snapshot()  # the queue's plugins read only its objects (PodGroups)
+    frameworks = build_frameworks(settings.scheduler_config, snapshot)
     for fw in frameworks.values():
         without_claims_in_view(fw)
+    gates = settings.feature_gates
+    gangs = QueueGangs(snapshot.objects) if gates.enabled(GENERIC_WORKLOAD) else None
+    if gangs is not None:
+        for fw in frameworks.values():
+            fw.pod_group_manager = gangs.states
     profiles, less = profiles_from_frameworks(frameworks)
     queue = SchedulingQueue(
         profiles,
@@ -142,5 +154,7 @@ def build_core(
         pod_max_backoff=settings.pod_max_backoff,
         pod_max_in_unschedulable=settings.pod_max_in_unschedulable,
         on_incoming=on_incoming,
+        group_scheduling=gangs is not None,
     )
-    return QueueCore(queue, LeaseTable(clock, settings.lease_seconds))
+    leases = LeaseTable(clock, settings.lease_seconds)
+    return QueueCore(queue, leases, gangs, gang_events=gates.enabled(GANG_SCHEDULING))

@@ -6,10 +6,10 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from ksched.config import ConfigError, default_config, load_config
+from ksched.config import ConfigError
 from ksched.extenders import ExtenderConfigError, HTTPExtenders
 from ksched.service.logs import setup_logging
-from ksched.service.options import add_common_arguments, common_options
+from ksched.service.options import add_common_arguments, common_options, scheduler_config
 from ksched_scheduler.service import SchedulerOptions, SchedulerService
 
 DEFAULT_HTTP_PORT = 10259
@@ -30,7 +30,7 @@ def main(argv: Sequence[str]) -> int:
     common = common_options(ns, "scheduler")
     setup_logging("scheduler", common.log_format, common.log_level)
     try:
-        config = load_config(common.config) if common.config else default_config()
+        config = scheduler_config(common)
     except ConfigError as exc:
         print(f"ksched scheduler: {common.config}: invalid configuration:\n{exc}", file=sys.stderr)
         return 2
@@ -51,6 +51,7 @@ def main(argv: Sequence[str]) -> int:
         seed=ns.seed,
         nats_credentials=common.nats_credentials,
         jetstream_replicas=common.jetstream_replicas,
+        feature_gates=common.feature_gates,
     )
     asyncio.run(SchedulerService(options, config).run())
     return 0

@@ -38,7 +38,10 @@ class CycleOutcome:
     victims: list[PodInfo] = field(default_factory=list)
     #: what PostFilter returned (a PreemptionResult when DefaultPreemption nominated a node)
     post_filter: PostFilterResult | None = None
-    permit_wait: float = 0.0
+    #: what Permit said (None: allowed; a Wait status: ``permit_waits`` holds the waiting plugins)
+    permit: Status | None = None
+    #: plugins whose Permit asked to wait, with their timeouts (the binder waits for them)
+    permit_waits: dict[str, float] = field(default_factory=dict)
     feasible_nodes: int = 0
     evaluated_nodes: int = 0
     num_nodes: int = 0
@@ -68,11 +71,13 @@ class SchedulingCycle:
             fw.nominator = nominator
             fw.rng = algorithm.rng
 
-    def run(self, pod: Pod) -> CycleOutcome:
+    def run(self, pod: Pod, pod_group_cycle: bool = False) -> CycleOutcome:
+        """One cycle; ``pod_group_cycle``: as a member of a pod group cycle (docs/gang.md)."""
         fw = self.frameworks[pod.spec.scheduler_name]
         pi = PodInfo(pod)
         state = CycleState()
         state.record_plugin_metrics = self.sampler()
+        state.pod_group_cycle = pod_group_cycle
         try:
             result = self.algorithm.schedule_pod(fw, state, pi)
         except FitError as fit:
@@ -88,15 +93,16 @@ class SchedulingCycle:
             return CycleOutcome(ERROR, pi, fw, state, message=exc.status.message)
         return self._scheduled(fw, pi, state, result)
 
-    async def run_async(self, pod: Pod) -> CycleOutcome:
+    async def run_async(self, pod: Pod, pod_group_cycle: bool = False) -> CycleOutcome:
         """:meth:`run` for a profile with extenders: their HTTP calls (Filter, Prioritize, and
         ProcessPreemption in PostFilter) are awaited. Without extenders it is :meth:`run`."""
         fw = self.frameworks[pod.spec.scheduler_name]
         if not fw.extenders:
-            return self.run(pod)
+            return self.run(pod, pod_group_cycle)
         pi = PodInfo(pod)
         state = CycleState()
         state.record_plugin_metrics = self.sampler()
+        state.pod_group_cycle = pod_group_cycle
         try:
             result = await self.algorithm.schedule_pod_async(fw, state, pi)
         except FitError as fit:
@@ -132,31 +138,40 @@ class SchedulingCycle:
     def _scheduled(
         self, fw: Framework, pi: PodInfo, state: CycleState, result: ScheduleResult
     ) -> CycleOutcome:
-        host = result.suggested_host
         out = CycleOutcome(
             SCHEDULED,
             pi,
             fw,
             state,
-            node=host,
+            node=result.suggested_host,
             feasible_nodes=result.feasible_nodes,
             evaluated_nodes=result.evaluated_nodes,
             num_nodes=len(self.snapshot.nodes),
             result=result,
         )
+        failure = self.reserve_and_permit(out, out.node)
+        return out if failure is None else self._failed(out, failure.message, _rejectors(failure))
+
+    def reserve_and_permit(self, out: CycleOutcome, host: str) -> Status | None:
+        """Assume ``out.pod`` on ``host`` locally, run Reserve and Permit (upstream ``assumeAndReserve``
+        and Permit): None with ``out.permit``/``permit_waits`` set, or the failure (the assumption
+        undone)."""
+        fw, state, pi = out.fw, out.state, out.pod
+        out.node = host
         self.assume_locally(out)
         reserve = fw.run_reserve_plugins_reserve(state, pi, host)
         if reserve is not None:
             self.forget_locally(out)
-            return self._failed(out, reserve.message, {reserve.plugin} if reserve.is_rejected() else set())
-        permit, timeout = fw.run_permit_plugins(state, pi, host)
+            return reserve
+        permit, waits = fw.run_permit_plugins(state, pi, host)
         if permit is not None and permit.code != Code.WAIT:
             self.forget_locally(out)
-            return self._failed(out, permit.message, {permit.plugin} if permit.is_rejected() else set())
-        out.permit_wait = timeout if permit is not None else 0.0
-        return out
+            return permit
+        out.permit, out.permit_waits = permit, waits
+        return None
 
-    def _failed(self, out: CycleOutcome, message: str, plugins: set[str]) -> CycleOutcome:
+    @staticmethod
+    def _failed(out: CycleOutcome, message: str, plugins: set[str]) -> CycleOutcome:
         out.kind = UNSCHEDULABLE if plugins else ERROR
         out.message = message
         out.plugins = plugins
@@ -172,3 +187,8 @@ class SchedulingCycle:
         if self.snapshot.location(out.pod.uid) == out.node:
             self.snapshot.remove_pod(out.pod.uid)
         out.fw.run_reserve_plugins_unreserve(out.state, out.pod, out.node)
+
+
+def _rejectors(status: Status) -> set[str]:
+    """The plugin a rejection names (an error names none: the attempt failed, nobody rejected it)."""
+    return {status.plugin} if status.is_rejected() else set()

@@ -33,6 +33,23 @@ ALGORITHM_DURATION = Histogram(
     "Scheduling algorithm latency in seconds",
     buckets=_ATTEMPT_BUCKETS,
 )
+POD_GROUP_ATTEMPTS = Counter(
+    "scheduler_podgroup_schedule_attempts_total",
+    "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group could not be "
+    "scheduled, while 'error' means an internal scheduler problem.",
+    ["result", "profile"],
+)
+POD_GROUP_ATTEMPT_DURATION = Histogram(
+    "scheduler_podgroup_scheduling_attempt_duration_seconds",
+    "Pod group scheduling attempt latency in seconds (scheduling algorithm + binding)",
+    ["result", "profile"],
+    buckets=_ATTEMPT_BUCKETS,
+)
+POD_GROUP_ALGORITHM_DURATION = Histogram(
+    "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+    "Pod group scheduling algorithm latency in seconds",
+    buckets=_ATTEMPT_BUCKETS,
+)
 UNSCHEDULABLE_PODS = Counter(
     "ksched_unschedulable_rejections_total",
     "Unschedulable attempts by a plugin that rejected the pod "

@@ -29,6 +29,7 @@ from ksched.bus.connect import Bus, connect
 from ksched.bus.credentials import NatsCredentials
 from ksched.bus.messages import (
     Ack,
+    AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
     AssumeRequest,
@@ -48,8 +49,14 @@ from ksched.cache.follower import ReplicaFollower
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
 from ksched.framework.algorithm import ScheduleAlgorithm
+from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
+from ksched.framework.podgroup_cycle import GroupResult, MemberAttempt
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.status import Code, Status
 from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client, api_reachable
@@ -60,8 +67,9 @@ from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
 from ksched_scheduler import metrics
-from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
+from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
 from ksched_scheduler.dra import claims_writer
+from ksched_scheduler.group_cycle import GroupCycle
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
 from ksched_scheduler.preemption import PreemptionRunner, status_nomination
 from ksched_scheduler.tracing import trace_assume, trace_cycle
@@ -101,6 +109,33 @@ class SchedulerOptions:
     """Replicas of the trace stream, if the scheduler is the first to create it."""
     http_token: str | None = None
     """Bearer token of /metrics and /debug (ksched.service.http)."""
+    feature_gates: FeatureGates = DEFAULT_GATES
+    """GenericWorkload: pod group cycles; GangScheduling: gangs placed by one group commit."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A leased pod ready for its cycle: decoded, the replica caught up, timings for the trace."""
+
+    leased: LeasedPod
+    pod: Pod
+    arrived: float
+    waited: float
+
+
+def leased_batches(pods: list[LeasedPod], group_cycles: bool) -> list[list[LeasedPod]]:
+    """The pods of a pop reply in order, one per batch, except that the members of a pod group (the
+    queue leases them together, one after the other) make one batch when group cycles run."""
+    batches: list[list[LeasedPod]] = []
+    for leased in pods:
+        if group_cycles and leased.group and batches and batches[-1][0].group == leased.group:
+            batches[-1].append(leased)
+        else:
+            batches.append([leased])
+    if not group_cycles:
+        for batch in batches:
+            batch[0] = msgspec.structs.replace(batch[0], group="")
+    return batches
 
 
 @dataclass
@@ -132,6 +167,8 @@ class SchedulerService:
         self.reporter: Reporter | None = None
         self.follower: ReplicaFollower | None = None
         self.cycle: SchedulingCycle | None = None
+        #: pod group cycles (GenericWorkload), on ``cycle``
+        self.group_cycle: GroupCycle | None = None
         self.algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=options.seed)
         self.extenders = HTTPExtenders(config.extenders)
         self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
@@ -191,6 +228,8 @@ class SchedulerService:
         self.cycle = SchedulingCycle(
             frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
         )
+        if self.options.feature_gates.enabled(GENERIC_WORKLOAD):
+            self.group_cycle = GroupCycle(self.cycle)
         await self.bus.subscribe(
             self.subjects.unreserve(self.options.identity), UnreserveRequest, self.on_unreserve
         )
@@ -237,19 +276,25 @@ class SchedulerService:
                 log.debug("pop failed: %s", exc)
                 await asyncio.sleep(0.2)
                 continue
-            for leased in reply.pods:
-                self._held[leased.lease_id] = leased
-                pending = leased.pod
+            for batch in leased_batches(reply.pods, group_cycles=self.group_cycle is not None):
+                for leased in batch:
+                    self._held[leased.lease_id] = leased
+                if batch[0].group:
+                    await self._schedule_group(batch)
+                    continue
+                pending = batch[0].pod
                 token = bind(
-                    f"{pending.namespace}/{pending.name}", "", pending.scheduler_name, leased.trace_id
+                    f"{pending.namespace}/{pending.name}", "", pending.scheduler_name, batch[0].trace_id
                 )
                 try:  # log lines of this pod's cycle (and of the tasks it spawns) name it
-                    await self._schedule_one(leased)
+                    await self._schedule_one(batch[0])
                 finally:
                     unbind(token)
 
-    async def _schedule_one(self, leased: LeasedPod) -> None:
-        assert self.cycle is not None and self.follower is not None
+    async def _prepared(self, leased: LeasedPod) -> Prepared | None:
+        """The leased pod, once the replica has caught up with its newest event; None (and the
+        attempt ended as an error) for a pod that does not decode."""
+        assert self.follower is not None
         replica = self.follower.replica
         arrived, wait_started = time.time(), time.perf_counter()
         if leased.epoch == replica.epoch and leased.min_generation > replica.generation:
@@ -261,42 +306,159 @@ class SchedulerService:
             pod = msgspec.json.decode(leased.pod.pod, type=Pod)
         except DECODE_ERRORS as exc:
             await self._done(leased, DoneOutcome.ERROR, message=f"undecodable pod: {exc}")
-            return
+            return None
         self.nominations.observe(leased.pod)
+        return Prepared(leased, pod, arrived, time.perf_counter() - wait_started)
+
+    def _traced(self, p: Prepared, outcome: CycleOutcome, elapsed: float) -> None:
+        assert self.follower is not None
+        replica = self.follower.replica
+        trace_cycle(
+            self.tracer,
+            p.leased,
+            outcome,
+            epoch=replica.epoch,
+            generation=replica.generation,
+            arrived=p.arrived,
+            waited=p.waited,
+            started=p.arrived + p.waited,
+            elapsed=elapsed,
+        )
+        metrics.ALGORITHM_DURATION.observe(elapsed)
+
+    async def _schedule_one(self, leased: LeasedPod) -> None:
+        assert self.cycle is not None
+        p = await self._prepared(leased)
+        if p is None:
+            return
         log.debug("Attempting to schedule pod (attempt %d)", leased.attempts)
-        # What the decision is based on: the replica's generation and our unanswered placements
-        # (read before the cycle: with extenders, deltas and answers may arrive during it).
-        first = min(self._unanswered) if self._unanswered else self._seq + 1
-        basis = Basis(replica.epoch, replica.generation, first)
+        basis = self._basis()
         started = time.perf_counter()
-        waited = started - wait_started
         try:
-            outcome = await self.cycle.run_async(pod) if self.extenders else self.cycle.run(pod)
+            outcome = await self.cycle.run_async(p.pod) if self.extenders else self.cycle.run(p.pod)
         except ValueError as exc:  # a pod the cycle cannot read (a quantity that does not parse...)
             log.warning("cannot schedule pod: %s", exc)
             await self._done(leased, DoneOutcome.ERROR, message=f"unreadable pod: {exc}")
             return
         elapsed = time.perf_counter() - started
-        trace_cycle(
-            self.tracer,
-            leased,
-            outcome,
-            epoch=replica.epoch,
-            generation=replica.generation,
-            arrived=arrived,
-            waited=waited,
-            started=arrived + waited,
-            elapsed=elapsed,
-        )
-        profile = pod.spec.scheduler_name
-        metrics.ALGORITHM_DURATION.observe(elapsed)
+        self._traced(p, outcome, elapsed)
         if outcome.kind == SCHEDULED:
             set_node(outcome.node)
-            self._seq += 1
-            self._unanswered.add(self._seq)
             await self._assume_slots.acquire()
-            self._spawn(self._assume(leased, outcome, elapsed, dataclasses.replace(basis, seq=self._seq)))
+            self._spawn(self._assume(leased, outcome, elapsed, self._next_seq(basis)))
             return
+        await self._failed(leased, outcome, elapsed)
+
+    # --- pod groups (docs/gang.md) ------------------------------------------------------------------
+    async def _schedule_group(self, batch: list[LeasedPod]) -> None:
+        """One pod group cycle over the members the queue leased together, then their outcomes: a
+        gang's placements in one group commit, a basic group's one by one; the PodGroup's condition."""
+        assert self.group_cycle is not None
+        ready = [p for p in [await self._prepared(leased) for leased in batch] if p is not None]
+        if not ready:
+            return
+        ready = [ready[i] for i in GroupCycle.order([(p.pod, p.leased.initial_attempt_at) for p in ready])]
+        group = batch[0].group
+        log.debug("Attempting to schedule pod group %s (%d pods)", group, len(ready))
+        basis = self._basis()
+        started = time.perf_counter()
+        pods = [p.pod for p in ready]
+        cycle = self.group_cycle
+        try:
+            result = await cycle.run_async(pods) if self.extenders else cycle.run(pods)
+        except ValueError as exc:  # a member the cycle cannot read (a quantity that does not parse...)
+            log.warning("cannot schedule pod group %s: %s", group, exc)
+            for p in ready:
+                await self._done(p.leased, DoneOutcome.ERROR, message=f"unreadable pod group member: {exc}")
+            return
+        metrics.POD_GROUP_ALGORITHM_DURATION.observe(time.perf_counter() - started)
+        elapsed = (time.perf_counter() - started) / len(ready)
+        tried = {m.record.pod.uid: m for m in result.members}
+        binding: list[tuple[LeasedPod, CycleOutcome]] = []
+        for p in ready:
+            member = tried.get(p.pod.metadata.uid)
+            outcome = member.record if member is not None else self._untried(p.pod, result)
+            self._traced(p, outcome, elapsed)
+            status = result.member_status(member) if member is not None else result.status
+            if status is None:
+                binding.append((p.leased, outcome))
+            else:
+                await self._failed(p.leased, _ended(outcome, member, status, result), elapsed)
+        committed = await self._place_group(group, binding, elapsed, basis)
+        if not committed:
+            return  # a gang's commit was rejected: its members are retried at once
+        label = pod_group_result(result)
+        profile = ready[0].pod.spec.scheduler_name
+        metrics.POD_GROUP_ATTEMPTS.labels(label, profile).inc()
+        metrics.POD_GROUP_ATTEMPT_DURATION.labels(label, profile).observe(time.perf_counter() - started)
+        if self.reporter is not None:
+            namespace, _, name = group.partition("/")
+            self.reporter.pod_group_scheduled(namespace, name, *result.condition())
+
+    def _untried(self, pod: Pod, result: GroupResult[CycleOutcome]) -> CycleOutcome:
+        """The outcome of a member the cycle never reached (it stopped on an error)."""
+        assert self.cycle is not None
+        fw = self.cycle.frameworks[pod.spec.scheduler_name]
+        message = result.status.message if result.status is not None else ""
+        return CycleOutcome(ERROR, PodInfo(pod), fw, CycleState(), message=message)
+
+    async def _place_group(
+        self, group: str, binding: list[tuple[LeasedPod, CycleOutcome]], elapsed: float, basis: Basis
+    ) -> bool:
+        """Hand the members that go to binding to the informer; False when a gang's commit was rejected
+        (its members are retried: no PodGroup condition for this attempt)."""
+        if not binding:
+            return True
+        if self._is_gang(group):
+            return await self._commit_group(group, binding, elapsed, basis)
+        for leased, outcome in binding:  # a basic group: each member on its own, in cycle order
+            await self._assume_slots.acquire()
+            self._spawn(self._assume(leased, outcome, elapsed, self._next_seq(basis)))
+        return True
+
+    def _is_gang(self, group: str) -> bool:
+        assert self.follower is not None
+        if not self.options.feature_gates.enabled(GANG_SCHEDULING):
+            return False
+        pod_group = self.follower.replica.snapshot.objects.pod_groups.get(group)
+        return pod_group is not None and pod_group.min_count is not None
+
+    async def _commit_group(
+        self, group: str, binding: list[tuple[LeasedPod, CycleOutcome]], elapsed: float, basis: Basis
+    ) -> bool:
+        """Every member's placement in one ``AssumeGroupRequest``: accepted all or none. The members
+        are consecutive assumes of the session, in the order the group cycle decided them."""
+        assert self.bus is not None
+        seqs = [self._next_seq(basis).seq for _ in binding]
+        placements = [self._placement(leased, outcome, basis) for leased, outcome in binding]
+        request = AssumeGroupRequest(
+            group=group,
+            commit_id=uuid.uuid4().hex,
+            placements=placements,
+            session=self._session,
+            seq=seqs[0],
+            basis_from=basis.first_unanswered,
+            spread_slacks=[self._spread_slack(outcome) for _, outcome in binding],
+        )
+        sent, sent_at = time.perf_counter(), time.time()
+        try:
+            reply = await self.bus.request(self.subjects.assume_group, request, AssumeReply, timeout=10)
+        except Exception as exc:
+            reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
+            self._session = uuid.uuid4().hex[:16]  # as for a single assume without an answer
+        finally:
+            self._unanswered.difference_update(seqs)
+        rtt = time.perf_counter() - sent
+        if not reply.accepted:
+            log.debug("group commit of %s rejected: %s %s", group, reply.code, reply.reason)
+        for (leased, outcome), placement in zip(binding, placements, strict=True):
+            await self._settle(leased, outcome, placement, reply, elapsed, sent_at, rtt)
+        return reply.accepted
+
+    async def _failed(self, leased: LeasedPod, outcome: CycleOutcome, elapsed: float) -> None:
+        """End an attempt that placed nothing: metrics, PodScheduled/FailedScheduling, preemption."""
+        pod = outcome.pod.pod
+        profile = pod.spec.scheduler_name
         result = "unschedulable" if outcome.kind == UNSCHEDULABLE else "error"
         log.debug("Unable to schedule pod (%s): %s", result, outcome.message)
         metrics.ATTEMPTS_OF(result, profile).inc()
@@ -321,36 +483,61 @@ class SchedulerService:
             nominated=outcome.nominated_node,
         )
 
+    def _basis(self) -> Basis:
+        """What a decision about to be made is based on: the replica's generation and this session's
+        unanswered placements (read before the cycle: with extenders, deltas and answers may arrive
+        during it)."""
+        assert self.follower is not None
+        replica = self.follower.replica
+        first = min(self._unanswered) if self._unanswered else self._seq + 1
+        return Basis(replica.epoch, replica.generation, first)
+
+    def _next_seq(self, basis: Basis) -> Basis:
+        """Number the next assume of this session; it stays unanswered until its reply."""
+        self._seq += 1
+        self._unanswered.add(self._seq)
+        return dataclasses.replace(basis, seq=self._seq)
+
+    def _placement(self, leased: LeasedPod, outcome: CycleOutcome, basis: Basis) -> Placement:
+        """The decision of ``outcome`` as the informer assumes it and the binder binds it."""
+        self._attempt += 1
+        pod = outcome.pod.pod
+        return Placement(
+            placement_id=f"{pod.metadata.uid}:{leased.attempts}:{self._attempt}",
+            pod_uid=pod.metadata.uid,
+            namespace=pod.metadata.namespace,
+            name=pod.metadata.name,
+            node_name=outcome.node,
+            scheduler_id=self.options.identity,
+            profile=pod.spec.scheduler_name,
+            epoch=basis.epoch,
+            snapshot_generation=basis.generation,
+            resource_version=pod.metadata.resource_version,
+            attempt=leased.attempts,
+            trace_id=leased.trace_id,
+            initial_attempt_at=leased.initial_attempt_at,
+            flushed_from_unschedulable=leased.flushed_from_unschedulable,
+            pod=leased.pod.pod,
+            plugin_state=_export_plugin_state(outcome),
+            permit_waits=dict(outcome.permit_waits),
+        )
+
+    def _spread_slack(self, outcome: CycleOutcome) -> int | None:
+        assert self.follower is not None
+        node_info = self.follower.replica.snapshot.node_map.get(outcome.node)
+        return spread_slack(outcome.state, node_info) if node_info is not None else None
+
+    def _stop_hook(self, outcome: CycleOutcome) -> None:
+        if outcome.pod.key in self._stop_before_assume:
+            self._stop_before_assume.discard(outcome.pod.key)  # once
+            log.warning("test hook %s: stopping before the assume", STOP_BEFORE_ASSUME_ENV)
+            os.kill(os.getpid(), signal.SIGSTOP)
+
     async def _assume(self, leased: LeasedPod, outcome: CycleOutcome, elapsed: float, basis: Basis) -> None:
-        assert self.bus is not None and self.follower is not None and self.cycle is not None
+        assert self.bus is not None
         try:
-            self._attempt += 1
-            pod = outcome.pod.pod
-            if outcome.pod.key in self._stop_before_assume:
-                self._stop_before_assume.discard(outcome.pod.key)  # once
-                log.warning("test hook %s: stopping before the assume", STOP_BEFORE_ASSUME_ENV)
-                os.kill(os.getpid(), signal.SIGSTOP)
-            node_info = self.follower.replica.snapshot.node_map.get(outcome.node)
-            slack = spread_slack(outcome.state, node_info) if node_info is not None else None
-            placement = Placement(
-                placement_id=f"{pod.metadata.uid}:{leased.attempts}:{self._attempt}",
-                pod_uid=pod.metadata.uid,
-                namespace=pod.metadata.namespace,
-                name=pod.metadata.name,
-                node_name=outcome.node,
-                scheduler_id=self.options.identity,
-                profile=pod.spec.scheduler_name,
-                epoch=basis.epoch,
-                snapshot_generation=basis.generation,
-                resource_version=pod.metadata.resource_version,
-                attempt=leased.attempts,
-                trace_id=leased.trace_id,
-                initial_attempt_at=leased.initial_attempt_at,
-                flushed_from_unschedulable=leased.flushed_from_unschedulable,
-                pod=leased.pod.pod,
-                plugin_state=_export_plugin_state(outcome),
-                permit_waits={"*": outcome.permit_wait} if outcome.permit_wait else {},
-            )
+            self._stop_hook(outcome)
+            placement = self._placement(leased, outcome, basis)
             sent, sent_at = time.perf_counter(), time.time()
             try:
                 reply = await self.bus.request(
@@ -360,7 +547,7 @@ class SchedulerService:
                         session=self._session,
                         seq=basis.seq,
                         basis_from=basis.first_unanswered,
-                        spread_slack=slack,
+                        spread_slack=self._spread_slack(outcome),
                     ),
                     AssumeReply,
                     timeout=5,
@@ -373,45 +560,60 @@ class SchedulerService:
                 self._session = uuid.uuid4().hex[:16]
             finally:
                 self._unanswered.discard(basis.seq)
-            rtt = time.perf_counter() - sent
-            metrics.ASSUME_LATENCY.observe(rtt)
-            trace_assume(
-                self.tracer,
-                leased,
-                outcome.node,
-                placement.placement_id,
-                placement.snapshot_generation,
-                reply,
-                sent=sent_at,
-                rtt=rtt,
+            await self._settle(
+                leased, outcome, placement, reply, elapsed, sent_at, time.perf_counter() - sent
             )
-            profile = pod.spec.scheduler_name
-            if reply.accepted:
-                metrics.ATTEMPTS_OF("scheduled", profile).inc()
-                metrics.ATTEMPT_DURATION_OF("scheduled", profile).observe(elapsed)
-                self._remember(placement.placement_id, leased, outcome)
-                log.debug(
-                    "Pod assumed on node (%d/%d nodes feasible, %d evaluated)",
-                    outcome.feasible_nodes,
-                    outcome.num_nodes,
-                    outcome.evaluated_nodes,
-                )
-                await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node)
-                return
-            metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
-            self.cycle.forget_locally(outcome)
-            if reply.code == AssumeRejectCode.STALE_EPOCH:
-                self.follower.request_resync()
-            log.debug(
-                "assume of %s on %s rejected: %s %s", outcome.pod.key, outcome.node, reply.code, reply.reason
-            )
-            if reply.code == AssumeRejectCode.DOES_NOT_FIT:
-                # Retry on a snapshot that has what made the filters fail, so the next cycle sees it
-                # (and, if the pod fits nowhere, reports upstream's FailedScheduling for it).
-                await self._catch_up(reply.epoch, reply.generation)
-            await self._done(leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}")
         finally:
             self._assume_slots.release()
+
+    async def _settle(
+        self,
+        leased: LeasedPod,
+        outcome: CycleOutcome,
+        placement: Placement,
+        reply: AssumeReply,
+        elapsed: float,
+        sent_at: float,
+        rtt: float,
+    ) -> None:
+        """The informer's answer to a placement: scheduled, or undone and retried."""
+        assert self.follower is not None and self.cycle is not None
+        metrics.ASSUME_LATENCY.observe(rtt)
+        trace_assume(
+            self.tracer,
+            leased,
+            outcome.node,
+            placement.placement_id,
+            placement.snapshot_generation,
+            reply,
+            sent=sent_at,
+            rtt=rtt,
+        )
+        profile = outcome.pod.pod.spec.scheduler_name
+        if reply.accepted:
+            metrics.ATTEMPTS_OF("scheduled", profile).inc()
+            metrics.ATTEMPT_DURATION_OF("scheduled", profile).observe(elapsed)
+            self._remember(placement.placement_id, leased, outcome)
+            log.debug(
+                "Pod assumed on node (%d/%d nodes feasible, %d evaluated)",
+                outcome.feasible_nodes,
+                outcome.num_nodes,
+                outcome.evaluated_nodes,
+            )
+            await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node)
+            return
+        metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
+        self.cycle.forget_locally(outcome)
+        if reply.code == AssumeRejectCode.STALE_EPOCH:
+            self.follower.request_resync()
+        log.debug(
+            "assume of %s on %s rejected: %s %s", outcome.pod.key, outcome.node, reply.code, reply.reason
+        )
+        if reply.code == AssumeRejectCode.DOES_NOT_FIT:
+            # Retry on a snapshot that has what made the filters fail, so the next cycle sees it
+            # (and, if the pod fits nowhere, reports upstream's FailedScheduling for it).
+            await self._catch_up(reply.epoch, reply.generation)
+        await self._done(leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}")
 
     async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
         """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``."""
@@ -581,3 +783,32 @@ def _observer(profile: str) -> Any:
         children(point, status, profile).observe(seconds)
 
     return observe
+
+
+def _ended(
+    outcome: CycleOutcome,
+    member: MemberAttempt[CycleOutcome] | None,
+    status: Status,
+    result: GroupResult[CycleOutcome],
+) -> CycleOutcome:
+    """A member's outcome as its pod group's result ends it (upstream ``submitPodGroupAlgorithmResult``):
+    its own when that is why it failed; else the group's status, without rejecting plugins and, unless
+    the group waits for a preemption, without a nomination."""
+    if member is not None and status is member.status and not member.assumed:
+        return outcome
+    outcome.kind = ERROR if status.code == Code.ERROR else UNSCHEDULABLE
+    outcome.message = status.message
+    outcome.plugins, outcome.pending_plugins = set(), set()
+    if not result.waiting_on_preemption:
+        outcome.nominated_node, outcome.victims, outcome.post_filter = "", [], None
+    return outcome
+
+
+def pod_group_result(result: GroupResult[CycleOutcome]) -> str:
+    """The ``result`` label of a pod group cycle (upstream's scheduled / unschedulable /
+    waiting_on_preemption / error)."""
+    if result.status is None:
+        return "scheduled"
+    if result.status.code == Code.ERROR:
+        return "error"
+    return "waiting_on_preemption" if result.waiting_on_preemption else "unschedulable"

@@ -35,6 +35,8 @@ class Collection:
     struct: type[K8s]
     field_selector: str | None = None
     label_selector: str | None = None
+    optional: bool = False
+    """A resource the cluster may not serve (a CRD): a 404 counts as an empty list, retried later."""
 
     @property
     def api_version(self) -> str:

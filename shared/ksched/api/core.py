@@ -223,6 +223,12 @@ class PodResourceClaim(K8s):
     resource_claim_template_name: str | None = None
 
 
+class PodSchedulingGroup(K8s):
+    """The pod's group (scheduling.k8s.io/v1alpha2 PodGroup in the pod's namespace; gate GenericWorkload)."""
+
+    pod_group_name: str | None = None
+
+
 class PodSpec(K8s):
     containers: list[Container] = []
     init_containers: list[Container] = []
@@ -245,6 +251,7 @@ class PodSpec(K8s):
     termination_grace_period_seconds: int | None = None
     resource_claims: list[PodResourceClaim] = []
     service_account_name: str | None = None
+    scheduling_group: PodSchedulingGroup | None = None
 
 
 class PodCondition(Condition):

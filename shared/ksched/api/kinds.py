@@ -18,8 +18,10 @@ from ksched.api.core import (
     ReplicationController,
     Service,
 )
+from ksched.api.coscheduling import CoschedulingPodGroup
 from ksched.api.policy import PodDisruptionBudget, PriorityClass, RuntimeClass
 from ksched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from ksched.api.scheduling import PodGroup, Workload
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.api.workloads import ReplicaSet, StatefulSet
 
@@ -49,7 +51,20 @@ KINDS: dict[str, tuple[str, type[K8s], bool]] = {
     "ResourceSlice": ("resource.k8s.io/v1", ResourceSlice, False),
     "ResourceClaim": ("resource.k8s.io/v1", ResourceClaim, True),
     "ResourceClaimTemplate": ("resource.k8s.io/v1", ResourceClaimTemplate, True),
+    "Workload": ("scheduling.k8s.io/v1alpha2", Workload, True),
+    "PodGroup": ("scheduling.k8s.io/v1alpha2", PodGroup, True),
 }
+
+#: (API group, kind) -> entry, for kinds whose name another group also uses (checked first)
+GROUP_KINDS: dict[tuple[str, str], tuple[str, type[K8s], bool]] = {
+    ("scheduling.x-k8s.io", "PodGroup"): ("scheduling.x-k8s.io/v1alpha1", CoschedulingPodGroup, True),
+}
+
+
+def api_group(api_version: object) -> str:
+    """The group of an ``apiVersion`` (``""`` for the core group ``v1``)."""
+    text = api_version if isinstance(api_version, str) else ""
+    return text.rpartition("/")[0]
 
 
 class ObjectError(ValueError):
@@ -92,7 +107,8 @@ def decode_object(raw: Any, where: str = "") -> K8s:
     if not isinstance(raw, dict):
         raise ObjectError(f"{where}: expected a mapping with apiVersion/kind, got {type(raw).__name__}")
     kind = raw.get("kind")
-    entry = KINDS.get(kind) if isinstance(kind, str) else None
+    entry = GROUP_KINDS.get((api_group(raw.get("apiVersion")), kind)) if isinstance(kind, str) else None
+    entry = entry or (KINDS.get(kind) if isinstance(kind, str) else None)
     if entry is None:
         known = ", ".join(sorted(KINDS))
         raise UnsupportedKind(f"{where}: {describe(raw)}: unsupported kind {kind!r} (supported: {known})")

@@ -176,6 +176,11 @@ def too_long(path: str, max_length: int) -> FieldError:
     return FieldError(ErrorType.TOO_LONG, path, OMIT_VALUE, detail)
 
 
+def too_many(path: str, actual: int, max_items: int) -> FieldError:
+    """``field.TooMany``: ``Too many: <actual>: must have at most <max> items``."""
+    return FieldError(ErrorType.TOO_MANY, path, actual, f"must have at most {max_items} items")
+
+
 def aggregate_message(messages: Sequence[str | FieldError]) -> str:
     """``utilerrors.NewAggregate(errs).Error()``: one message as is, several deduplicated in brackets."""
     unique = list(dict.fromkeys(str(m) for m in messages))

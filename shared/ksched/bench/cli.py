@@ -6,6 +6,7 @@ ksched bench e2e --nodes N --pods M [--schedulers K] [--binders B] [--shape S] [
 ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--json FILE]
                                                     faults under load; exit 1 on a lost,
                                                     double-bound or overcommitted pod
+ksched bench gangs --groups G --size S --nodes N   pod groups placed all or nothing (docs/gang.md)
 ksched bench all                                    what ``make bench`` runs
 """
 
@@ -83,6 +84,24 @@ def e2e_main(argv: Sequence[str]) -> int:
     return 0
 
 
+def gangs_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="ksched bench gangs",
+        description="Gangs end to end: pods/s and each group's creation-to-last-bound time.",
+    )
+    p.add_argument("--groups", type=int, default=100)
+    p.add_argument("--size", type=int, default=10, help="pods per group (its minCount)")
+    p.add_argument("--nodes", type=int, default=1000)
+    p.add_argument("--schedulers", type=int, default=2)
+    p.add_argument("--binders", type=int, default=2)
+    p.add_argument("--json", action="store_true")
+    ns = p.parse_args(list(argv))
+    from ksched.bench.gangs import run
+
+    _print(run(ns.groups, ns.size, ns.nodes, ns.schedulers, ns.binders), ns.json)
+    return 0
+
+
 def _run_module(title: str, args: list[str]) -> None:
     print(f"\n== {title}", flush=True)
     subprocess.run([sys.executable, "-m", *args], check=False)
@@ -112,6 +131,8 @@ def all_main(argv: Sequence[str]) -> int:
     )
     for shape in SHAPES:
         e2e_main(["--nodes", "2000", "--pods", "6000", "--binders", "2", "--shape", shape])
+    print("\n== gangs end to end (100 groups of 10 on 1,000 nodes, 2 schedulers, 2 binders)", flush=True)
+    gangs_main([])
     return 0
 
 
@@ -139,7 +160,7 @@ def chaos_main(argv: Sequence[str]) -> int:
     return 0 if report.ok else 1
 
 
-COMMANDS = {"cycle": cycle_main, "e2e": e2e_main, "chaos": chaos_main, "all": all_main}
+COMMANDS = {"cycle": cycle_main, "e2e": e2e_main, "chaos": chaos_main, "gangs": gangs_main, "all": all_main}
 
 
 def main(argv: Sequence[str]) -> int:

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ksched.bus.streams import assumed_ledger_bucket, legacy_assumed_ledger_bucket
+from ksched.bus.streams import assumed_ledger_bucket, gang_commits_bucket, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import DEFAULT_PREFIX, Subjects
 
 SERVICES = ("informer", "queue", "scheduler", "binder")
@@ -125,8 +125,9 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 *_manage_streams(every_stream),
                 *_kv_bucket(assumed_ledger_bucket(s)),
                 *_kv_bucket_migration(legacy_assumed_ledger_bucket(s)),  # P_P_assumed of old releases
+                *_kv_bucket(gang_commits_bucket(s)),
             ),
-            subscribe=(s.snapshot_bootstrap, s.pending_bootstrap, s.assume, s.forget, inbox),
+            subscribe=(s.snapshot_bootstrap, s.pending_bootstrap, s.assume, s.assume_group, s.forget, inbox),
         ),
         "queue": Permissions(
             publish=(
@@ -143,6 +144,7 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 s.queue_done,
                 s.queue_renew,
                 s.assume,
+                s.assume_group,
                 s.snapshot_bootstrap,
                 s.pending_bootstrap,  # nominations: the pending pods, then their feed
                 s.permit_all,

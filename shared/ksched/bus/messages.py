@@ -21,6 +21,7 @@ from ksched.bus.codec import BadMessage, Message, current_version, decode, encod
 __all__ = [
     "ALL_MESSAGE_TYPES",
     "Ack",
+    "AssumeGroupRequest",
     "AssumeRejectCode",
     "AssumeReply",
     "AssumeRequest",
@@ -31,6 +32,8 @@ __all__ = [
     "DoneOutcome",
     "DoneRequest",
     "ForgetRequest",
+    "GangCommit",
+    "GangRef",
     "Heartbeat",
     "LeaseRenewReply",
     "LeaseRenewRequest",
@@ -43,6 +46,7 @@ __all__ = [
     "PendingPod",
     "PendingPodAction",
     "PendingPodEvent",
+    "PendingPodGroup",
     "PendingPodsRequest",
     "PermitDecision",
     "Placement",
@@ -67,6 +71,18 @@ __all__ = [
 # --- building blocks (nested in messages, versioned by their enclosing message) -------------------
 
 
+class PendingPodGroup(msgspec.Struct, kw_only=True):
+    """What the queue's GangScheduling PreEnqueue reads of a pending pod's group (docs/gang.md)."""
+
+    name: str = ""
+    """The group's name (the pod's ``spec.schedulingGroup.podGroupName``; same namespace)."""
+    pod_group: bytes = b""
+    """The group's PodGroup as API JSON (a Coscheduling one as the v1alpha2 PodGroup it stands for);
+    empty when it does not exist."""
+    all_pods: int = 0
+    """Pods of the group the cache knows: pending, assumed and bound (upstream ``AllPodsCount``)."""
+
+
 class PendingPod(msgspec.Struct, kw_only=True):
     """A pod waiting to be scheduled, as the queue tracks it."""
 
@@ -82,6 +98,8 @@ class PendingPod(msgspec.Struct, kw_only=True):
     nominated_node_name: str = ""
     pod: bytes = b""
     """The full pod as API JSON (the queue's PreEnqueue and hints, the scheduler's cycle)."""
+    group: PendingPodGroup | None = None
+    """Its pod group as the cache sees it now, for a pod in one (GenericWorkload on)."""
 
 
 class NodeUpsert(msgspec.Struct, tag="node+", array_like=True):
@@ -146,6 +164,9 @@ class LeasedPod(msgspec.Struct, kw_only=True):
     """The pod last left the unschedulable pool by the flush timeout, not by an event (upstream
     ``WasFlushedFromUnschedulable``); a successful binding then counts in
     scheduler_pod_scheduled_after_flush_total."""
+    group: str = ""
+    """``namespace/name`` of the pod group popped with it: every queued member of a group is leased
+    together, one after the other in the same reply (docs/gang.md); empty for a pod popped alone."""
 
 
 # --- informer/cache feeds ----------------------------------------------------------------------------
@@ -340,6 +361,18 @@ class Placement(Message, kw_only=True):
     """Per plugin, the opaque state it saved during the cycle and needs after it."""
     permit_waits: dict[str, float] = msgspec.field(default_factory=dict)
     """Plugins whose Permit returned Wait, with their timeout in seconds."""
+    gang: GangRef | None = None
+    """Set for a member of a gang placed by a group commit (``AssumeGroupRequest``)."""
+
+
+class GangRef(msgspec.Struct, kw_only=True):
+    """The group commit a gang member's placement belongs to (docs/gang.md)."""
+
+    group: str
+    """``namespace/name`` of the PodGroup."""
+    commit_id: str
+    members: list[str] = msgspec.field(default_factory=list)
+    """Pod uids placed by this commit."""
 
 
 class AssumeRequest(Message, kw_only=True):
@@ -363,6 +396,46 @@ class AssumeRequest(Message, kw_only=True):
     decided (the least over its constraints; optional, added without a version bump)."""
 
 
+class AssumeGroupRequest(Message, kw_only=True):
+    """Ask the cache to accept every placement of a gang at once or none (docs/gang.md): each is checked
+    as an :class:`AssumeRequest` would be, then the group's quorum is re-counted; on acceptance the
+    cache records them with a commit record and publishes them, before replying."""
+
+    group: str
+    """``namespace/name`` of the PodGroup."""
+    commit_id: str
+    placements: list[Placement]
+    session: str = ""
+    """As :attr:`AssumeRequest.session`; member ``i`` is assume ``seq + i`` of the session (the group
+    cycle decided them in this order, each counting the members before it)."""
+    seq: int = 0
+    basis_from: int = 0
+    """As :attr:`AssumeRequest.basis_from`, for every member."""
+    spread_slacks: list[int | None] = msgspec.field(default_factory=list)
+    """Per member, as :attr:`AssumeRequest.spread_slack` (missing entries: not known)."""
+
+    def member(self, i: int) -> AssumeRequest:
+        """Member ``i`` as the single :class:`AssumeRequest` it is checked as."""
+        slacks = self.spread_slacks
+        return AssumeRequest(
+            placement=self.placements[i],
+            session=self.session,
+            seq=self.seq + i if self.session else 0,
+            basis_from=self.basis_from,
+            spread_slack=slacks[i] if i < len(slacks) else None,
+        )
+
+
+class GangCommit(Message, kw_only=True):
+    """The commit record of a group commit (KV bucket ``P_gangs``): its members' ledger entries count
+    only while it exists."""
+
+    commit_id: str
+    group: str
+    members: list[str] = msgspec.field(default_factory=list)
+    ts: float = 0.0
+
+
 class AssumeRejectCode(StrEnum):
     POD_NOT_PENDING = "PodNotPending"
     ALREADY_ASSUMED = "AlreadyAssumed"
@@ -371,6 +444,9 @@ class AssumeRejectCode(StrEnum):
     STALE_EPOCH = "StaleEpoch"
     STALE_POD = "StalePod"
     NOT_READY = "NotReady"
+    QUORUM_NOT_MET = "QuorumNotMet"
+    """A group commit whose members, with the group's assumed and bound pods, miss ``minCount``."""
+    POD_GROUP_NOT_FOUND = "PodGroupNotFound"
 
 
 class AssumeReply(Message, kw_only=True):
@@ -511,8 +587,10 @@ ALL_MESSAGE_TYPES: tuple[type[Message], ...] = (
     LeaseRenewReply,
     RequeueRequest,
     AssumeRequest,
+    AssumeGroupRequest,
     AssumeReply,
     ForgetRequest,
+    GangCommit,
     Placement,
     PermitDecision,
     UnreserveRequest,

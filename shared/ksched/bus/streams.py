@@ -16,6 +16,9 @@ ledger of assumed placements. Releases before it named it ``P_P_assumed``
 (:func:`legacy_assumed_ledger_bucket`); the informer moves it with
 :func:`ksched.bus.jetstream.migrate_kv_bucket` when it starts to lead.
 
+KV bucket ``P_gangs`` (:func:`gang_commits_bucket`): the informer's commit records of group commits
+(docs/gang.md); a gang member's ledger entry counts only while its commit record exists.
+
 Replicas: a builder's ``replicas=None`` (the default) leaves the count to
 :func:`ksched.bus.jetstream.ensure_stream`, which takes the bus' ``--jetstream-replicas`` setting.
 """
@@ -37,6 +40,15 @@ MiB = 1024 * 1024
 
 ASSUMED_LEDGER = "assumed"
 """Name of the informer's KV ledger of assumed placements, before the prefix."""
+
+
+GANG_COMMITS = "gangs"
+"""Name of the informer's KV bucket of group-commit records, before the prefix."""
+
+
+def gang_commits_bucket(subjects: Subjects) -> str:
+    """The commit records of gangs: ``P_gangs`` (``TypedKV.open(bus, GANG_COMMITS, GangCommit)``)."""
+    return subjects.kv_bucket(GANG_COMMITS)
 
 
 def assumed_ledger_bucket(subjects: Subjects) -> str:

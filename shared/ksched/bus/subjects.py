@@ -29,6 +29,7 @@ class SubjectKind(StrEnum):
     CLUSTER_EVENT = "feed.event"
     PENDING_BOOTSTRAP = "cache.pending"
     ASSUME = "cache.assume"
+    ASSUME_GROUP = "cache.assume-group"
     FORGET = "cache.forget"
     POP = "queue.pop"
     DONE = "queue.done"
@@ -101,6 +102,11 @@ class Subjects:
     @property
     def assume(self) -> str:
         return f"{self.prefix}.cache.assume"
+
+    @property
+    def assume_group(self) -> str:
+        """A gang's placements, accepted all or none (docs/gang.md)."""
+        return f"{self.prefix}.cache.assume-group"
 
     @property
     def forget(self) -> str:

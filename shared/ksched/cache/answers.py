@@ -68,6 +68,15 @@ class AnswerLog:
             s.refused.pop(dropped, None)
             s.missing.discard(dropped)
 
+    def retract(self, session: str, seqs: range) -> None:
+        """Assumes ``seqs`` of ``session`` refused after all, which pods not known: a group commit
+        rolled back (members answered as accepted, or never checked)."""
+        for seq in seqs:
+            self.answered(session, seq, accepted=False)
+        s = self._sessions.get(session)
+        if s is not None:
+            s.refused = dict(sorted(s.refused.items()))  # kept in seq order
+
     def refused_between(self, session: str, first: int, seq: int) -> list[PodInfo] | None:
         """The pods refused among ``session``'s assumes ``first`` .. ``seq - 1``; None when not all
         of them were answered here (not received, refused without a known pod, or forgotten)."""

@@ -32,6 +32,8 @@ from ksched.config.types import (
     PluginSet,
 )
 from ksched.config.validation import check_config, validate_config
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import FeatureGates
 from ksched.framework.registration import Registration
 from ksched.plugins.registry import Registry
 
@@ -66,34 +68,43 @@ __all__ = [
 
 
 def complete_config(
-    config: KubeSchedulerConfiguration, registry: Mapping[str, Registration] | None = None
+    config: KubeSchedulerConfiguration,
+    registry: Mapping[str, Registration] | None = None,
+    gates: FeatureGates = DEFAULT_GATES,
 ) -> KubeSchedulerConfiguration:
-    """Default ``config`` in place and validate it (unknown plugins included); raises ConfigError."""
+    """Default ``config`` in place (the default profile under ``gates``) and validate it (unknown
+    plugins included); raises ConfigError."""
     registry = registry if registry is not None else Registry()
-    set_defaults(config, registry)
+    set_defaults(config, registry, gates)
     check_config(config, registry)
     return config
 
 
 def parse_config(
-    text: str | bytes, registry: Mapping[str, Registration] | None = None
+    text: str | bytes,
+    registry: Mapping[str, Registration] | None = None,
+    gates: FeatureGates = DEFAULT_GATES,
 ) -> KubeSchedulerConfiguration:
     """Decode, default and validate a configuration document (YAML or JSON)."""
     registry = registry if registry is not None else Registry()
-    return complete_config(decode_config(text, registry), registry)
+    return complete_config(decode_config(text, registry), registry, gates)
 
 
 def load_config(
-    path: str | Path, registry: Mapping[str, Registration] | None = None
+    path: str | Path,
+    registry: Mapping[str, Registration] | None = None,
+    gates: FeatureGates = DEFAULT_GATES,
 ) -> KubeSchedulerConfiguration:
     """:func:`parse_config` of a file; raises :class:`ConfigError` (also for an unreadable file)."""
     try:
         text = Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError([f"failed to read config file {path}: {exc.strerror or exc}"]) from exc
-    return parse_config(text, registry)
+    return parse_config(text, registry, gates)
 
 
-def default_config(registry: Mapping[str, Registration] | None = None) -> KubeSchedulerConfiguration:
+def default_config(
+    registry: Mapping[str, Registration] | None = None, gates: FeatureGates = DEFAULT_GATES
+) -> KubeSchedulerConfiguration:
     """Upstream's default configuration (what kube-scheduler runs without ``--config``)."""
-    return complete_config(KubeSchedulerConfiguration(), registry)
+    return complete_config(KubeSchedulerConfiguration(), registry, gates)

@@ -2,7 +2,8 @@
 
 The default profile enables every plugin through ``multiPoint`` in upstream order (with the
 feature gates on by default in 1.36: DynamicResources, weight 2, before DefaultPreemption;
-NodeDeclaredFeatures appended last). A
+NodeDeclaredFeatures appended last; the alpha gates GangScheduling and TopologyAwareWorkloadScheduling,
+off by default, append their plugins after it, as upstream's ``applyFeatureGates``). A
 user's plugin sets are merged into it with upstream's ``mergePlugins``: ``disabled`` (``"*"`` for
 all) removes defaults, an ``enabled`` default is re-configured in place (its new weight, its
 default position), other enabled plugins are appended in the user's order.
@@ -25,6 +26,8 @@ from ksched.config.types import (
     Plugins,
     PluginSet,
 )
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import GANG_SCHEDULING, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, FeatureGates
 from ksched.framework.registration import Registration
 
 #: upstream ``getDefaultPlugins`` with the 1.36 default feature gates applied: (name, weight)
@@ -51,6 +54,12 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("NodeDeclaredFeatures", None),
 )
 
+#: plugins upstream's ``applyFeatureGates`` appends to the default multiPoint set when a gate is on
+GATED_MULTI_POINT: tuple[tuple[str, tuple[tuple[str, int | None], ...]], ...] = (
+    (GANG_SCHEDULING, (("GangScheduling", None),)),
+    (TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, (("TopologyPlacementGenerator", None), ("PodGroupPodsCount", 1))),
+)
+
 DEFAULT_PARALLELISM = 16
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
@@ -69,9 +78,13 @@ DEFAULT_BURST = 100
 PLUGIN_SET_FIELDS: tuple[str, ...] = tuple(f.name for f in msgspec.structs.fields(Plugins))
 
 
-def default_plugins() -> Plugins:
-    """The plugins of upstream's default profile (a fresh object)."""
-    return Plugins(multi_point=PluginSet(enabled=[Plugin(name=n, weight=w) for n, w in DEFAULT_MULTI_POINT]))
+def default_plugins(gates: FeatureGates = DEFAULT_GATES) -> Plugins:
+    """The plugins of upstream's default profile under ``gates`` (a fresh object)."""
+    names = list(DEFAULT_MULTI_POINT)
+    for gate, plugins in GATED_MULTI_POINT:
+        if gates.enabled(gate):
+            names.extend(plugins)
+    return Plugins(multi_point=PluginSet(enabled=[Plugin(name=n, weight=w) for n, w in names]))
 
 
 def _copy(plugin: Plugin) -> Plugin:
@@ -117,9 +130,13 @@ def enabled_plugin_names(plugins: Plugins) -> list[str]:
     return sorted({p.name for name in PLUGIN_SET_FIELDS for p in getattr(plugins, name).enabled})
 
 
-def set_profile_defaults(profile: KubeSchedulerProfile, registry: Mapping[str, Registration] | None) -> None:
+def set_profile_defaults(
+    profile: KubeSchedulerProfile,
+    registry: Mapping[str, Registration] | None,
+    gates: FeatureGates = DEFAULT_GATES,
+) -> None:
     """Merge the profile's plugins into the defaults; default its args, add missing args configs."""
-    profile.plugins = merge_plugins(default_plugins(), profile.plugins)
+    profile.plugins = merge_plugins(default_plugins(gates), profile.plugins)
     configured = set()
     for item in profile.plugin_config:
         configured.add(item.name)
@@ -133,7 +150,9 @@ def set_profile_defaults(profile: KubeSchedulerProfile, registry: Mapping[str, R
 
 
 def set_defaults(
-    config: KubeSchedulerConfiguration, registry: Mapping[str, Registration] | None = None
+    config: KubeSchedulerConfiguration,
+    registry: Mapping[str, Registration] | None = None,
+    gates: FeatureGates = DEFAULT_GATES,
 ) -> None:
     """Upstream ``SetDefaults_KubeSchedulerConfiguration`` (in place)."""
     if config.parallelism is None:
@@ -144,7 +163,7 @@ def set_defaults(
     if len(config.profiles) == 1 and config.profiles[0].scheduler_name is None:
         config.profiles[0].scheduler_name = DEFAULT_SCHEDULER_NAME
     for profile in config.profiles:
-        set_profile_defaults(profile, registry)
+        set_profile_defaults(profile, registry, gates)
     if config.percentage_of_nodes_to_score is None:
         config.percentage_of_nodes_to_score = DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE
     _set_leader_election_defaults(config)

@@ -17,13 +17,22 @@ class StateData(Protocol):
 class CycleState:
     """Keyed plugin state for one scheduling attempt, plus the framework's skip sets."""
 
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "pod_group_cycle",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, object] = {}
         self.skip_filter_plugins: frozenset[str] = frozenset()
         self.skip_score_plugins: frozenset[str] = frozenset()
         self.record_plugin_metrics = False
+        #: a pod group scheduling cycle (upstream ``IsPodGroupSchedulingCycle``): plugins read the
+        #: group's state from the snapshot
+        self.pod_group_cycle = False
 
     def write(self, key: str, value: object) -> None:
         self._data[key] = value
@@ -57,4 +66,5 @@ class CycleState:
         out.skip_filter_plugins = self.skip_filter_plugins
         out.skip_score_plugins = self.skip_score_plugins
         out.record_plugin_metrics = self.record_plugin_metrics
+        out.pod_group_cycle = self.pod_group_cycle
         return out

@@ -87,6 +87,7 @@ class EventResource:
     RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"
     RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"
     DEVICE_CLASS = "resource.k8s.io/DeviceClass"
+    POD_GROUP = "scheduling.k8s.io/PodGroup"
     WILDCARD = "*"
 
 

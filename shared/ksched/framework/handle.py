@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ksched.framework.cycle_state import CycleState
     from ksched.framework.extender import Extender
     from ksched.framework.nodeinfo import NodeInfo
+    from ksched.framework.podgroups import PodGroupStates
     from ksched.framework.podinfo import PodInfo
     from ksched.framework.snapshot import Snapshot
     from ksched.framework.status import Status
+    from ksched.framework.waiting import WaitingPod
 
 
 class Nominator(Protocol):
@@ -39,6 +41,20 @@ class Handle(Protocol):
     def client(self) -> object | None:
         """A kubernetes_asyncio ``ApiClient`` where API calls are allowed (the binder); else None."""
         ...
+
+    @property
+    def pod_group_states(self) -> PodGroupStates:
+        """Upstream ``PodGroupManager().PodGroupStates()``: the groups this process knows."""
+        ...
+
+    @property
+    def snapshot_pod_group_states(self) -> PodGroupStates:
+        """Upstream ``SnapshotSharedLister().PodGroupStates()``: the groups of the snapshot's pods."""
+        ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def activate(self, pods: dict[str, Any]) -> None: ...
 
     @property
     def extenders(self) -> Sequence[Extender]:

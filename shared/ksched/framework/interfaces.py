@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ksched.framework.cycle_state import CycleState
     from ksched.framework.events import ClusterEventWithHint
     from ksched.framework.nodeinfo import NodeInfo
+    from ksched.framework.podgroups import GroupKey, PlacementScore, PodGroupAssignments
     from ksched.framework.podinfo import PodInfo
     from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
     from ksched.framework.snapshot import Snapshot
@@ -140,6 +141,20 @@ class PermitPlugin(Plugin, Protocol):
     """Allow (None), reject, or Wait with a timeout in seconds."""
 
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]: ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Plugin, Protocol):
+    """Scores candidate placements of a pod group (TopologyAwareWorkloadScheduling, alpha): the
+    score of one placement, then every placement's scores normalized in place into 0..100."""
+
+    def score_placement(
+        self, state: CycleState, group: GroupKey, placement: PodGroupAssignments
+    ) -> tuple[int, Status | None]: ...
+
+    def normalize_placement_score(
+        self, state: CycleState, group: GroupKey, scores: list[PlacementScore]
+    ) -> Status | None: ...
 
 
 @runtime_checkable

@@ -7,6 +7,7 @@ from typing import Any
 from ksched.api.core import Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service
 from ksched.api.policy import PodDisruptionBudget, PriorityClass
 from ksched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from ksched.api.scheduling import PodGroup, Workload
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.api.workloads import ReplicaSet, StatefulSet
 
@@ -32,6 +33,8 @@ class ClusterObjects:
         self.resource_slices: dict[str, ResourceSlice] = {}
         self.resource_claims: dict[str, ResourceClaim] = {}
         self.resource_claim_templates: dict[str, ResourceClaimTemplate] = {}
+        self.pod_groups: dict[str, PodGroup] = {}
+        self.workloads: dict[str, Workload] = {}
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         ns = self.namespaces.get(namespace)
@@ -75,4 +78,6 @@ TABLES: dict[str, tuple[str, type[Any]]] = {
     "ResourceSlice": ("resource_slices", ResourceSlice),
     "ResourceClaim": ("resource_claims", ResourceClaim),
     "ResourceClaimTemplate": ("resource_claim_templates", ResourceClaimTemplate),
+    "PodGroup": ("pod_groups", PodGroup),
+    "Workload": ("workloads", Workload),
 }

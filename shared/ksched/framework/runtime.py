@@ -17,13 +17,16 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.evaluations import PluginEvaluations
 from ksched.framework.extender import Extender
 from ksched.framework.extender_calls import bind_with_extenders
+from ksched.framework.group_handle import PodGroupHandle
 from ksched.framework.handle import Nominator
 from ksched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, Int64Array, Rows
 from ksched.framework.nodeinfo import NodeInfo
+from ksched.framework.podgroups import PodGroupStates
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status, is_skip
+from ksched.framework.waiting import MAX_PERMIT_TIMEOUT, WaitingPods
 
 
 class NoNominations:
@@ -154,7 +157,7 @@ def _timed(point: str, status_of: Callable[[Any], object]) -> Callable[[F], F]:
     return decorate
 
 
-class Framework:
+class Framework(PodGroupHandle):
     """One profile: its plugins, weights, and the snapshot they read."""
 
     def __init__(
@@ -189,6 +192,13 @@ class Framework:
         #: the random source plugins draw from (DefaultPreemption's offset); the service or simulation
         #: shares its algorithm's, so one seed reproduces a run
         self.rng: random.Random | None = None
+        #: upstream's PodGroupManager (GenericWorkload): the pod group states of this process (the queue
+        #: counts what the informer reports); None: those of the snapshot's placed pods
+        self.pod_group_manager: PodGroupStates | None = None
+        #: pods held at Permit (a scheduler replica: within a pod group cycle)
+        self.waiting_pods = WaitingPods()
+        #: upstream ``Handle.Activate``: where pods a plugin wants retried at once go (None: nowhere)
+        self.pod_activator: Callable[[dict[str, Any]], None] | None = None
 
     # --- Handle ----------------------------------------------------------------------------------
     @property
@@ -214,6 +224,11 @@ class Framework:
     @property
     def client(self) -> object | None:
         return self._client
+
+    def activate(self, pods: dict[str, Any]) -> None:
+        """Upstream ``Activate``: move these pods (name -> pod) to the active queue, if anyone listens."""
+        if self.pod_activator is not None and pods:
+            self.pod_activator(pods)
 
     @property
     def extenders(self) -> Sequence[Extender]:
@@ -768,10 +783,12 @@ class Framework:
     @_timed("Permit", lambda r: r[0])
     def run_permit_plugins(
         self, state: CycleState, pod: PodInfo, node_name: str
-    ) -> tuple[Status | None, float]:
-        """Allow (None), a rejection, or Wait with the longest timeout any plugin asked for."""
-        wait_timeout = 0.0
-        waiting = False
+    ) -> tuple[Status | None, dict[str, float]]:
+        """Upstream ``RunPermitPlugins``: Allow (None, {}), a rejection, or Wait with each waiting
+        plugin's timeout (at most 15 minutes); the Wait status is the last waiting plugin's, with
+        upstream's "one or more plugins asked to wait" reason appended."""
+        waits: dict[str, float] = {}
+        wait_status: Status | None = None
         sampled = self._plugin_observer(state)
         for pl in self.plugins.permit:
             try:
@@ -782,21 +799,20 @@ class Framework:
                         sampled, pl.name, "Permit", _first, pl.permit, state, pod, node_name
                     )
             except Exception as exc:
-                return _plugin_error(pl, exc, "Permit"), 0.0
+                return _plugin_error(pl, exc, "Permit"), {}
             if st is None or st.code == Code.SUCCESS:
                 continue
             if st.is_rejected():
-                return st.with_plugin(pl.name), 0.0
+                return st.with_plugin(pl.name), {}
             if st.code == Code.WAIT:
-                waiting = True
-                wait_timeout = max(wait_timeout, timeout)
+                waits[pl.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                wait_status = st
                 continue
-            return Status.as_error(RuntimeError(f"running Permit plugin {pl.name!r}: {st.message}")), 0.0
-        if waiting:
-            return Status(
-                Code.WAIT, "one or more plugins asked to wait and no plugin rejected pod"
-            ), wait_timeout
-        return None, 0.0
+            return Status.as_error(RuntimeError(f"running Permit plugin {pl.name!r}: {st.message}")), {}
+        if wait_status is not None:
+            reasons = (*wait_status.reasons, "one or more plugins asked to wait and no plugin rejected pod")
+            return Status(Code.WAIT, *reasons, plugin=wait_status.plugin), waits
+        return None, {}
 
     # --- binding cycle (async: these talk to the API) ------------------------------------------
     async def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

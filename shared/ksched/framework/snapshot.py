@@ -12,6 +12,7 @@ from ksched.api.core import Node, Pod
 from ksched.framework.columns import NodeColumns
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.objects import ClusterObjects
+from ksched.framework.podgroups import PodGroupTable, group_key
 from ksched.framework.podinfo import PodInfo
 
 _node_versions = itertools.count(1)
@@ -35,6 +36,9 @@ class Snapshot:
         self.nodes_version = next(_node_versions)
         #: uid -> (PodInfo, node name) for every pod placed on a node (bound or assumed)
         self.pod_locations: dict[str, tuple[PodInfo, str]] = {}
+        #: the pod groups of placed pods (GenericWorkload): each member here is scheduled (bound or
+        #: assumed), which is what GangScheduling's Permit counts
+        self.pod_groups = PodGroupTable()
         #: pods whose node has not been seen yet, by node name
         self._waiting: dict[str, list[PodInfo]] = {}
         #: image name -> number of nodes that have it
@@ -134,6 +138,8 @@ class Snapshot:
             self.remove_pod(uid)
         pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
         self.pod_locations[uid] = (pi, target)
+        if group_key(raw) is not None:
+            self.pod_groups.place_pod(raw)
         ni = self.node_map.get(target)
         if ni is None:
             self._waiting.setdefault(target, []).append(pi)
@@ -149,6 +155,7 @@ class Snapshot:
         if entry is None:
             return None
         pi, node_name = entry
+        self.pod_groups.remove_pod(pi.pod)
         ni = self.node_map.get(node_name)
         if ni is not None:
             ni.remove_pod(uid)

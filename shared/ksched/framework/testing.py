@@ -13,7 +13,10 @@ from typing import Any
 import msgspec
 
 from ksched.api.core import Node, Pod
+from ksched.framework.group_handle import PodGroupHandle
+from ksched.framework.podgroups import PodGroupStates
 from ksched.framework.snapshot import Snapshot
+from ksched.framework.waiting import WaitingPods
 
 _uids = itertools.count(1)
 
@@ -128,7 +131,7 @@ class FakeNominator:
         return self.by_node.get(node_name, [])
 
 
-class FakeHandle:
+class FakeHandle(PodGroupHandle):
     """A Handle over a fixed snapshot, for unit-testing one plugin at a time."""
 
     def __init__(self, snapshot: Snapshot | None = None, client: object | None = None) -> None:
@@ -136,6 +139,11 @@ class FakeHandle:
         self._nominator = FakeNominator()
         self._client = client
         self._extenders: list[Any] = []
+        #: pod group states the plugin reads as the process's (default: the snapshot's placed pods)
+        self.pod_group_manager: PodGroupStates | None = None
+        self.waiting_pods = WaitingPods()
+        #: what plugins asked to activate, in order
+        self.activated: list[Any] = []
 
     @property
     def snapshot(self) -> Snapshot:
@@ -160,6 +168,9 @@ class FakeHandle:
     @property
     def extenders(self) -> list[Any]:
         return self._extenders
+
+    def activate(self, pods: dict[str, Any]) -> None:
+        self.activated.extend(pods.values())
 
     def run_filter_plugins(self, *args: Any) -> Any:
         raise NotImplementedError("FakeHandle runs no other plugins")

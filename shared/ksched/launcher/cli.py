@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ksched.launcher.stack import Stack, StackOptions
+from ksched.service.options import add_feature_gates_argument
 
 
 def stack_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,6 +26,7 @@ def stack_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--binders", type=int, default=1, help="binder processes (default 1)")
     p.add_argument("--workdir", help="where logs, the kubeconfig and JetStream data go (default: a temp dir)")
     p.add_argument("--prefix", default="ksched", help="NATS subject prefix")
+    add_feature_gates_argument(p)
 
 
 def options_from(ns: argparse.Namespace, workdir: Path) -> StackOptions:
@@ -38,6 +40,7 @@ def options_from(ns: argparse.Namespace, workdir: Path) -> StackOptions:
         binders=ns.binders,
         prefix=ns.prefix,
         kubesim_tls=True,  # kubectl sends the bearer token only over HTTPS
+        feature_gates=str(ns.feature_gates),
     )
 
 

@@ -88,6 +88,8 @@ class StackOptions:
     """The queues' ``--repair-interval`` (Go duration; None: the queue's default)."""
     queue_lease_duration: str | None = None
     """The queues' ``--lease-duration`` for popped pods (Go duration; None: the queue's default)."""
+    feature_gates: str = ""
+    """``--feature-gates`` of every service and kubesim (upstream's syntax; docs/gang.md)."""
 
 
 class Stack:
@@ -112,6 +114,8 @@ class Stack:
         args += ["--log-level", self.options.log_level, "--log-format", self.options.log_format]
         if self.options.config:
             args += ["--config", self.options.config]
+        if self.options.feature_gates:
+            args += ["--feature-gates", self.options.feature_gates]
         return args
 
     def _service(self, name: str, service: str, extra: Sequence[str] = ()) -> Proc:
@@ -181,6 +185,8 @@ class Stack:
             args.append("--tls")
         for scenario in self.options.scenarios:
             args += ["--scenario", scenario]
+        if self.options.feature_gates:
+            args += ["--feature-gates", self.options.feature_gates]
         proc = Proc("kubesim", "kubesim", args, None, self.workdir / "kubesim.log")
         self.procs["kubesim"] = proc
         await self._spawn(proc)

@@ -49,6 +49,9 @@ IN_TREE: dict[str, Callable[[], Registration]] = {
     "VolumeZone": _lazy("volumezone"),
     "DefaultPreemption": _lazy("defaultpreemption", args_type="DefaultPreemptionArgs"),
     "NodeDeclaredFeatures": _lazy("nodedeclaredfeatures"),
+    "GangScheduling": _lazy("gangscheduling"),
+    "PodGroupPodsCount": _lazy("podgrouppodscount"),
+    "TopologyPlacementGenerator": _lazy("topologyplacementgenerator"),  # not implemented yet
 }
 
 

@@ -65,7 +65,18 @@ def plugin_class(name: str) -> type:
     return cls
 
 
-@pytest.mark.parametrize("name", sorted(IN_TREE))
+NOT_IMPLEMENTED = {"TopologyPlacementGenerator"}
+"""Registered for the TopologyAwareWorkloadScheduling gate's default set, reported as missing when
+built (docs/gang.md)."""
+
+
+def test_the_plugins_not_implemented_are_still_missing() -> None:
+    for name in NOT_IMPLEMENTED:
+        with pytest.raises(ModuleNotFoundError):
+            IN_TREE[name]()
+
+
+@pytest.mark.parametrize("name", sorted(IN_TREE.keys() - NOT_IMPLEMENTED))
 def test_in_tree_plugins_claim_what_they_implement(name: str) -> None:
     cls = plugin_class(name)
     assert claimed_points(cls) == implemented_points(cls)

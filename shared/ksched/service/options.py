@@ -7,7 +7,8 @@ Flag beats environment beats default: ``--nats`` / ``KSCHED_NATS``, ``--kubeconf
 ``KSCHED_SUBJECT_PREFIX``,
 ``--log-format`` / ``KSCHED_LOG_FORMAT``, ``--log-level`` / ``KSCHED_LOG_LEVEL``,
 ``--jetstream-replicas`` / ``KSCHED_JETSTREAM_REPLICAS`` (replicas of the streams and KV buckets a
-service creates: 1 for one nats-server, 3 for a 3-server JetStream cluster; docs/bus.md).
+service creates: 1 for one nats-server, 3 for a 3-server JetStream cluster; docs/bus.md),
+``--feature-gates`` / ``KSCHED_FEATURE_GATES`` (upstream's syntax, docs/gang.md).
 
 NATS security (all optional): ``--nats-user`` / ``KSCHED_NATS_USER``, ``--nats-password`` /
 ``KSCHED_NATS_PASSWORD``, ``--nats-creds`` / ``KSCHED_NATS_CREDS``, ``--nats-tls-ca`` /
@@ -24,6 +25,10 @@ from dataclasses import dataclass, field
 
 from ksched.bus.connect import MAX_REPLICAS, REPLICAS_SETTING
 from ksched.bus.credentials import CredentialsError, NatsCredentials
+from ksched.config import KubeSchedulerConfiguration, default_config, load_config
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import ENVIRONMENT as GATES_ENVIRONMENT
+from ksched.features import FeatureGateError, FeatureGates
 
 DEFAULT_NATS = "nats://127.0.0.1:4222"
 DEFAULT_PREFIX = "ksched"
@@ -43,6 +48,7 @@ class CommonOptions:
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
     jetstream_replicas: int = 1
     http_token: str | None = None
+    feature_gates: FeatureGates = DEFAULT_GATES
 
 
 def _env(env: Mapping[str, str], name: str, default: str | None) -> str | None:
@@ -61,6 +67,29 @@ def replica_count(text: str) -> int:
             f"{text!r} is not a replica count from 1 to {MAX_REPLICAS} ({REPLICAS_SETTING})"
         )
     return value
+
+
+def feature_gates(text: str) -> FeatureGates:
+    """argparse type of ``--feature-gates``: upstream's ``Name=bool,...`` with upstream's errors."""
+    try:
+        return FeatureGates.parse(text)
+    except FeatureGateError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_feature_gates_argument(
+    parser: argparse._ActionsContainer, env: Mapping[str, str] | None = None
+) -> None:
+    """``--feature-gates`` with its ``KSCHED_FEATURE_GATES`` fallback (every service, ``ksched simulate``)."""
+    e = os.environ if env is None else env
+    parser.add_argument(
+        "--feature-gates",
+        type=feature_gates,
+        default=e.get(GATES_ENVIRONMENT) or "",
+        metavar="Name=true|false,...",
+        help="feature gates as kube-scheduler takes them, e.g. GenericWorkload=true,GangScheduling=true "
+        "(docs/gang.md; default: every gate at its 1.36 default)",
+    )
 
 
 def add_common_arguments(
@@ -105,6 +134,7 @@ def add_common_arguments(
         help="replicas of the JetStream streams and KV buckets this service creates or updates: 1 for "
         "one nats-server, 3 for a 3-server cluster (default 1)",
     )
+    add_feature_gates_argument(g, e)
     add_nats_security_arguments(parser, e)
 
 
@@ -158,7 +188,15 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         nats_credentials=credentials,
         jetstream_replicas=ns.jetstream_replicas,
         http_token=ns.http_token,
+        feature_gates=ns.feature_gates,
     )
+
+
+def scheduler_config(options: CommonOptions) -> KubeSchedulerConfiguration:
+    """The ``--config`` file (upstream's defaults without one), defaulted under ``--feature-gates``;
+    raises :class:`ksched.config.ConfigError`."""
+    gates = options.feature_gates
+    return load_config(options.config, gates=gates) if options.config else default_config(gates=gates)
 
 
 def parse(

@@ -1,6 +1,7 @@
 """What the API server sees from the scheduler: events.k8s.io Events (FailedScheduling,
-Scheduled, Preempted...) aggregated into series like upstream's recorder, and the pod's
-PodScheduled condition and nominatedNodeName on the status subresource.
+Scheduled, Preempted...) aggregated into series like upstream's recorder, the pod's
+PodScheduled condition and nominatedNodeName on the status subresource, and a PodGroup's
+PodGroupScheduled condition (docs/gang.md).
 
 All writes run in the background with bounded concurrency; a failed write is logged, never raised
 into the caller (the scheduling outcome does not depend on it).
@@ -9,6 +10,7 @@ into the caller (the scheduling outcome does not depend on it).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import secrets
 import time
@@ -17,6 +19,7 @@ from typing import Any
 
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
 
 log = logging.getLogger(__name__)
@@ -60,6 +63,7 @@ class Reporter:
         self._sem = asyncio.Semaphore(concurrency)
         self._series: dict[tuple[str, str, str], _Series] = {}
         self._conditions: dict[str, tuple[str, str]] = {}
+        self._group_conditions: dict[tuple[str, str], tuple[str, str, str]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.failures = 0
 
@@ -75,6 +79,14 @@ class Reporter:
             await asyncio.wait(set(self._tasks), timeout=timeout)
 
     async def _call(self, method: str, path: str, body: Any, content_type: str = "application/json") -> int:
+        status, _ = await self._request(method, path, body, content_type)
+        return status
+
+    async def _request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> tuple[int, bytes]:
+        """(HTTP status, body); status 0 when the request failed. Failures other than 404 and 409 are
+        logged and counted."""
         async with self._sem:
             try:
                 resp = await self.api.call_api(
@@ -88,17 +100,17 @@ class Reporter:
                 )
                 try:
                     status: int = resp.status
-                    if status >= 400:
-                        text = await resp.text()
-                        log.warning("%s %s: HTTP %d: %s", method, path, status, text[:300])
+                    data: bytes = await resp.read()
+                    if status >= 400 and status not in (404, 409):
+                        log.warning("%s %s: HTTP %d: %s", method, path, status, data[:300])
                         self.failures += 1
-                    return status
+                    return status, data
                 finally:
                     resp.release()
             except Exception as exc:
                 self.failures += 1
                 log.warning("%s %s failed: %s", method, path, exc)
-                return 0
+                return 0, b""
 
     # --- events ------------------------------------------------------------------------------------
     def event(
@@ -205,3 +217,58 @@ class Reporter:
 
     def forget(self, uid: str) -> None:
         self._conditions.pop(uid, None)
+
+    # --- pod groups --------------------------------------------------------------------------------
+    def pod_group_scheduled(self, namespace: str, name: str, status: str, reason: str, message: str) -> None:
+        """Set the PodGroup's PodGroupScheduled condition as upstream's ``updatePodGroupCondition``:
+        never from True back to False, and only when it changes. A Coscheduling PodGroup (no
+        v1alpha2 object of that name) is left alone."""
+        wanted = (status, reason, message)
+        if self._group_conditions.get((namespace, name)) == wanted:
+            return
+        self._group_conditions[(namespace, name)] = wanted
+        self._spawn(self._write_group_condition(namespace, name, wanted))
+
+    async def _write_group_condition(self, namespace: str, name: str, wanted: tuple[str, str, str]) -> None:
+        path = f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{namespace}/podgroups/{name}"
+        for _ in range(3):  # a 409 (written meanwhile) reads it again
+            code, data = await self._request("GET", path)
+            if code != 200:
+                return
+            group = json.loads(data)
+            conditions = (group.get("status") or {}).get("conditions") or []
+            updated = set_pod_group_condition(conditions, wanted, rfc3339())
+            if updated is None:
+                return
+            group["status"] = {**(group.get("status") or {}), "conditions": updated}
+            code = await self._call("PUT", f"{path}/status", group)
+            if code != 409:
+                return
+
+
+def set_pod_group_condition(
+    conditions: list[dict[str, Any]], wanted: tuple[str, str, str], now: str
+) -> list[dict[str, Any]] | None:
+    """``conditions`` with PodGroupScheduled set to ``wanted`` (status, reason, message) as
+    apimachinery's ``SetStatusCondition`` does it (the transition time moves only with the status);
+    None when nothing changes or a True condition would turn False (upstream never regresses it)."""
+    status, reason, message = wanted
+    kind = POD_GROUP_SCHEDULED
+    existing = next((c for c in conditions if c.get("type") == kind), None)
+    if existing is None:
+        new = {
+            "type": kind,
+            "status": status,
+            "lastTransitionTime": now,
+            "reason": reason,
+            "message": message,
+        }
+        return [*conditions, new]
+    if existing.get("status") == "True" and status != "True":
+        return None
+    if (existing.get("status"), existing.get("reason"), existing.get("message")) == wanted:
+        return None
+    changed = dict(existing, status=status, reason=reason, message=message)
+    if existing.get("status") != status:
+        changed["lastTransitionTime"] = now
+    return [changed if c is existing else c for c in conditions]

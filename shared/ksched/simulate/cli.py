@@ -19,8 +19,10 @@ from ksched.config import ConfigError, default_config, load_config
 from ksched.config.profile import build_frameworks, missing_plugins
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import ExtenderConfigError, HTTPExtenders
+from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.progress import Advance, progress_bar
+from ksched.service.options import add_feature_gates_argument
 from ksched.simulate import compare
 from ksched.simulate.cluster import build_cluster
 from ksched.simulate.live import ClusterReadError, dump_cluster, list_cluster
@@ -74,6 +76,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     p.add_argument("--output", choices=("json", "table"), default="table")
     p.add_argument("--seed", type=int, default=None, help="seed for tie-breaking between equal scores")
+    add_feature_gates_argument(p)
     args = p.parse_args(list(argv))
     if args.dump_cluster and not args.from_cluster:
         p.error("--dump-cluster needs --from-cluster")
@@ -94,9 +97,9 @@ def main(argv: Sequence[str]) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     configs = (
-        [(p, _config(p)) for p in args.compare_config]
+        [(p, _config(p, args.feature_gates)) for p in args.compare_config]
         if args.compare_config
-        else [(args.config, _config(args.config))]
+        else [(args.config, _config(args.config, args.feature_gates))]
     )
     if args.from_cluster:
         raw = _list_live(args.kubeconfig)
@@ -110,7 +113,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.pod:
         objects = [o for o in objects if not _pending(o)] + _pods(args.pod)
     source = args.cluster or "--from-cluster"
-    outcomes = [_simulate(objects, source, path, config, args.seed) for path, config in configs]
+    outcomes = [
+        _simulate(objects, source, path, config, args.seed, args.feature_gates) for path, config in configs
+    ]
     if args.compare_config:
         (old_name, _), (new_name, _) = configs
         diffs = compare.differences(outcomes[0], outcomes[1])
@@ -126,9 +131,9 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _config(path: str | None) -> KubeSchedulerConfiguration:
+def _config(path: str | None, gates: FeatureGates) -> KubeSchedulerConfiguration:
     try:
-        config = load_config(path) if path else default_config()
+        config = load_config(path, gates=gates) if path else default_config(gates=gates)
     except ConfigError as exc:
         raise Refused(f"{path}: invalid configuration:\n{exc}") from None
     for profile, plugins in missing_plugins(config).items():
@@ -206,13 +211,18 @@ def _pods(paths: Sequence[str]) -> list[K8s]:
 
 
 def _simulate(
-    objects: list[K8s], source: str, path: str | None, config: KubeSchedulerConfiguration, seed: int | None
+    objects: list[K8s],
+    source: str,
+    path: str | None,
+    config: KubeSchedulerConfiguration,
+    seed: int | None,
+    gates: FeatureGates,
 ) -> list[PodOutcome]:
     """One run of ``objects`` (read from ``source``) under ``config`` (from ``path``) on a fresh
     snapshot."""
     names = [p.scheduler_name or "" for p in config.profiles]
     try:
-        cluster = build_cluster(objects, names)
+        cluster = build_cluster(objects, names, coscheduling=gates.enabled(GANG_SCHEDULING))
     except ObjectError as exc:
         raise Refused(f"{source}: {exc}") from None
     named = f"{path}: " if path else ""
@@ -225,7 +235,7 @@ def _simulate(
     except ExtenderConfigError as exc:
         raise Refused(f"{named}invalid configuration: {exc}") from None
     algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=seed)
-    simulation = Simulation(cluster, frameworks, algorithm)
+    simulation = Simulation(cluster, frameworks, algorithm, group_scheduling=gates.enabled(GENERIC_WORKLOAD))
     with progress_bar(len(cluster.pending), "scheduling") as advance:
         if extenders:
             for fw in frameworks.values():

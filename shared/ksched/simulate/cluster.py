@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ksched.api.base import K8s
 from ksched.api.core import Node, Pod
+from ksched.api.coscheduling import CoschedulingPodGroup, as_pod_group, with_label_group
 from ksched.api.kinds import ObjectError
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
@@ -28,17 +29,26 @@ def is_visible(pod: Pod) -> bool:
     return pod.status.phase not in TERMINAL_PHASES
 
 
-def build_cluster(objects: Iterable[K8s], scheduler_names: Sequence[str]) -> Cluster:
+def build_cluster(
+    objects: Iterable[K8s], scheduler_names: Sequence[str], coscheduling: bool = False
+) -> Cluster:
     """The cluster of ``objects``; :class:`ObjectError` names an object the snapshot cannot hold
-    (a quantity that does not parse, for instance)."""
+    (a quantity that does not parse, for instance). ``coscheduling``: scheduler-plugins' PodGroups
+    and pod-group labels read through the adapter (a v1alpha2 PodGroup of the same name wins;
+    docs/gang.md)."""
     snapshot = Snapshot()
     pending: list[Pod] = []
     placed: list[Pod] = []
+    adapted: list[CoschedulingPodGroup] = []
     for obj in objects:
         with _naming(obj):
             if isinstance(obj, Node):
                 snapshot.upsert_node(obj)
+            elif isinstance(obj, CoschedulingPodGroup):
+                adapted.append(obj)
             elif isinstance(obj, Pod):
+                if coscheduling:
+                    obj = with_label_group(obj)
                 if not is_visible(obj):
                     continue
                 if obj.spec.node_name:
@@ -51,6 +61,9 @@ def build_cluster(objects: Iterable[K8s], scheduler_names: Sequence[str]) -> Clu
     for pod in placed:
         with _naming(pod):
             snapshot.add_pod(pod)
+    for group in adapted if coscheduling else ():
+        key = f"{group.metadata.namespace}/{group.metadata.name}"
+        snapshot.objects.pod_groups.setdefault(key, as_pod_group(group))
     return Cluster(snapshot, pending)
 
 

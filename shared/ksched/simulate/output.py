@@ -29,6 +29,8 @@ def to_table(outcomes: Sequence[PodOutcome], top: int = 5, width: int | None = N
     console = text_console(width)
     for o in outcomes:
         console.print(Text(f"{o.pod}  {decision(o)}", style="bold"))
+        if o.pod_group is not None:
+            console.print(Padding(Text(_group_line(o.pod_group)), (0, 0, 0, 2)))
         if o.totals:
             console.print(Padding(_score_table(o, top), (0, 0, 0, 2)))
         elif o.node:
@@ -53,6 +55,17 @@ def exported(console: Console) -> str:
     """What ``console`` recorded, without trailing blanks, ending with one newline."""
     lines = [line.rstrip() for line in console.export_text().splitlines()]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _group_line(group: dict[str, object]) -> str:
+    """``pod group ns/pg: PodGroupScheduled=False (Unschedulable: pod group is unschedulable)``."""
+    condition = group.get("condition")
+    if not isinstance(condition, dict):
+        return f"pod group {group.get('name')}"
+    detail = (
+        f"{condition['reason']}: {condition['message']}" if condition.get("message") else condition["reason"]
+    )
+    return f"pod group {group.get('name')}: {condition['type']}={condition['status']} ({detail})"
 
 
 def _width() -> int:

@@ -10,10 +10,13 @@ from datetime import datetime
 
 from ksched.api.core import Pod
 from ksched.api.resource import ResourceClaim
+from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, ScheduleResult, SchedulingError
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.extender import EXTENDER_NAME
 from ksched.framework.nominator import Nominator
+from ksched.framework.podgroup_cycle import MemberAttempt, run_pod_group
+from ksched.framework.podgroups import PodGroupTable, group_key
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import FitError, PostFilterResult, QueuedPodInfo
 from ksched.framework.runtime import Framework
@@ -39,6 +42,8 @@ class PodOutcome:
     error: str | None = None
     #: the pod's ResourceClaims once bound: ``ns/name`` -> {"node", "devices"}
     claims: dict[str, dict[str, object]] = field(default_factory=dict)
+    #: for a member of a pod group (GenericWorkload): the group and its outcome (docs/gang.md)
+    pod_group: dict[str, object] | None = None
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -57,6 +62,8 @@ class PodOutcome:
             out["victims"] = self.victims
         if self.error is not None:
             out["error"] = self.error
+        if self.pod_group is not None:
+            out["podGroup"] = self.pod_group
         return out
 
 
@@ -92,36 +99,176 @@ class Simulation:
     """Runs the pending pods of a cluster through the frameworks of their profiles."""
 
     def __init__(
-        self, cluster: Cluster, frameworks: Mapping[str, Framework], algorithm: ScheduleAlgorithm
+        self,
+        cluster: Cluster,
+        frameworks: Mapping[str, Framework],
+        algorithm: ScheduleAlgorithm,
+        group_scheduling: bool = False,
     ) -> None:
         self.cluster = cluster
         self.frameworks = frameworks
         self.algorithm = algorithm
         self.nominator = Nominator()
+        #: GenericWorkload: the pending members of a pod group are scheduled together (docs/gang.md)
+        self.group_scheduling = group_scheduling
+        groups = PodGroupTable(
+            [*cluster.pending, *(pi.pod for pi, _ in cluster.snapshot.pod_locations.values())]
+        )
         for fw in frameworks.values():
             fw.nominator = self.nominator
             fw.rng = algorithm.rng  # --seed also fixes DefaultPreemption's dry-run offset
+            fw.pod_group_manager = groups  # every pod of the file, as upstream's cache knows them
         for pod in cluster.pending:
             if pod.status.nominated_node_name:
                 self.nominator.add(PodInfo(pod), pod.status.nominated_node_name)
 
     def run(self, advance: Callable[[int], None] | None = None) -> list[PodOutcome]:
-        """Every pending pod in queue order; ``advance(1)`` after each (a progress bar)."""
-        out = []
-        for pod in self._ordered():
-            out.append(self.schedule_one(pod))
+        """Every pending pod in queue order; ``advance(1)`` after each (a progress bar). With group
+        scheduling (GenericWorkload), the pending members of a pod group are scheduled together, with
+        upstream's pod group cycle, where the first of them comes."""
+        ordered = self._ordered()
+        outcomes: list[PodOutcome | None] = [None] * len(ordered)
+        for batch in self._batches(ordered):
+            pods = [ordered[i] for i in batch]
+            done = self.schedule_group(pods) if self._is_group(pods) else [self.schedule_one(pods[0])]
+            for i, outcome in zip(batch, done, strict=True):
+                outcomes[i] = outcome
             if advance is not None:
-                advance(1)
-        return out
+                advance(len(batch))
+        return [o for o in outcomes if o is not None]
 
     async def run_async(self, advance: Callable[[int], None] | None = None) -> list[PodOutcome]:
-        """:meth:`run` consulting the frameworks' extenders (their HTTP calls are awaited)."""
-        out = []
-        for pod in self._ordered():
-            out.append(await self.schedule_one_async(pod))
+        """:meth:`run` consulting the frameworks' extenders (their HTTP calls are awaited; a pod group's
+        cycle runs without them)."""
+        ordered = self._ordered()
+        outcomes: list[PodOutcome | None] = [None] * len(ordered)
+        for batch in self._batches(ordered):
+            pods = [ordered[i] for i in batch]
+            done = (
+                self.schedule_group(pods)
+                if self._is_group(pods)
+                else [await self.schedule_one_async(pods[0])]
+            )
+            for i, outcome in zip(batch, done, strict=True):
+                outcomes[i] = outcome
             if advance is not None:
-                advance(1)
-        return out
+                advance(len(batch))
+        return [o for o in outcomes if o is not None]
+
+    def _batches(self, ordered: list[Pod]) -> list[list[int]]:
+        """Positions in ``ordered``, one per batch, but a pod group's members (same profile) together
+        at the place of the first (upstream pops them with it)."""
+        batches: list[list[int]] = []
+        where: dict[tuple[str, str, str], list[int]] = {}
+        for i, pod in enumerate(ordered):
+            key = group_key(pod) if self.group_scheduling else None
+            if key is None:
+                batches.append([i])
+                continue
+            slot = (*key, pod.spec.scheduler_name)
+            if slot not in where:
+                where[slot] = []
+                batches.append(where[slot])
+            where[slot].append(i)
+        return batches
+
+    def _is_group(self, batch: list[Pod]) -> bool:
+        return self.group_scheduling and group_key(batch[0]) is not None
+
+    # --- pod groups (docs/gang.md) ------------------------------------------------------------------
+    def schedule_group(self, members: list[Pod]) -> list[PodOutcome]:
+        """The pending members of one pod group (their outcomes in the same order), as upstream's pod
+        group cycle places them: gated ones stay gated; the others are tried in order on the snapshot;
+        all placed or none (a gang)."""
+        fw = self.frameworks[members[0].spec.scheduler_name]
+        started = [self._start(fw, pod) for pod in members]
+        ready = [pi for _, pi in started if pi is not None]
+        outcomes = [out for out, _ in started]
+        if not ready:
+            return outcomes
+        result = run_pod_group(ready, lambda pi: self._group_member(fw, pi))
+        namespace, name = group_key(members[0]) or ("", "")
+        status, reason, message = result.condition()
+        summary = {
+            "name": f"{namespace}/{name}",
+            "scheduled": result.status is None,
+            "condition": {
+                "type": POD_GROUP_SCHEDULED,
+                "status": status,
+                "reason": reason,
+                "message": message,
+            },
+        }
+        tried = {id(m.pod): m for m in result.members}
+        for position, (_, pi) in enumerate(started):
+            if pi is None:
+                continue
+            member = tried.get(id(pi))
+            out = member.record if member is not None else outcomes[position]
+            ended = result.member_status(member) if member is not None else result.status
+            if ended is not None:
+                out.node = None
+                out.message = ended.message
+            elif member is not None:
+                self.nominator.remove(pi.uid)
+            fw.waiting_pods.remove(pi.uid)
+            outcomes[position] = out
+        for out in outcomes:
+            out.pod_group = summary
+        return outcomes
+
+    def _group_member(self, fw: Framework, pi: PodInfo) -> MemberAttempt[PodOutcome]:
+        """One member's attempt: scheduled, assumed in the snapshot, reserved and asked Permit; a
+        member that only a preemption would place is assumed on the nominated node (its victims stay)."""
+        out = PodOutcome(pod=pi.key, node=None)
+        state = CycleState()
+        state.pod_group_cycle = True
+        host: str | None = None
+        try:
+            result = self.algorithm.schedule_pod(fw, state, pi, explain=True)
+            self._record_result(out, result)
+            host = result.suggested_host
+        except FitError as fit:
+            self._record_rejections(out, fit)
+            if fw.plugins.post_filter:
+                post, status = fw.run_post_filter_plugins(state, pi, fit.diagnosis.node_to_status)
+                fit.diagnosis.post_filter_msg = status.message if status.code != Code.SUCCESS else ""
+                if post is not None and post.nominated_node_name:
+                    out.nominated, out.victims = post.nominated_node_name, sorted(v.key for v in post.victims)
+                    host = post.nominated_node_name
+            out.message = str(fit)
+        except (NoNodesAvailable, SchedulingError) as exc:
+            _failed(out, exc)
+            code = Code.ERROR if out.error is not None else Code.UNSCHEDULABLE
+            return MemberAttempt(pi, Status(code, out.message or ""), out)
+        preempting = out.nominated is not None
+        if host is None:
+            return MemberAttempt(pi, Status(Code.UNSCHEDULABLE, out.message or ""), out)
+        failure = fw.run_reserve_plugins_reserve(state, pi, host)
+        permit: Status | None = None
+        if failure is None:
+            fw.snapshot.add_pod(with_node_name(pi.pod, host))
+            permit, waits = fw.run_permit_plugins(state, pi, host)
+            if permit is not None and permit.code != Code.WAIT:
+                fw.snapshot.remove_pod(pi.uid)
+                failure = permit
+            elif permit is not None:
+                fw.waiting_pods.add(pi, waits)
+        if failure is not None:
+            fw.run_reserve_plugins_unreserve(state, pi, host)
+            out.message = failure.message
+            return MemberAttempt(
+                pi, failure if failure.is_rejected() else Status.as_error(failure.message), out
+            )
+        out.node = None if preempting else host
+
+        def revert() -> None:
+            fw.waiting_pods.remove(pi.uid)
+            fw.snapshot.remove_pod(pi.uid)
+            fw.run_reserve_plugins_unreserve(state, pi, host)
+
+        needs = Status(Code.UNSCHEDULABLE, out.message or "") if preempting else None
+        return MemberAttempt(pi, needs, out, permit, preempting, revert)
 
     def _ordered(self) -> list[Pod]:
         return queue_order(self.cluster.pending, next(iter(self.frameworks.values())))
@@ -181,14 +328,19 @@ class Simulation:
             return out, None
         return out, pi
 
-    def _scheduled(
-        self, fw: Framework, state: CycleState, pi: PodInfo, out: PodOutcome, result: ScheduleResult
-    ) -> PodOutcome:
+    @staticmethod
+    def _record_result(out: PodOutcome, result: ScheduleResult) -> None:
+        """The filtered-out nodes and the scores of a successful cycle."""
         diagnosis = result.diagnosis
         if diagnosis is not None:
             for node, st in diagnosis.node_to_status:
                 out.filter[node] = _filter_entry(st, diagnosis.extender_rejections.get(node))
         out.scores, out.totals = result.scores, result.totals
+
+    def _scheduled(
+        self, fw: Framework, state: CycleState, pi: PodInfo, out: PodOutcome, result: ScheduleResult
+    ) -> PodOutcome:
+        self._record_result(out, result)
         host = result.suggested_host
         reserve = fw.run_reserve_plugins_reserve(state, pi, host)
         if reserve is not None:

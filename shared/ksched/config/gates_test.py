@@ -1,0 +1,63 @@
+"""The default profile under feature gates: upstream's ``applyFeatureGates`` appends GangScheduling
+(GangScheduling) and TopologyPlacementGenerator + PodGroupPodsCount (TopologyAwareWorkloadScheduling)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ksched.config import build_frameworks, default_config, parse_config
+from ksched.config.defaults import DEFAULT_MULTI_POINT, default_plugins
+from ksched.config.profile import missing_plugins
+from ksched.features import FeatureGates
+from ksched.framework.snapshot import Snapshot
+
+GANG = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
+
+
+@pytest.mark.parametrize(
+    ("gates", "appended"),
+    [
+        ("", []),
+        ("GenericWorkload=true", []),
+        ("GenericWorkload=true,GangScheduling=true", [("GangScheduling", None)]),
+        (
+            "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+            [("TopologyPlacementGenerator", None), ("PodGroupPodsCount", 1)],
+        ),
+    ],
+)
+def test_default_plugins_under_gates(gates: str, appended: list[tuple[str, int | None]]) -> None:
+    enabled = default_plugins(FeatureGates.parse(gates)).multi_point.enabled
+    assert [(p.name, p.weight) for p in enabled] == [*DEFAULT_MULTI_POINT, *appended]
+
+
+def test_gang_scheduling_runs_at_pre_enqueue_and_permit() -> None:
+    fw = build_frameworks(default_config(gates=GANG), Snapshot())["default-scheduler"]
+    assert [pl.name for pl in fw.plugins.permit] == ["GangScheduling"]
+    assert [pl.name for pl in fw.plugins.pre_enqueue] == [
+        "SchedulingGates",
+        "DynamicResources",
+        "DefaultPreemption",
+        "GangScheduling",
+    ]
+    assert "GangScheduling" in [pl.name for pl in fw.plugins.enqueue_extensions]
+
+
+def test_a_profile_may_disable_it() -> None:
+    text = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      disabled: [{name: GangScheduling}]
+"""
+    fw = build_frameworks(parse_config(text, gates=GANG), Snapshot())["default-scheduler"]
+    assert not fw.plugins.permit
+
+
+def test_the_placement_generator_is_reported_missing() -> None:
+    config = default_config(
+        gates=FeatureGates.parse("GenericWorkload=true,TopologyAwareWorkloadScheduling=true")
+    )
+    assert missing_plugins(config) == {"default-scheduler": ["TopologyPlacementGenerator"]}

@@ -1,0 +1,265 @@
+"""The informer's part of gang scheduling (docs/gang.md) against kubesim (HTTP) and a real nats-server:
+pod groups in the snapshot, the group view pending pods carry, the Coscheduling adapter, and the group
+commit (all or none, quorum re-counted, durable commit record, restore after a restart)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from ksched_informer.service import InformerService
+from ksched_kubesim import KubeSim
+
+from ksched.api.scheduling import PodGroup
+from ksched.bus.bootstrap import fetch_bootstrap
+from ksched.bus.connect import Bus
+from ksched.bus.jetstream import TypedKV
+from ksched.bus.messages import (
+    AssumeGroupRequest,
+    AssumeReply,
+    GangCommit,
+    PendingPod,
+    PendingPodsRequest,
+    Placement,
+)
+from ksched.bus.streams import ASSUMED_LEDGER, GANG_COMMITS
+from ksched.bus.tokens import encode_token
+from ksched.cache.changelog import PodChange
+from ksched.config import default_config
+from ksched.features import FeatureGates
+from tests.fixtures.kubesim import fast_config
+from tests.informer.conftest import informer_options
+from tests.informer.test_service import node, until
+
+GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
+
+
+def pod_group(name: str, min_count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+
+
+def member(name: str, group: str, cpu: str = "500m", label: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}]
+    }
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    if label:
+        meta["labels"] = {"scheduling.x-k8s.io/pod-group": group}
+    else:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+@pytest.fixture
+async def gang_sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
+    sim = KubeSim(fast_config(feature_gates=GATES))
+    await sim.start()
+    try:
+        yield sim, sim.write_kubeconfig(tmp_path / "kubeconfig")
+    finally:
+        await sim.stop()
+
+
+async def start_informer(kubeconfig: Path, nats_url: str, prefix: str, name: str) -> InformerService:
+    options = informer_options(nats_url, kubeconfig, prefix, name, feature_gates=GATES)
+    service = InformerService(options, default_config(gates=GATES))
+    await service.start()
+    await until(lambda: service.ready)
+    return service
+
+
+@pytest.fixture
+async def informer(
+    gang_sim: tuple[KubeSim, Path], nats_url: str, bus_prefix: str, bus_factory: Any
+) -> AsyncIterator[InformerService]:
+    service = await start_informer(gang_sim[1], nats_url, bus_prefix, "informer-gangs")
+    try:
+        yield service
+    finally:
+        await service.stop()
+
+
+def placement(informer: InformerService, obj: dict[str, Any], node_name: str) -> Placement:
+    meta = obj["metadata"]
+    return Placement(
+        placement_id=f"{meta['uid']}:1",
+        pod_uid=meta["uid"],
+        namespace="default",
+        name=meta["name"],
+        node_name=node_name,
+        scheduler_id="s1",
+        profile="default-scheduler",
+        epoch=informer.epoch,
+        snapshot_generation=informer.cache.generation,
+        pod=msgspec.json.encode(obj),
+    )
+
+
+async def commit(
+    bus: Bus, group: str, placements: list[Placement], session: str = "", seq: int = 0
+) -> AssumeReply:
+    req = AssumeGroupRequest(
+        group=f"default/{group}",
+        commit_id=uuid.uuid4().hex,
+        placements=placements,
+        session=session,
+        seq=seq,
+        basis_from=seq,
+    )
+    return await bus.request(bus.subjects.assume_group, req, AssumeReply, timeout=10)
+
+
+async def pending_views(bus: Bus) -> dict[str, PendingPod]:
+    _, items = await fetch_bootstrap(
+        bus,
+        bus.subjects.pending_bootstrap,
+        lambda inbox: PendingPodsRequest(requester="t", deliver=inbox),
+        PendingPod,
+    )
+    return {p.name: p for p in items}
+
+
+async def test_pending_pods_carry_their_group_view(
+    gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    kube, _ = gang_sim
+    kube.create(member("a", "train"))
+    kube.create(member("b", "train"))
+    kube.create(member("lone", "missing"))
+    await until(lambda: len(informer.cache.pending) == 3)
+    bus: Bus = await bus_factory("queue")
+    views = await pending_views(bus)
+    assert views["a"].group is not None and views["a"].group.all_pods == 2
+    assert views["a"].group.pod_group == b""  # the PodGroup does not exist yet
+    kube.create(pod_group("train", 2))
+    await until(lambda: "default/train" in informer.cache.snapshot.objects.pod_groups)
+    views = await pending_views(bus)
+    group = views["b"].group
+    assert group is not None and msgspec.json.decode(group.pod_group, type=PodGroup).min_count == 2
+    assert views["lone"].group is not None and views["lone"].group.all_pods == 1
+
+
+async def test_coscheduling_pod_groups_and_labels_are_adapted(
+    gang_sim: tuple[KubeSim, Path], informer: InformerService
+) -> None:
+    kube, _ = gang_sim
+    kube.create(
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": "legacy", "namespace": "default"},
+            "spec": {"minMember": 3},
+        }
+    )
+    kube.create(member("old-style", "legacy", label=True))
+    await until(lambda: "default/legacy" in informer.cache.snapshot.objects.pod_groups)
+    assert informer.cache.snapshot.objects.pod_groups["default/legacy"].min_count == 3
+    await until(lambda: len(informer.cache.pending) == 1)
+    [pending] = informer.cache.pending.values()
+    assert pending.spec.scheduling_group is not None
+    assert pending.spec.scheduling_group.pod_group_name == "legacy"
+    kube.load(pod_group("legacy", 1))  # a v1alpha2 PodGroup of the same name wins (loaded: no finalizer)
+    await until(lambda: informer.cache.snapshot.objects.pod_groups["default/legacy"].min_count == 1)
+    kube.delete("PodGroup", "legacy", "default", api_version="scheduling.k8s.io/v1alpha2")
+    await until(lambda: informer.cache.snapshot.objects.pod_groups["default/legacy"].min_count == 3)
+
+
+async def gang(kube: KubeSim, informer: InformerService, cpu: str, size: int) -> list[dict[str, Any]]:
+    """Node ``n1`` with ``cpu``, PodGroup ``train`` of minCount ``size`` and its ``size`` pending pods."""
+    kube.create(node("n1", cpu=cpu))
+    kube.create(pod_group("train", size))
+    pods = [kube.create(member(f"m{i}", "train")) for i in range(size)]
+    await until(lambda: len(informer.cache.pending) == size)
+    return pods
+
+
+async def test_group_commit_is_all_or_nothing(
+    gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    kube, _ = gang_sim
+    pods = await gang(kube, informer, cpu="1", size=3)
+    bus: Bus = await bus_factory("scheduler")
+    # Three halves of a CPU on a 1-CPU node: the third does not fit, so none is accepted.
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods])
+    assert not reply.accepted and reply.code == "DoesNotFit"
+    assert "pod default/m2" in reply.reason and "Insufficient cpu" in reply.reason
+    assert not informer.cache.assumed and len(informer.cache.pending) == 3
+    # Two of them fit but miss the quorum of 3.
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods[:2]])
+    assert not reply.accepted and reply.code == "QuorumNotMet"
+    assert reply.reason == "2 pods of pod group default/train would be scheduled, minCount is 3"
+    assert not informer.cache.assumed
+
+
+async def test_group_members_are_assumes_of_the_replicas_session(
+    gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """Member ``i`` is checked as assume ``seq + i`` of the session: the members before it are the
+    session's own placements (origin), and the session's answers say which it counted."""
+    kube, _ = gang_sim
+    pods = await gang(kube, informer, cpu="4", size=3)
+    bus: Bus = await bus_factory("scheduler")
+    cache = informer.cache
+    at = cache.generation
+    nodes = ["n1", "n1", "gone"]
+    reply = await commit(
+        bus, "train", [placement(informer, p, n) for p, n in zip(pods, nodes, strict=True)], "s1", 5
+    )
+    assert not reply.accepted and reply.code == "NodeNotFound"  # the third's node does not exist
+    assert not cache.assumed
+    # Every member counts as refused: the two checked first were rolled back.
+    assert cache.decision(at, "s1", 8, 5).refused_known is False
+    assert cache.decision(at, "s1", 8, 8).refused_known is True  # 5..7 all answered
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods[:2]], "s2", seq=1)
+    assert reply.code == "QuorumNotMet" and cache.decision(at, "s2", 3, 1).refused_known is False
+    at = cache.generation
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods], "s3", seq=1)
+    assert reply.accepted, reply
+    decision = cache.decision(at, "s3", 4, 1)
+    assert decision.refused_known and list(decision.refused) == []
+    placed = [c for c in cache.changes.since(at) if isinstance(c, PodChange) and c.placed]
+    assert [c.origin for c in placed] == ["s3"] * 3  # each member after the first saw its own before it
+
+
+async def test_group_commit_records_and_survives_a_restart(
+    gang_sim: tuple[KubeSim, Path],
+    informer: InformerService,
+    bus_factory: Any,
+    nats_url: str,
+    bus_prefix: str,
+) -> None:
+    kube, kubeconfig = gang_sim
+    pods = await gang(kube, informer, cpu="4", size=2)
+    bus: Bus = await bus_factory("scheduler")
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods])
+    assert reply.accepted, reply
+    assert sorted(informer.cache.assumed) == sorted(p["metadata"]["uid"] for p in pods)
+    ledger = await TypedKV.open(bus, ASSUMED_LEDGER, Placement)
+    commits = await TypedKV.open(bus, GANG_COMMITS, GangCommit)
+    entry = await ledger.get(encode_token(pods[0]["metadata"]["uid"]))
+    assert entry is not None and entry.value.gang is not None
+    assert await commits.get(encode_token(entry.value.gang.commit_id)) is not None
+    # A prepared entry of a commit that never completed (the informer died before its record).
+    orphan = kube.create(member("orphan", "train"))
+    await until(lambda: orphan["metadata"]["uid"] in informer.cache.pending)
+    stale = msgspec.structs.replace(
+        placement(informer, orphan, "n1"), gang=msgspec.structs.replace(entry.value.gang, commit_id="never")
+    )
+    await ledger.put(encode_token(orphan["metadata"]["uid"]), stale)
+    await informer.stop()
+    successor = await start_informer(kubeconfig, nats_url, bus_prefix, "informer-successor")
+    try:
+        assert sorted(successor.cache.assumed) == sorted(p["metadata"]["uid"] for p in pods)
+        assert orphan["metadata"]["uid"] in successor.cache.pending
+        assert await ledger.get(encode_token(orphan["metadata"]["uid"])) is None
+    finally:
+        await successor.stop()

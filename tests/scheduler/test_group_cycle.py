@@ -1,0 +1,118 @@
+"""Pod group cycles on a scheduler replica (docs/gang.md): the members of a gang placed in the
+replica's snapshot all or none, GangScheduling's Permit waits resolved within the cycle, the members'
+outcomes as upstream ends them, and a pop reply cut into group batches."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from ksched_scheduler.cycle import SchedulingCycle
+from ksched_scheduler.group_cycle import GroupCycle
+from ksched_scheduler.service import _ended, leased_batches, pod_group_result
+
+from ksched.api.core import Pod
+from ksched.api.scheduling import PodGroup
+from ksched.bus.messages import LeasedPod, PendingPod
+from ksched.config import build_frameworks, default_config
+from ksched.features import FeatureGates
+from ksched.framework.algorithm import ScheduleAlgorithm
+from ksched.framework.nominator import Nominator
+from ksched.framework.snapshot import Snapshot
+from ksched.framework.testing import make_node, make_pod
+
+GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
+
+
+def replica(cpus: list[str], min_count: int) -> tuple[GroupCycle, Snapshot]:
+    snapshot = Snapshot()
+    for i, cpu in enumerate(cpus):
+        snapshot.upsert_node(make_node(f"n{i}", allocatable={"cpu": cpu, "memory": "8Gi", "pods": "110"}))
+    raw = {
+        "metadata": {"name": "train", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+    snapshot.objects.put(msgspec.convert(raw, PodGroup))
+    frameworks = build_frameworks(default_config(gates=GATES), snapshot)
+    cycle = SchedulingCycle(frameworks, snapshot, ScheduleAlgorithm(seed=1), Nominator(), lambda: False)
+    return GroupCycle(cycle), snapshot
+
+
+def members(n: int, cpu: str = "1") -> list[Pod]:
+    return [
+        make_pod(
+            f"m{i}", uid=f"m{i}", requests={"cpu": cpu}, spec={"schedulingGroup": {"podGroupName": "train"}}
+        )
+        for i in range(n)
+    ]
+
+
+def test_a_gang_that_fits_is_assumed_whole_with_no_wait_left() -> None:
+    cycle, snapshot = replica(["2", "2"], 4)
+    result = cycle.run(members(4))
+    assert result.status is None and result.condition() == ("True", "Scheduled", "")
+    assert sorted(snapshot.pod_locations) == ["m0", "m1", "m2", "m3"]
+    assert all(result.member_status(m) is None for m in result.members)
+    assert [m.record.permit_waits for m in result.members] == [{}, {}, {}, {}]  # the quorum allowed them
+    assert cycle.cycle.frameworks["default-scheduler"].get_waiting_pod("m0") is None
+
+
+def test_a_gang_short_of_room_is_reverted_whole() -> None:
+    cycle, snapshot = replica(["2", "1"], 4)
+    result = cycle.run(members(4))
+    assert snapshot.pod_locations == {}
+    assert result.condition() == ("False", "Unschedulable", "pod group is unschedulable")
+    statuses = [result.member_status(m) for m in result.members]
+    assert [s.message for s in statuses if s is not None][:3] == [
+        "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
+        "one or more plugins asked to wait and no plugin rejected pod"
+    ] * 3
+    misfit = statuses[3]
+    assert misfit is not None and "Insufficient cpu" in misfit.message
+    ended = [
+        _ended(m.record, m, s, result) for m, s in zip(result.members, statuses, strict=True) if s is not None
+    ]
+    assert [o.plugins for o in ended] == [set(), set(), set(), {"NodeResourcesFit"}]
+
+
+def test_members_already_placed_count_toward_the_quorum() -> None:
+    cycle, snapshot = replica(["4"], 3)
+    placed = make_pod(
+        "bound", uid="bound", node_name="n0", spec={"schedulingGroup": {"podGroupName": "train"}}
+    )
+    snapshot.add_pod(placed)
+    assert cycle.run(members(2)).status is None
+
+
+def leased(name: str, group: str) -> LeasedPod:
+    pending = PendingPod(uid=name, namespace="default", name=name, scheduler_name="default-scheduler")
+    return LeasedPod(lease_id=f"l-{name}", deadline=0.0, lease_seconds=30.0, pod=pending, group=group)
+
+
+@pytest.mark.parametrize(
+    ("group_cycles", "want"),
+    [(True, [["a", "b"], ["solo"], ["c"]]), (False, [["a"], ["b"], ["solo"], ["c"]])],
+)
+def test_a_pop_reply_cut_into_batches(group_cycles: bool, want: list[list[str]]) -> None:
+    pods = [leased("a", "default/x"), leased("b", "default/x"), leased("solo", ""), leased("c", "default/y")]
+    batches = leased_batches(pods, group_cycles)
+    assert [[p.pod.name for p in batch] for batch in batches] == want
+    assert all(not p.group for batch in batches for p in batch) or group_cycles
+
+
+def test_the_attempt_result_labels_are_upstreams() -> None:
+    cycle, _ = replica(["2", "2"], 2)
+    assert pod_group_result(cycle.run(members(2))) == "scheduled"
+    cycle, _ = replica(["1"], 2)
+    assert pod_group_result(cycle.run(members(2))) == "unschedulable"
+
+
+def test_the_group_states_follow_a_re_bootstrapped_snapshot() -> None:
+    """A replica's re-bootstrap resets its snapshot in place: the frameworks read the new groups."""
+    cycle, snapshot = replica(["4"], 1)
+    fw = cycle.cycle.frameworks["default-scheduler"]
+    snapshot.reset()
+    snapshot.add_pod(
+        make_pod("m", uid="m", node_name="n0", spec={"schedulingGroup": {"podGroupName": "train"}})
+    )
+    state = fw.pod_group_states.get("default", "train")
+    assert state is not None and state.scheduled_pods_count() == 1

@@ -1,0 +1,133 @@
+"""``ksched simulate`` with pod groups (docs/gang.md): the capture session of a real 1.36.2 cluster
+(15g-15k: a gang that fits, one with room for 2 of its 3 pods, a pod naming a missing PodGroup)
+replayed offline; the same through scheduler-plugins' Coscheduling PodGroup; and without the gates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ksched.simulate.cli import main
+
+GATES = "GenericWorkload=true,GangScheduling=true"
+FILTER_MESSAGE = (
+    "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
+    "available: 2 No preemption victims found for incoming pod."
+)
+GROUP_MESSAGE = (
+    "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, one or more plugins "
+    "asked to wait and no plugin rejected pod"
+)
+
+
+def node(name: str) -> dict[str, Any]:
+    resources = {"cpu": "2", "memory": "4Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": resources, "capacity": resources},
+    }
+
+
+def member(name: str, group: str, coscheduling: bool, cpu: str | None = "1") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "gangs", "uid": f"uid-{name}"}
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "w:1"}]}
+    if cpu:
+        spec["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
+    if coscheduling:
+        meta["labels"] = {"scheduling.x-k8s.io/pod-group": group}
+    else:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def pod_group(name: str, min_count: int, coscheduling: bool) -> dict[str, Any]:
+    meta = {"name": name, "namespace": "gangs"}
+    if coscheduling:
+        spec: dict[str, Any] = {"minMember": min_count}
+        return {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": meta,
+            "spec": spec,
+        }
+    spec = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": meta, "spec": spec}
+
+
+def cluster(tmp_path: Path, coscheduling: bool = False) -> Path:
+    """The capture session's cluster (JSON is YAML): two nodes of 2 CPUs, gangs of 1-CPU pods."""
+    items = [node("gang-node-0"), node("gang-node-1"), pod_group("fits", 2, coscheduling)]
+    items.append(pod_group("too-big", 3, coscheduling))
+    items += [member(f"fits-{i}", "fits", coscheduling) for i in range(2)]
+    items += [member(f"too-big-{i}", "too-big", coscheduling) for i in range(3)]
+    items.append(member("orphan", "missing", coscheduling, cpu=None))
+    path = tmp_path / "cluster.yaml"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return path
+
+
+def simulate(path: Path, capsys: pytest.CaptureFixture[str], *gates: str) -> dict[str, dict[str, Any]]:
+    assert main(["--cluster", str(path), "--output", "json", *gates]) == 0
+    return {p["pod"]: p for p in json.loads(capsys.readouterr().out)["pods"]}
+
+
+@pytest.mark.parametrize("coscheduling", [False, True], ids=["v1alpha2", "coscheduling"])
+def test_groups_are_placed_all_or_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], coscheduling: bool
+) -> None:
+    pods = simulate(cluster(tmp_path, coscheduling), capsys, "--feature-gates", GATES)
+    fits = [pods[f"gangs/fits-{i}"] for i in range(2)]
+    assert sorted(p["node"] for p in fits) == ["gang-node-0", "gang-node-1"]
+    assert fits[0]["podGroup"] == {
+        "name": "gangs/fits",
+        "scheduled": True,
+        "condition": {"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled", "message": ""},
+    }
+    too_big = [pods[f"gangs/too-big-{i}"] for i in range(3)]
+    assert all(p["node"] is None for p in too_big)
+    assert sorted(p["message"] for p in too_big) == sorted([GROUP_MESSAGE, GROUP_MESSAGE, FILTER_MESSAGE])
+    assert too_big[0]["podGroup"]["condition"] == {
+        "type": "PodGroupScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "pod group is unschedulable",
+    }
+    orphan = pods["gangs/orphan"]
+    assert orphan["gatedBy"] == "GangScheduling"
+    assert orphan["message"] == 'waiting for pods\'s pod group "missing" to appear in scheduling queue'
+
+
+def test_without_the_gates_members_are_scheduled_one_by_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = simulate(cluster(tmp_path), capsys)
+    placed = [name for name, p in pods.items() if p["node"]]
+    assert len(placed) == 5 and all("podGroup" not in p for p in pods.values())  # all but one of too-big
+
+
+def test_the_table_names_the_group_outcome(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--cluster", str(cluster(tmp_path)), "--feature-gates", GATES]) == 0
+    out = capsys.readouterr().out
+    assert "pod group gangs/fits: PodGroupScheduled=True (Scheduled)" in out
+    assert (
+        "pod group gangs/too-big: PodGroupScheduled=False (Unschedulable: pod group is unschedulable)" in out
+    )
+
+
+@pytest.mark.parametrize("gates", [[], ["--feature-gates", GATES]], ids=["gates off", "gates on"])
+def test_pods_without_uids_each_get_an_outcome(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], gates: list[str]
+) -> None:
+    """Files written by hand often carry no uids: every pod is still reported, in queue order."""
+    pods = [member(f"p{i}", "train", coscheduling=False) for i in range(3)]
+    for p in pods:
+        del p["metadata"]["uid"]
+        del p["spec"]["schedulingGroup"]
+    path = tmp_path / "cluster.yaml"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node("n"), *pods]}))
+    assert list(simulate(path, capsys, *gates)) == ["gangs/p0", "gangs/p1", "gangs/p2"]
