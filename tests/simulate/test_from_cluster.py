@@ -13,8 +13,10 @@ import pytest
 import yaml
 from ksched_kubesim import KubeSim
 
+from ksched.features import FeatureGates
 from ksched.simulate.cli import main
 from tests.fixtures.kubesim import api_client_for, fast_config
+from tests.simulate import test_gangs as gangs
 
 
 def node(name: str, cpu: str) -> dict[str, Any]:
@@ -198,3 +200,50 @@ def test_dump_cluster_needs_from_cluster(tmp_path: Path, capsys: pytest.CaptureF
         main(["--cluster", "x.yaml", "--dump-cluster", str(tmp_path / "out.yaml")])
     assert exited.value.code == 2
     assert "--dump-cluster needs --from-cluster" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("coscheduling", [False, True], ids=["v1alpha2", "coscheduling"])
+async def test_from_cluster_reads_pod_groups_with_the_gates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], coscheduling: bool
+) -> None:
+    """With the gates on, the pod groups are listed too, so a gang is placed whole as in the file;
+    the dump writes them with the kind and apiVersion their API serves."""
+    offline = gangs.cluster(tmp_path, coscheduling)
+    sim = KubeSim(fast_config(feature_gates=FeatureGates.parse(gangs.GATES)))
+    await sim.start()
+    try:
+        for item in json.loads(offline.read_text())["items"]:
+            sim.load(item)
+        kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        live = ["--from-cluster", "--kubeconfig", str(kubeconfig), "--feature-gates", gangs.GATES]
+        code, online_out, err = await simulate(capsys, *live, "--output", "json")
+        assert code == 0, err
+        code, file_out, err = await simulate(
+            capsys, "--cluster", str(offline), "--feature-gates", gangs.GATES, "--output", "json"
+        )
+        assert code == 0, err
+        # the same placements up to the tie-break between the two equal nodes
+        assert groups_of(decisions(online_out)) == groups_of(decisions(file_out))
+        assert sorted(str(n) for p, n in decisions(online_out).items() if p.startswith("gangs/fits-")) == [
+            "gang-node-0",
+            "gang-node-1",
+        ]
+        dump = tmp_path / "dump.yaml"
+        code, _, err = await simulate(capsys, *live, "--dump-cluster", str(dump))
+        assert code == 0, err
+        groups = [o for o in yaml.safe_load(dump.read_text())["items"] if o["kind"] == "PodGroup"]
+        api_version = "scheduling.x-k8s.io/v1alpha1" if coscheduling else "scheduling.k8s.io/v1alpha2"
+        assert sorted((g["apiVersion"], g["metadata"]["name"]) for g in groups) == [
+            (api_version, "fits"),
+            (api_version, "too-big"),
+        ]
+    finally:
+        await sim.stop()
+
+
+def groups_of(placed: dict[str, str | None]) -> dict[str, list[str | None]]:
+    """Each pod's nodes by pod name without its index (``gangs/fits-1`` -> ``gangs/fits``), sorted."""
+    out: dict[str, list[str | None]] = {}
+    for pod, node in placed.items():
+        out.setdefault(pod.rsplit("-", 1)[0], []).append(node)
+    return {group: sorted(nodes, key=str) for group, nodes in out.items()}

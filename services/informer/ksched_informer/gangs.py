@@ -11,10 +11,10 @@ from typing import Any
 
 import msgspec
 
-from ksched.api.collections import Collection
+from ksched.api.collections import COSCHEDULING_POD_GROUPS, POD_GROUPS, WORKLOADS, Collection
 from ksched.api.core import Pod
 from ksched.api.coscheduling import CoschedulingPodGroup, as_pod_group, is_adapted, with_label_group
-from ksched.api.scheduling import PodGroup, Workload
+from ksched.api.scheduling import PodGroup
 from ksched.bus.jetstream import TypedKV
 from ksched.bus.messages import (
     AssumeGroupRequest,
@@ -33,15 +33,6 @@ from ksched_informer import metrics
 from ksched_informer.reflector import DELETED, OnEvent, OnList
 
 log = logging.getLogger(__name__)
-
-POD_GROUPS = Collection("PodGroup", "/apis/scheduling.k8s.io/v1alpha2/podgroups", PodGroup)
-WORKLOADS = Collection("Workload", "/apis/scheduling.k8s.io/v1alpha2/workloads", Workload)
-COSCHEDULING_POD_GROUPS = Collection(
-    "CoschedulingPodGroup",
-    "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
-    CoschedulingPodGroup,
-    optional=True,
-)
 
 
 class GangMembers:

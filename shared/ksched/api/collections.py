@@ -19,9 +19,11 @@ from ksched.api.core import (
     ReplicationController,
     Service,
 )
-from ksched.api.kinds import KINDS
+from ksched.api.coscheduling import CoschedulingPodGroup
+from ksched.api.kinds import GROUP_KINDS, KINDS
 from ksched.api.policy import PodDisruptionBudget, PriorityClass
 from ksched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from ksched.api.scheduling import PodGroup, Workload
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.api.workloads import ReplicaSet, StatefulSet
 
@@ -40,9 +42,21 @@ class Collection:
 
     @property
     def api_version(self) -> str:
-        """The kind's ``apiVersion`` (list items carry no ``apiVersion``/``kind``; a cluster file
-        needs them)."""
-        return KINDS[self.kind][0]
+        """The group/version its path serves: ``v1`` for ``/api/v1/…``, ``apps/v1`` for
+        ``/apis/apps/v1/…`` (list items carry no ``apiVersion``/``kind``; a cluster file needs them)."""
+        parts = self.path.strip("/").split("/")
+        return parts[1] if parts[0] == "api" else f"{parts[1]}/{parts[2]}"
+
+    @property
+    def object_kind(self) -> str:
+        """The ``kind`` its objects carry (``kind`` may be a name of ours, as for Coscheduling's
+        PodGroup next to the native one)."""
+        named = [(kind, entry[1]) for kind, entry in KINDS.items()]
+        named += [(kind, entry[1]) for (_, kind), entry in GROUP_KINDS.items()]
+        for kind, struct in named:
+            if struct is self.struct:
+                return kind
+        raise KeyError(f"{self.kind}: no kind decodes into {self.struct.__name__}")
 
 
 #: Pods that finished are invisible to the scheduler (upstream's informer field selector).
@@ -74,5 +88,24 @@ OBJECTS: tuple[Collection, ...] = (
     ),
 )
 
-#: Everything the scheduler reads, nodes and pods first.
+#: Everything the scheduler reads, nodes and pods first (pod groups: :func:`pod_group_collections`).
 ALL: tuple[Collection, ...] = (NODES, PODS, *OBJECTS)
+
+#: Workload-aware scheduling (alpha, behind the GenericWorkload gate): upstream's own objects.
+POD_GROUPS = Collection("PodGroup", "/apis/scheduling.k8s.io/v1alpha2/podgroups", PodGroup)
+WORKLOADS = Collection("Workload", "/apis/scheduling.k8s.io/v1alpha2/workloads", Workload)
+#: scheduler-plugins' Coscheduling PodGroup, adapted (behind GangScheduling); a CRD the cluster may lack.
+COSCHEDULING_POD_GROUPS = Collection(
+    "CoschedulingPodGroup",
+    "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+    CoschedulingPodGroup,
+    optional=True,
+)
+
+
+def pod_group_collections(workloads: bool, coscheduling: bool) -> tuple[Collection, ...]:
+    """The pod-group collections to read: upstream's with the GenericWorkload gate, plus
+    Coscheduling's with GangScheduling (the gates are the caller's to read)."""
+    if not workloads:
+        return ()
+    return (POD_GROUPS, WORKLOADS, *((COSCHEDULING_POD_GROUPS,) if coscheduling else ()))

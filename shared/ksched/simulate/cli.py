@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ksched.api.base import K8s
+from ksched.api.collections import pod_group_collections
 from ksched.api.core import Pod
 from ksched.api.files import decode_objects, load_objects
 from ksched.api.kinds import ObjectError
@@ -102,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
         else [(args.config, _config(args.config, args.feature_gates))]
     )
     if args.from_cluster:
-        raw = _list_live(args.kubeconfig)
+        raw = _list_live(args.kubeconfig, args.feature_gates)
         if args.dump_cluster:
             dump_cluster(raw, args.dump_cluster)
             print(f"ksched simulate: wrote {len(raw)} objects to {args.dump_cluster}", file=sys.stderr)
@@ -156,10 +157,11 @@ def _load(path: str) -> list[K8s]:
     return objects
 
 
-def _list_live(kubeconfig: str | None) -> list[dict[str, Any]]:
+def _list_live(kubeconfig: str | None, gates: FeatureGates) -> list[dict[str, Any]]:
     path = kubeconfig or _default_kubeconfig()
     try:
-        return asyncio.run(list_cluster(path))
+        extra = pod_group_collections(gates.enabled(GENERIC_WORKLOAD), gates.enabled(GANG_SCHEDULING))
+        return asyncio.run(list_cluster(path, extra))
     except ClusterReadError as exc:
         raise Refused(f"--from-cluster: {exc}") from None
 

@@ -9,6 +9,7 @@ decoded like a file's objects or written out with :func:`dump_cluster`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ class ClusterReadError(RuntimeError):
     """The cluster could not be listed; the message says which collection and why."""
 
 
-async def list_cluster(kubeconfig: str | None) -> list[dict[str, Any]]:
-    """Every object of the collections the scheduler reads, nodes first, then pods, then the rest."""
+async def list_cluster(kubeconfig: str | None, extra: Sequence[Collection] = ()) -> list[dict[str, Any]]:
+    """Every object of the collections the scheduler reads, nodes first, then pods, then the rest,
+    then those of ``extra`` (the pod-group kinds the feature gates turn on)."""
     if not api_reachable(kubeconfig):
         raise ClusterReadError(
             "no cluster to read: give --kubeconfig (or set KUBECONFIG), or run inside a cluster"
@@ -36,7 +38,7 @@ async def list_cluster(kubeconfig: str | None) -> list[dict[str, Any]]:
         raise ClusterReadError(f"kubeconfig {kubeconfig}: {exc}") from None
     objects: list[dict[str, Any]] = []
     async with api:
-        for collection in ALL:
+        for collection in (*ALL, *extra):
             objects.extend(await _list(api, collection))
     return objects
 
@@ -45,6 +47,8 @@ async def _list(api: Any, collection: Collection) -> list[dict[str, Any]]:
     try:
         items, _ = await list_all(api, collection, msgspec.Raw)
     except ListError as exc:
+        if exc.status == 404 and collection.optional:
+            return []  # a CRD this cluster does not serve
         hint = " (the caller needs list on it: see docs/simulate.md)" if exc.status == 403 else ""
         raise ClusterReadError(f"{collection.kind}: {exc}{hint}") from None
     except OSError as exc:
@@ -57,7 +61,7 @@ def _as_file_object(collection: Collection, raw: msgspec.Raw) -> dict[str, Any]:
     metadata = item.get("metadata")
     if isinstance(metadata, dict):
         metadata.pop("managedFields", None)
-    return {"apiVersion": collection.api_version, "kind": collection.kind, **item}
+    return {"apiVersion": collection.api_version, "kind": collection.object_kind, **item}
 
 
 def dump_cluster(objects: list[dict[str, Any]], path: str | Path) -> None:
