@@ -14,7 +14,8 @@ from typing import Any, cast
 import msgspec
 import pytest
 from ksched_scheduler.cycle import SchedulingCycle
-from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerOptions, SchedulerService
+from ksched_scheduler.options import SchedulerOptions
+from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerService
 
 from ksched.api.core import Pod
 from ksched.bus.messages import (
@@ -32,6 +33,7 @@ from ksched.config import default_config
 from ksched.config.profile import build_frameworks
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod
+from ksched.service.options import CommonOptions
 
 ZONE = "topology.kubernetes.io/zone"
 HARD_SPREAD = {
@@ -87,7 +89,7 @@ def replica_at(generation: int) -> SnapshotReplica:
 
 def scheduler(replica: SnapshotReplica) -> tuple[SchedulerService, FakeBus]:
     options = SchedulerOptions(
-        nats="", kubeconfig=None, http_host="127.0.0.1", http_port=0, subject_prefix="t", identity="s-test"
+        common=CommonOptions(identity="s-test", nats="", kubeconfig=None, subject_prefix="t")
     )
     config = default_config()
     svc = SchedulerService(options, config)

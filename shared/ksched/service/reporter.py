@@ -2,8 +2,10 @@
 Scheduled, Preempted...) aggregated into series like upstream's recorder, and the pod's
 PodScheduled condition and nominatedNodeName on the status subresource.
 
-All writes run in the background with bounded concurrency; a failed write is logged, never raised
-into the caller (the scheduling outcome does not depend on it).
+All writes run in the background with bounded concurrency, as jobs of the service's
+:class:`~ksched.service.tasks.TaskGroup` (named, and a bug in one ends the service instead of
+vanishing); a failed write is logged, never raised into the caller (the scheduling outcome does
+not depend on it).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.timestamps import micro_time, rfc3339
+from ksched.service.tasks import TaskGroup
 
 log = logging.getLogger(__name__)
 
@@ -50,29 +53,31 @@ class Reporter:
     def __init__(
         self,
         api: ApiClient,
+        tasks: TaskGroup,
         reporting_controller: str = "default-scheduler",
         reporting_instance: str = "",
         concurrency: int = 16,
     ) -> None:
         self.api = api
+        self.tasks = tasks
         self.controller = reporting_controller
         self.instance = reporting_instance or f"{reporting_controller}-ksched"
         self._sem = asyncio.Semaphore(concurrency)
         self._series: dict[tuple[str, str, str], _Series] = {}
         self._conditions: dict[str, tuple[str, str]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._writes: set[asyncio.Task[None]] = set()
         self.failures = 0
 
     # --- background plumbing ----------------------------------------------------------------------
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _spawn(self, name: str, coro: Any) -> None:
+        task = self.tasks.job(name, coro)
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
 
     async def drain(self, timeout: float = 5.0) -> None:
         """Wait for writes under way (graceful shutdown)."""
-        if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=timeout)
+        if self._writes:
+            await asyncio.wait(set(self._writes), timeout=timeout)
 
     async def _call(self, method: str, path: str, body: Any, content_type: str = "application/json") -> int:
         async with self._sem:
@@ -113,7 +118,7 @@ class Reporter:
             series.count += 1
             if not series.pending_patch and now - series.last_patch >= SERIES_PATCH_INTERVAL:
                 series.pending_patch = True
-                self._spawn(self._patch_series(series))
+                self._spawn("event-series", self._patch_series(series))
             return
         name = f"{pod.name}.{secrets.token_hex(8)}"
         self._series[key] = _Series(name, pod.namespace, 1, now, now)
@@ -147,7 +152,9 @@ class Reporter:
                 "namespace": related.namespace,
                 "uid": related.uid,
             }
-        self._spawn(self._call("POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body))
+        self._spawn(
+            "event", self._call("POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body)
+        )
 
     async def _patch_series(self, series: _Series) -> None:
         await asyncio.sleep(0)
@@ -183,7 +190,7 @@ class Reporter:
         }
         if nominated_node is not None:
             status["nominatedNodeName"] = nominated_node or None
-        self._spawn(self.patch_status(pod, status))
+        self._spawn("pod-status", self.patch_status(pod, status))
 
     async def patch_status(self, pod: PodRef, status: dict[str, Any]) -> int:
         return await self._call(
