@@ -356,6 +356,7 @@ class BinderService:
             "busy_workers": self.busy,
             "waiting_on_permit": len(self._permits),
             "tasks": self.tasks.names(),
+            "background_jobs": self.tasks.jobs,
         }
 
 

@@ -12,17 +12,12 @@ from ksched.plugins.dynamicresources import DynamicResources
 from ksched.service.leader import ElectionConfig
 from ksched.service.options import CommonOptions
 
+from .backoff_queue import DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_POD_MAX_BACKOFF
 from .clock import Clock, SystemClock
 from .core import QueueCore
 from .leases import DEFAULT_LEASE_SECONDS, LeaseTable
 from .metrics import observe_incoming
-from .priority_queue import (
-    DEFAULT_POD_INITIAL_BACKOFF,
-    DEFAULT_POD_MAX_BACKOFF,
-    DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
-    IncomingObserver,
-    SchedulingQueue,
-)
+from .priority_queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE, IncomingObserver, SchedulingQueue
 from .profiles import profiles_from_frameworks
 
 DEFAULT_HTTP_PORT = 10261

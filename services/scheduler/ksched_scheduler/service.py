@@ -505,6 +505,7 @@ class SchedulerService:
             "delta_lag_ms": _percentiles(self.follower.lag_samples) if self.follower else {},
             "inflight_placements": len(self._inflight),
             "tasks": self.tasks.names(),
+            "background_jobs": self.tasks.jobs,
         }
 
 
