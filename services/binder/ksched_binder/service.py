@@ -101,12 +101,7 @@ class BinderService:
         )
         await ensure_streams(self.bus)
         self.tracer.start(self.bus)
-        self.api = await api_client(common.kubeconfig, component="ksched-binder")
-        self.reporter = Reporter(self.api, self.tasks, reporting_instance=common.identity)
-        self.frameworks = build_frameworks(self.config, Snapshot(), client=self.api)
-        for fw in self.frameworks.values():
-            fw.extenders = self.extenders.extenders
-            fw.observe_plugin = observe_plugin
+        self.use_api(await api_client(common.kubeconfig, component="ksched-binder"))
         self.consumer = await PullConsumer.create(
             self.bus,
             stream=self.subjects.placement_stream,
@@ -119,6 +114,16 @@ class BinderService:
         for i in range(self.options.workers):
             self.tasks.spawn(f"worker-{i}", self._worker, restart=True)
         self.tasks.spawn("depth", self._depth_loop, restart=True)
+
+    def use_api(self, api: ApiClient) -> None:
+        """Bind through ``api``: the profiles' frameworks (their PreBind and Bind plugins write with
+        it), with the extenders, and the events reporter (also what the in-process harness runs)."""
+        self.api = api
+        self.reporter = Reporter(api, self.tasks, reporting_instance=self.options.common.identity)
+        self.frameworks = build_frameworks(self.config, Snapshot(), client=api)
+        for fw in self.frameworks.values():
+            fw.extenders = self.extenders.extenders
+            fw.observe_plugin = observe_plugin
 
     async def stop(self) -> None:
         """Graceful: stop taking placements, finish those in hand, then disconnect."""
