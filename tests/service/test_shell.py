@@ -183,3 +183,25 @@ async def test_serve_returns_0_after_a_requested_stop() -> None:
     stop = asyncio.Event()
     stop.set()
     assert await serve(service, stop) == 0 and service.stopped
+
+
+def test_kubesim_flags_map_to_its_config() -> None:
+    from ksched_kubesim import cli as kubesim_cli
+    from ksched_kubesim import options as kubesim_options
+
+    args = kubesim_cli.build_parser().parse_args(
+        [
+            "--listen",
+            "127.0.0.1:8080",
+            "--no-auth",
+            "--nodes",
+            "3",
+            "--time-scale",
+            "0.5",
+            "--no-pv-controller",
+        ]
+    )
+    config = kubesim_options.from_args(args)
+    assert (config.host, config.port, config.token, config.nodes) == ("127.0.0.1", 8080, None, 3)
+    assert (config.lifecycle.time_scale, config.lifecycle.pv_controller) == (0.5, False)
+    assert kubesim_options.from_args(kubesim_cli.build_parser().parse_args([])).token  # a random one

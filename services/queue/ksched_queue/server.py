@@ -43,6 +43,7 @@ class QueueServer:
         self.health = HealthServer(
             common.http_host, common.http_port, debug=self.core.debug_state, token=common.http_token
         )
+        self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.leadership = Leadership("queue", common.identity, settings.election)
         """One queue serves; losing the Lease calls ``leadership.on_lost`` (default: exit)."""
         self.bus: Bus | None = None
