@@ -140,7 +140,7 @@ class Crashing:
         self.stopped = True
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def restore_root_logger() -> Iterator[None]:
     """The command sets up logging (the root logger's handlers) as a process does."""
     root = logging.getLogger()
@@ -152,7 +152,6 @@ def restore_root_logger() -> Iterator[None]:
         root.setLevel(level)
 
 
-@pytest.mark.usefixtures("restore_root_logger")
 def test_a_crashing_background_task_ends_the_command_with_status_1(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
