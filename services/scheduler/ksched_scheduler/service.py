@@ -159,7 +159,7 @@ class SchedulerService:
         self.tasks.spawn("replica", self.follower.run, restart=True)
         self.tasks.spawn("schedule", self._schedule_loop, restart=True)
         self.tasks.spawn("renew", self._renew_loop, restart=True)
-        self.preemptions = PreemptionRunner(self.api, self.reporter, self.nominations)
+        self.preemptions = PreemptionRunner(self.api, self.reporter, self.nominations, self.tasks)
         self.tasks.spawn("nominations", self._follow_nominations, restart=True, pause=2.0)
 
     def build_cycle(self, replica: SnapshotReplica) -> SchedulingCycle:
