@@ -33,6 +33,8 @@ async def harness(k8s_api: ApiClient) -> AsyncIterator[BinderHarness]:
         yield h
     finally:
         await h.close()
+        # the session's kubesim is shared: leave no pending pod for another test's scheduler
+        await core.delete_collection_namespaced_pod(NS, grace_period_seconds=0)
 
 
 async def pending(api: ApiClient, name: str) -> Pod:

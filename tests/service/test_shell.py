@@ -5,8 +5,6 @@ crashed background task ends the service with status 1 and its name in the log."
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,18 +136,6 @@ class Crashing:
     async def stop(self) -> None:
         await self.tasks.cancel_all()
         self.stopped = True
-
-
-@pytest.fixture(autouse=True)
-def restore_root_logger() -> Iterator[None]:
-    """The command sets up logging (the root logger's handlers) as a process does."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    try:
-        yield
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
 
 
 def test_a_crashing_background_task_ends_the_command_with_status_1(
