@@ -15,13 +15,15 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ksched_binder.service import BinderOptions, BinderService
+from ksched_binder.options import BinderOptions
+from ksched_binder.service import BinderService
 from ksched_kubesim import KubeSim
 
 from ksched.bus.codec import encode
 from ksched.bus.messages import PermitDecision, Placement
 from ksched.bus.subjects import SubjectKind
 from ksched.config import default_config
+from ksched.service.options import CommonOptions
 from tests.fuzz.bus_checks import Counts, crashes
 from tests.fuzz.cluster import Cluster
 from tests.fuzz.payloads import payloads
@@ -75,12 +77,9 @@ async def binder(
     cluster: Cluster, sim: tuple[KubeSim, Path], nats_url: str, bus_prefix: str
 ) -> AsyncIterator[Binder]:
     options = BinderOptions(
-        nats=nats_url,
-        kubeconfig=str(sim[1]),
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix=bus_prefix,
-        identity="binder-fuzz",
+        common=CommonOptions(
+            identity="binder-fuzz", nats=nats_url, kubeconfig=str(sim[1]), subject_prefix=bus_prefix
+        ),
         workers=4,
         ack_wait=5.0,
     )

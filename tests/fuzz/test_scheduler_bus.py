@@ -20,7 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ksched_informer import feeds
 from ksched_kubesim import KubeSim
-from ksched_scheduler.service import SchedulerOptions, SchedulerService
+from ksched_scheduler.options import SchedulerOptions
+from ksched_scheduler.service import SchedulerService
 from nats.aio.msg import Msg
 
 from ksched.bus.codec import Message, encode
@@ -43,6 +44,7 @@ from ksched.bus.messages import (
 )
 from ksched.bus.subjects import SubjectKind
 from ksched.config import default_config
+from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
 from tests.fuzz.bus_checks import Counts, Endpoint, check_request, crashes
 from tests.fuzz.cluster import Cluster
@@ -174,12 +176,9 @@ async def replica(
     queue = FakeQueue(await bus_factory("queue"))
     await queue.start()
     options = SchedulerOptions(
-        nats=nats_url,
-        kubeconfig=str(sim[1]),
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix=bus_prefix,
-        identity=IDENTITY,
+        common=CommonOptions(
+            identity=IDENTITY, nats=nats_url, kubeconfig=str(sim[1]), subject_prefix=bus_prefix
+        ),
         batch=4,
     )
     service = SchedulerService(options, default_config())

@@ -25,7 +25,7 @@ def _pop_and_fail(core, uid: str, plugins: tuple[str, ...] = (FIT,)) -> None:  #
 )
 def test_backoff_duration_per_attempt(attempts: int, expected: float) -> None:
     core, _ = new_core()
-    assert core.queue.backoff_duration(attempts) == expected
+    assert core.queue.backoff.duration(attempts) == expected
 
 
 def test_backoff_times_after_successive_failures() -> None:
@@ -38,7 +38,7 @@ def test_backoff_times_after_successive_failures() -> None:
         assert entry is not None
         failed_at = clock.now()
         assert q.failed("uid-a", ()) == PodState.BACKOFF  # an error: no plugin to wait for
-        assert q.backoff_time(entry) == failed_at + expected
+        assert q.backoff.backoff_time(entry) == failed_at + expected
         clock.set(failed_at + expected - 0.001)
         assert q.flush_backoff_completed() == 0
         assert q.state_of("uid-a") == PodState.BACKOFF
@@ -58,7 +58,7 @@ def test_backoff_end_is_aligned_to_the_second() -> None:
     assert entry is not None
     clock.set(START + 0.7)
     q.failed("uid-a", ())
-    assert q.backoff_time(entry) == START + 1  # floor(START + 0.7 + 1)
+    assert q.backoff.backoff_time(entry) == START + 1  # floor(START + 0.7 + 1)
 
 
 def test_unschedulable_pod_waits_out_its_backoff_when_an_event_wakes_it() -> None:
@@ -77,7 +77,7 @@ def test_unschedulable_pod_waits_out_its_backoff_when_an_event_wakes_it() -> Non
     clock.advance(2)
     q.on_cluster_event(NODE_ADD, None, node("n1"))  # a node the pod fits: Fit says Queue
     assert q.state_of("uid-a") == PodState.BACKOFF
-    assert q.backoff_time(entry) == t0 + 8
+    assert q.backoff.backoff_time(entry) == t0 + 8
     clock.set(t0 + 9)
     assert q.flush_backoff_completed() == 1
     assert q.state_of("uid-a") == PodState.ACTIVE
@@ -107,7 +107,7 @@ def test_errors_count_consecutively_and_reset_after_an_unschedulable_attempt() -
     q.pop()
     q.failed("uid-a", ())
     assert entry.info.consecutive_errors == 2
-    assert q.backoff_time(entry) == clock.now() + 2
+    assert q.backoff.backoff_time(entry) == clock.now() + 2
     clock.advance(3)
     q.flush_backoff_completed()
     q.pop()
@@ -155,7 +155,7 @@ podMaxBackoffSeconds: 1
 """
     )
     q = core.queue
-    q.pod_max_backoff = 0
+    q.backoff.maximum = 0
     q.add(pending_of(pod("a")))
     q.pop()
     assert q.failed("uid-a", ()) == PodState.ACTIVE

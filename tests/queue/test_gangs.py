@@ -23,6 +23,7 @@ from ksched.bus.messages import (
 from ksched.config import parse_config
 from ksched.features import FeatureGates
 from ksched.framework.events import ActionType, EventResource
+from ksched.service.options import CommonOptions
 from tests.queue.testing import START, TWO_PROFILES, event_msg, pending_event, pending_of, pod
 
 GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
@@ -31,7 +32,11 @@ GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
 def gang_core() -> tuple[QueueCore, FakeClock]:
     clock = FakeClock(START)
     config = parse_config(TWO_PROFILES, gates=GATES)
-    core = build_core(QueueSettings(scheduler_config=config, feature_gates=GATES), clock, on_incoming=None)
+    core = build_core(
+        QueueSettings(scheduler_config=config, common=CommonOptions(identity="queue", feature_gates=GATES)),
+        clock,
+        on_incoming=None,
+    )
     core.cursor.epoch = "e1"
     return core, clock
 

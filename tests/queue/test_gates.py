@@ -65,4 +65,4 @@ def test_gated_pod_never_attempted_has_no_backoff() -> None:
     core.apply_pending(pending_event(PendingPodAction.UPDATE, p))
     entry = core.queue.get("uid-gated")
     assert entry is not None
-    assert core.queue.backoff_time(entry) == 0.0
+    assert core.queue.backoff.backoff_time(entry) == 0.0

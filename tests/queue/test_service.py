@@ -12,7 +12,8 @@ import aiohttp
 import pytest
 from ksched_queue.clock import SystemClock
 from ksched_queue.queued_pod import PodState
-from ksched_queue.service import QueueService, run
+from ksched_queue.server import QueueServer
+from ksched_queue.service import QueueService
 from ksched_queue.settings import QueueSettings, build_core
 
 from ksched.bus.connect import Bus
@@ -29,6 +30,8 @@ from ksched.bus.messages import (
     RequeueRequest,
 )
 from ksched.framework.events import ActionType, EventResource
+from ksched.service.lifecycle import serve
+from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
 from tests.queue.fake_informer import FakeInformer
 from tests.queue.testing import node, pod, settings
@@ -300,12 +303,13 @@ async def test_run_serves_readiness_and_metrics(
     informer.ready = False
     await informer.start()
     informer.list_pending(pod("a"), pod("gated", gates=["g"]))
-    s = queue_settings(nats=nats_url, subject_prefix=bus_prefix, http_port=0, identity="queue-test")
+    s = queue_settings(common=CommonOptions(identity="queue-test", nats=nats_url, subject_prefix=bus_prefix))
     stop = asyncio.Event()
-    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    runner = asyncio.create_task(run(s, stop=stop, started=started))
+    server = QueueServer(s)
+    runner = asyncio.create_task(serve(server, stop))
     try:
-        port = await asyncio.wait_for(started, 10)
+        await asyncio.wait_for(server.started.wait(), 10)
+        port = server.port
         async with aiohttp.ClientSession() as http:
             url = f"http://127.0.0.1:{port}"
 

@@ -15,7 +15,8 @@ import msgspec
 import pytest
 from ksched_scheduler.cycle import SchedulingCycle
 from ksched_scheduler.group_cycle import GroupCycle
-from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerOptions, SchedulerService
+from ksched_scheduler.options import SchedulerOptions
+from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerService
 
 from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
@@ -37,6 +38,7 @@ from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod
+from ksched.service.options import CommonOptions
 
 ZONE = "topology.kubernetes.io/zone"
 HARD_SPREAD = {
@@ -98,13 +100,9 @@ def scheduler(
     replica: SnapshotReplica, gates: FeatureGates = DEFAULT_GATES
 ) -> tuple[SchedulerService, FakeBus]:
     options = SchedulerOptions(
-        nats="",
-        kubeconfig=None,
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix="t",
-        identity="s-test",
-        feature_gates=gates,
+        common=CommonOptions(
+            identity="s-test", nats="", kubeconfig=None, subject_prefix="t", feature_gates=gates
+        )
     )
     config = default_config(gates=gates)
     svc = SchedulerService(options, config)

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -19,7 +18,6 @@ from nats.aio.msg import Msg
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus, connect
-from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
 from ksched.bus.messages import (
     Ack,
@@ -42,30 +40,14 @@ from ksched.framework.status import Status
 from ksched.logcontext import pod_logging
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
-from ksched.service.lifecycle import serve
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase, Tracer
 from ksched_binder import metrics
+from ksched_binder.options import BinderOptions
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class BinderOptions:
-    nats: str
-    kubeconfig: str | None
-    http_host: str
-    http_port: int
-    subject_prefix: str
-    identity: str
-    workers: int = 32
-    ack_wait: float = 30.0
-    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
-    jetstream_replicas: int = 1
-    http_token: str | None = None
-    """Bearer token of /metrics and /debug (ksched.service.http)."""
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -83,11 +65,12 @@ class BinderService:
     def __init__(self, options: BinderOptions, config: KubeSchedulerConfiguration) -> None:
         self.options = options
         self.config = config
-        self.subjects = Subjects(options.subject_prefix)
+        common = options.common
+        self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer("binder", options.identity)
+        self.tracer = Tracer("binder", common.identity)
         self.health = HealthServer(
-            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+            common.http_host, common.http_port, debug=self.debug_state, token=common.http_token
         )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
@@ -100,39 +83,25 @@ class BinderService:
         self.sample_plugin_metrics = CycleSampler(sample_percent())
         self.consumer: PullConsumer[Placement] | None = None
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
-        self._stop = asyncio.Event()
         self._draining = False
         self.busy = 0
 
-    async def run(self) -> None:
-        """Serve until SIGINT/SIGTERM or a fatal task failure, then stop gracefully."""
-        await serve(self, self._stop)
-
     async def start(self) -> None:
+        common = self.options.common
         port = await self.health.start()
-        log.info(
-            "binder %s: health and metrics on http://%s:%d",
-            self.options.identity,
-            self.options.http_host,
-            port,
-        )
+        log.info("binder %s: health and metrics on http://%s:%d", common.identity, common.http_host, port)
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
         self.bus = await connect(
-            self.options.nats,
-            name=f"binder:{self.options.identity}",
+            common.nats,
+            name=f"binder:{common.identity}",
             subjects=self.subjects,
-            jetstream_replicas=self.options.jetstream_replicas,
-            **self.options.nats_credentials.connect_kwargs(),
+            jetstream_replicas=common.jetstream_replicas,
+            **common.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
         self.tracer.start(self.bus)
-        self.api = await api_client(self.options.kubeconfig, component="ksched-binder")
-        self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
-        self.frameworks = build_frameworks(self.config, Snapshot(), client=self.api)
-        for fw in self.frameworks.values():
-            fw.extenders = self.extenders.extenders
-            fw.observe_plugin = observe_plugin
+        self.use_api(await api_client(common.kubeconfig, component="ksched-binder"))
         self.consumer = await PullConsumer.create(
             self.bus,
             stream=self.subjects.placement_stream,
@@ -146,6 +115,16 @@ class BinderService:
             self.tasks.spawn(f"worker-{i}", self._worker, restart=True)
         self.tasks.spawn("depth", self._depth_loop, restart=True)
 
+    def use_api(self, api: ApiClient) -> None:
+        """Bind through ``api``: the profiles' frameworks (their PreBind and Bind plugins write with
+        it), with the extenders, and the events reporter (also what the in-process harness runs)."""
+        self.api = api
+        self.reporter = Reporter(api, self.tasks, reporting_instance=self.options.common.identity)
+        self.frameworks = build_frameworks(self.config, Snapshot(), client=api)
+        for fw in self.frameworks.values():
+            fw.extenders = self.extenders.extenders
+            fw.observe_plugin = observe_plugin
+
     async def stop(self) -> None:
         """Graceful: stop taking placements, finish those in hand, then disconnect."""
         self._draining = True
@@ -153,9 +132,7 @@ class BinderService:
             if self.busy == 0:
                 break
             await asyncio.sleep(0.05)
-        await self.tasks.cancel_all()
-        if self.reporter is not None:
-            await self.reporter.drain()
+        await self.tasks.cancel_all(drain=5.0)  # the reporter's writes under way finish
         await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
@@ -357,7 +334,7 @@ class BinderService:
             reason=reason,
             backoff=True,
             unschedulable_plugins=plugins or [],
-            sender=self.options.identity,
+            sender=self.options.common.identity,
             trace_id=p.trace_id,
         )
         with contextlib.suppress(Exception):
@@ -380,10 +357,11 @@ class BinderService:
 
     def debug_state(self) -> dict[str, Any]:
         return {
-            "identity": self.options.identity,
+            "identity": self.options.common.identity,
             "busy_workers": self.busy,
             "waiting_on_permit": len(self._permits),
             "tasks": self.tasks.names(),
+            "background_jobs": self.tasks.jobs,
         }
 
 

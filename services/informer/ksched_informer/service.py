@@ -10,8 +10,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -22,7 +21,6 @@ from ksched.api.collections import Collection
 from ksched.api.core import Node, Pod
 from ksched.bus.bootstrap import deliver_problem, publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
-from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import TypedKV, ensure_streams, last_sequence, migrate_kv_bucket, publish
 from ksched.bus.messages import (
     Ack,
@@ -48,8 +46,6 @@ from ksched.cache.ledger import ClusterCache
 from ksched.cache.replica import image_of
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
-from ksched.features import DEFAULT as DEFAULT_GATES
-from ksched.features import FeatureGates
 from ksched.framework.events import ClusterEvent
 from ksched.framework.nominator import Nominator
 from ksched.framework.objects import TABLES, object_key
@@ -58,11 +54,11 @@ from ksched.framework.runtime import Framework
 from ksched.logcontext import pod_logging
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
-from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_leadership
-from ksched.service.lifecycle import serve
+from ksched.service.leadership import Leadership
 from ksched.service.tasks import TaskGroup
 from ksched_informer import feeds, metrics
 from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
+from ksched_informer.options import InformerOptions
 from ksched_informer.reflector import DELETED, Reflector
 from ksched_informer.resources import EVENT_RESOURCE, NODES, OBJECTS, PODS
 
@@ -73,26 +69,6 @@ FINAL_FLUSH_TIMEOUT = 5.0
 
 MAX_OPS_PER_DELTA = 100
 """Ops per published delta: nodes and pods are at most a few KiB each once trimmed."""
-
-
-@dataclass(frozen=True)
-class InformerOptions:
-    nats: str
-    kubeconfig: str | None
-    http_host: str
-    http_port: int
-    subject_prefix: str
-    identity: str
-    flush_interval: float = 0.002
-    assumed_ttl: float = 30.0
-    max_assumed_age: float = 900.0
-    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
-    election: ElectionConfig | None = None
-    """Leader election over a Lease; None: this instance is the only one and acts at once."""
-    jetstream_replicas: int = 1
-    http_token: str | None = None
-    """Bearer token of /metrics and /debug (ksched.service.http)."""
-    feature_gates: FeatureGates = DEFAULT_GATES
 
 
 def decided_on_another_version(placement: Placement, pod: Pod) -> bool:
@@ -118,16 +94,17 @@ class InformerService:
             config, self.cache.snapshot, nominator=self.nominator
         )
         self.epoch = uuid.uuid4().hex[:12]
-        self.subjects = Subjects(options.subject_prefix)
+        common = options.common
+        self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
         self.health = HealthServer(
-            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+            common.http_host, common.http_port, debug=self.debug_state, token=common.http_token
         )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.kv: TypedKV[Placement] | None = None
         #: gang scheduling (GenericWorkload): group views, the Coscheduling adapter, group commits
-        self.gangs = Gangs(options.feature_gates, self.cache)
+        self.gangs = Gangs(options.common.feature_gates, self.cache)
         self.commits_kv: TypedKV[GangCommit] | None = None
         self.committer = GroupCommitter(
             self.cache, self.check_and_assume, self._record_commit, lambda: self.epoch
@@ -142,82 +119,51 @@ class InformerService:
         metrics.PUBLISH_LAG.set_function(lambda: len(self.cache.ops) + self._publishing)
         self._dirty = asyncio.Event()
         self._flush_lock = asyncio.Lock()
-        self._stop = asyncio.Event()
-        self.elector: LeaseElector | None = None
-        self.on_lost_leadership: Callable[[], None] = self._exit_lost_leadership
-        """What to do when leadership is lost (default: exit; tests replace it)."""
+        self.leadership = Leadership("informer", common.identity, options.election)
+        """One informer acts; losing the Lease calls ``leadership.on_lost`` (default: exit)."""
         self._stopping = False
-        self._lost = False
 
     # --- lifecycle -------------------------------------------------------------------------------
-    async def run(self) -> None:
-        """Serve until SIGINT/SIGTERM or a fatal task failure, then stop gracefully."""
-        await serve(self, self._stop)
-
     async def start(self) -> None:
+        common = self.options.common
         port = await self.health.start()
-        log.info(
-            "informer %s: health and metrics on http://%s:%d",
-            self.options.identity,
-            self.options.http_host,
-            port,
-        )
+        log.info("informer %s: health and metrics on http://%s:%d", common.identity, common.http_host, port)
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
         self.health.ready_checks["cache"] = lambda: (self.ready or self.standby, "informers not synced")
         self.bus = await connect(
-            self.options.nats,
-            name=f"informer:{self.options.identity}",
+            common.nats,
+            name=f"informer:{common.identity}",
             subjects=self.subjects,
-            jetstream_replicas=self.options.jetstream_replicas,
-            **self.options.nats_credentials.connect_kwargs(),
+            jetstream_replicas=common.jetstream_replicas,
+            **common.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
         self.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, Placement)
         if self.gangs.enabled:
             self.commits_kv = await TypedKV.open(self.bus, GANG_COMMITS, GangCommit)
-        self.api = await api_client(self.options.kubeconfig, component="ksched-informer")
-        if self.options.election is None:
+        self.api = await api_client(common.kubeconfig, component="ksched-informer")
+        if not self.leadership.elected:
             await self._start_active()
             return
-        self.elector = LeaseElector(
-            self.api, self.options.election, on_stopped_leading=self._on_stopped_leading
-        )
-        self.health.ready_checks["leader-election"] = self.elector.status
-        self.elector.start().add_done_callback(self._on_elector_done)
+        self.leadership.start(self.api, self.health)
         self.tasks.spawn("lead", self._lead_when_elected)
 
-    # --- leader election -------------------------------------------------------------------------
     @property
     def standby(self) -> bool:
         """Waiting for the Lease (a standby is ready as such: connected, nothing to serve)."""
-        return self.elector is not None and not self.elector.is_leader
+        return self.leadership.standby
 
     def acting(self) -> bool:
         """Whether this instance may write (publish, answer, record): it leads, or runs alone."""
-        return self.elector is None or self.elector.is_leader
+        return self.leadership.acting()
 
     async def _lead_when_elected(self) -> None:
-        assert self.elector is not None
-        log.info("informer %s: standby, waiting for lease %s", self.options.identity, self.elector.lease_ref)
-        await self.elector.wait_leader()
-        log.info("informer %s: leading (epoch %s); listing the cluster", self.options.identity, self.epoch)
+        await self.leadership.wait_leader()
+        log.info(
+            "informer %s: leading (epoch %s); listing the cluster", self.options.common.identity, self.epoch
+        )
         await self._start_active()
-
-    def _on_stopped_leading(self) -> None:
-        if not self._stopping and not self._lost:
-            self._lost = True
-            self.on_lost_leadership()
-
-    def _on_elector_done(self, task: asyncio.Task[None]) -> None:
-        """The election ended on its own: after losing (the callback already ran) or on a bug."""
-        if not self._stopping and not task.cancelled() and task.exception() is not None:
-            log.error("informer: leader election failed: %r", task.exception())
-            self._on_stopped_leading()
-
-    def _exit_lost_leadership(self) -> None:
-        assert self.elector is not None
-        exit_on_lost_leadership("informer", self.elector)
 
     async def _start_active(self) -> None:
         """The leader's work: serve the bus, list-watch, publish, expire assumptions."""
@@ -261,6 +207,7 @@ class InformerService:
 
     async def stop(self) -> None:
         self._stopping = True  # no new assumes while the last changes go out
+        self.leadership.stopping = True
         await self.tasks.cancel_all()
         try:
             # The last changes go out if NATS takes them soon; a successor re-lists anyway (new epoch).
@@ -268,8 +215,7 @@ class InformerService:
                 await self.flush()
         except Exception as exc:
             log.warning("stopping: last snapshot changes not published (%r); a successor re-lists", exc)
-        if self.elector is not None:
-            await self.elector.stop()  # stopped acting: step down, release; a standby takes over
+        await self.leadership.close()  # stopped acting: step down, release; a standby takes over
         if self.bus is not None:
             await self.bus.close()
         if self.api is not None:
@@ -763,7 +709,7 @@ class InformerService:
             "assumed": {uid: a.node for uid, a in self.cache.assumed.items()},
             "tasks": self.tasks.names(),
             "objects": {kind: len(self.cache.snapshot.objects.table(kind)) for kind in TABLES},
-            "leader_election": self.elector.describe() if self.elector is not None else None,
+            "leader_election": self.leadership.describe(),
         }
 
 

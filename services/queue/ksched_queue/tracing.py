@@ -58,7 +58,7 @@ class QueueTracing:
     def _details(self, entry: QueuedPod, queue: str, event: str) -> dict[str, Any]:
         details: dict[str, Any] = {"queue": queue, "event": event}
         if queue == "backoff":
-            remaining = self.queue.backoff_time(entry) - self.queue.clock.now()
+            remaining = self.queue.backoff.backoff_time(entry) - self.queue.clock.now()
             details["backoff"] = round(max(remaining, 0.0), 3)
         if entry.rejector_plugins:
             details["plugins"] = sorted(entry.rejector_plugins)

@@ -16,7 +16,7 @@ import signal
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -26,7 +26,6 @@ from nats.aio.msg import Msg
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus, connect
-from ksched.bus.credentials import NatsCredentials
 from ksched.bus.messages import (
     Ack,
     AssumeGroupRequest,
@@ -46,11 +45,11 @@ from ksched.bus.messages import (
 from ksched.bus.subjects import Subjects
 from ksched.cache.assume_check import spread_slack
 from ksched.cache.follower import ReplicaFollower
+from ksched.cache.replica import SnapshotReplica
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
-from ksched.features import DEFAULT as DEFAULT_GATES
-from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
+from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
@@ -60,7 +59,6 @@ from ksched.framework.status import Code, Status
 from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client, api_reachable
-from ksched.service.lifecycle import serve
 from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
@@ -71,6 +69,7 @@ from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome
 from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.group_cycle import GroupCycle
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
+from ksched_scheduler.options import SchedulerOptions
 from ksched_scheduler.preemption import PreemptionRunner, status_nomination
 from ksched_scheduler.tracing import trace_assume, trace_cycle
 
@@ -91,26 +90,6 @@ class Basis:
     generation: int
     first_unanswered: int
     seq: int = 0
-
-
-@dataclass(frozen=True)
-class SchedulerOptions:
-    nats: str
-    kubeconfig: str | None
-    http_host: str
-    http_port: int
-    subject_prefix: str
-    identity: str
-    batch: int = 16
-    max_inflight_assumes: int = 256
-    seed: int | None = None
-    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
-    jetstream_replicas: int = 1
-    """Replicas of the trace stream, if the scheduler is the first to create it."""
-    http_token: str | None = None
-    """Bearer token of /metrics and /debug (ksched.service.http)."""
-    feature_gates: FeatureGates = DEFAULT_GATES
-    """GenericWorkload: pod group cycles; GangScheduling: gangs placed by one group commit."""
 
 
 @dataclass(frozen=True)
@@ -152,11 +131,13 @@ class SchedulerService:
     def __init__(self, options: SchedulerOptions, config: KubeSchedulerConfiguration) -> None:
         self.options = options
         self.config = config
-        self.subjects = Subjects(options.subject_prefix)
+        common = options.common
+        self.identity = common.identity
+        self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer("scheduler", options.identity)
+        self.tracer = Tracer("scheduler", common.identity)
         self.health = HealthServer(
-            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+            common.http_host, common.http_port, debug=self.debug_state, token=common.http_token
         )
         self.nominator = Nominator()
         self.nominations = NominationTracker(self.nominator, self._placed)
@@ -181,23 +162,13 @@ class SchedulerService:
         self._seq = 0
         self._unanswered: set[int] = set()
         self._stop_before_assume = {k for k in os.environ.get(STOP_BEFORE_ASSUME_ENV, "").split(",") if k}
-        self._background: set[asyncio.Task[Any]] = set()
-        self._stop = asyncio.Event()
         self._attempt = 0
 
     # --- lifecycle -------------------------------------------------------------------------------
-    async def run(self) -> None:
-        """Serve until SIGINT/SIGTERM or a fatal task failure, then stop gracefully."""
-        await serve(self, self._stop)
-
     async def start(self) -> None:
+        common = self.options.common
         port = await self.health.start()
-        log.info(
-            "scheduler %s: health and metrics on http://%s:%d",
-            self.options.identity,
-            self.options.http_host,
-            port,
-        )
+        log.info("scheduler %s: health and metrics on http://%s:%d", self.identity, common.http_host, port)
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
         self.health.ready_checks["snapshot"] = lambda: (
@@ -205,47 +176,46 @@ class SchedulerService:
             "snapshot replica not in sync",
         )
         self.bus = await connect(
-            self.options.nats,
-            name=f"scheduler:{self.options.identity}",
+            common.nats,
+            name=f"scheduler:{self.identity}",
             subjects=self.subjects,
-            jetstream_replicas=self.options.jetstream_replicas,
-            **self.options.nats_credentials.connect_kwargs(),
+            jetstream_replicas=common.jetstream_replicas,
+            **common.nats_credentials.connect_kwargs(),
         )
-        if api_reachable(self.options.kubeconfig):
-            self.api = await api_client(self.options.kubeconfig, component="ksched-scheduler")
-            self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
+        if api_reachable(common.kubeconfig):
+            self.api = await api_client(common.kubeconfig, component="ksched-scheduler")
+            self.reporter = Reporter(self.api, self.tasks, reporting_instance=self.identity)
         self.tracer.start(self.bus)
-        self.follower = ReplicaFollower(self.bus, self.options.identity)
-        frameworks = build_frameworks(self.config, self.follower.replica.snapshot, nominator=self.nominator)
+        self.follower = ReplicaFollower(self.bus, self.identity)
+        self.follower.on_change = self._on_replica_change
+        self.build_cycle(self.follower.replica)
+        await self.bus.subscribe(self.subjects.unreserve(self.identity), UnreserveRequest, self.on_unreserve)
+        self.tasks.spawn("replica", self.follower.run, restart=True)
+        self.tasks.spawn("schedule", self._schedule_loop, restart=True)
+        self.tasks.spawn("renew", self._renew_loop, restart=True)
+        self.preemptions = PreemptionRunner(self.api, self.reporter, self.nominations, self.tasks)
+        self.tasks.spawn("nominations", self._follow_nominations, restart=True, pause=2.0)
+
+    def build_cycle(self, replica: SnapshotReplica) -> SchedulingCycle:
+        """The scheduling cycle on ``replica``'s snapshot: the profiles' frameworks, observed and
+        with the extenders, and the replica's callbacks (also what the in-process harness runs); the
+        pod group cycle on top of it with GenericWorkload."""
+        frameworks = build_frameworks(self.config, replica.snapshot, nominator=self.nominator)
         for name, fw in frameworks.items():
-            claims_writer(fw, self.api, self._spawn)
+            claims_writer(fw, self.api, lambda coro: self.tasks.job("dra-claim-write", coro))
             fw.observe = _observer(name)
             fw.observe_plugin = observe_plugin
             fw.extenders = self.extenders.extenders
             metrics.PLUGIN_EVALUATIONS.track(name, fw.evaluations)
-        self.follower.on_change = self._on_replica_change
-        self.follower.replica.on_bound = self._bound
-        self.cycle = SchedulingCycle(
-            frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
-        )
-        if self.options.feature_gates.enabled(GENERIC_WORKLOAD):
+        replica.on_bound = self._bound
+        self.cycle = SchedulingCycle(frameworks, replica.snapshot, self.algorithm, self.nominator)
+        if self.options.common.feature_gates.enabled(GENERIC_WORKLOAD):
             self.group_cycle = GroupCycle(self.cycle)
-        await self.bus.subscribe(
-            self.subjects.unreserve(self.options.identity), UnreserveRequest, self.on_unreserve
-        )
-        self.tasks.spawn("replica", self.follower.run, restart=True)
-        self.tasks.spawn("schedule", self._schedule_loop, restart=True)
-        self.tasks.spawn("renew", self._renew_loop, restart=True)
-        self.preemptions = PreemptionRunner(self.api, self.reporter, self.nominations)
-        self.tasks.spawn("nominations", self._follow_nominations, restart=True, pause=2.0)
+        return self.cycle
 
     async def stop(self) -> None:
         """Graceful: stop popping, let assumes and reports under way finish, then disconnect."""
-        await self.tasks.cancel_all()
-        if self._background:
-            await asyncio.wait(set(self._background), timeout=5)
-        if self.reporter is not None:
-            await self.reporter.drain()
+        await self.tasks.cancel_all(drain=5.0)
         await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
@@ -254,18 +224,13 @@ class SchedulerService:
         await self.extenders.close()
         await self.health.stop()
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
     # --- the loop --------------------------------------------------------------------------------
     async def _schedule_loop(self) -> None:
         assert self.bus is not None and self.follower is not None
         while True:
             await self.follower.synced.wait()
             request = PopRequest(
-                scheduler_id=self.options.identity,
+                scheduler_id=self.identity,
                 scheduler_names=self.scheduler_names,
                 max_pods=self.options.batch,
                 wait_seconds=0.5,
@@ -345,7 +310,7 @@ class SchedulerService:
         if outcome.kind == SCHEDULED:
             set_node(outcome.node)
             await self._assume_slots.acquire()
-            self._spawn(self._assume(leased, outcome, elapsed, self._next_seq(basis)))
+            self.tasks.job("assume", self._assume(leased, outcome, elapsed, self._next_seq(basis)))
             return
         await self._failed(leased, outcome, elapsed)
 
@@ -413,12 +378,12 @@ class SchedulerService:
             return await self._commit_group(group, binding, elapsed, basis)
         for leased, outcome in binding:  # a basic group: each member on its own, in cycle order
             await self._assume_slots.acquire()
-            self._spawn(self._assume(leased, outcome, elapsed, self._next_seq(basis)))
+            self.tasks.job("assume", self._assume(leased, outcome, elapsed, self._next_seq(basis)))
         return True
 
     def _is_gang(self, group: str) -> bool:
         assert self.follower is not None
-        if not self.options.feature_gates.enabled(GANG_SCHEDULING):
+        if not self.options.common.feature_gates.enabled(GANG_SCHEDULING):
             return False
         pod_group = self.follower.replica.snapshot.objects.pod_groups.get(group)
         return pod_group is not None and pod_group.min_count is not None
@@ -508,7 +473,7 @@ class SchedulerService:
             namespace=pod.metadata.namespace,
             name=pod.metadata.name,
             node_name=outcome.node,
-            scheduler_id=self.options.identity,
+            scheduler_id=self.identity,
             profile=pod.spec.scheduler_name,
             epoch=basis.epoch,
             snapshot_generation=basis.generation,
@@ -538,6 +503,7 @@ class SchedulerService:
         try:
             self._stop_hook(outcome)
             placement = self._placement(leased, outcome, basis)
+            slack = self._spread_slack(outcome)  # outside the request's try: a bug here is not "Unreachable"
             sent, sent_at = time.perf_counter(), time.time()
             try:
                 reply = await self.bus.request(
@@ -547,7 +513,7 @@ class SchedulerService:
                         session=self._session,
                         seq=basis.seq,
                         basis_from=basis.first_unanswered,
-                        spread_slack=self._spread_slack(outcome),
+                        spread_slack=slack,
                     ),
                     AssumeReply,
                     timeout=5,
@@ -651,7 +617,7 @@ class SchedulerService:
         self._held.pop(leased.lease_id, None)
         request = DoneRequest(
             lease_id=leased.lease_id,
-            scheduler_id=self.options.identity,
+            scheduler_id=self.identity,
             pod_uid=leased.pod.uid,
             namespace=leased.pod.namespace,
             name=leased.pod.name,
@@ -689,7 +655,7 @@ class SchedulerService:
             with contextlib.suppress(Exception):
                 reply = await self.bus.request(
                     self.subjects.queue_renew,
-                    LeaseRenewRequest(scheduler_id=self.options.identity, lease_ids=held),
+                    LeaseRenewRequest(scheduler_id=self.identity, lease_ids=held),
                     LeaseRenewReply,
                     timeout=2,
                 )
@@ -704,7 +670,7 @@ class SchedulerService:
         """Nominations made anywhere (the pending pods' nominatedNodeName), once the replica is synced."""
         assert self.bus is not None and self.follower is not None
         await self.follower.synced.wait()
-        await follow_nominations(self.bus, self.nominations, self.scheduler_names, self.options.identity)
+        await follow_nominations(self.bus, self.nominations, self.scheduler_names, self.identity)
 
     # --- binder callbacks ------------------------------------------------------------------------
     async def on_unreserve(self, req: UnreserveRequest, _msg: Msg) -> Ack:
@@ -730,7 +696,7 @@ class SchedulerService:
     def debug_state(self) -> dict[str, Any]:
         replica = self.follower.replica if self.follower is not None else None
         return {
-            "identity": self.options.identity,
+            "identity": self.identity,
             "epoch": replica.epoch if replica else "",
             "generation": replica.generation if replica else -1,
             "nodes": len(replica.snapshot.nodes) if replica else 0,
@@ -739,6 +705,7 @@ class SchedulerService:
             "delta_lag_ms": _percentiles(self.follower.lag_samples) if self.follower else {},
             "inflight_placements": len(self._inflight),
             "tasks": self.tasks.names(),
+            "background_jobs": self.tasks.jobs,
         }
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ksched.bus.connect import MAX_REPLICAS, REPLICAS_SETTING
@@ -36,18 +36,26 @@ DEFAULT_PREFIX = "ksched"
 
 @dataclass(frozen=True)
 class CommonOptions:
-    nats: str
-    kubeconfig: str | None
-    config: str | None
-    http_host: str
-    http_port: int
-    subject_prefix: str
-    log_format: str
-    log_level: str
+    """The options every service takes; each service's own options embed one (``options.common``)."""
+
     identity: str
+    """Instance identity (``--id``; default ``<service>-<host>-<pid>``)."""
+    nats: str = DEFAULT_NATS
+    kubeconfig: str | None = None
+    """None: in-cluster (or, for a service that only may use the API, no API)."""
+    config: str | None = None
+    """The KubeSchedulerConfiguration file (None: upstream's defaults)."""
+    http_host: str = "127.0.0.1"
+    http_port: int = 0
+    """Port of /metrics and the probes; 0 picks a free one (the command line defaults per service)."""
+    subject_prefix: str = DEFAULT_PREFIX
+    log_format: str = "text"
+    log_level: str = "INFO"
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
     jetstream_replicas: int = 1
+    """Replicas of the JetStream streams and KV buckets the service creates or updates."""
     http_token: str | None = None
+    """Bearer token of /metrics and /debug (ksched.service.http)."""
     feature_gates: FeatureGates = DEFAULT_GATES
 
 
@@ -199,9 +207,7 @@ def scheduler_config(options: CommonOptions) -> KubeSchedulerConfiguration:
     return load_config(options.config, gates=gates) if options.config else default_config(gates=gates)
 
 
-def parse(
-    prog: str, description: str, argv: Sequence[str], default_http_port: int
-) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    add_common_arguments(parser, default_http_port)
-    return parser, parser.parse_args(list(argv))
+def new_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a ``ksched`` service command: the one place its command line is built (a later
+    release may swap in Go-style flags here)."""
+    return argparse.ArgumentParser(prog=prog, description=description)
