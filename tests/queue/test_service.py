@@ -15,16 +15,15 @@ from ksched_queue.queued_pod import PodState
 from ksched_queue.service import QueueService, run
 from ksched_queue.settings import QueueSettings, build_core
 
+from ksched.bus import endpoints
 from ksched.bus.connect import Bus
 from ksched.bus.messages import (
     Ack,
     DoneOutcome,
     DoneRequest,
     LeasedPod,
-    LeaseRenewReply,
     LeaseRenewRequest,
     PendingPodAction,
-    PopReply,
     PopRequest,
     RequeueRequest,
 )
@@ -86,9 +85,7 @@ class Harness:
         request = PopRequest(
             scheduler_id=replica, scheduler_names=["default-scheduler"], max_pods=n, wait_seconds=wait
         )
-        reply = await self.replica.request(
-            self.replica.subjects.queue_pop, request, PopReply, timeout=wait + 3
-        )
+        reply = await self.replica.request(endpoints.QUEUE_POP, request, timeout=wait + 3)
         return reply.pods
 
     async def done(self, lp: LeasedPod, outcome: DoneOutcome, replica: str = "r1", **kw: Any) -> Ack:
@@ -101,7 +98,7 @@ class Harness:
             outcome=outcome,
             **kw,
         )
-        return await self.replica.request(self.replica.subjects.queue_done, request, Ack)
+        return await self.replica.request(endpoints.QUEUE_DONE, request)
 
     async def close(self) -> None:
         for service in self.services:
@@ -134,9 +131,8 @@ async def test_pop_end_to_end_with_leases(harness: Harness) -> None:
     ack = await harness.done(batch[1], DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT])
     assert ack.ok and ack.code == PodState.UNSCHEDULABLE
     renew = await harness.replica.request(
-        harness.replica.subjects.queue_renew,
+        endpoints.QUEUE_RENEW,
         LeaseRenewRequest(scheduler_id="r2", lease_ids=[other[0].lease_id, batch[0].lease_id]),
-        LeaseRenewReply,
     )
     assert renew.renewed == [other[0].lease_id] and renew.expired == [batch[0].lease_id]
 
@@ -235,11 +231,10 @@ async def test_binder_requeue_after_a_failed_bind(harness: Harness) -> None:
     (lp,) = await harness.pop()
     await harness.done(lp, DoneOutcome.SCHEDULED)
     ack = await harness.replica.request(
-        harness.replica.subjects.queue_requeue,
+        endpoints.QUEUE_REQUEUE,
         RequeueRequest(
             pod_uid="uid-a", namespace="default", name="a", reason="bind failed", sender="binder-0"
         ),
-        Ack,
     )
     assert ack.ok and ack.code == PodState.BACKOFF
     assert service.core.state_of("uid-a") == PodState.BACKOFF

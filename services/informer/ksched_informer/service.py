@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from kubernetes_asyncio.client import ApiClient
@@ -23,6 +23,19 @@ from ksched.api.core import Node, Pod
 from ksched.bus.bootstrap import deliver_problem, publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.credentials import NatsCredentials
+from ksched.bus.endpoints import (
+    ASSUME,
+    ASSUME_GROUP,
+    CLUSTER_EVENTS,
+    FORGET,
+    PENDING_BOOTSTRAP,
+    PENDING_PODS,
+    PLACEMENTS,
+    SNAPSHOT_BOOTSTRAP,
+    SNAPSHOT_DELTA,
+    Envelope,
+    PublishEndpoint,
+)
 from ksched.bus.jetstream import TypedKV, ensure_streams, last_sequence, migrate_kv_bucket, publish
 from ksched.bus.messages import (
     Ack,
@@ -39,7 +52,6 @@ from ksched.bus.messages import (
     Placement,
     SnapshotBootstrapRequest,
     SnapshotDelta,
-    encode,
 )
 from ksched.bus.streams import ASSUMED_LEDGER, GANG_COMMITS, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import Subjects
@@ -65,6 +77,8 @@ from ksched_informer import feeds, metrics
 from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
 from ksched_informer.reflector import DELETED, Reflector
 from ksched_informer.resources import EVENT_RESOURCE, NODES, OBJECTS, PODS
+
+M = TypeVar("M", bound=Message)
 
 log = logging.getLogger(__name__)
 FINAL_FLUSH_TIMEOUT = 5.0
@@ -134,7 +148,7 @@ class InformerService:
         )
         self.reflectors: list[Reflector] = []
         self.ready = False
-        self._feed: list[tuple[str, Message]] = []
+        self._feed: list[Envelope] = []
         #: ledger keys of assumptions the watch confirmed or ended, deleted at the next flush
         self._ledger_drops: list[str] = []
         #: ops taken from the cache by a flush and not yet acknowledged by JetStream
@@ -223,14 +237,12 @@ class InformerService:
         """The leader's work: serve the bus, list-watch, publish, expire assumptions."""
         assert self.bus is not None and self.api is not None
         bus = self.bus
-        await bus.subscribe(
-            self.subjects.snapshot_bootstrap, SnapshotBootstrapRequest, self.on_snapshot_bootstrap
-        )
-        await bus.subscribe(self.subjects.pending_bootstrap, PendingPodsRequest, self.on_pending_bootstrap)
-        await bus.subscribe(self.subjects.assume, AssumeRequest, self.on_assume)
-        await bus.subscribe(self.subjects.forget, ForgetRequest, self.on_forget)
+        await bus.subscribe(SNAPSHOT_BOOTSTRAP, self.on_snapshot_bootstrap)
+        await bus.subscribe(PENDING_BOOTSTRAP, self.on_pending_bootstrap)
+        await bus.subscribe(ASSUME, self.on_assume)
+        await bus.subscribe(FORGET, self.on_forget)
         if self.gangs.enabled:
-            await bus.subscribe(self.subjects.assume_group, AssumeGroupRequest, self.on_assume_group)
+            await bus.subscribe(ASSUME_GROUP, self.on_assume_group)
         self.reflectors = [Reflector(self.api, NODES, self.on_node_list, self.on_node_event)]
         for res in OBJECTS:
             self.reflectors.append(Reflector(self.api, res, self._object_list(res), self._object_event(res)))
@@ -277,8 +289,8 @@ class InformerService:
         await self.health.stop()
 
     # --- publishing ------------------------------------------------------------------------------
-    def _emit(self, subject: str, message: Message) -> None:
-        self._feed.append((subject, message))
+    def _emit(self, endpoint: PublishEndpoint[M], message: M) -> None:
+        self._feed.append(endpoint.envelope(message))
         self._dirty.set()
 
     def _feed_generation_now(self) -> int:
@@ -290,12 +302,12 @@ class InformerService:
         msg = feeds.pending_event(
             action, pod, self.epoch, self._feed_generation_now(), reason, self.gangs.view(pod)
         )
-        self._emit(self.subjects.pending_pods(pod.spec.scheduler_name), msg)
+        self._emit(PENDING_PODS.to(pod.spec.scheduler_name), msg)
 
     def _emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
         for ev in events:
             msg = feeds.cluster_event(ev, key, old, new, self.epoch, self._feed_generation_now())
-            self._emit(self.subjects.cluster_events(ev.resource), msg)
+            self._emit(CLUSTER_EVENTS.to(ev.resource), msg)
 
     async def _flush_loop(self) -> None:
         while True:
@@ -321,7 +333,7 @@ class InformerService:
         metrics.GENERATION.set(generation)
         # Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default);
         # each op advances the generation by one, so each part has its own base..generation.
-        deltas: list[tuple[str, Message]] = []
+        deltas: list[Envelope] = []
         for start in range(0, len(ops), MAX_OPS_PER_DELTA):
             part = ops[start : start + MAX_OPS_PER_DELTA]
             delta = SnapshotDelta(
@@ -331,7 +343,7 @@ class InformerService:
                 ops=part,
                 ts=time.time(),
             )
-            deltas.append((self.subjects.snapshot_delta, delta))
+            deltas.append(SNAPSHOT_DELTA.envelope(delta))
         if deltas:
             await self._publish_in_order(deltas)
         self._publishing = 0
@@ -344,25 +356,24 @@ class InformerService:
                 await self.kv.delete_many(self.bus, drops)
         self._update_sizes()
 
-    async def _publish_in_order(self, messages: list[tuple[str, Message]]) -> None:
+    async def _publish_in_order(self, messages: list[Envelope]) -> None:
         """Publish to a stream in order, cheaply: all but the last as core messages in one buffered
         write, the last through JetStream with an ack. The server stores one connection's messages
         in the order sent, so the last ack confirms the batch."""
         assert self.bus is not None
-        nc = self.bus.nc
-        for subject, message in messages[:-1]:
-            await nc.publish(subject, encode(message))
-        subject, message = messages[-1]
-        await self._publish_retrying(subject, message)
+        for envelope in messages[:-1]:
+            await self.bus.publish(envelope.endpoint, envelope.message)
+        last = messages[-1]
+        await self._publish_retrying(last.endpoint, last.message)
 
-    async def _publish_retrying(self, subject: str, message: Message, msg_id: str = "") -> Any:
+    async def _publish_retrying(self, endpoint: PublishEndpoint[M], message: M, msg_id: str = "") -> Any:
         assert self.bus is not None
         delay = 0.05
         while True:
             try:
-                return await publish(self.bus, subject, message, msg_id=msg_id, timeout=5)
+                return await publish(self.bus, endpoint, message, msg_id=msg_id, timeout=5)
             except Exception as exc:
-                log.warning("publishing to %s failed (%s); retrying", subject, exc)
+                log.warning("publishing to %s failed (%s); retrying", endpoint.subject(self.subjects), exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
@@ -554,7 +565,7 @@ class InformerService:
         try:
             assert self.kv is not None and self.bus is not None
             await self.kv.put(encode_token(p.pod_uid), placement)
-            await publish(self.bus, self.subjects.placements, placement, msg_id=p.placement_id, timeout=5)
+            await publish(self.bus, PLACEMENTS, placement, msg_id=p.placement_id, timeout=5)
         except Exception as exc:
             log.warning(
                 "assume of %s/%s accepted but not recorded (%s); forgetting", p.namespace, p.name, exc
@@ -659,7 +670,7 @@ class InformerService:
             # The previous instance may have died between recording and publishing the placement:
             # publish it again (same msg id: the stream drops a repeat; binding is idempotent).
             assert self.bus is not None
-            await self._publish_retrying(self.subjects.placements, p, msg_id=p.placement_id)
+            await self._publish_retrying(PLACEMENTS, p, msg_id=p.placement_id)
             restored += 1
         if restored:
             log.info("restored %d assumed placements from the ledger", restored)
@@ -679,7 +690,7 @@ class InformerService:
             )
         self._dirty.set()
         for p in placements:  # committed: published whatever it takes (a successor re-publishes too)
-            await self._publish_retrying(self.subjects.placements, p, msg_id=p.placement_id)
+            await self._publish_retrying(PLACEMENTS, p, msg_id=p.placement_id)
         return reply
 
     async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:

@@ -25,6 +25,7 @@ from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
+from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
 from ksched.bus.credentials import NatsCredentials
 from ksched.bus.messages import (
@@ -36,10 +37,8 @@ from ksched.bus.messages import (
     DoneOutcome,
     DoneRequest,
     LeasedPod,
-    LeaseRenewReply,
     LeaseRenewRequest,
     Placement,
-    PopReply,
     PopRequest,
     UnreserveRequest,
 )
@@ -230,9 +229,7 @@ class SchedulerService:
         )
         if self.options.feature_gates.enabled(GENERIC_WORKLOAD):
             self.group_cycle = GroupCycle(self.cycle)
-        await self.bus.subscribe(
-            self.subjects.unreserve(self.options.identity), UnreserveRequest, self.on_unreserve
-        )
+        await self.bus.subscribe(endpoints.UNRESERVE.to(self.options.identity), self.on_unreserve)
         self.tasks.spawn("replica", self.follower.run, restart=True)
         self.tasks.spawn("schedule", self._schedule_loop, restart=True)
         self.tasks.spawn("renew", self._renew_loop, restart=True)
@@ -271,7 +268,7 @@ class SchedulerService:
                 wait_seconds=0.5,
             )
             try:
-                reply = await self.bus.request(self.subjects.queue_pop, request, PopReply, timeout=5)
+                reply = await self.bus.request(endpoints.QUEUE_POP, request, timeout=5)
             except Exception as exc:
                 log.debug("pop failed: %s", exc)
                 await asyncio.sleep(0.2)
@@ -442,7 +439,7 @@ class SchedulerService:
         )
         sent, sent_at = time.perf_counter(), time.time()
         try:
-            reply = await self.bus.request(self.subjects.assume_group, request, AssumeReply, timeout=10)
+            reply = await self.bus.request(endpoints.ASSUME_GROUP, request, timeout=10)
         except Exception as exc:
             reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
             self._session = uuid.uuid4().hex[:16]  # as for a single assume without an answer
@@ -541,7 +538,7 @@ class SchedulerService:
             sent, sent_at = time.perf_counter(), time.time()
             try:
                 reply = await self.bus.request(
-                    self.subjects.assume,
+                    endpoints.ASSUME,
                     AssumeRequest(
                         placement=placement,
                         session=self._session,
@@ -549,7 +546,6 @@ class SchedulerService:
                         basis_from=basis.first_unanswered,
                         spread_slack=self._spread_slack(outcome),
                     ),
-                    AssumeReply,
                     timeout=5,
                     trace_id=leased.trace_id,
                 )
@@ -665,9 +661,7 @@ class SchedulerService:
         )
         for attempt in range(3):
             try:
-                await self.bus.request(
-                    self.subjects.queue_done, request, Ack, timeout=5, trace_id=leased.trace_id
-                )
+                await self.bus.request(endpoints.QUEUE_DONE, request, timeout=5, trace_id=leased.trace_id)
                 return
             except Exception as exc:
                 log.warning(
@@ -688,9 +682,8 @@ class SchedulerService:
                 continue
             with contextlib.suppress(Exception):
                 reply = await self.bus.request(
-                    self.subjects.queue_renew,
+                    endpoints.QUEUE_RENEW,
                     LeaseRenewRequest(scheduler_id=self.options.identity, lease_ids=held),
-                    LeaseRenewReply,
                     timeout=2,
                 )
                 for lease_id in reply.expired:
