@@ -20,6 +20,7 @@ from nats.aio.msg import Msg
 
 from ksched.api.collections import Collection
 from ksched.api.core import Node, Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.bootstrap import deliver_problem, publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.credentials import NatsCredentials
@@ -460,7 +461,7 @@ class InformerService:
         if pod.spec.node_name:
             self.nominator.remove(uid)
             if was_pending is not None or was_assumed:
-                self._emit_pending(PendingPodAction.DELETE, pod, "bound")
+                self._emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.BOUND)
             self._emit_events(feeds.assigned_pod_events(old_placed, pod), _key(pod), old_placed, pod)
             if was_assumed:
                 self._ledger_drops.append(encode_token(uid))
@@ -559,7 +560,7 @@ class InformerService:
         rejected = self.check_and_assume(req)
         if rejected is not None or pod is None:
             return rejected or AssumeReply(accepted=False, code=AssumeRejectCode.POD_NOT_PENDING)
-        self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
+        self._emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
         self._dirty.set()
         placement = msgspec.structs.replace(p, assumed_at=time.time(), pod=p.pod or msgspec.json.encode(pod))
         try:
@@ -666,7 +667,7 @@ class InformerService:
             self.cache.restore_assumption(pod, p.node_name, p.scheduler_id)
             if p.gang is not None:
                 self.committer.open.setdefault(p.gang.commit_id, set()).add(p.pod_uid)
-            self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
+            self._emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
             # The previous instance may have died between recording and publishing the placement:
             # publish it again (same msg id: the stream drops a repeat; binding is idempotent).
             assert self.bus is not None
@@ -686,7 +687,7 @@ class InformerService:
         for p in placements:
             pod = self.cache.assumed[p.pod_uid].pod.pod
             self._emit_pending(
-                PendingPodAction.DELETE, msgspec.structs.replace(pod, spec=pod.spec), "assumed"
+                PendingPodAction.DELETE, msgspec.structs.replace(pod, spec=pod.spec), PodLifecycle.ASSUMED
             )
         self._dirty.set()
         for p in placements:  # committed: published whatever it takes (a successor re-publishes too)
