@@ -361,14 +361,17 @@ async def test_every_documented_series_moves(stack: Stack, api: ApiClient) -> No
     async with aiohttp.ClientSession() as session:
         before = await scrape(session, stack, SERVICES)
         seen: list[dict[Any, float]] = []
-        await create_nodes(api, [node("moves-node", cpu="2", labels=selector)])
+        other = {"moves": "other"}
+        await create_nodes(
+            api, [node("moves-node", cpu="2", labels=selector), node("moves-other", labels=other)]
+        )
         await create_pods(
             api,
             [
-                pod("fits", cpu="500m", namespace="moves", nodeSelector=selector),
+                pod("fits", cpu="500m", namespace="moves", nodeSelector=other),
                 pod("unfit", cpu="1000", namespace="moves"),
                 pod("gated", namespace="moves", schedulingGates=[{"name": "moves/hold"}]),
-                pod("victim", cpu="1", namespace="moves", nodeSelector=selector),
+                pod("victim", cpu="1500m", namespace="moves", nodeSelector=selector),
             ],
         )
         assert await eventually(lambda: bound("fits", "victim"), timeout=60)
@@ -376,14 +379,14 @@ async def test_every_documented_series_moves(stack: Stack, api: ApiClient) -> No
             "urgent", cpu="1", namespace="moves", priorityClassName="moves-high", nodeSelector=selector
         )
         await create_pods(api, [urgent])
-        assert await eventually(lambda: bound("urgent"), timeout=60)  # the victim made room
+        assert await eventually(lambda: bound("urgent"), timeout=60)  # the victim made room: 1 cpu left
 
         # in flight while a pod placed on its node by no replica fills it: NodeResourcesFit runs
         # again alone and refuses the placement (an assume conflict)
         async with held(stack, api, "held-placed"):
             seen.append(await scrape(session, stack, ("informer", "queue", "binder-0")))  # leases
             pods = await metric(session, stack, "informer", "scheduler_cache_size")
-            await create_pods(api, [pod("placed", cpu="500m", namespace="moves", nodeName="moves-node")])
+            await create_pods(api, [pod("placed", cpu="1", namespace="moves", nodeName="moves-node")])
 
             async def informed() -> bool:
                 return await metric(session, stack, "informer", "scheduler_cache_size") > pods
