@@ -287,6 +287,15 @@ CANNOT_MOVE_HERE = {
     "tests/queue/test_flush_flag.py",
     "leader_election_master_status": "set when leadership is won, at start-up (checked here), and lost: "
     "tests/ha/test_leader.py",
+    **{
+        name: "pod groups need the GenericWorkload and GangScheduling gates, off in this stack; "
+        "PENDING: no test moves them yet (merged with gang scheduling after this test was written)"
+        for name in (
+            "scheduler_podgroup_schedule_attempts_total",
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "scheduler_podgroup_scheduling_attempt_duration_seconds",
+        )
+    },
 }
 """Documented series that cannot move in this run, and where a test moves them."""
 
