@@ -195,3 +195,6 @@ _.normalize_placement_score  # unused method (shared/ksched/plugins/podgrouppods
 # subcommand entry points named as strings in ksched.cli.SUBCOMMANDS
 up_main  # unused function (shared/ksched/launcher/cli.py:66)
 demo_main  # unused function (shared/ksched/launcher/cli.py:82)
+
+# Subjects properties that ksched.bus.endpoints names as strings (read with getattr, checked at import)
+_.pending_pods_all  # unused property (shared/ksched/bus/subjects.py:86)

@@ -47,8 +47,9 @@ class Outbox:
         self.subjects = Subjects("h")
         self.sent: list[tuple[str, Message]] = []
 
-    async def request(self, subject: str, message: Message, reply_type: type, **_: Any) -> Any:
-        self.sent.append((subject, message))
+    async def request(self, endpoint: Any, message: Message, **_: Any) -> Any:
+        """``Bus.request``: an endpoint and its request, answered with an Ack."""
+        self.sent.append((endpoint.subject(self.subjects), message))
         return Ack()
 
     def of(self, kind: type[M]) -> list[M]:

@@ -19,6 +19,7 @@ from ksched_binder.options import BinderOptions
 from ksched_binder.service import BinderService
 from ksched_kubesim import KubeSim
 
+from ksched.bus import endpoints
 from ksched.bus.codec import encode
 from ksched.bus.messages import PermitDecision, Placement
 from ksched.bus.subjects import SubjectKind
@@ -59,7 +60,7 @@ class Binder:
         await bus.js.publish(bus.subjects.placements, encode(p), headers={"Nats-Msg-Id": p.placement_id})
 
         async def allowed_and_bound() -> bool:
-            await bus.publish(bus.subjects.permit(p.pod_uid), self.permit(p))
+            await bus.publish(endpoints.PERMIT.to(p.pod_uid), self.permit(p))
             return self.bound_to(obj) == p.node_name
 
         await eventually(allowed_and_bound, timeout=15, what=f"pod {p.name} bound")

@@ -24,6 +24,7 @@ from ksched_scheduler.options import SchedulerOptions
 from ksched_scheduler.service import SchedulerService
 from nats.aio.msg import Msg
 
+from ksched.bus import endpoints
 from ksched.bus.codec import Message, encode
 from ksched.bus.connect import Bus
 from ksched.bus.messages import (
@@ -46,7 +47,7 @@ from ksched.bus.subjects import SubjectKind
 from ksched.config import default_config
 from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
-from tests.fuzz.bus_checks import Counts, Endpoint, check_request, crashes
+from tests.fuzz.bus_checks import Counts, check_request, crashes
 from tests.fuzz.cluster import Cluster
 from tests.fuzz.payloads import payloads
 from tests.fuzz.profiles import fuzz_settings
@@ -65,10 +66,9 @@ class FakeQueue:
         self.done: dict[str, DoneRequest] = {}
 
     async def start(self) -> None:
-        s = self.bus.subjects
-        await self.bus.nc.subscribe(s.queue_pop, cb=self._pop)
-        await self.bus.subscribe(s.queue_done, DoneRequest, self._done)
-        await self.bus.subscribe(s.queue_renew, LeaseRenewRequest, self._renew)
+        await self.bus.nc.subscribe(self.bus.subjects.queue_pop, cb=self._pop)
+        await self.bus.subscribe(endpoints.QUEUE_DONE, self._done)
+        await self.bus.subscribe(endpoints.QUEUE_RENEW, self._renew)
         await self.bus.nc.flush()
 
     async def _pop(self, msg: Msg) -> None:
@@ -201,14 +201,15 @@ async def test_scheduler_inputs(
     caplog.clear()
     caplog.set_level(logging.WARNING)
     bus = replica.bus
-    before = Counts.of("feed"), Counts.of(SubjectKind.SNAPSHOT_DELTA)
+    before = Counts.of(SubjectKind.PENDING_POD), Counts.of(SubjectKind.SNAPSHOT_DELTA)
     valid: Message
     if which == "pop":
         valid = PopReply(pods=[await replica.leased()])
         await replica.queue.replies.put(data.draw(payloads(valid), label="payload"))
     elif which == "unreserve":
-        endpoint = Endpoint(bus.subjects.unreserve(IDENTITY), SubjectKind.UNRESERVE, UnreserveRequest, Ack)
-        await check_request(bus, endpoint, data.draw(payloads(replica.unreserve()), label="payload"))
+        await check_request(
+            bus, endpoints.UNRESERVE.to(IDENTITY), data.draw(payloads(replica.unreserve()), label="payload")
+        )
     elif which == "delta":
         await bus.js.publish(
             bus.subjects.snapshot_delta, data.draw(payloads(replica.delta()), label="payload")
@@ -218,7 +219,7 @@ async def test_scheduler_inputs(
         await bus.js.publish(subject, data.draw(payloads(await replica.nomination()), label="payload"))
     await replica.still_works()
     assert crashes(caplog) == []
-    assert (Counts.of("feed").errors, Counts.of(SubjectKind.SNAPSHOT_DELTA).errors) == (
+    assert (Counts.of(SubjectKind.PENDING_POD).errors, Counts.of(SubjectKind.SNAPSHOT_DELTA).errors) == (
         before[0].errors,
         before[1].errors,
     )

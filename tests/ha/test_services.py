@@ -17,10 +17,11 @@ from ksched_informer.service import InformerService
 from ksched_queue.server import QueueServer
 from ksched_queue.settings import QueueSettings
 
+from ksched.bus import endpoints
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
 from ksched.bus.embedded import EmbeddedNats
-from ksched.bus.messages import PendingPod, PendingPodsRequest, PopReply, PopRequest
+from ksched.bus.messages import PendingPod, PendingPodsRequest, PopRequest
 from ksched.config import default_config
 from ksched.service.leader import ElectionConfig
 from ksched.service.lifecycle import serve
@@ -168,7 +169,7 @@ async def test_a_standby_informer_waits_and_takes_over_on_graceful_stop(
     bus: Bus = await bus_factory("scheduler")
     reply, _ = await fetch_bootstrap(
         bus,
-        bus.subjects.pending_bootstrap,
+        endpoints.PENDING_BOOTSTRAP,
         lambda inbox: PendingPodsRequest(requester="t", deliver=inbox),
         PendingPod,
     )
@@ -194,13 +195,13 @@ async def test_queue_standby_serves_nothing_until_it_leads(
         assert (await debug_of(port_a))["feed"]["epoch"] == informer.epoch
         bus: Bus = await bus_factory("scheduler")
         pop = PopRequest(scheduler_id="s", scheduler_names=["default-scheduler"], max_pods=1)
-        assert (await bus.request(bus.subjects.queue_pop, pop, PopReply)).pods == []
+        assert (await bus.request(endpoints.QUEUE_POP, pop)).pods == []
         await qa.close()
         debug = await eventually(
             lambda: _debug_when(port_b, lambda d: d["feed"]["epoch"] == informer.epoch), timeout=5
         )
         assert debug["feed"]["epoch"] == informer.epoch  # the new leader bootstrapped and serves
-        assert (await bus.request(bus.subjects.queue_pop, pop, PopReply)).pods == []
+        assert (await bus.request(endpoints.QUEUE_POP, pop)).pods == []
         assert lost == []
     finally:
         await qb.close()

@@ -24,6 +24,7 @@ from ksched.bus.messages import (
     PendingPod,
     UnreserveRequest,
 )
+from ksched.bus.subjects import Subjects
 from ksched.cache.replica import SnapshotReplica, image_of
 from ksched.config import default_config
 from ksched.config.types import KubeSchedulerConfiguration
@@ -39,13 +40,15 @@ class Outbox:
     ``answer`` (default: accepted) and every other request with an Ack."""
 
     def __init__(self) -> None:
+        self.subjects = Subjects("h")
         self.sent: list[tuple[str, Message]] = []
         self.answer: Callable[[AssumeRequest], AssumeReply] = lambda _: AssumeReply(
             accepted=True, epoch=EPOCH
         )
 
-    async def request(self, subject: str, message: Message, reply_type: type, **_: Any) -> Any:
-        self.sent.append((subject, message))
+    async def request(self, endpoint: Any, message: Message, **_: Any) -> Any:
+        """``Bus.request``: an endpoint and its request (the reply type is the endpoint's)."""
+        self.sent.append((endpoint.subject(self.subjects), message))
         if isinstance(message, AssumeRequest):
             return self.answer(message)
         return Ack()

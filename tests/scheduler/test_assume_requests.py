@@ -20,6 +20,7 @@ from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerService
 
 from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
+from ksched.bus.endpoints import RequestEndpoint
 from ksched.bus.messages import (
     Ack,
     AssumeGroupRequest,
@@ -62,7 +63,7 @@ class FakeBus:
         self.answers: list[asyncio.Future[AssumeReply]] = []
         self.dones: list[DoneRequest] = []
 
-    async def request(self, subject: str, message: Any, reply_type: type, **_: Any) -> Any:
+    async def request(self, endpoint: RequestEndpoint[Any, Any], message: Any, **_: Any) -> Any:
         if isinstance(message, AssumeRequest | AssumeGroupRequest):
             if isinstance(message, AssumeRequest):
                 self.assumes.append(message)
@@ -74,7 +75,7 @@ class FakeBus:
         if isinstance(message, DoneRequest):
             self.dones.append(message)
             return Ack()
-        raise AssertionError(f"unexpected request on {subject}")
+        raise AssertionError(f"unexpected request on {endpoint.name}")
 
 
 class Follower:

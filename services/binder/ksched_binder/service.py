@@ -17,10 +17,10 @@ from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
+from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
 from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
 from ksched.bus.messages import (
-    Ack,
     ForgetRequest,
     PermitDecision,
     Placement,
@@ -104,11 +104,11 @@ class BinderService:
         self.use_api(await api_client(common.kubeconfig, component="ksched-binder"))
         self.consumer = await PullConsumer.create(
             self.bus,
+            endpoints.PLACEMENTS,
             stream=self.subjects.placement_stream,
             config=placement_consumer(self.subjects, ack_wait=self.options.ack_wait),
-            msg_type=Placement,
         )
-        await self.bus.subscribe(self.subjects.permit_all, PermitDecision, self.on_permit)
+        await self.bus.subscribe(endpoints.PERMIT.any, self.on_permit)
         self._work: asyncio.Queue[Delivery[Placement]] = asyncio.Queue(maxsize=self.options.workers)
         self.tasks.spawn("fetch", self._fetch_loop, restart=True)
         for i in range(self.options.workers):
@@ -305,7 +305,7 @@ class BinderService:
         assert self.bus is not None
         request = ForgetRequest.of(p, reason)
         with contextlib.suppress(Exception):
-            await self.bus.request(self.subjects.forget, request, Ack, timeout=5, trace_id=p.trace_id)
+            await self.bus.request(endpoints.FORGET, request, timeout=5, trace_id=p.trace_id)
 
     async def _fail(self, p: Placement, reason: str, plugins: list[str] | None = None) -> None:
         """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""
@@ -325,7 +325,7 @@ class BinderService:
         )
         with contextlib.suppress(Exception):
             await self.bus.request(
-                self.subjects.unreserve(p.scheduler_id), unreserve, Ack, timeout=2, trace_id=p.trace_id
+                endpoints.UNRESERVE.to(p.scheduler_id), unreserve, timeout=2, trace_id=p.trace_id
             )
         requeue = RequeueRequest(
             pod_uid=p.pod_uid,
@@ -338,7 +338,7 @@ class BinderService:
             trace_id=p.trace_id,
         )
         with contextlib.suppress(Exception):
-            await self.bus.request(self.subjects.queue_requeue, requeue, Ack, timeout=5, trace_id=p.trace_id)
+            await self.bus.request(endpoints.QUEUE_REQUEUE, requeue, timeout=5, trace_id=p.trace_id)
         if self.reporter is not None:
             self.reporter.event(
                 PodRef(p.namespace, p.name, p.pod_uid),

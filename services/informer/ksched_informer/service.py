@@ -11,7 +11,7 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from kubernetes_asyncio.client import ApiClient
@@ -19,8 +19,22 @@ from nats.aio.msg import Msg
 
 from ksched.api.collections import Collection
 from ksched.api.core import Node, Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.bootstrap import deliver_problem, publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
+from ksched.bus.endpoints import (
+    ASSUME,
+    ASSUME_GROUP,
+    CLUSTER_EVENTS,
+    FORGET,
+    PENDING_BOOTSTRAP,
+    PENDING_PODS,
+    PLACEMENTS,
+    SNAPSHOT_BOOTSTRAP,
+    SNAPSHOT_DELTA,
+    Envelope,
+    PublishEndpoint,
+)
 from ksched.bus.jetstream import TypedKV, ensure_streams, last_sequence, migrate_kv_bucket, publish
 from ksched.bus.messages import (
     Ack,
@@ -37,7 +51,6 @@ from ksched.bus.messages import (
     Placement,
     SnapshotBootstrapRequest,
     SnapshotDelta,
-    encode,
 )
 from ksched.bus.streams import ASSUMED_LEDGER, GANG_COMMITS, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import Subjects
@@ -61,6 +74,8 @@ from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
 from ksched_informer.options import InformerOptions
 from ksched_informer.reflector import DELETED, Reflector
 from ksched_informer.resources import EVENT_RESOURCE, NODES, OBJECTS, PODS
+
+M = TypeVar("M", bound=Message)
 
 log = logging.getLogger(__name__)
 FINAL_FLUSH_TIMEOUT = 5.0
@@ -111,7 +126,7 @@ class InformerService:
         )
         self.reflectors: list[Reflector] = []
         self.ready = False
-        self._feed: list[tuple[str, Message]] = []
+        self._feed: list[Envelope] = []
         #: ledger keys of assumptions the watch confirmed or ended, deleted at the next flush
         self._ledger_drops: list[str] = []
         #: ops taken from the cache by a flush and not yet acknowledged by JetStream
@@ -169,14 +184,12 @@ class InformerService:
         """The leader's work: serve the bus, list-watch, publish, expire assumptions."""
         assert self.bus is not None and self.api is not None
         bus = self.bus
-        await bus.subscribe(
-            self.subjects.snapshot_bootstrap, SnapshotBootstrapRequest, self.on_snapshot_bootstrap
-        )
-        await bus.subscribe(self.subjects.pending_bootstrap, PendingPodsRequest, self.on_pending_bootstrap)
-        await bus.subscribe(self.subjects.assume, AssumeRequest, self.on_assume)
-        await bus.subscribe(self.subjects.forget, ForgetRequest, self.on_forget)
+        await bus.subscribe(SNAPSHOT_BOOTSTRAP, self.on_snapshot_bootstrap)
+        await bus.subscribe(PENDING_BOOTSTRAP, self.on_pending_bootstrap)
+        await bus.subscribe(ASSUME, self.on_assume)
+        await bus.subscribe(FORGET, self.on_forget)
         if self.gangs.enabled:
-            await bus.subscribe(self.subjects.assume_group, AssumeGroupRequest, self.on_assume_group)
+            await bus.subscribe(ASSUME_GROUP, self.on_assume_group)
         self.reflectors = [Reflector(self.api, NODES, self.on_node_list, self.on_node_event)]
         for res in OBJECTS:
             self.reflectors.append(Reflector(self.api, res, self._object_list(res), self._object_event(res)))
@@ -223,8 +236,8 @@ class InformerService:
         await self.health.stop()
 
     # --- publishing ------------------------------------------------------------------------------
-    def _emit(self, subject: str, message: Message) -> None:
-        self._feed.append((subject, message))
+    def _emit(self, endpoint: PublishEndpoint[M], message: M) -> None:
+        self._feed.append(endpoint.envelope(message))
         self._dirty.set()
 
     def _feed_generation_now(self) -> int:
@@ -236,12 +249,12 @@ class InformerService:
         msg = feeds.pending_event(
             action, pod, self.epoch, self._feed_generation_now(), reason, self.gangs.view(pod)
         )
-        self._emit(self.subjects.pending_pods(pod.spec.scheduler_name), msg)
+        self._emit(PENDING_PODS.to(pod.spec.scheduler_name), msg)
 
     def _emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
         for ev in events:
             msg = feeds.cluster_event(ev, key, old, new, self.epoch, self._feed_generation_now())
-            self._emit(self.subjects.cluster_events(ev.resource), msg)
+            self._emit(CLUSTER_EVENTS.to(ev.resource), msg)
 
     async def _flush_loop(self) -> None:
         while True:
@@ -267,7 +280,7 @@ class InformerService:
         metrics.GENERATION.set(generation)
         # Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default);
         # each op advances the generation by one, so each part has its own base..generation.
-        deltas: list[tuple[str, Message]] = []
+        deltas: list[Envelope] = []
         for start in range(0, len(ops), MAX_OPS_PER_DELTA):
             part = ops[start : start + MAX_OPS_PER_DELTA]
             delta = SnapshotDelta(
@@ -277,7 +290,7 @@ class InformerService:
                 ops=part,
                 ts=time.time(),
             )
-            deltas.append((self.subjects.snapshot_delta, delta))
+            deltas.append(SNAPSHOT_DELTA.envelope(delta))
         if deltas:
             await self._publish_in_order(deltas)
         self._publishing = 0
@@ -290,25 +303,24 @@ class InformerService:
                 await self.kv.delete_many(self.bus, drops)
         self._update_sizes()
 
-    async def _publish_in_order(self, messages: list[tuple[str, Message]]) -> None:
+    async def _publish_in_order(self, messages: list[Envelope]) -> None:
         """Publish to a stream in order, cheaply: all but the last as core messages in one buffered
         write, the last through JetStream with an ack. The server stores one connection's messages
         in the order sent, so the last ack confirms the batch."""
         assert self.bus is not None
-        nc = self.bus.nc
-        for subject, message in messages[:-1]:
-            await nc.publish(subject, encode(message))
-        subject, message = messages[-1]
-        await self._publish_retrying(subject, message)
+        for envelope in messages[:-1]:
+            await self.bus.publish(envelope.endpoint, envelope.message)
+        last = messages[-1]
+        await self._publish_retrying(last.endpoint, last.message)
 
-    async def _publish_retrying(self, subject: str, message: Message, msg_id: str = "") -> Any:
+    async def _publish_retrying(self, endpoint: PublishEndpoint[M], message: M, msg_id: str = "") -> Any:
         assert self.bus is not None
         delay = 0.05
         while True:
             try:
-                return await publish(self.bus, subject, message, msg_id=msg_id, timeout=5)
+                return await publish(self.bus, endpoint, message, msg_id=msg_id, timeout=5)
             except Exception as exc:
-                log.warning("publishing to %s failed (%s); retrying", subject, exc)
+                log.warning("publishing to %s failed (%s); retrying", endpoint.subject(self.subjects), exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
@@ -395,7 +407,7 @@ class InformerService:
         if pod.spec.node_name:
             self.nominator.remove(uid)
             if was_pending is not None or was_assumed:
-                self._emit_pending(PendingPodAction.DELETE, pod, "bound")
+                self._emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.BOUND)
             self._emit_events(feeds.assigned_pod_events(old_placed, pod), _key(pod), old_placed, pod)
             if was_assumed:
                 self._ledger_drops.append(encode_token(uid))
@@ -494,13 +506,13 @@ class InformerService:
         rejected = self.check_and_assume(req)
         if rejected is not None or pod is None:
             return rejected or AssumeReply(accepted=False, code=AssumeRejectCode.POD_NOT_PENDING)
-        self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
+        self._emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
         self._dirty.set()
         placement = msgspec.structs.replace(p, assumed_at=time.time(), pod=p.pod or msgspec.json.encode(pod))
         try:
             assert self.kv is not None and self.bus is not None
             await self.kv.put(encode_token(p.pod_uid), placement)
-            await publish(self.bus, self.subjects.placements, placement, msg_id=p.placement_id, timeout=5)
+            await publish(self.bus, PLACEMENTS, placement, msg_id=p.placement_id, timeout=5)
         except Exception as exc:
             log.warning(
                 "assume of %s/%s accepted but not recorded (%s); forgetting", p.namespace, p.name, exc
@@ -601,11 +613,11 @@ class InformerService:
             self.cache.restore_assumption(pod, p.node_name, p.scheduler_id)
             if p.gang is not None:
                 self.committer.open.setdefault(p.gang.commit_id, set()).add(p.pod_uid)
-            self._emit_pending(PendingPodAction.DELETE, pod, "assumed")
+            self._emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
             # The previous instance may have died between recording and publishing the placement:
             # publish it again (same msg id: the stream drops a repeat; binding is idempotent).
             assert self.bus is not None
-            await self._publish_retrying(self.subjects.placements, p, msg_id=p.placement_id)
+            await self._publish_retrying(PLACEMENTS, p, msg_id=p.placement_id)
             restored += 1
         if restored:
             log.info("restored %d assumed placements from the ledger", restored)
@@ -621,11 +633,11 @@ class InformerService:
         for p in placements:
             pod = self.cache.assumed[p.pod_uid].pod.pod
             self._emit_pending(
-                PendingPodAction.DELETE, msgspec.structs.replace(pod, spec=pod.spec), "assumed"
+                PendingPodAction.DELETE, msgspec.structs.replace(pod, spec=pod.spec), PodLifecycle.ASSUMED
             )
         self._dirty.set()
         for p in placements:  # committed: published whatever it takes (a successor re-publishes too)
-            await self._publish_retrying(self.subjects.placements, p, msg_id=p.placement_id)
+            await self._publish_retrying(PLACEMENTS, p, msg_id=p.placement_id)
         return reply
 
     async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ksched.api.core import Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.feed import FeedCursor
 from ksched.bus.messages import (
     Ack,
@@ -36,14 +37,11 @@ from .gangs import QueueGangs
 from .leases import Lease, LeaseTable
 from .objects import ObjectDecodeError, decode_object
 from .priority_queue import SchedulingQueue
-from .queued_pod import PodDecodeError, PodState, QueuedPod
+from .queued_pod import PodDecodeError, QueuedPod
 
 log = logging.getLogger(__name__)
 
 MAX_PODS_PER_POP = 256
-BOUND_REASON = "bound"
-ASSUMED_REASON = "assumed"
-"""A PendingPodEvent delete with this reason: the cache accepted a placement for the pod."""
 
 POD_ADD_LABEL = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD).label
 POD_UPDATE_LABEL = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE).label
@@ -248,20 +246,20 @@ class QueueCore:
         if pending.scheduler_name not in self.queue.profiles:
             self._removed(pending.uid)
             if message.action == PendingPodAction.DELETE or self.queue.get(pending.uid) is not None:
-                return self._drop(pending.uid, bound=message.reason == BOUND_REASON) is not None
+                return self._drop(pending.uid, bound=message.reason == PodLifecycle.BOUND) is not None
             return False
         try:
             if message.action == PendingPodAction.ADD:
                 self._upsert(pending, message.generation)
             elif message.action == PendingPodAction.UPDATE:
                 self._upsert(pending, message.generation, update=True)
-            elif message.reason == ASSUMED_REASON:
+            elif message.reason == PodLifecycle.ASSUMED:
                 self._removed(pending.uid)
                 self.queue.assumed_by_cache(pending.uid)
                 return False
             else:
                 self._removed(pending.uid)
-                self._drop(pending.uid, bound=message.reason == BOUND_REASON)
+                self._drop(pending.uid, bound=message.reason == PodLifecycle.BOUND)
         except PodDecodeError as exc:
             self.bad_feed_items += 1
             log.warning("feed: dropped %s of a pending pod: %s", message.action, exc)
@@ -425,5 +423,5 @@ class QueueCore:
             "scheduling_cycle": self.queue.scheduling_cycle,
         }
 
-    def state_of(self, uid: str) -> PodState | None:
+    def state_of(self, uid: str) -> PodLifecycle | None:
         return self.queue.state_of(uid)

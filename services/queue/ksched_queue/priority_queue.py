@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 from ksched.api.core import Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import PendingPod
 from ksched.framework.changes import pod_changes
 from ksched.framework.events import ClusterEvent
@@ -56,7 +57,7 @@ from .events import (
 from .heap import KeyedHeap
 from .nominations import Nominations
 from .profiles import LessFn, QueueProfile, plugin_events
-from .queued_pod import PodState, QueuedPod, decode_pending_pod
+from .queued_pod import QueuedPod, decode_pending_pod
 from .queueing_hints import InFlightEvent, Strategy, hint_for_in_flight, is_event_of_interest, worth_requeuing
 from .rejections import RejectorTally
 
@@ -167,24 +168,24 @@ class SchedulingQueue:
         """The tracked pod (queued, in flight, or assumed)."""
         return self._entry(uid)
 
-    def state_of(self, uid: str) -> PodState | None:
+    def state_of(self, uid: str) -> PodLifecycle | None:
         entry = self._entry(uid)
         return None if entry is None else entry.state
 
-    def locations(self, uid: str) -> list[PodState]:
+    def locations(self, uid: str) -> list[PodLifecycle]:
         """Every structure holding ``uid``, found by scanning them (invariant checks: one at most)."""
-        found: list[PodState] = []
+        found: list[PodLifecycle] = []
         if any(uid in h for h in self._active.values()):
-            found.append(PodState.ACTIVE)
+            found.append(PodLifecycle.ACTIVE)
         if uid in self.backoff:
-            found.append(PodState.BACKOFF)
+            found.append(PodLifecycle.BACKOFF)
         entry = self._unschedulable.get(uid)
         if entry is not None:
-            found.append(PodState.GATED if entry.gated else PodState.UNSCHEDULABLE)
+            found.append(PodLifecycle.GATED if entry.gated else PodLifecycle.UNSCHEDULABLE)
         if uid in self._in_flight:
-            found.append(PodState.IN_FLIGHT)
+            found.append(PodLifecycle.IN_FLIGHT)
         if uid in self._assumed:
-            found.append(PodState.ASSUMED)
+            found.append(PodLifecycle.ASSUMED)
         return found
 
     def uids(self) -> set[str]:
@@ -199,12 +200,12 @@ class SchedulingQueue:
         """Pods per state (``scheduler_pending_pods`` plus in-flight and assumed)."""
         gated = sum(1 for e in self._unschedulable.values() if e.gated)
         return {
-            PodState.ACTIVE: sum(len(h) for h in self._active.values()),
-            PodState.BACKOFF: len(self.backoff),
-            PodState.UNSCHEDULABLE: len(self._unschedulable) - gated,
-            PodState.GATED: gated,
-            PodState.IN_FLIGHT: len(self._in_flight),
-            PodState.ASSUMED: len(self._assumed),
+            PodLifecycle.ACTIVE: sum(len(h) for h in self._active.values()),
+            PodLifecycle.BACKOFF: len(self.backoff),
+            PodLifecycle.UNSCHEDULABLE: len(self._unschedulable) - gated,
+            PodLifecycle.GATED: gated,
+            PodLifecycle.IN_FLIGHT: len(self._in_flight),
+            PodLifecycle.ASSUMED: len(self._assumed),
         }
 
     def has_poppable(self, scheduler_names: Collection[str] | None = None) -> bool:
@@ -244,7 +245,7 @@ class SchedulingQueue:
         return [e.uid for e in sorted(self._active[scheduler_name], key=functools.cmp_to_key(compare))]
 
     # --- metrics -----------------------------------------------------------------------------------------
-    def _incoming(self, queue: str, event: str, entry: QueuedPod) -> None:
+    def _incoming(self, queue: PodLifecycle, event: str, entry: QueuedPod) -> None:
         if self._on_incoming is not None:
             self._on_incoming(queue, event)
         if self.on_move is not None:
@@ -300,11 +301,11 @@ class SchedulingQueue:
         """Take ``entry`` out of activeQ, backoffQ or unschedulable (whichever holds it)."""
         state = entry.state
         name = entry.scheduler_name
-        if state == PodState.ACTIVE:
+        if state == PodLifecycle.ACTIVE:
             self._active[name].delete(entry.uid)
-        elif state == PodState.BACKOFF:
+        elif state == PodLifecycle.BACKOFF:
             self.backoff.delete(entry)
-        elif state in (PodState.UNSCHEDULABLE, PodState.GATED):
+        elif state in (PodLifecycle.UNSCHEDULABLE, PodLifecycle.GATED):
             del self._unschedulable[entry.uid]
         else:
             return
@@ -315,9 +316,9 @@ class SchedulingQueue:
         """Upstream ``unschedulablePods.addOrUpdate``."""
         if entry.uid not in self._unschedulable:
             self._remove_from_queues(entry)
-            self._incoming("unschedulable", event, entry)
+            self._incoming(PodLifecycle.UNSCHEDULABLE, event, entry)
             self._unschedulable[entry.uid] = entry
-        entry.state = PodState.GATED if entry.gated else PodState.UNSCHEDULABLE
+        entry.state = PodLifecycle.GATED if entry.gated else PodLifecycle.UNSCHEDULABLE
         self.rejections.sync(entry)
 
     def _move_to_active(self, entry: QueuedPod, event: str, from_backoff: bool = False) -> bool:
@@ -325,7 +326,7 @@ class SchedulingQueue:
         if not (self.pop_from_backoff and from_backoff):
             self._run_pre_enqueue(entry)
         if entry.gated:
-            if entry.state in (PodState.ACTIVE, PodState.BACKOFF):
+            if entry.state in (PodLifecycle.ACTIVE, PodLifecycle.BACKOFF):
                 return False
             self._to_unschedulable(entry, event)
             return False
@@ -333,9 +334,9 @@ class SchedulingQueue:
             entry.info.initial_attempt_timestamp = self.clock.now()
         self._remove_from_queues(entry)
         self._active[entry.scheduler_name].add_or_update(entry)
-        entry.state = PodState.ACTIVE
+        entry.state = PodLifecycle.ACTIVE
         self.rejections.sync(entry)
-        self._incoming("active", event, entry)
+        self._incoming(PodLifecycle.ACTIVE, event, entry)
         if event in _UNSCHEDULED_POD_EVENT_LABELS:
             self._nominations.add(entry)
         return True
@@ -349,23 +350,23 @@ class SchedulingQueue:
                 return False
         self._remove_from_queues(entry)
         self.backoff.add(entry)
-        entry.state = PodState.BACKOFF
+        entry.state = PodLifecycle.BACKOFF
         self.rejections.sync(entry)
-        self._incoming("backoff", event, entry)
+        self._incoming(PodLifecycle.BACKOFF, event, entry)
         return True
 
-    def _requeue(self, entry: QueuedPod, strategy: Strategy, event: str) -> PodState:
+    def _requeue(self, entry: QueuedPod, strategy: Strategy, event: str) -> PodLifecycle:
         """Upstream ``requeuePodWithQueueingStrategy``; returns where the pod went."""
         if strategy == Strategy.SKIP:
             self._to_unschedulable(entry, event)
-            return entry.state or PodState.UNSCHEDULABLE
+            return entry.state or PodLifecycle.UNSCHEDULABLE
         if strategy == Strategy.AFTER_BACKOFF and self.backoff.is_backing_off(entry):
             if self._move_to_backoff(entry, event):
-                return PodState.BACKOFF
-            return entry.state or PodState.UNSCHEDULABLE
+                return PodLifecycle.BACKOFF
+            return entry.state or PodLifecycle.UNSCHEDULABLE
         if self._move_to_active(entry, event):
-            return PodState.ACTIVE
-        return entry.state or PodState.UNSCHEDULABLE
+            return PodLifecycle.ACTIVE
+        return entry.state or PodLifecycle.UNSCHEDULABLE
 
     # --- queueing hints --------------------------------------------------------------------------------
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
@@ -392,7 +393,7 @@ class SchedulingQueue:
             if strategy == Strategy.SKIP:
                 continue
             self._remove_from_queues(entry)
-            if self._requeue(entry, strategy, label) in (PodState.ACTIVE, PodState.BACKOFF):
+            if self._requeue(entry, strategy, label) in (PodLifecycle.ACTIVE, PodLifecycle.BACKOFF):
                 moved += 1
         self._record_in_flight(event, old, new)
         return moved
@@ -416,9 +417,9 @@ class SchedulingQueue:
         if entry is None:
             return self._add_new(pending, generation, event_label(EVENT_UNSCHEDULED_POD_ADD))
         entry = self.update(pending, generation)
-        if entry.state == PodState.ASSUMED:
+        if entry.state == PodLifecycle.ASSUMED:
             self.requeue_assumed(entry.uid)
-        elif entry.state == PodState.IN_FLIGHT and entry.cache_assumed:
+        elif entry.state == PodLifecycle.IN_FLIGHT and entry.cache_assumed:
             entry.cache_assumed = False
             entry.requeue_after_done = (True, ())
         return entry
@@ -450,18 +451,18 @@ class SchedulingQueue:
         new_pod = decode_pending_pod(pending)
         events = pod_changes(new_pod, old_pod)
         state = entry.state
-        if state == PodState.IN_FLIGHT:
+        if state == PodLifecycle.IN_FLIGHT:
             entry.set_pod(pending, new_pod)
             for event in events:
                 self._event_seq += 1
                 self._events.append(InFlightEvent(self._event_seq, event, old_pod, new_pod))
-        elif state == PodState.ASSUMED:
+        elif state == PodLifecycle.ASSUMED:
             entry.set_pod(pending, new_pod)
-        elif state == PodState.ACTIVE:
+        elif state == PodLifecycle.ACTIVE:
             entry.set_pod(pending, new_pod)
             self._active[entry.scheduler_name].add_or_update(entry)
             self._nominations.update(old_pod, entry)
-        elif state == PodState.BACKOFF:
+        elif state == PodLifecycle.BACKOFF:
             entry.set_pod(pending, new_pod)
             self.backoff.update(entry)
             self._nominations.update(old_pod, entry)
@@ -470,7 +471,10 @@ class SchedulingQueue:
             self._nominations.update(old_pod, entry)
             for event in events:
                 strategy = self._worth_requeuing(entry, event, old_pod, new_pod)
-                if self._requeue(entry, strategy, event_label(event)) in (PodState.ACTIVE, PodState.BACKOFF):
+                if self._requeue(entry, strategy, event_label(event)) in (
+                    PodLifecycle.ACTIVE,
+                    PodLifecycle.BACKOFF,
+                ):
                     break
         old_nominated = old_pod.status.nominated_node_name or ""
         if old_nominated and old_nominated != (new_pod.status.nominated_node_name or ""):
@@ -484,9 +488,9 @@ class SchedulingQueue:
         if entry is None:
             return None
         self._nominations.delete(uid)
-        if entry.state == PodState.IN_FLIGHT:
+        if entry.state == PodLifecycle.IN_FLIGHT:
             self._done(uid)
-        elif entry.state == PodState.ASSUMED:
+        elif entry.state == PodLifecycle.ASSUMED:
             del self._assumed[uid]
         else:
             self._remove_from_queues(entry)
@@ -507,13 +511,13 @@ class SchedulingQueue:
             entry = self._entry(uid)
             if entry is None:
                 continue
-            if entry.state in (PodState.UNSCHEDULABLE, PodState.GATED, PodState.BACKOFF):
-                from_backoff = entry.state == PodState.BACKOFF
+            if entry.state in (PodLifecycle.UNSCHEDULABLE, PodLifecycle.GATED, PodLifecycle.BACKOFF):
+                from_backoff = entry.state == PodLifecycle.BACKOFF
                 if from_backoff:
                     self._remove_from_queues(entry)
                 if self._move_to_active(entry, EVENT_FORCE_ACTIVATE.label, from_backoff):
                     moved += 1
-            elif entry.state == PodState.IN_FLIGHT:
+            elif entry.state == PodLifecycle.IN_FLIGHT:
                 self._event_seq += 1
                 self._events.append(InFlightEvent(self._event_seq, EVENT_FORCE_ACTIVATE, None, entry.pod))
         return moved
@@ -540,7 +544,7 @@ class SchedulingQueue:
             if best is None:
                 return None
             self.backoff.pop_head(best)
-            self._incoming("active", POP_FROM_BACKOFF_Q, best)
+            self._incoming(PodLifecycle.ACTIVE, POP_FROM_BACKOFF_Q, best)
         else:
             return None
         return self._start_flight(best)
@@ -548,7 +552,7 @@ class SchedulingQueue:
     def _start_flight(self, entry: QueuedPod) -> QueuedPod:
         entry.info.attempts += 1
         entry.in_flight_seq = self._event_seq
-        entry.state = PodState.IN_FLIGHT
+        entry.state = PodLifecycle.IN_FLIGHT
         self.rejections.sync(entry)
         self._in_flight[entry.uid] = entry
         self.scheduling_cycle += 1
@@ -561,9 +565,9 @@ class SchedulingQueue:
         entry = self._entry(uid)
         if entry is None:
             return None
-        if entry.state in (PodState.UNSCHEDULABLE, PodState.GATED, PodState.BACKOFF):
+        if entry.state in (PodLifecycle.UNSCHEDULABLE, PodLifecycle.GATED, PodLifecycle.BACKOFF):
             self.activate([uid])
-        if entry.state != PodState.ACTIVE:
+        if entry.state != PodLifecycle.ACTIVE:
             return None
         self._active[entry.scheduler_name].delete(uid)
         return self._start_flight(entry)
@@ -605,7 +609,7 @@ class SchedulingQueue:
         unschedulable_plugins: Iterable[str] = (),
         pending_plugins: Iterable[str] = (),
         nominated_node: str | None = None,
-    ) -> PodState | None:
+    ) -> PodLifecycle | None:
         """An in-flight attempt ended unschedulable (rejecting plugins given) or with an error (none):
         back to backoffQ/activeQ if an event seen meanwhile may help (or no plugin rejected it), else
         unschedulable. ``nominated_node`` overrides the nomination (upstream AddNominatedPod).
@@ -629,7 +633,7 @@ class SchedulingQueue:
             self._nominations.add(entry, nominated_node)
         return where
 
-    def retry(self, uid: str) -> PodState | None:
+    def retry(self, uid: str) -> PodLifecycle | None:
         """The cache rejected the attempt's assume: straight back to activeQ, no backoff. A second
         rejection in a row counts as an error (backoff), so a pod the cache keeps refusing cannot
         spin through the replicas."""
@@ -643,7 +647,7 @@ class SchedulingQueue:
         self._done(uid)
         return self._requeue(entry, Strategy.IMMEDIATELY, ASSUME_REJECTED)
 
-    def lease_expired(self, uid: str) -> PodState | None:
+    def lease_expired(self, uid: str) -> PodLifecycle | None:
         """The replica holding the pod went silent: back to activeQ as it was (or assumed, if the
         cache accepted its placement before the replica vanished)."""
         entry = self._in_flight.get(uid)
@@ -655,7 +659,7 @@ class SchedulingQueue:
         entry.requeue_after_done = None
         return self._requeue(entry, Strategy.IMMEDIATELY, LEASE_EXPIRED)
 
-    def scheduled(self, uid: str) -> PodState | None:
+    def scheduled(self, uid: str) -> PodLifecycle | None:
         """The attempt ended with an accepted placement: the pod leaves the queue (kept as *assumed*
         until the informer reports it bound, so a failed bind can be requeued). A binder requeue or a
         forget that overtook this report is applied now."""
@@ -664,39 +668,39 @@ class SchedulingQueue:
             return None
         return self._settle_assumed(entry)
 
-    def _settle_assumed(self, entry: QueuedPod) -> PodState | None:
+    def _settle_assumed(self, entry: QueuedPod) -> PodLifecycle | None:
         """End the in-flight attempt of a pod whose placement the cache accepted."""
         self._done(entry.uid)
         entry.retried = False
         entry.cache_assumed = False
         self._nominations.delete(entry.uid)
-        entry.state = PodState.ASSUMED
+        entry.state = PodLifecycle.ASSUMED
         self._assumed[entry.uid] = entry
         early, entry.requeue_after_done = entry.requeue_after_done, None
         if early is not None:
             return self.requeue_assumed(entry.uid, backoff=early[0], unschedulable_plugins=early[1])
-        return PodState.ASSUMED
+        return PodLifecycle.ASSUMED
 
-    def assumed_by_cache(self, uid: str) -> PodState | None:
+    def assumed_by_cache(self, uid: str) -> PodLifecycle | None:
         """The informer's cache accepted a placement for the pod (its feed says delete, ``assumed``):
         a queued pod leaves the queue now; an in-flight one when its attempt ends."""
         entry = self._entry(uid)
         if entry is None:
             return None
-        if entry.state == PodState.IN_FLIGHT:
+        if entry.state == PodLifecycle.IN_FLIGHT:
             entry.cache_assumed = True
             entry.requeue_after_done = None  # the newest word of the cache: assumed (again)
-            return PodState.IN_FLIGHT
-        if entry.state != PodState.ASSUMED:
+            return PodLifecycle.IN_FLIGHT
+        if entry.state != PodLifecycle.ASSUMED:
             self._remove_from_queues(entry)
             self._nominations.delete(uid)
-            entry.state = PodState.ASSUMED
+            entry.state = PodLifecycle.ASSUMED
             self._assumed[uid] = entry
-        return PodState.ASSUMED
+        return PodLifecycle.ASSUMED
 
     def requeue_assumed(
         self, uid: str, *, backoff: bool = True, unschedulable_plugins: Iterable[str] = ()
-    ) -> PodState | None:
+    ) -> PodLifecycle | None:
         """The pod's placement failed after the cycle (the binder's requeue, or the cache forgot the
         assumption): back to backoffQ (activeQ without ``backoff``). For a pod still in flight the
         requeue waits for the end of its attempt. None when the pod is unknown or already queued."""
@@ -705,7 +709,7 @@ class SchedulingQueue:
             in_flight = self._in_flight.get(uid)
             if in_flight is not None:
                 in_flight.requeue_after_done = (backoff, tuple(unschedulable_plugins))
-                return PodState.IN_FLIGHT
+                return PodLifecycle.IN_FLIGHT
             return None
         entry.state = None
         self._end_attempt(entry, unschedulable_plugins, ())

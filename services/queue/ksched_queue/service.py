@@ -22,9 +22,8 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from ksched.bus import jetstream, streams
+from ksched.bus import endpoints, jetstream, streams
 from ksched.bus.bootstrap import BootstrapError, fetch_bootstrap
-from ksched.bus.codec import Message, encode
 from ksched.bus.connect import Bus
 from ksched.bus.feed import FeedVerdict
 from ksched.bus.messages import (
@@ -52,7 +51,6 @@ from .settings import QueueSettings
 
 log = logging.getLogger(__name__)
 
-FEED_TYPES = PendingPodEvent | ClusterEventMsg
 _BOOTSTRAP_FAILURES = (BootstrapError, RequestError, nats.errors.Error, TimeoutError)
 
 
@@ -85,11 +83,10 @@ class QueueService:
 
     # --- lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
-        subjects = self.bus.subjects
-        await self.bus.subscribe(subjects.queue_pop, PopRequest, self._on_pop)
-        await self.bus.subscribe(subjects.queue_done, DoneRequest, self._on_done)
-        await self.bus.subscribe(subjects.queue_renew, LeaseRenewRequest, self._on_renew)
-        await self.bus.subscribe(subjects.queue_requeue, RequeueRequest, self._on_requeue)
+        await self.bus.subscribe(endpoints.QUEUE_POP, self._on_pop)
+        await self.bus.subscribe(endpoints.QUEUE_DONE, self._on_done)
+        await self.bus.subscribe(endpoints.QUEUE_RENEW, self._on_renew)
+        await self.bus.subscribe(endpoints.QUEUE_REQUEUE, self._on_requeue)
         await self.bus.nc.flush()
         self.tasks.spawn("feed", self._feed_loop, restart=True)
         self.tasks.spawn("backoff-flush", self._backoff_flush_loop, restart=True)
@@ -148,7 +145,7 @@ class QueueService:
                 if pods:
                     break
         try:
-            await self.bus.nc.publish(reply_to, encode(PopReply(pods=pods)))
+            await self.bus.reply(endpoints.QUEUE_POP, reply_to, PopReply(pods=pods))
         except Exception as exc:  # the leases run out and the pods come back
             log.warning(
                 "pop: could not reply to %s (%d pods leased): %s", request.scheduler_id, len(pods), exc
@@ -201,7 +198,7 @@ class QueueService:
         """The informer's pending pods of this queue's profiles, and the stream sequence they are at."""
         reply, items = await fetch_bootstrap(
             self.bus,
-            self.bus.subjects.pending_bootstrap,
+            endpoints.PENDING_BOOTSTRAP,
             lambda inbox: PendingPodsRequest(
                 requester=self.settings.common.identity,
                 deliver=inbox,
@@ -262,12 +259,10 @@ class QueueService:
         self._following = True
         self._feed_sub = await jetstream.subscribe_ordered(
             bus,
-            bus.subjects.feed_all,
-            cast("type[Message]", FEED_TYPES),
+            endpoints.FEED,
             self._on_feed,
             stream=bus.subjects.feed_stream,
             start_seq=reply.stream_seq + 1,
-            kind="feed",
         )
         log.info(
             "queue: rebuilt from the informer's pending pods (epoch %s, generation %d, stream seq %d): "
@@ -296,11 +291,10 @@ class QueueService:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
 
-    async def _on_feed(self, message: Message, raw: Msg) -> None:
+    async def _on_feed(self, message: PendingPodEvent | ClusterEventMsg, raw: Msg) -> None:
         if not self._following:
             return
         meta = raw.metadata
-        assert isinstance(message, PendingPodEvent | ClusterEventMsg)
         verdict = self.core.cursor.check(message.epoch, meta.sequence.stream)
         if verdict == FeedVerdict.SKIP:
             return

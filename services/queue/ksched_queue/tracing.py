@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ksched.api.lifecycle import PodLifecycle
 from ksched.tracing import Phase, Tracer, new_trace_id
 
 from .core import QueueCore
@@ -22,8 +23,6 @@ from .queued_pod import QueuedPod
 
 ATTEMPT_ENDS = frozenset({SCHEDULE_ATTEMPT_FAILURE, ASSUME_REJECTED, LEASE_EXPIRED})
 """Move events that return a pod from an attempt (in flight or assumed) to a queue."""
-
-UNSCHEDULABLE = "unschedulable"
 
 
 class QueueTracing:
@@ -44,7 +43,7 @@ class QueueTracing:
             if entry.trace_id:
                 self._emit(Phase.REQUEUED, entry, entry.trace_id, details)
             entry.trace_id = ""
-            if queue == UNSCHEDULABLE:
+            if queue == PodLifecycle.UNSCHEDULABLE:
                 return  # the next attempt starts when an event moves the pod out
         if not entry.trace_id:
             entry.trace_id = new_trace_id()
@@ -57,7 +56,7 @@ class QueueTracing:
 
     def _details(self, entry: QueuedPod, queue: str, event: str) -> dict[str, Any]:
         details: dict[str, Any] = {"queue": queue, "event": event}
-        if queue == "backoff":
+        if queue == PodLifecycle.BACKOFF:
             remaining = self.queue.backoff.backoff_time(entry) - self.queue.clock.now()
             details["backoff"] = round(max(remaining, 0.0), 3)
         if entry.rejector_plugins:

@@ -25,6 +25,7 @@ from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
+from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
 from ksched.bus.messages import (
     Ack,
@@ -35,10 +36,8 @@ from ksched.bus.messages import (
     DoneOutcome,
     DoneRequest,
     LeasedPod,
-    LeaseRenewReply,
     LeaseRenewRequest,
     Placement,
-    PopReply,
     PopRequest,
     UnreserveRequest,
 )
@@ -189,7 +188,7 @@ class SchedulerService:
         self.follower = ReplicaFollower(self.bus, self.identity)
         self.follower.on_change = self._on_replica_change
         self.build_cycle(self.follower.replica)
-        await self.bus.subscribe(self.subjects.unreserve(self.identity), UnreserveRequest, self.on_unreserve)
+        await self.bus.subscribe(endpoints.UNRESERVE.to(self.identity), self.on_unreserve)
         self.tasks.spawn("replica", self.follower.run, restart=True)
         self.tasks.spawn("schedule", self._schedule_loop, restart=True)
         self.tasks.spawn("renew", self._renew_loop, restart=True)
@@ -236,7 +235,7 @@ class SchedulerService:
                 wait_seconds=0.5,
             )
             try:
-                reply = await self.bus.request(self.subjects.queue_pop, request, PopReply, timeout=5)
+                reply = await self.bus.request(endpoints.QUEUE_POP, request, timeout=5)
             except Exception as exc:
                 log.debug("pop failed: %s", exc)
                 await asyncio.sleep(0.2)
@@ -407,7 +406,7 @@ class SchedulerService:
         )
         sent, sent_at = time.perf_counter(), time.time()
         try:
-            reply = await self.bus.request(self.subjects.assume_group, request, AssumeReply, timeout=10)
+            reply = await self.bus.request(endpoints.ASSUME_GROUP, request, timeout=10)
         except Exception as exc:
             reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
             self._session = uuid.uuid4().hex[:16]  # as for a single assume without an answer
@@ -507,7 +506,7 @@ class SchedulerService:
             sent, sent_at = time.perf_counter(), time.time()
             try:
                 reply = await self.bus.request(
-                    self.subjects.assume,
+                    endpoints.ASSUME,
                     AssumeRequest(
                         placement=placement,
                         session=self._session,
@@ -515,7 +514,6 @@ class SchedulerService:
                         basis_from=basis.first_unanswered,
                         spread_slack=slack,
                     ),
-                    AssumeReply,
                     timeout=5,
                     trace_id=leased.trace_id,
                 )
@@ -631,9 +629,7 @@ class SchedulerService:
         )
         for attempt in range(3):
             try:
-                await self.bus.request(
-                    self.subjects.queue_done, request, Ack, timeout=5, trace_id=leased.trace_id
-                )
+                await self.bus.request(endpoints.QUEUE_DONE, request, timeout=5, trace_id=leased.trace_id)
                 return
             except Exception as exc:
                 log.warning(
@@ -654,9 +650,8 @@ class SchedulerService:
                 continue
             with contextlib.suppress(Exception):
                 reply = await self.bus.request(
-                    self.subjects.queue_renew,
+                    endpoints.QUEUE_RENEW,
                     LeaseRenewRequest(scheduler_id=self.identity, lease_ids=held),
-                    LeaseRenewReply,
                     timeout=2,
                 )
                 for lease_id in reply.expired:

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from ksched.api.core import Node, Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.codec import BadMessage, Message, current_version, decode, encode
 
 __all__ = [
@@ -184,7 +185,8 @@ class PendingPodEvent(Message, kw_only=True):
     action: PendingPodAction
     pod: PendingPod
     reason: str = ""
-    """For DELETE: ``deleted``, ``bound`` or ``scheduler-changed``."""
+    """For DELETE: ``deleted``, ``scheduler-changed``, or the state the pod left pending for
+    (``PodLifecycle.ASSUMED`` / ``BOUND``)."""
     epoch: str
     generation: int
     ts: float = 0.0
@@ -518,19 +520,30 @@ class UnreserveRequest(Message, kw_only=True):
 
 
 class TracePhase(StrEnum):
+    """The steps of a pod attempt that services trace (docs/tracing.md). A phase that reports the
+    pod reaching a state of :class:`~ksched.api.lifecycle.PodLifecycle` has that state's name; the
+    ``queued`` and ``requeued`` events name the queue state in their ``queue`` detail."""
+
     QUEUED = "queued"
+    """Into one of the queue's states (``details.queue``: a ``QUEUED`` PodLifecycle value)."""
     POPPED = "popped"
+    """Leased to a replica: ``PodLifecycle.IN_FLIGHT``."""
     SNAPSHOT = "snapshot"
     FILTER = "filter"
     SCORE = "score"
-    ASSUMED = "assumed"
+    ASSUMED = PodLifecycle.ASSUMED.value
     ASSUME_CONFLICT = "assume_conflict"
-    UNSCHEDULABLE = "unschedulable"
+    UNSCHEDULABLE = PodLifecycle.UNSCHEDULABLE.value
+    """No node fits: the attempt ends, the pod goes back to the queue as unschedulable."""
+    ERROR = "error"
+    """A plugin failed with an error during the scheduling cycle (not a rejection)."""
     PERMIT_WAIT = "permit_wait"
     PREBIND = "prebind"
-    BOUND = "bound"
+    BOUND = PodLifecycle.BOUND.value
+    """The Bind call succeeded (the informer's watch then confirms it)."""
     BIND_FAILED = "bind_failed"
     REQUEUED = "requeued"
+    """The attempt ended and the pod is back in the queue (``details.queue``)."""
 
 
 class TraceEvent(Message, kw_only=True):

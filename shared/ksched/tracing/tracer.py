@@ -31,7 +31,8 @@ from nats.js.errors import NotFoundError
 from ksched.aio import cancel_and_wait
 from ksched.bus import jetstream, streams
 from ksched.bus.connect import Bus
-from ksched.bus.messages import Message, TraceBatch, TraceEvent
+from ksched.bus.endpoints import TRACE, PublishEndpoint
+from ksched.bus.messages import TraceBatch, TraceEvent
 from ksched.tracing import metrics
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ class Tracer:
         self._bus: Bus | None = None
         self._task: asyncio.Task[None] | None = None
         self._stream_checked = False
-        self._subjects: dict[tuple[str, str], str] = {}
+        self._endpoints: dict[tuple[str, str], PublishEndpoint[TraceEvent | TraceBatch]] = {}
 
     @property
     def buffered(self) -> int:
@@ -178,13 +179,13 @@ class Tracer:
 
     async def _publish(self, bus: Bus, namespace: str, name: str, events: list[TraceEvent]) -> None:
         """One message for a pod's events: the event itself, or a batch (header: the first trace id)."""
-        message: Message = events[0] if len(events) == 1 else TraceBatch(events=events)
-        subject = self._subjects.get((namespace, name))
-        if subject is None:
-            if len(self._subjects) >= 4096:
-                self._subjects.clear()
-            subject = self._subjects[(namespace, name)] = bus.subjects.trace(namespace, name)
-        await bus.publish(subject, message, trace_id=events[0].trace_id)
+        message: TraceEvent | TraceBatch = events[0] if len(events) == 1 else TraceBatch(events=events)
+        endpoint = self._endpoints.get((namespace, name))
+        if endpoint is None:
+            if len(self._endpoints) >= 4096:
+                self._endpoints.clear()
+            endpoint = self._endpoints[(namespace, name)] = TRACE.to(namespace, name)
+        await bus.publish(endpoint, message, trace_id=events[0].trace_id)
 
     def _event(self, item: _Item) -> TraceEvent:
         phase, trace_id, uid, namespace, name, ts, duration, details = item
