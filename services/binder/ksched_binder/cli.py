@@ -43,6 +43,7 @@ def main(argv: Sequence[str]) -> int:
         http_host=common.http_host,
         http_port=common.http_port,
         http_token=common.http_token,
+        secure=common.secure,
         subject_prefix=common.subject_prefix,
         identity=common.identity,
         workers=ns.workers,

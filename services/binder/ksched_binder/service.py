@@ -43,6 +43,7 @@ from ksched.logcontext import pod_logging
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.lifecycle import serve
+from ksched.service.options import SecureServing
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
@@ -66,6 +67,8 @@ class BinderOptions:
     jetstream_replicas: int = 1
     http_token: str | None = None
     """Bearer token of /metrics and /debug (ksched.service.http)."""
+    secure: SecureServing | None = None
+    """The HTTPS port with delegated authentication and authorization (ksched.service.http)."""
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -87,7 +90,13 @@ class BinderService:
         self.tasks = TaskGroup()
         self.tracer = Tracer("binder", options.identity)
         self.health = HealthServer(
-            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+            options.http_host,
+            options.http_port,
+            debug=self.debug_state,
+            token=options.http_token,
+            secure=options.secure,
+            component="ksched-binder",
+            config=config,
         )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None

@@ -60,6 +60,7 @@ from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_leadership
 from ksched.service.lifecycle import serve
+from ksched.service.options import SecureServing
 from ksched.service.tasks import TaskGroup
 from ksched_informer import feeds, metrics
 from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
@@ -93,6 +94,8 @@ class InformerOptions:
     http_token: str | None = None
     """Bearer token of /metrics and /debug (ksched.service.http)."""
     feature_gates: FeatureGates = DEFAULT_GATES
+    secure: SecureServing | None = None
+    """The HTTPS port with delegated authentication and authorization (ksched.service.http)."""
 
 
 def decided_on_another_version(placement: Placement, pod: Pod) -> bool:
@@ -121,7 +124,13 @@ class InformerService:
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
         self.health = HealthServer(
-            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+            options.http_host,
+            options.http_port,
+            debug=self.debug_state,
+            token=options.http_token,
+            secure=options.secure,
+            component="ksched-informer",
+            config=config,
         )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None

@@ -383,7 +383,13 @@ async def run(
     tracer.start(bus)
     service = QueueService(settings, core, bus, clock=clock)
     health = HealthServer(
-        settings.http_host, settings.http_port, debug=core.debug_state, token=settings.http_token
+        settings.http_host,
+        settings.http_port,
+        debug=core.debug_state,
+        token=settings.http_token,
+        secure=settings.secure,
+        component="ksched-queue",
+        config=settings.scheduler_config,
     )
     health.ready_checks["nats+bootstrap"] = lambda: service.ready
     bind_gauges(core.queue.counts, lambda: len(core.leases))

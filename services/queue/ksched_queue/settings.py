@@ -13,7 +13,7 @@ from ksched.framework.snapshot import Snapshot
 from ksched.plugins.dynamicresources import NAME as DRA_NAME
 from ksched.plugins.dynamicresources import DynamicResources
 from ksched.service.leader import ElectionConfig
-from ksched.service.options import CommonOptions, scheduler_config
+from ksched.service.options import CommonOptions, SecureServing, scheduler_config
 
 from .clock import Clock, SystemClock
 from .core import QueueCore
@@ -44,6 +44,8 @@ class QueueSettings:
     http_port: int = DEFAULT_HTTP_PORT
     http_token: str | None = None
     """Bearer token of /metrics and /debug (ksched.service.http)."""
+    secure: SecureServing | None = None
+    """The HTTPS port with delegated authentication and authorization (ksched.service.http)."""
     lease_seconds: float = DEFAULT_LEASE_SECONDS
     pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE
     backoff_flush_interval: float = 1.0
@@ -112,6 +114,7 @@ class QueueSettings:
             http_host=options.http_host,
             http_port=options.http_port,
             http_token=options.http_token,
+            secure=options.secure,
             lease_seconds=lease_seconds,
             pod_max_in_unschedulable=pod_max_in_unschedulable,
             nats_credentials=options.nats_credentials,

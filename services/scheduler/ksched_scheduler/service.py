@@ -62,6 +62,7 @@ from ksched.service.http import HealthServer
 from ksched.service.kube import api_client, api_reachable
 from ksched.service.lifecycle import serve
 from ksched.service.metric_children import Children
+from ksched.service.options import SecureServing
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
@@ -111,6 +112,8 @@ class SchedulerOptions:
     """Bearer token of /metrics and /debug (ksched.service.http)."""
     feature_gates: FeatureGates = DEFAULT_GATES
     """GenericWorkload: pod group cycles; GangScheduling: gangs placed by one group commit."""
+    secure: SecureServing | None = None
+    """The HTTPS port with delegated authentication and authorization (ksched.service.http)."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,13 @@ class SchedulerService:
         self.tasks = TaskGroup()
         self.tracer = Tracer("scheduler", options.identity)
         self.health = HealthServer(
-            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+            options.http_host,
+            options.http_port,
+            debug=self.debug_state,
+            token=options.http_token,
+            secure=options.secure,
+            component="ksched-scheduler",
+            config=config,
         )
         self.nominator = Nominator()
         self.nominations = NominationTracker(self.nominator, self._placed)
