@@ -68,6 +68,26 @@ class Grant:
         )
 
 
+_KINDS = {"serviceaccount": "ServiceAccount", "user": "User", "group": "Group"}
+
+
+def parse_grant(text: str) -> tuple[str, str, tuple[str, ...]]:
+    """``--grant KIND:SUBJECT=PATH[,PATH...]`` (KIND serviceaccount with SUBJECT namespace/name, user
+    or group) → (subject kind, subject, paths). Raises ValueError naming what is wrong."""
+    who, eq, paths = text.partition("=")
+    kind, colon, subject = who.partition(":")
+    bad_account = kind.lower() == "serviceaccount" and "/" not in subject
+    if not eq or not colon or kind.lower() not in _KINDS or not subject or bad_account:
+        raise ValueError(
+            f"--grant {text!r}: expected serviceaccount:NAMESPACE/NAME=PATH[,PATH...] (or user:NAME=..., "
+            "group:NAME=...)"
+        )
+    listed = tuple(p.strip() for p in paths.split(",") if p.strip())
+    if not listed or not all(p.startswith("/") or p == "*" for p in listed):
+        raise ValueError(f"--grant {text!r}: the paths must be absolute (/metrics,/debug/*)")
+    return _KINDS[kind.lower()], subject, listed
+
+
 def _path_matches(rule: str, path: str) -> bool:
     if rule in ("*", path):
         return True

@@ -16,6 +16,7 @@ from ksched.service.logs import setup_logging
 from ksched.service.options import add_feature_gates_argument
 from ksched.service.tasks import TaskGroup
 
+from .access import parse_grant
 from .lifecycle import LifecycleSettings
 from .scenario import ScenarioError
 from .sim import KubeSim, KubeSimConfig
@@ -63,6 +64,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-auth",
         action="store_true",
         help="accept every request without credentials (loopback --listen only)",
+    )
+    p.add_argument(
+        "--service-account",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME",
+        help="issue a bearer token of this service account and print it (repeatable; for TokenReview)",
+    )
+    p.add_argument(
+        "--grant",
+        action="append",
+        default=[],
+        metavar="KIND:SUBJECT=PATHS",
+        help="allow GET of non-resource paths, as a ClusterRoleBinding does: "
+        "serviceaccount:NS/NAME=/metrics,/configz (or user:NAME=..., group:NAME=...; repeatable)",
     )
     p.add_argument(
         "--tls",
@@ -136,7 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-async def _serve(config: KubeSimConfig, kubeconfig: str | None, restart_downtime: float) -> int:
+async def _serve(
+    config: KubeSimConfig,
+    kubeconfig: str | None,
+    restart_downtime: float,
+    accounts: Sequence[tuple[str, str]] = (),
+    grants: Sequence[tuple[str, str, tuple[str, ...]]] = (),
+) -> int:
     try:
         sim = KubeSim(config)
     except ScenarioError as exc:
@@ -166,6 +188,11 @@ async def _serve(config: KubeSimConfig, kubeconfig: str | None, restart_downtime
     if kubeconfig:
         path = sim.write_kubeconfig(kubeconfig)
         print(f"kubeconfig written to {path}", flush=True)
+    for namespace, name in accounts:
+        token = sim.access.service_account_token(namespace, name)
+        print(f"token of service account {namespace}/{name}: {token}", flush=True)
+    for kind, subject, paths in grants:
+        sim.access.grant(kind, subject, paths)
     try:
         await stop.wait()
     finally:
@@ -196,6 +223,12 @@ def main(argv: Sequence[str]) -> int:
         )
         return 2
     token = None if args.no_auth else (args.token or secrets.token_urlsafe(24))
+    try:
+        grants = [parse_grant(g) for g in args.grant]
+        accounts = [_account(a) for a in args.service_account]
+    except ValueError as exc:
+        print(f"ksched kubesim: {exc}", file=sys.stderr)
+        return 2
     config = KubeSimConfig(
         host=host,
         port=port,
@@ -221,4 +254,11 @@ def main(argv: Sequence[str]) -> int:
     except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
         runner = asyncio.Runner()
     with runner:
-        return runner.run(_serve(config, args.write_kubeconfig, args.restart_downtime))
+        return runner.run(_serve(config, args.write_kubeconfig, args.restart_downtime, accounts, grants))
+
+
+def _account(text: str) -> tuple[str, str]:
+    namespace, slash, name = text.partition("/")
+    if not slash or not namespace or not name:
+        raise ValueError(f"--service-account {text!r}: expected NAMESPACE/NAME")
+    return namespace, name
