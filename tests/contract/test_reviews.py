@@ -6,7 +6,6 @@ an allowance says which binding allowed it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -15,19 +14,21 @@ from ksched_kubesim import KubeSim
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
+from tests.fidelity import material, missing
 from tests.fixtures.kubesim import Raw
 
 pytestmark = pytest.mark.contract
 
-CAPTURES = Path(__file__).resolve().parents[2].parent / "shared" / "apiserver-1.36"
 TOKENREVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 SARS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 
 def capture(name: str) -> Any:
-    path = next(CAPTURES.glob(f"{name}-*.json"), None)
+    """A real kube-apiserver 1.36.2 / kube-scheduler capture of ../shared/apiserver-1.36."""
+    captures = material("apiserver-1.36")
+    path = next(captures.glob(f"{name}-*.json"), None)
     if path is None:
-        pytest.skip(f"capture {name} not in {CAPTURES}")
+        missing(captures / f"{name}-*.json")
     return json.loads(path.read_text())
 
 

@@ -123,6 +123,7 @@ def test_services_probes_ports_and_commands_agree_with_the_cli(name: str) -> Non
         assert (ns.secure_port, ns.bind_address) == (SECURE_PORT, "0.0.0.0")
         # the plain port stays on the pod's loopback (kubectl port-forward), away from the secure one
         assert (ns.http_port, ns.http_host, ns.nats_user) == (LOOPBACK_PORT, "127.0.0.1", service)
+        assert env["KSCHED_HTTP_HOST"] == "127.0.0.1"  # explicit: the image's ENV says 0.0.0.0
         assert "KSCHED_HTTP_TOKEN" not in env
         # in-cluster review of callers, default always-allow paths (the probes)
         assert (ns.authentication_kubeconfig, ns.authorization_kubeconfig) == (None, None)

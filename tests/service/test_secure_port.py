@@ -20,9 +20,8 @@ from ksched.service.delegated import Authenticator, Authorizer, User, path_match
 from ksched.service.http import HealthServer
 from ksched.service.options import SecureServing
 from ksched.service.selfsigned import self_signed, server_context
+from tests.fidelity import material, missing
 from tests.fixtures.kubesim import fast_config
-
-CAPTURES = Path(__file__).resolve().parents[2].parent / "shared" / "apiserver-1.36"
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +79,11 @@ async def get(port: int, path: str, token: str | None = None) -> tuple[int, str,
 
 
 def capture(name: str) -> Any:
-    path = next(CAPTURES.glob(f"{name}-*.json"), None)
+    """A real kube-apiserver 1.36.2 / kube-scheduler capture of ../shared/apiserver-1.36."""
+    captures = material("apiserver-1.36")
+    path = next(captures.glob(f"{name}-*.json"), None)
     if path is None:
-        pytest.skip(f"capture {name} not in {CAPTURES}")
+        missing(captures / f"{name}-*.json")
     return json.loads(path.read_text())
 
 
