@@ -131,6 +131,13 @@ class HealthServer:
         ctx = server_context(secure.cert_file, secure.key_file, secure.bind_address)
         site = web.TCPSite(self._runner, secure.bind_address, secure.port, ssl_context=ctx)
         self.secure_port = await _serve(site, secure.port)
+        log.info(
+            "%s: HTTPS on %s:%d (%s certificate; /metrics, /debug, /configz reviewed by the API server)",
+            self._component,
+            secure.bind_address,
+            self.secure_port,
+            "given" if secure.cert_file else "self-signed",
+        )
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
