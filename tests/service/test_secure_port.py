@@ -17,7 +17,7 @@ from ksched_kubesim import KubeSim
 
 from ksched.config import default_config
 from ksched.service.delegated import Authenticator, Authorizer, User, path_matcher
-from ksched.service.http import HealthServer
+from ksched.service.http import HealthServer, forbidden_message
 from ksched.service.options import SecureServing
 from ksched.service.selfsigned import self_signed, server_context
 from tests.fidelity import material, missing
@@ -256,3 +256,12 @@ def _pem() -> Any:
     from cryptography.hazmat.primitives.serialization import Encoding
 
     return Encoding.PEM
+
+
+def test_the_forbidden_message_is_the_api_servers() -> None:
+    assert forbidden_message("system:anonymous", "get", "/metrics", "") == (
+        'forbidden: User "system:anonymous" cannot get path "/metrics"'
+    )
+    assert forbidden_message("a<b>&c", "get", "/x", "no RBAC") == (
+        'forbidden: User "a&lt;b&gt;&amp;c" cannot get path "/x": no RBAC'
+    )

@@ -74,9 +74,7 @@ class HealthServer:
         self.secure = secure
         self.secure_port: int | None = None
         """The HTTPS port once started (None: no secure serving)."""
-        self.configz: dict[str, object] = (
-            {} if config is None else {"componentconfig": componentconfig(config)}
-        )
+        self.configz: dict[str, object] = {}
         """/configz's body: name → JSON-ready configuration (``componentconfig``, as kube-scheduler)."""
         if config is not None:
             self.configz["componentconfig"] = componentconfig(config)
@@ -167,8 +165,9 @@ class HealthServer:
         verb = request.method.lower()
         allowed, reason = await self._authorizer.authorize(user, request.path, verb)
         if not allowed:
-            message = f"forbidden: User {json.dumps(user.name)} cannot {verb} path {json.dumps(request.path)}"
-            return _status(403, "Forbidden", f"{message}: {reason}" if reason else message, details=True)
+            return _status(
+                403, "Forbidden", forbidden_message(user.name, verb, request.path, reason), details=True
+            )
         return await handler(request)
 
     async def stop(self) -> None:
@@ -205,6 +204,15 @@ class HealthServer:
     async def _dump(self, request: web.Request) -> web.Response:
         body = self._debug() if self._debug is not None else {}
         return web.Response(text=json.dumps(body, default=str, indent=1), content_type="application/json")
+
+
+def forbidden_message(user: str, verb: str, path: str, reason: str) -> str:
+    """The API server's message for a denied non-resource request (Go-quoted names, ``&<>`` as HTML
+    entities, then the authorizer's reason if it gave one)."""
+    who, where = json.dumps(user, ensure_ascii=False), json.dumps(path, ensure_ascii=False)
+    quoted = f"User {who} cannot {verb} path {where}"
+    text = quoted.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f"forbidden: {text}: {reason}" if reason else f"forbidden: {text}"
 
 
 def componentconfig(config: KubeSchedulerConfiguration) -> dict[str, object]:
