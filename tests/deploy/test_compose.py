@@ -202,7 +202,8 @@ def test_dockerfile_multi_stage_pinned_non_root() -> None:
     assert users and not users[-1].startswith(("0", "root")), users
     assert steps[-2:] == [("ENTRYPOINT", '["ksched"]'), ("CMD", '["--help"]')]
     runs = " ".join(a for op, a in steps if op == "RUN")
-    assert "pip install -r requirements.lock" in runs and "pip install --no-deps ." in runs
+    assert "pip install --require-hashes -r requirements.lock -r requirements-build.lock" in runs
+    assert "pip install --no-deps --no-build-isolation ." in runs
     assert any(op == "COPY" and a.startswith("--from=build") for op, a in steps)
 
 
@@ -215,5 +216,12 @@ def test_dockerfile_copies_what_exists_and_exposes_the_service_ports() -> None:
     exposed = {int(p) for op, a in steps if op == "EXPOSE" for p in a.split()}
     assert exposed == set(HTTP_PORTS.values())
     ignore = (ROOT / ".dockerignore").read_text().splitlines()
-    for needed in ("!pyproject.toml", "!requirements.lock", "!shared/", "!services/"):
+    for needed in (
+        "!pyproject.toml",
+        "!setup.py",
+        "!requirements.lock",
+        "!requirements-build.lock",
+        "!shared/",
+        "!services/",
+    ):
         assert needed in ignore

@@ -70,7 +70,13 @@ class BinderService:
         self.tasks = TaskGroup()
         self.tracer = Tracer("binder", common.identity)
         self.health = HealthServer(
-            common.http_host, common.http_port, debug=self.debug_state, token=common.http_token
+            common.http_host,
+            common.http_port,
+            debug=self.debug_state,
+            token=common.http_token,
+            secure=common.secure,
+            component="ksched-binder",
+            config=config,
         )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None

@@ -113,7 +113,13 @@ class InformerService:
         self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
         self.health = HealthServer(
-            common.http_host, common.http_port, debug=self.debug_state, token=common.http_token
+            common.http_host,
+            common.http_port,
+            debug=self.debug_state,
+            token=common.http_token,
+            secure=common.secure,
+            component="ksched-informer",
+            config=config,
         )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None

@@ -30,7 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def _serve(config: KubeSimConfig, kubeconfig: str | None, restart_downtime: float) -> int:
+async def _serve(
+    config: KubeSimConfig,
+    kubeconfig: str | None,
+    restart_downtime: float,
+    accounts: Sequence[options.Account] = (),
+    grants: Sequence[options.Grant] = (),
+) -> int:
     try:
         sim = KubeSim(config)
     except ScenarioError as exc:
@@ -60,6 +66,11 @@ async def _serve(config: KubeSimConfig, kubeconfig: str | None, restart_downtime
     if kubeconfig:
         path = sim.write_kubeconfig(kubeconfig)
         print(f"kubeconfig written to {path}", flush=True)
+    for namespace, name in accounts:
+        token = sim.access.service_account_token(namespace, name)
+        print(f"token of service account {namespace}/{name}: {token}", flush=True)
+    for kind, subject, paths in grants:
+        sim.access.grant(kind, subject, paths)
     try:
         await stop.wait()
     finally:
@@ -80,6 +91,7 @@ def main(argv: Sequence[str]) -> int:
     setup_logging("kubesim", args.log_format, args.log_level)
     try:
         config = options.from_args(args)
+        accounts, grants = options.access_from_args(args)
     except ValueError as exc:
         print(f"ksched kubesim: {exc}", file=sys.stderr)
         return 2
@@ -90,4 +102,4 @@ def main(argv: Sequence[str]) -> int:
     except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
         runner = asyncio.Runner()
     with runner:
-        return runner.run(_serve(config, args.write_kubeconfig, args.restart_downtime))
+        return runner.run(_serve(config, args.write_kubeconfig, args.restart_downtime, accounts, grants))

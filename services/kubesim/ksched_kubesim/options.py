@@ -9,6 +9,7 @@ import secrets
 from ksched.service.http import is_loopback
 from ksched.service.options import add_feature_gates_argument
 
+from .access import parse_grant
 from .lifecycle import LifecycleSettings
 from .sim import KubeSimConfig
 
@@ -121,6 +122,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "history is dropped, objects stay): seconds it refuses connections meanwhile (default 1)",
     )
     add_feature_gates_argument(p)
+    p.add_argument(
+        "--service-account",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME",
+        help="issue a bearer token of this service account and print it (repeatable; for TokenReview)",
+    )
+    p.add_argument(
+        "--grant",
+        action="append",
+        default=[],
+        metavar="KIND:SUBJECT=PATHS",
+        help="allow GET of non-resource paths, as a ClusterRoleBinding does: "
+        "serviceaccount:NS/NAME=/metrics,/configz (or user:NAME=..., group:NAME=...; repeatable)",
+    )
 
 
 def from_args(args: argparse.Namespace) -> KubeSimConfig:
@@ -152,3 +168,20 @@ def from_args(args: argparse.Namespace) -> KubeSimConfig:
             pv_bind_delay=args.pv_bind_delay,
         ),
     )
+
+
+Account = tuple[str, str]
+Grant = tuple[str, str, tuple[str, ...]]
+
+
+def access_from_args(args: argparse.Namespace) -> tuple[list[Account], list[Grant]]:
+    """The service accounts to issue tokens for and the non-resource grants; ValueError naming a bad
+    ``--service-account`` or ``--grant``."""
+    return [_account(a) for a in args.service_account], [parse_grant(g) for g in args.grant]
+
+
+def _account(text: str) -> Account:
+    namespace, slash, name = text.partition("/")
+    if not slash or not namespace or not name:
+        raise ValueError(f"--service-account {text!r}: expected NAMESPACE/NAME")
+    return namespace, name

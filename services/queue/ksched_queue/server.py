@@ -41,7 +41,13 @@ class QueueServer:
         QueueTracing(self.tracer, self.core.queue).install(self.core)
         self.tasks = TaskGroup()
         self.health = HealthServer(
-            common.http_host, common.http_port, debug=self.core.debug_state, token=common.http_token
+            common.http_host,
+            common.http_port,
+            debug=self.core.debug_state,
+            token=common.http_token,
+            secure=common.secure,
+            component="ksched-queue",
+            config=settings.scheduler_config,
         )
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.leadership = Leadership("queue", common.identity, settings.election)

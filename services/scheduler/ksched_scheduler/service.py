@@ -59,6 +59,7 @@ from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client, api_reachable
 from ksched.service.metric_children import Children
+from ksched.service.options import SecureServing
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
@@ -136,7 +137,13 @@ class SchedulerService:
         self.tasks = TaskGroup()
         self.tracer = Tracer("scheduler", common.identity)
         self.health = HealthServer(
-            common.http_host, common.http_port, debug=self.debug_state, token=common.http_token
+            common.http_host,
+            common.http_port,
+            debug=self.debug_state,
+            token=common.http_token,
+            secure=common.secure,
+            component="ksched-scheduler",
+            config=config,
         )
         self.nominator = Nominator()
         self.nominations = NominationTracker(self.nominator, self._placed)
