@@ -59,7 +59,6 @@ from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client, api_reachable
 from ksched.service.metric_children import Children
-from ksched.service.options import SecureServing
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
