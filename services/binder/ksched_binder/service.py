@@ -36,6 +36,7 @@ from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.record import CycleRecord
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
@@ -45,6 +46,8 @@ from ksched.service.kube import api_client
 from ksched.service.lifecycle import serve
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
+from ksched.service.result_writer import ResultWriter
+from ksched.service.simulator_results import with_binding
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase, Tracer
 from ksched_binder import metrics
@@ -92,6 +95,7 @@ class BinderService:
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None
+        self.results: ResultWriter | None = None
         self.frameworks: dict[str, Framework] = {}
         #: an extender with a bindVerb binds the pods it is interested in instead of the bind plugins
         self.extenders = HTTPExtenders(config.extenders)
@@ -129,6 +133,7 @@ class BinderService:
         self.tracer.start(self.bus)
         self.api = await api_client(self.options.kubeconfig, component="ksched-binder")
         self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
+        self.results = ResultWriter(self.api)
         self.frameworks = build_frameworks(self.config, Snapshot(), client=self.api)
         for fw in self.frameworks.values():
             fw.extenders = self.extenders.extenders
@@ -156,6 +161,8 @@ class BinderService:
         await self.tasks.cancel_all()
         if self.reporter is not None:
             await self.reporter.drain()
+        if self.results is not None:
+            await self.results.drain()
         await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
@@ -236,6 +243,8 @@ class BinderService:
         pi = PodInfo(pod)
         state = CycleState()
         state.record_plugin_metrics = self.sample_plugin_metrics()
+        if p.results:  # the scheduler records results (--record-results): the binding cycle's too
+            state.record = CycleRecord()
         for name, data in p.plugin_state.items():
             pl = fw.plugin(name)
             importer = getattr(pl, "import_state", None)
@@ -252,12 +261,14 @@ class BinderService:
             result = "allowed" if st is None else "rejected"
             self._trace(p, Phase.PERMIT_WAIT, since, result=result, plugins=sorted(p.permit_waits))
             if st is not None:
+                self._write_results(p, state)
                 await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
                 return "failed"
         since = _clock()
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
         self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)
         if st is not None:
+            self._write_results(p, state)
             await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
             return "failed"
         since = _clock()
@@ -270,6 +281,7 @@ class BinderService:
                 )
                 await self._forget(p, "pod deleted before binding")
                 return "gone"
+            self._write_results(p, state)
             await self._fail(p, f"binding rejected: {st.message}")
             return "failed"
         if redelivered:
@@ -280,6 +292,7 @@ class BinderService:
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
+        self._write_results(p, state)
         ref = PodRef(p.namespace, p.name, p.pod_uid)
         if self.reporter is not None:
             self.reporter.scheduled(ref, p.node_name)
@@ -370,6 +383,12 @@ class BinderService:
                 "Binding",
                 f"Binding rejected: {reason}",
             )
+
+    def _write_results(self, p: Placement, state: CycleState) -> None:
+        """The attempt's kube-scheduler-simulator results on the pod, once its binding cycle is over
+        (only for placements that carry the scheduling cycle's, i.e. the scheduler records them)."""
+        if self.results is not None and state.record is not None:
+            self.results.write(p.namespace, p.name, p.pod_uid, with_binding(p.results, state.record))
 
     def _trace(self, p: Placement, phase: str, since: tuple[float, float] | None, **details: Any) -> None:
         """A trace event of ``p``'s attempt; ``since`` (from :func:`_clock`) makes it a measured span."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 
@@ -26,6 +27,13 @@ def main(argv: Sequence[str]) -> int:
     add_common_arguments(parser, DEFAULT_HTTP_PORT)
     parser.add_argument("--batch", type=int, default=16, help="pods popped per queue request")
     parser.add_argument("--seed", type=int, default=None, help="seed for tie-breaking between equal scores")
+    parser.add_argument(
+        "--record-results",
+        action="store_true",
+        default=os.environ.get("KSCHED_RECORD_RESULTS", "").strip().lower() in ("1", "true", "yes", "on"),
+        help="write kube-scheduler-simulator's result annotations on every pod attempt (a write per pod; "
+        "docs/simulate.md; env KSCHED_RECORD_RESULTS=1)",
+    )
     ns = parser.parse_args(list(argv))
     common = common_options(ns, "scheduler")
     setup_logging("scheduler", common.log_format, common.log_level)
@@ -49,6 +57,7 @@ def main(argv: Sequence[str]) -> int:
         identity=common.identity,
         batch=ns.batch,
         seed=ns.seed,
+        record_results=ns.record_results,
         nats_credentials=common.nats_credentials,
         jetstream_replicas=common.jetstream_replicas,
         feature_gates=common.feature_gates,

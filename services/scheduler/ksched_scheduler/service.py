@@ -64,6 +64,8 @@ from ksched.service.lifecycle import serve
 from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
+from ksched.service.result_writer import ResultWriter
+from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
 from ksched_scheduler import metrics
@@ -111,6 +113,8 @@ class SchedulerOptions:
     """Bearer token of /metrics and /debug (ksched.service.http)."""
     feature_gates: FeatureGates = DEFAULT_GATES
     """GenericWorkload: pod group cycles; GangScheduling: gangs placed by one group commit."""
+    record_results: bool = False
+    """Write kube-scheduler-simulator's result annotations on each pod (docs/simulate.md)."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,7 @@ class SchedulerService:
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None
+        self.results: ResultWriter | None = None
         self.follower: ReplicaFollower | None = None
         self.cycle: SchedulingCycle | None = None
         #: pod group cycles (GenericWorkload), on ``cycle``
@@ -214,6 +219,8 @@ class SchedulerService:
         if api_reachable(self.options.kubeconfig):
             self.api = await api_client(self.options.kubeconfig, component="ksched-scheduler")
             self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
+            if self.options.record_results:
+                self.results = ResultWriter(self.api)
         self.tracer.start(self.bus)
         self.follower = ReplicaFollower(self.bus, self.options.identity)
         frameworks = build_frameworks(self.config, self.follower.replica.snapshot, nominator=self.nominator)
@@ -226,7 +233,11 @@ class SchedulerService:
         self.follower.on_change = self._on_replica_change
         self.follower.replica.on_bound = self._bound
         self.cycle = SchedulingCycle(
-            frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
+            frameworks,
+            self.follower.replica.snapshot,
+            self.algorithm,
+            self.nominator,
+            record=self.options.record_results,
         )
         if self.options.feature_gates.enabled(GENERIC_WORKLOAD):
             self.group_cycle = GroupCycle(self.cycle)
@@ -246,6 +257,8 @@ class SchedulerService:
             await asyncio.wait(set(self._background), timeout=5)
         if self.reporter is not None:
             await self.reporter.drain()
+        if self.results is not None:
+            await self.results.drain()
         await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
@@ -469,6 +482,8 @@ class SchedulerService:
         if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
             nomination = status_nomination(outcome.pod, outcome.post_filter)
             self.reporter.unschedulable(ref, outcome.message, nomination)
+        if self.results is not None and outcome.state.record is not None:
+            self.results.write(ref.namespace, ref.name, ref.uid, result_annotations(outcome.state.record))
         if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
             self.preemptions.after_failure(outcome)  # nominations now, victims deleted in the background
         if outcome.nominated_node:
@@ -520,6 +535,7 @@ class SchedulerService:
             pod=leased.pod.pod,
             plugin_state=_export_plugin_state(outcome),
             permit_waits=dict(outcome.permit_waits),
+            results=result_annotations(outcome.state.record) if outcome.state.record is not None else {},
         )
 
     def _spread_slack(self, outcome: CycleOutcome) -> int | None:

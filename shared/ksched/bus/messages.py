@@ -363,6 +363,10 @@ class Placement(Message, kw_only=True):
     """Plugins whose Permit returned Wait, with their timeout in seconds."""
     gang: GangRef | None = None
     """Set for a member of a gang placed by a group commit (``AssumeGroupRequest``)."""
+    results: dict[str, str] = msgspec.field(default_factory=dict)
+    """The scheduling cycle's kube-scheduler-simulator result annotations (the scheduler's
+    ``--record-results`` only; added without a version bump): the binder completes them with
+    PreBind's and Bind's results and writes them on the pod."""
 
 
 class GangRef(msgspec.Struct, kw_only=True):
