@@ -31,7 +31,7 @@ fidelity: $(STAMP)  ## agreement with the real kube-scheduler 1.36.2 on the shar
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml requirements.lock requirements-dev.lock
+$(STAMP): pyproject.toml requirements.lock requirements-dev.lock requirements-otel.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .

@@ -24,6 +24,8 @@ class Phase:
     REQUEUED = TracePhase.REQUEUED.value
     ERROR = "error"
     """A plugin failed with an error during the scheduling cycle (not a rejection)."""
+    ASSUME_CHECK = "assume_check"
+    """The informer checked a placement (accepted, or refused with a code)."""
 
 
 OUTCOMES = frozenset(
