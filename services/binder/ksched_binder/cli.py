@@ -48,6 +48,7 @@ def main(argv: Sequence[str]) -> int:
         workers=ns.workers,
         nats_credentials=common.nats_credentials,
         jetstream_replicas=common.jetstream_replicas,
+        tracing=common.tracing,
     )
     asyncio.run(BinderService(options, config).run())
     return 0

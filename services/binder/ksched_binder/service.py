@@ -49,7 +49,10 @@ from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
 from ksched.service.simulator_results import with_binding
 from ksched.service.tasks import TaskGroup
+from ksched.service.tracing_config import TracingConfig
 from ksched.tracing import Phase, Tracer
+from ksched.tracing.context import TRACEPARENT
+from ksched.tracing.export import span_sink
 from ksched_binder import metrics
 
 log = logging.getLogger(__name__)
@@ -69,6 +72,8 @@ class BinderOptions:
     jetstream_replicas: int = 1
     http_token: str | None = None
     """Bearer token of /metrics and /debug (ksched.service.http)."""
+    tracing: TracingConfig | None = None
+    """OpenTelemetry export of the trace (``--tracing-config-file``; None: off)."""
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -88,7 +93,9 @@ class BinderService:
         self.config = config
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer("binder", options.identity)
+        self.tracer = Tracer(
+            "binder", options.identity, spans=span_sink(options.tracing, "binder", options.identity)
+        )
         self.health = HealthServer(
             options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
         )
@@ -104,6 +111,8 @@ class BinderService:
         self.sample_plugin_metrics = CycleSampler(sample_percent())
         self.consumer: PullConsumer[Placement] | None = None
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
+        #: placement id -> the ``traceparent`` its message carried (the informer's span)
+        self._parents: dict[str, str] = {}
         self._stop = asyncio.Event()
         self._draining = False
         self.busy = 0
@@ -209,6 +218,9 @@ class BinderService:
         p = delivery.message
         started = time.perf_counter()
         keepalive = asyncio.create_task(self._keep_alive(delivery))
+        parent = (delivery.raw.headers or {}).get(TRACEPARENT, "") if self.tracer.spans is not None else ""
+        if parent:
+            self._parents[p.placement_id] = parent
         try:
             result = await self.bind(p)
         except Exception as exc:
@@ -216,6 +228,7 @@ class BinderService:
             result = f"error: {exc}"
         finally:
             keepalive.cancel()
+            self._parents.pop(p.placement_id, None)
         metrics.BIND_DURATION.observe(time.perf_counter() - started)
         if result == "retry":
             await delivery.nak(delay=1.0)
@@ -394,7 +407,15 @@ class BinderService:
         """A trace event of ``p``'s attempt; ``since`` (from :func:`_clock`) makes it a measured span."""
         ts, duration = (since[0], time.perf_counter() - since[1]) if since is not None else (None, None)
         self.tracer.emit(
-            phase, p.trace_id, p.pod_uid, p.namespace, p.name, ts=ts, duration=duration, details=details
+            phase,
+            p.trace_id,
+            p.pod_uid,
+            p.namespace,
+            p.name,
+            ts=ts,
+            duration=duration,
+            details=details,
+            parent=self._parents.get(p.placement_id, ""),
         )
 
     def debug_state(self) -> dict[str, Any]:

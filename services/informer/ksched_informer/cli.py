@@ -56,6 +56,7 @@ def main(argv: Sequence[str]) -> int:
         election=election,
         jetstream_replicas=common.jetstream_replicas,
         feature_gates=common.feature_gates,
+        tracing=common.tracing,
     )
     asyncio.run(InformerService(options, config).run())
     return 0

@@ -51,6 +51,7 @@ from ksched.service.kube import api_client
 from ksched.service.leader import LeaseElector, exit_on_lost_leadership
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
+from ksched.tracing.export import span_sink
 
 from .clock import Clock, SystemClock
 from .core import QueueCore
@@ -365,7 +366,7 @@ async def run(
     it calls ``on_lost_leadership`` (default: exit the process at once, see docs/ha.md)."""
     clock = clock or SystemClock()
     core = build_core(settings, clock)
-    tracer = Tracer("queue", settings.identity)
+    tracer = Tracer("queue", settings.identity, spans=span_sink(settings.tracing, "queue", settings.identity))
     QueueTracing(tracer, core.queue).install(core)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()

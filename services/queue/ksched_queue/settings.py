@@ -14,6 +14,7 @@ from ksched.plugins.dynamicresources import NAME as DRA_NAME
 from ksched.plugins.dynamicresources import DynamicResources
 from ksched.service.leader import ElectionConfig
 from ksched.service.options import CommonOptions, scheduler_config
+from ksched.service.tracing_config import TracingConfig
 
 from .clock import Clock, SystemClock
 from .core import QueueCore
@@ -68,6 +69,8 @@ class QueueSettings:
     """Replicas of the feed and trace streams, if the queue is the first to create them."""
     feature_gates: FeatureGates = DEFAULT_GATES
     """GenericWorkload: pod groups are popped whole; GangScheduling: its PreEnqueue and hints."""
+    tracing: TracingConfig | None = None
+    """OpenTelemetry export of the trace (``--tracing-config-file``; None: off)."""
 
     @property
     def pod_initial_backoff(self) -> float:
@@ -117,6 +120,7 @@ class QueueSettings:
             nats_credentials=options.nats_credentials,
             jetstream_replicas=options.jetstream_replicas,
             feature_gates=options.feature_gates,
+            tracing=options.tracing,
         )
 
 

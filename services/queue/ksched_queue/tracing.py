@@ -37,6 +37,8 @@ class QueueTracing:
         if self.tracer.enabled:
             core.queue.on_move = self.moved
             core.on_pop = self.popped
+            if self.tracer.spans is not None:
+                core.lease_context = self.lease_context
 
     def moved(self, entry: QueuedPod, queue: str, event: str) -> None:
         details = self._details(entry, queue, event)
@@ -55,6 +57,10 @@ class QueueTracing:
         details = {"scheduler": scheduler_id, "attempt": entry.info.attempts, "lease": lease.lease_id}
         self._emit(Phase.POPPED, entry, lease.trace_id, details)
 
+    def lease_context(self, trace_id: str) -> str:
+        """The ``popped`` span, parent of the scheduler's spans of the attempt."""
+        return self.tracer.traceparent(trace_id, Phase.POPPED)
+
     def _details(self, entry: QueuedPod, queue: str, event: str) -> dict[str, Any]:
         details: dict[str, Any] = {"queue": queue, "event": event}
         if queue == "backoff":
@@ -68,4 +74,8 @@ class QueueTracing:
 
     def _emit(self, phase: str, entry: QueuedPod, trace_id: str, details: dict[str, Any]) -> None:
         pending = entry.pending
-        self.tracer.emit(phase, trace_id, pending.uid, pending.namespace, pending.name, details=details)
+        # the attempt's root is ``queued``; the queue's later spans of it are its children
+        parent = "" if phase == Phase.QUEUED else self.tracer.traceparent(trace_id, Phase.QUEUED)
+        self.tracer.emit(
+            phase, trace_id, pending.uid, pending.namespace, pending.name, details=details, parent=parent
+        )

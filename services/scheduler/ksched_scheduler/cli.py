@@ -61,6 +61,7 @@ def main(argv: Sequence[str]) -> int:
         nats_credentials=common.nats_credentials,
         jetstream_replicas=common.jetstream_replicas,
         feature_gates=common.feature_gates,
+        tracing=common.tracing,
     )
     asyncio.run(SchedulerService(options, config).run())
     return 0

@@ -67,7 +67,9 @@ from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
 from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
-from ksched.tracing import Tracer
+from ksched.service.tracing_config import TracingConfig
+from ksched.tracing import Phase, Tracer
+from ksched.tracing.export import span_sink
 from ksched_scheduler import metrics
 from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
 from ksched_scheduler.dra import claims_writer
@@ -115,6 +117,8 @@ class SchedulerOptions:
     """GenericWorkload: pod group cycles; GangScheduling: gangs placed by one group commit."""
     record_results: bool = False
     """Write kube-scheduler-simulator's result annotations on each pod (docs/simulate.md)."""
+    tracing: TracingConfig | None = None
+    """OpenTelemetry export of the trace (``--tracing-config-file``; None: off)."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,9 @@ class SchedulerService:
         self.config = config
         self.subjects = Subjects(options.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer("scheduler", options.identity)
+        self.tracer = Tracer(
+            "scheduler", options.identity, spans=span_sink(options.tracing, "scheduler", options.identity)
+        )
         self.health = HealthServer(
             options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
         )
@@ -568,6 +574,7 @@ class SchedulerService:
                     AssumeReply,
                     timeout=5,
                     trace_id=leased.trace_id,
+                    headers=self.tracer.headers(leased.trace_id, Phase.ASSUMED),
                 )
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))

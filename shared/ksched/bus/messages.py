@@ -167,6 +167,9 @@ class LeasedPod(msgspec.Struct, kw_only=True):
     group: str = ""
     """``namespace/name`` of the pod group popped with it: every queued member of a group is leased
     together, one after the other in the same reply (docs/gang.md); empty for a pod popped alone."""
+    traceparent: str = ""
+    """W3C trace context of the queue's ``popped`` span, with the OpenTelemetry export only (a pop
+    reply carries several pods: each carries its own context, as a NATS header cannot; optional)."""
 
 
 # --- informer/cache feeds ----------------------------------------------------------------------------

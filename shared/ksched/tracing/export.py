@@ -3,7 +3,7 @@ else None (and nothing of OpenTelemetry imported)."""
 
 from __future__ import annotations
 
-from ksched.tracing.otel_config import TracingConfig
+from ksched.service.tracing_config import TracingConfig
 from ksched.tracing.tracer import SpanSink
 
 

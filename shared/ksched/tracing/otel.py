@@ -24,8 +24,8 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from ksched.bus.messages import TraceEvent
+from ksched.service.tracing_config import TracingConfig
 from ksched.tracing.context import otel_trace_id, parse_traceparent, ratio_sampled, span_id, traceparent
-from ksched.tracing.otel_config import TracingConfig
 from ksched.tracing.phases import Phase
 
 SCOPE = InstrumentationScope("ksched.tracing")
