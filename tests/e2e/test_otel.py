@@ -25,7 +25,7 @@ from tests.e2e.testing import create_nodes, create_pods, eventually, node, pod, 
 pytestmark = pytest.mark.e2e
 
 
-class Receiver(trace_service_pb2_grpc.TraceServiceServicer):  # type: ignore[misc]
+class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
     """Collects every exported span as a plain dict."""
 
     def __init__(self) -> None:
@@ -61,7 +61,7 @@ class Receiver(trace_service_pb2_grpc.TraceServiceServicer):  # type: ignore[mis
 def receiver() -> Iterator[tuple[Receiver, int]]:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     collected = Receiver()
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(collected, server)
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(collected, server)  # type: ignore[no-untyped-call]
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
@@ -121,7 +121,7 @@ async def test_one_pods_trace_spans_the_four_services_with_their_parents(
 
     def parent(name: str) -> str:
         by_id = {span["span"]: n for n, span in trace.items()}
-        return by_id.get(trace[name]["parent"], "<none>" if not trace[name]["parent"] else "<unknown>")
+        return str(by_id.get(trace[name]["parent"], "<none>" if not trace[name]["parent"] else "<unknown>"))
 
     assert parent("queued") == "<none>"  # the attempt's root
     assert parent("popped") == "queued"

@@ -28,7 +28,6 @@ class ResultWriter:
         self.attempts = attempts
         self._sem = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[bool]] = set()
-        self.written = 0
         self.failures = 0
 
     def write(self, namespace: str, name: str, uid: str, results: Mapping[str, str]) -> None:
@@ -63,7 +62,6 @@ class ResultWriter:
                     }
                     status, _ = await self._call("PATCH", path, patch)
                     if status == 200:
-                        self.written += 1
                         return True
                     if status != 409:
                         return self._failed(namespace, name, f"PATCH: HTTP {status}")
