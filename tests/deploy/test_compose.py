@@ -203,6 +203,7 @@ def test_dockerfile_multi_stage_pinned_non_root() -> None:
     assert steps[-2:] == [("ENTRYPOINT", '["ksched"]'), ("CMD", '["--help"]')]
     runs = " ".join(a for op, a in steps if op == "RUN")
     assert "pip install -r requirements.lock" in runs and "pip install --no-deps ." in runs
+    assert "-r requirements-otel.lock" in runs  # the otel extra: --tracing-config-file in the image
     assert any(op == "COPY" and a.startswith("--from=build") for op, a in steps)
 
 
@@ -215,5 +216,11 @@ def test_dockerfile_copies_what_exists_and_exposes_the_service_ports() -> None:
     exposed = {int(p) for op, a in steps if op == "EXPOSE" for p in a.split()}
     assert exposed == set(HTTP_PORTS.values())
     ignore = (ROOT / ".dockerignore").read_text().splitlines()
-    for needed in ("!pyproject.toml", "!requirements.lock", "!shared/", "!services/"):
+    for needed in (
+        "!pyproject.toml",
+        "!requirements.lock",
+        "!requirements-otel.lock",
+        "!shared/",
+        "!services/",
+    ):
         assert needed in ignore
