@@ -150,6 +150,29 @@ async def test_one_pods_trace_spans_the_four_services_with_their_parents(
     assert "informer" in out.decode() and "assume_check" in out.decode() and "bound on" in out.decode()
 
 
+async def test_an_unschedulable_attempt_ends_under_the_scheduler_and_the_queue(
+    stack: Stack, api: ApiClient, receiver: tuple[Receiver, int]
+) -> None:
+    collected, _ = receiver
+    await create_pods(api, [pod("otel-huge", cpu="64")])
+
+    async def attempt() -> dict[str, dict[str, Any]] | None:
+        spans = collected.of_pod("otel-huge")
+        requeued = next((s for s in spans if s["name"] == "requeued"), None)
+        if requeued is None:
+            return None
+        mine = {s["name"]: s for s in spans if s["trace"] == requeued["trace"]}
+        return mine if {"queued", "popped", "filter", "unschedulable"} <= set(mine) else None
+
+    trace = await eventually(attempt, timeout=30)
+    by_id = {span["span"]: name for name, span in trace.items()}
+    assert by_id[trace["unschedulable"]["parent"]] == "popped"
+    assert trace["unschedulable"]["service"] == "ksched-scheduler"
+    assert by_id[trace["requeued"]["parent"]] == "queued" and trace["requeued"]["service"] == "ksched-queue"
+    rejected = trace["filter"]["attributes"]["ksched.rejected"].string_value
+    assert "NodeResourcesFit" in rejected  # details as attributes (a structure as JSON)
+
+
 def test_the_config_file_path_is_what_the_stack_passes(tmp_path: Path) -> None:
     """The variable the stack sets is the flag's (a renamed flag would leave the export off)."""
     import argparse
