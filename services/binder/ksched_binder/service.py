@@ -387,7 +387,10 @@ class BinderService:
             trace_id=p.trace_id,
         )
         with contextlib.suppress(Exception):
-            await self.bus.request(self.subjects.queue_requeue, requeue, Ack, timeout=5, trace_id=p.trace_id)
+            headers = self.tracer.headers(p.trace_id, Phase.BIND_FAILED)  # parent of the queue's requeued
+            await self.bus.request(
+                self.subjects.queue_requeue, requeue, Ack, timeout=5, trace_id=p.trace_id, headers=headers
+            )
         if self.reporter is not None:
             self.reporter.event(
                 PodRef(p.namespace, p.name, p.pod_uid),

@@ -51,13 +51,14 @@ from ksched.service.kube import api_client
 from ksched.service.leader import LeaseElector, exit_on_lost_leadership
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
+from ksched.tracing.context import TRACEPARENT
 from ksched.tracing.export import span_sink
 
 from .clock import Clock, SystemClock
 from .core import QueueCore
 from .metrics import FEED_RESYNCS, LEASES_EXPIRED, REPAIRED_PODS, bind_gauges, bind_queue_metrics
 from .settings import QueueSettings, build_core
-from .tracing import QueueTracing
+from .tracing import ENDED_BY, QueueTracing
 
 log = logging.getLogger(__name__)
 
@@ -167,8 +168,12 @@ class QueueService:
 
     async def _on_done(self, request: DoneRequest, raw: Msg) -> Ack:
         pod = f"{request.namespace}/{request.name}"
-        with pod_logging(pod, request.node_name, trace_id=request.trace_id):
-            ack = self.core.done(request)
+        token = ENDED_BY.set((raw.headers or {}).get(TRACEPARENT, ""))
+        try:
+            with pod_logging(pod, request.node_name, trace_id=request.trace_id):
+                ack = self.core.done(request)
+        finally:
+            ENDED_BY.reset(token)
         self._wake()
         return ack
 
@@ -176,8 +181,12 @@ class QueueService:
         return self.core.renew(request)
 
     async def _on_requeue(self, request: RequeueRequest, raw: Msg) -> Ack:
-        with pod_logging(f"{request.namespace}/{request.name}", trace_id=request.trace_id):
-            ack = self.core.requeue(request)
+        token = ENDED_BY.set((raw.headers or {}).get(TRACEPARENT, ""))
+        try:
+            with pod_logging(f"{request.namespace}/{request.name}", trace_id=request.trace_id):
+                ack = self.core.requeue(request)
+        finally:
+            ENDED_BY.reset(token)
         self._wake()
         return ack
 

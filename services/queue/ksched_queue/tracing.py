@@ -10,6 +10,7 @@ moves it out.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 from ksched.tracing import Phase, Tracer, new_trace_id
@@ -24,6 +25,10 @@ ATTEMPT_ENDS = frozenset({SCHEDULE_ATTEMPT_FAILURE, ASSUME_REJECTED, LEASE_EXPIR
 """Move events that return a pod from an attempt (in flight or assumed) to a queue."""
 
 UNSCHEDULABLE = "unschedulable"
+
+ENDED_BY: ContextVar[str] = ContextVar("ended_by", default="")
+"""The ``traceparent`` of the done or requeue request being handled (the span that ended the attempt
+in the scheduler or the binder): the parent of the ``requeued`` it causes (OpenTelemetry export)."""
 
 
 class QueueTracing:
@@ -74,8 +79,13 @@ class QueueTracing:
 
     def _emit(self, phase: str, entry: QueuedPod, trace_id: str, details: dict[str, Any]) -> None:
         pending = entry.pending
-        # the attempt's root is ``queued``; the queue's later spans of it are its children
-        parent = "" if phase == Phase.QUEUED else self.tracer.traceparent(trace_id, Phase.QUEUED)
+        # the attempt's root is ``queued``; ``popped`` is its child, ``requeued`` the child of the span
+        # that ended the attempt elsewhere (or of ``queued``: a lease that expired)
+        parent = ""
+        if phase == Phase.REQUEUED:
+            parent = ENDED_BY.get()
+        if phase != Phase.QUEUED and not parent:
+            parent = self.tracer.traceparent(trace_id, Phase.QUEUED)
         self.tracer.emit(
             phase, trace_id, pending.uid, pending.namespace, pending.name, details=details, parent=parent
         )

@@ -502,6 +502,7 @@ class SchedulerService:
             plugins=sorted(outcome.plugins),
             pending=sorted(outcome.pending_plugins),
             nominated=outcome.nominated_node,
+            span=Phase.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else Phase.ERROR,
         )
 
     def _basis(self) -> Basis:
@@ -623,7 +624,7 @@ class SchedulerService:
                 outcome.num_nodes,
                 outcome.evaluated_nodes,
             )
-            await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node)
+            await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node, span=Phase.ASSUMED)
             return
         metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
         self.cycle.forget_locally(outcome)
@@ -636,7 +637,9 @@ class SchedulerService:
             # Retry on a snapshot that has what made the filters fail, so the next cycle sees it
             # (and, if the pod fits nowhere, reports upstream's FailedScheduling for it).
             await self._catch_up(reply.epoch, reply.generation)
-        await self._done(leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}")
+        await self._done(
+            leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}", span=Phase.ASSUME_CONFLICT
+        )
 
     async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
         """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``."""
@@ -669,9 +672,13 @@ class SchedulerService:
         plugins: list[str] | None = None,
         pending: list[str] | None = None,
         nominated: str = "",
+        span: str = "",
     ) -> None:
+        """End the lease; ``span``: the traced phase that ended the attempt (the OpenTelemetry export
+        hands it to the queue as the parent of its ``requeued``)."""
         assert self.bus is not None
         self._held.pop(leased.lease_id, None)
+        headers = self.tracer.headers(leased.trace_id, span) if span else None
         request = DoneRequest(
             lease_id=leased.lease_id,
             scheduler_id=self.options.identity,
@@ -689,7 +696,12 @@ class SchedulerService:
         for attempt in range(3):
             try:
                 await self.bus.request(
-                    self.subjects.queue_done, request, Ack, timeout=5, trace_id=leased.trace_id
+                    self.subjects.queue_done,
+                    request,
+                    Ack,
+                    timeout=5,
+                    trace_id=leased.trace_id,
+                    headers=headers,
                 )
                 return
             except Exception as exc:
