@@ -8,8 +8,9 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 RUN python -m venv /opt/ksched
 WORKDIR /src
-COPY requirements.lock requirements-build.lock ./
-RUN /opt/ksched/bin/pip install --require-hashes -r requirements.lock -r requirements-build.lock
+COPY requirements.lock requirements-build.lock requirements-otel.lock ./
+# With the `otel` extra, so --tracing-config-file works in the image (nothing of it is imported without)
+RUN /opt/ksched/bin/pip install --require-hashes -r requirements.lock -r requirements-build.lock -r requirements-otel.lock
 COPY pyproject.toml setup.py ./
 COPY shared ./shared
 COPY services ./services

@@ -204,6 +204,7 @@ def test_dockerfile_multi_stage_pinned_non_root() -> None:
     runs = " ".join(a for op, a in steps if op == "RUN")
     assert "pip install --require-hashes -r requirements.lock -r requirements-build.lock" in runs
     assert "pip install --no-deps --no-build-isolation ." in runs
+    assert "-r requirements-otel.lock" in runs  # the otel extra: --tracing-config-file in the image
     assert any(op == "COPY" and a.startswith("--from=build") for op, a in steps)
 
 
@@ -221,6 +222,7 @@ def test_dockerfile_copies_what_exists_and_exposes_the_service_ports() -> None:
         "!setup.py",
         "!requirements.lock",
         "!requirements-build.lock",
+        "!requirements-otel.lock",
         "!shared/",
         "!services/",
     ):

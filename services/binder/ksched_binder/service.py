@@ -34,6 +34,7 @@ from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.record import CycleRecord
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
@@ -42,8 +43,12 @@ from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
+from ksched.service.result_writer import ResultWriter
+from ksched.service.simulator_results import with_binding
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase, Tracer
+from ksched.tracing.context import TRACEPARENT
+from ksched.tracing.export import span_sink
 from ksched_binder import metrics
 from ksched_binder.options import BinderOptions
 
@@ -68,7 +73,9 @@ class BinderService:
         common = options.common
         self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer("binder", common.identity)
+        self.tracer = Tracer(
+            "binder", common.identity, spans=span_sink(common.tracing, "binder", common.identity)
+        )
         self.health = HealthServer(
             common.http_host,
             common.http_port,
@@ -81,6 +88,7 @@ class BinderService:
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None
+        self.results: ResultWriter | None = None
         self.frameworks: dict[str, Framework] = {}
         #: an extender with a bindVerb binds the pods it is interested in instead of the bind plugins
         self.extenders = HTTPExtenders(config.extenders)
@@ -89,6 +97,8 @@ class BinderService:
         self.sample_plugin_metrics = CycleSampler(sample_percent())
         self.consumer: PullConsumer[Placement] | None = None
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
+        #: placement id -> the ``traceparent`` its message carried (the informer's span)
+        self._parents: dict[str, str] = {}
         self._draining = False
         self.busy = 0
 
@@ -126,6 +136,7 @@ class BinderService:
         it), with the extenders, and the events reporter (also what the in-process harness runs)."""
         self.api = api
         self.reporter = Reporter(api, self.tasks, reporting_instance=self.options.common.identity)
+        self.results = ResultWriter(api)
         self.frameworks = build_frameworks(self.config, Snapshot(), client=api)
         for fw in self.frameworks.values():
             fw.extenders = self.extenders.extenders
@@ -139,6 +150,8 @@ class BinderService:
                 break
             await asyncio.sleep(0.05)
         await self.tasks.cancel_all(drain=5.0)  # the reporter's writes under way finish
+        if self.results is not None:
+            await self.results.drain()
         await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
@@ -185,6 +198,9 @@ class BinderService:
         p = delivery.message
         started = time.perf_counter()
         keepalive = asyncio.create_task(self._keep_alive(delivery))
+        parent = (delivery.raw.headers or {}).get(TRACEPARENT, "") if self.tracer.spans is not None else ""
+        if parent:
+            self._parents[p.placement_id] = parent
         try:
             result = await self.bind(p)
         except Exception as exc:
@@ -192,6 +208,7 @@ class BinderService:
             result = f"error: {exc}"
         finally:
             keepalive.cancel()
+            self._parents.pop(p.placement_id, None)
         metrics.BIND_DURATION.observe(time.perf_counter() - started)
         if result == "retry":
             await delivery.nak(delay=1.0)
@@ -219,6 +236,8 @@ class BinderService:
         pi = PodInfo(pod)
         state = CycleState()
         state.record_plugin_metrics = self.sample_plugin_metrics()
+        if p.results:  # the scheduler records results (--record-results): the binding cycle's too
+            state.record = CycleRecord()
         for name, data in p.plugin_state.items():
             pl = fw.plugin(name)
             importer = getattr(pl, "import_state", None)
@@ -235,12 +254,14 @@ class BinderService:
             result = "allowed" if st is None else "rejected"
             self._trace(p, Phase.PERMIT_WAIT, since, result=result, plugins=sorted(p.permit_waits))
             if st is not None:
+                self._write_results(p, state)
                 await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
                 return "failed"
         since = _clock()
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
         self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)
         if st is not None:
+            self._write_results(p, state)
             await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
             return "failed"
         since = _clock()
@@ -253,6 +274,7 @@ class BinderService:
                 )
                 await self._forget(p, "pod deleted before binding")
                 return "gone"
+            self._write_results(p, state)
             await self._fail(p, f"binding rejected: {st.message}")
             return "failed"
         if redelivered:
@@ -263,6 +285,7 @@ class BinderService:
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
+        self._write_results(p, state)
         ref = PodRef(p.namespace, p.name, p.pod_uid)
         if self.reporter is not None:
             self.reporter.scheduled(ref, p.node_name)
@@ -344,7 +367,10 @@ class BinderService:
             trace_id=p.trace_id,
         )
         with contextlib.suppress(Exception):
-            await self.bus.request(endpoints.QUEUE_REQUEUE, requeue, timeout=5, trace_id=p.trace_id)
+            headers = self.tracer.headers(p.trace_id, Phase.BIND_FAILED)  # parent of the queue's requeued
+            await self.bus.request(
+                endpoints.QUEUE_REQUEUE, requeue, timeout=5, trace_id=p.trace_id, headers=headers
+            )
         if self.reporter is not None:
             self.reporter.event(
                 PodRef(p.namespace, p.name, p.pod_uid),
@@ -354,11 +380,25 @@ class BinderService:
                 f"Binding rejected: {reason}",
             )
 
+    def _write_results(self, p: Placement, state: CycleState) -> None:
+        """The attempt's kube-scheduler-simulator results on the pod, once its binding cycle is over
+        (only for placements that carry the scheduling cycle's, i.e. the scheduler records them)."""
+        if self.results is not None and state.record is not None:
+            self.results.write(p.namespace, p.name, p.pod_uid, with_binding(p.results, state.record))
+
     def _trace(self, p: Placement, phase: str, since: tuple[float, float] | None, **details: Any) -> None:
         """A trace event of ``p``'s attempt; ``since`` (from :func:`_clock`) makes it a measured span."""
         ts, duration = (since[0], time.perf_counter() - since[1]) if since is not None else (None, None)
         self.tracer.emit(
-            phase, p.trace_id, p.pod_uid, p.namespace, p.name, ts=ts, duration=duration, details=details
+            phase,
+            p.trace_id,
+            p.pod_uid,
+            p.namespace,
+            p.name,
+            ts=ts,
+            duration=duration,
+            details=details,
+            parent=self._parents.get(p.placement_id, ""),
         )
 
     def debug_state(self) -> dict[str, Any]:

@@ -69,6 +69,9 @@ from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
 from ksched.service.tasks import TaskGroup
+from ksched.tracing import Phase, Tracer
+from ksched.tracing.context import TRACEPARENT
+from ksched.tracing.export import span_sink
 from ksched_informer import feeds, metrics
 from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
 from ksched_informer.options import InformerOptions
@@ -112,6 +115,9 @@ class InformerService:
         common = options.common
         self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
+        self.tracer = Tracer(
+            "informer", common.identity, spans=span_sink(common.tracing, "informer", common.identity)
+        )
         self.health = HealthServer(
             common.http_host,
             common.http_port,
@@ -160,6 +166,7 @@ class InformerService:
             **common.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
+        self.tracer.start(self.bus)
         self.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, Placement)
         if self.gangs.enabled:
             self.commits_kv = await TypedKV.open(self.bus, GANG_COMMITS, GangCommit)
@@ -235,6 +242,7 @@ class InformerService:
         except Exception as exc:
             log.warning("stopping: last snapshot changes not published (%r); a successor re-lists", exc)
         await self.leadership.close()  # stopped acting: step down, release; a standby takes over
+        await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
         if self.api is not None:
@@ -462,10 +470,25 @@ class InformerService:
         return on_event
 
     # --- assume ledger -----------------------------------------------------------------------------
-    async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
+    async def on_assume(self, req: AssumeRequest, msg: Msg) -> AssumeReply:
         p = req.placement
+        since, started = time.time(), time.perf_counter()
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
-            return await self._assume(p, req)
+            reply = await self._assume(p, req)
+        details = {"node": p.node_name, "accepted": reply.accepted, "code": reply.code}
+        parent = (msg.headers or {}).get(TRACEPARENT, "")  # the scheduler's ``assumed`` span
+        self.tracer.emit(
+            Phase.ASSUME_CHECK,
+            p.trace_id,
+            p.pod_uid,
+            p.namespace,
+            p.name,
+            ts=since,
+            duration=time.perf_counter() - started,
+            details=details,
+            parent=parent,
+        )
+        return reply
 
     def check_and_assume(self, req: AssumeRequest) -> AssumeReply | None:
         """Check ``req``'s placement with the assume check (incremental over the change log, by the
@@ -518,7 +541,8 @@ class InformerService:
         try:
             assert self.kv is not None and self.bus is not None
             await self.kv.put(encode_token(p.pod_uid), placement)
-            await publish(self.bus, PLACEMENTS, placement, msg_id=p.placement_id, timeout=5)
+            headers = self.tracer.headers(p.trace_id, Phase.ASSUME_CHECK)  # the binder's parent span
+            await publish(self.bus, PLACEMENTS, placement, msg_id=p.placement_id, headers=headers, timeout=5)
         except Exception as exc:
             log.warning(
                 "assume of %s/%s accepted but not recorded (%s); forgetting", p.namespace, p.name, exc

@@ -89,6 +89,8 @@ class QueueCore:
         self.bootstrapped = False
         self.bad_feed_items = 0
         self.on_pop: Callable[[QueuedPod, Lease, str], None] | None = None
+        #: trace id -> the ``traceparent`` a lease carries (the OpenTelemetry export only)
+        self.lease_context: Callable[[str], str] | None = None
         """``(pod, lease, scheduler id)`` for every pod handed out (the queue's trace events)."""
         self.on_event_handled: EventObserver | None = None
         """Informer events handled, by upstream's label (scheduler_event_handling_duration_seconds)."""
@@ -147,6 +149,7 @@ class QueueCore:
             epoch=self.cursor.epoch,
             flushed_from_unschedulable=entry.was_flushed,
             group=group,
+            traceparent=self.lease_context(lease.trace_id) if self.lease_context is not None else "",
         )
 
     def has_poppable(self, request: PopRequest) -> bool:

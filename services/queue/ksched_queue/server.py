@@ -18,6 +18,7 @@ from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
+from ksched.tracing.export import span_sink
 
 from .clock import Clock, SystemClock
 from .metrics import bind_gauges, bind_queue_metrics
@@ -37,7 +38,9 @@ class QueueServer:
         self.settings = settings
         self.clock = clock or SystemClock()
         self.core = build_core(settings, self.clock)
-        self.tracer = Tracer("queue", common.identity)
+        self.tracer = Tracer(
+            "queue", common.identity, spans=span_sink(common.tracing, "queue", common.identity)
+        )
         QueueTracing(self.tracer, self.core.queue).install(self.core)
         self.tasks = TaskGroup()
         self.health = HealthServer(

@@ -43,11 +43,13 @@ from ksched.bus.messages import (
 from ksched.bus.rpc import RequestError
 from ksched.logcontext import bind, pod_logging, unbind
 from ksched.service.tasks import TaskGroup
+from ksched.tracing.context import TRACEPARENT
 
 from .clock import Clock, SystemClock
 from .core import QueueCore
 from .metrics import FEED_RESYNCS, LEASES_EXPIRED, REPAIRED_PODS
 from .settings import QueueSettings
+from .tracing import ENDED_BY
 
 log = logging.getLogger(__name__)
 
@@ -162,8 +164,12 @@ class QueueService:
 
     async def _on_done(self, request: DoneRequest, raw: Msg) -> Ack:
         pod = f"{request.namespace}/{request.name}"
-        with pod_logging(pod, request.node_name, trace_id=request.trace_id):
-            ack = self.core.done(request)
+        token = ENDED_BY.set((raw.headers or {}).get(TRACEPARENT, ""))
+        try:
+            with pod_logging(pod, request.node_name, trace_id=request.trace_id):
+                ack = self.core.done(request)
+        finally:
+            ENDED_BY.reset(token)
         self._wake()
         return ack
 
@@ -171,8 +177,12 @@ class QueueService:
         return self.core.renew(request)
 
     async def _on_requeue(self, request: RequeueRequest, raw: Msg) -> Ack:
-        with pod_logging(f"{request.namespace}/{request.name}", trace_id=request.trace_id):
-            ack = self.core.requeue(request)
+        token = ENDED_BY.set((raw.headers or {}).get(TRACEPARENT, ""))
+        try:
+            with pod_logging(f"{request.namespace}/{request.name}", trace_id=request.trace_id):
+                ack = self.core.requeue(request)
+        finally:
+            ENDED_BY.reset(token)
         self._wake()
         return ack
 

@@ -10,6 +10,7 @@ moves it out.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 from ksched.api.lifecycle import PodLifecycle
@@ -24,6 +25,12 @@ from .queued_pod import QueuedPod
 ATTEMPT_ENDS = frozenset({SCHEDULE_ATTEMPT_FAILURE, ASSUME_REJECTED, LEASE_EXPIRED})
 """Move events that return a pod from an attempt (in flight or assumed) to a queue."""
 
+UNSCHEDULABLE = "unschedulable"
+
+ENDED_BY: ContextVar[str] = ContextVar("ended_by", default="")
+"""The ``traceparent`` of the done or requeue request being handled (the span that ended the attempt
+in the scheduler or the binder): the parent of the ``requeued`` it causes (OpenTelemetry export)."""
+
 
 class QueueTracing:
     """Observes the queue's moves and pops (``install``) and publishes them through ``tracer``."""
@@ -36,6 +43,8 @@ class QueueTracing:
         if self.tracer.enabled:
             core.queue.on_move = self.moved
             core.on_pop = self.popped
+            if self.tracer.spans is not None:
+                core.lease_context = self.lease_context
 
     def moved(self, entry: QueuedPod, queue: str, event: str) -> None:
         details = self._details(entry, queue, event)
@@ -54,6 +63,10 @@ class QueueTracing:
         details = {"scheduler": scheduler_id, "attempt": entry.info.attempts, "lease": lease.lease_id}
         self._emit(Phase.POPPED, entry, lease.trace_id, details)
 
+    def lease_context(self, trace_id: str) -> str:
+        """The ``popped`` span, parent of the scheduler's spans of the attempt."""
+        return self.tracer.traceparent(trace_id, Phase.POPPED)
+
     def _details(self, entry: QueuedPod, queue: str, event: str) -> dict[str, Any]:
         details: dict[str, Any] = {"queue": queue, "event": event}
         if queue == PodLifecycle.BACKOFF:
@@ -67,4 +80,13 @@ class QueueTracing:
 
     def _emit(self, phase: str, entry: QueuedPod, trace_id: str, details: dict[str, Any]) -> None:
         pending = entry.pending
-        self.tracer.emit(phase, trace_id, pending.uid, pending.namespace, pending.name, details=details)
+        # the attempt's root is ``queued``; ``popped`` is its child, ``requeued`` the child of the span
+        # that ended the attempt elsewhere (or of ``queued``: a lease that expired)
+        parent = ""
+        if phase == Phase.REQUEUED:
+            parent = ENDED_BY.get()
+        if phase != Phase.QUEUED and not parent:
+            parent = self.tracer.traceparent(trace_id, Phase.QUEUED)
+        self.tracer.emit(
+            phase, trace_id, pending.uid, pending.namespace, pending.name, details=details, parent=parent
+        )

@@ -61,8 +61,11 @@ from ksched.service.kube import api_client, api_reachable
 from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
+from ksched.service.result_writer import ResultWriter
+from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
-from ksched.tracing import Tracer
+from ksched.tracing import Phase, Tracer
+from ksched.tracing.export import span_sink
 from ksched_scheduler import metrics
 from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
 from ksched_scheduler.dra import claims_writer
@@ -134,7 +137,9 @@ class SchedulerService:
         self.identity = common.identity
         self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer("scheduler", common.identity)
+        self.tracer = Tracer(
+            "scheduler", common.identity, spans=span_sink(common.tracing, "scheduler", common.identity)
+        )
         self.health = HealthServer(
             common.http_host,
             common.http_port,
@@ -151,6 +156,7 @@ class SchedulerService:
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None
+        self.results: ResultWriter | None = None
         self.follower: ReplicaFollower | None = None
         self.cycle: SchedulingCycle | None = None
         #: pod group cycles (GenericWorkload), on ``cycle``
@@ -190,6 +196,8 @@ class SchedulerService:
         if api_reachable(common.kubeconfig):
             self.api = await api_client(common.kubeconfig, component="ksched-scheduler")
             self.reporter = Reporter(self.api, self.tasks, reporting_instance=self.identity)
+            if self.options.record_results:
+                self.results = ResultWriter(self.api)
         self.tracer.start(self.bus)
         self.follower = ReplicaFollower(self.bus, self.identity)
         self.follower.on_change = self._on_replica_change
@@ -213,7 +221,9 @@ class SchedulerService:
             fw.extenders = self.extenders.extenders
             metrics.PLUGIN_EVALUATIONS.track(name, fw.evaluations)
         replica.on_bound = self._bound
-        self.cycle = SchedulingCycle(frameworks, replica.snapshot, self.algorithm, self.nominator)
+        self.cycle = SchedulingCycle(
+            frameworks, replica.snapshot, self.algorithm, self.nominator, record=self.options.record_results
+        )
         if self.options.common.feature_gates.enabled(GENERIC_WORKLOAD):
             self.group_cycle = GroupCycle(self.cycle)
         return self.cycle
@@ -221,6 +231,8 @@ class SchedulerService:
     async def stop(self) -> None:
         """Graceful: stop popping, let assumes and reports under way finish, then disconnect."""
         await self.tasks.cancel_all(drain=5.0)
+        if self.results is not None:
+            await self.results.drain()
         await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
@@ -439,6 +451,8 @@ class SchedulerService:
         if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
             nomination = status_nomination(outcome.pod, outcome.post_filter)
             self.reporter.unschedulable(ref, outcome.message, nomination)
+        if self.results is not None and outcome.state.record is not None:
+            self.results.write(ref.namespace, ref.name, ref.uid, result_annotations(outcome.state.record))
         if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
             self.preemptions.after_failure(outcome)  # nominations now, victims deleted in the background
         if outcome.nominated_node:
@@ -451,6 +465,7 @@ class SchedulerService:
             plugins=sorted(outcome.plugins),
             pending=sorted(outcome.pending_plugins),
             nominated=outcome.nominated_node,
+            span=Phase.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else Phase.ERROR,
         )
 
     def _basis(self) -> Basis:
@@ -490,6 +505,7 @@ class SchedulerService:
             pod=leased.pod.pod,
             plugin_state=_export_plugin_state(outcome),
             permit_waits=dict(outcome.permit_waits),
+            results=result_annotations(outcome.state.record) if outcome.state.record is not None else {},
         )
 
     def _spread_slack(self, outcome: CycleOutcome) -> int | None:
@@ -522,6 +538,7 @@ class SchedulerService:
                     ),
                     timeout=5,
                     trace_id=leased.trace_id,
+                    headers=self.tracer.headers(leased.trace_id, Phase.ASSUMED),
                 )
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
@@ -570,7 +587,7 @@ class SchedulerService:
                 outcome.num_nodes,
                 outcome.evaluated_nodes,
             )
-            await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node)
+            await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node, span=Phase.ASSUMED)
             return
         metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
         self.cycle.forget_locally(outcome)
@@ -583,7 +600,9 @@ class SchedulerService:
             # Retry on a snapshot that has what made the filters fail, so the next cycle sees it
             # (and, if the pod fits nowhere, reports upstream's FailedScheduling for it).
             await self._catch_up(reply.epoch, reply.generation)
-        await self._done(leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}")
+        await self._done(
+            leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}", span=Phase.ASSUME_CONFLICT
+        )
 
     async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
         """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``."""
@@ -616,9 +635,13 @@ class SchedulerService:
         plugins: list[str] | None = None,
         pending: list[str] | None = None,
         nominated: str = "",
+        span: str = "",
     ) -> None:
+        """End the lease; ``span``: the traced phase that ended the attempt (the OpenTelemetry export
+        hands it to the queue as the parent of its ``requeued``)."""
         assert self.bus is not None
         self._held.pop(leased.lease_id, None)
+        headers = self.tracer.headers(leased.trace_id, span) if span else None
         request = DoneRequest(
             lease_id=leased.lease_id,
             scheduler_id=self.identity,
@@ -635,7 +658,9 @@ class SchedulerService:
         )
         for attempt in range(3):
             try:
-                await self.bus.request(endpoints.QUEUE_DONE, request, timeout=5, trace_id=leased.trace_id)
+                await self.bus.request(
+                    endpoints.QUEUE_DONE, request, timeout=5, trace_id=leased.trace_id, headers=headers
+                )
                 return
             except Exception as exc:
                 log.warning(

@@ -84,13 +84,17 @@ def trace_cycle(
     outcome.diagnosis = outcome.result = None
     if not tracer.enabled:
         return
+    parent = leased.traceparent  # the queue's ``popped`` span (OpenTelemetry export)
     snapshot = {"epoch": epoch, "generation": generation, "min_generation": leased.min_generation}
-    tracer.emit(Phase.SNAPSHOT, *key, ts=arrived, duration=waited, details=snapshot)
-    tracer.emit(Phase.FILTER, *key, ts=started, duration=elapsed, details=_filter_details(outcome, diagnosis))
+    tracer.emit(Phase.SNAPSHOT, *key, ts=arrived, duration=waited, details=snapshot, parent=parent)
+    filtered = _filter_details(outcome, diagnosis)
+    tracer.emit(Phase.FILTER, *key, ts=started, duration=elapsed, details=filtered, parent=parent)
     done = started + elapsed
     if outcome.kind == SCHEDULED:
         if result is not None and result.score_totals is not None:
-            tracer.emit(Phase.SCORE, *key, ts=done, details=_score_details(result, outcome.node))
+            tracer.emit(
+                Phase.SCORE, *key, ts=done, details=_score_details(result, outcome.node), parent=parent
+            )
         return
     phase = Phase.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else Phase.ERROR
     failure: dict[str, Any] = {
@@ -100,7 +104,7 @@ def trace_cycle(
     }
     if outcome.kind != UNSCHEDULABLE:
         failure["message"] = outcome.message
-    tracer.emit(phase, *key, ts=done, details=failure)
+    tracer.emit(phase, *key, ts=done, details=failure, parent=parent)
 
 
 def trace_assume(
@@ -124,5 +128,13 @@ def trace_assume(
         phase = Phase.ASSUME_CONFLICT
         details.update(code=reply.code, reason=reply.reason)
     tracer.emit(
-        phase, leased.trace_id, pod.uid, pod.namespace, pod.name, ts=sent, duration=rtt, details=details
+        phase,
+        leased.trace_id,
+        pod.uid,
+        pod.namespace,
+        pod.name,
+        ts=sent,
+        duration=rtt,
+        details=details,
+        parent=leased.traceparent,
     )

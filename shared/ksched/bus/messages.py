@@ -168,6 +168,9 @@ class LeasedPod(msgspec.Struct, kw_only=True):
     group: str = ""
     """``namespace/name`` of the pod group popped with it: every queued member of a group is leased
     together, one after the other in the same reply (docs/gang.md); empty for a pod popped alone."""
+    traceparent: str = ""
+    """W3C trace context of the queue's ``popped`` span, with the OpenTelemetry export only (a pop
+    reply carries several pods: each carries its own context, as a NATS header cannot; optional)."""
 
 
 # --- informer/cache feeds ----------------------------------------------------------------------------
@@ -365,6 +368,10 @@ class Placement(Message, kw_only=True):
     """Plugins whose Permit returned Wait, with their timeout in seconds."""
     gang: GangRef | None = None
     """Set for a member of a gang placed by a group commit (``AssumeGroupRequest``)."""
+    results: dict[str, str] = msgspec.field(default_factory=dict)
+    """The scheduling cycle's kube-scheduler-simulator result annotations (the scheduler's
+    ``--record-results`` only; added without a version bump): the binder completes them with
+    PreBind's and Bind's results and writes them on the pod."""
 
 
 class GangRef(msgspec.Struct, kw_only=True):
@@ -533,6 +540,8 @@ class TracePhase(StrEnum):
     SCORE = "score"
     ASSUMED = PodLifecycle.ASSUMED.value
     ASSUME_CONFLICT = "assume_conflict"
+    ASSUME_CHECK = "assume_check"
+    """The informer checked a placement (accepted, or refused with a code)."""
     UNSCHEDULABLE = PodLifecycle.UNSCHEDULABLE.value
     """No node fits: the attempt ends, the pod goes back to the queue as unschedulable."""
     ERROR = "error"

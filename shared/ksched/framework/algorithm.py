@@ -22,6 +22,7 @@ from ksched.framework.extender_calls import (
 from ksched.framework.interfaces import Int64Array, Rows
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.record import CycleRecord
 from ksched.framework.results import Diagnosis, FitError, PreFilterResult
 from ksched.framework.runtime import FilterError, FilterOutcome, Framework
 from ksched.framework.snapshot import Snapshot
@@ -388,4 +389,20 @@ class ScheduleAlgorithm:
                 raise SchedulingError(st)
             diagnosis.node_to_status.set(nodes[row].name, st)
             diagnosis.add_plugin_status(st)
+        if state.record is not None:
+            _record_filter(fw, state, pod, merged, state.record)
         return merged
+
+
+def _record_filter(
+    fw: Framework, state: CycleState, pod: PodInfo, outcome: FilterOutcome, record: CycleRecord
+) -> None:
+    """Each examined node's Filter results as the simulator records them: the plugins that ran on it
+    in order, ``passed`` up to the one that rejected it (with its message)."""
+    names = [pl.name for pl in fw.active_filters(state)]
+    nodes = fw.snapshot.nodes
+    for row in outcome.feasible.tolist():
+        record.add_filter_passed(nodes[row].name, names)
+    for row, j in outcome.rejected_by.items():
+        st = fw.status_for(state, pod, outcome, row)
+        record.add_filter_rejected(nodes[row].name, names[:j] if j >= 0 else (), st)

@@ -8,7 +8,9 @@ Flag beats environment beats default: ``--nats`` / ``KSCHED_NATS``, ``--kubeconf
 ``--log-format`` / ``KSCHED_LOG_FORMAT``, ``--log-level`` / ``KSCHED_LOG_LEVEL``,
 ``--jetstream-replicas`` / ``KSCHED_JETSTREAM_REPLICAS`` (replicas of the streams and KV buckets a
 service creates: 1 for one nats-server, 3 for a 3-server JetStream cluster; docs/bus.md),
-``--feature-gates`` / ``KSCHED_FEATURE_GATES`` (upstream's syntax, docs/gang.md).
+``--feature-gates`` / ``KSCHED_FEATURE_GATES`` (upstream's syntax, docs/gang.md),
+``--tracing-config-file`` / ``KSCHED_TRACING_CONFIG_FILE`` (Kubernetes' TracingConfiguration: export
+the trace as OpenTelemetry spans, docs/tracing.md).
 
 NATS security (all optional): ``--nats-user`` / ``KSCHED_NATS_USER``, ``--nats-password`` /
 ``KSCHED_NATS_PASSWORD``, ``--nats-creds`` / ``KSCHED_NATS_CREDS``, ``--nats-tls-ca`` /
@@ -37,6 +39,7 @@ from ksched.config import KubeSchedulerConfiguration, default_config, load_confi
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import ENVIRONMENT as GATES_ENVIRONMENT
 from ksched.features import FeatureGateError, FeatureGates
+from ksched.service.tracing_config import TracingConfig, TracingConfigError, load_tracing_config
 
 DEFAULT_NATS = "nats://127.0.0.1:4222"
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
@@ -81,6 +84,8 @@ class CommonOptions:
     """Bearer token of /metrics and /debug (ksched.service.http)."""
     feature_gates: FeatureGates = DEFAULT_GATES
     secure: SecureServing | None = None
+    tracing: TracingConfig | None = None
+    """``--tracing-config-file``'s configuration (None: no OpenTelemetry export)."""
 
 
 def _env(env: Mapping[str, str], name: str, default: str | None) -> str | None:
@@ -170,6 +175,12 @@ def add_common_arguments(
         "one nats-server, 3 for a 3-server cluster (default 1)",
     )
     add_feature_gates_argument(g, e)
+    g.add_argument(
+        "--tracing-config-file",
+        default=_env(e, "TRACING_CONFIG_FILE", None),
+        help="Kubernetes TracingConfiguration (apiserver.config.k8s.io/v1): export each pod attempt as "
+        "OpenTelemetry spans over OTLP/gRPC (needs pip install 'ksched[otel]'; docs/tracing.md)",
+    )
     add_nats_security_arguments(parser, e)
     add_secure_serving_arguments(parser, e, default_secure_port)
 
@@ -294,6 +305,10 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         secure = secure_serving(ns)
     except (CredentialsError, ValueError) as exc:
         raise SystemExit(f"ksched {service}: {exc}") from None
+    try:
+        tracing = load_tracing_config(ns.tracing_config_file) if ns.tracing_config_file else None
+    except TracingConfigError as exc:
+        raise SystemExit(f"ksched {service}: --tracing-config-file: {exc}") from None
     return CommonOptions(
         nats=ns.nats,
         kubeconfig=ns.kubeconfig,
@@ -309,6 +324,7 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         http_token=ns.http_token,
         feature_gates=ns.feature_gates,
         secure=secure,
+        tracing=tracing,
     )
 
 
