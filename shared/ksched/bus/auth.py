@@ -136,7 +136,7 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 *_manage_streams([s.feed_stream, s.trace_stream]),
                 *_ordered_consumer(s.feed_stream),
             ),
-            subscribe=(s.queue_pop, s.queue_done, s.queue_renew, s.queue_requeue, inbox),
+            subscribe=(s.queue_pop, s.queue_done, s.queue_renew, s.queue_requeue, s.queue_list, inbox),
         ),
         "scheduler": Permissions(
             publish=(
