@@ -30,9 +30,9 @@ class SecuredStack(Stack):
         conf.write_text(authorization_block(Subjects(options.prefix), PASSWORDS))
         self.nats = EmbeddedNats(store_dir=str(self.workdir / "jetstream"), config_file=conf)
 
-    def _service(self, name: str, service: str, extra: Sequence[str] = ()) -> Proc:
+    def _service(self, name: str, service: str, extra: Sequence[str] = (), port: int = 0) -> Proc:
         login = ["--nats-user", service, "--nats-password", PASSWORDS[service]]
-        return super()._service(name, service, [*extra, *login])
+        return super()._service(name, service, [*extra, *login], port)
 
 
 @pytest.fixture(scope="module")

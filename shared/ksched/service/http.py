@@ -6,6 +6,11 @@ Access (docs/metrics.md): the probes (/healthz, /livez, /readyz) are open, as ku
 (``--http-token`` / ``KSCHED_HTTP_TOKEN``), /metrics and /debug need ``Authorization: Bearer
 <token>`` (401 otherwise). Without one they are served on a loopback address only: bound anywhere
 else, they answer 403, since anyone who can reach the port could read them.
+
+A service may add its own routes (``ksched ui``'s page), guarded alike. With ``browser_login`` a
+browser, which cannot send the header, opens ``/?token=<token>`` once: the server answers with an
+HttpOnly, SameSite=Strict cookie holding the token and a redirect to the same page without it;
+the cookie is then accepted as the credential.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import hmac
 import ipaddress
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import web
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -28,6 +33,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 PROBES = frozenset({"/healthz", "/livez", "/readyz"})
 """Paths served without credentials (kubelet probes)."""
+
+TOKEN_COOKIE = "ksched_token"
+"""The cookie that carries the token for a browser (``browser_login``)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -51,6 +59,8 @@ class HealthServer:
         registry: CollectorRegistry | None = None,
         debug: DebugDump | None = None,
         token: str | None = None,
+        routes: Sequence[web.RouteDef] = (),
+        browser_login: bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -59,6 +69,8 @@ class HealthServer:
         self.live_checks: dict[str, ReadyCheck] = {}
         self._debug = debug
         self._registry = registry or REGISTRY
+        self._routes = list(routes)
+        self._browser_login = browser_login
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> int:
@@ -74,6 +86,7 @@ class HealthServer:
         app.router.add_get("/livez", self._live)
         app.router.add_get("/readyz", self._ready)
         app.router.add_get("/debug", self._dump)
+        app.router.add_routes(self._routes)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -90,16 +103,28 @@ class HealthServer:
         if request.path in PROBES:
             return await handler(request)
         if self.token is not None:
+            if self._browser_login and self._valid(request.query.get("token", "")):
+                target = request.rel_url.without_query_params("token")
+                response = web.HTTPSeeOther(location=str(target))
+                response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="Strict")
+                return response
             scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                credential.strip().encode(), self.token.encode()
-            ):
+            bearer = scheme.lower() == "bearer" and self._valid(credential.strip())
+            cookie = self._browser_login and self._valid(request.cookies.get(TOKEN_COOKIE, ""))
+            if not (bearer or cookie):
                 return web.Response(
                     status=401, text="Unauthorized\n", headers={"WWW-Authenticate": 'Bearer realm="ksched"'}
                 )
         elif not is_loopback(self.host):
             return web.Response(status=403, text=f"Forbidden: {request.path} needs --http-token here\n")
         return await handler(request)
+
+    def _valid(self, credential: str) -> bool:
+        return (
+            bool(credential)
+            and self.token is not None
+            and hmac.compare_digest(credential.encode(), self.token.encode())
+        )
 
     async def stop(self) -> None:
         if self._runner is not None:
