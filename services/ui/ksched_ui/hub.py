@@ -12,7 +12,6 @@ import asyncio
 import json
 from collections.abc import Iterable
 
-STATE_TOPICS = ("cluster", "queue")
 KEYS_TOPIC = "trace"
 
 

@@ -71,7 +71,6 @@ class UiService:
         self.bus: Bus | None = None
         self.follower: ReplicaFollower | None = None
         self.recent: OrderedDict[str, None] = OrderedDict()
-        self.queue_entries: dict[str, QueueListEntry] = {}
         self._cluster_dirty = asyncio.Event()
         self._queue_dirty = asyncio.Event()
         self._stop = asyncio.Event()
@@ -175,7 +174,6 @@ class UiService:
             reply = await self.list_queue()
         except (nats.errors.Error, RequestError, BadMessage, TimeoutError) as exc:
             return views.queue_view(None, f"the queue did not answer ({type(exc).__name__}: {exc})")
-        self.queue_entries = {f"{e.namespace}/{e.name}": e for e in reply.pods}
         return views.queue_view(reply)
 
     # --- views --------------------------------------------------------------------------------------

@@ -160,6 +160,8 @@ def last_verdicts(attempt: Attempt) -> Json:
             text = details.get("message") or details.get("reason")
             if isinstance(text, str):
                 out["message"] = text
+    if not out["node"] and not out["rejected"]:
+        out["node"] = attempt.node  # one feasible node: no score event, the assume names it
     return out
 
 
@@ -176,11 +178,10 @@ def pod_view(
     history = attempts(events)
     last = last_verdicts(history[-1]) if history else None
     queue = queue_row(queued) if queued is not None else None
-    reason = ""
-    if queue is not None and queue["reason"]:
+    # the queue's message of the last attempt, else the scheduler's, else the plugins or the gate
+    reason = (queued.message if queued else "") or (last["message"] if last else "")
+    if not reason and queue is not None:
         reason = queue["reason"]
-    elif last is not None:
-        reason = last["message"]
     return {
         "key": f"{namespace}/{name}",
         "namespace": namespace,

@@ -105,7 +105,7 @@ class HealthServer:
         if self.token is not None:
             if self._browser_login and self._valid(request.query.get("token", "")):
                 target = request.rel_url.without_query_params("token")
-                response = web.HTTPSeeOther(location=str(target))
+                response = web.Response(status=303, headers={"Location": str(target)})
                 response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="Strict")
                 return response
             scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
