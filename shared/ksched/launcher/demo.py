@@ -267,6 +267,7 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--keep", action="store_true", help="keep the stack running after the summary")
     ns = p.parse_args(list(argv))
     workdir = Path(ns.workdir) if ns.workdir else Path(tempfile.mkdtemp(prefix="ksched-demo-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     try:
         return asyncio.run(run_demo(workdir, ns.nodes, ns.scale, ns.timeout, ns.keep))
     except KeyboardInterrupt:

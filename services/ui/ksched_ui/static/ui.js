@@ -181,7 +181,9 @@ function renderTimeline(pod) {
 
 function renderPod(pod) {
   $("pod-title").textContent = pod.key;
-  const state = pod.node ? `on node ${pod.node}` : (pod.queue ? `pending: ${pod.queue.queue} queue, ${pod.queue.attempts} attempt(s)` : "not in the queue");
+  let state = "neither in the queue nor on a node";
+  if (pod.node) state = `on node ${pod.node}`;
+  else if (pod.queue) state = `pending: ${pod.queue.queue} queue, ${pod.queue.attempts} attempt(s)`;
   $("pod-state").textContent = state;
   const reason = $("pod-reason");
   reason.hidden = !pod.reason || !!pod.node;
