@@ -27,7 +27,9 @@ from tests.queue.testing import pod, settings
 def test_hub_keeps_the_latest_view_and_every_traced_pod() -> None:
     hub = Hub()
     hub.publish("cluster", "c1")
+    assert not hub.watched.is_set()  # no page: nothing is built, the queue is not asked
     early = hub.subscribe()
+    assert hub.watched.is_set()
     assert early.ready.is_set() and early.take() == [("cluster", "c1")]  # the latest on subscribe
     hub.publish("queue", "q1")
     hub.publish("queue", "q2")  # a slow page gets the newest only
@@ -35,8 +37,11 @@ def test_hub_keeps_the_latest_view_and_every_traced_pod() -> None:
     hub.notify(["default/b", "default/a"])  # keys accumulate
     assert early.take() == [("queue", "q2"), ("trace", '["default/a", "default/b"]')]
     assert not early.ready.is_set() and early.take() == []
+    other = hub.subscribe()
+    hub.unsubscribe(other)
+    assert hub.watched.is_set()  # one page is still open
     hub.close()
-    assert early.closed and early.ready.is_set() and not hub.subscribers
+    assert early.closed and early.ready.is_set() and not hub.subscribers and not hub.watched.is_set()
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+
 from ksched.bus.messages import QUEUE_LIST_MAX, QueueListEntry, QueueListReply, QueueListRequest
 
 from .priority_queue import SchedulingQueue
@@ -33,9 +35,11 @@ def list_queue(queue: SchedulingQueue, request: QueueListRequest) -> QueueListRe
         for state, entry in queue.entries()
         if not needle or needle in f"{entry.pending.namespace}/{entry.pending.name}".lower()
     ]
-    matched.sort(key=lambda pair: (_ORDER[pair[0]], pair[1].info.timestamp, pair[1].seq))
+    first = heapq.nsmallest(
+        limit, matched, key=lambda pair: (_ORDER[pair[0]], pair[1].info.timestamp, pair[1].seq)
+    )
     return QueueListReply(
-        pods=[_entry(queue, state, entry) for state, entry in matched[:limit]],
+        pods=[_entry(queue, state, entry) for state, entry in first],
         counts={str(state): count for state, count in queue.counts().items()},
         matched=len(matched),
     )

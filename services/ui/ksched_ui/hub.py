@@ -38,6 +38,8 @@ class Hub:
     def __init__(self) -> None:
         self.latest: dict[str, str] = {}
         self.subscribers: set[Subscriber] = set()
+        self.watched = asyncio.Event()
+        """Set while a page is open: the views are built and the queue asked only then."""
 
     def subscribe(self) -> Subscriber:
         sub = Subscriber()
@@ -45,10 +47,13 @@ class Hub:
         if sub.states:
             sub.ready.set()
         self.subscribers.add(sub)
+        self.watched.set()
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
+        if not self.subscribers:
+            self.watched.clear()
 
     def publish(self, topic: str, data: str) -> None:
         """The new value of a state topic (JSON text)."""
@@ -72,3 +77,4 @@ class Hub:
             sub.closed = True
             sub.ready.set()
         self.subscribers.clear()
+        self.watched.clear()

@@ -131,25 +131,31 @@ class UiService:
 
     # --- following the bus ------------------------------------------------------------------------------
     async def _cluster_loop(self) -> None:
-        """Push the cluster view after each change of the replica, at most every ``min_interval``."""
+        """Push the cluster view after each change of the replica while a page is open, at most every
+        ``min_interval`` (times the thousands of nodes: a big view is sent less often)."""
         while True:
             await self._cluster_dirty.wait()
+            await self.hub.watched.wait()
             self._cluster_dirty.clear()
-            self.hub.publish("cluster", json.dumps(self.cluster_view()))
-            await asyncio.sleep(self.options.min_interval)
+            view = self.cluster_view()
+            self.hub.publish("cluster", json.dumps(view))
+            await asyncio.sleep(self.options.min_interval * max(1.0, int(view["nodes"]) / 1000))
 
     async def _queue_loop(self) -> None:
         """Ask the queue for its listing whenever a trace event (or a new page) says it may have
-        changed, at most every ``min_interval``; retry each second while the queue does not answer."""
+        changed and a page is open, at most every ``min_interval`` (times the pods it holds per
+        2,500); retry each second while the queue does not answer. No page open: not at all."""
         while True:
             await self._queue_dirty.wait()
+            await self.hub.watched.wait()
             self._queue_dirty.clear()
             view = await self.fetch_queue()
             self.hub.publish("queue", json.dumps(view))
             if not view["available"]:
                 self._queue_dirty.set()
                 await asyncio.sleep(1.0)
-            await asyncio.sleep(self.options.min_interval)
+            held = sum(view["counts"].values())  # a listing walks them all: ask a big queue less often
+            await asyncio.sleep(self.options.min_interval * max(1.0, held / 2500))
 
     async def _trace_loop(self) -> None:
         """New trace events: remember the pod (search), tell the pages, re-list the queue."""
