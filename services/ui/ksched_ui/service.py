@@ -40,6 +40,9 @@ RECENT_PODS = 10_000
 """Pods with trace events since the UI started, remembered for search (oldest forgotten first)."""
 QUEUE_LIMIT = 500
 """Queue entries on the overview (the counts cover every pod)."""
+STREAM_PAUSE = 0.1
+"""Seconds an event stream waits after a write (a busy cluster's trace keys are sent ~10 times a
+second, not once per event)."""
 KEEPALIVE = 15.0
 """Seconds between comment lines on an idle event stream (keeps proxies from closing it)."""
 
@@ -290,3 +293,4 @@ class UiService:
             if chunks:
                 await response.write("".join(chunks).encode())
                 last_write = time.monotonic()
+                await asyncio.sleep(STREAM_PAUSE)  # what arrives meanwhile goes out in one write
