@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fnmatch
 import json
+import tomllib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -195,3 +198,14 @@ def test_static_files_are_package_data() -> None:
     html = static_file("index.html").decode()
     assert 'src="static/ui.js"' in html and 'href="static/ui.css"' in html
     assert b"EventSource" in static_file("ui.js")
+
+
+def test_pip_install_carries_the_page() -> None:
+    """Every file of the page is package data in pyproject.toml (a wheel holds it, not only a checkout)."""
+    root = Path(__file__).resolve().parents[2]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    static = root / "services/ui/ksched_ui/static"
+    names = sorted(p.name for p in static.iterdir())
+    assert {"index.html", "ui.css", "ui.js"} <= set(names)
+    for name in names:
+        assert any(fnmatch.fnmatch(f"static/{name}", pattern) for pattern in patterns["ksched_ui"]), name
