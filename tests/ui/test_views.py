@@ -208,3 +208,18 @@ def test_search_puts_exact_names_first() -> None:
     assert views.search("x", [f"ns/x{i}" for i in range(100)], limit=5) == [
         f"ns/x{i}" for i in (0, 1, 10, 11, 12)
     ]
+
+
+def test_unexpected_detail_shapes_are_skipped() -> None:
+    """Trace details written by another version: what does not fit is left out, the page still renders."""
+    rows, unnamed = views.rejected_nodes(
+        [["NodeAffinity", 3], {"plugin": "P", "reason": "r", "count": 1, "nodes": ["n"]}]
+    )
+    assert rows == [{"node": "n", "plugin": "P", "reason": "r"}] and unnamed == 0
+    scored = [["n", 3], {"node": "n", "total": 3, "scores": {"A": 3}}]
+    event = TraceEvent(
+        trace_id="t", pod_uid="u", namespace="default", name="p", service="scheduler", instance="s",
+        phase="score", ts=1.0, details={"node": "n", "plugin_scores": scored},
+    )  # fmt: skip
+    last = views.pod_view("default", "p", [event])["last"]
+    assert last["scores"] == [{"node": "n", "total": 3, "scores": {"A": 3}}] and last["plugins"] == ["A"]

@@ -127,6 +127,8 @@ def rejected_nodes(groups: Sequence[Mapping[str, Any]]) -> tuple[list[Json], int
     rows: list[Json] = []
     unnamed = 0
     for group in groups:
+        if not isinstance(group, Mapping):
+            continue  # not what this version writes: skipped, never a broken page
         names = [str(n) for n in group.get("nodes") or []]
         for name in names:
             rows.append({"node": name, "plugin": group.get("plugin", ""), "reason": group.get("reason", "")})
@@ -153,8 +155,13 @@ def last_verdicts(attempt: Attempt) -> Json:
         elif event.phase == Phase.SCORE:
             scored = details.get("plugin_scores")
             if isinstance(scored, list):
+                scored = [
+                    row
+                    for row in scored
+                    if isinstance(row, Mapping) and isinstance(row.get("scores"), Mapping)
+                ]
                 out["scores"] = scored
-                out["plugins"] = sorted({pl for row in scored for pl in (row.get("scores") or {})})
+                out["plugins"] = sorted({str(pl) for row in scored for pl in row["scores"]})
             out["node"] = str(details.get("node") or "")
         elif event.phase in (Phase.ERROR, Phase.ASSUME_CONFLICT, Phase.BIND_FAILED) and not out["message"]:
             text = details.get("message") or details.get("reason")
