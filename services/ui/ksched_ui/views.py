@@ -121,7 +121,7 @@ def _attempt_json(attempt: Attempt) -> Json:
     }
 
 
-def rejected_nodes(groups: Sequence[Mapping[str, Any]]) -> tuple[list[Json], int]:
+def rejected_nodes(groups: Sequence[Any]) -> tuple[list[Json], int]:
     """The ``rejections`` of a filter event, one row per named node (``node``, ``plugin``,
     ``reason``), and how many rejected nodes the event counted but did not name."""
     rows: list[Json] = []
