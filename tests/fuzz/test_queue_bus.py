@@ -24,7 +24,6 @@ from ksched.bus.messages import (
     PendingPodAction,
     PendingPodEvent,
     PopRequest,
-    QueueListReply,
     QueueListRequest,
     RequeueRequest,
 )
@@ -98,7 +97,7 @@ def endpoints(harness: Harness) -> dict[str, tuple[RequestEndpoint[Any, Any], Me
             ),
         ),
         "list": (
-            Endpoint(subjects.queue_list, SubjectKind.QUEUE_LIST, QueueListRequest, QueueListReply),
+            ep.QUEUE_LIST,
             QueueListRequest(requester="fuzz", name_contains="see", limit=10),
         ),
     }

@@ -26,7 +26,6 @@ from ksched.bus.messages import (
     LeaseRenewRequest,
     PendingPodAction,
     PopRequest,
-    QueueListReply,
     QueueListRequest,
     RequeueRequest,
 )
@@ -344,9 +343,7 @@ async def test_list_names_each_pod_its_queue_and_last_message(harness: Harness) 
     assert lp.pod.name == "web-big"
     message = "0/3 nodes are available: 3 Insufficient cpu."
     await harness.done(lp, DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT], message=message)
-    subject = harness.replica.subjects.queue_list
-
-    reply = await harness.replica.request(subject, QueueListRequest(requester="t"), QueueListReply)
+    reply = await harness.replica.request(endpoints.QUEUE_LIST, QueueListRequest(requester="t"))
     listed = {(e.name, e.queue) for e in reply.pods}
     assert listed == {
         ("db", "active"),
@@ -363,7 +360,7 @@ async def test_list_names_each_pod_its_queue_and_last_message(harness: Harness) 
 
     # search by name, and the limit
     reply = await harness.replica.request(
-        subject, QueueListRequest(name_contains="WEB-", limit=1), QueueListReply
+        endpoints.QUEUE_LIST, QueueListRequest(name_contains="WEB-", limit=1)
     )
     assert reply.matched == 2 and [e.name for e in reply.pods] == ["web-small"]
     assert reply.counts["unschedulable"] == 1

@@ -18,9 +18,11 @@ from ksched_queue.clock import SystemClock
 from ksched_queue.service import QueueService
 from ksched_queue.settings import QueueSettings, build_core
 from ksched_ui.hub import Hub
-from ksched_ui.service import UiOptions, UiService, static_file
+from ksched_ui.options import UiOptions
+from ksched_ui.service import UiService, static_file
 
 from ksched.service.http import TOKEN_COOKIE, HealthServer
+from ksched.service.options import CommonOptions
 from ksched.tracing import Tracer
 from tests.fixtures.nats import BusFactory
 from tests.queue.fake_informer import FakeInformer
@@ -62,9 +64,7 @@ async def ui(bus_factory: BusFactory, nats_url: str) -> AsyncIterator[UiService]
         queue_settings, build_core(queue_settings, SystemClock()), await bus_factory(name="queue")
     )
     await queue.start()
-    options = UiOptions(
-        nats=nats_url, http_host="127.0.0.1", http_port=0, subject_prefix=prefix, identity="ui-test"
-    )
+    options = UiOptions(CommonOptions(identity="ui-test", nats=nats_url, http_port=0, subject_prefix=prefix))
     service = UiService(options)
     await service.start()
     try:

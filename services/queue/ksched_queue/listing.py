@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import heapq
 
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import QUEUE_LIST_MAX, QueueListEntry, QueueListReply, QueueListRequest
 
 from .priority_queue import SchedulingQueue
-from .queued_pod import PodState, QueuedPod
+from .queued_pod import QueuedPod
 
 _ORDER = {
     state: i
     for i, state in enumerate(
         (
-            PodState.ACTIVE,
-            PodState.BACKOFF,
-            PodState.UNSCHEDULABLE,
-            PodState.GATED,
-            PodState.IN_FLIGHT,
-            PodState.ASSUMED,
+            PodLifecycle.ACTIVE,
+            PodLifecycle.BACKOFF,
+            PodLifecycle.UNSCHEDULABLE,
+            PodLifecycle.GATED,
+            PodLifecycle.IN_FLIGHT,
+            PodLifecycle.ASSUMED,
         )
     )
 }
@@ -45,9 +46,9 @@ def list_queue(queue: SchedulingQueue, request: QueueListRequest) -> QueueListRe
     )
 
 
-def _entry(queue: SchedulingQueue, state: PodState, entry: QueuedPod) -> QueueListEntry:
+def _entry(queue: SchedulingQueue, state: PodLifecycle, entry: QueuedPod) -> QueueListEntry:
     pending, info = entry.pending, entry.info
-    backoff = queue.backoff_time(entry) if state == PodState.BACKOFF else 0.0
+    backoff = queue.backoff.backoff_time(entry) if state == PodLifecycle.BACKOFF else 0.0
     return QueueListEntry(
         uid=pending.uid,
         namespace=pending.namespace,

@@ -206,7 +206,10 @@ class SchedulingQueue:
             yield PodLifecycle.BACKOFF, entry
         for entry in self._unschedulable.values():
             yield (PodLifecycle.GATED if entry.gated else PodLifecycle.UNSCHEDULABLE), entry
-        for table, state in ((self._in_flight, PodLifecycle.IN_FLIGHT), (self._assumed, PodLifecycle.ASSUMED)):
+        for table, state in (
+            (self._in_flight, PodLifecycle.IN_FLIGHT),
+            (self._assumed, PodLifecycle.ASSUMED),
+        ):
             for entry in table.values():
                 yield state, entry
 

@@ -11,27 +11,27 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 import nats.errors
 from aiohttp import web
 
+from ksched.bus import endpoints
 from ksched.bus.codec import BadMessage
 from ksched.bus.connect import Bus, connect
-from ksched.bus.credentials import NatsCredentials
 from ksched.bus.messages import QueueListEntry, QueueListReply, QueueListRequest
 from ksched.bus.rpc import RequestError
 from ksched.bus.subjects import Subjects
 from ksched.cache.follower import ReplicaFollower
+from ksched.config.types import KubeSchedulerConfiguration
 from ksched.service.http import HealthServer
-from ksched.service.lifecycle import serve
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import reader
 
 from . import views
 from .hub import Hub, Subscriber
+from .options import UiOptions
 
 log = logging.getLogger(__name__)
 
@@ -47,28 +47,16 @@ KEEPALIVE = 15.0
 """Seconds between comment lines on an idle event stream (keeps proxies from closing it)."""
 
 
-@dataclass(frozen=True)
-class UiOptions:
-    nats: str
-    http_host: str
-    http_port: int
-    subject_prefix: str
-    identity: str
-    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
-    http_token: str | None = None
-    min_interval: float = 0.25
-    """The least time between two pushes of the cluster or the queue view."""
-
-
 def static_file(name: str) -> bytes:
     """A file of the page, from the installed package (package data)."""
     return (resources.files(__package__) / "static" / name).read_bytes()
 
 
 class UiService:
-    def __init__(self, options: UiOptions) -> None:
+    def __init__(self, options: UiOptions, config: KubeSchedulerConfiguration | None = None) -> None:
         self.options = options
-        self.subjects = Subjects(options.subject_prefix)
+        self.common = common = options.common
+        self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
         self.hub = Hub()
         self.bus: Bus | None = None
@@ -76,19 +64,15 @@ class UiService:
         self.recent: OrderedDict[str, None] = OrderedDict()
         self._cluster_dirty = asyncio.Event()
         self._queue_dirty = asyncio.Event()
-        self._stop = asyncio.Event()
         self.port = 0
         self.health = HealthServer(
-            options.http_host,
-            options.http_port,
+            common.http_host,
+            common.http_port,
             debug=self.debug_state,
-            token=options.http_token,
+            token=common.http_token,
             routes=self.routes(),
             browser_login=True,
         )
-
-    async def run(self) -> None:
-        await serve(self, self._stop)
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -103,7 +87,7 @@ class UiService:
 
     async def start(self) -> None:
         self.port = await self.health.start()
-        log.info("ui %s: http://%s:%d/", self.options.identity, self.options.http_host, self.port)
+        log.info("ui %s: http://%s:%d/", self.common.identity, self.common.http_host, self.port)
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
         self.health.ready_checks["snapshot"] = lambda: (
@@ -111,13 +95,13 @@ class UiService:
             "not following the informer's snapshot yet",
         )
         self.bus = await connect(
-            self.options.nats,
-            name=f"ui:{self.options.identity}",
+            self.common.nats,
+            name=f"ui:{self.common.identity}",
             subjects=self.subjects,
-            **self.options.nats_credentials.connect_kwargs(),
+            **self.common.nats_credentials.connect_kwargs(),
         )
         self.follower = ReplicaFollower(
-            self.bus, f"ui-{self.options.identity}", on_change=self._cluster_dirty.set
+            self.bus, f"ui-{self.common.identity}", on_change=self._cluster_dirty.set
         )
         self._queue_dirty.set()
         self.tasks.spawn("replica", self.follower.run, restart=True)
@@ -175,8 +159,8 @@ class UiService:
 
     async def list_queue(self, name_contains: str = "", limit: int = QUEUE_LIMIT) -> QueueListReply:
         assert self.bus is not None
-        request = QueueListRequest(requester=self.options.identity, name_contains=name_contains, limit=limit)
-        return await self.bus.request(self.subjects.queue_list, request, QueueListReply, timeout=2.0)
+        request = QueueListRequest(requester=self.common.identity, name_contains=name_contains, limit=limit)
+        return await self.bus.request(endpoints.QUEUE_LIST, request, timeout=2.0)
 
     async def fetch_queue(self) -> dict[str, Any]:
         try:
