@@ -34,7 +34,7 @@ ENV PATH=/opt/ksched/bin:$PATH \
     KSCHED_HTTP_HOST=0.0.0.0 \
     KSCHED_LOG_FORMAT=json
 USER 10001:10001
-# /metrics, /livez, /readyz: scheduler 10259, informer 10260, queue 10261, binder 10262
-EXPOSE 10259 10260 10261 10262
+# /metrics, /livez, /readyz: scheduler 10259, informer 10260, queue 10261, binder 10262; ui 10263 (its page too)
+EXPOSE 10259 10260 10261 10262 10263
 ENTRYPOINT ["ksched"]
 CMD ["--help"]

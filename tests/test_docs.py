@@ -33,6 +33,7 @@ OPTION_TABLES = {
     "kubesim.md": ("kubesim",),
     "queue.md": ("queue",),
     "tracing.md": ("trace",),
+    "ui.md": ("ui",),
     "ha.md": ("informer", "queue"),
 }
 BENCH_WITHOUT_OPTIONS = {"all"}

@@ -22,7 +22,7 @@ PACKAGE_DIRS = {
     "ksched": ROOT / "shared" / "ksched",
     **{
         f"ksched_{s}": ROOT / "services" / s / f"ksched_{s}"
-        for s in ("kubesim", "informer", "queue", "scheduler", "binder")
+        for s in ("kubesim", "informer", "queue", "scheduler", "binder", "ui")
     },
 }
 

@@ -24,7 +24,7 @@ from ksched.config import load_config
 from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
 from tests.deploy.kustomize import KustomizeError, build, json_patch
 from tests.deploy.rbac import Grant, grants_of
-from tests.deploy.test_compose import HTTP_PORTS, parse_with_cli
+from tests.deploy.test_compose import HTTP_PORTS, UI_PORT, parse_with_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -136,6 +136,37 @@ def test_services_probes_ports_and_commands_agree_with_the_cli(name: str) -> Non
             assert ns.kubeconfig == "/etc/kubesim/kubeconfig"
         else:
             assert ns.kubeconfig is None, "in-cluster configuration outside the demo"
+
+
+def test_the_ui_component_reads_only_the_bus_behind_the_token() -> None:
+    demo = render("overlays/kubesim-demo")
+    assert not [r for r in render("overlays/production") if r["metadata"]["name"] == "ksched-ui"]  # optional
+    dep = find(demo, "Deployment", "ksched-ui")
+    pod = dep["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    env = env_of(container)
+    assert container["ports"] == [{"name": "http", "containerPort": UI_PORT}]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    ns = parse_with_cli(container["args"], {**env, "KSCHED_NATS_PASSWORD": "p", "KSCHED_HTTP_TOKEN": "t"})
+    assert container["args"][0] == "ui" and ns.min_interval > 0  # the ui's own CLI
+    assert (ns.http_port, ns.http_host, ns.nats_user, ns.http_token) == (UI_PORT, "0.0.0.0", "ui", "t")
+    refs = {
+        e["name"]: e["valueFrom"]["secretKeyRef"]
+        for e in container["env"]
+        if "secretKeyRef" in e.get("valueFrom", {})
+    }
+    assert refs == {
+        "KSCHED_NATS_PASSWORD": {"name": "ksched-nats-users", "key": "ui"},
+        "KSCHED_HTTP_TOKEN": {"name": "ksched-ui-token", "key": "token"},
+    }
+    assert "ui" in secret_data(demo, "ksched-nats-users")
+    assert pod["spec"]["automountServiceAccountToken"] is False  # no Kubernetes API access at all
+    assert not [r for r in demo if r["kind"] in ("RoleBinding", "ClusterRoleBinding") and any(
+        subject["name"] == "ksched-ui" for subject in r.get("subjects", [])
+    )]  # fmt: skip
+    assert find(demo, "Service", "ksched-ui")["spec"]["ports"] == [
+        {"name": "http", "port": UI_PORT, "targetPort": "http"}
+    ]
 
 
 @pytest.mark.parametrize("name", KUSTOMIZATIONS)

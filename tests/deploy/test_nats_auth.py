@@ -135,7 +135,7 @@ async def test_no_credentials_or_wrong_password_is_refused(secured_nats: Embedde
         )
 
 
-@pytest.mark.parametrize("user", ["scheduler", "binder", "queue", OBSERVER])
+@pytest.mark.parametrize("user", ["scheduler", "binder", "queue", "ui", OBSERVER])
 async def test_forged_placement_is_refused(
     user: str, login: Callable[[str], Awaitable[Bus]], violations: Violations
 ) -> None:

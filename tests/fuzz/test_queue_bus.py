@@ -24,6 +24,7 @@ from ksched.bus.messages import (
     PendingPodAction,
     PendingPodEvent,
     PopRequest,
+    QueueListRequest,
     RequeueRequest,
 )
 from ksched.bus.subjects import SubjectKind
@@ -95,11 +96,15 @@ def endpoints(harness: Harness) -> dict[str, tuple[RequestEndpoint[Any, Any], Me
                 pod_uid="uid-seed", namespace="default", name="seed", reason="bind failed", sender="binder"
             ),
         ),
+        "list": (
+            ep.QUEUE_LIST,
+            QueueListRequest(requester="fuzz", name_contains="see", limit=10),
+        ),
     }
 
 
 @fuzz_settings(40)
-@given(data=st.data(), which=st.sampled_from(["pop", "done", "renew", "requeue"]))
+@given(data=st.data(), which=st.sampled_from(["pop", "done", "renew", "requeue", "list"]))
 async def test_request_subjects(
     queue: Harness, caplog: pytest.LogCaptureFixture, data: st.DataObject, which: str
 ) -> None:

@@ -26,6 +26,7 @@ from ksched.bus.messages import (
     LeaseRenewRequest,
     PendingPodAction,
     PopRequest,
+    QueueListRequest,
     RequeueRequest,
 )
 from ksched.framework.events import ActionType, EventResource
@@ -328,3 +329,38 @@ async def test_run_serves_readiness_and_metrics(
     finally:
         stop.set()
         assert await asyncio.wait_for(runner, 30) == 0  # stops in ~0.1 s; a loaded CI machine is slow
+
+
+async def test_list_names_each_pod_its_queue_and_last_message(harness: Harness) -> None:
+    harness.informer.list_pending(
+        pod("web-big", requests={"cpu": "3"}, priority=5),
+        pod("web-small", priority=1),
+        pod("gated", gates=["example.com/wait"]),
+        pod("db", priority=2),
+    )
+    await harness.start_queue()
+    (lp,) = await harness.pop()
+    assert lp.pod.name == "web-big"
+    message = "0/3 nodes are available: 3 Insufficient cpu."
+    await harness.done(lp, DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT], message=message)
+    reply = await harness.replica.request(endpoints.QUEUE_LIST, QueueListRequest(requester="t"))
+    listed = {(e.name, e.queue) for e in reply.pods}
+    assert listed == {
+        ("db", "active"),
+        ("web-small", "active"),
+        ("web-big", "unschedulable"),
+        ("gated", "gated"),
+    }
+    assert [e.queue for e in reply.pods] == ["active", "active", "unschedulable", "gated"]
+    big = next(e for e in reply.pods if e.name == "web-big")
+    assert big.message == message and big.plugins == [FIT] and big.attempts == 1
+    gated = next(e for e in reply.pods if e.name == "gated")
+    assert gated.gating_plugin == "SchedulingGates"
+    assert reply.counts["active"] == 2 and reply.counts["gated"] == 1 and reply.matched == 4
+
+    # search by name, and the limit
+    reply = await harness.replica.request(
+        endpoints.QUEUE_LIST, QueueListRequest(name_contains="WEB-", limit=1)
+    )
+    assert reply.matched == 2 and [e.name for e in reply.pods] == ["web-small"]
+    assert reply.counts["unschedulable"] == 1

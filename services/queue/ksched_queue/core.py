@@ -27,6 +27,8 @@ from ksched.bus.messages import (
     PendingPodAction,
     PendingPodEvent,
     PopRequest,
+    QueueListReply,
+    QueueListRequest,
     RequeueRequest,
 )
 from ksched.framework.changes import pod_changes
@@ -35,6 +37,7 @@ from ksched.framework.events import ActionType, ClusterEvent, EventResource
 from .events import EVENT_UNSCHEDULED_POD_ADD
 from .gangs import QueueGangs
 from .leases import Lease, LeaseTable
+from .listing import list_queue
 from .objects import ObjectDecodeError, decode_object
 from .priority_queue import SchedulingQueue
 from .queued_pod import PodDecodeError, QueuedPod
@@ -175,6 +178,9 @@ class QueueCore:
         self.leases.release(lease.lease_id)
         uid = lease.uid
         outcome = request.outcome
+        entry = self.queue.get(uid)
+        if entry is not None and outcome != DoneOutcome.SCHEDULED:
+            entry.message = request.message
         if outcome == DoneOutcome.SCHEDULED:
             where = self.queue.scheduled(uid)
         elif outcome == DoneOutcome.RETRY:
@@ -216,6 +222,9 @@ class QueueCore:
             request.pod_uid, backoff=request.backoff, unschedulable_plugins=request.unschedulable_plugins
         )
         if where is not None:
+            entry = self.queue.get(request.pod_uid)
+            if entry is not None:
+                entry.message = request.reason
             return Ack(ok=True, code=str(where))
         state = self.queue.state_of(request.pod_uid)
         if state is not None:
@@ -410,6 +419,10 @@ class QueueCore:
         return report
 
     # --- introspection ------------------------------------------------------------------------------
+    def listing(self, request: QueueListRequest) -> QueueListReply:
+        """What the queue holds, for ``P.queue.list`` (``ksched ui``)."""
+        return list_queue(self.queue, request)
+
     def debug_state(self) -> dict[str, object]:
         counts = self.queue.counts()
         return {

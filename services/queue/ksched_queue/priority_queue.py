@@ -26,7 +26,7 @@ import functools
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
 from ksched.api.core import Pod
 from ksched.api.lifecycle import PodLifecycle
@@ -195,6 +195,23 @@ class SchedulingQueue:
             out.update(e.uid for e in heap)
         out.update(e.uid for e in self.backoff)
         return out
+
+    def entries(self) -> Iterator[tuple[PodLifecycle, QueuedPod]]:
+        """Every tracked pod with its state: active, backoff, unschedulable or gated, in flight,
+        assumed (each structure in its own order; ``ksched ui``'s listing)."""
+        for heap in self._active.values():
+            for entry in heap:
+                yield PodLifecycle.ACTIVE, entry
+        for entry in self.backoff:
+            yield PodLifecycle.BACKOFF, entry
+        for entry in self._unschedulable.values():
+            yield (PodLifecycle.GATED if entry.gated else PodLifecycle.UNSCHEDULABLE), entry
+        for table, state in (
+            (self._in_flight, PodLifecycle.IN_FLIGHT),
+            (self._assumed, PodLifecycle.ASSUMED),
+        ):
+            for entry in table.values():
+                yield state, entry
 
     def counts(self) -> dict[str, int]:
         """Pods per state (``scheduler_pending_pods`` plus in-flight and assumed)."""

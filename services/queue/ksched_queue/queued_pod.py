@@ -62,6 +62,7 @@ class QueuedPod:
         "generation",
         "in_flight_seq",
         "info",
+        "message",
         "pending",
         "pod",
         "requeue_after_done",
@@ -98,6 +99,8 @@ class QueuedPod:
         self.state: PodLifecycle | None = None
         self.was_flushed = False
         self.trace_id = ""
+        self.message = ""
+        """The last attempt's message (a FailedScheduling message, an assume conflict's reason)."""
         """The current attempt's trace id (set by the queue's tracing; the pop's lease carries it)."""
         self.counted_rejectors: frozenset[str] = frozenset()
         self.counted_profile = ""

@@ -38,6 +38,8 @@ from ksched.bus.messages import (
     PendingPodsRequest,
     PopReply,
     PopRequest,
+    QueueListReply,
+    QueueListRequest,
     RequeueRequest,
 )
 from ksched.bus.rpc import RequestError
@@ -89,6 +91,7 @@ class QueueService:
         await self.bus.subscribe(endpoints.QUEUE_DONE, self._on_done)
         await self.bus.subscribe(endpoints.QUEUE_RENEW, self._on_renew)
         await self.bus.subscribe(endpoints.QUEUE_REQUEUE, self._on_requeue)
+        await self.bus.subscribe(endpoints.QUEUE_LIST, self._on_list)
         await self.bus.nc.flush()
         self.tasks.spawn("feed", self._feed_loop, restart=True)
         self.tasks.spawn("backoff-flush", self._backoff_flush_loop, restart=True)
@@ -185,6 +188,9 @@ class QueueService:
             ENDED_BY.reset(token)
         self._wake()
         return ack
+
+    async def _on_list(self, request: QueueListRequest, raw: Msg) -> QueueListReply:
+        return self.core.listing(request)
 
     # --- informer feed ---------------------------------------------------------------------------
     async def _feed_loop(self) -> None:

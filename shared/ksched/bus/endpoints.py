@@ -41,6 +41,8 @@ from ksched.bus.messages import (
     Placement,
     PopReply,
     PopRequest,
+    QueueListReply,
+    QueueListRequest,
     RequeueRequest,
     SnapshotBootstrapRequest,
     SnapshotDelta,
@@ -230,6 +232,7 @@ QUEUE_POP = _request("queue_pop", PopRequest, PopReply, SubjectKind.POP)
 QUEUE_DONE = _request("queue_done", DoneRequest, Ack, SubjectKind.DONE)
 QUEUE_RENEW = _request("queue_renew", LeaseRenewRequest, LeaseRenewReply, SubjectKind.RENEW)
 QUEUE_REQUEUE = _request("queue_requeue", RequeueRequest, Ack, SubjectKind.REQUEUE)
+QUEUE_LIST = _request("queue_list", QueueListRequest, QueueListReply, SubjectKind.QUEUE_LIST)
 
 # --- binder -----------------------------------------------------------------------------------------------
 PLACEMENTS = _publish("placements", Placement, SubjectKind.PLACEMENT)

@@ -55,6 +55,9 @@ __all__ = [
     "PodRemove",
     "PopReply",
     "PopRequest",
+    "QueueListEntry",
+    "QueueListReply",
+    "QueueListRequest",
     "RequeueRequest",
     "SnapshotBootstrapRequest",
     "SnapshotDelta",
@@ -278,6 +281,50 @@ class PopRequest(Message, kw_only=True):
 
 class PopReply(Message, kw_only=True):
     pods: list[LeasedPod] = msgspec.field(default_factory=list)
+
+
+class QueueListRequest(Message, kw_only=True):
+    """What the queue holds now (``ksched ui``): pods whose name contains ``name_contains``, at most
+    ``limit`` of them (the queue caps it at :data:`QUEUE_LIST_MAX`), active first."""
+
+    requester: str = ""
+    name_contains: str = ""
+    limit: int = 500
+
+
+QUEUE_LIST_MAX = 2000
+"""The most entries one :class:`QueueListReply` carries (its size stays far below 1 MiB)."""
+
+
+class QueueListEntry(msgspec.Struct, kw_only=True):
+    """One pod the queue holds, and why it waits."""
+
+    uid: str
+    namespace: str
+    name: str
+    scheduler_name: str
+    queue: str
+    """active, backoff, unschedulable, gated, in-flight or assumed."""
+    priority: int = 0
+    attempts: int = 0
+    queued_at: float = 0.0
+    initial_attempt_at: float = 0.0
+    backoff_until: float | None = None
+    plugins: list[str] = msgspec.field(default_factory=list)
+    """The plugins that rejected its last attempt (unschedulable and pending plugins)."""
+    gating_plugin: str = ""
+    message: str = ""
+    """The last attempt's message (the FailedScheduling message of an unschedulable pod)."""
+    nominated_node: str = ""
+    trace_id: str = ""
+
+
+class QueueListReply(Message, kw_only=True):
+    pods: list[QueueListEntry] = msgspec.field(default_factory=list)
+    counts: dict[str, int] = msgspec.field(default_factory=dict)
+    """Pods per queue (all of them, not only those listed)."""
+    matched: int = 0
+    """Pods that matched ``name_contains`` (more than listed when the limit cut the list)."""
 
 
 class DoneOutcome(StrEnum):
@@ -604,6 +651,8 @@ ALL_MESSAGE_TYPES: tuple[type[Message], ...] = (
     BootstrapReply,
     PopRequest,
     PopReply,
+    QueueListRequest,
+    QueueListReply,
     DoneRequest,
     LeaseRenewRequest,
     LeaseRenewReply,

@@ -38,6 +38,7 @@ class SubjectKind(StrEnum):
     DONE = "queue.done"
     RENEW = "queue.renew"
     REQUEUE = "queue.requeue"
+    QUEUE_LIST = "queue.list"
     PLACEMENT = "binder.placement"
     PERMIT = "binder.permit"
     UNRESERVE = "scheduler.unreserve"
@@ -130,6 +131,11 @@ class Subjects:
     @property
     def queue_requeue(self) -> str:
         return f"{self.prefix}.queue.requeue"
+
+    @property
+    def queue_list(self) -> str:
+        """What the queue holds, pod by pod (request/reply; ``ksched ui``)."""
+        return f"{self.prefix}.queue.list"
 
     # --- binder ------------------------------------------------------------------------------------
     @property

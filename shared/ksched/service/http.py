@@ -11,6 +11,11 @@ kubelet probes need no credentials. With a token (``--http-token`` / ``KSCHED_HT
 /metrics, /debug and /configz need ``Authorization: Bearer
 <token>`` (401 otherwise). Without one they are served on a loopback address only: bound anywhere
 else, they answer 403, since anyone who can reach the port could read them.
+
+A service may add its own routes (``ksched ui``'s page), guarded alike. With ``browser_login`` a
+browser, which cannot send the header, opens ``/?token=<token>`` once: the server answers with an
+HttpOnly, SameSite=Strict cookie holding the token and a redirect to the same page without it;
+the cookie is then accepted as the credential.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import hmac
 import ipaddress
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 from aiohttp import web
@@ -41,6 +46,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 PROBES = frozenset({"/healthz", "/livez", "/readyz"})
 """Paths served without credentials (kubelet probes)."""
+
+TOKEN_COOKIE = "ksched_token"
+"""The cookie that carries the token for a browser (``browser_login``)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -67,6 +75,8 @@ class HealthServer:
         secure: SecureServing | None = None,
         component: str = "ksched",
         config: KubeSchedulerConfiguration | None = None,
+        routes: Sequence[web.RouteDef] = (),
+        browser_login: bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -86,6 +96,8 @@ class HealthServer:
         self.live_checks: dict[str, ReadyCheck] = {}
         self._debug = debug
         self._registry = registry or REGISTRY
+        self._routes = list(routes)
+        self._browser_login = browser_login
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> int:
@@ -102,6 +114,7 @@ class HealthServer:
         app.router.add_get("/readyz", self._ready)
         app.router.add_get("/debug", self._dump)
         app.router.add_get("/configz", self._configz)
+        app.router.add_routes(self._routes)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         self.port = await _serve(web.TCPSite(self._runner, self.host, self.port), self.port)
@@ -144,10 +157,15 @@ class HealthServer:
         if request.path in PROBES:
             return await handler(request)
         if self.token is not None:
+            if self._browser_login and self._valid(request.query.get("token", "")):
+                target = request.rel_url.without_query_params("token")
+                response = web.Response(status=303, headers={"Location": str(target)})
+                response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="Strict")
+                return response
             scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                credential.strip().encode(), self.token.encode()
-            ):
+            bearer = scheme.lower() == "bearer" and self._valid(credential.strip())
+            cookie = self._browser_login and self._valid(request.cookies.get(TOKEN_COOKIE, ""))
+            if not (bearer or cookie):
                 return web.Response(
                     status=401, text="Unauthorized\n", headers={"WWW-Authenticate": 'Bearer realm="ksched"'}
                 )
@@ -169,6 +187,13 @@ class HealthServer:
                 403, "Forbidden", forbidden_message(user.name, verb, request.path, reason), details=True
             )
         return await handler(request)
+
+    def _valid(self, credential: str) -> bool:
+        return (
+            bool(credential)
+            and self.token is not None
+            and hmac.compare_digest(credential.encode(), self.token.encode())
+        )
 
     async def stop(self) -> None:
         if self._runner is not None:
