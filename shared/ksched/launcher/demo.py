@@ -218,9 +218,8 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: 
     try:
         v1: Any = client.CoreV1Api(api_client)
         await v1.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}})
-        await client.ResourceV1Api(api_client).create_namespaced_resource_claim_template(
-            "demo", gpu_claim_template()
-        )
+        resource: Any = client.ResourceV1Api(api_client)
+        await resource.create_namespaced_resource_claim_template("demo", gpu_claim_template())
         pods = workload(scale)
         expected_unschedulable = {
             p["metadata"]["name"] for p in pods if p["metadata"]["labels"]["app"] == "too-big"
@@ -254,7 +253,7 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: 
             await asyncio.sleep(0.5)
         print()
         code = await _summary(v1, stack, listing, expected_unschedulable, done_at, keep)
-        code = max(code, await _claims_summary(client.ResourceV1Api(api_client), listing))
+        code = max(code, await _claims_summary(resource, listing))
         if keep:
             print("\nthe stack keeps running; Ctrl-C stops everything.", flush=True)
             with contextlib.suppress(asyncio.CancelledError):
