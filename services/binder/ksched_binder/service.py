@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +52,11 @@ from ksched.tracing import Phase, Tracer
 from ksched_binder import metrics
 
 log = logging.getLogger(__name__)
+
+STOP_BEFORE_PREBIND_ENV = "KSCHED_TEST_STOP_BEFORE_PREBIND"
+"""Test hook: ``namespace/name`` of pods, comma-separated; a binder about to run PreBind for one of
+them stops itself (SIGSTOP), once per pod, so a test can kill it between Reserve and PreBind. Unset
+in production."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,7 @@ class BinderService:
         self.sample_plugin_metrics = CycleSampler(sample_percent())
         self.consumer: PullConsumer[Placement] | None = None
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
+        self._stop_before_prebind = {k for k in os.environ.get(STOP_BEFORE_PREBIND_ENV, "").split(",") if k}
         self._stop = asyncio.Event()
         self._draining = False
         self.busy = 0
@@ -254,6 +262,10 @@ class BinderService:
             if st is not None:
                 await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
                 return "failed"
+        if f"{p.namespace}/{p.name}" in self._stop_before_prebind:
+            self._stop_before_prebind.discard(f"{p.namespace}/{p.name}")  # once
+            log.warning("test hook %s: stopping before PreBind", STOP_BEFORE_PREBIND_ENV)
+            os.kill(os.getpid(), signal.SIGSTOP)
         since = _clock()
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
         self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)
