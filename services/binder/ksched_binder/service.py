@@ -270,12 +270,14 @@ class BinderService:
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
         self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)
         if st is not None:
+            await self._unreserve_api(fw, state, pi, p.node_name)
             await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
             return "failed"
         since = _clock()
         st = await fw.run_binding(state, pi, p.node_name)
         redelivered = st is not None and already_bound_to(st, p.node_name)
         if st is not None and not redelivered:
+            await self._unreserve_api(fw, state, pi, p.node_name)
             if pod_gone(st):
                 self._trace(
                     p, Phase.BIND_FAILED, since, node=p.node_name, reason="pod deleted before binding"
@@ -304,6 +306,20 @@ class BinderService:
         if p.flushed_from_unschedulable:
             metrics.POD_SCHEDULED_AFTER_FLUSH.inc()
         return "bound"
+
+    @staticmethod
+    async def _unreserve_api(fw: Framework, state: CycleState, pi: PodInfo, node_name: str) -> None:
+        """A failed binding cycle: the Reserve plugins undo what PreBind wrote to the API (plugins
+        with an ``unreserve_api``, e.g. DynamicResources' ``reservedFor`` entries), in reverse order
+        as Unreserve runs; the deciding replica then runs Unreserve itself."""
+        for pl in reversed(fw.plugins.reserve):
+            undo = getattr(pl, "unreserve_api", None)
+            if undo is None:
+                continue
+            try:
+                await undo(state, pi, node_name)
+            except Exception:
+                log.exception("Unreserve of plugin %s failed", pl.name)
 
     async def wait_on_permit(self, p: Placement) -> Status | None:
         """Wait until every waiting Permit plugin allows the pod, one rejects it, or time runs out."""
