@@ -41,6 +41,9 @@ class DRAResult:
     measured_pods: int
     seconds: float
     pods_per_second: float
+    #: the process's CPU time for the measured pods: what the figure is on an idle core
+    cpu_seconds: float
+    pods_per_cpu_second: float
     p50_ms: float
     p99_ms: float
     scheduled: int
@@ -158,6 +161,7 @@ def run(
     for k in range(init):
         _place(fw, alg, snap, *_pod_and_claim(k))
     latencies: list[float] = []
+    cpu_start = time.process_time()
     start = time.perf_counter()
     for k in range(init, init + measure):
         pod, claim = _pod_and_claim(k)
@@ -165,6 +169,7 @@ def run(
         _place(fw, alg, snap, pod, claim)
         latencies.append(time.perf_counter() - t0)
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     latencies.sort()
     taken = [
         (r.driver, r.pool, r.device)
@@ -182,6 +187,8 @@ def run(
         measured_pods=measure,
         seconds=round(seconds, 3),
         pods_per_second=round(measure / seconds, 1),
+        cpu_seconds=round(cpu, 3),
+        pods_per_cpu_second=round(measure / cpu, 1),
         p50_ms=round(latencies[len(latencies) // 2] * 1000, 3),
         p99_ms=round(latencies[int(len(latencies) * 0.99)] * 1000, 3),
         scheduled=allocated - init,
