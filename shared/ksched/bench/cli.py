@@ -57,11 +57,14 @@ def dra_main(argv: Sequence[str]) -> int:
     p.add_argument("--devices", type=int, default=10, help="devices per node")
     p.add_argument("--init", type=int, default=2500, help="pods placed before the measurement")
     p.add_argument("--pods", type=int, default=2500, help="pods measured")
+    p.add_argument(
+        "--prefill", action="store_true", help="place the init pods directly instead of scheduling them"
+    )
     p.add_argument("--json", action="store_true")
     ns = p.parse_args(list(argv))
     from ksched.bench.dra import as_dict, run
 
-    _print(as_dict(run(ns.nodes, ns.devices, ns.init, ns.pods)), ns.json)
+    _print(as_dict(run(ns.nodes, ns.devices, ns.init, ns.pods, prefill=ns.prefill)), ns.json)
     return 0
 
 
