@@ -1,0 +1,156 @@
+"""The command line of ``ksched kube-scheduler``: kube-scheduler 1.36's flags (Go syntax), resolved
+against the KubeSchedulerConfiguration as upstream's cmd/kube-scheduler/app/options does.
+
+- Without ``--config``: the deprecated flags (``--kubeconfig``, ``--kube-api-qps``,
+  ``--kube-api-burst``, ``--kube-api-content-type``, ``--profiling``, ``--contention-profiling``)
+  set ``clientConnection`` / ``enableProfiling``, then the leader-election flags apply.
+- With ``--config``: the file's values hold and only the leader-election flags override them (as
+  upstream, where the deprecated flags are then ignored). ksched's one deviation: a file whose
+  ``clientConnection.kubeconfig`` is empty uses ``--kubeconfig`` rather than in-cluster.
+- ``--master`` overrides the kubeconfig's server.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ksched.config import KubeSchedulerConfiguration, default_config, load_config
+from ksched.service.goflags import GoBool, GoFlagParser
+from ksched.service.options import add_feature_gates_argument
+
+DEFAULT_SECURE_PORT = 10259
+LEADER_ELECTION_FLAGS = (
+    ("leader_elect_lease_duration", "lease_duration"),
+    ("leader_elect_renew_deadline", "renew_deadline"),
+    ("leader_elect_retry_period", "retry_period"),
+    ("leader_elect_resource_lock", "resource_lock"),
+    ("leader_elect_resource_name", "resource_name"),
+    ("leader_elect_resource_namespace", "resource_namespace"),
+)
+
+
+@dataclass(frozen=True)
+class DropInOptions:
+    """What ``ksched kube-scheduler`` runs with, flags and file resolved."""
+
+    config: KubeSchedulerConfiguration
+    config_file: str | None
+    kubeconfig: str | None
+    master: str | None
+    write_config_to: str | None
+    bind_address: str
+    secure_port: int
+    log_format: str
+    verbosity: int
+    nats: str | None
+    workdir: str | None
+    schedulers: int
+    binders: int
+    subject_prefix: str
+    feature_gates: str
+
+
+def build_parser() -> GoFlagParser:
+    p = GoFlagParser(
+        prog="ksched kube-scheduler",
+        description="kube-scheduler's command line, the whole ksched pipeline in one process tree: an "
+        "embedded nats-server (unless --nats), the informer, queue, scheduler and binder services, and one "
+        "port whose /livez and /readyz cover them all. With --leader-elect (the default) the pipeline "
+        "runs only while this process holds the kube-scheduler Lease (docs/deploy.md).",
+    )
+    misc = p.add_argument_group("misc")
+    misc.add_argument("--config", help="the KubeSchedulerConfiguration file")
+    misc.add_argument("--write-config-to", help="write the effective configuration to this file and exit")
+    misc.add_argument("--master", help="the API server's address (overrides the kubeconfig's)")
+    serving = p.add_argument_group("secure serving")
+    serving.add_argument("--bind-address", default="0.0.0.0", help="address of the health port")
+    serving.add_argument("--secure-port", type=int, default=DEFAULT_SECURE_PORT, help="the health port")
+    for flag in ("--tls-cert-file", "--tls-private-key-file", "--authentication-kubeconfig",
+                 "--authorization-kubeconfig", "--authorization-always-allow-paths"):
+        serving.add_argument(flag, help="accepted (docs/operations.md)")
+    deprecated = p.add_argument_group("deprecated (ignored with --config, as upstream)")
+    deprecated.add_argument("--kubeconfig", help="kubeconfig of the API server")
+    deprecated.add_argument("--kube-api-qps", type=float, help="clientConnection.qps")
+    deprecated.add_argument("--kube-api-burst", type=int, help="clientConnection.burst")
+    deprecated.add_argument("--kube-api-content-type", help="clientConnection.contentType")
+    deprecated.add_argument("--profiling", action=GoBool, default=None, help="enableProfiling")
+    deprecated.add_argument("--contention-profiling", action=GoBool, default=None)
+    le = p.add_argument_group("leader election")
+    le.add_argument("--leader-elect", action=GoBool, default=None, help="elect on the Lease (default true)")
+    for flag in ("lease-duration", "renew-deadline", "retry-period", "resource-lock", "resource-name",
+                 "resource-namespace"):
+        le.add_argument(f"--leader-elect-{flag}")
+    logs = p.add_argument_group("logs")
+    logs.add_argument("-v", "--v", type=int, default=0, help="klog verbosity (4 and above: debug)")
+    logs.add_argument("--logging-format", choices=("text", "json"), default="text")
+    add_feature_gates_argument(p.add_argument_group("feature gate"))
+    ksched = p.add_argument_group("ksched")
+    ksched.add_argument("--nats", help="use this NATS server instead of an embedded one")
+    ksched.add_argument("--workdir", help="logs and JetStream data of the pipeline (default: a temp dir)")
+    ksched.add_argument("--schedulers", type=int, default=1, help="scheduler replicas (default 1)")
+    ksched.add_argument("--binders", type=int, default=1, help="binder processes (default 1)")
+    ksched.add_argument("--subject-prefix", default="ksched", help="NATS subject prefix")
+    return p
+
+
+def resolve(ns: argparse.Namespace) -> DropInOptions:
+    """The effective options; raises ksched.config.ConfigError or ValueError (naming the field)."""
+    gates = ns.feature_gates
+    if ns.config:
+        config = load_config(ns.config, gates=gates)
+        if not config.client_connection.kubeconfig and ns.kubeconfig:
+            config.client_connection.kubeconfig = ns.kubeconfig
+    else:
+        config = default_config(gates=gates)
+        client = config.client_connection
+        if ns.kubeconfig is not None:
+            client.kubeconfig = ns.kubeconfig
+        if ns.kube_api_qps is not None:
+            client.qps = ns.kube_api_qps
+        if ns.kube_api_burst is not None:
+            client.burst = ns.kube_api_burst
+        if ns.kube_api_content_type is not None:
+            client.content_type = ns.kube_api_content_type
+        if ns.profiling is not None:
+            config.enable_profiling = ns.profiling
+        if ns.contention_profiling is not None:
+            config.enable_contention_profiling = ns.contention_profiling
+    le = config.leader_election
+    if ns.leader_elect is not None:
+        le.leader_elect = ns.leader_elect
+    for flag, field in LEADER_ELECTION_FLAGS:
+        value = getattr(ns, flag)
+        if value is not None:
+            setattr(le, field, value)
+    if le.resource_lock not in ("", "leases"):
+        raise ValueError(
+            f'leaderElection.resourceLock: Unsupported value: "{le.resource_lock}": supported values: "leases"'
+        )
+    for name in ("schedulers", "binders"):
+        if getattr(ns, name) < 1:
+            raise ValueError(f"--{name} must be at least 1, got {getattr(ns, name)}")
+    return DropInOptions(
+        config=config,
+        config_file=ns.config,
+        kubeconfig=config.client_connection.kubeconfig or None,
+        master=ns.master,
+        write_config_to=ns.write_config_to,
+        bind_address=ns.bind_address,
+        secure_port=ns.secure_port,
+        log_format=ns.logging_format,
+        verbosity=ns.v,
+        nats=ns.nats,
+        workdir=ns.workdir,
+        schedulers=ns.schedulers,
+        binders=ns.binders,
+        subject_prefix=ns.subject_prefix,
+        feature_gates=str(ns.feature_gates),
+    )
+
+
+def parse(argv: Sequence[str]) -> DropInOptions:
+    """Parse and resolve; exits as kube-scheduler does on a bad command line."""
+    ns = build_parser().parse_args(list(argv))
+    return resolve(ns)
