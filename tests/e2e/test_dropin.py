@@ -167,7 +167,9 @@ async def lease_holder(api: ApiClient) -> str:
 
 async def setup_cluster(api: ApiClient, ns: str, nodes: int) -> None:
     await create_namespace(api, ns)
-    await create_nodes(api, [node(f"{ns}-{i}", cpu="64", memory="256Gi", labels={"pool": ns}) for i in range(nodes)])
+    await create_nodes(
+        api, [node(f"{ns}-{i}", cpu="64", memory="256Gi", labels={"pool": ns}) for i in range(nodes)]
+    )
 
 
 def pods(ns: str, count: int) -> list[dict[str, object]]:

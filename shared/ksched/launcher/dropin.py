@@ -7,7 +7,7 @@ the configuration or the flags name another). The children run without their own
 whole process is the unit that is elected, as kube-scheduler is.
 
 Losing the Lease stops the pipeline at once (SIGKILL to every child, before any standby may take
-over: leaseDuration − renewDeadline later at the earliest) and exits with status 1, as
+over: leaseDuration minus renewDeadline later at the earliest) and exits with status 1, as
 kube-scheduler does ("leaderelection lost"). SIGTERM stops the children gracefully, then releases
 the Lease and exits 0. The children die with this process even when it is killed with SIGKILL.
 

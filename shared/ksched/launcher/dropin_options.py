@@ -67,8 +67,13 @@ def build_parser() -> GoFlagParser:
     serving = p.add_argument_group("secure serving")
     serving.add_argument("--bind-address", default="0.0.0.0", help="address of the health port")
     serving.add_argument("--secure-port", type=int, default=DEFAULT_SECURE_PORT, help="the health port")
-    for flag in ("--tls-cert-file", "--tls-private-key-file", "--authentication-kubeconfig",
-                 "--authorization-kubeconfig", "--authorization-always-allow-paths"):
+    for flag in (
+        "--tls-cert-file",
+        "--tls-private-key-file",
+        "--authentication-kubeconfig",
+        "--authorization-kubeconfig",
+        "--authorization-always-allow-paths",
+    ):
         serving.add_argument(flag, help="accepted (docs/operations.md)")
     deprecated = p.add_argument_group("deprecated (ignored with --config, as upstream)")
     deprecated.add_argument("--kubeconfig", help="kubeconfig of the API server")
@@ -79,8 +84,14 @@ def build_parser() -> GoFlagParser:
     deprecated.add_argument("--contention-profiling", action=GoBool, default=None)
     le = p.add_argument_group("leader election")
     le.add_argument("--leader-elect", action=GoBool, default=None, help="elect on the Lease (default true)")
-    for flag in ("lease-duration", "renew-deadline", "retry-period", "resource-lock", "resource-name",
-                 "resource-namespace"):
+    for flag in (
+        "lease-duration",
+        "renew-deadline",
+        "retry-period",
+        "resource-lock",
+        "resource-name",
+        "resource-namespace",
+    ):
         le.add_argument(f"--leader-elect-{flag}")
     logs = p.add_argument_group("logs")
     logs.add_argument("-v", "--v", type=int, default=0, help="klog verbosity (4 and above: debug)")
@@ -126,7 +137,8 @@ def resolve(ns: argparse.Namespace) -> DropInOptions:
             setattr(le, field, value)
     if le.resource_lock not in ("", "leases"):
         raise ValueError(
-            f'leaderElection.resourceLock: Unsupported value: "{le.resource_lock}": supported values: "leases"'
+            f'leaderElection.resourceLock: Unsupported value: "{le.resource_lock}": '
+            'supported values: "leases"'
         )
     for name in ("schedulers", "binders"):
         if getattr(ns, name) < 1:

@@ -107,9 +107,7 @@ class GoFlagParser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         argv = sys.argv[1:] if args is None else list(args)
-        return super().parse_known_args(
-            normalize(argv, _bool_options(self), _short_options(self)), namespace
-        )
+        return super().parse_known_args(normalize(argv, _bool_options(self), _short_options(self)), namespace)
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -132,7 +130,7 @@ class GoFlagParser(argparse.ArgumentParser):
 
 
 def klog_level(verbosity: int) -> int:
-    """klog ``--v`` → Python level: 0–3 (klog's default output and steady-state detail) INFO,
+    """klog ``--v`` → Python level: 0 to 3 (klog's default output and steady-state detail) INFO,
     4 and above (klog's debug and trace levels) DEBUG."""
     if verbosity < 0:
         raise ValueError(f"--v must not be negative, got {verbosity}")

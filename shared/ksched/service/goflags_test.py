@@ -64,7 +64,9 @@ def test_bare_boolean_does_not_take_the_next_word() -> None:
         (["-x"], "Error: unknown shorthand flag: 'x' in -x"),
     ],
 )
-def test_unknown_flag_fails_as_cobra(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_flag_fails_as_cobra(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exc:
         _parser().parse_args(argv)
     assert exc.value.code == 1
