@@ -29,6 +29,7 @@ import tempfile
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import msgspec
@@ -54,9 +55,18 @@ _POLL_SECONDS = 1.0
 def write_config(options: DropInOptions) -> None:
     """``--write-config-to``: the effective configuration as YAML (camelCase, as upstream writes it)."""
     assert options.write_config_to is not None
-    doc = msgspec.to_builtins(options.config)
+    doc = _without_nulls(msgspec.to_builtins(options.config))
     doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **doc}
     Path(options.write_config_to).write_text(yaml.safe_dump(doc, sort_keys=True))
+
+
+def _without_nulls(value: Any) -> Any:
+    """Unset fields left out, as Go's encoder leaves out nil pointers (``omitempty``)."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def effective_kubeconfig(options: DropInOptions, workdir: Path) -> str | None:
