@@ -95,6 +95,7 @@ def option_strings(command: str, sub: str | None, monkeypatch: pytest.MonkeyPatc
     main = getattr(importlib.import_module(module_name), func_name)
     with monkeypatch.context() as patch:
         patch.setattr(argparse.ArgumentParser, "parse_args", _capture)
+        patch.setattr(argparse.ArgumentParser, "parse_known_args", _capture)  # GoFlagParser's way in
         try:
             main([sub] if sub else [])
         except _Captured as captured:
@@ -129,7 +130,7 @@ def code_texts(text: str) -> Iterator[str]:
     yield from re.findall(r"`([^`]+)`", "\n".join(prose))
 
 
-COMMAND = re.compile(r"(?:^|(?<=[\s/]))ksched ([a-z]+(?: ?\| ?[a-z]+)*)([^#]*)")
+COMMAND = re.compile(r"(?:^|(?<=[\s/]))ksched ([a-z]+(?:-[a-z]+)*(?: ?\| ?[a-z]+)*)([^#]*)")
 
 
 def documented_commands() -> Iterator[tuple[str, str, str | None, list[str]]]:
