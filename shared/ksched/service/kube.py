@@ -35,16 +35,25 @@ def api_reachable(kubeconfig: str | None, env: Mapping[str, str] | None = None) 
 
 
 async def api_client(
-    kubeconfig: str | None, qps_connections: int = 64, component: str = "ksched"
+    kubeconfig: str | None,
+    qps_connections: int = 64,
+    component: str = "ksched",
+    master: str | None = None,
 ) -> ApiClient:
     """An ApiClient for ``kubeconfig`` (or the in-cluster service account when None) that names
     ``component`` in its User-Agent (``ksched-binder/0.4.0``), as kube-scheduler names itself: the
-    API server's audit log and field managers show which service made a call."""
+    API server's audit log and field managers show which service made a call.
+
+    ``master`` (kube-scheduler's ``--master``) replaces the server address, as client-go's
+    BuildConfigFromFlags: with neither a kubeconfig nor in-cluster configuration, it is the whole
+    configuration (no credentials)."""
     cfg = Configuration()
     if kubeconfig:
         await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
-    else:
+    elif not master or api_reachable(None):
         config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+    if master:
+        cfg.host = master.rstrip("/")
     cfg.connection_pool_maxsize = qps_connections
     client = ApiClient(configuration=cfg)
     client.user_agent = f"{component}/{__version__}"
