@@ -29,44 +29,25 @@ import tempfile
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import aiohttp
-import msgspec
 import yaml
 
 from ksched.apimachinery.duration import seconds
 from ksched.config import ConfigError
 from ksched.launcher.dropin_options import DropInOptions, parse
 from ksched.launcher.stack import Stack, StackOptions
-from ksched.service.goflags import klog_level
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leader import ElectionConfig, LeaseElector
 from ksched.service.logs import setup_logging
+from ksched.service.upstream_flags import write_config
 
 log = logging.getLogger(__name__)
 
 LOST_LEASE_EXIT_CODE = 1
 """kube-scheduler's exit status when it loses its Lease."""
 _POLL_SECONDS = 1.0
-
-
-def write_config(options: DropInOptions) -> None:
-    """``--write-config-to``: the effective configuration as YAML (camelCase, as upstream writes it)."""
-    assert options.write_config_to is not None
-    doc = _without_nulls(msgspec.to_builtins(options.config))
-    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **doc}
-    Path(options.write_config_to).write_text(yaml.safe_dump(doc, sort_keys=True))
-
-
-def _without_nulls(value: Any) -> Any:
-    """Unset fields left out, as Go's encoder leaves out nil pointers (``omitempty``)."""
-    if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
 
 
 def effective_kubeconfig(options: DropInOptions, workdir: Path) -> str | None:
@@ -194,7 +175,7 @@ class DropIn:
                 schedulers=options.schedulers,
                 binders=options.binders,
                 prefix=options.subject_prefix,
-                log_level=logging.getLevelName(klog_level(options.verbosity)),
+                log_level=options.log_level,
                 log_format=options.log_format,
                 feature_gates=options.feature_gates,
                 nats_url=options.nats,
@@ -272,9 +253,9 @@ def main(argv: Sequence[str]) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
-    setup_logging("kube-scheduler", options.log_format, logging.getLevelName(klog_level(options.verbosity)))
+    setup_logging("kube-scheduler", options.log_format, options.log_level)
     if options.write_config_to:
-        write_config(options)
+        write_config(options.config, options.write_config_to)
         log.info("wrote configuration to %s", options.write_config_to)
         return 0
     workdir = Path(options.workdir or tempfile.mkdtemp(prefix="ksched-kube-scheduler-"))

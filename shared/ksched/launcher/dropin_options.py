@@ -1,13 +1,10 @@
 """The command line of ``ksched kube-scheduler``: kube-scheduler 1.36's flags (Go syntax), resolved
 against the KubeSchedulerConfiguration as upstream's cmd/kube-scheduler/app/options does.
 
-- Without ``--config``: the deprecated flags (``--kubeconfig``, ``--kube-api-qps``,
-  ``--kube-api-burst``, ``--kube-api-content-type``, ``--profiling``, ``--contention-profiling``)
-  set ``clientConnection`` / ``enableProfiling``, then the leader-election flags apply.
-- With ``--config``: the file's values hold and only the leader-election flags override them (as
-  upstream, where the deprecated flags are then ignored). ksched's one deviation: a file whose
-  ``clientConnection.kubeconfig`` is empty uses ``--kubeconfig`` rather than in-cluster.
-- ``--master`` overrides the kubeconfig's server.
+The deprecated flags and ``--kubeconfig`` as every service resolves them
+(:mod:`ksched.service.upstream_flags`); the leader-election flags override the file's
+``leaderElection`` field by field, as upstream's ``ApplyLeaderElectionTo``; ``--master`` overrides
+the kubeconfig's server.
 """
 
 from __future__ import annotations
@@ -19,6 +16,7 @@ from dataclasses import dataclass
 from ksched.config import KubeSchedulerConfiguration, default_config, load_config
 from ksched.service.goflags import GoBool, GoFlagParser
 from ksched.service.options import add_feature_gates_argument
+from ksched.service.upstream_flags import add_upstream_arguments, apply_to, log_level
 
 DEFAULT_SECURE_PORT = 10259
 LEADER_ELECTION_FLAGS = (
@@ -43,7 +41,7 @@ class DropInOptions:
     bind_address: str
     secure_port: int
     log_format: str
-    verbosity: int
+    log_level: str
     nats: str | None
     workdir: str | None
     schedulers: int
@@ -60,10 +58,9 @@ def build_parser() -> GoFlagParser:
         "port whose /livez and /readyz cover them all. With --leader-elect (the default) the pipeline "
         "runs only while this process holds the kube-scheduler Lease (docs/deploy.md).",
     )
-    misc = p.add_argument_group("misc")
-    misc.add_argument("--config", help="the KubeSchedulerConfiguration file")
-    misc.add_argument("--write-config-to", help="write the effective configuration to this file and exit")
-    misc.add_argument("--master", help="the API server's address (overrides the kubeconfig's)")
+    p.add_argument("--config", help="the KubeSchedulerConfiguration file")
+    p.add_argument("--kubeconfig", help="kubeconfig of the API server")
+    add_upstream_arguments(p)
     serving = p.add_argument_group("secure serving")
     serving.add_argument("--bind-address", default="0.0.0.0", help="address of the health port")
     serving.add_argument("--secure-port", type=int, default=DEFAULT_SECURE_PORT, help="the health port")
@@ -75,13 +72,6 @@ def build_parser() -> GoFlagParser:
         "--authorization-always-allow-paths",
     ):
         serving.add_argument(flag, help="accepted (docs/operations.md)")
-    deprecated = p.add_argument_group("deprecated (ignored with --config, as upstream)")
-    deprecated.add_argument("--kubeconfig", help="kubeconfig of the API server")
-    deprecated.add_argument("--kube-api-qps", type=float, help="clientConnection.qps")
-    deprecated.add_argument("--kube-api-burst", type=int, help="clientConnection.burst")
-    deprecated.add_argument("--kube-api-content-type", help="clientConnection.contentType")
-    deprecated.add_argument("--profiling", action=GoBool, default=None, help="enableProfiling")
-    deprecated.add_argument("--contention-profiling", action=GoBool, default=None)
     le = p.add_argument_group("leader election")
     le.add_argument("--leader-elect", action=GoBool, default=None, help="elect on the Lease (default true)")
     for flag in (
@@ -93,9 +83,7 @@ def build_parser() -> GoFlagParser:
         "resource-namespace",
     ):
         le.add_argument(f"--leader-elect-{flag}")
-    logs = p.add_argument_group("logs")
-    logs.add_argument("-v", "--v", type=int, default=0, help="klog verbosity (4 and above: debug)")
-    logs.add_argument("--logging-format", choices=("text", "json"), default="text")
+    p.add_argument("--logging-format", choices=("text", "json"), default="text", help="log format")
     add_feature_gates_argument(p.add_argument_group("feature gate"))
     ksched = p.add_argument_group("ksched")
     ksched.add_argument("--nats", help="use this NATS server instead of an embedded one")
@@ -109,25 +97,8 @@ def build_parser() -> GoFlagParser:
 def resolve(ns: argparse.Namespace) -> DropInOptions:
     """The effective options; raises ksched.config.ConfigError or ValueError (naming the field)."""
     gates = ns.feature_gates
-    if ns.config:
-        config = load_config(ns.config, gates=gates)
-        if not config.client_connection.kubeconfig and ns.kubeconfig:
-            config.client_connection.kubeconfig = ns.kubeconfig
-    else:
-        config = default_config(gates=gates)
-        client = config.client_connection
-        if ns.kubeconfig is not None:
-            client.kubeconfig = ns.kubeconfig
-        if ns.kube_api_qps is not None:
-            client.qps = ns.kube_api_qps
-        if ns.kube_api_burst is not None:
-            client.burst = ns.kube_api_burst
-        if ns.kube_api_content_type is not None:
-            client.content_type = ns.kube_api_content_type
-        if ns.profiling is not None:
-            config.enable_profiling = ns.profiling
-        if ns.contention_profiling is not None:
-            config.enable_contention_profiling = ns.contention_profiling
+    config = load_config(ns.config, gates=gates) if ns.config else default_config(gates=gates)
+    apply_to(ns, config, ns.config)
     le = config.leader_election
     if ns.leader_elect is not None:
         le.leader_elect = ns.leader_elect
@@ -152,7 +123,7 @@ def resolve(ns: argparse.Namespace) -> DropInOptions:
         bind_address=ns.bind_address,
         secure_port=ns.secure_port,
         log_format=ns.logging_format,
-        verbosity=ns.v,
+        log_level=log_level(ns, "INFO"),
         nats=ns.nats,
         workdir=ns.workdir,
         schedulers=ns.schedulers,
