@@ -3,8 +3,9 @@
 Flag beats environment beats the KubeSchedulerConfiguration's ``leaderElection`` beats the default:
 
 - ``--leader-elect`` / ``--leader-elect=true|false`` / ``--no-leader-elect``
-  (``KSCHED_LEADER_ELECT=true|false``; config ``leaderElect``, default on). It needs the API for its Lease: without a kubeconfig or an in-cluster
-  service account it is off unless asked for explicitly (then it is an error).
+  (``KSCHED_LEADER_ELECT=true|false``; config ``leaderElect``, default on). It needs the API for
+  its Lease: without a kubeconfig or an in-cluster service account it is off unless asked for
+  explicitly (then it is an error).
 - ``--lease-name`` (alias ``--leader-elect-resource-name``, ``KSCHED_LEASE_NAME``): default
   ``ksched-<service>``, or ``<resourceName>-<service>`` when the configuration names a resource
   (the two services need two Leases).
