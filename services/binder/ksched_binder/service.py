@@ -125,7 +125,7 @@ class BinderService:
         )
         await ensure_streams(self.bus)
         self.tracer.start(self.bus)
-        self.use_api(await api_client(common.kubeconfig, component="ksched-binder"))
+        self.use_api(await api_client(common.kubeconfig, component="ksched-binder", master=common.master))
         self.consumer = await PullConsumer.create(
             self.bus,
             endpoints.PLACEMENTS,

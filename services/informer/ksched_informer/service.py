@@ -170,7 +170,7 @@ class InformerService:
         self.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, Placement)
         if self.gangs.enabled:
             self.commits_kv = await TypedKV.open(self.bus, GANG_COMMITS, GangCommit)
-        self.api = await api_client(common.kubeconfig, component="ksched-informer")
+        self.api = await api_client(common.kubeconfig, component="ksched-informer", master=common.master)
         if not self.leadership.elected:
             await self._start_active()
             return
