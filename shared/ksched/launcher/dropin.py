@@ -115,6 +115,8 @@ class DropIn:
         if self.stack is None:
             if self.elector is None:
                 return False, "starting"
+            if self.elector.is_leader:
+                return False, "leading: starting the pipeline"
             return self.elector.status()
         failing = [f"{name}: {detail}" for name, (ok, detail) in self.children.items() if not ok]
         if not self.children or failing:
