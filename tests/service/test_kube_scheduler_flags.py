@@ -110,3 +110,43 @@ def test_write_config_to_writes_the_effective_configuration_and_exits_0(cli: Any
 def test_a_negative_burst_names_the_field(capsys: pytest.CaptureFixture[str]) -> None:
     assert binder_cli.main(["--kube-api-burst=-1", "--http-port=0"]) == command.INVALID_EXIT_CODE
     assert "clientConnection.burst: Invalid value: -1: must be non-negative" in capsys.readouterr().err
+
+
+def _option_strings() -> dict[str, set[str]]:
+    """Letter of docs/operations.md's table -> the options that command takes."""
+    from ksched.launcher.cli import stack_arguments
+    from ksched.launcher.dropin_options import build_parser as dropin_parser
+    from ksched.service.goflags import GoFlagParser
+
+    def of(parser: Any) -> set[str]:
+        return {o for a in parser._actions for o in a.option_strings}
+
+    up = GoFlagParser(prog="ksched up")
+    stack_arguments(up)
+    letters = dict(zip("IQSB", CLIS, strict=True))
+    found = {k: of(command.build_parser(cli.COMMAND)) for k, cli in letters.items()}
+    return {**found, "up": of(up), "K": of(dropin_parser())}
+
+
+def test_the_operations_flag_table_is_true() -> None:
+    """Each row's flags are taken by exactly the commands its services column names."""
+    import re
+
+    text = (Path(__file__).parents[2] / "docs" / "operations.md").read_text()
+    table = text.split("### The table", 1)[1]
+    options = _option_strings()
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) > 15
+    problems = []
+    for row in rows:
+        flags = re.findall(r"`(--?[a-z0-9-]+\*?)`", row[1])
+        services = set(row[2].split()) - {"none"}
+        assert flags, row
+        for letter, taken in options.items():
+            for flag in flags:
+                accepted = (
+                    any(o.startswith(flag[:-1]) for o in taken) if flag.endswith("*") else flag in taken
+                )
+                if accepted != (letter in services):
+                    problems.append(f"{flag}: {letter} {'takes' if accepted else 'lacks'} it")
+    assert not problems, problems
