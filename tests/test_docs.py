@@ -95,7 +95,6 @@ def option_strings(command: str, sub: str | None, monkeypatch: pytest.MonkeyPatc
     main = getattr(importlib.import_module(module_name), func_name)
     with monkeypatch.context() as patch:
         patch.setattr(argparse.ArgumentParser, "parse_args", _capture)
-        patch.setattr(argparse.ArgumentParser, "parse_known_args", _capture)  # GoFlagParser's way in
         try:
             main([sub] if sub else [])
         except _Captured as captured:

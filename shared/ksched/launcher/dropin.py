@@ -172,7 +172,7 @@ class DropIn:
         stack = Stack(
             StackOptions(
                 workdir=self.workdir,
-                kubeconfig=self.kubeconfig or "",
+                kubeconfig=self.kubeconfig or "",  # "": in-cluster
                 config=options.config_file,
                 schedulers=options.schedulers,
                 binders=options.binders,

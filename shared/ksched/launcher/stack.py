@@ -76,6 +76,7 @@ class StackOptions:
     nodes: int = 0
     scenarios: Sequence[str] = ()
     kubeconfig: str | None = None
+    """None: start kubesim; "": the in-cluster configuration (the services get no --kubeconfig)."""
     config: str | None = None
     schedulers: int = 1
     binders: int = 1
@@ -127,11 +128,11 @@ class Stack:
         args = [
             "--nats",
             self.nats_url or self.nats.url,
-            "--kubeconfig",
-            self.kubeconfig,
             "--subject-prefix",
             self.options.prefix,
         ]
+        if self.options.kubeconfig != "":
+            args += ["--kubeconfig", self.kubeconfig]
         args += ["--log-level", self.options.log_level, "--log-format", self.options.log_format]
         if self.options.config:
             args += ["--config", self.options.config]

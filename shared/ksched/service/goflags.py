@@ -26,6 +26,8 @@ from typing import Any, NoReturn
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
+_UNRECOGNIZED = "unrecognized arguments: "
+"""How argparse's ``parse_args`` reports words it could not place (Python 3.11 - 3.13)."""
 UNKNOWN_FLAG_EXIT_CODE = 1
 """kube-scheduler's exit status for a command line it cannot parse."""
 
@@ -109,13 +111,11 @@ class GoFlagParser(argparse.ArgumentParser):
         argv = sys.argv[1:] if args is None else list(args)
         return super().parse_known_args(normalize(argv, _bool_options(self), _short_options(self)), namespace)
 
-    def parse_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> argparse.Namespace:
-        ns, extras = self.parse_known_args(args, namespace)
-        if extras:
-            self.unknown_flag(extras[0])
-        return ns
+    def error(self, message: str) -> NoReturn:
+        """argparse's "unrecognized arguments" becomes cobra's unknown-flag error."""
+        if message.startswith(_UNRECOGNIZED):
+            self.unknown_flag(message[len(_UNRECOGNIZED) :].split(" ")[0])
+        super().error(message)
 
     def unknown_flag(self, word: str) -> NoReturn:
         """cobra's message for the first word it could not place, then exit 1."""
