@@ -114,7 +114,7 @@ class GoFlagParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """argparse's "unrecognized arguments" becomes cobra's unknown-flag error."""
         if message.startswith(_UNRECOGNIZED):
-            self.unknown_flag(message[len(_UNRECOGNIZED) :].split(" ")[0])
+            self.unknown_flag(message[len(_UNRECOGNIZED) :].split(" ", maxsplit=1)[0])
         super().error(message)
 
     def unknown_flag(self, word: str) -> NoReturn:
