@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import aiohttp
-import yaml
 
 from ksched.apimachinery.duration import seconds
 from ksched.config import ConfigError
@@ -50,26 +49,9 @@ LOST_LEASE_EXIT_CODE = 1
 _POLL_SECONDS = 1.0
 
 
-def effective_kubeconfig(options: DropInOptions, workdir: Path) -> str | None:
-    """The kubeconfig the pipeline uses: ``--master`` replaces its server (a copy in ``workdir``)."""
-    if not options.master:
-        return options.kubeconfig
-    if options.kubeconfig:
-        doc = yaml.safe_load(Path(options.kubeconfig).read_text()) or {}
-    else:
-        doc = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": "master", "cluster": {}}],
-            "contexts": [{"name": "master", "context": {"cluster": "master"}}],
-            "current-context": "master",
-        }
-    for cluster in doc.get("clusters") or []:
-        cluster.setdefault("cluster", {})["server"] = options.master
-    path = workdir / "kubeconfig"
-    path.write_text(yaml.safe_dump(doc))
-    path.chmod(0o600)
-    return str(path)
+def service_args(options: DropInOptions) -> list[str]:
+    """Flags of the drop-in every service of the pipeline gets as well."""
+    return [f"--master={options.master}"] if options.master else []
 
 
 def election_config(options: DropInOptions) -> ElectionConfig | None:
@@ -90,10 +72,10 @@ def election_config(options: DropInOptions) -> ElectionConfig | None:
 class DropIn:
     """The elected pipeline and its one health port."""
 
-    def __init__(self, options: DropInOptions, workdir: Path, kubeconfig: str | None) -> None:
+    def __init__(self, options: DropInOptions, workdir: Path) -> None:
         self.options = options
         self.workdir = workdir
-        self.kubeconfig = kubeconfig
+        self.kubeconfig = options.kubeconfig
         self.stack: Stack | None = None
         self.elector: LeaseElector | None = None
         self.children: dict[str, tuple[bool, str]] = {}
@@ -115,7 +97,7 @@ class DropIn:
         if self.stack is None:
             if self.elector is None:
                 return False, "starting"
-            if self.elector.is_leader:
+            if self.elector.leader == self.elector.identity:  # won (or winning): not a standby
                 return False, "leading: starting the pipeline"
             return self.elector.status()
         failing = [f"{name}: {detail}" for name, (ok, detail) in self.children.items() if not ok]
@@ -146,7 +128,7 @@ class DropIn:
             config = election_config(self.options)
             if config is None:
                 return await self._lead()
-            api = await api_client(self.kubeconfig, component="kube-scheduler")
+            api = await api_client(self.kubeconfig, component="kube-scheduler", master=self.options.master)
             try:
                 self.elector = LeaseElector(api, config, on_stopped_leading=self._on_stopped_leading)
                 election = self.elector.start()
@@ -182,6 +164,7 @@ class DropIn:
                 feature_gates=options.feature_gates,
                 nats_url=options.nats,
                 singleton_election=False,
+                service_args=service_args(options),
                 parent_death_signal=signal.SIGKILL,
             )
         )
@@ -240,8 +223,7 @@ async def _first(*aws: object) -> bool:
 
 
 async def _main(options: DropInOptions, workdir: Path) -> int:
-    kubeconfig = effective_kubeconfig(options, workdir)
-    dropin = DropIn(options, workdir, kubeconfig)
+    dropin = DropIn(options, workdir)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):

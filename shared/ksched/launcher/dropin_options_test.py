@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from ksched.config import load_config
-from ksched.launcher.dropin import effective_kubeconfig, election_config, main
+from ksched.launcher.dropin import election_config, main, service_args
 from ksched.launcher.dropin_options import parse
 
 KUBEADM = [
@@ -108,24 +108,8 @@ def test_write_config_to_writes_the_effective_configuration_and_exits(tmp_path: 
     assert load_config(str(out)).client_connection.qps == 33.0  # it reads back as a --config file
 
 
-def test_master_overrides_the_kubeconfig_server(tmp_path: Path) -> None:
-    kubeconfig = tmp_path / "in"
-    kubeconfig.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": "https://old:6443"}}],
-                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-                "users": [{"name": "u", "user": {"token": "t"}}],
-                "current-context": "c",
-            }
-        )
-    )
-    o = parse([f"--kubeconfig={kubeconfig}", "--master=https://new:6443"])
-    written = effective_kubeconfig(o, tmp_path)
-    assert written is not None and written != str(kubeconfig)
-    doc = yaml.safe_load(Path(written).read_text())
-    assert doc["clusters"][0]["cluster"]["server"] == "https://new:6443"
-    assert doc["users"][0]["user"]["token"] == "t"
-    assert effective_kubeconfig(parse([f"--kubeconfig={kubeconfig}"]), tmp_path) == str(kubeconfig)
+def test_master_reaches_every_service() -> None:
+    assert service_args(parse(["--kubeconfig=/k", "--master=https://new:6443"])) == [
+        "--master=https://new:6443"
+    ]
+    assert service_args(parse(["--kubeconfig=/k"])) == []

@@ -103,6 +103,8 @@ class StackOptions:
     """Also run ``ksched ui`` (process ``ui``; its page at :meth:`Stack.http_url`)."""
     ui_port: int = 0
     """The UI's port if free (0: any free port)."""
+    service_args: Sequence[str] = ()
+    """More flags for every service (informer, queue, scheduler, binder)."""
     nats_url: str | None = None
     """Use this NATS server instead of starting an embedded one."""
     singleton_election: bool = True
@@ -142,7 +144,8 @@ class Stack:
 
     def _service(self, name: str, service: str, extra: Sequence[str] = (), port: int = 0) -> Proc:
         port = free_port(port)
-        args = [service, *self._common(), "--http-port", str(port), "--id", name, *extra]
+        own = self.options.service_args if service in ("informer", "queue", "scheduler", "binder") else ()
+        args = [service, *self._common(), "--http-port", str(port), "--id", name, *own, *extra]
         if not self.options.singleton_election and service in ("informer", "queue"):
             args.append("--no-leader-elect")
         proc = Proc(name, service, args, port, self.workdir / f"{name}.log")

@@ -23,3 +23,11 @@ def test_a_kubeconfig_is_passed_on(tmp_path: Path) -> None:
     common = stack._common()
     assert common[common.index("--kubeconfig") + 1] == "/k"
     assert "--no-leader-elect" not in stack._service("queue", "queue").args
+
+
+def test_service_args_reach_every_service(tmp_path: Path) -> None:
+    stack = Stack(
+        StackOptions(workdir=tmp_path, kubeconfig="/k", nats_url="nats://n", service_args=["--master=m"])
+    )
+    for name, service in (("informer", "informer"), ("binder-0", "binder")):
+        assert "--master=m" in stack._service(name, service).args
