@@ -64,7 +64,7 @@ class DropIn:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"https://127.0.0.1:{self.port}"
 
     def identity(self) -> str:
         found = re.search(r"leader election: (\S+) campaigning", self.log.read_text(errors="replace"))
@@ -108,11 +108,12 @@ async def stop(d: DropIn) -> None:
 
 
 async def probe(d: DropIn, path: str) -> int:
-    """kubeadm's probe: GET ``path`` on the health port; the HTTP status (0: no answer)."""
+    """kubeadm's probe: HTTPS GET ``path`` on the secure port, the certificate not verified (as kubelet
+    probes); the HTTP status (0: no answer)."""
     try:
         async with (
             aiohttp.ClientSession() as http,
-            http.get(f"{d.url}{path}", timeout=aiohttp.ClientTimeout(total=2)) as r,
+            http.get(f"{d.url}{path}", timeout=aiohttp.ClientTimeout(total=2), ssl=False) as r,
         ):
             return r.status
     except (aiohttp.ClientError, TimeoutError):
@@ -192,6 +193,7 @@ async def test_kubeadm_command_line_schedules_pods_and_passes_the_probes(tmp_pat
 
             await eventually(probes_pass, timeout=90)
             assert d.runs_pipeline()
+            assert await probe(d, "/metrics") == 403  # kube-scheduler's secure port: anonymous may not
             assert await lease_holder(api) == d.identity() != ""
             ns = "dropin"
             await setup_cluster(api, ns, 3)

@@ -11,9 +11,10 @@ over: leaseDuration minus renewDeadline later at the earliest) and exits with st
 kube-scheduler does ("leaderelection lost"). SIGTERM stops the children gracefully, then releases
 the Lease and exits 0. The children die with this process even when it is killed with SIGKILL.
 
-One port (``--bind-address``:``--secure-port``, 10259) serves /healthz, /livez and /readyz for all
-of them: while leading, each child's /readyz (polled every second) and that every child runs; as a
-standby, the election's own health (a standby is ready, as kube-scheduler's is).
+One port (``--bind-address``:``--secure-port``, 10259, HTTPS as kube-scheduler's, with its
+authentication and authorization; a plain-HTTP loopback port too) serves /healthz, /livez and
+/readyz for all of them: while leading, each child's /readyz (polled every second) and that every
+child runs; as a standby, the election's own health (a standby is ready, as kube-scheduler's is).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ _POLL_SECONDS = 1.0
 
 def service_args(options: DropInOptions) -> list[str]:
     """Flags of the drop-in every service of the pipeline gets as well."""
-    return [f"--master={options.master}"] if options.master else []
+    master = [f"--master={options.master}"] if options.master else []
+    return ["--secure-port=0", *master]  # the drop-in's own port is the one kubelet probes
 
 
 def election_config(options: DropInOptions) -> ElectionConfig | None:
@@ -79,7 +81,13 @@ class DropIn:
         self.stack: Stack | None = None
         self.elector: LeaseElector | None = None
         self.children: dict[str, tuple[bool, str]] = {}
-        self.health = HealthServer(options.bind_address, options.secure_port)
+        self.health = HealthServer(
+            "127.0.0.1",
+            options.http_port,
+            secure=options.secure,
+            component="kube-scheduler",
+            config=options.config,
+        )
         self.health.live_checks["pipeline"] = self._live
         self.health.ready_checks["pipeline"] = self._ready
         self.lost = asyncio.Event()
@@ -123,7 +131,7 @@ class DropIn:
 
     async def run(self) -> int:
         await self.health.start()
-        log.info("health on %s:%d (/livez, /readyz)", self.options.bind_address, self.health.port)
+        log.info("/livez and /readyz of the whole pipeline on http://127.0.0.1:%d", self.health.port)
         try:
             config = election_config(self.options)
             if config is None:

@@ -10,12 +10,18 @@ the kubeconfig's server.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ksched.config import KubeSchedulerConfiguration, default_config, load_config
 from ksched.service.goflags import GoBool, GoFlagParser
-from ksched.service.options import add_feature_gates_argument
+from ksched.service.options import (
+    SecureServing,
+    add_feature_gates_argument,
+    add_secure_serving_arguments,
+    secure_serving,
+)
 from ksched.service.upstream_flags import add_upstream_arguments, apply_to, log_level
 
 DEFAULT_SECURE_PORT = 10259
@@ -38,8 +44,9 @@ class DropInOptions:
     kubeconfig: str | None
     master: str | None
     write_config_to: str | None
-    bind_address: str
-    secure_port: int
+    secure: SecureServing | None
+    """The HTTPS port of the probes (None: ``--secure-port=0``)."""
+    http_port: int
     log_format: str
     log_level: str
     nats: str | None
@@ -61,17 +68,7 @@ def build_parser() -> GoFlagParser:
     p.add_argument("--config", help="the KubeSchedulerConfiguration file")
     p.add_argument("--kubeconfig", help="kubeconfig of the API server")
     add_upstream_arguments(p)
-    serving = p.add_argument_group("secure serving")
-    serving.add_argument("--bind-address", default="0.0.0.0", help="address of the health port")
-    serving.add_argument("--secure-port", type=int, default=DEFAULT_SECURE_PORT, help="the health port")
-    for flag in (
-        "--tls-cert-file",
-        "--tls-private-key-file",
-        "--authentication-kubeconfig",
-        "--authorization-kubeconfig",
-        "--authorization-always-allow-paths",
-    ):
-        serving.add_argument(flag, help="accepted (docs/operations.md)")
+    add_secure_serving_arguments(p, os.environ, DEFAULT_SECURE_PORT)
     le = p.add_argument_group("leader election")
     le.add_argument("--leader-elect", action=GoBool, default=None, help="elect on the Lease (default true)")
     for flag in (
@@ -86,6 +83,12 @@ def build_parser() -> GoFlagParser:
     p.add_argument("--logging-format", choices=("text", "json"), default="text", help="log format")
     add_feature_gates_argument(p.add_argument_group("feature gate"))
     ksched = p.add_argument_group("ksched")
+    ksched.add_argument(
+        "--http-port",
+        type=int,
+        default=0,
+        help="plain-HTTP port on loopback for local use (default: a free one)",
+    )
     ksched.add_argument("--nats", help="use this NATS server instead of an embedded one")
     ksched.add_argument("--workdir", help="logs and JetStream data of the pipeline (default: a temp dir)")
     ksched.add_argument("--schedulers", type=int, default=1, help="scheduler replicas (default 1)")
@@ -120,8 +123,8 @@ def resolve(ns: argparse.Namespace) -> DropInOptions:
         kubeconfig=config.client_connection.kubeconfig or None,
         master=ns.master,
         write_config_to=ns.write_config_to,
-        bind_address=ns.bind_address,
-        secure_port=ns.secure_port,
+        secure=secure_serving(ns),
+        http_port=ns.http_port,
         log_format=ns.logging_format,
         log_level=log_level(ns, "INFO"),
         nats=ns.nats,

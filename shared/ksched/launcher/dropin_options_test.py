@@ -29,11 +29,10 @@ leaderElection: {leaderElect: false, resourceName: from-file, leaseDuration: 20s
 
 def test_kubeadm_command_line() -> None:
     o = parse(KUBEADM)
-    assert (o.kubeconfig, o.bind_address, o.secure_port) == (
-        "/etc/kubernetes/scheduler.conf",
-        "127.0.0.1",
-        10259,
-    )
+    assert o.kubeconfig == "/etc/kubernetes/scheduler.conf"
+    assert o.secure is not None
+    assert (o.secure.bind_address, o.secure.port) == ("127.0.0.1", 10259)
+    assert o.secure.authentication_kubeconfig == o.secure.authorization_kubeconfig == o.kubeconfig
     election = election_config(o)
     assert election is not None
     assert (election.namespace, election.name) == ("kube-system", "kube-scheduler")
@@ -110,6 +109,7 @@ def test_write_config_to_writes_the_effective_configuration_and_exits(tmp_path: 
 
 def test_master_reaches_every_service() -> None:
     assert service_args(parse(["--kubeconfig=/k", "--master=https://new:6443"])) == [
-        "--master=https://new:6443"
+        "--secure-port=0",
+        "--master=https://new:6443",
     ]
-    assert service_args(parse(["--kubeconfig=/k"])) == []
+    assert service_args(parse(["--kubeconfig=/k"])) == ["--secure-port=0"]
