@@ -153,13 +153,23 @@ async def two_groups_for_room_for_one(stack: Stack, api: ApiClient, ns: str, vic
     for _ in range(6):  # the loser stays pending and holds nothing while there is no room
         assert bound_per_group(await pod_nodes(api, ns))[loser] == 0
         await asyncio.sleep(0.5)
-    conditions = await pod_conditions(api, ns)
-    waiting = [conditions[f"{loser}-{i}"] for i in range(6)]
-    assert all(c.get("reason") == "Unschedulable" for c in waiting), waiting
-    # No room is left: each member carries its filter message (the capture's gang with room for some
-    # of its pods gives those the "pod group is unschedulable, waiting for minCount pods" message).
-    messages = [c["message"] for c in waiting]
-    assert all("nodes are available" in m and "Insufficient cpu" in m for m in messages), messages
+
+    # No room is left: each member ends up carrying its filter message (the capture's gang with room
+    # for some of its pods gives those the "pod group is unschedulable, waiting for minCount pods"
+    # message, which an attempt made while the winner was still landing, or before a killed service
+    # was back, shows until the member's next attempt after its backoff).
+    async def filter_messages() -> list[dict[str, Any]] | None:
+        conditions = await pod_conditions(api, ns)
+        waiting = [conditions.get(f"{loser}-{i}", {}) for i in range(6)]
+        settled = all(
+            c.get("reason") == "Unschedulable"
+            and "nodes are available" in c.get("message", "")
+            and "Insufficient cpu" in c.get("message", "")
+            for c in waiting
+        )
+        return waiting if settled else None
+
+    await eventually(filter_messages, timeout=60, interval=1.0)
     # Room appears: the loser lands whole.
     await create_nodes(api, [node(f"{ns}-more-{i}", cpu="2", labels={"pool": ns}) for i in range(3)])
 
