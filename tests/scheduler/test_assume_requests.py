@@ -21,10 +21,13 @@ from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
 from ksched.bus.messages import (
     Ack,
+    AssumeBatchReply,
+    AssumeBatchRequest,
     AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
     AssumeRequest,
+    DoneBatchRequest,
     DoneOutcome,
     DoneRequest,
     LeasedPod,
@@ -69,8 +72,14 @@ class FakeBus:
             answer: asyncio.Future[AssumeReply] = asyncio.get_running_loop().create_future()
             self.answers.append(answer)
             return await answer
+        if isinstance(message, AssumeBatchRequest):  # each item answered on its own by the test
+            replies = [self.request(subject, item, AssumeReply) for item in message.items]
+            return AssumeBatchReply(replies=list(await asyncio.gather(*replies)))
         if isinstance(message, DoneRequest):
             self.dones.append(message)
+            return Ack()
+        if isinstance(message, DoneBatchRequest):
+            self.dones.extend(message.items)
             return Ack()
         raise AssertionError(f"unexpected request on {subject}")
 

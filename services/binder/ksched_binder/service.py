@@ -10,7 +10,7 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from kubernetes_asyncio.client import ApiClient
@@ -24,8 +24,10 @@ from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
 from ksched.bus.messages import (
     Ack,
     ForgetRequest,
+    Message,
     PermitDecision,
     Placement,
+    PlacementBatch,
     RequeueRequest,
     UnreserveRequest,
 )
@@ -50,6 +52,9 @@ from ksched.tracing import Phase, Tracer
 from ksched_binder import metrics
 
 log = logging.getLogger(__name__)
+
+WORK = cast("type[Message]", Placement | PlacementBatch)
+"""What the binder work queue holds (``Placement``: published by informers before batches)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ class BinderService:
         #: whether a binding cycle records plugin durations (sampled here, as the scheduler samples its
         #: cycles: the placement does not carry the scheduling cycle's draw)
         self.sample_plugin_metrics = CycleSampler(sample_percent())
-        self.consumer: PullConsumer[Placement] | None = None
+        self.consumer: PullConsumer[Message] | None = None
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
         self._stop = asyncio.Event()
         self._draining = False
@@ -137,10 +142,10 @@ class BinderService:
             self.bus,
             stream=self.subjects.placement_stream,
             config=placement_consumer(self.subjects, ack_wait=self.options.ack_wait),
-            msg_type=Placement,
+            msg_type=WORK,
         )
         await self.bus.subscribe(self.subjects.permit_all, PermitDecision, self.on_permit)
-        self._work: asyncio.Queue[Delivery[Placement]] = asyncio.Queue(maxsize=self.options.workers)
+        self._work: asyncio.Queue[Delivery[Message]] = asyncio.Queue(maxsize=self.options.workers)
         self.tasks.spawn("fetch", self._fetch_loop, restart=True)
         for i in range(self.options.workers):
             self.tasks.spawn(f"worker-{i}", self._worker, restart=True)
@@ -190,33 +195,48 @@ class BinderService:
                 continue
             self.busy += 1
             metrics.BUSY_WORKERS.set(self.busy)
-            p = delivery.message
             try:
-                with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
-                    await self.handle(delivery)
+                await self.handle(delivery)
             finally:
                 self.busy -= 1
                 metrics.BUSY_WORKERS.set(self.busy)
 
-    async def handle(self, delivery: Delivery[Placement]) -> None:
-        p = delivery.message
-        started = time.perf_counter()
+    async def handle(self, delivery: Delivery[Message]) -> None:
+        """Bind the placements of one work-queue message (a ``Placement``, or a ``PlacementBatch``
+        whose placements are bound in parallel), then acknowledge it once; nak it (all of it comes
+        again: binding is idempotent) if one asks for a retry."""
+        message = delivery.message
+        placements = message.placements if isinstance(message, PlacementBatch) else [message]
         keepalive = asyncio.create_task(self._keep_alive(delivery))
         try:
-            result = await self.bind(p)
-        except Exception as exc:
-            log.exception("placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name)
-            result = f"error: {exc}"
+            if len(placements) == 1:
+                results = [await self._handle_one(placements[0])]
+            else:
+                results = await asyncio.gather(*(self._handle_one(p) for p in placements))
         finally:
             keepalive.cancel()
-        metrics.BIND_DURATION.observe(time.perf_counter() - started)
-        if result == "retry":
+        if "retry" in results:
             await delivery.nak(delay=1.0)
             return
-        metrics.BINDINGS.labels(result if result in ("bound", "gone") else "failed").inc()
         await delivery.ack()
 
-    async def _keep_alive(self, delivery: Delivery[Placement]) -> None:
+    async def _handle_one(self, p: Message) -> str:
+        assert isinstance(p, Placement)
+        started = time.perf_counter()
+        with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
+            try:
+                result = await self.bind(p)
+            except Exception as exc:
+                log.exception(
+                    "placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name
+                )
+                result = f"error: {exc}"
+        metrics.BIND_DURATION.observe(time.perf_counter() - started)
+        if result != "retry":
+            metrics.BINDINGS.labels(result if result in ("bound", "gone") else "failed").inc()
+        return result
+
+    async def _keep_alive(self, delivery: Delivery[Message]) -> None:
         while True:
             await asyncio.sleep(self.options.ack_wait / 3)
             with contextlib.suppress(Exception):

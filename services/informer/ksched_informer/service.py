@@ -18,12 +18,14 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
-from ksched.api.core import Node, Pod
+from ksched.api.core import Node
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import TypedKV, ensure_streams
 from ksched.bus.messages import (
     Ack,
+    AssumeBatchReply,
+    AssumeBatchRequest,
     AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
@@ -31,6 +33,7 @@ from ksched.bus.messages import (
     BootstrapReply,
     ForgetRequest,
     GangCommit,
+    Message,
     PendingPodAction,
     PendingPodsRequest,
     Placement,
@@ -55,7 +58,7 @@ from ksched.service.lifecycle import serve
 from ksched.service.tasks import TaskGroup
 from ksched_informer import assume, bootstrap, metrics
 from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
-from ksched_informer.ledger import Ledger
+from ksched_informer.ledger import LEDGER_ENTRY, Ledger
 from ksched_informer.publisher import Publisher
 from ksched_informer.reflector import Reflector
 from ksched_informer.resources import NODES, OBJECTS, PODS
@@ -156,7 +159,7 @@ class InformerService:
         )
         await ensure_streams(self.bus)
         self.publisher.bus = self.ledger.bus = self.bus
-        self.ledger.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, Placement)
+        self.ledger.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, LEDGER_ENTRY)
         if self.gangs.enabled:
             self.commits_kv = await TypedKV.open(self.bus, GANG_COMMITS, GangCommit)
         self.api = await api_client(self.options.kubeconfig, component="ksched-informer")
@@ -211,6 +214,7 @@ class InformerService:
         )
         await bus.subscribe(self.subjects.pending_bootstrap, PendingPodsRequest, self.on_pending_bootstrap)
         await bus.subscribe(self.subjects.assume, AssumeRequest, self.on_assume)
+        await bus.subscribe(self.subjects.assume_batch, AssumeBatchRequest, self.on_assume_batch)
         await bus.subscribe(self.subjects.forget, ForgetRequest, self.on_forget)
         if self.gangs.enabled:
             await bus.subscribe(self.subjects.assume_group, AssumeGroupRequest, self.on_assume_group)
@@ -268,7 +272,7 @@ class InformerService:
         await self.publisher.flush()
 
     @property
-    def kv(self) -> TypedKV[Placement] | None:
+    def kv(self) -> TypedKV[Message] | None:
         """The ledger's bucket (None before the connection)."""
         return self.ledger.kv
 
@@ -289,28 +293,46 @@ class InformerService:
     async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
         p = req.placement
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
-            verdict = assume.decide(self.cache, self.frameworks, self.epoch, req, self.serving())
-            if verdict.pod is None:
-                return verdict.reply
-            return await self._record(p, verdict.pod, verdict.reply)
+            return (await self.accept([req]))[0]
 
-    async def _record(self, p: Placement, pod: Pod, accepted: AssumeReply) -> AssumeReply:
-        """Record an accepted placement and publish it to the binders; forget it if that fails."""
-        self.publisher.emit_pending(PendingPodAction.DELETE, pod, "assumed")
-        placement = msgspec.structs.replace(p, assumed_at=time.time(), pod=p.pod or msgspec.json.encode(pod))
+    async def on_assume_batch(self, req: AssumeBatchRequest, _msg: Msg) -> AssumeBatchReply:
+        return AssumeBatchReply(replies=await self.accept(req.items))
+
+    async def accept(self, items: list[AssumeRequest]) -> list[AssumeReply]:
+        """Check ``items`` in order (each sees the earlier accepted ones assumed), record the
+        accepted ones as one batch and publish it to the binders; if that fails, forget them."""
+        serving = self.serving()
+        verdicts = [assume.decide(self.cache, self.frameworks, self.epoch, req, serving) for req in items]
+        replies = [v.reply for v in verdicts]
+        accepted = [i for i, v in enumerate(verdicts) if v.pod is not None]
+        if not accepted:
+            return replies
+        now = time.time()
+        placements = []
+        for i in accepted:
+            p, pod = items[i].placement, verdicts[i].pod
+            assert pod is not None
+            self.publisher.emit_pending(PendingPodAction.DELETE, pod, "assumed")
+            placements.append(
+                msgspec.structs.replace(p, assumed_at=now, pod=p.pod or msgspec.json.encode(pod))
+            )
         try:
-            await self.ledger.record(placement)
+            await self.ledger.record(self.ledger.new_batch(placements))
         except Exception as exc:
-            log.warning(
-                "assume of %s/%s accepted but not recorded (%s); forgetting", p.namespace, p.name, exc
-            )
-            self.ledger.forget(p.pod_uid)
-            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
-            return AssumeReply(
-                accepted=False, code=AssumeRejectCode.NOT_READY, reason=str(exc), epoch=self.epoch
-            )
-        metrics.ASSUMES.labels("accepted").inc()
-        return AssumeReply(accepted=True, epoch=self.epoch, generation=self.cache.generation)
+            names = ", ".join(f"{p.namespace}/{p.name}" for p in placements)
+            log.warning("assume of %s accepted but not recorded (%s); forgetting", names, exc)
+            for i, p in zip(accepted, placements, strict=True):
+                self.ledger.forget(p.pod_uid)
+                replies[i] = AssumeReply(
+                    accepted=False, code=AssumeRejectCode.NOT_READY, reason=str(exc), epoch=self.epoch
+                )
+            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc(len(accepted))
+            return replies
+        metrics.ASSUMES.labels("accepted").inc(len(accepted))
+        generation = self.cache.generation
+        for i in accepted:
+            replies[i] = AssumeReply(accepted=True, epoch=self.epoch, generation=generation)
+        return replies
 
     async def on_forget(self, req: ForgetRequest, msg: Msg) -> Ack:
         trace_id = (msg.headers or {}).get(TRACE_ID_HEADER, "")

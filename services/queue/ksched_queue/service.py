@@ -33,6 +33,7 @@ from ksched.bus.messages import (
     Ack,
     BootstrapReply,
     ClusterEventMsg,
+    DoneBatchRequest,
     DoneRequest,
     LeaseRenewReply,
     LeaseRenewRequest,
@@ -89,6 +90,7 @@ class QueueService:
         subjects = self.bus.subjects
         await self.bus.subscribe(subjects.queue_pop, PopRequest, self._on_pop)
         await self.bus.subscribe(subjects.queue_done, DoneRequest, self._on_done)
+        await self.bus.subscribe(subjects.queue_done_batch, DoneBatchRequest, self._on_done_batch)
         await self.bus.subscribe(subjects.queue_renew, LeaseRenewRequest, self._on_renew)
         await self.bus.subscribe(subjects.queue_requeue, RequeueRequest, self._on_requeue)
         await self.bus.nc.flush()
@@ -170,6 +172,17 @@ class QueueService:
             ack = self.core.done(request)
         self._wake()
         return ack
+
+    async def _on_done_batch(self, request: DoneBatchRequest, raw: Msg) -> Ack:
+        """Apply each ``DoneRequest`` in order; one Ack: the first failure's, else ok."""
+        first_failure: Ack | None = None
+        for item in request.items:
+            with pod_logging(f"{item.namespace}/{item.name}", item.node_name, trace_id=item.trace_id):
+                ack = self.core.done(item)
+            if not ack.ok and first_failure is None:
+                first_failure = ack
+        self._wake()
+        return first_failure or Ack()
 
     async def _on_renew(self, request: LeaseRenewRequest, raw: Msg) -> LeaseRenewReply:
         return self.core.renew(request)

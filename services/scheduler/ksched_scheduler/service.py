@@ -29,10 +29,13 @@ from ksched.bus.connect import Bus, connect
 from ksched.bus.credentials import NatsCredentials
 from ksched.bus.messages import (
     Ack,
+    AssumeBatchReply,
+    AssumeBatchRequest,
     AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
     AssumeRequest,
+    DoneBatchRequest,
     DoneOutcome,
     DoneRequest,
     LeasedPod,
@@ -67,6 +70,7 @@ from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Tracer
 from ksched_scheduler import metrics
+from ksched_scheduler.batching import Batcher
 from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
 from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.group_cycle import GroupCycle
@@ -172,6 +176,8 @@ class SchedulerService:
         self.algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=options.seed)
         self.extenders = HTTPExtenders(config.extenders)
         self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
+        self._assumes: Batcher[AssumeRequest, AssumeReply] = Batcher("assume-batch", self._send_assumes)
+        self._dones: Batcher[DoneRequest, Ack] = Batcher("done-batch", self._send_dones)
         self._inflight: OrderedDict[str, InFlight] = OrderedDict()
         self._inflight_of: dict[str, str] = {}  # pod uid -> its placement id in _inflight
         self._held: dict[str, LeasedPod] = {}
@@ -539,20 +545,15 @@ class SchedulerService:
             self._stop_hook(outcome)
             placement = self._placement(leased, outcome, basis)
             sent, sent_at = time.perf_counter(), time.time()
+            request = AssumeRequest(
+                placement=placement,
+                session=self._session,
+                seq=basis.seq,
+                basis_from=basis.first_unanswered,
+                spread_slack=self._spread_slack(outcome),
+            )
             try:
-                reply = await self.bus.request(
-                    self.subjects.assume,
-                    AssumeRequest(
-                        placement=placement,
-                        session=self._session,
-                        seq=basis.seq,
-                        basis_from=basis.first_unanswered,
-                        spread_slack=self._spread_slack(outcome),
-                    ),
-                    AssumeReply,
-                    timeout=5,
-                    trace_id=leased.trace_id,
-                )
+                reply = await self._assumes.submit(request)
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
                 # The informer may still accept it, after our next decisions stopped counting it:
@@ -663,21 +664,47 @@ class SchedulerService:
             nominated_node_name=nominated,
             trace_id=leased.trace_id,
         )
+        try:
+            await self._dones.submit(request)
+        except Exception as exc:
+            log.warning("done for %s/%s failed (%s)", leased.pod.namespace, leased.pod.name, exc)
+
+    async def _send_assumes(self, requests: list[AssumeRequest]) -> list[AssumeReply]:
+        """The assumes of one loop turn in one request (a lone one as an ``AssumeRequest``)."""
+        assert self.bus is not None
+        trace_id = requests[0].placement.trace_id
+        if len(requests) == 1:
+            reply = await self.bus.request(
+                self.subjects.assume, requests[0], AssumeReply, timeout=5, trace_id=trace_id
+            )
+            return [reply]
+        batch = await self.bus.request(
+            self.subjects.assume_batch,
+            AssumeBatchRequest(items=requests),
+            AssumeBatchReply,
+            timeout=5,
+            trace_id=trace_id,
+        )
+        return batch.replies
+
+    async def _send_dones(self, requests: list[DoneRequest]) -> list[Ack]:
+        """The lease ends of one loop turn in one request, tried three times."""
+        assert self.bus is not None
+        subject, message = (
+            (self.subjects.queue_done, requests[0])
+            if len(requests) == 1
+            else (self.subjects.queue_done_batch, DoneBatchRequest(items=requests))
+        )
         for attempt in range(3):
             try:
-                await self.bus.request(
-                    self.subjects.queue_done, request, Ack, timeout=5, trace_id=leased.trace_id
-                )
-                return
+                ack = await self.bus.request(subject, message, Ack, timeout=5, trace_id=requests[0].trace_id)
+                return [ack] * len(requests)
             except Exception as exc:
-                log.warning(
-                    "done for %s/%s failed (%s), attempt %d",
-                    leased.pod.namespace,
-                    leased.pod.name,
-                    exc,
-                    attempt + 1,
-                )
+                log.warning("done for %d pod(s) failed (%s), attempt %d", len(requests), exc, attempt + 1)
+                if attempt == 2:
+                    raise
                 await asyncio.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     async def _renew_loop(self) -> None:
         assert self.bus is not None

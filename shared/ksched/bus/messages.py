@@ -21,6 +21,8 @@ from ksched.bus.codec import BadMessage, Message, current_version, decode, encod
 __all__ = [
     "ALL_MESSAGE_TYPES",
     "Ack",
+    "AssumeBatchReply",
+    "AssumeBatchRequest",
     "AssumeGroupRequest",
     "AssumeRejectCode",
     "AssumeReply",
@@ -29,6 +31,7 @@ __all__ = [
     "BootstrapChunk",
     "BootstrapReply",
     "ClusterEventMsg",
+    "DoneBatchRequest",
     "DoneOutcome",
     "DoneRequest",
     "ForgetRequest",
@@ -50,6 +53,7 @@ __all__ = [
     "PendingPodsRequest",
     "PermitDecision",
     "Placement",
+    "PlacementBatch",
     "PodPlace",
     "PodRemove",
     "PopReply",
@@ -301,6 +305,13 @@ class DoneRequest(Message, kw_only=True):
     trace_id: str = ""
 
 
+class DoneBatchRequest(Message, kw_only=True):
+    """Several :class:`DoneRequest` of one replica in one request (``P.queue.dones``), applied in
+    order; answered by one :class:`Ack` (``ok`` false only if the queue could not apply them)."""
+
+    items: list[DoneRequest]
+
+
 class LeaseRenewRequest(Message, kw_only=True):
     scheduler_id: str
     lease_ids: list[str]
@@ -460,6 +471,29 @@ class AssumeReply(Message, kw_only=True):
     (a replica retries once its snapshot has it)."""
 
 
+class AssumeBatchRequest(Message, kw_only=True):
+    """Several assumes of one replica in one request, in decision order (``P.cache.assumes``).
+    The cache checks them one after the other exactly as single ones, so a later placement sees
+    the earlier accepted ones assumed; it records the accepted ones together (one ledger entry, one
+    :class:`PlacementBatch` to the binders) and answers :class:`AssumeBatchReply`."""
+
+    items: list[AssumeRequest]
+
+
+class AssumeBatchReply(Message, kw_only=True):
+    """One :class:`AssumeReply` per item of the :class:`AssumeBatchRequest`, in its order."""
+
+    replies: list[AssumeReply]
+
+
+class PlacementBatch(Message, kw_only=True):
+    """Placements the cache accepted together: one ledger entry (key ``batch_id``) and one message
+    on the binder work queue (msg id ``batch_id``), acknowledged once all are bound or failed."""
+
+    batch_id: str
+    placements: list[Placement]
+
+
 class ForgetRequest(Message, kw_only=True):
     """Drop an assumption whose binding failed (request/reply, answered by :class:`Ack`)."""
 
@@ -589,9 +623,13 @@ ALL_MESSAGE_TYPES: tuple[type[Message], ...] = (
     AssumeRequest,
     AssumeGroupRequest,
     AssumeReply,
+    AssumeBatchRequest,
+    AssumeBatchReply,
+    DoneBatchRequest,
     ForgetRequest,
     GangCommit,
     Placement,
+    PlacementBatch,
     PermitDecision,
     UnreserveRequest,
     TraceEvent,
