@@ -43,6 +43,7 @@ from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.logcontext import pod_logging
 from ksched.service.http import HealthServer
+from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client
 from ksched.service.lifecycle import serve
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
@@ -52,6 +53,10 @@ from ksched.tracing import Phase, Tracer
 from ksched_binder import metrics
 
 log = logging.getLogger(__name__)
+
+KILL_MID_BATCH = "binder-mid-batch"
+"""Test hook (:mod:`ksched.service.kill_hooks`): killed once a pod of a batch is bound, the batch
+not yet acknowledged."""
 
 WORK = cast("type[Message]", Placement | PlacementBatch)
 """What the binder work queue holds (``Placement``: published by informers before batches)."""
@@ -212,7 +217,7 @@ class BinderService:
             if len(placements) == 1:
                 results = [await self._handle_one(placements[0])]
             else:
-                results = await asyncio.gather(*(self._handle_one(p) for p in placements))
+                results = await asyncio.gather(*(self._handle_one(p, in_batch=True) for p in placements))
         finally:
             keepalive.cancel()
         if "retry" in results:
@@ -220,7 +225,7 @@ class BinderService:
             return
         await delivery.ack()
 
-    async def _handle_one(self, p: Message) -> str:
+    async def _handle_one(self, p: Message, in_batch: bool = False) -> str:
         assert isinstance(p, Placement)
         started = time.perf_counter()
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
@@ -231,6 +236,8 @@ class BinderService:
                     "placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name
                 )
                 result = f"error: {exc}"
+        if in_batch and result == "bound":
+            kill_point(KILL_MID_BATCH)
         metrics.BIND_DURATION.observe(time.perf_counter() - started)
         if result != "retry":
             metrics.BINDINGS.labels(result if result in ("bound", "gone") else "failed").inc()
@@ -295,8 +302,13 @@ class BinderService:
         if redelivered:
             # An earlier delivery of this placement bound the pod (its binder died or lost the ack
             # before acknowledging): that binder reported the binding; upstream reports one binding
-            # once, so no second Scheduled event, PostBind or attempts/SLI sample here.
+            # once, so no second PostBind or attempts/SLI sample here, and a Scheduled event only if
+            # the API has none (that binder died before sending it: with a batch half bound, the
+            # pods it bound last).
             self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt, redelivered=True)
+            ref = PodRef(p.namespace, p.name, p.pod_uid)
+            if self.reporter is not None and await self.reporter.has_event(ref, "Scheduled") is False:
+                self.reporter.scheduled(ref, p.node_name)
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import signal
 from typing import cast
 
 from ksched.bus.connect import Bus
@@ -22,13 +20,14 @@ from ksched.bus.messages import Message, PendingPodAction, Placement, PlacementB
 from ksched.bus.streams import legacy_assumed_ledger_bucket
 from ksched.bus.tokens import encode_token
 from ksched.cache.ledger import ClusterCache
+from ksched.service.kill_hooks import kill_point
 from ksched_informer.publisher import Publisher
 
 log = logging.getLogger(__name__)
 
-KILL_AFTER_LEDGER_ENV = "KSCHED_TEST_KILL_AFTER_LEDGER"
-"""Test hook: a number n; the informer kills itself (SIGKILL) right after its n-th ledger write of
-a batch of more than one placement, before publishing it to the binders."""
+KILL_AFTER_LEDGER = "informer-after-ledger"
+"""Test hook (:mod:`ksched.service.kill_hooks`): killed after a ledger write of a batch of more than
+one placement, before publishing it to the binders."""
 
 LEDGER_ENTRY = cast("type[Message]", Placement | PlacementBatch)
 """What a ledger entry holds (``Placement``: entries written before batches)."""
@@ -59,7 +58,6 @@ class Ledger:
         self._key_of: dict[str, str] = {}
         #: ledger keys whose pods were all confirmed, deleted at the next flush
         self._drops: list[str] = []
-        self._kill_after = int(os.environ.get(KILL_AFTER_LEDGER_ENV, "0") or 0)
 
     def new_batch(self, placements: list[Placement]) -> PlacementBatch:
         self._batches += 1
@@ -73,7 +71,8 @@ class Ledger:
         self._track(key, batch.batch_id, batch.placements)
         try:
             await self.kv.put(key, batch)
-            self._test_hook(batch)
+            if len(batch.placements) > 1:
+                kill_point(KILL_AFTER_LEDGER)
             await publish(
                 self.bus, self.publisher.subjects.placements, batch, msg_id=batch.batch_id, timeout=5
             )
@@ -83,13 +82,6 @@ class Ledger:
             with contextlib.suppress(Exception):
                 await self.kv.delete(key)
             raise
-
-    def _test_hook(self, batch: PlacementBatch) -> None:
-        if self._kill_after and len(batch.placements) > 1:
-            self._kill_after -= 1
-            if not self._kill_after:
-                log.warning("test hook %s: killing the informer after a ledger write", KILL_AFTER_LEDGER_ENV)
-                os.kill(os.getpid(), signal.SIGKILL)
 
     def _track(self, key: str, batch_id: str, placements: list[Placement]) -> None:
         self._open[key] = {p.pod_uid: p for p in placements}
