@@ -42,6 +42,7 @@ from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.logcontext import pod_logging
+from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client
@@ -155,6 +156,8 @@ class BinderService:
         for i in range(self.options.workers):
             self.tasks.spawn(f"worker-{i}", self._worker, restart=True)
         self.tasks.spawn("depth", self._depth_loop, restart=True)
+        if every := gc_pacing.interval():
+            self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
 
     async def stop(self) -> None:
         """Graceful: stop taking placements, finish those in hand, then disconnect."""

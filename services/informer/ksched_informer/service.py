@@ -51,6 +51,7 @@ from ksched.framework.nominator import Nominator
 from ksched.framework.objects import TABLES
 from ksched.framework.runtime import Framework
 from ksched.logcontext import pod_logging
+from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_leadership
@@ -231,6 +232,8 @@ class InformerService:
         self.tasks.spawn("flush", self._flush_loop, restart=True)
         self.tasks.spawn("expire", self._expire_loop, restart=True)
         self.tasks.spawn("sync", self._await_sync)
+        if every := gc_pacing.interval():
+            self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
 
     async def _await_sync(self) -> None:
         for r in self.reflectors:

@@ -47,6 +47,7 @@ from ksched.bus.messages import (
 from ksched.bus.rpc import RequestError
 from ksched.bus.subjects import Subjects
 from ksched.logcontext import bind, pod_logging, unbind
+from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leader import LeaseElector, exit_on_lost_leadership
@@ -98,6 +99,8 @@ class QueueService:
         self.tasks.spawn("backoff-flush", self._backoff_flush_loop, restart=True)
         self.tasks.spawn("unschedulable-flush", self._unschedulable_flush_loop, restart=True)
         self.tasks.spawn("lease-reaper", self._lease_loop, restart=True)
+        if every := gc_pacing.interval():
+            self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
         self.tasks.spawn("repair", self._repair_loop, restart=True, pause=self.settings.repair_interval)
 
     async def stop(self) -> None:

@@ -61,6 +61,7 @@ from ksched.framework.podgroup_cycle import GroupResult, MemberAttempt
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.logcontext import bind, pod_logging, set_node, unbind
+from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client, api_reachable
 from ksched.service.lifecycle import serve
@@ -242,6 +243,8 @@ class SchedulerService:
         self.tasks.spawn("replica", self.follower.run, restart=True)
         self.tasks.spawn("schedule", self._schedule_loop, restart=True)
         self.tasks.spawn("renew", self._renew_loop, restart=True)
+        if every := gc_pacing.interval():
+            self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
         self.preemptions = PreemptionRunner(self.api, self.reporter, self.nominations)
         self.tasks.spawn("nominations", self._follow_nominations, restart=True, pause=2.0)
 
