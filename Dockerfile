@@ -8,12 +8,14 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 RUN python -m venv /opt/ksched
 WORKDIR /src
-COPY requirements.lock ./
-RUN /opt/ksched/bin/pip install -r requirements.lock
-COPY pyproject.toml ./
+COPY requirements.lock requirements-build.lock requirements-otel.lock ./
+# With the `otel` extra, so --tracing-config-file works in the image (nothing of it is imported without)
+RUN /opt/ksched/bin/pip install --require-hashes -r requirements.lock -r requirements-build.lock -r requirements-otel.lock
+COPY pyproject.toml setup.py ./
 COPY shared ./shared
 COPY services ./services
-RUN /opt/ksched/bin/pip install --no-deps . \
+# the wheel leaves out the *_test.py modules (setup.py); no build dependency is fetched unpinned
+RUN /opt/ksched/bin/pip install --no-deps --no-build-isolation . \
     && /opt/ksched/bin/python -m compileall -q /opt/ksched/lib
 
 # --- runtime: the virtualenv only, run as an unprivileged user
@@ -32,7 +34,7 @@ ENV PATH=/opt/ksched/bin:$PATH \
     KSCHED_HTTP_HOST=0.0.0.0 \
     KSCHED_LOG_FORMAT=json
 USER 10001:10001
-# /metrics, /livez, /readyz: scheduler 10259, informer 10260, queue 10261, binder 10262
-EXPOSE 10259 10260 10261 10262
+# /metrics, /livez, /readyz: scheduler 10259, informer 10260, queue 10261, binder 10262; ui 10263 (its page too)
+EXPOSE 10259 10260 10261 10262 10263
 ENTRYPOINT ["ksched"]
 CMD ["--help"]

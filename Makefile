@@ -31,17 +31,34 @@ fidelity: $(STAMP)  ## agreement with the real kube-scheduler 1.36.2 on the shar
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml requirements.lock requirements-dev.lock
+$(STAMP): pyproject.toml setup.py requirements.lock requirements-dev.lock requirements-build.lock requirements-otel.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-lock:  ## re-resolve pyproject ranges and rewrite requirements.lock (review the diff)
-	rm -rf /tmp/ksched-lock && $(PYTHON) -m venv /tmp/ksched-lock
-	/tmp/ksched-lock/bin/pip install --quiet .
-	/tmp/ksched-lock/bin/pip freeze --exclude ksched > requirements.lock.new
-	@echo "wrote requirements.lock.new"
+# Re-resolve pyproject's ranges in a scratch venv (the dev tools keep their pins), then pip-compile
+# pins each release with the sha256 of all its files. Writes *.lock.new: review the diff, copy the
+# headers over, and rename.
+LOCK := /tmp/ksched-lock
+lock:
+	rm -rf $(LOCK) && mkdir -p $(LOCK)
+	$(PYTHON) -m venv $(LOCK)/resolve && $(LOCK)/resolve/bin/pip install --quiet .
+	$(LOCK)/resolve/bin/pip freeze --exclude ksched > $(LOCK)/runtime.in
+	grep -o '^[A-Za-z0-9_.-]*==[^ ]*' requirements-dev.lock | cat $(LOCK)/runtime.in - \
+	  | awk -F== '!seen[tolower($$1)]++' > $(LOCK)/dev.in
+	grep -o '^setuptools==[^ ]*' requirements-build.lock > $(LOCK)/build.in
+	grep -o '^[A-Za-z0-9_.-]*==[^ ]*' requirements-otel.lock > $(LOCK)/otel.in
+	$(PYTHON) -m venv $(LOCK)/tools && $(LOCK)/tools/bin/pip install --quiet pip-tools
+	for f in runtime dev build otel; do \
+	  $(LOCK)/tools/bin/pip-compile --quiet --generate-hashes --allow-unsafe --no-header --no-annotate \
+	    --no-emit-index-url --no-emit-find-links --strip-extras $(LOCK)/$$f.in -o $(LOCK)/$$f.txt || exit 1; \
+	done
+	cp $(LOCK)/runtime.txt requirements.lock.new
+	cp $(LOCK)/build.txt requirements-build.lock.new
+	cp $(LOCK)/dev.txt requirements-dev.lock.new
+	cp $(LOCK)/otel.txt requirements-otel.lock.new
+	@echo "wrote requirements.lock.new, requirements-build.lock.new, requirements-dev.lock.new, requirements-otel.lock.new"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache

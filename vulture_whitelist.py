@@ -39,7 +39,6 @@ granted_at  # unused variable (services/queue/ksched_queue/leases.py:19)
 _.of_pod  # unused method (services/queue/ksched_queue/leases.py:59)
 _.active_order  # unused method (services/queue/ksched_queue/priority_queue.py:319)
 _.activate  # unused method (services/queue/ksched_queue/priority_queue.py:643)
-_.next_backoff_end  # unused method (services/queue/ksched_queue/priority_queue.py:866)
 _.in_flight_uids  # unused method (services/queue/ksched_queue/priority_queue.py:877)
 _.assumed_uids  # unused method (services/queue/ksched_queue/priority_queue.py:880)
 _.recount  # unused method (services/queue/ksched_queue/rejections.py:58)
@@ -198,3 +197,6 @@ _.normalize_placement_score  # unused method (shared/ksched/plugins/podgrouppods
 # subcommand entry points named as strings in ksched.cli.SUBCOMMANDS
 up_main  # unused function (shared/ksched/launcher/cli.py:66)
 demo_main  # unused function (shared/ksched/launcher/cli.py:82)
+
+# Subjects properties that ksched.bus.endpoints names as strings (read with getattr, checked at import)
+_.pending_pods_all  # unused property (shared/ksched/bus/subjects.py:86)

@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 import pytest
 from prometheus_client import REGISTRY
 
+from ksched.api.lifecycle import QUEUED, PodLifecycle
 from ksched.cli import SUBCOMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +33,7 @@ OPTION_TABLES = {
     "kubesim.md": ("kubesim",),
     "queue.md": ("queue",),
     "tracing.md": ("trace",),
+    "ui.md": ("ui",),
     "ha.md": ("informer", "queue"),
 }
 BENCH_WITHOUT_OPTIONS = {"all"}
@@ -248,4 +250,51 @@ def test_architecture_shows_the_import_linter_layers() -> None:
     [layers] = [c["layers"] for c in contracts if c["type"] == "layers"]
     assert documented_layers((ROOT / "docs" / "architecture.md").read_text()) == [
         " ".join(layer.split()) for layer in layers
+    ]
+
+
+# --- the pod's state machine ----------------------------------------------------------------------
+
+STATE_NAME = re.compile(r"\b[A-Z][A-Z_]{2,}\b")
+
+
+def drawn_states(text: str) -> tuple[set[str], set[str]]:
+    """(every state the drawing names, the states it lists as QUEUED), from the code block of
+    docs/architecture.md's "The pod's state machine"."""
+    section = text.split("## The pod's state machine", 1)[1]
+    drawing = section.split("```", 2)[1]
+    queued = re.search(r"QUEUED = ([A-Z_| ]+)", drawing)
+    assert queued, "the drawing does not say which states QUEUED is"
+    return set(STATE_NAME.findall(drawing)), set(STATE_NAME.findall(queued.group(1)))
+
+
+def lifecycle_mismatches(names: set[str], queued: set[str]) -> list[str]:
+    problems = [
+        f"drawn but not a PodLifecycle member: {n}"
+        for n in sorted(names - {*PodLifecycle.__members__, "QUEUED"})
+    ]
+    problems += [
+        f"a PodLifecycle member the drawing lacks: {n}" for n in sorted(set(PodLifecycle.__members__) - names)
+    ]
+    if queued != {s.name for s in QUEUED}:
+        problems.append(
+            f"QUEUED drawn as {sorted(queued)}, lifecycle.QUEUED is {sorted(s.name for s in QUEUED)}"
+        )
+    return problems
+
+
+def test_the_state_machine_draws_the_lifecycle_enum() -> None:
+    names, queued = drawn_states((ROOT / "docs" / "architecture.md").read_text())
+    assert lifecycle_mismatches(names, queued) == []
+
+
+def test_the_state_machine_check_catches_a_state_the_enum_lacks() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    names, queued = drawn_states(text.replace("IN_FLIGHT (", "POPPED (").replace("| GATED (", "("))
+    assert lifecycle_mismatches(names, queued) == [
+        "drawn but not a PodLifecycle member: POPPED",
+        "a PodLifecycle member the drawing lacks: GATED",
+        "a PodLifecycle member the drawing lacks: IN_FLIGHT",
+        "QUEUED drawn as ['ACTIVE', 'BACKOFF', 'UNSCHEDULABLE'], lifecycle.QUEUED is "
+        "['ACTIVE', 'BACKOFF', 'GATED', 'UNSCHEDULABLE']",
     ]

@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "queue": ("ksched_queue.cli:main", "run the scheduling queue service"),
     "scheduler": ("ksched_scheduler.cli:main", "run a scheduling-cycle service replica"),
     "binder": ("ksched_binder.cli:main", "run the binder service"),
+    "ui": ("ksched_ui.cli:main", "serve the live web page: nodes by zone, the queue, why a pod is pending"),
     "up": ("ksched.launcher.cli:up_main", "start NATS, kubesim and every service; keep running"),
     "demo": ("ksched.launcher.cli:demo_main", "the `make run` demo: start everything, run a workload"),
     "trace": ("ksched.tracing.cli:main", "print a pod's scheduling timeline across services"),

@@ -6,7 +6,8 @@ import msgspec
 import pytest
 from ksched_binder import metrics
 from ksched_binder.metrics import attempts_label
-from ksched_binder.service import BinderOptions, BinderService
+from ksched_binder.options import BinderOptions
+from ksched_binder.service import BinderService
 from prometheus_client import REGISTRY
 
 from ksched.bus.messages import Placement
@@ -17,6 +18,7 @@ from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.framework.testing import make_pod
+from ksched.service.options import CommonOptions
 
 
 @pytest.mark.parametrize(("attempts", "label"), [(1, "1"), (14, "14"), (15, "15+"), (40, "15+")])
@@ -35,12 +37,7 @@ class Binds:
 
 def binder() -> BinderService:
     options = BinderOptions(
-        nats="nats://127.0.0.1:1",
-        kubeconfig=None,
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix="t",
-        identity="b1",
+        common=CommonOptions(identity="b1", nats="nats://127.0.0.1:1", kubeconfig=None, subject_prefix="t")
     )
     service = BinderService(options, default_config())
     fw = Framework("default-scheduler", Snapshot())

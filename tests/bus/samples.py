@@ -48,6 +48,9 @@ from ksched.bus.messages import (
     PodRemove,
     PopReply,
     PopRequest,
+    QueueListEntry,
+    QueueListReply,
+    QueueListRequest,
     RequeueRequest,
     SnapshotBootstrapRequest,
     SnapshotDelta,
@@ -226,6 +229,27 @@ SAMPLES: dict[type[Message], Message] = {
         ]
     ),
     LeaseRenewRequest: LeaseRenewRequest(scheduler_id="sched-1", lease_ids=["lease-1", "lease-2"]),
+    QueueListRequest: QueueListRequest(requester="ui-1", name_contains="web", limit=50),
+    QueueListReply: QueueListReply(
+        pods=[
+            QueueListEntry(
+                uid=UID,
+                namespace=NS,
+                name=NAME,
+                scheduler_name="default-scheduler",
+                queue="unschedulable",
+                priority=10,
+                attempts=2,
+                queued_at=1_800_000_000.0,
+                initial_attempt_at=1_799_999_990.0,
+                plugins=["NodeResourcesFit"],
+                message="0/3 nodes are available: 3 Insufficient cpu.",
+                trace_id="trace-1",
+            )
+        ],
+        counts={"active": 0, "unschedulable": 1},
+        matched=1,
+    ),
     LeaseRenewReply: LeaseRenewReply(renewed=["lease-1"], expired=["lease-2"], deadline=1_800_000_030.0),
     RequeueRequest: RequeueRequest(
         pod_uid=UID,
@@ -300,6 +324,7 @@ REQUEST_REPLY_PAIRS: list[tuple[type[Message], type[Message]]] = [
     (PopRequest, PopReply),
     (DoneRequest, Ack),
     (LeaseRenewRequest, LeaseRenewReply),
+    (QueueListRequest, QueueListReply),
     (RequeueRequest, Ack),
     (AssumeRequest, AssumeReply),
     (AssumeGroupRequest, AssumeReply),

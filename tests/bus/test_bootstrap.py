@@ -8,6 +8,7 @@ import msgspec
 import pytest
 from nats.aio.msg import Msg
 
+from ksched.bus import endpoints
 from ksched.bus.bootstrap import BootstrapError, fetch_bootstrap, pack_items, publish_chunks, unpack_items
 from ksched.bus.codec import BadMessage
 from ksched.bus.messages import (
@@ -63,11 +64,11 @@ async def test_snapshot_bootstrap_over_nats(bus_factory: BusFactory) -> None:
             cache, req.deliver, ops, epoch="e1", generation=77, stream_seq=5, max_chunk_bytes=size
         )
 
-    await cache.subscribe(cache.subjects.snapshot_bootstrap, SnapshotBootstrapRequest, serve)
+    await cache.subscribe(endpoints.SNAPSHOT_BOOTSTRAP, serve)
     await cache.nc.flush()
     reply, items = await fetch_bootstrap(
         replica,
-        replica.subjects.snapshot_bootstrap,
+        endpoints.SNAPSHOT_BOOTSTRAP,
         lambda inbox: SnapshotBootstrapRequest(replica_id="sched-1", deliver=inbox, max_chunk_bytes=4096),
         SnapshotOp,
         timeout=5,
@@ -83,12 +84,12 @@ async def test_bootstrap_error_reply(bus_factory: BusFactory) -> None:
     async def not_ready(req: PendingPodsRequest, raw: Msg) -> BootstrapReply:
         return BootstrapReply(error="cache not synced yet")
 
-    await cache.subscribe(cache.subjects.pending_bootstrap, PendingPodsRequest, not_ready)
+    await cache.subscribe(endpoints.PENDING_BOOTSTRAP, not_ready)
     await cache.nc.flush()
     with pytest.raises(BootstrapError, match="cache not synced yet"):
         await fetch_bootstrap(
             queue,
-            queue.subjects.pending_bootstrap,
+            endpoints.PENDING_BOOTSTRAP,
             lambda inbox: PendingPodsRequest(requester="queue-0", deliver=inbox),
             PendingPod,
             timeout=5,
@@ -112,12 +113,12 @@ async def test_missing_or_inconsistent_chunks_are_detected(
         reply = await publish_chunks(cache, deliver, [PENDING], epoch="e", generation=1)
         return msgspec.structs.replace(reply, chunks=reply.chunks + (fault == "miscounted"))
 
-    await cache.subscribe(cache.subjects.pending_bootstrap, PendingPodsRequest, faulty)
+    await cache.subscribe(endpoints.PENDING_BOOTSTRAP, faulty)
     await cache.nc.flush()
     with pytest.raises(BootstrapError, match=error):
         await fetch_bootstrap(
             queue,
-            queue.subjects.pending_bootstrap,
+            endpoints.PENDING_BOOTSTRAP,
             lambda inbox: PendingPodsRequest(requester="queue-0", deliver=inbox),
             PendingPod,
             timeout=0.5,

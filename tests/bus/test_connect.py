@@ -11,10 +11,13 @@ import nats.errors
 import pytest
 from nats.aio.msg import Msg
 
+from ksched.bus import endpoints
 from ksched.bus.connect import Bus, BusConnectError, connect
 from ksched.bus.embedded import EmbeddedNats
-from ksched.bus.messages import Ack
+from ksched.bus.messages import Ack, UnreserveRequest
 from ksched.bus.subjects import Subjects
+from tests.bus.samples import sample
+from tests.bus.testing import PING
 
 
 async def wait_until(predicate: Callable[[], bool], within: float) -> bool:
@@ -42,8 +45,8 @@ async def test_readiness_follows_the_connection_across_a_server_restart() -> Non
             async def pong(msg: Ack, raw: Msg) -> Ack:
                 return Ack(reason="pong")
 
-            await bus.subscribe("restart.ping", Ack, pong)
-            assert (await bus.request("restart.ping", Ack(), Ack)).reason == "pong"
+            await bus.subscribe(PING, pong)
+            assert (await bus.request(PING, Ack())).reason == "pong"
     finally:
         await bus.close(drain=False)
 
@@ -65,8 +68,8 @@ async def test_connection_uses_the_installation_inbox_prefix(bus: Bus) -> None:
         seen.append(raw.reply)
         return msg
 
-    await bus.subscribe(bus.subjects.queue_done, Ack, echo)
-    assert await bus.request(bus.subjects.queue_done, Ack(reason="x"), Ack) == Ack(reason="x")
+    await bus.subscribe(PING, echo)
+    assert await bus.request(PING, Ack(reason="x")) == Ack(reason="x")
     assert seen and seen[0].startswith(bus.subjects.inbox_prefix + ".")
     await bus.close()
     assert not bus.ready
@@ -75,5 +78,5 @@ async def test_connection_uses_the_installation_inbox_prefix(bus: Bus) -> None:
 async def test_a_request_nobody_listens_to_fails_fast(bus: Bus) -> None:
     started = time.monotonic()
     with pytest.raises(nats.errors.NoRespondersError):
-        await bus.request(bus.subjects.unreserve("sched.gone"), Ack(), Ack, timeout=5)
+        await bus.request(endpoints.UNRESERVE.to("sched.gone"), sample(UnreserveRequest), timeout=5)
     assert time.monotonic() - started < 0.5

@@ -15,6 +15,7 @@ import pytest
 from ksched.bus.connect import connect
 from ksched.bus.embedded import EmbeddedNats, EmbeddedNatsError, nats_server_binary
 from ksched.bus.messages import Ack
+from tests.bus.testing import PING
 
 
 def test_binary_comes_from_the_wheel() -> None:
@@ -82,8 +83,8 @@ async def test_config_file_sets_authorization(tmp_path: Path) -> None:
         async def pong(msg: Ack, raw: object) -> Ack:
             return Ack(reason="pong")
 
-        await bus.subscribe("ping", Ack, pong)
-        assert (await bus.request("ping", Ack(), Ack)).reason == "pong"
+        await bus.subscribe(PING, pong)
+        assert (await bus.request(PING, Ack())).reason == "pong"
         await bus.close()
 
 

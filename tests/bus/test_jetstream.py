@@ -10,6 +10,7 @@ import pytest
 from nats.aio.msg import Msg
 from prometheus_client import REGISTRY
 
+from ksched.bus import endpoints
 from ksched.bus.connect import Bus
 from ksched.bus.jetstream import (
     CasConflict,
@@ -21,7 +22,7 @@ from ksched.bus.jetstream import (
     publish,
     subscribe_ordered,
 )
-from ksched.bus.messages import Heartbeat, Placement, SnapshotDelta
+from ksched.bus.messages import Heartbeat, Placement, PlacementBatch, SnapshotDelta
 from ksched.bus.streams import placement_consumer, placement_stream, snapshot_stream
 from ksched.bus.subjects import SubjectKind
 from tests.bus.samples import sample
@@ -53,9 +54,9 @@ async def test_ensure_stream_is_idempotent_and_applies_changes(bus: Bus) -> None
 
 async def test_publish_with_msg_id_is_deduplicated(bus: Bus) -> None:
     await ensure_stream(bus, placement_stream(bus.subjects))
-    first = await publish(bus, bus.subjects.placements, placement(1), msg_id="uid-1:1")
-    repeat = await publish(bus, bus.subjects.placements, placement(1), msg_id="uid-1:1")
-    other = await publish(bus, bus.subjects.placements, placement(2), msg_id="uid-2:1")
+    first = await publish(bus, endpoints.PLACEMENTS, placement(1), msg_id="uid-1:1")
+    repeat = await publish(bus, endpoints.PLACEMENTS, placement(1), msg_id="uid-1:1")
+    other = await publish(bus, endpoints.PLACEMENTS, placement(2), msg_id="uid-2:1")
     assert (is_duplicate(first), is_duplicate(repeat), is_duplicate(other)) == (False, True, False)
     info = await bus.js.stream_info(bus.subjects.placement_stream)
     assert info.state.messages == 2
@@ -64,12 +65,12 @@ async def test_publish_with_msg_id_is_deduplicated(bus: Bus) -> None:
 async def test_work_queue_ack_nak_and_redelivery_after_ack_wait(bus: Bus) -> None:
     await ensure_stream(bus, placement_stream(bus.subjects))
     for n in range(3):
-        await publish(bus, bus.subjects.placements, placement(n), msg_id=f"uid-{n}:1")
+        await publish(bus, endpoints.PLACEMENTS, placement(n), msg_id=f"uid-{n}:1")
     consumer = await PullConsumer.create(
         bus,
+        endpoints.PLACEMENTS,
         stream=bus.subjects.placement_stream,
         config=placement_consumer(bus.subjects, ack_wait=0.5),
-        msg_type=Placement,
     )
     batch = await consumer.fetch(batch=10, timeout=2)
     assert [d.message for d in batch] == [placement(0), placement(1), placement(2)]
@@ -81,7 +82,7 @@ async def test_work_queue_ack_nak_and_redelivery_after_ack_wait(bus: Bus) -> Non
     deadline = time.monotonic() + 5
     while len(late) < 2 and time.monotonic() < deadline:
         for d in await consumer.fetch(batch=10, timeout=1):
-            late.append((d.message.name, d.num_delivered))
+            late.append((_lone(d.message).name, d.num_delivered))
             await d.ack()
     assert sorted(late) == [("web.1", 2), ("web.2", 2)]
     await asyncio.sleep(0.05)
@@ -94,30 +95,30 @@ async def test_a_crashed_worker_loses_nothing(bus_factory: BusFactory) -> None:
     crashing, survivor = await bus_factory(name="binder-a"), await bus_factory(name="binder-b")
     await ensure_stream(crashing, placement_stream(crashing.subjects))
     config = placement_consumer(crashing.subjects, ack_wait=0.5)
-    await publish(crashing, crashing.subjects.placements, placement(7), msg_id="uid-7:1")
+    await publish(crashing, endpoints.PLACEMENTS, placement(7), msg_id="uid-7:1")
     a = await PullConsumer.create(
-        crashing, stream=crashing.subjects.placement_stream, config=config, msg_type=Placement
+        crashing, endpoints.PLACEMENTS, stream=crashing.subjects.placement_stream, config=config
     )
     taken = await a.fetch(batch=1, timeout=2)
-    assert [d.message.name for d in taken] == ["web.7"]
+    assert [_lone(d.message).name for d in taken] == ["web.7"]
     await crashing.close(drain=False)  # dies without acking
     b = await PullConsumer.create(
-        survivor, stream=survivor.subjects.placement_stream, config=config, msg_type=Placement
+        survivor, endpoints.PLACEMENTS, stream=survivor.subjects.placement_stream, config=config
     )
     redelivered = await b.fetch(batch=1, timeout=3)
-    assert [(d.message.name, d.num_delivered) for d in redelivered] == [("web.7", 2)]
+    assert [(_lone(d.message).name, d.num_delivered) for d in redelivered] == [("web.7", 2)]
     await redelivered[0].ack()
 
 
 async def test_a_poison_message_is_reported_and_terminated(bus: Bus) -> None:
     await ensure_stream(bus, placement_stream(bus.subjects))
     await bus.js.publish(bus.subjects.placements, b"\x01 not a placement")
-    await publish(bus, bus.subjects.placements, placement(1))
+    await publish(bus, endpoints.PLACEMENTS, placement(1))
     consumer = await PullConsumer.create(
         bus,
+        endpoints.PLACEMENTS,
         stream=bus.subjects.placement_stream,
         config=placement_consumer(bus.subjects, ack_wait=0.3),
-        msg_type=Placement,
     )
     label = {"subject_kind": str(SubjectKind.PLACEMENT)}
     before = REGISTRY.get_sample_value("ksched_bus_bad_messages_total", label) or 0.0
@@ -134,7 +135,10 @@ async def test_close_after_an_empty_fetch_does_not_hang(bus_factory: BusFactory)
     bus = await bus_factory(name="binder")
     await ensure_stream(bus, placement_stream(bus.subjects))
     consumer = await PullConsumer.create(
-        bus, stream=bus.subjects.placement_stream, config=placement_consumer(bus.subjects), msg_type=Placement
+        bus,
+        endpoints.PLACEMENTS,
+        stream=bus.subjects.placement_stream,
+        config=placement_consumer(bus.subjects),
     )
     for _ in range(2):  # two empty fetches and a pause reproduce the hang with plain nats-py
         assert await consumer.fetch(batch=4, timeout=0.2) == []
@@ -149,7 +153,7 @@ async def test_ordered_replay_from_a_stream_sequence(bus: Bus) -> None:
     await ensure_stream(bus, snapshot_stream(bus.subjects))
     delta = sample(SnapshotDelta)
     for gen in range(1, 6):
-        ack = await publish(bus, bus.subjects.snapshot_delta, msgspec.structs.replace(delta, generation=gen))
+        ack = await publish(bus, endpoints.SNAPSHOT_DELTA, msgspec.structs.replace(delta, generation=gen))
         assert ack.seq == gen
     seen: list[tuple[int, int]] = []
     done = asyncio.Event()
@@ -161,8 +165,7 @@ async def test_ordered_replay_from_a_stream_sequence(bus: Bus) -> None:
 
     await subscribe_ordered(
         bus,
-        bus.subjects.snapshot_delta,
-        SnapshotDelta,
+        endpoints.SNAPSHOT_DELTA,
         apply,
         stream=bus.subjects.snapshot_stream,
         start_seq=3,
@@ -202,3 +205,9 @@ async def test_fixture_deletes_the_streams_of_earlier_tests(bus: Bus) -> None:
     names = [info.config.name or "" for info in await bus.js.streams_info()]
     leaked = [n for n in names for p in EARLIER_PREFIXES if n.startswith((p + "_", "KV_" + p + "_"))]
     assert leaked == []
+
+
+def _lone(message: Placement | PlacementBatch) -> Placement:
+    """A work-queue message this test published as a lone ``Placement``."""
+    assert isinstance(message, Placement)
+    return message

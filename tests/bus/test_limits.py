@@ -3,16 +3,27 @@ before it is sent, and the connection stays up (the server would close it)."""
 
 from __future__ import annotations
 
+import msgspec
 import nats.errors
 import pytest
 from nats.aio.msg import Msg
 
-from ksched.bus import jetstream, streams
+from ksched.bus import endpoints, jetstream, streams
 from ksched.bus.bootstrap import deliver_problem
 from ksched.bus.connect import Bus
 from ksched.bus.limits import header_size
-from ksched.bus.messages import Ack, PopReply, PopRequest, RequeueRequest
+from ksched.bus.messages import (
+    Ack,
+    PermitDecision,
+    Placement,
+    PopReply,
+    PopRequest,
+    RequeueRequest,
+    UnreserveRequest,
+)
 from ksched.bus.rpc import RequestError
+from tests.bus.samples import sample
+from tests.bus.testing import PING
 
 BIG = "x" * 600_000
 
@@ -29,31 +40,30 @@ async def test_oversized_headers_are_refused_and_the_connection_survives(bus: Bu
     async def pop(msg: PopRequest, raw: Msg) -> PopReply:
         return PopReply()
 
-    await bus.subscribe(bus.subjects.queue_pop, PopRequest, pop)
+    await bus.subscribe(endpoints.QUEUE_POP, pop)
     request = RequeueRequest(pod_uid="u", namespace="n", name="p", reason=BIG)
+    decision = msgspec.structs.replace(sample(PermitDecision), message=BIG)
     with pytest.raises(nats.errors.MaxPayloadError):
-        await bus.publish(bus.subjects.queue_requeue, request, trace_id=BIG)
+        await bus.publish(endpoints.PERMIT.to("u"), decision, trace_id=BIG)
     with pytest.raises(nats.errors.MaxPayloadError):
-        await bus.request(bus.subjects.queue_requeue, request, Ack, trace_id=BIG)
+        await bus.request(endpoints.QUEUE_REQUEUE, request, trace_id=BIG)
     await jetstream.ensure_stream(bus, streams.placement_stream(bus.subjects))
+    placement = msgspec.structs.replace(sample(Placement), trace_id=BIG)
     with pytest.raises(nats.errors.MaxPayloadError):
-        await jetstream.publish(bus, bus.subjects.placements, request, msg_id=BIG)
+        await jetstream.publish(bus, endpoints.PLACEMENTS, placement, msg_id=BIG)
     await bus.nc.flush()
     assert bus.ready
-    reply = await bus.request(
-        bus.subjects.queue_pop, PopRequest(scheduler_id="s", scheduler_names=[]), PopReply
-    )
+    reply = await bus.request(endpoints.QUEUE_POP, PopRequest(scheduler_id="s", scheduler_names=[]))
     assert reply == PopReply()
 
 
 async def test_a_subject_too_long_for_the_server_is_refused_and_the_connection_survives(bus: Bus) -> None:
     """Found by tests/fuzz: a placement's huge scheduler id became the binder's unreserve subject,
     longer than nats-server's control line (4 KiB); the server closed the connection."""
-    subject = bus.subjects.unreserve("s" * 5000)
     with pytest.raises(nats.errors.BadSubjectError):
-        await bus.publish(subject, Ack())
+        await bus.publish(endpoints.PERMIT.to("s" * 5000), sample(PermitDecision))
     with pytest.raises(nats.errors.BadSubjectError):
-        await bus.request(subject, Ack(), Ack)
+        await bus.request(endpoints.UNRESERVE.to("s" * 5000), sample(UnreserveRequest))
     assert deliver_problem(bus.subjects, f"{bus.subjects.inbox_prefix}.{'x' * 5000}")
     assert not deliver_problem(bus.subjects, bus.nc.new_inbox())
     await bus.nc.flush()
@@ -61,9 +71,9 @@ async def test_a_subject_too_long_for_the_server_is_refused_and_the_connection_s
 
 
 async def test_a_reply_too_large_to_send_is_an_error_reply(bus: Bus) -> None:
-    async def huge(msg: PopRequest, raw: Msg) -> Ack:
+    async def huge(msg: Ack, raw: Msg) -> Ack:
         return Ack(reason="x" * 2_000_000)
 
-    await bus.subscribe(bus.subjects.queue_pop, PopRequest, huge)
+    await bus.subscribe(PING, huge)
     with pytest.raises(RequestError, match=r"\(500\): the reply is too large to send"):
-        await bus.request(bus.subjects.queue_pop, PopRequest(scheduler_id="s", scheduler_names=[]), Ack)
+        await bus.request(PING, Ack())

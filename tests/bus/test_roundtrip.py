@@ -8,6 +8,7 @@ import pytest
 from nats.aio.msg import Msg
 
 from ksched.bus.connect import TRACE_ID_HEADER, Bus
+from ksched.bus.endpoints import PublishEndpoint, RequestEndpoint
 from ksched.bus.messages import (
     ALL_MESSAGE_TYPES,
     AssumeRequest,
@@ -84,8 +85,9 @@ async def test_publish_subscribe(bus: Bus, msg_type: type[Message]) -> None:
     async def handle(msg: Message, raw: Msg) -> None:
         received.set_result((msg, raw))
 
-    await bus.subscribe(subject, msg_type, handle)
-    await bus.publish(subject, sample, trace_id="trace-7")
+    endpoint = PublishEndpoint((msg_type,), lambda s: subject, "test", "roundtrip")
+    await bus.subscribe(endpoint, handle)
+    await bus.publish(endpoint, sample, trace_id="trace-7")
     msg, raw = await asyncio.wait_for(received, 5)
     assert type(msg) is msg_type
     assert msg == sample
@@ -105,8 +107,9 @@ async def test_request_reply(
         seen.append(msg)
         return SAMPLES[reply_type]
 
-    await responder.subscribe(subject, request_type, answer)
+    endpoint = RequestEndpoint(request_type, reply_type, lambda s: subject, "test", "roundtrip")
+    await responder.subscribe(endpoint, answer)
     await responder.nc.flush()
-    reply = await requester.request(subject, SAMPLES[request_type], reply_type, timeout=5)
+    reply = await requester.request(endpoint, SAMPLES[request_type], timeout=5)
     assert seen == [SAMPLES[request_type]]
     assert reply == SAMPLES[reply_type]

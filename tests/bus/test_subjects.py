@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from nats.aio.msg import Msg
 
 from ksched.bus.connect import Bus
-from ksched.bus.messages import TraceEvent
+from ksched.bus.endpoints import TRACE, Wildcard
+from ksched.bus.messages import TraceBatch, TraceEvent
 from ksched.bus.subjects import SubjectError, SubjectKind, Subjects
 from ksched.bus.tokens import TokenError, decode_token, encode_token
 from tests.bus.samples import sample
@@ -66,35 +67,6 @@ def test_subject_layout_with_dotted_names() -> None:
     assert s.health("queue", "host.a") == "ksched.health.queue.host=2Ea"
 
 
-def test_every_subject_has_its_kind() -> None:
-    s = Subjects("prod.ksched")
-    expected = {
-        s.snapshot_delta: SubjectKind.SNAPSHOT_DELTA,
-        s.snapshot_bootstrap: SubjectKind.SNAPSHOT_BOOTSTRAP,
-        s.pending_pods("a.b"): SubjectKind.PENDING_POD,
-        s.cluster_events("Node"): SubjectKind.CLUSTER_EVENT,
-        s.pending_bootstrap: SubjectKind.PENDING_BOOTSTRAP,
-        s.assume: SubjectKind.ASSUME,
-        s.assume_batch: SubjectKind.ASSUME_BATCH,
-        s.forget: SubjectKind.FORGET,
-        s.queue_pop: SubjectKind.POP,
-        s.queue_done: SubjectKind.DONE,
-        s.queue_done_batch: SubjectKind.DONE_BATCH,
-        s.queue_renew: SubjectKind.RENEW,
-        s.queue_requeue: SubjectKind.REQUEUE,
-        s.placements: SubjectKind.PLACEMENT,
-        s.permit("u"): SubjectKind.PERMIT,
-        s.unreserve("x.y"): SubjectKind.UNRESERVE,
-        s.trace("n.s", "p.o.d"): SubjectKind.TRACE,
-        s.health("binder", "b-0"): SubjectKind.HEALTH,
-        f"{s.inbox_prefix}.abc.1": SubjectKind.REPLY,
-        "_INBOX.abc": SubjectKind.REPLY,
-        "ksched.queue.pop": SubjectKind.OTHER,  # another installation's prefix
-        "prod.ksched.nope.x": SubjectKind.OTHER,
-    }
-    assert {subject: s.kind_of(subject) for subject in expected} == expected
-
-
 def test_prefix_and_jetstream_names() -> None:
     s = Subjects("prod.ksched")
     assert s.queue_pop == "prod.ksched.queue.pop"
@@ -114,13 +86,13 @@ def test_prefix_and_jetstream_names() -> None:
 
 async def test_dotted_names_route_to_exactly_their_subscribers(bus: Bus) -> None:
     """Pods ``team/a.web.1``, ``team.a/web.1`` and ``team.a/web`` must never see each other's traces."""
-    s = bus.subjects
     pods = [("team", "a.web.1"), ("team.a", "web.1"), ("team.a", "web")]
     got: dict[str, list[tuple[str, str]]] = {}
     done = asyncio.Event()
 
-    def recorder(label: str) -> Callable[[TraceEvent, Msg], Awaitable[None]]:
-        async def handle(msg: TraceEvent, raw: Msg) -> None:
+    def recorder(label: str) -> Callable[[TraceEvent | TraceBatch, Msg], Awaitable[None]]:
+        async def handle(msg: TraceEvent | TraceBatch, raw: Msg) -> None:
+            assert isinstance(msg, TraceEvent)
             got.setdefault(label, []).append((msg.namespace, msg.name))
             if sum(map(len, got.values())) == 5:
                 done.set()
@@ -128,11 +100,14 @@ async def test_dotted_names_route_to_exactly_their_subscribers(bus: Bus) -> None
         return handle
 
     for ns, name in pods:
-        await bus.subscribe(s.trace(ns, name), TraceEvent, recorder(f"{ns}/{name}"))
-    await bus.subscribe(s.trace_namespace("team.a"), TraceEvent, recorder("ns:team.a"))
+        await bus.subscribe(TRACE.to(ns, name), recorder(f"{ns}/{name}"))
+    namespace = Wildcard(
+        TRACE.types, lambda s: s.trace_namespace("team.a"), SubjectKind.TRACE, "trace_namespace"
+    )
+    await bus.subscribe(namespace, recorder("ns:team.a"))
     for ns, name in pods:
         event = msgspec.structs.replace(sample(TraceEvent), namespace=ns, name=name)
-        await bus.publish(s.trace(ns, name), event)
+        await bus.publish(TRACE.to(ns, name), event)
     await asyncio.wait_for(done.wait(), 5)
     assert got == {
         "team/a.web.1": [("team", "a.web.1")],

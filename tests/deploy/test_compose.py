@@ -28,7 +28,11 @@ DOCKERFILE = (ROOT / "Dockerfile").read_text()
 
 #: the --http-port default of each service (its CLI's DEFAULT_HTTP_PORT)
 HTTP_PORTS = {"informer": 10260, "queue": 10261, "scheduler": 10259, "binder": 10262}
-KSCHED_SERVICES = ["kubesim", *HTTP_PORTS]
+"""The scheduling services: in compose and in every kustomization."""
+UI_PORT = 10263
+COMPOSE_PORTS = {**HTTP_PORTS, "ui": UI_PORT}
+"""Compose also runs ``ksched ui`` (deploy/ has it as an optional component)."""
+KSCHED_SERVICES = ["kubesim", *COMPOSE_PORTS]
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}")
 
 
@@ -78,9 +82,9 @@ def ksched_image_services() -> list[str]:
 
 
 def test_expected_services_and_profiles() -> None:
-    assert {"nats", "kubesim", "informer", "queue", "scheduler", "binder"} <= set(SERVICES)
+    assert {"nats", "kubesim", "informer", "queue", "scheduler", "binder", "ui"} <= set(SERVICES)
     default = {n for n, s in SERVICES.items() if not s.get("profiles")}
-    assert default == {"nats", "kubesim", "informer", "queue", "scheduler", "binder"}
+    assert default == {"nats", "kubesim", "informer", "queue", "scheduler", "binder", "ui"}
     real = {n for n, s in SERVICES.items() if "real-cluster" in (s.get("profiles") or [])}
     assert real == {"k3s", "k3s-kubeconfig"}
 
@@ -106,7 +110,7 @@ def test_command_parses_with_the_real_cli(name: str) -> None:
         assert ns.listen == ("kubesim", 6443)
         assert ns.write_kubeconfig == "/var/lib/ksched/kubesim.kubeconfig"
         return
-    assert ns.http_port == HTTP_PORTS[name]
+    assert ns.http_port == COMPOSE_PORTS[name]
     assert ns.http_host == "0.0.0.0", "probes from outside the container need a non-loopback address"
     assert ns.nats == "nats://nats:4222"
     assert ns.nats_user == name and ns.nats_password
@@ -115,18 +119,18 @@ def test_command_parses_with_the_real_cli(name: str) -> None:
     assert ns.jetstream_replicas == 1, "compose runs one nats-server: streams cannot be replicated"
 
 
-@pytest.mark.parametrize("name", list(HTTP_PORTS))
+@pytest.mark.parametrize("name", list(COMPOSE_PORTS))
 def test_defaults_match_when_the_port_is_not_set(name: str) -> None:
     """The port in the environment is the CLI's own default: dropping it changes nothing."""
     env = {k: v for k, v in service_env(SERVICES[name]).items() if k != "KSCHED_HTTP_PORT"}
-    assert parse_with_cli([name], env).http_port == HTTP_PORTS[name]
+    assert parse_with_cli([name], env).http_port == COMPOSE_PORTS[name]
 
 
-@pytest.mark.parametrize("name", [*HTTP_PORTS, "kubesim", "nats"])
+@pytest.mark.parametrize("name", [*COMPOSE_PORTS, "kubesim", "nats"])
 def test_healthchecks_probe_readiness_on_the_service_port(name: str) -> None:
     test = " ".join(SERVICES[name]["healthcheck"]["test"])
-    if name in HTTP_PORTS:
-        assert f"http://127.0.0.1:{HTTP_PORTS[name]}/readyz" in test
+    if name in COMPOSE_PORTS:
+        assert f"http://127.0.0.1:{COMPOSE_PORTS[name]}/readyz" in test
     elif name == "kubesim":
         assert "http://kubesim:6443/readyz" in test
     else:
@@ -134,7 +138,7 @@ def test_healthchecks_probe_readiness_on_the_service_port(name: str) -> None:
 
 
 def test_services_wait_for_healthy_dependencies() -> None:
-    for name in HTTP_PORTS:
+    for name in COMPOSE_PORTS:
         depends = SERVICES[name]["depends_on"]
         assert depends == {
             "nats": {"condition": "service_healthy"},
@@ -153,7 +157,7 @@ def test_nats_users_and_passwords_line_up() -> None:
     config = (ROOT / "deploy/compose/nats.conf").read_text()
     assert "include ./auth.conf" in config and "jetstream" in config and "http_port: 8222" in config
     server_env = service_env(nats)
-    for name in HTTP_PORTS:
+    for name in COMPOSE_PORTS:
         env = service_env(SERVICES[name])
         variable = password_variable(name)
         assert f"${variable}" in auth
@@ -202,7 +206,9 @@ def test_dockerfile_multi_stage_pinned_non_root() -> None:
     assert users and not users[-1].startswith(("0", "root")), users
     assert steps[-2:] == [("ENTRYPOINT", '["ksched"]'), ("CMD", '["--help"]')]
     runs = " ".join(a for op, a in steps if op == "RUN")
-    assert "pip install -r requirements.lock" in runs and "pip install --no-deps ." in runs
+    assert "pip install --require-hashes -r requirements.lock -r requirements-build.lock" in runs
+    assert "pip install --no-deps --no-build-isolation ." in runs
+    assert "-r requirements-otel.lock" in runs  # the otel extra: --tracing-config-file in the image
     assert any(op == "COPY" and a.startswith("--from=build") for op, a in steps)
 
 
@@ -213,7 +219,15 @@ def test_dockerfile_copies_what_exists_and_exposes_the_service_ports() -> None:
             for source in arg.split()[:-1]:
                 assert (ROOT / source).exists(), source
     exposed = {int(p) for op, a in steps if op == "EXPOSE" for p in a.split()}
-    assert exposed == set(HTTP_PORTS.values())
+    assert exposed == set(COMPOSE_PORTS.values())
     ignore = (ROOT / ".dockerignore").read_text().splitlines()
-    for needed in ("!pyproject.toml", "!requirements.lock", "!shared/", "!services/"):
+    for needed in (
+        "!pyproject.toml",
+        "!setup.py",
+        "!requirements.lock",
+        "!requirements-build.lock",
+        "!requirements-otel.lock",
+        "!shared/",
+        "!services/",
+    ):
         assert needed in ignore

@@ -24,7 +24,7 @@ from ksched.config import load_config
 from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
 from tests.deploy.kustomize import KustomizeError, build, json_patch
 from tests.deploy.rbac import Grant, grants_of
-from tests.deploy.test_compose import HTTP_PORTS, parse_with_cli
+from tests.deploy.test_compose import HTTP_PORTS, UI_PORT, parse_with_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -34,6 +34,10 @@ CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor"), ("keda.sh/v1alpha1"
 """Custom resources: no schema in the Kubernetes OpenAPI documents (checked for consistency below)."""
 
 Resource = dict[str, Any]
+SECURE_PORT = 10259
+"""Every service's HTTPS port in deploy/, as kube-scheduler's (each pod has its own)."""
+LOOPBACK_PORT = 10251
+"""The plain-HTTP port in deploy/, bound to the pod's loopback."""
 
 
 def render(name: str) -> list[Resource]:
@@ -105,26 +109,64 @@ def test_services_probes_ports_and_commands_agree_with_the_cli(name: str) -> Non
         pod = dep["spec"]["template"]
         (container,) = pod["spec"]["containers"]
         env = env_of(container)
-        port = HTTP_PORTS[service]
-        assert container["ports"] == [{"name": "http", "containerPort": port}]
-        assert container["livenessProbe"]["httpGet"] == {"path": "/livez", "port": "http"}
-        assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
-        assert pod["metadata"]["annotations"]["prometheus.io/port"] == str(port)
+        assert container["ports"] == [{"name": "https", "containerPort": SECURE_PORT}]
+        for probe in ("startupProbe", "livenessProbe"):
+            assert container[probe]["httpGet"] == {"path": "/livez", "port": "https", "scheme": "HTTPS"}
+        assert container["readinessProbe"]["httpGet"] == {
+            "path": "/readyz",
+            "port": "https",
+            "scheme": "HTTPS",
+        }
+        annotations = pod["metadata"]["annotations"]
+        assert (annotations["prometheus.io/port"], annotations["prometheus.io/scheme"]) == ("10259", "https")
         ns = parse_with_cli(container["args"], {**env, "KSCHED_NATS_PASSWORD": "from-secret"})
-        assert (ns.http_port, ns.http_host, ns.nats_user) == (port, "0.0.0.0", service)
+        assert (ns.secure_port, ns.bind_address) == (SECURE_PORT, "0.0.0.0")
+        # the plain port stays on the pod's loopback (kubectl port-forward), away from the secure one
+        assert (ns.http_port, ns.http_host, ns.nats_user) == (LOOPBACK_PORT, "127.0.0.1", service)
+        assert env["KSCHED_HTTP_HOST"] == "127.0.0.1"  # explicit: the image's ENV says 0.0.0.0
+        assert "KSCHED_HTTP_TOKEN" not in env
+        # in-cluster review of callers, default always-allow paths (the probes)
+        assert (ns.authentication_kubeconfig, ns.authorization_kubeconfig) == (None, None)
+        assert ns.authorization_always_allow_paths == ("/healthz", "/readyz", "/livez")
         assert ns.nats == "nats://ksched-nats.ksched.svc:4222"
         password = next(e for e in container["env"] if e["name"] == "KSCHED_NATS_PASSWORD")
         assert password["valueFrom"]["secretKeyRef"] == {"name": "ksched-nats-users", "key": service}
-        # bound to 0.0.0.0: /metrics and /debug need the token (ksched.service.http)
-        token = next(e for e in container["env"] if e["name"] == "KSCHED_HTTP_TOKEN")
-        assert token["valueFrom"]["secretKeyRef"] == {"name": "ksched-http-token", "key": "token"}
-        ns = parse_with_cli(container["args"], {**env, "KSCHED_HTTP_TOKEN": "from-secret"})
-        assert ns.http_token == "from-secret"
         assert dep["spec"]["template"]["spec"]["serviceAccountName"] == f"ksched-{service}"
         if name == "overlays/kubesim-demo":
             assert ns.kubeconfig == "/etc/kubesim/kubeconfig"
         else:
             assert ns.kubeconfig is None, "in-cluster configuration outside the demo"
+
+
+def test_the_ui_component_reads_only_the_bus_behind_the_token() -> None:
+    demo = render("overlays/kubesim-demo")
+    assert not [r for r in render("overlays/production") if r["metadata"]["name"] == "ksched-ui"]  # optional
+    dep = find(demo, "Deployment", "ksched-ui")
+    pod = dep["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    env = env_of(container)
+    assert container["ports"] == [{"name": "http", "containerPort": UI_PORT}]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    ns = parse_with_cli(container["args"], {**env, "KSCHED_NATS_PASSWORD": "p", "KSCHED_HTTP_TOKEN": "t"})
+    assert container["args"][0] == "ui" and ns.min_interval > 0  # the ui's own CLI
+    assert (ns.http_port, ns.http_host, ns.nats_user, ns.http_token) == (UI_PORT, "0.0.0.0", "ui", "t")
+    refs = {
+        e["name"]: e["valueFrom"]["secretKeyRef"]
+        for e in container["env"]
+        if "secretKeyRef" in e.get("valueFrom", {})
+    }
+    assert refs == {
+        "KSCHED_NATS_PASSWORD": {"name": "ksched-nats-users", "key": "ui"},
+        "KSCHED_HTTP_TOKEN": {"name": "ksched-ui-token", "key": "token"},
+    }
+    assert "ui" in secret_data(demo, "ksched-nats-users")
+    assert pod["spec"]["automountServiceAccountToken"] is False  # no Kubernetes API access at all
+    assert not [r for r in demo if r["kind"] in ("RoleBinding", "ClusterRoleBinding") and any(
+        subject["name"] == "ksched-ui" for subject in r.get("subjects", [])
+    )]  # fmt: skip
+    assert find(demo, "Service", "ksched-ui")["spec"]["ports"] == [
+        {"name": "http", "port": UI_PORT, "targetPort": "http"}
+    ]
 
 
 @pytest.mark.parametrize("name", KUSTOMIZATIONS)
@@ -215,9 +257,23 @@ def test_selectors_reach_their_pods(name: str) -> None:
         assert sorted(s["metadata"]["name"] for s in scraped) == sorted(
             f"ksched-{s}-metrics" for s in HTTP_PORTS
         )
-        assert all(s["spec"]["ports"][0]["name"] == monitor["spec"]["endpoints"][0]["port"] for s in scraped)
-        token = {"name": "ksched-http-token", "key": "token"}
-        assert monitor["spec"]["endpoints"][0]["bearerTokenSecret"] == token  # /metrics needs it
+        (endpoint,) = monitor["spec"]["endpoints"]
+        assert all(
+            s["spec"]["ports"][0] == {"name": "https", "port": 10259, "targetPort": "https"} for s in scraped
+        )
+        # as kube-prometheus scrapes kube-scheduler: HTTPS, Prometheus' own service account token
+        assert endpoint["port"] == "https" and endpoint["scheme"] == "https"
+        assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+        assert endpoint["tlsConfig"] == {"insecureSkipVerify": True}
+        # Prometheus may GET /metrics and nothing more
+        reader = find(resources, "ClusterRole", "ksched-metrics-reader")
+        assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+        binding = find(resources, "ClusterRoleBinding", "ksched-metrics-reader")
+        assert binding["roleRef"]["name"] == "ksched-metrics-reader"
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": "monitoring"}
+        ]
+    assert not any(r["kind"] == "Secret" and r["metadata"]["name"] == "ksched-http-token" for r in resources)
 
 
 # --- RBAC ------------------------------------------------------------------------------------------
@@ -234,6 +290,8 @@ UPSTREAM: set[Grant] = {
     ("", "bindings", "create"),
     ("", "pods/status", "patch"),
     ("", "pods/status", "update"),
+    ("authentication.k8s.io", "tokenreviews", "create"),
+    ("authorization.k8s.io", "subjectaccessreviews", "create"),
     *(("", r, v) for r in ("services", "replicationcontrollers", "namespaces") for v in READ),
     *(("apps", r, v) for r in ("replicasets", "statefulsets") for v in READ),
     *(("policy", "poddisruptionbudgets", v) for v in READ),
@@ -321,12 +379,19 @@ EXPECTED: dict[str, set[Grant]] = {
 }
 
 
+DELEGATION: set[Grant] = {
+    ("authentication.k8s.io", "tokenreviews", "create"),
+    ("authorization.k8s.io", "subjectaccessreviews", "create"),
+}
+"""What every service's secure port asks the API server (who is the caller, may it read the path)."""
+
+
 def test_each_service_account_has_exactly_what_its_service_uses() -> None:
     resources = render("base")
     accounts = {r["metadata"]["name"] for r in resources if r["kind"] == "ServiceAccount"}
     assert accounts == {f"ksched-{s}" for s in HTTP_PORTS}
     for service, expected in EXPECTED.items():
-        assert grants_of(resources, f"ksched-{service}") == expected, service
+        assert grants_of(resources, f"ksched-{service}") == expected | DELEGATION, service
     for kind in ("ClusterRole", "Role"):
         for role in (r for r in resources if r["kind"] == kind):
             for rule in role["rules"]:
@@ -501,7 +566,6 @@ def test_demo_overlay_is_self_consistent() -> None:
     assert find(resources, "Service", "ksched-kubesim")["spec"]["ports"][0]["port"] == 6443
     users = secret_data(resources, "ksched-nats-users")
     assert set(users) == {*NATS_SERVICES, "observer", "route"}
-    assert set(secret_data(resources, "ksched-http-token")) == {"token"}
 
 
 # --- the renderer itself ------------------------------------------------------------------------

@@ -14,7 +14,6 @@ import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import cast
 
 import nats
 import nats.errors
@@ -22,7 +21,7 @@ import nats.js.errors
 import pytest
 from nats.aio.msg import Msg
 
-from ksched.bus import jetstream, streams
+from ksched.bus import endpoints, jetstream, streams
 from ksched.bus.auth import OBSERVER, SERVICES, authorization_block, password_variable
 from ksched.bus.bootstrap import fetch_bootstrap, publish_chunks
 from ksched.bus.codec import encode
@@ -34,15 +33,14 @@ from ksched.bus.messages import (
     AssumeReply,
     AssumeRequest,
     BootstrapReply,
-    ClusterEventMsg,
     DoneRequest,
     ForgetRequest,
-    Message,
     PendingPod,
     PendingPodEvent,
     PendingPodsRequest,
     PermitDecision,
     Placement,
+    PlacementBatch,
     PopReply,
     PopRequest,
     RequeueRequest,
@@ -138,7 +136,7 @@ async def test_no_credentials_or_wrong_password_is_refused(secured_nats: Embedde
         )
 
 
-@pytest.mark.parametrize("user", ["scheduler", "binder", "queue", OBSERVER])
+@pytest.mark.parametrize("user", ["scheduler", "binder", "queue", "ui", OBSERVER])
 async def test_forged_placement_is_refused(
     user: str, login: Callable[[str], Awaitable[Bus]], violations: Violations
 ) -> None:
@@ -148,9 +146,9 @@ async def test_forged_placement_is_refused(
     forger = await login(user)
     placement = sample(Placement)
 
-    await forger.publish(SUBJECTS.placements, placement)  # core publish: the stream would store it
+    await forger.publish(endpoints.PLACEMENTS, placement)  # core publish: the stream would store it
     with pytest.raises(nats.errors.TimeoutError):  # JetStream publish: refused, so never acked
-        await jetstream.publish(forger, SUBJECTS.placements, placement, msg_id="forged", timeout=0.5)
+        await jetstream.publish(forger, endpoints.PLACEMENTS, placement, msg_id="forged", timeout=0.5)
     await settle(forger)
 
     assert any(f'publish to "{SUBJECTS.placements}"' in v for v in violations.seen), violations.seen
@@ -197,7 +195,7 @@ async def test_each_service_does_its_part(
 
     async def on_assume(msg: AssumeRequest, raw: Msg) -> AssumeReply:
         await jetstream.publish(
-            informer, SUBJECTS.placements, msg.placement, msg_id=msg.placement.placement_id
+            informer, endpoints.PLACEMENTS, msg.placement, msg_id=msg.placement.placement_id
         )
         return AssumeReply(accepted=True)
 
@@ -211,24 +209,23 @@ async def test_each_service_does_its_part(
         await record("forget")(msg, raw)
         return Ack()
 
-    await informer.subscribe(SUBJECTS.assume, AssumeRequest, on_assume)
-    await informer.subscribe(SUBJECTS.snapshot_bootstrap, SnapshotBootstrapRequest, on_snapshot)
-    await informer.subscribe(SUBJECTS.pending_bootstrap, PendingPodsRequest, on_pending)
-    await informer.subscribe(SUBJECTS.forget, ForgetRequest, on_forget)
+    await informer.subscribe(endpoints.ASSUME, on_assume)
+    await informer.subscribe(endpoints.SNAPSHOT_BOOTSTRAP, on_snapshot)
+    await informer.subscribe(endpoints.PENDING_BOOTSTRAP, on_pending)
+    await informer.subscribe(endpoints.FORGET, on_forget)
 
     # queue: its feed stream, ordered replay of the feed, the pending bootstrap, its request handlers
     await informer.js.stream_info(SUBJECTS.feed_stream)
     await jetstream.ensure_stream(queue, streams.feed_stream(SUBJECTS))
     await jetstream.subscribe_ordered(
         queue,
-        SUBJECTS.feed_all,
-        cast("type[Message]", PendingPodEvent | ClusterEventMsg),  # a union, as the queue reads it
+        endpoints.FEED,  # a union, as the queue reads it
         record("feed"),
         stream=SUBJECTS.feed_stream,
     )
     reply, items = await fetch_bootstrap(
         queue,
-        SUBJECTS.pending_bootstrap,
+        endpoints.PENDING_BOOTSTRAP,
         lambda inbox: PendingPodsRequest(requester="queue", deliver=inbox),
         PendingPod,
         timeout=5,
@@ -246,33 +243,32 @@ async def test_each_service_does_its_part(
         await record("requeue")(msg, raw)
         return Ack()
 
-    await queue.subscribe(SUBJECTS.queue_pop, PopRequest, on_pop)
-    await queue.subscribe(SUBJECTS.queue_done, DoneRequest, on_done)
-    await queue.subscribe(SUBJECTS.queue_requeue, RequeueRequest, on_requeue)
+    await queue.subscribe(endpoints.QUEUE_POP, on_pop)
+    await queue.subscribe(endpoints.QUEUE_DONE, on_done)
+    await queue.subscribe(endpoints.QUEUE_REQUEUE, on_requeue)
 
     # scheduler: snapshot bootstrap + ordered deltas, pop, assume, done, its unreserve handler, permit
     await fetch_bootstrap(
         scheduler,
-        SUBJECTS.snapshot_bootstrap,
+        endpoints.SNAPSHOT_BOOTSTRAP,
         lambda inbox: SnapshotBootstrapRequest(replica_id="s1", deliver=inbox),
         SnapshotOp,
         timeout=5,
     )
     await jetstream.subscribe_ordered(
-        scheduler, SUBJECTS.snapshot_delta, SnapshotDelta, record("delta"), stream=SUBJECTS.snapshot_stream
+        scheduler, endpoints.SNAPSHOT_DELTA, record("delta"), stream=SUBJECTS.snapshot_stream
     )
     # ... and the nominations it follows: the pending pods, then their feed
     await fetch_bootstrap(
         scheduler,
-        SUBJECTS.pending_bootstrap,
+        endpoints.PENDING_BOOTSTRAP,
         lambda inbox: PendingPodsRequest(requester="s1", deliver=inbox),
         PendingPod,
         timeout=5,
     )
     await jetstream.subscribe_ordered(
         scheduler,
-        SUBJECTS.pending_pods_all,
-        PendingPodEvent,
+        endpoints.PENDING_PODS.any,
         record("nominations"),
         stream=SUBJECTS.feed_stream,
     )
@@ -281,46 +277,44 @@ async def test_each_service_does_its_part(
         await record("unreserve")(msg, raw)
         return Ack()
 
-    await scheduler.subscribe(SUBJECTS.unreserve("sched-1"), UnreserveRequest, on_unreserve)
+    await scheduler.subscribe(endpoints.UNRESERVE.to("sched-1"), on_unreserve)
     assert (
-        await scheduler.request(
-            SUBJECTS.queue_pop, PopRequest(scheduler_id="s1", scheduler_names=[]), PopReply
-        )
+        await scheduler.request(endpoints.QUEUE_POP, PopRequest(scheduler_id="s1", scheduler_names=[]))
     ).pods == []
-    assume = await scheduler.request(SUBJECTS.assume, AssumeRequest(placement=placement), AssumeReply)
+    assume = await scheduler.request(endpoints.ASSUME, AssumeRequest(placement=placement))
     assert assume.accepted
-    await scheduler.request(SUBJECTS.queue_done, sample(DoneRequest), Ack)
+    await scheduler.request(endpoints.QUEUE_DONE, sample(DoneRequest))
 
     # informer publishes what the queue and the replicas follow, and a trace event
-    await jetstream.publish(informer, SUBJECTS.pending_pods("default-scheduler"), sample(PendingPodEvent))
-    await jetstream.publish(informer, SUBJECTS.snapshot_delta, sample(SnapshotDelta))
+    await jetstream.publish(informer, endpoints.PENDING_PODS.to("default-scheduler"), sample(PendingPodEvent))
+    await jetstream.publish(informer, endpoints.SNAPSHOT_DELTA, sample(SnapshotDelta))
 
     # binder: its streams, the durable pull consumer, the requests of a failed bind, permit decisions
     await jetstream.ensure_streams(binder)
-    await binder.subscribe(SUBJECTS.permit_all, PermitDecision, record("permit"))
+    await binder.subscribe(endpoints.PERMIT.any, record("permit"))
     consumer = await jetstream.PullConsumer.create(
         binder,
+        endpoints.PLACEMENTS,
         stream=SUBJECTS.placement_stream,
         config=streams.placement_consumer(SUBJECTS),
-        msg_type=Placement,
     )
     deliveries = await consumer.fetch(batch=1, timeout=5)
-    assert [d.message.placement_id for d in deliveries] == [placement.placement_id]
+    assert [_lone(d.message).placement_id for d in deliveries] == [placement.placement_id]
     await deliveries[0].in_progress()
     await deliveries[0].ack()
-    await scheduler.publish(SUBJECTS.permit(placement.pod_uid), sample(PermitDecision))
-    await binder.request(SUBJECTS.forget, sample(ForgetRequest), Ack)
-    await binder.request(SUBJECTS.unreserve("sched-1"), sample(UnreserveRequest), Ack)
-    await binder.request(SUBJECTS.queue_requeue, sample(RequeueRequest), Ack)
+    await scheduler.publish(endpoints.PERMIT.to(placement.pod_uid), sample(PermitDecision))
+    await binder.request(endpoints.FORGET, sample(ForgetRequest))
+    await binder.request(endpoints.UNRESERVE.to("sched-1"), sample(UnreserveRequest))
+    await binder.request(endpoints.QUEUE_REQUEUE, sample(RequeueRequest))
 
     # every service traces, creating the trace stream if it is missing; the observer replays it
     for bus in (informer, queue, scheduler, binder):
         await bus.js.stream_info(SUBJECTS.trace_stream)
         await jetstream.ensure_stream(bus, streams.trace_stream(SUBJECTS))
-        await bus.publish(SUBJECTS.trace("team.a", "web.1"), sample(TraceEvent))
+        await bus.publish(endpoints.TRACE.to("team.a", "web.1"), sample(TraceEvent))
     await observer.js.stream_info(SUBJECTS.trace_stream)
     await jetstream.subscribe_ordered(
-        observer, SUBJECTS.trace_all, TraceEvent, record("trace"), stream=SUBJECTS.trace_stream
+        observer, endpoints.TRACE.any, record("trace"), stream=SUBJECTS.trace_stream
     )
 
     await asyncio.wait(got.values(), timeout=10)
@@ -369,3 +363,9 @@ def test_checked_in_auth_conf_is_generated() -> None:
     """compose and deploy/ share one generated file; it must match the generator."""
     path = Path(__file__).resolve().parents[2] / "deploy" / "base" / "nats" / "auth.conf"
     assert path.read_text() == authorization_block(SUBJECTS)
+
+
+def _lone(message: Placement | PlacementBatch) -> Placement:
+    """A work-queue message this test published as a lone ``Placement``."""
+    assert isinstance(message, Placement)
+    return message

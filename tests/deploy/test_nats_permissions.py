@@ -50,6 +50,10 @@ FORBIDDEN: dict[str, tuple[list[str], list[str]]] = {
         [S.placements, S.assume, S.queue_pop, S.queue_done, S.snapshot_delta, S.permit("uid")],
         [S.forget, S.queue_requeue, f"{P}.scheduler.*.unreserve", S.placements, S.health_all],
     ),
+    "ui": (
+        [S.placements, S.assume, S.queue_pop, S.queue_done, S.snapshot_delta, S.trace("default", "p")],
+        [S.queue_list, S.snapshot_bootstrap, S.assume, S.feed_all, S.trace_all, ">"],
+    ),
     OBSERVER: (
         [S.trace("default", "p"), S.health("queue", "q"), S.queue_pop, S.placements, S.assume],
         [S.queue_pop, S.permit_all, S.assume, S.feed_all, ">"],
@@ -60,6 +64,7 @@ ALLOWED_PUBLISH = {
     "queue": S.trace("default", "p"),
     "scheduler": S.queue_done,
     "binder": S.forget,
+    "ui": S.queue_list,
 }
 
 

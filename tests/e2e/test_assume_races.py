@@ -11,7 +11,6 @@ import re
 import signal
 from collections import Counter
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -29,6 +28,7 @@ from tests.e2e.testing import (
     pod,
     pod_nodes,
     running_stack,
+    stopped_scheduler,
 )
 
 pytestmark = pytest.mark.e2e
@@ -52,16 +52,6 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
         yield s
 
 
-def _stopped_scheduler(stack: Stack) -> int | None:
-    """The pid of a scheduler process stopped by a signal, if one is."""
-    for proc in stack.procs.values():
-        if proc.service == "scheduler" and proc.pid is not None:
-            stat = Path(f"/proc/{proc.pid}/stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[0] == "T":
-                return proc.pid
-    return None
-
-
 async def _stop_while(
     stack: Stack, api: ApiClient, decided: dict[str, Any], conflicting: dict[str, Any]
 ) -> None:
@@ -71,7 +61,7 @@ async def _stop_while(
     await create_pods(api, [decided])
 
     async def stopped() -> int | None:
-        return _stopped_scheduler(stack)
+        return stopped_scheduler(stack)
 
     pid = await eventually(stopped, timeout=60)
     try:

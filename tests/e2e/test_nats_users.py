@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 import pytest
 
 from ksched.bus.auth import OBSERVER, SERVICES, authorization_block
@@ -30,16 +32,20 @@ class SecuredStack(Stack):
         conf.write_text(authorization_block(Subjects(options.prefix), PASSWORDS))
         self.nats = EmbeddedNats(store_dir=str(self.workdir / "jetstream"), config_file=conf)
 
-    def _service(self, name: str, service: str, extra: Sequence[str] = ()) -> Proc:
+    def _service(self, name: str, service: str, extra: Sequence[str] = (), port: int = 0) -> Proc:
         login = ["--nats-user", service, "--nats-password", PASSWORDS[service]]
-        return super()._service(name, service, [*extra, *login])
+        return super()._service(name, service, [*extra, *login], port)
 
 
 @pytest.fixture(scope="module")
 async def secured(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SecuredStack]:
     s = SecuredStack(
         StackOptions(
-            workdir=tmp_path_factory.mktemp("secured"), schedulers=1, pod_start_delay=0.1, time_scale=0.01
+            workdir=tmp_path_factory.mktemp("secured"),
+            schedulers=1,
+            pod_start_delay=0.1,
+            time_scale=0.01,
+            ui=True,
         )
     )
     await s.start()
@@ -61,6 +67,20 @@ async def test_pipeline_binds_pods_with_per_service_users(secured: SecuredStack)
 
         bound = await eventually(all_bound, timeout=60)
         assert set(bound.values()) <= {"n1", "n2"}
+        # the ui, as its user, follows the snapshot, lists the queue and reads a pod's trace
+        await create_pods(api, [pod("huge", cpu="64")])
+        base = secured.http_url("ui")
+
+        async def huge_explained() -> dict[str, Any] | None:
+            async with aiohttp.ClientSession() as http, http.get(f"{base}/api/pod?key=default/huge") as r:
+                page: dict[str, Any] = await r.json()
+            return page if page["queue"] and page["last"] and page["last"]["rejected"] else None
+
+        page = await eventually(huge_explained, timeout=30)
+        assert page["reason"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+        async with aiohttp.ClientSession() as http, http.get(f"{base}/api/cluster") as r:
+            cluster = await r.json()
+        assert cluster["synced"] and cluster["totals"]["pods"][0] == 6
     finally:
         await api.close()
     for proc in secured.procs.values():

@@ -9,11 +9,13 @@ import dataclasses
 import json
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client import ApiClient
+from prometheus_client.parser import text_string_to_metric_families
 
 from ksched.launcher.stack import Stack, StackOptions
 from tests import kube
@@ -235,3 +237,53 @@ async def assert_bound_once(api: ApiClient, namespace: str) -> None:
         if e.reason == "FailedScheduling" and "already assigned" in (e.note or "")
     ]
     assert not rejected, rejected
+
+
+def stopped_scheduler(stack: Stack) -> int | None:
+    """The pid of a scheduler process stopped by a signal (``KSCHED_TEST_STOP_BEFORE_ASSUME``), if one is."""
+    for proc in stack.procs.values():
+        if proc.service == "scheduler" and proc.pid is not None:
+            stat = Path(f"/proc/{proc.pid}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] == "T":
+                return proc.pid
+    return None
+
+
+# --- metrics ----------------------------------------------------------------------------------------
+
+Series = tuple[str, tuple[tuple[str, str], ...]]
+"""A sample's name and its sorted labels."""
+
+
+def samples(text: str) -> dict[Series, float]:
+    out: dict[Series, float] = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+async def scrape(
+    session: aiohttp.ClientSession, stack: Stack, services: tuple[str, ...]
+) -> dict[Series, float]:
+    """Every series of ``services`` (each service's name as label ``service``, so the same series
+    of two services stay apart)."""
+    out: dict[Series, float] = {}
+    for service in services:
+        async with session.get(stack.http_url(service) + "/metrics") as resp:
+            text = await resp.text()
+        for (name, labels), value in samples(text).items():
+            out[(name, (("service", service), *labels))] = value
+    return out
+
+
+def moved(name: str, before: dict[Series, float], seen: list[dict[Series, float]]) -> bool:
+    """Whether a series of metric ``name`` (a counter's ``_total``, a gauge, a histogram's
+    ``_count``) had another value in one of the ``seen`` scrapes than in ``before`` (0 if absent)."""
+    names = {name, f"{name}_count"}
+    return any(
+        value != before.get(series, 0.0)
+        for scrape in seen
+        for series, value in scrape.items()
+        if series[0] in names
+    )

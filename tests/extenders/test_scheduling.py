@@ -10,13 +10,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from ksched_scheduler.tracing import plugin_scores
 
 from ksched.api.core import Node
 from ksched.config import parse_config
 from ksched.config.profile import build_frameworks
 from ksched.config.types import Extender
 from ksched.extenders import HTTPExtenders
-from ksched.framework.algorithm import ScheduleAlgorithm, ScheduleResult, SchedulingError, top_scores
+from ksched.framework.algorithm import ScheduleAlgorithm, ScheduleResult, SchedulingError
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.extender import EXTENDER_NAME
 from ksched.framework.extender_calls import ExtenderEnqueueExtension, find_nodes_that_pass_extenders
@@ -417,7 +418,10 @@ async def test_extender_scores_are_scaled_and_weighted_and_reported_under_its_na
     }
     assert result.totals == {"node1": 31, "node2": 301}
     assert result.suggested_host == "node2"
-    assert top_scores(result) == [("node2", 301), ("node1", 31)]  # what the scheduler's trace reports
+    assert plugin_scores(result) == [  # what the scheduler's trace reports
+        {"node": "node2", "total": 301, "scores": {"EqualPrioritizerPlugin": 1, name: 300}},
+        {"node": "node1", "total": 31, "scores": {"EqualPrioritizerPlugin": 1, name: 30}},
+    ]
 
 
 async def test_prioritize_calls_run_concurrently(server: ExtenderServer) -> None:

@@ -10,13 +10,15 @@ would mean it did).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import nats.errors
 import pytest
 from prometheus_client import REGISTRY
 
-from ksched.bus.codec import BadMessage, Message, decode
+from ksched.bus.codec import BadMessage, decode
 from ksched.bus.connect import Bus
+from ksched.bus.endpoints import RequestEndpoint
 from ksched.bus.handlers import ERROR_CODE_HEADER, ERROR_HEADER
 from tests.fuzz.payloads import is_malformed
 
@@ -38,25 +40,18 @@ class Counts:
         )
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """A request/reply subject a service serves."""
-
-    subject: str
-    kind: str
-    request: object
-    """The message type (or union) the service decodes."""
-    reply: type[Message]
-
-
-async def check_request(bus: Bus, endpoint: Endpoint, payload: bytes, timeout: float = 5.0) -> None:
-    """Send ``payload`` to ``endpoint`` and check the answer as the module docstring says."""
+async def check_request(
+    bus: Bus, endpoint: RequestEndpoint[Any, Any], payload: bytes, timeout: float = 5.0
+) -> None:
+    """Send ``payload`` (raw bytes, whatever the endpoint's request type) to ``endpoint`` and check
+    the answer as the module docstring says."""
     malformed = is_malformed(payload, endpoint.request)
     before = Counts.of(endpoint.kind)
+    subject = endpoint.subject(bus.subjects)
     try:
-        answer = await bus.nc.request(endpoint.subject, payload, timeout=timeout)
+        answer = await bus.nc.request(subject, payload, timeout=timeout)
     except nats.errors.TimeoutError:
-        raise AssertionError(f"{endpoint.subject}: no answer within {timeout} s") from None
+        raise AssertionError(f"{subject}: no answer within {timeout} s") from None
     headers = answer.headers or {}
     after = Counts.of(endpoint.kind)
     if malformed:
@@ -68,7 +63,7 @@ async def check_request(bus: Bus, endpoint: Endpoint, payload: bytes, timeout: f
     try:
         decode(answer.data, endpoint.reply)
     except BadMessage as exc:
-        raise AssertionError(f"{endpoint.subject}: undecodable reply: {exc}") from None
+        raise AssertionError(f"{subject}: undecodable reply: {exc}") from None
 
 
 def crashes(caplog: pytest.LogCaptureFixture) -> list[str]:

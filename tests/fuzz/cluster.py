@@ -12,23 +12,21 @@ from ksched_informer.service import InformerService
 from ksched_kubesim import KubeSim
 from nats.aio.msg import Msg
 
+from ksched.bus import endpoints
 from ksched.bus.codec import BadMessage, Message, decode
 from ksched.bus.connect import Bus
+from ksched.bus.endpoints import RequestEndpoint
 from ksched.bus.messages import (
-    Ack,
-    AssumeReply,
     AssumeRequest,
     BootstrapChunk,
-    BootstrapReply,
     ForgetRequest,
     PendingPodsRequest,
     Placement,
     SnapshotBootstrapRequest,
 )
-from ksched.bus.subjects import SubjectKind, Subjects
+from ksched.bus.subjects import Subjects
 from ksched.plugins.volumebinding.plugin import NAME
 from ksched.plugins.volumebinding.state import VolumeBindingState, export_state
-from tests.fuzz.bus_checks import Endpoint
 from tests.informer.test_service import node, pod, until
 
 _names = itertools.count()
@@ -100,9 +98,8 @@ class Cluster:
             permit_waits={"Coscheduling": 5.0},
         )
 
-    def requests(self, obj: dict[str, Any]) -> dict[str, tuple[Endpoint, Message]]:
+    def requests(self, obj: dict[str, Any]) -> dict[str, tuple[RequestEndpoint[Any, Any], Message]]:
         """Each subject the informer serves, with a valid request about pending pod ``obj``."""
-        s = self.bus.subjects
         p = self.placement(obj)
         forget = ForgetRequest.of(p, "fuzz")
         bootstrap = SnapshotBootstrapRequest(replica_id="fuzz", deliver=self.inbox, max_chunk_bytes=4096)
@@ -111,23 +108,16 @@ class Cluster:
         )
         return {
             "bootstrap": (
-                Endpoint(
-                    s.snapshot_bootstrap,
-                    SubjectKind.SNAPSHOT_BOOTSTRAP,
-                    SnapshotBootstrapRequest,
-                    BootstrapReply,
-                ),
+                endpoints.SNAPSHOT_BOOTSTRAP,
                 bootstrap,
             ),
             "pending": (
-                Endpoint(
-                    s.pending_bootstrap, SubjectKind.PENDING_BOOTSTRAP, PendingPodsRequest, BootstrapReply
-                ),
+                endpoints.PENDING_BOOTSTRAP,
                 pending,
             ),
             "assume": (
-                Endpoint(s.assume, SubjectKind.ASSUME, AssumeRequest, AssumeReply),
+                endpoints.ASSUME,
                 AssumeRequest(placement=p),
             ),
-            "forget": (Endpoint(s.forget, SubjectKind.FORGET, ForgetRequest, Ack), forget),
+            "forget": (endpoints.FORGET, forget),
         }

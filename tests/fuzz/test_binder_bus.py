@@ -15,13 +15,16 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ksched_binder.service import BinderOptions, BinderService
+from ksched_binder.options import BinderOptions
+from ksched_binder.service import BinderService
 from ksched_kubesim import KubeSim
 
+from ksched.bus import endpoints
 from ksched.bus.codec import encode
 from ksched.bus.messages import PermitDecision, Placement
 from ksched.bus.subjects import SubjectKind
 from ksched.config import default_config
+from ksched.service.options import CommonOptions
 from tests.fuzz.bus_checks import Counts, crashes
 from tests.fuzz.cluster import Cluster
 from tests.fuzz.payloads import payloads
@@ -57,7 +60,7 @@ class Binder:
         await bus.js.publish(bus.subjects.placements, encode(p), headers={"Nats-Msg-Id": p.placement_id})
 
         async def allowed_and_bound() -> bool:
-            await bus.publish(bus.subjects.permit(p.pod_uid), self.permit(p))
+            await bus.publish(endpoints.PERMIT.to(p.pod_uid), self.permit(p))
             return self.bound_to(obj) == p.node_name
 
         await eventually(allowed_and_bound, timeout=15, what=f"pod {p.name} bound")
@@ -75,12 +78,9 @@ async def binder(
     cluster: Cluster, sim: tuple[KubeSim, Path], nats_url: str, bus_prefix: str
 ) -> AsyncIterator[Binder]:
     options = BinderOptions(
-        nats=nats_url,
-        kubeconfig=str(sim[1]),
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix=bus_prefix,
-        identity="binder-fuzz",
+        common=CommonOptions(
+            identity="binder-fuzz", nats=nats_url, kubeconfig=str(sim[1]), subject_prefix=bus_prefix
+        ),
         workers=4,
         ack_wait=5.0,
     )

@@ -12,12 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ksched.bus import endpoints
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.messages import (
     AssumeRejectCode,
-    AssumeReply,
     AssumeRequest,
-    BootstrapReply,
     PendingPod,
     PendingPodsRequest,
     SnapshotBootstrapRequest,
@@ -35,15 +34,13 @@ async def serves(cluster: Cluster, obj: dict[str, Any]) -> None:
     bus = cluster.bus
     reply, items = await fetch_bootstrap(
         bus,
-        bus.subjects.pending_bootstrap,
+        endpoints.PENDING_BOOTSTRAP,
         lambda inbox: PendingPodsRequest(requester="liveness", deliver=inbox),
         PendingPod,
         timeout=5,
     )
     assert reply.epoch == cluster.service.epoch and len(items) == reply.items
-    answer = await bus.request(
-        bus.subjects.assume, AssumeRequest(placement=cluster.placement(obj)), AssumeReply
-    )
+    answer = await bus.request(endpoints.ASSUME, AssumeRequest(placement=cluster.placement(obj)))
     assert answer.accepted or answer.code in (
         AssumeRejectCode.ALREADY_ASSUMED,
         AssumeRejectCode.POD_NOT_PENDING,
@@ -73,11 +70,15 @@ async def test_bootstrap_chunks_go_to_inboxes_only(cluster: Cluster) -> None:
     queue), which the consumers then had to drop. The informer now answers with an error instead."""
     bus = cluster.bus
     for deliver in [*stream_subjects(bus.subjects), "", "a b", f"{bus.subjects.prefix}._INBOX"]:
-        for subject, request in [
-            (bus.subjects.pending_bootstrap, PendingPodsRequest(requester="t", deliver=deliver)),
-            (bus.subjects.snapshot_bootstrap, SnapshotBootstrapRequest(replica_id="t", deliver=deliver)),
-        ]:
-            reply = await bus.request(subject, request, BootstrapReply)
+        replies = [
+            await bus.request(
+                endpoints.PENDING_BOOTSTRAP, PendingPodsRequest(requester="t", deliver=deliver)
+            ),
+            await bus.request(
+                endpoints.SNAPSHOT_BOOTSTRAP, SnapshotBootstrapRequest(replica_id="t", deliver=deliver)
+            ),
+        ]
+        for reply in replies:
             assert reply.chunks == 0 and "deliver" in reply.error and "inbox" in reply.error, reply
     await bus.nc.flush()
     assert cluster.misdelivered == []

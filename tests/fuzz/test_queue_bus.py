@@ -7,29 +7,30 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ksched.bus import endpoints as ep
 from ksched.bus.codec import Message, encode
+from ksched.bus.endpoints import RequestEndpoint
 from ksched.bus.messages import (
-    Ack,
     ClusterEventMsg,
     DoneOutcome,
     DoneRequest,
-    LeaseRenewReply,
     LeaseRenewRequest,
     PendingPodAction,
     PendingPodEvent,
-    PopReply,
     PopRequest,
+    QueueListRequest,
     RequeueRequest,
 )
 from ksched.bus.subjects import SubjectKind
 from ksched.framework.events import ActionType, EventResource
 from tests.fixtures.nats import BusFactory
-from tests.fuzz.bus_checks import Counts, Endpoint, check_request, crashes
+from tests.fuzz.bus_checks import Counts, check_request, crashes
 from tests.fuzz.payloads import payloads
 from tests.fuzz.profiles import fuzz_settings
 from tests.ha.test_services import eventually
@@ -63,18 +64,17 @@ async def schedules_a_new_pod(harness: Harness) -> None:
     await eventually(got_it, timeout=15, what=f"pod {name} popped after the fuzzed messages")
 
 
-def endpoints(harness: Harness) -> dict[str, tuple[Endpoint, Message]]:
+def endpoints(harness: Harness) -> dict[str, tuple[RequestEndpoint[Any, Any], Message]]:
     """Each request subject of the queue, with a valid request to mutate."""
-    subjects = harness.replica.subjects
     return {
         "pop": (
-            Endpoint(subjects.queue_pop, SubjectKind.POP, PopRequest, PopReply),
+            ep.QUEUE_POP,
             PopRequest(
                 scheduler_id="fuzz", scheduler_names=["default-scheduler"], max_pods=2, wait_seconds=0.1
             ),
         ),
         "done": (
-            Endpoint(subjects.queue_done, SubjectKind.DONE, DoneRequest, Ack),
+            ep.QUEUE_DONE,
             DoneRequest(
                 lease_id="lease-1",
                 scheduler_id="fuzz",
@@ -87,20 +87,24 @@ def endpoints(harness: Harness) -> dict[str, tuple[Endpoint, Message]]:
             ),
         ),
         "renew": (
-            Endpoint(subjects.queue_renew, SubjectKind.RENEW, LeaseRenewRequest, LeaseRenewReply),
+            ep.QUEUE_RENEW,
             LeaseRenewRequest(scheduler_id="fuzz", lease_ids=["lease-1", "lease-2"]),
         ),
         "requeue": (
-            Endpoint(subjects.queue_requeue, SubjectKind.REQUEUE, RequeueRequest, Ack),
+            ep.QUEUE_REQUEUE,
             RequeueRequest(
                 pod_uid="uid-seed", namespace="default", name="seed", reason="bind failed", sender="binder"
             ),
+        ),
+        "list": (
+            ep.QUEUE_LIST,
+            QueueListRequest(requester="fuzz", name_contains="see", limit=10),
         ),
     }
 
 
 @fuzz_settings(40)
-@given(data=st.data(), which=st.sampled_from(["pop", "done", "renew", "requeue"]))
+@given(data=st.data(), which=st.sampled_from(["pop", "done", "renew", "requeue", "list"]))
 async def test_request_subjects(
     queue: Harness, caplog: pytest.LogCaptureFixture, data: st.DataObject, which: str
 ) -> None:
@@ -137,12 +141,12 @@ async def test_feed_stream(
 ) -> None:
     caplog.clear()
     informer = queue.informer
-    before = Counts.of("feed")
+    before = Counts.of(SubjectKind.FEED)
     for _ in range(count):
         subject, valid = data.draw(st.sampled_from(feed_samples(informer)), label="subject")
         payload = data.draw(payloads(valid), label="payload")
         ack = await informer.bus.js.publish(subject, payload)
         informer.stream_seq = ack.seq
     await schedules_a_new_pod(queue)
-    assert Counts.of("feed").errors == before.errors
+    assert Counts.of(SubjectKind.FEED).errors == before.errors
     assert crashes(caplog) == []

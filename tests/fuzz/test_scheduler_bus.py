@@ -20,9 +20,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ksched_informer import feeds
 from ksched_kubesim import KubeSim
-from ksched_scheduler.service import SchedulerOptions, SchedulerService
+from ksched_scheduler.options import SchedulerOptions
+from ksched_scheduler.service import SchedulerService
 from nats.aio.msg import Msg
 
+from ksched.bus import endpoints
 from ksched.bus.codec import Message, encode
 from ksched.bus.connect import Bus
 from ksched.bus.messages import (
@@ -43,8 +45,9 @@ from ksched.bus.messages import (
 )
 from ksched.bus.subjects import SubjectKind
 from ksched.config import default_config
+from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
-from tests.fuzz.bus_checks import Counts, Endpoint, check_request, crashes
+from tests.fuzz.bus_checks import Counts, check_request, crashes
 from tests.fuzz.cluster import Cluster
 from tests.fuzz.payloads import payloads
 from tests.fuzz.profiles import fuzz_settings
@@ -63,10 +66,9 @@ class FakeQueue:
         self.done: dict[str, DoneRequest] = {}
 
     async def start(self) -> None:
-        s = self.bus.subjects
-        await self.bus.nc.subscribe(s.queue_pop, cb=self._pop)
-        await self.bus.subscribe(s.queue_done, DoneRequest, self._done)
-        await self.bus.subscribe(s.queue_renew, LeaseRenewRequest, self._renew)
+        await self.bus.nc.subscribe(self.bus.subjects.queue_pop, cb=self._pop)
+        await self.bus.subscribe(endpoints.QUEUE_DONE, self._done)
+        await self.bus.subscribe(endpoints.QUEUE_RENEW, self._renew)
         await self.bus.nc.flush()
 
     async def _pop(self, msg: Msg) -> None:
@@ -174,12 +176,9 @@ async def replica(
     queue = FakeQueue(await bus_factory("queue"))
     await queue.start()
     options = SchedulerOptions(
-        nats=nats_url,
-        kubeconfig=str(sim[1]),
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix=bus_prefix,
-        identity=IDENTITY,
+        common=CommonOptions(
+            identity=IDENTITY, nats=nats_url, kubeconfig=str(sim[1]), subject_prefix=bus_prefix
+        ),
         batch=4,
     )
     service = SchedulerService(options, default_config())
@@ -202,14 +201,15 @@ async def test_scheduler_inputs(
     caplog.clear()
     caplog.set_level(logging.WARNING)
     bus = replica.bus
-    before = Counts.of("feed"), Counts.of(SubjectKind.SNAPSHOT_DELTA)
+    before = Counts.of(SubjectKind.PENDING_POD), Counts.of(SubjectKind.SNAPSHOT_DELTA)
     valid: Message
     if which == "pop":
         valid = PopReply(pods=[await replica.leased()])
         await replica.queue.replies.put(data.draw(payloads(valid), label="payload"))
     elif which == "unreserve":
-        endpoint = Endpoint(bus.subjects.unreserve(IDENTITY), SubjectKind.UNRESERVE, UnreserveRequest, Ack)
-        await check_request(bus, endpoint, data.draw(payloads(replica.unreserve()), label="payload"))
+        await check_request(
+            bus, endpoints.UNRESERVE.to(IDENTITY), data.draw(payloads(replica.unreserve()), label="payload")
+        )
     elif which == "delta":
         await bus.js.publish(
             bus.subjects.snapshot_delta, data.draw(payloads(replica.delta()), label="payload")
@@ -219,7 +219,7 @@ async def test_scheduler_inputs(
         await bus.js.publish(subject, data.draw(payloads(await replica.nomination()), label="payload"))
     await replica.still_works()
     assert crashes(caplog) == []
-    assert (Counts.of("feed").errors, Counts.of(SubjectKind.SNAPSHOT_DELTA).errors) == (
+    assert (Counts.of(SubjectKind.PENDING_POD).errors, Counts.of(SubjectKind.SNAPSHOT_DELTA).errors) == (
         before[0].errors,
         before[1].errors,
     )

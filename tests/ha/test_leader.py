@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client import ApiClient
+from prometheus_client import REGISTRY
 
 from ksched.api.timestamps import micro_time
 from ksched.service.leader import ElectionConfig, LeaseElector
@@ -170,6 +171,7 @@ async def test_acquires_a_new_lease_and_renews_it(k8s_api: ApiClient, candidates
     assert later["spec"]["leaseTransitions"] == 0
     assert int(later["metadata"]["resourceVersion"]) > int(first["metadata"]["resourceVersion"])
     assert a.elector.is_leader and a.elector.status()[0]
+    assert REGISTRY.get_sample_value("leader_election_master_status", {"name": name}) == 1
 
 
 async def test_standby_takes_over_only_after_the_lease_expires(

@@ -14,15 +14,18 @@ from typing import Any
 import aiohttp
 import pytest
 from ksched_informer.service import InformerService
-from ksched_queue.service import run as run_queue
+from ksched_queue.server import QueueServer
 from ksched_queue.settings import QueueSettings
 
+from ksched.bus import endpoints
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
 from ksched.bus.embedded import EmbeddedNats
-from ksched.bus.messages import PendingPod, PendingPodsRequest, PopReply, PopRequest
+from ksched.bus.messages import PendingPod, PendingPodsRequest, PopRequest
 from ksched.config import default_config
 from ksched.service.leader import ElectionConfig
+from ksched.service.lifecycle import serve
+from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
 from tests.informer.conftest import informer_options
 
@@ -87,7 +90,7 @@ class Informers:
             self.nats_url, self.kubeconfig, self.prefix, identity, election=election(self.lease, identity)
         )
         service = InformerService(options, default_config())
-        service.on_lost_leadership = lambda: self.lost.append(identity)
+        service.leadership.on_lost = lambda: self.lost.append(identity)
         await service.start()
         self.started.append(service)
         return service
@@ -108,20 +111,19 @@ async def informers(kubesim_kubeconfig: Path, nats_url: str, bus_prefix: str) ->
 
 
 class QueueRun:
-    """``ksched_queue.service.run`` as a task, with its stop event and HTTP port."""
+    """A :class:`QueueServer` served as a task (as ``ksched queue`` runs it), with its stop event."""
 
     def __init__(self, settings: QueueSettings, lost: list[str]) -> None:
         self.settings = settings
         self.stop = asyncio.Event()
-        self.port: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self.task = asyncio.create_task(
-            run_queue(
-                settings,
-                stop=self.stop,
-                started=self.port,
-                on_lost_leadership=lambda: lost.append(settings.identity),
-            )
-        )
+        self.server = QueueServer(settings)
+        self.server.leadership.on_lost = lambda: lost.append(settings.common.identity)
+        self.task = asyncio.create_task(serve(self.server, self.stop))
+
+    async def port(self) -> int:
+        """The HTTP port, once the queue serves or waits as a standby."""
+        await self.server.started.wait()
+        return self.server.port
 
     async def close(self) -> None:
         self.stop.set()
@@ -131,13 +133,11 @@ class QueueRun:
 def queue_settings(nats_url: str, prefix: str, kubeconfig: Path, lease: str, identity: str) -> QueueSettings:
     return QueueSettings(
         scheduler_config=default_config(),
-        nats=nats_url,
-        subject_prefix=prefix,
-        identity=identity,
-        http_port=0,
+        common=CommonOptions(
+            identity=identity, nats=nats_url, subject_prefix=prefix, kubeconfig=str(kubeconfig)
+        ),
         bootstrap_timeout=2.0,
         bootstrap_retry=0.1,
-        kubeconfig=str(kubeconfig),
         election=election(lease, identity),
     )
 
@@ -148,8 +148,9 @@ async def test_a_standby_informer_waits_and_takes_over_on_graceful_stop(
     a = await informers.start("inf-a")
     await eventually(lambda: a.ready)
     b = await informers.start("inf-b")
-    assert b.elector is not None and a.elector is not None
-    await eventually(lambda: b.elector is not None and b.elector.leader == "inf-a")
+    b_elector, a_elector = b.leadership.elector, a.leadership.elector
+    assert b_elector is not None and a_elector is not None
+    await eventually(lambda: b_elector.leader == "inf-a")
     # The standby: ready as a standby, no list-watch, no cache, and it says so in /debug.
     assert await status_of(b.health.port) == 200
     assert await status_of(a.health.port) == 200
@@ -157,18 +158,18 @@ async def test_a_standby_informer_waits_and_takes_over_on_graceful_stop(
     assert debug["leader_election"]["leading"] is False and debug["leader_election"]["leader"] == "inf-a"
     assert b.reflectors == [] and not b.ready and b.cache.generation == 0
     await asyncio.sleep(1.0)  # a few renewals: the standby stays a standby
-    assert not b.elector.is_leader and a.elector.is_leader
+    assert not b_elector.is_leader and a_elector.is_leader
 
     stopping = time.monotonic()
     await a.stop()
-    await asyncio.wait_for(b.elector.wait_leader(), 5)
+    await asyncio.wait_for(b_elector.wait_leader(), 5)
     handover = time.monotonic() - stopping
     assert handover < 2.0, handover  # released, not expired (leaseDuration is 4 s)
     await eventually(lambda: b.ready)
     bus: Bus = await bus_factory("scheduler")
     reply, _ = await fetch_bootstrap(
         bus,
-        bus.subjects.pending_bootstrap,
+        endpoints.PENDING_BOOTSTRAP,
         lambda inbox: PendingPodsRequest(requester="t", deliver=inbox),
         PendingPod,
     )
@@ -184,23 +185,23 @@ async def test_queue_standby_serves_nothing_until_it_leads(
     lease = f"queue-{uuid.uuid4().hex[:8]}"
     lost: list[str] = []
     qa = QueueRun(queue_settings(nats_url, bus_prefix, kubesim_kubeconfig, lease, "queue-a"), lost)
-    port_a = await asyncio.wait_for(qa.port, 10)
+    port_a = await asyncio.wait_for(qa.port(), 10)
     await eventually(lambda: _is(port_a, 200))
     qb = QueueRun(queue_settings(nats_url, bus_prefix, kubesim_kubeconfig, lease, "queue-b"), lost)
     try:
-        port_b = await asyncio.wait_for(qb.port, 10)
+        port_b = await asyncio.wait_for(qb.port(), 10)
         await eventually(lambda: _is(port_b, 200))  # a standby is ready as such
         assert (await debug_of(port_b))["feed"]["epoch"] == ""  # never bootstrapped: not serving
         assert (await debug_of(port_a))["feed"]["epoch"] == informer.epoch
         bus: Bus = await bus_factory("scheduler")
         pop = PopRequest(scheduler_id="s", scheduler_names=["default-scheduler"], max_pods=1)
-        assert (await bus.request(bus.subjects.queue_pop, pop, PopReply)).pods == []
+        assert (await bus.request(endpoints.QUEUE_POP, pop)).pods == []
         await qa.close()
         debug = await eventually(
             lambda: _debug_when(port_b, lambda d: d["feed"]["epoch"] == informer.epoch), timeout=5
         )
         assert debug["feed"]["epoch"] == informer.epoch  # the new leader bootstrapped and serves
-        assert (await bus.request(bus.subjects.queue_pop, pop, PopReply)).pods == []
+        assert (await bus.request(endpoints.QUEUE_POP, pop)).pods == []
         assert lost == []
     finally:
         await qb.close()
@@ -232,7 +233,7 @@ async def test_readiness_follows_nats_down_and_back(
         await eventually(lambda: informer.ready)
         lease = f"queue-{uuid.uuid4().hex[:8]}"
         queue = QueueRun(queue_settings(url, bus_prefix, kubesim_kubeconfig, lease, "queue-nats"), lost)
-        queue_port = await asyncio.wait_for(queue.port, 10)
+        queue_port = await asyncio.wait_for(queue.port(), 10)
         ports = {"informer": informer.health.port, "queue": queue_port}
         for name, p in ports.items():
             await _wait_status(p, 200, 15, f"{name} ready")

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ksched_informer.service import InformerOptions
+from ksched_informer.options import InformerOptions
 from ksched_kubesim import KubeSim
 
+from ksched.service.options import CommonOptions
 from tests.fixtures.kubesim import fast_config
 
 
@@ -27,12 +28,11 @@ def informer_options(
     nats_url: str, kubeconfig: Path, prefix: str, identity: str, **kw: Any
 ) -> InformerOptions:
     """An informer of ``kubeconfig``'s cluster on ``nats_url``, HTTP on a free loopback port."""
-    return InformerOptions(
+    common = CommonOptions(
+        identity=identity,
         nats=nats_url,
         kubeconfig=str(kubeconfig),
-        http_host="127.0.0.1",
-        http_port=0,
         subject_prefix=prefix,
-        identity=identity,
-        **kw,
+        **({"feature_gates": kw.pop("feature_gates")} if "feature_gates" in kw else {}),
     )
+    return InformerOptions(common=common, **kw)

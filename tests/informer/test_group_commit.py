@@ -15,6 +15,7 @@ from ksched_informer.service import InformerService
 from ksched_kubesim import KubeSim
 
 from ksched.api.scheduling import PodGroup
+from ksched.bus import endpoints
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
 from ksched.bus.jetstream import TypedKV
@@ -115,13 +116,13 @@ async def commit(
         seq=seq,
         basis_from=seq,
     )
-    return await bus.request(bus.subjects.assume_group, req, AssumeReply, timeout=10)
+    return await bus.request(endpoints.ASSUME_GROUP, req, timeout=10)
 
 
 async def pending_views(bus: Bus) -> dict[str, PendingPod]:
     _, items = await fetch_bootstrap(
         bus,
-        bus.subjects.pending_bootstrap,
+        endpoints.PENDING_BOOTSTRAP,
         lambda inbox: PendingPodsRequest(requester="t", deliver=inbox),
         PendingPod,
     )

@@ -13,12 +13,11 @@ import pytest
 from ksched_informer.service import InformerService
 from ksched_kubesim import KubeSim
 
+from ksched.bus import endpoints
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
 from ksched.bus.messages import (
-    AssumeBatchReply,
     AssumeBatchRequest,
-    AssumeReply,
     AssumeRequest,
     PendingPod,
     PendingPodsRequest,
@@ -150,7 +149,7 @@ async def test_pending_pods_and_assume_conflict(
     bus: Bus = await bus_factory("scheduler")
     _, items = await fetch_bootstrap(
         bus,
-        bus.subjects.pending_bootstrap,
+        endpoints.PENDING_BOOTSTRAP,
         lambda inbox: PendingPodsRequest(requester="t", deliver=inbox),
         PendingPod,
     )
@@ -158,16 +157,14 @@ async def test_pending_pods_and_assume_conflict(
     generation = informer.cache.generation
 
     replies = await asyncio.gather(
-        bus.request(bus.subjects.assume, assume_request(a, "tight", informer, generation, "s1"), AssumeReply),
-        bus.request(bus.subjects.assume, assume_request(b, "tight", informer, generation, "s2"), AssumeReply),
+        bus.request(endpoints.ASSUME, assume_request(a, "tight", informer, generation, "s1")),
+        bus.request(endpoints.ASSUME, assume_request(b, "tight", informer, generation, "s2")),
     )
     assert sorted(r.accepted for r in replies) == [False, True]
     loser = next(r for r in replies if not r.accepted)
     assert loser.code == "DoesNotFit" and loser.reason == "NodeResourcesFit: Insufficient cpu"
     assert loser.generation == informer.cache.generation  # the replica retries once it has this
-    again = await bus.request(
-        bus.subjects.assume, assume_request(a, "tight", informer, generation, "s3"), AssumeReply
-    )
+    again = await bus.request(endpoints.ASSUME, assume_request(a, "tight", informer, generation, "s3"))
     assert not again.accepted
 
 
@@ -186,10 +183,8 @@ async def test_a_pod_is_refused_in_the_zone_of_a_pod_whose_anti_affinity_it_matc
     await until(lambda: len(informer.cache.pending) == 2 and len(informer.cache.snapshot.nodes) == 2)
     bus: Bus = await bus_factory("scheduler")
     generation = informer.cache.generation
-    first = await bus.request(bus.subjects.assume, assume_request(a, "n1", informer, generation), AssumeReply)
-    second = await bus.request(
-        bus.subjects.assume, assume_request(b, "n2", informer, generation), AssumeReply
-    )
+    first = await bus.request(endpoints.ASSUME, assume_request(a, "n1", informer, generation))
+    second = await bus.request(endpoints.ASSUME, assume_request(b, "n2", informer, generation))
     assert first.accepted
     assert (second.accepted, second.code) == (False, "DoesNotFit")
     assert second.reason == "InterPodAffinity: node(s) didn't satisfy existing pods anti-affinity rules"
@@ -324,15 +319,13 @@ async def test_a_batch_is_checked_in_order_and_recorded_as_one(
         msgspec.structs.replace(assume_request(obj, where, informer, generation), session=session)
         for obj, where, session in ((a, "tight", "s1"), (b, "tight", "s2"), (c, "roomy", "s3"))
     ]
-    batch = await bus.request(bus.subjects.assume_batch, AssumeBatchRequest(items=items), AssumeBatchReply)
+    batch = await bus.request(endpoints.ASSUME_BATCH, AssumeBatchRequest(items=items))
     assert [(r.accepted, r.code, r.reason) for r in batch.replies] == [
         (True, "", ""),
         (False, "DoesNotFit", "NodeResourcesFit: Insufficient cpu"),
         (True, "", ""),
     ]
-    single = await bus.request(
-        bus.subjects.assume, msgspec.structs.replace(items[1], session="s4"), AssumeReply
-    )
+    single = await bus.request(endpoints.ASSUME, msgspec.structs.replace(items[1], session="s4"))
     assert (single.accepted, single.code, single.reason) == (
         False,
         batch.replies[1].code,

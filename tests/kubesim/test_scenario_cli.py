@@ -210,3 +210,61 @@ def test_log_options_follow_the_other_services(monkeypatch: pytest.MonkeyPatch) 
     args = build_parser().parse_args([])
     assert (args.log_format, args.log_level) == ("json", "DEBUG")
     assert build_parser().parse_args(["--log-format", "text"]).log_format == "text"
+
+
+async def test_command_issues_service_account_tokens_and_grants(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "ksched_kubesim",
+        "--write-kubeconfig",
+        str(kubeconfig),
+        "--service-account",
+        "monitoring/prometheus",
+        "--grant",
+        "serviceaccount:monitoring/prometheus=/metrics",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        await _read_line(proc.stdout)
+        await _read_line(proc.stdout)
+        line = await _read_line(proc.stdout)
+        assert line.startswith("token of service account monitoring/prometheus: ")
+        token = line.rsplit(" ", 1)[1].strip()
+        api = await api_client_for(kubeconfig)
+        async with api:
+            who = await client.AuthenticationV1Api(api).create_token_review(
+                client.V1TokenReview(spec=client.V1TokenReviewSpec(token=token))
+            )
+            may = await client.AuthorizationV1Api(api).create_subject_access_review(
+                client.V1SubjectAccessReview(
+                    spec=client.V1SubjectAccessReviewSpec(
+                        user=who.status.user.username,
+                        groups=who.status.user.groups,
+                        non_resource_attributes=client.V1NonResourceAttributes(path="/metrics", verb="get"),
+                    )
+                )
+            )
+        assert who.status.user.username == "system:serviceaccount:monitoring:prometheus"
+        assert may.status.allowed is True
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 20) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--grant", "robot=/metrics"], "--grant 'robot=/metrics': expected serviceaccount:NAMESPACE/NAME"),
+        (["--grant", "user:alice=metrics"], "the paths must be absolute"),
+        (["--service-account", "prometheus"], "--service-account 'prometheus': expected NAMESPACE/NAME"),
+    ],
+)
+def test_bad_grants_name_the_flag(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from ksched_kubesim.cli import main
+
+    assert main(args) == 2
+    assert message in capsys.readouterr().err

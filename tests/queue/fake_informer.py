@@ -3,15 +3,17 @@ bootstrap and publishes PendingPodEvent / ClusterEventMsg to the ``P_feed`` stre
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from nats.aio.msg import Msg
 
 from ksched.api.core import Pod
-from ksched.bus import jetstream, streams
+from ksched.bus import endpoints, jetstream, streams
 from ksched.bus.bootstrap import publish_chunks
+from ksched.bus.codec import Message
 from ksched.bus.connect import Bus
+from ksched.bus.endpoints import PublishEndpoint
 from ksched.bus.messages import (
     BootstrapReply,
     ClusterEventMsg,
@@ -21,6 +23,8 @@ from ksched.bus.messages import (
     PendingPodsRequest,
 )
 from tests.queue.testing import pending_of
+
+M = TypeVar("M", bound=Message)
 
 
 class FakeInformer:
@@ -37,7 +41,7 @@ class FakeInformer:
 
     async def start(self) -> None:
         await jetstream.ensure_stream(self.bus, streams.feed_stream(self.bus.subjects))
-        await self.bus.subscribe(self.bus.subjects.pending_bootstrap, PendingPodsRequest, self._on_bootstrap)
+        await self.bus.subscribe(endpoints.PENDING_BOOTSTRAP, self._on_bootstrap)
         await self.bus.nc.flush()
 
     async def _on_bootstrap(self, request: PendingPodsRequest, raw: Msg) -> BootstrapReply:
@@ -59,8 +63,8 @@ class FakeInformer:
             max_chunk_bytes=request.max_chunk_bytes,
         )
 
-    async def _publish(self, subject: str, message: Any) -> None:
-        ack = await jetstream.publish(self.bus, subject, message)
+    async def _publish(self, endpoint: PublishEndpoint[M], message: M) -> None:
+        ack = await jetstream.publish(self.bus, endpoint, message)
         self.stream_seq = ack.seq
 
     async def pod(self, action: PendingPodAction, pod: Pod, reason: str = "") -> PendingPod:
@@ -73,7 +77,7 @@ class FakeInformer:
         message = PendingPodEvent(
             action=action, pod=pending, reason=reason, epoch=self.epoch, generation=self.generation
         )
-        await self._publish(self.bus.subjects.pending_pods(pending.scheduler_name), message)
+        await self._publish(endpoints.PENDING_PODS.to(pending.scheduler_name), message)
         return pending
 
     async def event(self, resource: str, action: int, old: Any = None, new: Any = None) -> None:
@@ -88,7 +92,7 @@ class FakeInformer:
             epoch=self.epoch,
             generation=self.generation,
         )
-        await self._publish(self.bus.subjects.cluster_events(resource), message)
+        await self._publish(endpoints.CLUSTER_EVENTS.to(resource), message)
 
     def list_pending(self, *pods: Pod) -> None:
         """Set the pending list (what a bootstrap returns) without publishing anything."""

@@ -4,8 +4,8 @@ error), ends aligned to whole seconds, flushed to activeQ; popped from when acti
 from __future__ import annotations
 
 import pytest
-from ksched_queue.queued_pod import PodState
 
+from ksched.api.lifecycle import PodLifecycle
 from ksched.framework.events import ActionType, EventResource
 from tests.queue.testing import START, cluster_event, new_core, node, pending_of, pod
 
@@ -17,7 +17,7 @@ def _pop_and_fail(core, uid: str, plugins: tuple[str, ...] = (FIT,)) -> None:  #
     """Pop ``uid`` and fail it as unschedulable by ``plugins``."""
     entry = core.queue.pop()
     assert entry is not None and entry.uid == uid
-    assert core.queue.failed(uid, plugins) in (PodState.UNSCHEDULABLE, PodState.BACKOFF)
+    assert core.queue.failed(uid, plugins) in (PodLifecycle.UNSCHEDULABLE, PodLifecycle.BACKOFF)
 
 
 @pytest.mark.parametrize(
@@ -25,7 +25,7 @@ def _pop_and_fail(core, uid: str, plugins: tuple[str, ...] = (FIT,)) -> None:  #
 )
 def test_backoff_duration_per_attempt(attempts: int, expected: float) -> None:
     core, _ = new_core()
-    assert core.queue.backoff_duration(attempts) == expected
+    assert core.queue.backoff.duration(attempts) == expected
 
 
 def test_backoff_times_after_successive_failures() -> None:
@@ -37,17 +37,17 @@ def test_backoff_times_after_successive_failures() -> None:
         entry = q.pop()
         assert entry is not None
         failed_at = clock.now()
-        assert q.failed("uid-a", ()) == PodState.BACKOFF  # an error: no plugin to wait for
-        assert q.backoff_time(entry) == failed_at + expected
+        assert q.failed("uid-a", ()) == PodLifecycle.BACKOFF  # an error: no plugin to wait for
+        assert q.backoff.backoff_time(entry) == failed_at + expected
         clock.set(failed_at + expected - 0.001)
         assert q.flush_backoff_completed() == 0
-        assert q.state_of("uid-a") == PodState.BACKOFF
+        assert q.state_of("uid-a") == PodLifecycle.BACKOFF
         # the window containing the end still counts as backing off (upstream isPodBackingoff)
         clock.set(failed_at + expected + 0.999)
         assert q.flush_backoff_completed() == 0
         clock.set(failed_at + expected + 1)
         assert q.flush_backoff_completed() == 1
-        assert q.state_of("uid-a") == PodState.ACTIVE
+        assert q.state_of("uid-a") == PodLifecycle.ACTIVE
 
 
 def test_backoff_end_is_aligned_to_the_second() -> None:
@@ -58,7 +58,7 @@ def test_backoff_end_is_aligned_to_the_second() -> None:
     assert entry is not None
     clock.set(START + 0.7)
     q.failed("uid-a", ())
-    assert q.backoff_time(entry) == START + 1  # floor(START + 0.7 + 1)
+    assert q.backoff.backoff_time(entry) == START + 1  # floor(START + 0.7 + 1)
 
 
 def test_unschedulable_pod_waits_out_its_backoff_when_an_event_wakes_it() -> None:
@@ -67,7 +67,7 @@ def test_unschedulable_pod_waits_out_its_backoff_when_an_event_wakes_it() -> Non
     q.add(pending_of(pod("a")))
     for _ in range(3):  # three unschedulable attempts: 4 s backoff
         _pop_and_fail(core, "uid-a")
-        assert q.state_of("uid-a") == PodState.UNSCHEDULABLE
+        assert q.state_of("uid-a") == PodLifecycle.UNSCHEDULABLE
         q.activate(["uid-a"])
     entry = q.pop()
     assert entry is not None
@@ -76,11 +76,11 @@ def test_unschedulable_pod_waits_out_its_backoff_when_an_event_wakes_it() -> Non
     t0 = clock.now()
     clock.advance(2)
     q.on_cluster_event(NODE_ADD, None, node("n1"))  # a node the pod fits: Fit says Queue
-    assert q.state_of("uid-a") == PodState.BACKOFF
-    assert q.backoff_time(entry) == t0 + 8
+    assert q.state_of("uid-a") == PodLifecycle.BACKOFF
+    assert q.backoff.backoff_time(entry) == t0 + 8
     clock.set(t0 + 9)
     assert q.flush_backoff_completed() == 1
-    assert q.state_of("uid-a") == PodState.ACTIVE
+    assert q.state_of("uid-a") == PodLifecycle.ACTIVE
 
 
 def test_event_after_backoff_ended_goes_straight_to_active() -> None:
@@ -90,7 +90,7 @@ def test_event_after_backoff_ended_goes_straight_to_active() -> None:
     _pop_and_fail(core, "uid-a")
     clock.advance(5)
     q.on_cluster_event(NODE_ADD, None, node("n1"))
-    assert q.state_of("uid-a") == PodState.ACTIVE
+    assert q.state_of("uid-a") == PodLifecycle.ACTIVE
 
 
 def test_errors_count_consecutively_and_reset_after_an_unschedulable_attempt() -> None:
@@ -107,7 +107,7 @@ def test_errors_count_consecutively_and_reset_after_an_unschedulable_attempt() -
     q.pop()
     q.failed("uid-a", ())
     assert entry.info.consecutive_errors == 2
-    assert q.backoff_time(entry) == clock.now() + 2
+    assert q.backoff.backoff_time(entry) == clock.now() + 2
     clock.advance(3)
     q.flush_backoff_completed()
     q.pop()
@@ -127,12 +127,12 @@ def test_pop_from_backoff_queue_when_active_is_empty() -> None:
             if i < fails - 1:
                 q.activate([f"uid-{name}"])
     q.on_cluster_event(NODE_ADD, None, node("n1"))
-    assert q.state_of("uid-a") == PodState.BACKOFF  # until START + 2
-    assert q.state_of("uid-b") == PodState.BACKOFF  # until START + 1
-    assert q.counts()[PodState.ACTIVE] == 0
+    assert q.state_of("uid-a") == PodLifecycle.BACKOFF  # until START + 2
+    assert q.state_of("uid-b") == PodLifecycle.BACKOFF  # until START + 1
+    assert q.counts()[PodLifecycle.ACTIVE] == 0
     popped = [q.pop(), q.pop()]
     assert [e.uid for e in popped if e] == ["uid-b", "uid-a"]
-    assert q.state_of("uid-a") == PodState.IN_FLIGHT
+    assert q.state_of("uid-a") == PodLifecycle.IN_FLIGHT
 
 
 def test_error_backoff_is_not_popped_early() -> None:
@@ -141,7 +141,7 @@ def test_error_backoff_is_not_popped_early() -> None:
     q.add(pending_of(pod("a")))
     q.pop()
     q.failed("uid-a", ())
-    assert q.state_of("uid-a") == PodState.BACKOFF
+    assert q.state_of("uid-a") == PodLifecycle.BACKOFF
     assert q.pop() is None  # only the unschedulable backoff heap is popped early, as upstream
 
 
@@ -155,7 +155,7 @@ podMaxBackoffSeconds: 1
 """
     )
     q = core.queue
-    q.pod_max_backoff = 0
+    q.backoff.maximum = 0
     q.add(pending_of(pod("a")))
     q.pop()
-    assert q.failed("uid-a", ()) == PodState.ACTIVE
+    assert q.failed("uid-a", ()) == PodLifecycle.ACTIVE

@@ -7,25 +7,35 @@ import sys
 from pathlib import Path
 
 import pytest
-from ksched_queue.cli import build_parser, main
+from ksched_queue import options
+from ksched_queue.cli import COMMAND, main
 from ksched_queue.settings import DEFAULT_HTTP_PORT, QueueSettings
 
+from ksched.config import default_config, load_config
+from ksched.service.command import build_parser
 from ksched.service.options import common_options
 
 
+def settings_of(argv: list[str]) -> QueueSettings:
+    ns = build_parser(COMMAND).parse_args(argv)
+    common = common_options(ns, "queue")
+    config = load_config(common.config) if common.config else default_config()
+    return options.from_args(ns, common, config)
+
+
 def test_defaults_and_flags() -> None:
-    ns = build_parser().parse_args(
-        ["--lease-duration", "1m30s", "--pod-max-in-unschedulable-pods-duration", "2m"]
+    settings = settings_of(
+        ["--lease-duration", "1m30s", "--pod-max-in-unschedulable-pods-duration", "2m", "--no-leader-elect"]
     )
-    assert ns.lease_duration == 90.0
-    assert ns.pod_max_in_unschedulable_pods_duration == 120.0
-    assert ns.http_port == DEFAULT_HTTP_PORT
-    settings = QueueSettings.from_options(
-        common_options(ns, "queue"), lease_seconds=ns.lease_duration, pod_max_in_unschedulable=120.0
-    )
+    assert settings.common.http_port == DEFAULT_HTTP_PORT
     assert settings.profile_names == ["default-scheduler"]
     assert (settings.pod_initial_backoff, settings.pod_max_backoff) == (1.0, 10.0)
-    assert settings.lease_seconds == 90.0
+    assert (settings.lease_seconds, settings.pod_max_in_unschedulable, settings.repair_interval) == (
+        90.0,
+        120.0,
+        60.0,
+    )
+    assert settings.election is None
 
 
 def test_backoffs_come_from_the_configuration(tmp_path: Path) -> None:
@@ -34,15 +44,24 @@ def test_backoffs_come_from_the_configuration(tmp_path: Path) -> None:
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
         "podInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 20\n"
     )
-    ns = build_parser().parse_args(["--config", str(config)])
-    settings = QueueSettings.from_options(common_options(ns, "queue"))
+    settings = settings_of(["--config", str(config)])
     assert (settings.pod_initial_backoff, settings.pod_max_backoff) == (2.0, 20.0)
 
 
 def test_bad_duration_is_rejected(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["--lease-duration", "soon"])
+        build_parser(COMMAND).parse_args(["--lease-duration", "soon"])
     assert "--lease-duration" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "flag", ["--lease-duration", "--pod-max-in-unschedulable-pods-duration", "--repair-interval"]
+)
+def test_a_duration_that_is_not_positive_is_refused_naming_its_flag(
+    flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([flag, "0s", "--no-leader-elect"]) == 2
+    assert f"ksched queue: {flag} must be positive" in capsys.readouterr().err
 
 
 def test_missing_config_file_fails_with_its_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,9 +5,9 @@ when it is one of the pod's claims (decoded as a ResourceClaim) or a deallocatio
 from __future__ import annotations
 
 from ksched_queue.core import QueueCore
-from ksched_queue.queued_pod import PodState
 
 from ksched.api.core import Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.framework.events import ActionType, EventResource
 from ksched.plugins.dynamicresources.testing import allocation, claim, request
 from tests.queue.testing import event_msg, new_core, pending_of, pod
@@ -21,19 +21,19 @@ def _unschedulable_by_dra(core: QueueCore, p: Pod) -> None:
     core.queue.add(pending_of(p))
     entry = core.queue.pop()
     assert entry is not None
-    assert core.queue.failed(entry.uid, (DRA,), ()) == PodState.UNSCHEDULABLE
+    assert core.queue.failed(entry.uid, (DRA,), ()) == PodLifecycle.UNSCHEDULABLE
 
 
 def test_a_pod_with_claims_is_not_gated_for_claims_the_queue_cannot_see() -> None:
     core, _ = new_core()
     core.queue.add(pending_of(pod("trainer", spec=BY_NAME)))
-    assert core.state_of("uid-trainer") == PodState.ACTIVE
+    assert core.state_of("uid-trainer") == PodLifecycle.ACTIVE
 
 
 def test_a_template_claim_not_generated_yet_gates_the_pod() -> None:
     core, _ = new_core()
     core.queue.add(pending_of(pod("trainer", spec=FROM_TEMPLATE)))
-    assert core.state_of("uid-trainer") == PodState.GATED
+    assert core.state_of("uid-trainer") == PodLifecycle.GATED
 
 
 def test_the_pods_claim_created_wakes_it_another_claim_does_not() -> None:
@@ -44,7 +44,7 @@ def test_the_pods_claim_created_wakes_it_another_claim_does_not() -> None:
     assert core.apply_cluster_event(event_msg(EventResource.RESOURCE_CLAIM, ActionType.ADD, None, other)) == 0
     mine = claim("gpu-claim", request("gpu", "gpu"), namespace="default")
     assert core.apply_cluster_event(event_msg(EventResource.RESOURCE_CLAIM, ActionType.ADD, None, mine)) == 1
-    assert core.state_of("uid-trainer") == PodState.ACTIVE
+    assert core.state_of("uid-trainer") == PodLifecycle.ACTIVE
 
 
 def test_a_deallocation_wakes_pods_waiting_for_devices() -> None:

@@ -4,8 +4,8 @@ and the rebuild that makes the queue hold exactly the informer's pending pods.""
 from __future__ import annotations
 
 import pytest
-from ksched_queue.queued_pod import PodState
 
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.feed import FeedCursor, FeedVerdict
 from ksched.bus.messages import PendingPodAction, PopRequest
 from tests.queue.testing import new_core, pending_event, pending_of, pod
@@ -58,11 +58,11 @@ def test_rebuild_reconciles_with_the_pending_list() -> None:
     listed = [pending_of(pods[n]) for n in ("keep", "flying", "forgotten")] + [pending_of(new)]
     report = core.rebuild("e2", 50, 7, listed)
     assert (report.added, report.updated, report.dropped) == (1, 3, 3)
-    assert core.state_of("uid-keep") == PodState.UNSCHEDULABLE
-    assert core.state_of("uid-flying") == PodState.IN_FLIGHT
+    assert core.state_of("uid-keep") == PodLifecycle.UNSCHEDULABLE
+    assert core.state_of("uid-flying") == PodLifecycle.IN_FLIGHT
     assert core.leases.of_pod("uid-flying") is not None
-    assert core.state_of("uid-forgotten") == PodState.BACKOFF  # its assumption was forgotten
-    assert core.state_of("uid-new") == PodState.ACTIVE
+    assert core.state_of("uid-forgotten") == PodLifecycle.BACKOFF  # its assumption was forgotten
+    assert core.state_of("uid-new") == PodLifecycle.ACTIVE
     for name in ("gone", "gone-flying", "assumed"):
         assert core.state_of(f"uid-{name}") is None
     assert core.leases.of_pod("uid-gone-flying") is None

@@ -5,8 +5,8 @@ cleared when the pod comes back from an attempt."""
 from __future__ import annotations
 
 from ksched_queue.core import QueueCore
-from ksched_queue.queued_pod import PodState
 
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import DoneOutcome, DoneRequest, LeasedPod, PopRequest, RequeueRequest
 from ksched.framework.events import ActionType, EventResource
 from tests.queue.testing import event_msg, new_core, node, pending_of, pod
@@ -38,7 +38,7 @@ def unschedulable(core: QueueCore, name: str) -> LeasedPod:
     leased = pop(core)
     assert not leased.flushed_from_unschedulable  # never flushed yet
     done(core, leased, DoneOutcome.UNSCHEDULABLE, [FIT])
-    assert core.state_of(f"uid-{name}") == PodState.UNSCHEDULABLE
+    assert core.state_of(f"uid-{name}") == PodLifecycle.UNSCHEDULABLE
     return leased
 
 
@@ -47,7 +47,7 @@ def test_a_flushed_pod_carries_the_flag_in_its_lease_until_it_comes_back() -> No
     unschedulable(core, "p")
     clock.advance(TIMEOUT)
     assert core.queue.flush_unschedulable_leftover() == 1
-    assert core.state_of("uid-p") == PodState.ACTIVE
+    assert core.state_of("uid-p") == PodLifecycle.ACTIVE
     leased = pop(core)
     assert leased.flushed_from_unschedulable
     # rejected again: the attempt clears it (upstream AddUnschedulableIfNotPresent)
@@ -56,7 +56,7 @@ def test_a_flushed_pod_carries_the_flag_in_its_lease_until_it_comes_back() -> No
     core.apply_cluster_event(event_msg(EventResource.NODE, ActionType.ADD, None, node("n1")))
     clock.advance(10)
     core.queue.flush_backoff_completed()
-    assert core.state_of("uid-p") == PodState.ACTIVE
+    assert core.state_of("uid-p") == PodLifecycle.ACTIVE
     assert not pop(core).flushed_from_unschedulable  # moved by an event, not by the flush
 
 
@@ -79,7 +79,7 @@ def test_a_failed_binding_clears_the_flag() -> None:
     leased = pop(core)
     assert leased.flushed_from_unschedulable
     done(core, leased, DoneOutcome.SCHEDULED)
-    assert core.state_of("uid-p") == PodState.ASSUMED
+    assert core.state_of("uid-p") == PodLifecycle.ASSUMED
     # the binder gives it back: the pod returns to the queue after an attempt
     ack = core.requeue(RequeueRequest(pod_uid="uid-p", namespace="default", name="p", reason="bind failed"))
     assert ack.ok
@@ -101,5 +101,5 @@ def test_an_expired_lease_or_a_rejected_assume_keeps_the_flag() -> None:
     assert leased.flushed_from_unschedulable
     # the cache refused the placement (a stale snapshot): the same decision is retried at once
     done(core, leased, DoneOutcome.RETRY)
-    assert core.state_of("uid-p") == PodState.ACTIVE
+    assert core.state_of("uid-p") == PodLifecycle.ACTIVE
     assert pop(core).flushed_from_unschedulable

@@ -7,9 +7,10 @@ from collections.abc import Iterable
 
 import pytest
 from ksched_queue.core import QueueCore
-from ksched_queue.queued_pod import PodState, QueuedPod
+from ksched_queue.queued_pod import QueuedPod
 
 from ksched.api.core import Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import PendingPodAction
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
 from tests.queue.testing import event_msg, new_core, node, pending_event, pending_of, pod
@@ -25,7 +26,7 @@ def _unschedulable(
     core.queue.add(pending_of(p))
     entry = core.queue.pop()
     assert entry is not None and entry.uid == p.metadata.uid
-    assert core.queue.failed(entry.uid, plugins, pending) == PodState.UNSCHEDULABLE
+    assert core.queue.failed(entry.uid, plugins, pending) == PodLifecycle.UNSCHEDULABLE
     return entry
 
 
@@ -38,7 +39,7 @@ def test_node_allocatable_grew_moves_pod_rejected_by_fit() -> None:
         event_msg(EventResource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE, small, grown)
     )
     assert moved == 1
-    assert core.state_of("uid-big") == PodState.ACTIVE
+    assert core.state_of("uid-big") == PodLifecycle.ACTIVE
 
 
 def test_node_allocatable_grew_but_still_too_small_keeps_pod() -> None:
@@ -52,7 +53,7 @@ def test_node_allocatable_grew_but_still_too_small_keeps_pod() -> None:
         )
         == 0
     )
-    assert core.state_of("uid-big") == PodState.UNSCHEDULABLE
+    assert core.state_of("uid-big") == PodLifecycle.UNSCHEDULABLE
 
 
 def test_unrelated_node_label_change_keeps_pod_rejected_by_fit() -> None:
@@ -64,7 +65,7 @@ def test_unrelated_node_label_change_keeps_pod_rejected_by_fit() -> None:
         event_msg(EventResource.NODE, ActionType.UPDATE_NODE_LABEL, before, after)
     )
     assert moved == 0
-    assert core.state_of("uid-big") == PodState.UNSCHEDULABLE
+    assert core.state_of("uid-big") == PodLifecycle.UNSCHEDULABLE
 
 
 def test_label_change_moves_pod_rejected_by_node_affinity() -> None:
@@ -87,7 +88,7 @@ def test_label_change_moves_pod_rejected_by_node_affinity() -> None:
         core.apply_cluster_event(event_msg(EventResource.NODE, ActionType.UPDATE_NODE_LABEL, before, after))
         == 1
     )
-    assert core.state_of("uid-picky") == PodState.ACTIVE
+    assert core.state_of("uid-picky") == PodLifecycle.ACTIVE
 
 
 def test_taint_removed_moves_pod_rejected_by_taint_toleration_taint_added_does_not() -> None:
@@ -100,12 +101,12 @@ def test_taint_removed_moves_pod_rejected_by_taint_toleration_taint_added_does_n
         core.apply_cluster_event(event_msg(EventResource.NODE, ActionType.UPDATE_NODE_TAINT, clean, tainted))
         == 0
     )
-    assert core.state_of("uid-p") == PodState.UNSCHEDULABLE
+    assert core.state_of("uid-p") == PodLifecycle.UNSCHEDULABLE
     assert (
         core.apply_cluster_event(event_msg(EventResource.NODE, ActionType.UPDATE_NODE_TAINT, tainted, clean))
         == 1
     )
-    assert core.state_of("uid-p") == PodState.ACTIVE
+    assert core.state_of("uid-p") == PodLifecycle.ACTIVE
 
 
 def test_assigned_pod_deleted_moves_pod_rejected_by_fit() -> None:
@@ -114,7 +115,7 @@ def test_assigned_pod_deleted_moves_pod_rejected_by_fit() -> None:
     victim = pod("victim", node_name="n1", requests={"cpu": "3"})
     moved = core.apply_cluster_event(event_msg(EventResource.ASSIGNED_POD, ActionType.DELETE, victim, None))
     assert moved == 1
-    assert core.state_of("uid-big") == PodState.BACKOFF  # within its 1 s backoff
+    assert core.state_of("uid-big") == PodLifecycle.BACKOFF  # within its 1 s backoff
 
 
 def test_event_no_plugin_registered_moves_nothing() -> None:
@@ -123,7 +124,7 @@ def test_event_no_plugin_registered_moves_nothing() -> None:
     clock.advance(5)
     assert not core.queue.is_event_of_interest(ClusterEvent("example.com/Widget", int(ActionType.ADD)))
     assert core.apply_cluster_event(event_msg("example.com/Widget", ActionType.ADD, None, {"a": 1})) == 0
-    assert core.state_of("uid-big") == PodState.UNSCHEDULABLE
+    assert core.state_of("uid-big") == PodLifecycle.UNSCHEDULABLE
 
 
 def test_event_registered_by_a_plugin_that_did_not_reject_moves_nothing() -> None:
@@ -135,7 +136,7 @@ def test_event_registered_by_a_plugin_that_did_not_reject_moves_nothing() -> Non
     assert (
         core.apply_cluster_event(event_msg(EventResource.ASSIGNED_POD, ActionType.DELETE, victim, None)) == 0
     )
-    assert core.state_of("uid-p") == PodState.UNSCHEDULABLE
+    assert core.state_of("uid-p") == PodLifecycle.UNSCHEDULABLE
 
 
 def test_broader_incoming_action_does_not_match_narrow_registration() -> None:
@@ -154,7 +155,7 @@ def test_hint_that_raises_counts_as_queue() -> None:
     clock.advance(5)
     # TaintToleration's node hint raises on a missing new node: the pod must not stay stuck
     assert core.queue.on_cluster_event(ClusterEvent(EventResource.NODE, int(ActionType.ADD)), None, None) == 1
-    assert core.state_of("uid-p") == PodState.ACTIVE
+    assert core.state_of("uid-p") == PodLifecycle.ACTIVE
 
 
 @pytest.mark.parametrize("bad", [b"{not json", b'{"metadata": {"name": "\xff"}}'], ids=["json", "utf8"])
@@ -173,7 +174,7 @@ def test_pending_plugin_queue_skips_backoff() -> None:
     _unschedulable(core, pod("big", requests={"cpu": "3"}), plugins=(), pending=(FIT,))
     # within the backoff, yet a Pending plugin's Queue sends it straight to activeQ
     assert core.apply_cluster_event(event_msg(EventResource.NODE, ActionType.ADD, None, node("n1"))) == 1
-    assert core.state_of("uid-big") == PodState.ACTIVE
+    assert core.state_of("uid-big") == PodLifecycle.ACTIVE
 
 
 def test_unschedulable_timeout_flushes_after_five_minutes() -> None:
@@ -183,7 +184,7 @@ def test_unschedulable_timeout_flushes_after_five_minutes() -> None:
     assert core.queue.flush_unschedulable_leftover() == 0
     clock.advance(2)
     assert core.queue.flush_unschedulable_leftover() == 1
-    assert core.state_of("uid-p") == PodState.ACTIVE
+    assert core.state_of("uid-p") == PodLifecycle.ACTIVE
 
 
 def test_deleted_nominated_pod_wakes_lower_or_equal_priority_pods() -> None:
@@ -196,5 +197,5 @@ def test_deleted_nominated_pod_wakes_lower_or_equal_priority_pods() -> None:
     assert core.queue.nominator.node_of("uid-nominated") == "n1"
     core.apply_pending(pending_event(PendingPodAction.DELETE, nominated, reason="deleted"))
     assert core.queue.nominator.node_of("uid-nominated") is None
-    assert core.state_of("uid-low") == PodState.ACTIVE
-    assert core.state_of("uid-high") == PodState.UNSCHEDULABLE
+    assert core.state_of("uid-low") == PodLifecycle.ACTIVE
+    assert core.state_of("uid-high") == PodLifecycle.UNSCHEDULABLE

@@ -3,9 +3,8 @@ plugins' hints when it comes back, so it goes to backoff/active instead of waiti
 
 from __future__ import annotations
 
-from ksched_queue.queued_pod import PodState
-
 from ksched.api.core import Toleration
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import PendingPodAction
 from ksched.framework.events import ActionType, EventResource
 from tests.queue.testing import event_msg, new_core, node, pending_event, pending_of, pod
@@ -21,7 +20,7 @@ def test_event_during_attempt_sends_the_failed_pod_to_backoff() -> None:
     # a node the pod fits arrives while the replica still evaluates the old snapshot
     core.apply_cluster_event(event_msg(EventResource.NODE, ActionType.ADD, None, node("n1")))
     assert core.queue.in_flight_events() == 1
-    assert core.queue.failed("uid-big", (FIT,)) == PodState.BACKOFF
+    assert core.queue.failed("uid-big", (FIT,)) == PodLifecycle.BACKOFF
     assert core.queue.in_flight_events() == 0  # nobody in flight needs them any more
 
 
@@ -30,7 +29,7 @@ def test_irrelevant_event_during_attempt_leaves_pod_unschedulable() -> None:
     core.queue.add(pending_of(pod("big", requests={"cpu": "64"})))
     core.queue.pop()
     core.apply_cluster_event(event_msg(EventResource.NODE, ActionType.ADD, None, node("n1")))  # too small
-    assert core.queue.failed("uid-big", (FIT,)) == PodState.UNSCHEDULABLE
+    assert core.queue.failed("uid-big", (FIT,)) == PodLifecycle.UNSCHEDULABLE
 
 
 def test_event_before_the_pop_is_not_replayed() -> None:
@@ -40,9 +39,9 @@ def test_event_before_the_pop_is_not_replayed() -> None:
     core.queue.pop()  # a in flight
     core.apply_cluster_event(event_msg(EventResource.NODE, ActionType.ADD, None, node("n1")))
     core.queue.pop()  # b popped after the event
-    assert core.queue.failed("uid-b", (FIT,)) == PodState.UNSCHEDULABLE
+    assert core.queue.failed("uid-b", (FIT,)) == PodLifecycle.UNSCHEDULABLE
     assert core.queue.in_flight_events() == 1  # a still needs it
-    assert core.queue.failed("uid-a", (FIT,)) == PodState.BACKOFF
+    assert core.queue.failed("uid-a", (FIT,)) == PodLifecycle.BACKOFF
     assert core.queue.in_flight_events() == 0
 
 
@@ -61,16 +60,16 @@ def test_update_of_in_flight_pod_is_replayed_with_its_own_hints() -> None:
     p.spec.tolerations = [Toleration(key="k", operator="Exists")]
     core.apply_pending(pending_event(PendingPodAction.UPDATE, p))
     entry = core.queue.get("uid-p")
-    assert entry is not None and entry.state == PodState.IN_FLIGHT
+    assert entry is not None and entry.state == PodLifecycle.IN_FLIGHT
     assert len(entry.pod.spec.tolerations) == 1  # the newest version comes back to the queue
-    assert core.queue.failed("uid-p", (TAINTS,)) == PodState.BACKOFF
+    assert core.queue.failed("uid-p", (TAINTS,)) == PodLifecycle.BACKOFF
 
 
 def test_error_without_plugins_always_backs_off() -> None:
     core, _ = new_core()
     core.queue.add(pending_of(pod("p")))
     core.queue.pop()
-    assert core.queue.failed("uid-p", ()) == PodState.BACKOFF
+    assert core.queue.failed("uid-p", ()) == PodLifecycle.BACKOFF
 
 
 def test_force_activate_while_in_flight_requeues_only_that_pod() -> None:
@@ -80,5 +79,5 @@ def test_force_activate_while_in_flight_requeues_only_that_pod() -> None:
     core.queue.pop()
     core.queue.pop()
     assert core.queue.activate(["uid-a"]) == 0
-    assert core.queue.failed("uid-b", (TAINTS,)) == PodState.UNSCHEDULABLE
-    assert core.queue.failed("uid-a", (TAINTS,)) == PodState.BACKOFF
+    assert core.queue.failed("uid-b", (TAINTS,)) == PodLifecycle.UNSCHEDULABLE
+    assert core.queue.failed("uid-a", (TAINTS,)) == PodLifecycle.BACKOFF

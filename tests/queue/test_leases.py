@@ -4,8 +4,8 @@ renewal, or the lease's expiry, which returns it to activeQ."""
 from __future__ import annotations
 
 from ksched_queue.core import AckCode, QueueCore
-from ksched_queue.queued_pod import PodState
 
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import (
     DoneOutcome,
     DoneRequest,
@@ -45,11 +45,11 @@ def test_expired_lease_returns_the_pod_to_active() -> None:
     clock.advance(0.2)
     expired = core.expire_leases()
     assert [lease.uid for lease in expired] == ["uid-a"]
-    assert core.state_of("uid-a") == PodState.ACTIVE
+    assert core.state_of("uid-a") == PodLifecycle.ACTIVE
     # the late replica's done is refused and changes nothing
     ack = core.done(_done(lp, DoneOutcome.SCHEDULED))
     assert not ack.ok and ack.code == AckCode.LEASE_UNKNOWN
-    assert core.state_of("uid-a") == PodState.ACTIVE
+    assert core.state_of("uid-a") == PodLifecycle.ACTIVE
     # another replica gets it, with a new lease
     (again,) = _pop(core, "r2")
     assert again.lease_id != lp.lease_id and again.attempts == 2
@@ -87,7 +87,7 @@ def test_done_by_another_replica_is_refused() -> None:
     (lp,) = _pop(core)
     ack = core.done(_done(lp, DoneOutcome.SCHEDULED, replica="r2"))
     assert not ack.ok and ack.code == AckCode.LEASE_MISMATCH
-    assert core.state_of("uid-a") == PodState.IN_FLIGHT
+    assert core.state_of("uid-a") == PodLifecycle.IN_FLIGHT
 
 
 def test_scheduled_pod_leaves_every_queue() -> None:
@@ -95,8 +95,8 @@ def test_scheduled_pod_leaves_every_queue() -> None:
     core.queue.add(pending_of(pod("a")))
     (lp,) = _pop(core)
     assert core.done(_done(lp, DoneOutcome.SCHEDULED)).ok
-    assert core.state_of("uid-a") == PodState.ASSUMED
-    assert sum(v for k, v in core.queue.counts().items() if k != PodState.ASSUMED) == 0
+    assert core.state_of("uid-a") == PodLifecycle.ASSUMED
+    assert sum(v for k, v in core.queue.counts().items() if k != PodLifecycle.ASSUMED) == 0
     assert len(core.leases) == 0
     core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="bound"))
     assert core.state_of("uid-a") is None
@@ -115,7 +115,7 @@ def test_unschedulable_done_records_plugins_and_nomination() -> None:
             nominated_node_name="n1",
         )
     )
-    assert ack.ok and ack.code == PodState.UNSCHEDULABLE
+    assert ack.ok and ack.code == PodLifecycle.UNSCHEDULABLE
     entry = core.queue.get("uid-a")
     assert entry is not None and entry.info.unschedulable_plugins == {"NodeResourcesFit"}
     assert core.queue.nominator.node_of("uid-a") == "n1"
@@ -125,9 +125,9 @@ def test_rejected_assume_retries_once_without_backoff_then_backs_off() -> None:
     core, _ = new_core()
     core.queue.add(pending_of(pod("a")))
     (lp,) = _pop(core)
-    assert core.done(_done(lp, DoneOutcome.RETRY)).code == PodState.ACTIVE
+    assert core.done(_done(lp, DoneOutcome.RETRY)).code == PodLifecycle.ACTIVE
     (lp,) = _pop(core)
-    assert core.done(_done(lp, DoneOutcome.RETRY)).code == PodState.BACKOFF
+    assert core.done(_done(lp, DoneOutcome.RETRY)).code == PodLifecycle.BACKOFF
 
 
 def test_binder_requeue_backs_off_an_assumed_pod() -> None:
@@ -136,7 +136,7 @@ def test_binder_requeue_backs_off_an_assumed_pod() -> None:
     (lp,) = _pop(core)
     core.done(_done(lp, DoneOutcome.SCHEDULED))
     ack = core.requeue(RequeueRequest(pod_uid="uid-a", namespace="default", name="a", reason="bind failed"))
-    assert ack.ok and ack.code == PodState.BACKOFF
+    assert ack.ok and ack.code == PodLifecycle.BACKOFF
     entry = core.queue.get("uid-a")
     assert entry is not None and entry.info.consecutive_errors == 1
     again = core.requeue(RequeueRequest(pod_uid="uid-a", namespace="default", name="a", reason="twice"))
@@ -150,8 +150,8 @@ def test_binder_requeue_that_overtakes_done_is_applied_after_it() -> None:
     core.queue.add(pending_of(pod("a")))
     (lp,) = _pop(core)
     ack = core.requeue(RequeueRequest(pod_uid="uid-a", namespace="default", name="a", reason="fast fail"))
-    assert ack.ok and ack.code == PodState.IN_FLIGHT
-    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodState.BACKOFF
+    assert ack.ok and ack.code == PodLifecycle.IN_FLIGHT
+    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodLifecycle.BACKOFF
 
 
 def test_deleting_an_in_flight_pod_ends_its_lease() -> None:
@@ -179,8 +179,8 @@ def test_cache_accepting_the_placement_before_done_makes_the_pod_assumed() -> No
     core.queue.add(pending_of(pod("a")))
     (lp,) = _pop(core)
     core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
-    assert core.state_of("uid-a") == PodState.IN_FLIGHT  # still leased until the replica reports
-    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodState.ASSUMED
+    assert core.state_of("uid-a") == PodLifecycle.IN_FLIGHT  # still leased until the replica reports
+    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodLifecycle.ASSUMED
 
 
 def test_assumed_pod_whose_replica_vanished_is_not_requeued() -> None:
@@ -190,7 +190,7 @@ def test_assumed_pod_whose_replica_vanished_is_not_requeued() -> None:
     core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
     clock.advance(6)
     core.expire_leases()
-    assert core.state_of("uid-a") == PodState.ASSUMED  # the binder has it; no second attempt
+    assert core.state_of("uid-a") == PodLifecycle.ASSUMED  # the binder has it; no second attempt
 
 
 def test_forgotten_assumption_requeues_with_backoff() -> None:
@@ -207,9 +207,9 @@ def test_forgotten_assumption_requeues_with_backoff() -> None:
             core.apply_pending(pending_event(PendingPodAction.ADD, lp.pod, reason="forgotten"))
             assert core.requeue(requeue).code == AckCode.ALREADY_QUEUED
         else:
-            assert core.requeue(requeue).code == PodState.BACKOFF
+            assert core.requeue(requeue).code == PodLifecycle.BACKOFF
             core.apply_pending(pending_event(PendingPodAction.ADD, lp.pod, reason="forgotten"))
-        assert core.state_of("uid-a") == PodState.BACKOFF, order
+        assert core.state_of("uid-a") == PodLifecycle.BACKOFF, order
         entry = core.queue.get("uid-a")
         assert entry is not None and entry.info.consecutive_errors == 1
 
@@ -220,7 +220,7 @@ def test_forget_before_done_requeues_after_done() -> None:
     (lp,) = _pop(core)
     core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
     core.apply_pending(pending_event(PendingPodAction.ADD, lp.pod, reason="forgotten"))
-    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodState.BACKOFF
+    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodLifecycle.BACKOFF
 
 
 def test_queued_pod_assumed_by_a_late_replica_leaves_the_queue() -> None:
@@ -230,7 +230,7 @@ def test_queued_pod_assumed_by_a_late_replica_leaves_the_queue() -> None:
     (lp,) = _pop(core)
     clock.advance(6)
     core.expire_leases()
-    assert core.state_of("uid-a") == PodState.ACTIVE
+    assert core.state_of("uid-a") == PodLifecycle.ACTIVE
     core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
-    assert core.state_of("uid-a") == PodState.ASSUMED
+    assert core.state_of("uid-a") == PodLifecycle.ASSUMED
     assert _pop(core) == []

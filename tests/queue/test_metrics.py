@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from ksched_queue.core import QueueCore
 from ksched_queue.metrics import QUEUE_STATE, bind_queue_metrics
-from ksched_queue.queued_pod import PodState
 from prometheus_client import REGISTRY, generate_latest
 
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import PendingPodAction
 from ksched.framework.events import ActionType, EventResource
 from ksched.service.plugin_metrics import PLUGIN_EXECUTION_DURATION
@@ -28,13 +28,13 @@ def test_a_rejected_pod_counts_once_per_plugin_until_popped_again() -> None:
     core.queue.add(pending_of(pod("p", requests={"cpu": "3"})))
     core.queue.pop()
     assert gauge(core) == {}  # in flight: nothing
-    assert core.queue.failed("uid-p", (FIT, PORTS), ("VolumeBinding",)) == PodState.UNSCHEDULABLE
+    assert core.queue.failed("uid-p", (FIT, PORTS), ("VolumeBinding",)) == PodLifecycle.UNSCHEDULABLE
     assert gauge(core) == {(FIT, PROFILE): 1, (PORTS, PROFILE): 1, ("VolumeBinding", PROFILE): 1}
     # an event moves it to activeQ: upstream keeps counting it until the next pop
     core.apply_cluster_event(event_msg(EventResource.NODE, ActionType.ADD, None, node("n1")))
     clock.advance(1.5)
     core.queue.flush_backoff_completed()
-    assert core.queue.state_of("uid-p") in (PodState.ACTIVE, PodState.BACKOFF)
+    assert core.queue.state_of("uid-p") in (PodLifecycle.ACTIVE, PodLifecycle.BACKOFF)
     assert gauge(core) == {(FIT, PROFILE): 1, (PORTS, PROFILE): 1, ("VolumeBinding", PROFILE): 1}
     assert core.queue.pop() is not None
     assert gauge(core) == {}
@@ -51,7 +51,7 @@ def test_deleting_or_assuming_a_rejected_pod_takes_it_out() -> None:
     core.apply_pending(pending_event(PendingPodAction.DELETE, pod("a"), reason="deleted"))
     assert gauge(core) == {(FIT, PROFILE): 1}
     core.apply_pending(pending_event(PendingPodAction.DELETE, pod("b"), reason="assumed"))
-    assert core.queue.state_of("uid-b") == PodState.ASSUMED
+    assert core.queue.state_of("uid-b") == PodLifecycle.ASSUMED
     assert gauge(core) == {}
 
 
@@ -69,7 +69,7 @@ def test_a_gated_pod_counts_for_its_gate_and_an_error_for_nothing() -> None:
     core, _ = new_core()
     core.queue.add(pending_of(pod("g", gates=["example.com/wait"])))
     core.queue.add(pending_of(pod("e")))
-    assert core.queue.state_of("uid-g") == PodState.GATED
+    assert core.queue.state_of("uid-g") == PodLifecycle.GATED
     core.queue.pop()
     core.queue.failed("uid-e")  # an error: no rejecting plugin
     assert gauge(core) == {("SchedulingGates", PROFILE): 1}

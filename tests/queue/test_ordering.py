@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from ksched_queue.priority_queue import UnknownProfile
-from ksched_queue.queued_pod import PodState
 
+from ksched.api.lifecycle import PodLifecycle
 from tests.queue.testing import new_core, pending_of, pod
 
 
@@ -69,7 +69,7 @@ def test_popped_pod_is_in_flight_and_attempts_count() -> None:
     q.add(pending_of(pod("a")))
     entry = q.pop()
     assert entry is not None
-    assert q.state_of("uid-a") == PodState.IN_FLIGHT
+    assert q.state_of("uid-a") == PodLifecycle.IN_FLIGHT
     assert entry.info.attempts == 1
     assert entry.info.initial_attempt_timestamp is not None
 

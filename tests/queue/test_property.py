@@ -11,9 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from ksched_queue.queued_pod import PodState
 
 from ksched.api.core import Pod, Toleration
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import (
     DoneOutcome,
     DoneRequest,
@@ -27,13 +27,13 @@ from ksched.framework.events import ActionType, EventResource
 from tests.queue.testing import event_msg, new_core, node, pending_event, pending_of, pod
 
 PENDING_STATES = {
-    PodState.ACTIVE,
-    PodState.BACKOFF,
-    PodState.UNSCHEDULABLE,
-    PodState.GATED,
-    PodState.IN_FLIGHT,
+    PodLifecycle.ACTIVE,
+    PodLifecycle.BACKOFF,
+    PodLifecycle.UNSCHEDULABLE,
+    PodLifecycle.GATED,
+    PodLifecycle.IN_FLIGHT,
 }
-WAITING_STATES = {PodState.ACTIVE, PodState.BACKOFF, PodState.UNSCHEDULABLE, PodState.GATED}
+WAITING_STATES = {PodLifecycle.ACTIVE, PodLifecycle.BACKOFF, PodLifecycle.UNSCHEDULABLE, PodLifecycle.GATED}
 PROFILES = ["default-scheduler", "other-scheduler"]
 PLUGINS = ["NodeResourcesFit", "TaintToleration", "NodeAffinity", "SchedulingGates", "PodTopologySpread"]
 
@@ -288,7 +288,7 @@ class QueueChurn(RuleBasedStateMachine):
             assert len(where) == 1 and where[0] in PENDING_STATES, (uid, where)
             assert q.state_of(uid) == where[0]
         for uid in self.assumed:
-            assert q.locations(uid) == [PodState.ASSUMED], uid
+            assert q.locations(uid) == [PodLifecycle.ASSUMED], uid
         assert q.uids() == set(self.pending) | set(self.assumed)
         counts = q.counts()
         assert sum(counts.values()) == len(self.pending) + len(self.assumed)
@@ -296,7 +296,7 @@ class QueueChurn(RuleBasedStateMachine):
     @invariant()
     def in_flight_pods_hold_one_lease(self) -> None:
         q = self.core.queue
-        in_flight = {uid for uid in self.pending if q.state_of(uid) == PodState.IN_FLIGHT}
+        in_flight = {uid for uid in self.pending if q.state_of(uid) == PodLifecycle.IN_FLIGHT}
         assert self.core.leases.pods() == in_flight
         assert {lp.pod.uid for lp in self.leases.values()} == in_flight
         assert len(self.core.leases) == len(in_flight)
@@ -324,7 +324,7 @@ class QueueChurn(RuleBasedStateMachine):
         for uid, p in self.pending.items():
             state = self.core.queue.state_of(uid)
             if p.spec.scheduling_gates:
-                assert state in (PodState.GATED, PodState.IN_FLIGHT), (uid, state)
+                assert state in (PodLifecycle.GATED, PodLifecycle.IN_FLIGHT), (uid, state)
 
 
 QueueChurn.TestCase.settings = settings(

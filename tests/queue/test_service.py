@@ -11,24 +11,27 @@ from typing import Any
 import aiohttp
 import pytest
 from ksched_queue.clock import SystemClock
-from ksched_queue.queued_pod import PodState
-from ksched_queue.service import QueueService, run
+from ksched_queue.server import QueueServer
+from ksched_queue.service import QueueService
 from ksched_queue.settings import QueueSettings, build_core
 
+from ksched.api.lifecycle import PodLifecycle
+from ksched.bus import endpoints
 from ksched.bus.connect import Bus
 from ksched.bus.messages import (
     Ack,
     DoneOutcome,
     DoneRequest,
     LeasedPod,
-    LeaseRenewReply,
     LeaseRenewRequest,
     PendingPodAction,
-    PopReply,
     PopRequest,
+    QueueListRequest,
     RequeueRequest,
 )
 from ksched.framework.events import ActionType, EventResource
+from ksched.service.lifecycle import serve
+from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
 from tests.queue.fake_informer import FakeInformer
 from tests.queue.testing import node, pod, settings
@@ -86,9 +89,7 @@ class Harness:
         request = PopRequest(
             scheduler_id=replica, scheduler_names=["default-scheduler"], max_pods=n, wait_seconds=wait
         )
-        reply = await self.replica.request(
-            self.replica.subjects.queue_pop, request, PopReply, timeout=wait + 3
-        )
+        reply = await self.replica.request(endpoints.QUEUE_POP, request, timeout=wait + 3)
         return reply.pods
 
     async def done(self, lp: LeasedPod, outcome: DoneOutcome, replica: str = "r1", **kw: Any) -> Ack:
@@ -101,7 +102,7 @@ class Harness:
             outcome=outcome,
             **kw,
         )
-        return await self.replica.request(self.replica.subjects.queue_done, request, Ack)
+        return await self.replica.request(endpoints.QUEUE_DONE, request)
 
     async def close(self) -> None:
         for service in self.services:
@@ -130,13 +131,12 @@ async def test_pop_end_to_end_with_leases(harness: Harness) -> None:
     assert await harness.pop(n=5, replica="r3") == []
 
     ack = await harness.done(batch[0], DoneOutcome.SCHEDULED)
-    assert ack.ok and ack.code == PodState.ASSUMED
+    assert ack.ok and ack.code == PodLifecycle.ASSUMED
     ack = await harness.done(batch[1], DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT])
-    assert ack.ok and ack.code == PodState.UNSCHEDULABLE
+    assert ack.ok and ack.code == PodLifecycle.UNSCHEDULABLE
     renew = await harness.replica.request(
-        harness.replica.subjects.queue_renew,
+        endpoints.QUEUE_RENEW,
         LeaseRenewRequest(scheduler_id="r2", lease_ids=[other[0].lease_id, batch[0].lease_id]),
-        LeaseRenewReply,
     )
     assert renew.renewed == [other[0].lease_id] and renew.expired == [batch[0].lease_id]
 
@@ -179,7 +179,7 @@ async def test_expired_lease_returns_the_pod(harness: Harness) -> None:
     service = await harness.start_queue(lease_seconds=0.3)
     (lp,) = await harness.pop()
     # the replica crashed: no done, no renewal
-    await eventually(lambda: service.core.state_of("uid-a") == PodState.ACTIVE, timeout=3)
+    await eventually(lambda: service.core.state_of("uid-a") == PodLifecycle.ACTIVE, timeout=3)
     assert LEASES_EXPIRED._value.get() == before + 1
     (again,) = await harness.pop(replica="r2")
     assert again.pod.uid == "uid-a" and again.lease_id != lp.lease_id and again.attempts == 2
@@ -200,7 +200,7 @@ async def test_cluster_event_requeues_only_when_a_hint_says_so(harness: Harness)
         node("n1", cpu="1", labels={"a": "b"}),
     )
     assert await harness.pop(wait=0.3) == []
-    assert service.core.state_of("uid-big") == PodState.UNSCHEDULABLE
+    assert service.core.state_of("uid-big") == PodLifecycle.UNSCHEDULABLE
     # a node that fits: requeued; an idle replica takes it from backoffQ at once
     await harness.informer.event(EventResource.NODE, ActionType.ADD, None, node("n2", cpu="8"))
     (again,) = await harness.pop(wait=3)
@@ -214,14 +214,14 @@ async def test_event_during_the_attempt_is_not_lost(harness: Harness) -> None:
     await harness.informer.event(EventResource.NODE, ActionType.ADD, None, node("n2", cpu="8"))
     await eventually(lambda: service.core.queue.in_flight_events() == 1)
     ack = await harness.done(lp, DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT])
-    assert ack.code == PodState.BACKOFF
+    assert ack.code == PodLifecycle.BACKOFF
 
 
 async def test_gated_pod_is_released_by_its_update(harness: Harness) -> None:
     service = await harness.start_queue()
     gated = pod("gated", gates=["wait"])
     await harness.informer.pod(PendingPodAction.ADD, gated)
-    await eventually(lambda: service.core.state_of("uid-gated") == PodState.GATED)
+    await eventually(lambda: service.core.state_of("uid-gated") == PodLifecycle.GATED)
     assert await harness.pop(wait=0.2) == []
     gated.spec.scheduling_gates = []
     await harness.informer.pod(PendingPodAction.UPDATE, gated)
@@ -235,14 +235,13 @@ async def test_binder_requeue_after_a_failed_bind(harness: Harness) -> None:
     (lp,) = await harness.pop()
     await harness.done(lp, DoneOutcome.SCHEDULED)
     ack = await harness.replica.request(
-        harness.replica.subjects.queue_requeue,
+        endpoints.QUEUE_REQUEUE,
         RequeueRequest(
             pod_uid="uid-a", namespace="default", name="a", reason="bind failed", sender="binder-0"
         ),
-        Ack,
     )
-    assert ack.ok and ack.code == PodState.BACKOFF
-    assert service.core.state_of("uid-a") == PodState.BACKOFF
+    assert ack.ok and ack.code == PodLifecycle.BACKOFF
+    assert service.core.state_of("uid-a") == PodLifecycle.BACKOFF
 
 
 async def test_restarted_queue_loses_no_pod(harness: Harness) -> None:
@@ -268,7 +267,7 @@ async def test_new_informer_epoch_triggers_a_rebuild(harness: Harness) -> None:
     informer = harness.informer
     await informer.pod(PendingPodAction.ADD, pod("old"))
     service = await harness.start_queue()
-    await eventually(lambda: service.core.state_of("uid-old") == PodState.ACTIVE)
+    await eventually(lambda: service.core.state_of("uid-old") == PodLifecycle.ACTIVE)
     # the informer restarted: new epoch, and "old" was deleted while it was down
     informer.epoch = "epoch-2"
     informer.list_pending(pod("survivor"))
@@ -300,12 +299,13 @@ async def test_run_serves_readiness_and_metrics(
     informer.ready = False
     await informer.start()
     informer.list_pending(pod("a"), pod("gated", gates=["g"]))
-    s = queue_settings(nats=nats_url, subject_prefix=bus_prefix, http_port=0, identity="queue-test")
+    s = queue_settings(common=CommonOptions(identity="queue-test", nats=nats_url, subject_prefix=bus_prefix))
     stop = asyncio.Event()
-    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    runner = asyncio.create_task(run(s, stop=stop, started=started))
+    server = QueueServer(s)
+    runner = asyncio.create_task(serve(server, stop))
     try:
-        port = await asyncio.wait_for(started, 10)
+        await asyncio.wait_for(server.started.wait(), 10)
+        port = server.port
         async with aiohttp.ClientSession() as http:
             url = f"http://127.0.0.1:{port}"
 
@@ -329,3 +329,38 @@ async def test_run_serves_readiness_and_metrics(
     finally:
         stop.set()
         assert await asyncio.wait_for(runner, 30) == 0  # stops in ~0.1 s; a loaded CI machine is slow
+
+
+async def test_list_names_each_pod_its_queue_and_last_message(harness: Harness) -> None:
+    harness.informer.list_pending(
+        pod("web-big", requests={"cpu": "3"}, priority=5),
+        pod("web-small", priority=1),
+        pod("gated", gates=["example.com/wait"]),
+        pod("db", priority=2),
+    )
+    await harness.start_queue()
+    (lp,) = await harness.pop()
+    assert lp.pod.name == "web-big"
+    message = "0/3 nodes are available: 3 Insufficient cpu."
+    await harness.done(lp, DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT], message=message)
+    reply = await harness.replica.request(endpoints.QUEUE_LIST, QueueListRequest(requester="t"))
+    listed = {(e.name, e.queue) for e in reply.pods}
+    assert listed == {
+        ("db", "active"),
+        ("web-small", "active"),
+        ("web-big", "unschedulable"),
+        ("gated", "gated"),
+    }
+    assert [e.queue for e in reply.pods] == ["active", "active", "unschedulable", "gated"]
+    big = next(e for e in reply.pods if e.name == "web-big")
+    assert big.message == message and big.plugins == [FIT] and big.attempts == 1
+    gated = next(e for e in reply.pods if e.name == "gated")
+    assert gated.gating_plugin == "SchedulingGates"
+    assert reply.counts["active"] == 2 and reply.counts["gated"] == 1 and reply.matched == 4
+
+    # search by name, and the limit
+    reply = await harness.replica.request(
+        endpoints.QUEUE_LIST, QueueListRequest(name_contains="WEB-", limit=1)
+    )
+    assert reply.matched == 2 and [e.name for e in reply.pods] == ["web-small"]
+    assert reply.counts["unschedulable"] == 1

@@ -15,10 +15,13 @@ import msgspec
 import pytest
 from ksched_scheduler.cycle import SchedulingCycle
 from ksched_scheduler.group_cycle import GroupCycle
-from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerOptions, SchedulerService
+from ksched_scheduler.options import SchedulerOptions
+from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerService
 
 from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
+from ksched.bus import endpoints
+from ksched.bus.endpoints import RequestEndpoint
 from ksched.bus.messages import (
     Ack,
     AssumeBatchReply,
@@ -40,6 +43,7 @@ from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod
+from ksched.service.options import CommonOptions
 
 ZONE = "topology.kubernetes.io/zone"
 HARD_SPREAD = {
@@ -63,7 +67,7 @@ class FakeBus:
         self.answers: list[asyncio.Future[AssumeReply]] = []
         self.dones: list[DoneRequest] = []
 
-    async def request(self, subject: str, message: Any, reply_type: type, **_: Any) -> Any:
+    async def request(self, endpoint: RequestEndpoint[Any, Any], message: Any, **_: Any) -> Any:
         if isinstance(message, AssumeRequest | AssumeGroupRequest):
             if isinstance(message, AssumeRequest):
                 self.assumes.append(message)
@@ -73,7 +77,7 @@ class FakeBus:
             self.answers.append(answer)
             return await answer
         if isinstance(message, AssumeBatchRequest):  # each item answered on its own by the test
-            replies = [self.request(subject, item, AssumeReply) for item in message.items]
+            replies = [self.request(endpoints.ASSUME, item) for item in message.items]
             return AssumeBatchReply(replies=list(await asyncio.gather(*replies)))
         if isinstance(message, DoneRequest):
             self.dones.append(message)
@@ -81,7 +85,7 @@ class FakeBus:
         if isinstance(message, DoneBatchRequest):
             self.dones.extend(message.items)
             return Ack()
-        raise AssertionError(f"unexpected request on {subject}")
+        raise AssertionError(f"unexpected request on {endpoint.name}")
 
 
 class Follower:
@@ -107,13 +111,9 @@ def scheduler(
     replica: SnapshotReplica, gates: FeatureGates = DEFAULT_GATES
 ) -> tuple[SchedulerService, FakeBus]:
     options = SchedulerOptions(
-        nats="",
-        kubeconfig=None,
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix="t",
-        identity="s-test",
-        feature_gates=gates,
+        common=CommonOptions(
+            identity="s-test", nats="", kubeconfig=None, subject_prefix="t", feature_gates=gates
+        )
     )
     config = default_config(gates=gates)
     svc = SchedulerService(options, config)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ksched_scheduler.cycle import CycleOutcome
-from ksched_scheduler.service import SchedulerOptions, SchedulerService
+from ksched_scheduler.options import SchedulerOptions
+from ksched_scheduler.service import SchedulerService
 
 from ksched.bus.messages import LeasedPod, PendingPod, UnreserveRequest
 from ksched.config import default_config
+from ksched.service.options import CommonOptions
 
 
 class _Cycle:
@@ -21,12 +23,7 @@ class _Cycle:
 
 def _service() -> tuple[SchedulerService, _Cycle]:
     options = SchedulerOptions(
-        nats="nats://127.0.0.1:1",
-        kubeconfig=None,
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix="t",
-        identity="s1",
+        common=CommonOptions(identity="s1", nats="nats://127.0.0.1:1", kubeconfig=None, subject_prefix="t")
     )
     service = SchedulerService(options, default_config())
     cycle = _Cycle()

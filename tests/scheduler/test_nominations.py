@@ -18,6 +18,7 @@ from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_pod
 from ksched.plugins.defaultpreemption import PreemptionResult
+from ksched.service.tasks import TaskGroup
 
 
 class Clock:
@@ -109,7 +110,7 @@ def outcome_with(pod: Pod, result: PostFilterResult | None) -> CycleOutcome:
 
 def test_post_filter_results_update_the_nominations() -> None:
     t, nominator, _ = tracker()
-    runner = PreemptionRunner(None, None, t)
+    runner = PreemptionRunner(None, None, t, TaskGroup())
     preemptor = make_pod("preemptor", priority=100)
     lower = make_pod("lower", priority=1)
     t.observe(pending(lower, "node-1"))

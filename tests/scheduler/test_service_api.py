@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import pytest
-from ksched_scheduler.service import SchedulerOptions, SchedulerService
+from ksched_scheduler.options import SchedulerOptions
+from ksched_scheduler.service import SchedulerService
 
 from ksched.config import default_config
 from ksched.service.kube import api_reachable
+from ksched.service.options import CommonOptions
 
 
 def test_in_cluster_needs_host_and_port() -> None:
@@ -26,12 +28,9 @@ async def test_a_replica_outside_a_cluster_runs_without_the_api(
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
     monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
     options = SchedulerOptions(
-        nats=nats_url,
-        kubeconfig=None,
-        http_host="127.0.0.1",
-        http_port=0,
-        subject_prefix=bus_prefix,
-        identity="sched-api-test",
+        common=CommonOptions(
+            identity="sched-api-test", nats=nats_url, kubeconfig=None, subject_prefix=bus_prefix
+        )
     )
     service = SchedulerService(options, default_config())
     try:

@@ -11,18 +11,16 @@ from typing import Any
 import aiohttp
 import pytest
 from ksched_binder import cli as binder_cli
-from ksched_binder.service import BinderService
 from ksched_informer import cli as informer_cli
-from ksched_informer.service import InformerService
 from ksched_queue import cli as queue_cli
-from ksched_queue import service as queue_service
-from ksched_queue.service import run as run_queue
+from ksched_queue.server import QueueServer
 from ksched_queue.settings import QueueSettings
 from ksched_scheduler import cli as scheduler_cli
-from ksched_scheduler.service import SchedulerService
 
 from ksched.config import default_config
+from ksched.service import command, lifecycle
 from ksched.service.http import HealthServer, is_loopback
+from ksched.service.options import CommonOptions
 
 PATHS = ["/metrics", "/debug", "/healthz", "/livez", "/readyz"]
 
@@ -84,51 +82,45 @@ async def test_a_token_is_required_for_metrics_and_debug(serve: Callable[..., An
 
 
 @pytest.mark.parametrize(
-    ("cli", "service"),
-    [(informer_cli, InformerService), (scheduler_cli, SchedulerService), (binder_cli, BinderService)],
-    ids=["informer", "scheduler", "binder"],
+    "cli", [informer_cli, scheduler_cli, binder_cli, queue_cli], ids=lambda c: c.COMMAND.name
 )
-def test_each_service_takes_the_token_from_the_environment(
-    monkeypatch: pytest.MonkeyPatch, cli: Any, service: Any
-) -> None:
+def test_each_service_takes_the_token_from_the_environment(monkeypatch: pytest.MonkeyPatch, cli: Any) -> None:
     seen: list[HealthServer] = []
 
-    async def run(self: Any) -> None:
-        seen.append(self.health)
+    async def serve(service: Any) -> int:
+        seen.append(service.health)
+        return 0
 
-    monkeypatch.setattr(service, "run", run)
+    monkeypatch.setattr(command, "serve", serve)
     monkeypatch.setenv("KSCHED_HTTP_TOKEN", "from-env")
-    assert cli.main(["--http-host", "0.0.0.0"]) in (0, None)
+    assert cli.main(["--http-host", "0.0.0.0"]) == 0
     assert [(h.host, h.token) for h in seen] == [("0.0.0.0", "from-env")]
 
 
-def test_the_queue_takes_the_token_from_its_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[QueueSettings] = []
+def test_the_flag_beats_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[HealthServer] = []
 
-    async def run(settings: QueueSettings, **_: Any) -> int:
-        seen.append(settings)
+    async def serve(service: Any) -> int:
+        seen.append(service.health)
         return 0
 
-    monkeypatch.setattr(queue_service, "run", run)
+    monkeypatch.setattr(command, "serve", serve)
+    monkeypatch.setenv("KSCHED_HTTP_TOKEN", "from-env")
     assert queue_cli.main(["--http-token", "from-flag", "--no-leader-elect"]) == 0
-    assert [s.http_token for s in seen] == ["from-flag"]
+    assert [h.token for h in seen] == ["from-flag"]
 
 
 async def test_the_queue_serves_with_its_token(nats_url: str, bus_prefix: str) -> None:
-    settings = QueueSettings(
-        scheduler_config=default_config(),
-        nats=nats_url,
-        subject_prefix=bus_prefix,
-        http_host="0.0.0.0",
-        http_port=0,
-        http_token="q-token",
-        bootstrap_timeout=0.5,
+    common = CommonOptions(
+        identity="queue", nats=nats_url, subject_prefix=bus_prefix, http_host="0.0.0.0", http_token="q-token"
     )
+    settings = QueueSettings(scheduler_config=default_config(), common=common, bootstrap_timeout=0.5)
     stop = asyncio.Event()
-    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    task = asyncio.create_task(run_queue(settings, stop=stop, started=started))
+    server = QueueServer(settings)
+    task = asyncio.create_task(lifecycle.serve(server, stop))
     try:
-        port = await asyncio.wait_for(started, 15)
+        await asyncio.wait_for(server.started.wait(), 15)
+        port = server.port
         assert (await statuses(port))["/metrics"] == 401
         assert (await statuses(port, {"Authorization": "Bearer q-token"}))["/metrics"] == 200
     finally:

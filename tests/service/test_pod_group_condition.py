@@ -12,6 +12,7 @@ from ksched_kubesim import KubeSim
 from ksched.features import FeatureGates
 from ksched.service.kube import api_client
 from ksched.service.reporter import Reporter, set_pod_group_condition
+from ksched.service.tasks import TaskGroup
 from tests.fixtures.kubesim import fast_config
 
 T0, T1 = "2026-11-25T12:00:00Z", "2026-11-25T12:01:00Z"
@@ -58,7 +59,7 @@ async def test_the_reporter_writes_the_status_subresource(tmp_path: Any) -> None
                 "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
             }
         )
-        reporter = Reporter(api)
+        reporter = Reporter(api, TaskGroup())
         reporter.pod_group_scheduled("default", "pg", *UNSCHEDULABLE)
         await reporter.drain()
         reporter.pod_group_scheduled("default", "pg", *SCHEDULED)

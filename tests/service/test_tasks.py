@@ -94,3 +94,43 @@ async def test_cancel_all_gives_up_after_its_timeout_and_names_the_task(
     task.cancel()
     await asyncio.wait([task], timeout=1)
     assert task.done()
+
+
+async def test_a_crashing_job_sets_failed_and_is_logged_with_its_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    group = TaskGroup()
+
+    async def write() -> None:
+        raise TypeError("a bug in a background write")
+
+    with caplog.at_level(logging.ERROR, logger="ksched.service.tasks"):
+        group.job("event-write", write())
+        await asyncio.wait_for(group.failed.wait(), 2)
+    assert isinstance(group.failure, TypeError)
+    assert "task event-write failed; stopping the service" in caplog.text
+    assert group.jobs == 0
+
+
+async def test_cancel_all_lets_jobs_finish_within_drain_and_cancels_the_rest() -> None:
+    group = TaskGroup()
+    finished: list[str] = []
+    loop_ended = asyncio.Event()
+
+    async def loop() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            loop_ended.set()
+
+    async def job(name: str, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        finished.append(name)
+
+    group.spawn("loop", loop)
+    group.job("quick", job("quick", 0.05))
+    slow = group.job("slow", job("slow", 30))
+    await asyncio.sleep(0)  # all three started
+    await group.cancel_all(drain=0.5)
+    assert loop_ended.is_set() and finished == ["quick"] and slow.cancelled()
+    assert not group.failed.is_set()  # a cancelled job is no failure

@@ -144,7 +144,10 @@ async def test_follow_streams_events_as_they_happen(
     )
     assert proc.stdout is not None
     try:
-        await asyncio.sleep(1.5)  # let it subscribe
+        for _ in range(300):  # until its consumer exists (a positive signal, not a guess at its start-up)
+            if (await bus.js.stream_info(bus.subjects.trace_stream)).state.consumer_count:
+                break
+            await asyncio.sleep(0.1)
         await publish_attempt(bus, name="live")
         lines: list[str] = []
         while not any(" bound " in line for line in lines):

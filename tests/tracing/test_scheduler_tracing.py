@@ -7,12 +7,19 @@ from typing import Any
 
 import msgspec
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, SchedulingCycle
-from ksched_scheduler.tracing import rejections_by_plugin, trace_assume, trace_cycle
+from ksched_scheduler.tracing import (
+    MAX_NAMES_PER_GROUP,
+    plugin_scores,
+    rejection_groups,
+    rejections_by_plugin,
+    trace_assume,
+    trace_cycle,
+)
 
 from ksched.bus.messages import AssumeReply, LeasedPod, PendingPod
 from ksched.config import default_config
 from ksched.config.profile import build_frameworks
-from ksched.framework.algorithm import ScheduleAlgorithm, top_scores
+from ksched.framework.algorithm import ScheduleAlgorithm, top_score_rows
 from ksched.framework.nominator import Nominator
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod, make_snapshot
@@ -83,6 +90,17 @@ def test_unschedulable_pod_gets_rejections_per_plugin_and_the_failed_scheduling_
     )  # the FailedScheduling message, PostFilter's part included
     assert failed["plugins"] == ["NodeResourcesFit", "TaintToleration"]
     assert tracer.events[1][1] == 0.002  # the filter phase is measured
+    # every node with the plugin and reason that rejected it (what `ksched ui` shows)
+    assert filt["rejections"] == [
+        {"plugin": "NodeResourcesFit", "reason": "Insufficient cpu", "count": 2, "nodes": ["a", "b"]},
+        {
+            "plugin": "TaintToleration",
+            "reason": "node(s) had untolerated taint(s)",
+            "count": 1,
+            "nodes": ["c"],
+        },
+    ]
+    assert msgspec.json.encode(filt)  # plain values only
 
 
 def test_scheduled_pod_gets_its_top_three_scores_and_no_rejection_counts() -> None:
@@ -99,6 +117,13 @@ def test_scheduled_pod_gets_its_top_three_scores_and_no_rejection_counts() -> No
     assert len(top) == 3 and top[0][0] == score["node"]
     assert [s for _, s in top] == sorted((s for _, s in top), reverse=True)
     assert top[0][0] == "n4"  # the emptiest node wins under LeastAllocated
+    scored = score["plugin_scores"]
+    assert [[row["node"], row["total"]] for row in scored[:3]] == top and len(scored) == 5
+    for row in scored:  # the weighted per-plugin scores add up to the total
+        assert sum(row["scores"].values()) == row["total"]
+        assert {"NodeResourcesFit", "TaintToleration", "NodeResourcesBalancedAllocation"} <= set(
+            row["scores"]
+        )
 
 
 def test_prefilter_rejection_counts_every_node_for_the_prefilter_plugin() -> None:
@@ -115,7 +140,7 @@ def test_top_scores_of_a_single_feasible_node_is_empty() -> None:
     cycle = cycle_on(make_snapshot([small("only")]))
     outcome = cycle.run(make_pod("web", uid="uid-web", requests={"cpu": "1"}))
     assert outcome.kind == SCHEDULED and outcome.result is not None
-    assert top_scores(outcome.result) == []
+    assert top_score_rows(outcome.result) == [] and plugin_scores(outcome.result) == []
 
 
 def test_assume_outcomes() -> None:
@@ -134,3 +159,29 @@ def test_assume_outcomes() -> None:
         "reason": "node n1 is full",
     }
     assert msgspec.json.encode(tracer.events[0][2])  # plain values only
+
+
+def test_rejection_groups_are_bounded() -> None:
+    nodes = [small(f"n{i:03}", labels={"zone": f"z{i % 20}"}) for i in range(60)]
+    snapshot = make_snapshot(nodes)
+    cycle = cycle_on(snapshot)
+    selector = {"nodeSelector": {"zone": "elsewhere"}}
+    outcome = cycle.run(make_pod("lost", uid="uid-lost", spec=selector))
+    assert outcome.kind == UNSCHEDULABLE and outcome.diagnosis is not None
+    (group,) = rejection_groups(outcome.diagnosis, outcome.num_nodes)
+    assert group["plugin"] == "NodeAffinity" and group["count"] == 60
+    assert group["reason"] == "node(s) didn't match Pod's node affinity/selector"
+    assert group["nodes"] == [f"n{i:03}" for i in range(MAX_NAMES_PER_GROUP)]
+
+
+def test_prefilter_rejection_is_one_group_without_names() -> None:
+    snapshot = make_snapshot([small("a"), small("b")])
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["elsewhere"]}]}
+    affinity = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+    }
+    outcome = cycle_on(snapshot).run(make_pod("pinned", uid="uid-pinned", spec={"affinity": affinity}))
+    assert outcome.diagnosis is not None
+    assert len(outcome.diagnosis.node_to_status) == 0  # PreFilter ruled every node out
+    (group,) = rejection_groups(outcome.diagnosis, outcome.num_nodes)
+    assert group["count"] == 2 and group["nodes"] == [] and group["plugin"] == "PreFilter"

@@ -9,8 +9,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 from kubernetes_asyncio.client import ApiClient
@@ -18,13 +17,11 @@ from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
+from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
-from ksched.bus.credentials import NatsCredentials
 from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
 from ksched.bus.messages import (
-    Ack,
     ForgetRequest,
-    Message,
     PermitDecision,
     Placement,
     PlacementBatch,
@@ -38,6 +35,7 @@ from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.record import CycleRecord
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
@@ -46,37 +44,22 @@ from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client
-from ksched.service.lifecycle import serve
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
+from ksched.service.result_writer import ResultWriter
+from ksched.service.simulator_results import with_binding
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase, Tracer
+from ksched.tracing.context import TRACEPARENT
+from ksched.tracing.export import span_sink
 from ksched_binder import metrics
+from ksched_binder.options import BinderOptions
 
 log = logging.getLogger(__name__)
 
 KILL_MID_BATCH = "binder-mid-batch"
 """Test hook (:mod:`ksched.service.kill_hooks`): killed once a pod of a batch is bound, the batch
 not yet acknowledged."""
-
-WORK = cast("type[Message]", Placement | PlacementBatch)
-"""What the binder work queue holds (``Placement``: published by informers before batches)."""
-
-
-@dataclass(frozen=True)
-class BinderOptions:
-    nats: str
-    kubeconfig: str | None
-    http_host: str
-    http_port: int
-    subject_prefix: str
-    identity: str
-    workers: int = 32
-    ack_wait: float = 30.0
-    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
-    jetstream_replicas: int = 1
-    http_token: str | None = None
-    """Bearer token of /metrics and /debug (ksched.service.http)."""
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -94,70 +77,81 @@ class BinderService:
     def __init__(self, options: BinderOptions, config: KubeSchedulerConfiguration) -> None:
         self.options = options
         self.config = config
-        self.subjects = Subjects(options.subject_prefix)
+        common = options.common
+        self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer("binder", options.identity)
+        self.tracer = Tracer(
+            "binder", common.identity, spans=span_sink(common.tracing, "binder", common.identity)
+        )
         self.health = HealthServer(
-            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+            common.http_host,
+            common.http_port,
+            debug=self.debug_state,
+            token=common.http_token,
+            secure=common.secure,
+            component="ksched-binder",
+            config=config,
         )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None
+        self.results: ResultWriter | None = None
         self.frameworks: dict[str, Framework] = {}
         #: an extender with a bindVerb binds the pods it is interested in instead of the bind plugins
         self.extenders = HTTPExtenders(config.extenders)
         #: whether a binding cycle records plugin durations (sampled here, as the scheduler samples its
         #: cycles: the placement does not carry the scheduling cycle's draw)
         self.sample_plugin_metrics = CycleSampler(sample_percent())
-        self.consumer: PullConsumer[Message] | None = None
+        self.consumer: PullConsumer[Placement | PlacementBatch] | None = None
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
-        self._stop = asyncio.Event()
+        #: placement id -> the ``traceparent`` its message carried (the informer's span)
+        self._parents: dict[str, str] = {}
         self._draining = False
         self.busy = 0
 
-    async def run(self) -> None:
-        """Serve until SIGINT/SIGTERM or a fatal task failure, then stop gracefully."""
-        await serve(self, self._stop)
-
     async def start(self) -> None:
+        common = self.options.common
         port = await self.health.start()
-        log.info(
-            "binder %s: health and metrics on http://%s:%d",
-            self.options.identity,
-            self.options.http_host,
-            port,
-        )
+        log.info("binder %s: health and metrics on http://%s:%d", common.identity, common.http_host, port)
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
         self.bus = await connect(
-            self.options.nats,
-            name=f"binder:{self.options.identity}",
+            common.nats,
+            name=f"binder:{common.identity}",
             subjects=self.subjects,
-            jetstream_replicas=self.options.jetstream_replicas,
-            **self.options.nats_credentials.connect_kwargs(),
+            jetstream_replicas=common.jetstream_replicas,
+            **common.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
         self.tracer.start(self.bus)
-        self.api = await api_client(self.options.kubeconfig, component="ksched-binder")
-        self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
-        self.frameworks = build_frameworks(self.config, Snapshot(), client=self.api)
-        for fw in self.frameworks.values():
-            fw.extenders = self.extenders.extenders
-            fw.observe_plugin = observe_plugin
+        self.use_api(await api_client(common.kubeconfig, component="ksched-binder"))
         self.consumer = await PullConsumer.create(
             self.bus,
+            endpoints.PLACEMENTS,
             stream=self.subjects.placement_stream,
             config=placement_consumer(self.subjects, ack_wait=self.options.ack_wait),
-            msg_type=WORK,
         )
-        await self.bus.subscribe(self.subjects.permit_all, PermitDecision, self.on_permit)
-        self._work: asyncio.Queue[Delivery[Message]] = asyncio.Queue(maxsize=self.options.workers)
+        await self.bus.subscribe(endpoints.PERMIT.any, self.on_permit)
+        self._work: asyncio.Queue[Delivery[Placement | PlacementBatch]] = asyncio.Queue(
+            maxsize=self.options.workers
+        )
         self.tasks.spawn("fetch", self._fetch_loop, restart=True)
         for i in range(self.options.workers):
             self.tasks.spawn(f"worker-{i}", self._worker, restart=True)
         self.tasks.spawn("depth", self._depth_loop, restart=True)
         if every := gc_pacing.interval():
             self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
+
+    def use_api(self, api: ApiClient) -> None:
+        """Bind through ``api``: the profiles' frameworks (their PreBind and Bind plugins write with
+        it), with the extenders, and the events reporter (also what the in-process harness runs)."""
+        self.api = api
+        self.reporter = Reporter(api, self.tasks, reporting_instance=self.options.common.identity)
+        self.results = ResultWriter(api)
+        self.frameworks = build_frameworks(self.config, Snapshot(), client=api)
+        for fw in self.frameworks.values():
+            fw.extenders = self.extenders.extenders
+            fw.observe_plugin = observe_plugin
 
     async def stop(self) -> None:
         """Graceful: stop taking placements, finish those in hand, then disconnect."""
@@ -166,9 +160,9 @@ class BinderService:
             if self.busy == 0:
                 break
             await asyncio.sleep(0.05)
-        await self.tasks.cancel_all()
-        if self.reporter is not None:
-            await self.reporter.drain()
+        await self.tasks.cancel_all(drain=5.0)  # the reporter's writes under way finish
+        if self.results is not None:
+            await self.results.drain()
         await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
@@ -209,13 +203,21 @@ class BinderService:
                 self.busy -= 1
                 metrics.BUSY_WORKERS.set(self.busy)
 
-    async def handle(self, delivery: Delivery[Message]) -> None:
+    async def handle(self, delivery: Delivery[Placement | PlacementBatch]) -> None:
         """Bind the placements of one work-queue message (a ``Placement``, or a ``PlacementBatch``
         whose placements are bound in parallel), then acknowledge it once; nak it (all of it comes
         again: binding is idempotent) if one asks for a retry."""
         message = delivery.message
         placements = message.placements if isinstance(message, PlacementBatch) else [message]
         keepalive = asyncio.create_task(self._keep_alive(delivery))
+        parent = (delivery.raw.headers or {}).get(TRACEPARENT, "") if self.tracer.spans is not None else ""
+        if parent:  # the informer's assume_check span of each placement (a batch's header: the first's)
+            for p in placements:
+                self._parents[p.placement_id] = (
+                    parent
+                    if len(placements) == 1
+                    else self.tracer.traceparent(p.trace_id, Phase.ASSUME_CHECK)
+                )
         try:
             if len(placements) == 1:
                 results = [await self._handle_one(placements[0])]
@@ -223,13 +225,14 @@ class BinderService:
                 results = await asyncio.gather(*(self._handle_one(p, in_batch=True) for p in placements))
         finally:
             keepalive.cancel()
+            for p in placements:
+                self._parents.pop(p.placement_id, None)
         if "retry" in results:
             await delivery.nak(delay=1.0)
             return
         await delivery.ack()
 
-    async def _handle_one(self, p: Message, in_batch: bool = False) -> str:
-        assert isinstance(p, Placement)
+    async def _handle_one(self, p: Placement, in_batch: bool = False) -> str:
         started = time.perf_counter()
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
             try:
@@ -246,7 +249,7 @@ class BinderService:
             metrics.BINDINGS.labels(result if result in ("bound", "gone") else "failed").inc()
         return result
 
-    async def _keep_alive(self, delivery: Delivery[Message]) -> None:
+    async def _keep_alive(self, delivery: Delivery[Placement | PlacementBatch]) -> None:
         while True:
             await asyncio.sleep(self.options.ack_wait / 3)
             with contextlib.suppress(Exception):
@@ -266,6 +269,8 @@ class BinderService:
         pi = PodInfo(pod)
         state = CycleState()
         state.record_plugin_metrics = self.sample_plugin_metrics()
+        if p.results:  # the scheduler records results (--record-results): the binding cycle's too
+            state.record = CycleRecord()
         for name, data in p.plugin_state.items():
             pl = fw.plugin(name)
             importer = getattr(pl, "import_state", None)
@@ -282,12 +287,14 @@ class BinderService:
             result = "allowed" if st is None else "rejected"
             self._trace(p, Phase.PERMIT_WAIT, since, result=result, plugins=sorted(p.permit_waits))
             if st is not None:
+                self._write_results(p, state)
                 await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
                 return "failed"
         since = _clock()
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
         self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)
         if st is not None:
+            self._write_results(p, state)
             await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
             return "failed"
         since = _clock()
@@ -300,6 +307,7 @@ class BinderService:
                 )
                 await self._forget(p, "pod deleted before binding")
                 return "gone"
+            self._write_results(p, state)
             await self._fail(p, f"binding rejected: {st.message}")
             return "failed"
         if redelivered:
@@ -315,6 +323,7 @@ class BinderService:
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
+        self._write_results(p, state)
         ref = PodRef(p.namespace, p.name, p.pod_uid)
         if self.reporter is not None:
             self.reporter.scheduled(ref, p.node_name)
@@ -363,7 +372,7 @@ class BinderService:
         assert self.bus is not None
         request = ForgetRequest.of(p, reason)
         with contextlib.suppress(Exception):
-            await self.bus.request(self.subjects.forget, request, Ack, timeout=5, trace_id=p.trace_id)
+            await self.bus.request(endpoints.FORGET, request, timeout=5, trace_id=p.trace_id)
 
     async def _fail(self, p: Placement, reason: str, plugins: list[str] | None = None) -> None:
         """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""
@@ -383,7 +392,7 @@ class BinderService:
         )
         with contextlib.suppress(Exception):
             await self.bus.request(
-                self.subjects.unreserve(p.scheduler_id), unreserve, Ack, timeout=2, trace_id=p.trace_id
+                endpoints.UNRESERVE.to(p.scheduler_id), unreserve, timeout=2, trace_id=p.trace_id
             )
         requeue = RequeueRequest(
             pod_uid=p.pod_uid,
@@ -392,11 +401,14 @@ class BinderService:
             reason=reason,
             backoff=True,
             unschedulable_plugins=plugins or [],
-            sender=self.options.identity,
+            sender=self.options.common.identity,
             trace_id=p.trace_id,
         )
         with contextlib.suppress(Exception):
-            await self.bus.request(self.subjects.queue_requeue, requeue, Ack, timeout=5, trace_id=p.trace_id)
+            headers = self.tracer.headers(p.trace_id, Phase.BIND_FAILED)  # parent of the queue's requeued
+            await self.bus.request(
+                endpoints.QUEUE_REQUEUE, requeue, timeout=5, trace_id=p.trace_id, headers=headers
+            )
         if self.reporter is not None:
             self.reporter.event(
                 PodRef(p.namespace, p.name, p.pod_uid),
@@ -406,19 +418,34 @@ class BinderService:
                 f"Binding rejected: {reason}",
             )
 
+    def _write_results(self, p: Placement, state: CycleState) -> None:
+        """The attempt's kube-scheduler-simulator results on the pod, once its binding cycle is over
+        (only for placements that carry the scheduling cycle's, i.e. the scheduler records them)."""
+        if self.results is not None and state.record is not None:
+            self.results.write(p.namespace, p.name, p.pod_uid, with_binding(p.results, state.record))
+
     def _trace(self, p: Placement, phase: str, since: tuple[float, float] | None, **details: Any) -> None:
         """A trace event of ``p``'s attempt; ``since`` (from :func:`_clock`) makes it a measured span."""
         ts, duration = (since[0], time.perf_counter() - since[1]) if since is not None else (None, None)
         self.tracer.emit(
-            phase, p.trace_id, p.pod_uid, p.namespace, p.name, ts=ts, duration=duration, details=details
+            phase,
+            p.trace_id,
+            p.pod_uid,
+            p.namespace,
+            p.name,
+            ts=ts,
+            duration=duration,
+            details=details,
+            parent=self._parents.get(p.placement_id, ""),
         )
 
     def debug_state(self) -> dict[str, Any]:
         return {
-            "identity": self.options.identity,
+            "identity": self.options.common.identity,
             "busy_workers": self.busy,
             "waiting_on_permit": len(self._permits),
             "tasks": self.tasks.names(),
+            "background_jobs": self.tasks.jobs,
         }
 
 

@@ -14,7 +14,9 @@ import contextlib
 import logging
 from typing import cast
 
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.connect import Bus
+from ksched.bus.endpoints import PLACEMENTS
 from ksched.bus.jetstream import TypedKV, migrate_kv_bucket, publish
 from ksched.bus.messages import Message, PendingPodAction, Placement, PlacementBatch
 from ksched.bus.streams import legacy_assumed_ledger_bucket
@@ -63,9 +65,9 @@ class Ledger:
         self._batches += 1
         return PlacementBatch(batch_id=f"{self.publisher.epoch}-{self._batches}", placements=placements)
 
-    async def record(self, batch: PlacementBatch) -> None:
-        """Write ``batch`` to the ledger, then publish it to the binders (both acknowledged; raises
-        if either fails, after taking the entry out again as far as it can)."""
+    async def record(self, batch: PlacementBatch, headers: dict[str, str] | None = None) -> None:
+        """Write ``batch`` to the ledger, then publish it to the binders with ``headers`` (both
+        acknowledged; raises if either fails, after taking the entry out again as far as it can)."""
         assert self.kv is not None and self.bus is not None
         key = encode_token(batch.batch_id)
         self._track(key, batch.batch_id, batch.placements)
@@ -73,9 +75,7 @@ class Ledger:
             await self.kv.put(key, batch)
             if len(batch.placements) > 1:
                 kill_point(KILL_AFTER_LEDGER)
-            await publish(
-                self.bus, self.publisher.subjects.placements, batch, msg_id=batch.batch_id, timeout=5
-            )
+            await publish(self.bus, PLACEMENTS, batch, msg_id=batch.batch_id, headers=headers, timeout=5)
         except Exception:
             for p in batch.placements:
                 self._untrack(p.pod_uid)
@@ -169,7 +169,7 @@ class Ledger:
                 self.cache.restore_assumption(pod, p.node_name, p.scheduler_id)
                 if p.gang is not None:
                     gang_members.setdefault(p.gang.commit_id, set()).add(p.pod_uid)
-                self.publisher.emit_pending(PendingPodAction.DELETE, pod, "assumed")
+                self.publisher.emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
                 left.append(p)
             if not left:
                 await self.kv.delete(key)
@@ -177,12 +177,12 @@ class Ledger:
             self._track(key, batch_id, left)
             # The previous instance may have died between recording and publishing the placements:
             # publish them again (same msg id: the stream drops a repeat; binding is idempotent).
-            again: Message = (
+            again: Placement | PlacementBatch = (
                 entry.value
                 if isinstance(entry.value, Placement)
                 else PlacementBatch(batch_id=batch_id, placements=left)
             )
-            await self.publisher.publish_retrying(self.publisher.subjects.placements, again, msg_id=batch_id)
+            await self.publisher.publish_retrying(PLACEMENTS, again, msg_id=batch_id)
             restored += len(left)
         if restored:
             log.info("restored %d assumed placements from the ledger", restored)

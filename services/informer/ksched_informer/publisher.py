@@ -8,17 +8,20 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus
+from ksched.bus.endpoints import CLUSTER_EVENTS, PENDING_PODS, SNAPSHOT_DELTA, Envelope, PublishEndpoint
 from ksched.bus.jetstream import publish
-from ksched.bus.messages import Message, PendingPodAction, PendingPodGroup, SnapshotDelta, encode
+from ksched.bus.messages import Message, PendingPodAction, PendingPodGroup, SnapshotDelta
 from ksched.bus.subjects import Subjects
 from ksched.cache.delta import DeltaOp
 from ksched.cache.ledger import ClusterCache
 from ksched.framework.events import ClusterEvent
 from ksched_informer import feeds, metrics
+
+M = TypeVar("M", bound=Message)
 
 log = logging.getLogger(__name__)
 
@@ -26,17 +29,17 @@ MAX_OPS_PER_DELTA = 100
 """Ops per published delta: nodes and pods are at most a few KiB each once trimmed."""
 
 
-def deltas(subjects: Subjects, epoch: str, base: int, ops: Sequence[DeltaOp]) -> list[tuple[str, Message]]:
+def deltas(epoch: str, base: int, ops: Sequence[DeltaOp]) -> list[Envelope]:
     """Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default); each op
     advances the generation by one, so each part has its own base..generation."""
-    out: list[tuple[str, Message]] = []
+    out: list[Envelope] = []
     now = time.time()
     for start in range(0, len(ops), MAX_OPS_PER_DELTA):
         part = list(ops[start : start + MAX_OPS_PER_DELTA])
         delta = SnapshotDelta(
             epoch=epoch, base=base + start, generation=base + start + len(part), ops=part, ts=now
         )
-        out.append((subjects.snapshot_delta, delta))
+        out.append(SNAPSHOT_DELTA.envelope(delta))
     return out
 
 
@@ -59,14 +62,14 @@ class Publisher:
         """Run at the end of each flush (the ledger's deletes)."""
         self.group_view: Callable[[Pod], PendingPodGroup | None] = lambda _pod: None
         """A pending pod's pod group as the cache sees it (gang scheduling), sent with its events."""
-        self._feed: list[tuple[str, Message]] = []
+        self._feed: list[Envelope] = []
         #: ops taken from the cache by a flush and not yet acknowledged by JetStream
         self._publishing = 0
         metrics.PUBLISH_LAG.set_function(lambda: len(self.cache.ops) + self._publishing)
 
     # --- feed messages ---------------------------------------------------------------------------
-    def emit(self, subject: str, message: Message) -> None:
-        self._feed.append((subject, message))
+    def emit(self, endpoint: PublishEndpoint[M], message: M) -> None:
+        self._feed.append(endpoint.envelope(message))
         self.dirty.set()
 
     def emit_pending(self, action: PendingPodAction, pod: Pod, reason: str = "") -> None:
@@ -75,12 +78,12 @@ class Publisher:
         msg = feeds.pending_event(
             action, pod, self.epoch, self.cache.generation, reason, self.group_view(pod)
         )
-        self.emit(self.subjects.pending_pods(pod.spec.scheduler_name), msg)
+        self.emit(PENDING_PODS.to(pod.spec.scheduler_name), msg)
 
     def emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
         for ev in events:
             msg = feeds.cluster_event(ev, key, old, new, self.epoch, self.cache.generation)
-            self.emit(self.subjects.cluster_events(ev.resource), msg)
+            self.emit(CLUSTER_EVENTS.to(ev.resource), msg)
 
     # --- flushing --------------------------------------------------------------------------------
     async def flush_loop(self, interval: float) -> None:
@@ -105,7 +108,7 @@ class Publisher:
         self._publishing = len(ops)
         feed, self._feed = self._feed, []
         metrics.GENERATION.set(generation)
-        parts = deltas(self.subjects, self.epoch, base, ops)
+        parts = deltas(self.epoch, base, ops)
         if parts:
             await self.publish_in_order(parts)
         self._publishing = 0
@@ -115,25 +118,30 @@ class Publisher:
             await self.after_flush()
         self._update_sizes()
 
-    async def publish_in_order(self, messages: list[tuple[str, Message]]) -> None:
+    async def publish_in_order(self, messages: list[Envelope]) -> None:
         """Publish to a stream in order, cheaply: all but the last as core messages in one buffered
         write, the last through JetStream with an ack. The server stores one connection's messages
         in the order sent, so the last ack confirms the batch."""
         assert self.bus is not None
-        nc = self.bus.nc
-        for subject, message in messages[:-1]:
-            await nc.publish(subject, encode(message))
-        subject, message = messages[-1]
-        await self.publish_retrying(subject, message)
+        for envelope in messages[:-1]:
+            await self.bus.publish(envelope.endpoint, envelope.message)
+        last = messages[-1]
+        await self.publish_retrying(last.endpoint, last.message)
 
-    async def publish_retrying(self, subject: str, message: Message, msg_id: str = "") -> Any:
+    async def publish_retrying(
+        self,
+        endpoint: PublishEndpoint[M],
+        message: M,
+        msg_id: str = "",
+        headers: dict[str, str] | None = None,
+    ) -> Any:
         assert self.bus is not None
         delay = 0.05
         while True:
             try:
-                return await publish(self.bus, subject, message, msg_id=msg_id, timeout=5)
+                return await publish(self.bus, endpoint, message, msg_id=msg_id, headers=headers, timeout=5)
             except Exception as exc:
-                log.warning("publishing to %s failed (%s); retrying", subject, exc)
+                log.warning("publishing to %s failed (%s); retrying", endpoint.subject(self.subjects), exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
 

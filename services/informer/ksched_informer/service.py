@@ -10,8 +10,6 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -19,8 +17,17 @@ from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
 from ksched.api.core import Node
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
-from ksched.bus.credentials import NatsCredentials
+from ksched.bus.endpoints import (
+    ASSUME,
+    ASSUME_BATCH,
+    ASSUME_GROUP,
+    FORGET,
+    PENDING_BOOTSTRAP,
+    PLACEMENTS,
+    SNAPSHOT_BOOTSTRAP,
+)
 from ksched.bus.jetstream import TypedKV, ensure_streams
 from ksched.bus.messages import (
     Ack,
@@ -45,8 +52,6 @@ from ksched.bus.tokens import encode_token
 from ksched.cache.ledger import ClusterCache
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
-from ksched.features import DEFAULT as DEFAULT_GATES
-from ksched.features import FeatureGates
 from ksched.framework.nominator import Nominator
 from ksched.framework.objects import TABLES
 from ksched.framework.runtime import Framework
@@ -54,12 +59,15 @@ from ksched.logcontext import pod_logging
 from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
-from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_leadership
-from ksched.service.lifecycle import serve
+from ksched.service.leadership import Leadership
 from ksched.service.tasks import TaskGroup
+from ksched.tracing import Phase, Tracer
+from ksched.tracing.context import TRACEPARENT
+from ksched.tracing.export import span_sink
 from ksched_informer import assume, bootstrap, metrics
 from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
 from ksched_informer.ledger import LEDGER_ENTRY, Ledger
+from ksched_informer.options import InformerOptions
 from ksched_informer.publisher import Publisher
 from ksched_informer.reflector import Reflector
 from ksched_informer.resources import NODES, OBJECTS, PODS
@@ -68,26 +76,6 @@ from ksched_informer.watch import WatchHandlers
 log = logging.getLogger(__name__)
 FINAL_FLUSH_TIMEOUT = 5.0
 """Seconds a stopping informer waits for its last deltas and feed messages to be stored."""
-
-
-@dataclass(frozen=True)
-class InformerOptions:
-    nats: str
-    kubeconfig: str | None
-    http_host: str
-    http_port: int
-    subject_prefix: str
-    identity: str
-    flush_interval: float = 0.002
-    assumed_ttl: float = 30.0
-    max_assumed_age: float = 900.0
-    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
-    election: ElectionConfig | None = None
-    """Leader election over a Lease; None: this instance is the only one and acts at once."""
-    jetstream_replicas: int = 1
-    http_token: str | None = None
-    """Bearer token of /metrics and /debug (ksched.service.http)."""
-    feature_gates: FeatureGates = DEFAULT_GATES
 
 
 class InformerService:
@@ -101,17 +89,27 @@ class InformerService:
             config, self.cache.snapshot, nominator=self.nominator
         )
         self.epoch = uuid.uuid4().hex[:12]
-        self.subjects = Subjects(options.subject_prefix)
+        common = options.common
+        self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
+        self.tracer = Tracer(
+            "informer", common.identity, spans=span_sink(common.tracing, "informer", common.identity)
+        )
         self.health = HealthServer(
-            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+            common.http_host,
+            common.http_port,
+            debug=self.debug_state,
+            token=common.http_token,
+            secure=common.secure,
+            component="ksched-informer",
+            config=config,
         )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reflectors: list[Reflector] = []
         self.ready = False
         #: gang scheduling (GenericWorkload): group views, the Coscheduling adapter, group commits
-        self.gangs = Gangs(options.feature_gates, self.cache)
+        self.gangs = Gangs(common.feature_gates, self.cache)
         self.commits_kv: TypedKV[GangCommit] | None = None
         self.publisher = Publisher(self.cache, self.subjects, self.epoch, self.acting)
         self.publisher.group_view = self.gangs.view
@@ -128,97 +126,65 @@ class InformerService:
         self.committer = GroupCommitter(
             self.cache, self.check_and_assume, self._record_commit, lambda: self.epoch
         )
-        self._stop = asyncio.Event()
-        self.elector: LeaseElector | None = None
-        self.on_lost_leadership: Callable[[], None] = self._exit_lost_leadership
-        """What to do when leadership is lost (default: exit; tests replace it)."""
+        self.leadership = Leadership("informer", common.identity, options.election)
+        """One informer acts; losing the Lease calls ``leadership.on_lost`` (default: exit)."""
         self._stopping = False
-        self._lost = False
 
     # --- lifecycle -------------------------------------------------------------------------------
-    async def run(self) -> None:
-        """Serve until SIGINT/SIGTERM or a fatal task failure, then stop gracefully."""
-        await serve(self, self._stop)
-
     async def start(self) -> None:
+        common = self.options.common
         port = await self.health.start()
-        log.info(
-            "informer %s: health and metrics on http://%s:%d",
-            self.options.identity,
-            self.options.http_host,
-            port,
-        )
+        log.info("informer %s: health and metrics on http://%s:%d", common.identity, common.http_host, port)
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
         self.health.ready_checks["cache"] = lambda: (self.ready or self.standby, "informers not synced")
         self.bus = await connect(
-            self.options.nats,
-            name=f"informer:{self.options.identity}",
+            common.nats,
+            name=f"informer:{common.identity}",
             subjects=self.subjects,
-            jetstream_replicas=self.options.jetstream_replicas,
-            **self.options.nats_credentials.connect_kwargs(),
+            jetstream_replicas=common.jetstream_replicas,
+            **common.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
+        self.tracer.start(self.bus)
         self.publisher.bus = self.ledger.bus = self.bus
         self.ledger.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, LEDGER_ENTRY)
         if self.gangs.enabled:
             self.commits_kv = await TypedKV.open(self.bus, GANG_COMMITS, GangCommit)
-        self.api = await api_client(self.options.kubeconfig, component="ksched-informer")
-        if self.options.election is None:
+        self.api = await api_client(common.kubeconfig, component="ksched-informer")
+        if not self.leadership.elected:
             await self._start_active()
             return
-        self.elector = LeaseElector(
-            self.api, self.options.election, on_stopped_leading=self._on_stopped_leading
-        )
-        self.health.ready_checks["leader-election"] = self.elector.status
-        self.elector.start().add_done_callback(self._on_elector_done)
+        self.leadership.start(self.api, self.health)
         self.tasks.spawn("lead", self._lead_when_elected)
 
-    # --- leader election -------------------------------------------------------------------------
     @property
     def standby(self) -> bool:
         """Waiting for the Lease (a standby is ready as such: connected, nothing to serve)."""
-        return self.elector is not None and not self.elector.is_leader
+        return self.leadership.standby
 
     def acting(self) -> bool:
         """Whether this instance may write (publish, answer, record): it leads, or runs alone."""
-        return self.elector is None or self.elector.is_leader
+        return self.leadership.acting()
 
     async def _lead_when_elected(self) -> None:
-        assert self.elector is not None
-        log.info("informer %s: standby, waiting for lease %s", self.options.identity, self.elector.lease_ref)
-        await self.elector.wait_leader()
-        log.info("informer %s: leading (epoch %s); listing the cluster", self.options.identity, self.epoch)
+        await self.leadership.wait_leader()
+        log.info(
+            "informer %s: leading (epoch %s); listing the cluster", self.options.common.identity, self.epoch
+        )
         await self._start_active()
-
-    def _on_stopped_leading(self) -> None:
-        if not self._stopping and not self._lost:
-            self._lost = True
-            self.on_lost_leadership()
-
-    def _on_elector_done(self, task: asyncio.Task[None]) -> None:
-        """The election ended on its own: after losing (the callback already ran) or on a bug."""
-        if not self._stopping and not task.cancelled() and task.exception() is not None:
-            log.error("informer: leader election failed: %r", task.exception())
-            self._on_stopped_leading()
-
-    def _exit_lost_leadership(self) -> None:
-        assert self.elector is not None
-        exit_on_lost_leadership("informer", self.elector)
 
     async def _start_active(self) -> None:
         """The leader's work: serve the bus, list-watch, publish, expire assumptions."""
         assert self.bus is not None and self.api is not None
         bus = self.bus
-        await bus.subscribe(
-            self.subjects.snapshot_bootstrap, SnapshotBootstrapRequest, self.on_snapshot_bootstrap
-        )
-        await bus.subscribe(self.subjects.pending_bootstrap, PendingPodsRequest, self.on_pending_bootstrap)
-        await bus.subscribe(self.subjects.assume, AssumeRequest, self.on_assume)
-        await bus.subscribe(self.subjects.assume_batch, AssumeBatchRequest, self.on_assume_batch)
-        await bus.subscribe(self.subjects.forget, ForgetRequest, self.on_forget)
+        await bus.subscribe(SNAPSHOT_BOOTSTRAP, self.on_snapshot_bootstrap)
+        await bus.subscribe(PENDING_BOOTSTRAP, self.on_pending_bootstrap)
+        await bus.subscribe(ASSUME, self.on_assume)
+        await bus.subscribe(ASSUME_BATCH, self.on_assume_batch)
+        await bus.subscribe(FORGET, self.on_forget)
         if self.gangs.enabled:
-            await bus.subscribe(self.subjects.assume_group, AssumeGroupRequest, self.on_assume_group)
+            await bus.subscribe(ASSUME_GROUP, self.on_assume_group)
         watch = self.watch
         self.reflectors = [Reflector(self.api, NODES, watch.on_node_list, watch.on_node_event)]
         for res in OBJECTS:
@@ -252,6 +218,7 @@ class InformerService:
 
     async def stop(self) -> None:
         self._stopping = True  # no new assumes while the last changes go out
+        self.leadership.stopping = True
         await self.tasks.cancel_all()
         try:
             # The last changes go out if NATS takes them soon; a successor re-lists anyway (new epoch).
@@ -259,8 +226,8 @@ class InformerService:
                 await self.flush()
         except Exception as exc:
             log.warning("stopping: last snapshot changes not published (%r); a successor re-lists", exc)
-        if self.elector is not None:
-            await self.elector.stop()  # stopped acting: step down, release; a standby takes over
+        await self.leadership.close()  # stopped acting: step down, release; a standby takes over
+        await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
         if self.api is not None:
@@ -293,13 +260,45 @@ class InformerService:
         verdict = assume.decide(self.cache, self.frameworks, self.epoch, req, self.serving())
         return None if verdict.pod is not None else verdict.reply
 
-    async def on_assume(self, req: AssumeRequest, _msg: Msg) -> AssumeReply:
+    async def on_assume(self, req: AssumeRequest, msg: Msg) -> AssumeReply:
         p = req.placement
+        since, started = time.time(), time.perf_counter()
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
-            return (await self.accept([req]))[0]
+            replies = await self.accept([req])
+        # the parent: the scheduler's ``assumed`` span (its header; a batch's items carry their own)
+        self._trace_checks([req], replies, since, started, (msg.headers or {}).get(TRACEPARENT, ""))
+        return replies[0]
 
     async def on_assume_batch(self, req: AssumeBatchRequest, _msg: Msg) -> AssumeBatchReply:
-        return AssumeBatchReply(replies=await self.accept(req.items))
+        since, started = time.time(), time.perf_counter()
+        replies = await self.accept(req.items)
+        self._trace_checks(req.items, replies, since, started)
+        return AssumeBatchReply(replies=replies)
+
+    def _trace_checks(
+        self,
+        items: list[AssumeRequest],
+        replies: list[AssumeReply],
+        since: float,
+        started: float,
+        parent: str = "",
+    ) -> None:
+        """One ``assume_check`` trace event per placement (each its own attempt's; a batch's share
+        the batch's start and duration: they were checked, recorded and published together)."""
+        duration = time.perf_counter() - started
+        for req, reply in zip(items, replies, strict=True):
+            p = req.placement
+            self.tracer.emit(
+                Phase.ASSUME_CHECK,
+                p.trace_id,
+                p.pod_uid,
+                p.namespace,
+                p.name,
+                ts=since,
+                duration=duration,
+                details={"node": p.node_name, "accepted": reply.accepted, "code": reply.code},
+                parent=parent or req.traceparent,
+            )
 
     async def accept(self, items: list[AssumeRequest]) -> list[AssumeReply]:
         """Check ``items`` in order (each sees the earlier accepted ones assumed), record the
@@ -315,12 +314,14 @@ class InformerService:
         for i in accepted:
             p, pod = items[i].placement, verdicts[i].pod
             assert pod is not None
-            self.publisher.emit_pending(PendingPodAction.DELETE, pod, "assumed")
+            self.publisher.emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
             placements.append(
                 msgspec.structs.replace(p, assumed_at=now, pod=p.pod or msgspec.json.encode(pod))
             )
+        # the binder's parent span: the first placement's assume_check (a binder derives the others')
+        headers = self.tracer.headers(placements[0].trace_id, Phase.ASSUME_CHECK)
         try:
-            await self.ledger.record(self.ledger.new_batch(placements))
+            await self.ledger.record(self.ledger.new_batch(placements), headers)
         except Exception as exc:
             names = ", ".join(f"{p.namespace}/{p.name}" for p in placements)
             log.warning("assume of %s accepted but not recorded (%s); forgetting", names, exc)
@@ -381,11 +382,11 @@ class InformerService:
         for p in placements:
             pod = self.cache.assumed[p.pod_uid].pod.pod
             self.publisher.emit_pending(
-                PendingPodAction.DELETE, msgspec.structs.replace(pod, spec=pod.spec), "assumed"
+                PendingPodAction.DELETE, msgspec.structs.replace(pod, spec=pod.spec), PodLifecycle.ASSUMED
             )
         self.publisher.dirty.set()
         for p in placements:  # committed: published whatever it takes (a successor re-publishes too)
-            await self.publisher.publish_retrying(self.subjects.placements, p, msg_id=p.placement_id)
+            await self.publisher.publish_retrying(PLACEMENTS, p, msg_id=p.placement_id)
         return reply
 
     async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:
@@ -426,5 +427,5 @@ class InformerService:
             "assumed": {uid: a.node for uid, a in self.cache.assumed.items()},
             "tasks": self.tasks.names(),
             "objects": {kind: len(self.cache.snapshot.objects.table(kind)) for kind in TABLES},
-            "leader_election": self.elector.describe() if self.elector is not None else None,
+            "leader_election": self.leadership.describe(),
         }

@@ -8,6 +8,7 @@ from typing import Any
 
 from ksched.api.collections import Collection
 from ksched.api.core import Node, Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import PendingPodAction
 from ksched.cache.ledger import ClusterCache
 from ksched.framework.nominator import Nominator
@@ -124,7 +125,7 @@ class WatchHandlers:
         if pod.spec.node_name:
             self.nominator.remove(uid)
             if was_pending is not None or was_assumed:
-                publisher.emit_pending(PendingPodAction.DELETE, pod, "bound")
+                publisher.emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.BOUND)
             publisher.emit_events(feeds.assigned_pod_events(old_placed, pod), pod_key(pod), old_placed, pod)
             if was_assumed:
                 self.confirmed(uid)

@@ -178,8 +178,8 @@ def forbidden(resource: str, group: str, name: str | None, text: str) -> ApiErro
     )
 
 
-def forbidden_path(path: str, verb: str) -> ApiError:
-    text = f'forbidden: User "system:anonymous" cannot {verb} path "{path}"'
+def forbidden_path(path: str, verb: str, user: str = "system:anonymous") -> ApiError:
+    text = f'forbidden: User "{user}" cannot {verb} path "{path}"'
     return ApiError(failure(403, "Forbidden", text, {}), {"X-Content-Type-Options": "nosniff"})
 
 

@@ -17,7 +17,7 @@ from ksched.aio import cancel_and_wait
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 
-from . import discovery, errors, managed_fields, openapi, pod_actions, tables
+from . import access, discovery, errors, managed_fields, openapi, pod_actions, tables
 from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -32,6 +32,11 @@ log = logging.getLogger("ksched_kubesim")
 
 #: request key under which the verb and resource of a resource request are kept for /metrics
 _COUNTED: web.RequestKey[tuple[str, ResourceRequest]] = web.RequestKey("kubesim.counted")
+#: the review endpoints kubesim answers (ksched_kubesim.access)
+_REVIEWS = (
+    "/apis/authentication.k8s.io/v1/tokenreviews",
+    "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+)
 
 
 @dataclass(slots=True)
@@ -93,6 +98,8 @@ class ApiServer:
         self._bookmark_task: asyncio.Task[None] | None = None
         self._watchers: set[Any] = set()
         self.metrics = ApiMetrics(registry.store)
+        self.access = access.Access(settings.token)
+        """Tokens, non-resource grants, TokenReview and SubjectAccessReview (ksched_kubesim.access)."""
 
     def start(self) -> None:
         """Begin periodic bookmarks (call from the running loop before serving)."""
@@ -118,8 +125,8 @@ class ApiServer:
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         try:
-            authenticated = self._authenticate(request)
-            response = await self._route(request, authenticated)
+            authenticated, user = self._authenticate(request)
+            response = await self._route(request, authenticated, user)
         except ApiError as exc:
             response = _Response.raw(request, exc.code, exc.to_bytes(), exc.headers)
         except Exception as exc:  # a kubesim bug: answer like the API server's internal errors
@@ -132,20 +139,25 @@ class ApiServer:
             self.metrics.observe(verb, req.rt, req.subresource, req.namespace is not None, response.status)
         return response
 
-    def _authenticate(self, request: web.BaseRequest) -> bool:
-        """True for the configured bearer token; False for anonymous; 401 for a wrong credential."""
+    def _authenticate(self, request: web.BaseRequest) -> tuple[bool, str]:
+        """(True, admin) for the configured bearer token; (False, user) for anonymous and for a token
+        of :attr:`access` without the admin's rights; 401 for a credential kubesim does not know."""
         token = self.settings.token
         header = request.headers.get("Authorization")
         if token is None:
-            return True
+            return True, access.ADMIN
         if header is None:
-            return False
+            return False, "system:anonymous"
         scheme, _, value = header.partition(" ")
-        if scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode()):
-            return True
+        value = value.strip()
+        if scheme.lower() == "bearer" and hmac.compare_digest(value.encode(), token.encode()):
+            return True, access.ADMIN
+        who = self.access.identity(value) if scheme.lower() == "bearer" else None
+        if who is not None:
+            return False, who.username
         raise errors.unauthorized()
 
-    async def _route(self, request: web.BaseRequest, authenticated: bool) -> web.StreamResponse:
+    async def _route(self, request: web.BaseRequest, authenticated: bool, user: str) -> web.StreamResponse:
         path = request.path
         if path in ("/version", "/version/"):
             return self._json(request, 200, discovery.VERSION)
@@ -153,11 +165,18 @@ class ApiServer:
             return web.Response(text="ok", content_type="text/plain")
         if path == "/metrics":
             if not authenticated:
-                raise errors.forbidden_path(path, "get")
+                raise errors.forbidden_path(path, "get", user)
             return web.Response(body=self.metrics.render(), headers={"Content-Type": METRICS_CONTENT_TYPE})
+        if request.method == "POST" and path in _REVIEWS:
+            if not authenticated:
+                kind = path.rsplit("/", 1)[1]
+                text = f'User "{user}" cannot create resource "{kind}" in API group "{path.split("/")[2]}" '
+                raise errors.forbidden(kind, path.split("/")[2], None, text + "at the cluster scope")
+            review = self.access.token_review if path == _REVIEWS[0] else self.access.access_review
+            return self._json(request, 201, review(await self._body(request)))
         parsed = parse_resource_path(path)
         if not authenticated:
-            raise self._anonymous_forbidden(request, parsed)
+            raise self._anonymous_forbidden(request, parsed, user)
         if parsed is None:
             return self._non_resource(request, path)
         if isinstance(parsed, tuple):
@@ -171,19 +190,17 @@ class ApiServer:
         return await self._resource(request, parsed)
 
     def _anonymous_forbidden(
-        self, request: web.BaseRequest, parsed: ResourceRequest | tuple[str, str] | None
+        self, request: web.BaseRequest, parsed: ResourceRequest | tuple[str, str] | None, user: str
     ) -> ApiError:
         if not isinstance(parsed, ResourceRequest):
             return errors.forbidden_path(
-                request.path, "get" if request.method == "GET" else request.method.lower()
+                request.path, "get" if request.method == "GET" else request.method.lower(), user
             )
         rt = parsed.rt
         resource = f"{rt.plural}/{parsed.subresource}" if parsed.subresource else rt.plural
         verb = self._verb(request, parsed)
         where = f'in the namespace "{parsed.namespace}"' if parsed.namespace else "at the cluster scope"
-        text = (
-            f'User "system:anonymous" cannot {verb} resource "{resource}" in API group "{rt.group}" {where}'
-        )
+        text = f'User "{user}" cannot {verb} resource "{resource}" in API group "{rt.group}" {where}'
         return errors.forbidden(rt.plural, rt.group, parsed.name, text)
 
     @staticmethod

@@ -19,6 +19,7 @@ from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 
 from . import errors, pod_actions
+from .access import Access
 from .jsonio import JSON, decode, new_uid, rfc3339
 from .kubeconfig import write_kubeconfig
 from .lifecycle import Lifecycle, LifecycleSettings
@@ -198,6 +199,11 @@ class KubeSim:
     @property
     def token(self) -> str | None:
         return self.config.token
+
+    @property
+    def access(self) -> Access:
+        """Tokens, non-resource grants and review counts (TokenReview, SubjectAccessReview)."""
+        return self.server.access
 
     def write_kubeconfig(self, path: str | Path) -> Path:
         if self._runner is None:

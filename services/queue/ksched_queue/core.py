@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ksched.api.core import Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.feed import FeedCursor
 from ksched.bus.messages import (
     Ack,
@@ -26,6 +27,8 @@ from ksched.bus.messages import (
     PendingPodAction,
     PendingPodEvent,
     PopRequest,
+    QueueListReply,
+    QueueListRequest,
     RequeueRequest,
 )
 from ksched.framework.changes import pod_changes
@@ -34,16 +37,14 @@ from ksched.framework.events import ActionType, ClusterEvent, EventResource
 from .events import EVENT_UNSCHEDULED_POD_ADD
 from .gangs import QueueGangs
 from .leases import Lease, LeaseTable
+from .listing import list_queue
 from .objects import ObjectDecodeError, decode_object
 from .priority_queue import SchedulingQueue
-from .queued_pod import PodDecodeError, PodState, QueuedPod
+from .queued_pod import PodDecodeError, QueuedPod
 
 log = logging.getLogger(__name__)
 
 MAX_PODS_PER_POP = 256
-BOUND_REASON = "bound"
-ASSUMED_REASON = "assumed"
-"""A PendingPodEvent delete with this reason: the cache accepted a placement for the pod."""
 
 POD_ADD_LABEL = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD).label
 POD_UPDATE_LABEL = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE).label
@@ -91,6 +92,8 @@ class QueueCore:
         self.bootstrapped = False
         self.bad_feed_items = 0
         self.on_pop: Callable[[QueuedPod, Lease, str], None] | None = None
+        #: trace id -> the ``traceparent`` a lease carries (the OpenTelemetry export only)
+        self.lease_context: Callable[[str], str] | None = None
         """``(pod, lease, scheduler id)`` for every pod handed out (the queue's trace events)."""
         self.on_event_handled: EventObserver | None = None
         """Informer events handled, by upstream's label (scheduler_event_handling_duration_seconds)."""
@@ -149,6 +152,7 @@ class QueueCore:
             epoch=self.cursor.epoch,
             flushed_from_unschedulable=entry.was_flushed,
             group=group,
+            traceparent=self.lease_context(lease.trace_id) if self.lease_context is not None else "",
         )
 
     def has_poppable(self, request: PopRequest) -> bool:
@@ -174,6 +178,9 @@ class QueueCore:
         self.leases.release(lease.lease_id)
         uid = lease.uid
         outcome = request.outcome
+        entry = self.queue.get(uid)
+        if entry is not None and outcome != DoneOutcome.SCHEDULED:
+            entry.message = request.message
         if outcome == DoneOutcome.SCHEDULED:
             where = self.queue.scheduled(uid)
         elif outcome == DoneOutcome.RETRY:
@@ -215,6 +222,9 @@ class QueueCore:
             request.pod_uid, backoff=request.backoff, unschedulable_plugins=request.unschedulable_plugins
         )
         if where is not None:
+            entry = self.queue.get(request.pod_uid)
+            if entry is not None:
+                entry.message = request.reason
             return Ack(ok=True, code=str(where))
         state = self.queue.state_of(request.pod_uid)
         if state is not None:
@@ -248,20 +258,20 @@ class QueueCore:
         if pending.scheduler_name not in self.queue.profiles:
             self._removed(pending.uid)
             if message.action == PendingPodAction.DELETE or self.queue.get(pending.uid) is not None:
-                return self._drop(pending.uid, bound=message.reason == BOUND_REASON) is not None
+                return self._drop(pending.uid, bound=message.reason == PodLifecycle.BOUND) is not None
             return False
         try:
             if message.action == PendingPodAction.ADD:
                 self._upsert(pending, message.generation)
             elif message.action == PendingPodAction.UPDATE:
                 self._upsert(pending, message.generation, update=True)
-            elif message.reason == ASSUMED_REASON:
+            elif message.reason == PodLifecycle.ASSUMED:
                 self._removed(pending.uid)
                 self.queue.assumed_by_cache(pending.uid)
                 return False
             else:
                 self._removed(pending.uid)
-                self._drop(pending.uid, bound=message.reason == BOUND_REASON)
+                self._drop(pending.uid, bound=message.reason == PodLifecycle.BOUND)
         except PodDecodeError as exc:
             self.bad_feed_items += 1
             log.warning("feed: dropped %s of a pending pod: %s", message.action, exc)
@@ -409,6 +419,10 @@ class QueueCore:
         return report
 
     # --- introspection ------------------------------------------------------------------------------
+    def listing(self, request: QueueListRequest) -> QueueListReply:
+        """What the queue holds, for ``P.queue.list`` (``ksched ui``)."""
+        return list_queue(self.queue, request)
+
     def debug_state(self) -> dict[str, object]:
         counts = self.queue.counts()
         return {
@@ -425,5 +439,5 @@ class QueueCore:
             "scheduling_cycle": self.queue.scheduling_cycle,
         }
 
-    def state_of(self, uid: str) -> PodState | None:
+    def state_of(self, uid: str) -> PodLifecycle | None:
         return self.queue.state_of(uid)

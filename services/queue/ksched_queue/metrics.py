@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from ksched.api.lifecycle import PodLifecycle
 from ksched.service.framework_metrics import EXTENSION_POINT_DURATION
 from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import CycleSampler, exponential_buckets, observe_plugin, sample_percent
-
-from .queued_pod import PodState
 
 if TYPE_CHECKING:
     from .core import QueueCore
@@ -71,7 +70,7 @@ FEED_RESYNCS = Counter(
     "Rebuilds of the queue from the informer's pending list (start, lost feed messages, new epoch).",
 )
 
-_GAUGE_STATES = (PodState.ACTIVE, PodState.BACKOFF, PodState.UNSCHEDULABLE, PodState.GATED)
+_GAUGE_STATES = (PodLifecycle.ACTIVE, PodLifecycle.BACKOFF, PodLifecycle.UNSCHEDULABLE, PodLifecycle.GATED)
 
 
 _INCOMING = Children(INCOMING_PODS)

@@ -5,12 +5,13 @@ I/O, no asyncio, time from an injected :class:`~ksched_queue.clock.Clock`.
 - **activeQ**: pods ready to be tried, ordered by the profiles' QueueSort ``less`` (ties first-in
   first-out). One heap per schedulerName so a replica pops only the profiles it serves; every profile
   has the same QueueSort, so heads of different heaps compare.
-- **backoffQ**: pods waiting out ``initial * 2^(n-1)`` seconds (capped at ``max``; ``n`` = unschedulable
-  attempts, or consecutive errors after an error), end aligned to whole seconds. Pods that failed
-  with an error (no rejecting plugin) wait in a separate error heap, as upstream.
+- **backoffQ** (:mod:`ksched_queue.backoff_queue`): pods waiting out ``initial * 2^(n-1)`` seconds
+  (capped at ``max``; ``n`` = unschedulable attempts, or consecutive errors after an error), end
+  aligned to whole seconds. Pods that failed with an error (no rejecting plugin) wait in a separate
+  error heap, as upstream.
 - **unschedulable**: pods rejected by plugins, until a cluster event one of those plugins registered
-  gets a Queue hint, or ``pod_max_in_unschedulable`` passes. Pods a PreEnqueue plugin gates
-  (SchedulingGates) wait here too, reported as *gated*.
+  gets a Queue hint (:mod:`ksched_queue.queueing_hints`), or ``pod_max_in_unschedulable`` passes.
+  Pods a PreEnqueue plugin gates (SchedulingGates) wait here too, reported as *gated*.
 - **in flight**: popped pods. Events arriving meanwhile are remembered and replayed through the hints
   when the pod comes back unschedulable (upstream ``inFlightEvents``).
 
@@ -23,22 +24,21 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
-from enum import IntEnum
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
 from ksched.api.core import Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import PendingPod
 from ksched.framework.changes import pod_changes
-from ksched.framework.events import ClusterEvent, QueueingHint
+from ksched.framework.events import ClusterEvent
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import pod_priority
 from ksched.framework.runtime import PluginObserver
 from ksched.framework.status import Code, Status
 
+from .backoff_queue import DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_POD_MAX_BACKOFF, BackoffQueue
 from .clock import Clock
 from .events import (
     ASSUME_REJECTED,
@@ -52,22 +52,18 @@ from .events import (
     POP_FROM_BACKOFF_Q,
     SCHEDULE_ATTEMPT_FAILURE,
     event_label,
-    event_matches,
-    is_wildcard,
     matches_any,
 )
 from .heap import KeyedHeap
-from .profiles import HintFunction, LessFn, QueueProfile, plugin_events
-from .queued_pod import PodState, QueuedPod, decode_pending_pod
+from .nominations import Nominations
+from .profiles import LessFn, QueueProfile, plugin_events
+from .queued_pod import QueuedPod, decode_pending_pod
+from .queueing_hints import InFlightEvent, Strategy, hint_for_in_flight, is_event_of_interest, worth_requeuing
 from .rejections import RejectorTally
 
 log = logging.getLogger(__name__)
 
-DEFAULT_POD_INITIAL_BACKOFF = 1.0
-DEFAULT_POD_MAX_BACKOFF = 10.0
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 300.0
-BACKOFF_WINDOW = 1.0
-"""Backoff ends are aligned to whole seconds (upstream ``backoffQOrderingWindowDuration``)."""
 
 IncomingObserver = Callable[[str, str], None]
 """``(queue, event label)`` for every pod entering activeQ / backoffQ / unschedulable."""
@@ -88,47 +84,8 @@ _UNSCHEDULED_POD_EVENT_LABELS = frozenset(
 )
 
 
-class Strategy(IntEnum):
-    """Upstream ``queueingStrategy``."""
-
-    SKIP = 0
-    AFTER_BACKOFF = 1
-    IMMEDIATELY = 2
-
-
 class UnknownProfile(KeyError):
     """A pod whose schedulerName is none of the queue's profiles."""
-
-
-@dataclass(slots=True)
-class _InFlightEvent:
-    seq: int
-    event: ClusterEvent
-    old: object
-    new: object
-
-
-class _Nominations:
-    """Upstream's nominator bookkeeping on top of :class:`ksched.framework.nominator.Nominator`."""
-
-    def __init__(self) -> None:
-        self.nominator = Nominator()
-
-    def add(self, entry: QueuedPod, override: str | None = None) -> None:
-        """``override`` None is upstream's ModeNoop (use the pod's status); a string is ModeOverride."""
-        self.nominator.remove(entry.uid)
-        node = override if override is not None else (entry.pod.status.nominated_node_name or "")
-        if node:
-            self.nominator.add(entry.info.pod_info, node)
-
-    def update(self, old_pod: Pod, entry: QueuedPod) -> None:
-        override: str | None = None
-        if not old_pod.status.nominated_node_name and not entry.pod.status.nominated_node_name:
-            override = self.nominator.node_of(entry.uid)
-        self.add(entry, override)
-
-    def delete(self, uid: str) -> None:
-        self.nominator.remove(uid)
 
 
 class SchedulingQueue:
@@ -149,12 +106,8 @@ class SchedulingQueue:
     ) -> None:
         if not profiles:
             raise ValueError("the scheduling queue needs at least one profile")
-        if pod_initial_backoff < 0 or pod_max_backoff < 0:
-            raise ValueError("pod backoff durations must not be negative")
         self.profiles = dict(profiles)
         self.clock = clock
-        self.pod_initial_backoff = pod_initial_backoff
-        self.pod_max_backoff = pod_max_backoff
         self.pod_max_in_unschedulable = pod_max_in_unschedulable
         self.pop_from_backoff = pop_from_backoff
         #: GenericWorkload: a pod group member's failed attempt is retried on backoff alone (upstream:
@@ -164,22 +117,25 @@ class SchedulingQueue:
         self.on_move: MoveObserver | None = None
         self._less = less
         self._plugin_events = plugin_events(self.profiles.values())
-        self._matching: dict[tuple[str, ClusterEvent], list[list[HintFunction]]] = {}
-        self._active: dict[str, KeyedHeap[QueuedPod]] = {}
-        self._backoff: dict[str, KeyedHeap[QueuedPod]] = {}
-        self._error_backoff: dict[str, KeyedHeap[QueuedPod]] = {}
-        for name in self.profiles:
-            self._active[name] = KeyedHeap(_uid, self._active_less)
-            self._backoff[name] = KeyedHeap(_uid, self._backoff_less)
-            self._error_backoff[name] = KeyedHeap(_uid, self._error_backoff_less)
+        self._active: dict[str, KeyedHeap[QueuedPod]] = {
+            name: KeyedHeap(_uid, self._active_less) for name in self.profiles
+        }
+        self.backoff = BackoffQueue(
+            self.profiles,
+            self._active_less,
+            clock=clock,
+            initial=pod_initial_backoff,
+            maximum=pod_max_backoff,
+            pop_from_backoff=pop_from_backoff,
+        )
         self._unschedulable: dict[str, QueuedPod] = {}
         self._in_flight: dict[str, QueuedPod] = {}
         """Popped pods in pop order (so the first holds the oldest in-flight sequence number)."""
         self._assumed: dict[str, QueuedPod] = {}
-        self._events: deque[_InFlightEvent] = deque()
+        self._events: deque[InFlightEvent] = deque()
         self._event_seq = 0
         self._seq = 0
-        self._nominations = _Nominations()
+        self._nominations = Nominations()
         self.scheduling_cycle = 0
         self.rejections = RejectorTally()
         """scheduler_unschedulable_pods: queued pods per rejecting (plugin, profile)."""
@@ -196,108 +152,83 @@ class SchedulingQueue:
             return True
         return not self._less(b.info, a.info) and a.seq < b.seq
 
-    def _backoff_less(self, a: QueuedPod, b: QueuedPod) -> bool:
-        ta, tb = self.backoff_time(a), self.backoff_time(b)
-        if ta != tb:
-            return ta < tb
-        return self._active_less(a, b)
-
-    def _error_backoff_less(self, a: QueuedPod, b: QueuedPod) -> bool:
-        ta, tb = self.backoff_time(a), self.backoff_time(b)
-        return ta < tb or (ta == tb and a.seq < b.seq)
-
-    # --- backoff ---------------------------------------------------------------------------------------
-    def backoff_duration(self, count: int) -> float:
-        """``initial * 2^(count-1)`` capped at ``max`` (upstream ``calculateBackoffDuration``)."""
-        if count <= 0:
-            return 0.0
-        shift = count - 1
-        if shift >= 64:
-            return self.pod_max_backoff
-        return min(self.pod_initial_backoff * (1 << shift), self.pod_max_backoff)
-
-    def _align(self, t: float) -> float:
-        return math.floor(t / BACKOFF_WINDOW) * BACKOFF_WINDOW if self.pop_from_backoff else t
-
-    def backoff_time(self, entry: QueuedPod) -> float:
-        """When ``entry``'s backoff ends (0 when it has none); cached until its next attempt ends."""
-        if self.pod_max_backoff == 0:
-            return 0.0
-        count = entry.info.consecutive_errors or entry.unschedulable_count
-        if count == 0:
-            return 0.0
-        if entry.backoff_expiration is None:
-            entry.backoff_expiration = self._align(entry.info.timestamp + self.backoff_duration(count))
-        return entry.backoff_expiration
-
-    def is_backing_off(self, entry: QueuedPod) -> bool:
-        """Still in its backoff (a backoff ending within the current window counts as running)."""
-        return not self.backoff_time(entry) < self._align(self.clock.now())
-
     # --- lookups ---------------------------------------------------------------------------------------
     def _entry(self, uid: str) -> QueuedPod | None:
         for table in (self._in_flight, self._unschedulable, self._assumed):
             entry = table.get(uid)
             if entry is not None:
                 return entry
-        for heaps in (self._active, self._backoff, self._error_backoff):
-            for heap in heaps.values():
-                found = heap.get(uid)
-                if found is not None:
-                    return found
-        return None
+        for heap in self._active.values():
+            found = heap.get(uid)
+            if found is not None:
+                return found
+        return self.backoff.get(uid)
 
     def get(self, uid: str) -> QueuedPod | None:
         """The tracked pod (queued, in flight, or assumed)."""
         return self._entry(uid)
 
-    def state_of(self, uid: str) -> PodState | None:
+    def state_of(self, uid: str) -> PodLifecycle | None:
         entry = self._entry(uid)
         return None if entry is None else entry.state
 
-    def locations(self, uid: str) -> list[PodState]:
+    def locations(self, uid: str) -> list[PodLifecycle]:
         """Every structure holding ``uid``, found by scanning them (invariant checks: one at most)."""
-        found: list[PodState] = []
+        found: list[PodLifecycle] = []
         if any(uid in h for h in self._active.values()):
-            found.append(PodState.ACTIVE)
-        if any(uid in h for h in self._backoff.values()) or any(
-            uid in h for h in self._error_backoff.values()
-        ):
-            found.append(PodState.BACKOFF)
+            found.append(PodLifecycle.ACTIVE)
+        if uid in self.backoff:
+            found.append(PodLifecycle.BACKOFF)
         entry = self._unschedulable.get(uid)
         if entry is not None:
-            found.append(PodState.GATED if entry.gated else PodState.UNSCHEDULABLE)
+            found.append(PodLifecycle.GATED if entry.gated else PodLifecycle.UNSCHEDULABLE)
         if uid in self._in_flight:
-            found.append(PodState.IN_FLIGHT)
+            found.append(PodLifecycle.IN_FLIGHT)
         if uid in self._assumed:
-            found.append(PodState.ASSUMED)
+            found.append(PodLifecycle.ASSUMED)
         return found
 
     def uids(self) -> set[str]:
         """Every pod the queue tracks, assumed ones included."""
         out = set(self._unschedulable) | set(self._in_flight) | set(self._assumed)
-        for heaps in (self._active, self._backoff, self._error_backoff):
-            for heap in heaps.values():
-                out.update(e.uid for e in heap)
+        for heap in self._active.values():
+            out.update(e.uid for e in heap)
+        out.update(e.uid for e in self.backoff)
         return out
+
+    def entries(self) -> Iterator[tuple[PodLifecycle, QueuedPod]]:
+        """Every tracked pod with its state: active, backoff, unschedulable or gated, in flight,
+        assumed (each structure in its own order; ``ksched ui``'s listing)."""
+        for heap in self._active.values():
+            for entry in heap:
+                yield PodLifecycle.ACTIVE, entry
+        for entry in self.backoff:
+            yield PodLifecycle.BACKOFF, entry
+        for entry in self._unschedulable.values():
+            yield (PodLifecycle.GATED if entry.gated else PodLifecycle.UNSCHEDULABLE), entry
+        for table, state in (
+            (self._in_flight, PodLifecycle.IN_FLIGHT),
+            (self._assumed, PodLifecycle.ASSUMED),
+        ):
+            for entry in table.values():
+                yield state, entry
 
     def counts(self) -> dict[str, int]:
         """Pods per state (``scheduler_pending_pods`` plus in-flight and assumed)."""
         gated = sum(1 for e in self._unschedulable.values() if e.gated)
         return {
-            PodState.ACTIVE: sum(len(h) for h in self._active.values()),
-            PodState.BACKOFF: sum(len(h) for h in self._backoff.values())
-            + sum(len(h) for h in self._error_backoff.values()),
-            PodState.UNSCHEDULABLE: len(self._unschedulable) - gated,
-            PodState.GATED: gated,
-            PodState.IN_FLIGHT: len(self._in_flight),
-            PodState.ASSUMED: len(self._assumed),
+            PodLifecycle.ACTIVE: sum(len(h) for h in self._active.values()),
+            PodLifecycle.BACKOFF: len(self.backoff),
+            PodLifecycle.UNSCHEDULABLE: len(self._unschedulable) - gated,
+            PodLifecycle.GATED: gated,
+            PodLifecycle.IN_FLIGHT: len(self._in_flight),
+            PodLifecycle.ASSUMED: len(self._assumed),
         }
 
     def has_poppable(self, scheduler_names: Collection[str] | None = None) -> bool:
         """Whether :meth:`pop` would return a pod now."""
         for name in self._served(scheduler_names):
-            if len(self._active[name]) or (self.pop_from_backoff and len(self._backoff[name])):
+            if len(self._active[name]) or self.backoff.has_poppable(name):
                 return True
         return False
 
@@ -331,7 +262,7 @@ class SchedulingQueue:
         return [e.uid for e in sorted(self._active[scheduler_name], key=functools.cmp_to_key(compare))]
 
     # --- metrics -----------------------------------------------------------------------------------------
-    def _incoming(self, queue: str, event: str, entry: QueuedPod) -> None:
+    def _incoming(self, queue: PodLifecycle, event: str, entry: QueuedPod) -> None:
         if self._on_incoming is not None:
             self._on_incoming(queue, event)
         if self.on_move is not None:
@@ -387,12 +318,11 @@ class SchedulingQueue:
         """Take ``entry`` out of activeQ, backoffQ or unschedulable (whichever holds it)."""
         state = entry.state
         name = entry.scheduler_name
-        if state == PodState.ACTIVE:
+        if state == PodLifecycle.ACTIVE:
             self._active[name].delete(entry.uid)
-        elif state == PodState.BACKOFF:
-            if self._backoff[name].delete(entry.uid) is None:
-                self._error_backoff[name].delete(entry.uid)
-        elif state in (PodState.UNSCHEDULABLE, PodState.GATED):
+        elif state == PodLifecycle.BACKOFF:
+            self.backoff.delete(entry)
+        elif state in (PodLifecycle.UNSCHEDULABLE, PodLifecycle.GATED):
             del self._unschedulable[entry.uid]
         else:
             return
@@ -403,9 +333,9 @@ class SchedulingQueue:
         """Upstream ``unschedulablePods.addOrUpdate``."""
         if entry.uid not in self._unschedulable:
             self._remove_from_queues(entry)
-            self._incoming("unschedulable", event, entry)
+            self._incoming(PodLifecycle.UNSCHEDULABLE, event, entry)
             self._unschedulable[entry.uid] = entry
-        entry.state = PodState.GATED if entry.gated else PodState.UNSCHEDULABLE
+        entry.state = PodLifecycle.GATED if entry.gated else PodLifecycle.UNSCHEDULABLE
         self.rejections.sync(entry)
 
     def _move_to_active(self, entry: QueuedPod, event: str, from_backoff: bool = False) -> bool:
@@ -413,7 +343,7 @@ class SchedulingQueue:
         if not (self.pop_from_backoff and from_backoff):
             self._run_pre_enqueue(entry)
         if entry.gated:
-            if entry.state in (PodState.ACTIVE, PodState.BACKOFF):
+            if entry.state in (PodLifecycle.ACTIVE, PodLifecycle.BACKOFF):
                 return False
             self._to_unschedulable(entry, event)
             return False
@@ -421,9 +351,9 @@ class SchedulingQueue:
             entry.info.initial_attempt_timestamp = self.clock.now()
         self._remove_from_queues(entry)
         self._active[entry.scheduler_name].add_or_update(entry)
-        entry.state = PodState.ACTIVE
+        entry.state = PodLifecycle.ACTIVE
         self.rejections.sync(entry)
-        self._incoming("active", event, entry)
+        self._incoming(PodLifecycle.ACTIVE, event, entry)
         if event in _UNSCHEDULED_POD_EVENT_LABELS:
             self._nominations.add(entry)
         return True
@@ -436,100 +366,36 @@ class SchedulingQueue:
                 self._to_unschedulable(entry, event)
                 return False
         self._remove_from_queues(entry)
-        heaps = self._backoff if entry.rejector_plugins else self._error_backoff
-        heaps[entry.scheduler_name].add_or_update(entry)
-        entry.state = PodState.BACKOFF
+        self.backoff.add(entry)
+        entry.state = PodLifecycle.BACKOFF
         self.rejections.sync(entry)
-        self._incoming("backoff", event, entry)
+        self._incoming(PodLifecycle.BACKOFF, event, entry)
         return True
 
-    def _requeue(self, entry: QueuedPod, strategy: Strategy, event: str) -> PodState:
+    def _requeue(self, entry: QueuedPod, strategy: Strategy, event: str) -> PodLifecycle:
         """Upstream ``requeuePodWithQueueingStrategy``; returns where the pod went."""
         if strategy == Strategy.SKIP:
             self._to_unschedulable(entry, event)
-            return entry.state or PodState.UNSCHEDULABLE
-        if strategy == Strategy.AFTER_BACKOFF and self.is_backing_off(entry):
+            return entry.state or PodLifecycle.UNSCHEDULABLE
+        if strategy == Strategy.AFTER_BACKOFF and self.backoff.is_backing_off(entry):
             if self._move_to_backoff(entry, event):
-                return PodState.BACKOFF
-            return entry.state or PodState.UNSCHEDULABLE
+                return PodLifecycle.BACKOFF
+            return entry.state or PodLifecycle.UNSCHEDULABLE
         if self._move_to_active(entry, event):
-            return PodState.ACTIVE
-        return entry.state or PodState.UNSCHEDULABLE
+            return PodLifecycle.ACTIVE
+        return entry.state or PodLifecycle.UNSCHEDULABLE
 
     # --- queueing hints --------------------------------------------------------------------------------
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
-        if is_wildcard(event):
-            return True
-        return any(event_matches(registered, event) for p in self.profiles.values() for registered in p.hints)
+        return is_event_of_interest(self.profiles, event)
 
-    def worth_requeuing(self, entry: QueuedPod, event: ClusterEvent, old: object, new: object) -> Strategy:
-        """Upstream ``isPodWorthRequeuing``: ask the hints of the plugins that rejected the pod."""
-        rejectors = entry.rejector_plugins
-        if not rejectors:
-            return Strategy.AFTER_BACKOFF
-        if is_wildcard(event):
-            if new is not None and (not isinstance(new, Pod) or new.metadata.uid != entry.uid):
-                return Strategy.SKIP
-            return Strategy.AFTER_BACKOFF
-        pending = entry.info.pending_plugins
-        strategy = Strategy.SKIP
-        for fns in self._hints_matching(entry.scheduler_name, event):
-            for hint_fn in fns:
-                if hint_fn.plugin not in rejectors:
-                    continue
-                try:
-                    hint = hint_fn.fn(entry.pod, old, new)
-                except Exception as exc:
-                    log.warning(
-                        "queueing hint of %s for pod %s on %s failed (requeueing): %s",
-                        hint_fn.plugin,
-                        entry.key,
-                        event_label(event),
-                        exc,
-                    )
-                    hint = QueueingHint.QUEUE
-                if hint == QueueingHint.QUEUE_SKIP:
-                    continue
-                if hint_fn.plugin in pending:
-                    return Strategy.IMMEDIATELY
-                if not pending:
-                    return Strategy.AFTER_BACKOFF
-                strategy = Strategy.AFTER_BACKOFF
-        return strategy
-
-    def _hints_matching(self, profile: str, event: ClusterEvent) -> list[list[HintFunction]]:
-        """The hint functions of ``profile`` registered for events ``event`` matches (the profiles'
-        registrations never change, so the matching is done once per profile and event)."""
-        key = (profile, event)
-        found = self._matching.get(key)
-        if found is None:
-            hints = self.profiles[profile].hints
-            found = self._matching[key] = [
-                fns for registered, fns in hints.items() if event_matches(registered, event)
-            ]
-        return found
-
-    def _hint_for_in_flight(self, entry: QueuedPod) -> Strategy:
-        """Upstream ``determineSchedulingHintForInFlightPod``: replay events seen while it was popped."""
-        if not entry.rejector_plugins:
-            return Strategy.AFTER_BACKOFF
-        strategy = Strategy.SKIP
-        for recorded in self._events:
-            if recorded.seq <= entry.in_flight_seq:
-                continue
-            found = self.worth_requeuing(entry, recorded.event, recorded.old, recorded.new)
-            if found == Strategy.IMMEDIATELY:
-                return found
-            if found == Strategy.AFTER_BACKOFF:
-                strategy = found
-                if not entry.info.pending_plugins:
-                    return strategy
-        return strategy
+    def _worth_requeuing(self, entry: QueuedPod, event: ClusterEvent, old: object, new: object) -> Strategy:
+        return worth_requeuing(self.profiles[entry.scheduler_name], entry, event, old, new)
 
     def _record_in_flight(self, event: ClusterEvent, old: object, new: object) -> None:
         if self._in_flight:
             self._event_seq += 1
-            self._events.append(_InFlightEvent(self._event_seq, event, old, new))
+            self._events.append(InFlightEvent(self._event_seq, event, old, new))
 
     def _move_pods(self, entries: Iterable[QueuedPod], event: ClusterEvent, old: object, new: object) -> int:
         """Upstream ``movePodsToActiveOrBackoffQueue``; returns how many pods left unschedulable."""
@@ -540,11 +406,11 @@ class SchedulingQueue:
         for entry in entries:
             if entry.gated and not matches_any(event, entry.gating_events):
                 continue
-            strategy = self.worth_requeuing(entry, event, old, new)
+            strategy = self._worth_requeuing(entry, event, old, new)
             if strategy == Strategy.SKIP:
                 continue
             self._remove_from_queues(entry)
-            if self._requeue(entry, strategy, label) in (PodState.ACTIVE, PodState.BACKOFF):
+            if self._requeue(entry, strategy, label) in (PodLifecycle.ACTIVE, PodLifecycle.BACKOFF):
                 moved += 1
         self._record_in_flight(event, old, new)
         return moved
@@ -568,9 +434,9 @@ class SchedulingQueue:
         if entry is None:
             return self._add_new(pending, generation, event_label(EVENT_UNSCHEDULED_POD_ADD))
         entry = self.update(pending, generation)
-        if entry.state == PodState.ASSUMED:
+        if entry.state == PodLifecycle.ASSUMED:
             self.requeue_assumed(entry.uid)
-        elif entry.state == PodState.IN_FLIGHT and entry.cache_assumed:
+        elif entry.state == PodLifecycle.IN_FLIGHT and entry.cache_assumed:
             entry.cache_assumed = False
             entry.requeue_after_done = (True, ())
         return entry
@@ -602,30 +468,30 @@ class SchedulingQueue:
         new_pod = decode_pending_pod(pending)
         events = pod_changes(new_pod, old_pod)
         state = entry.state
-        if state == PodState.IN_FLIGHT:
+        if state == PodLifecycle.IN_FLIGHT:
             entry.set_pod(pending, new_pod)
             for event in events:
                 self._event_seq += 1
-                self._events.append(_InFlightEvent(self._event_seq, event, old_pod, new_pod))
-        elif state == PodState.ASSUMED:
+                self._events.append(InFlightEvent(self._event_seq, event, old_pod, new_pod))
+        elif state == PodLifecycle.ASSUMED:
             entry.set_pod(pending, new_pod)
-        elif state == PodState.ACTIVE:
+        elif state == PodLifecycle.ACTIVE:
             entry.set_pod(pending, new_pod)
             self._active[entry.scheduler_name].add_or_update(entry)
             self._nominations.update(old_pod, entry)
-        elif state == PodState.BACKOFF:
+        elif state == PodLifecycle.BACKOFF:
             entry.set_pod(pending, new_pod)
-            heap = self._backoff[entry.scheduler_name]
-            if entry.uid not in heap:
-                heap = self._error_backoff[entry.scheduler_name]
-            heap.add_or_update(entry)
+            self.backoff.update(entry)
             self._nominations.update(old_pod, entry)
         else:  # unschedulable or gated: the update itself may make it schedulable
             entry.set_pod(pending, new_pod)
             self._nominations.update(old_pod, entry)
             for event in events:
-                strategy = self.worth_requeuing(entry, event, old_pod, new_pod)
-                if self._requeue(entry, strategy, event_label(event)) in (PodState.ACTIVE, PodState.BACKOFF):
+                strategy = self._worth_requeuing(entry, event, old_pod, new_pod)
+                if self._requeue(entry, strategy, event_label(event)) in (
+                    PodLifecycle.ACTIVE,
+                    PodLifecycle.BACKOFF,
+                ):
                     break
         old_nominated = old_pod.status.nominated_node_name or ""
         if old_nominated and old_nominated != (new_pod.status.nominated_node_name or ""):
@@ -639,9 +505,9 @@ class SchedulingQueue:
         if entry is None:
             return None
         self._nominations.delete(uid)
-        if entry.state == PodState.IN_FLIGHT:
+        if entry.state == PodLifecycle.IN_FLIGHT:
             self._done(uid)
-        elif entry.state == PodState.ASSUMED:
+        elif entry.state == PodLifecycle.ASSUMED:
             del self._assumed[uid]
         else:
             self._remove_from_queues(entry)
@@ -662,15 +528,15 @@ class SchedulingQueue:
             entry = self._entry(uid)
             if entry is None:
                 continue
-            if entry.state in (PodState.UNSCHEDULABLE, PodState.GATED, PodState.BACKOFF):
-                from_backoff = entry.state == PodState.BACKOFF
+            if entry.state in (PodLifecycle.UNSCHEDULABLE, PodLifecycle.GATED, PodLifecycle.BACKOFF):
+                from_backoff = entry.state == PodLifecycle.BACKOFF
                 if from_backoff:
                     self._remove_from_queues(entry)
                 if self._move_to_active(entry, EVENT_FORCE_ACTIVATE.label, from_backoff):
                     moved += 1
-            elif entry.state == PodState.IN_FLIGHT:
+            elif entry.state == PodLifecycle.IN_FLIGHT:
                 self._event_seq += 1
-                self._events.append(_InFlightEvent(self._event_seq, EVENT_FORCE_ACTIVATE, None, entry.pod))
+                self._events.append(InFlightEvent(self._event_seq, EVENT_FORCE_ACTIVATE, None, entry.pod))
         return moved
 
     # --- popping and the end of an attempt ------------------------------------------------------------
@@ -691,14 +557,11 @@ class SchedulingQueue:
         if best is not None:
             self._active[best.scheduler_name].pop()
         elif self.pop_from_backoff:
-            for name in names:
-                head = self._backoff[name].peek()
-                if head is not None and (best is None or self._backoff_less(head, best)):
-                    best = head
+            best = self.backoff.head(names)
             if best is None:
                 return None
-            self._backoff[best.scheduler_name].pop()
-            self._incoming("active", POP_FROM_BACKOFF_Q, best)
+            self.backoff.pop_head(best)
+            self._incoming(PodLifecycle.ACTIVE, POP_FROM_BACKOFF_Q, best)
         else:
             return None
         return self._start_flight(best)
@@ -706,7 +569,7 @@ class SchedulingQueue:
     def _start_flight(self, entry: QueuedPod) -> QueuedPod:
         entry.info.attempts += 1
         entry.in_flight_seq = self._event_seq
-        entry.state = PodState.IN_FLIGHT
+        entry.state = PodLifecycle.IN_FLIGHT
         self.rejections.sync(entry)
         self._in_flight[entry.uid] = entry
         self.scheduling_cycle += 1
@@ -719,9 +582,9 @@ class SchedulingQueue:
         entry = self._entry(uid)
         if entry is None:
             return None
-        if entry.state in (PodState.UNSCHEDULABLE, PodState.GATED, PodState.BACKOFF):
+        if entry.state in (PodLifecycle.UNSCHEDULABLE, PodLifecycle.GATED, PodLifecycle.BACKOFF):
             self.activate([uid])
-        if entry.state != PodState.ACTIVE:
+        if entry.state != PodLifecycle.ACTIVE:
             return None
         self._active[entry.scheduler_name].delete(uid)
         return self._start_flight(entry)
@@ -763,7 +626,7 @@ class SchedulingQueue:
         unschedulable_plugins: Iterable[str] = (),
         pending_plugins: Iterable[str] = (),
         nominated_node: str | None = None,
-    ) -> PodState | None:
+    ) -> PodLifecycle | None:
         """An in-flight attempt ended unschedulable (rejecting plugins given) or with an error (none):
         back to backoffQ/activeQ if an event seen meanwhile may help (or no plugin rejected it), else
         unschedulable. ``nominated_node`` overrides the nomination (upstream AddNominatedPod).
@@ -780,14 +643,14 @@ class SchedulingQueue:
         if self.group_scheduling and entry.pod.spec.scheduling_group is not None:
             strategy = Strategy.AFTER_BACKOFF
         else:
-            strategy = self._hint_for_in_flight(entry)
+            strategy = hint_for_in_flight(self.profiles[entry.scheduler_name], entry, self._events)
         self._done(uid)
         where = self._requeue(entry, strategy, SCHEDULE_ATTEMPT_FAILURE)
         if nominated_node is not None:
             self._nominations.add(entry, nominated_node)
         return where
 
-    def retry(self, uid: str) -> PodState | None:
+    def retry(self, uid: str) -> PodLifecycle | None:
         """The cache rejected the attempt's assume: straight back to activeQ, no backoff. A second
         rejection in a row counts as an error (backoff), so a pod the cache keeps refusing cannot
         spin through the replicas."""
@@ -801,7 +664,7 @@ class SchedulingQueue:
         self._done(uid)
         return self._requeue(entry, Strategy.IMMEDIATELY, ASSUME_REJECTED)
 
-    def lease_expired(self, uid: str) -> PodState | None:
+    def lease_expired(self, uid: str) -> PodLifecycle | None:
         """The replica holding the pod went silent: back to activeQ as it was (or assumed, if the
         cache accepted its placement before the replica vanished)."""
         entry = self._in_flight.get(uid)
@@ -813,7 +676,7 @@ class SchedulingQueue:
         entry.requeue_after_done = None
         return self._requeue(entry, Strategy.IMMEDIATELY, LEASE_EXPIRED)
 
-    def scheduled(self, uid: str) -> PodState | None:
+    def scheduled(self, uid: str) -> PodLifecycle | None:
         """The attempt ended with an accepted placement: the pod leaves the queue (kept as *assumed*
         until the informer reports it bound, so a failed bind can be requeued). A binder requeue or a
         forget that overtook this report is applied now."""
@@ -822,39 +685,39 @@ class SchedulingQueue:
             return None
         return self._settle_assumed(entry)
 
-    def _settle_assumed(self, entry: QueuedPod) -> PodState | None:
+    def _settle_assumed(self, entry: QueuedPod) -> PodLifecycle | None:
         """End the in-flight attempt of a pod whose placement the cache accepted."""
         self._done(entry.uid)
         entry.retried = False
         entry.cache_assumed = False
         self._nominations.delete(entry.uid)
-        entry.state = PodState.ASSUMED
+        entry.state = PodLifecycle.ASSUMED
         self._assumed[entry.uid] = entry
         early, entry.requeue_after_done = entry.requeue_after_done, None
         if early is not None:
             return self.requeue_assumed(entry.uid, backoff=early[0], unschedulable_plugins=early[1])
-        return PodState.ASSUMED
+        return PodLifecycle.ASSUMED
 
-    def assumed_by_cache(self, uid: str) -> PodState | None:
+    def assumed_by_cache(self, uid: str) -> PodLifecycle | None:
         """The informer's cache accepted a placement for the pod (its feed says delete, ``assumed``):
         a queued pod leaves the queue now; an in-flight one when its attempt ends."""
         entry = self._entry(uid)
         if entry is None:
             return None
-        if entry.state == PodState.IN_FLIGHT:
+        if entry.state == PodLifecycle.IN_FLIGHT:
             entry.cache_assumed = True
             entry.requeue_after_done = None  # the newest word of the cache: assumed (again)
-            return PodState.IN_FLIGHT
-        if entry.state != PodState.ASSUMED:
+            return PodLifecycle.IN_FLIGHT
+        if entry.state != PodLifecycle.ASSUMED:
             self._remove_from_queues(entry)
             self._nominations.delete(uid)
-            entry.state = PodState.ASSUMED
+            entry.state = PodLifecycle.ASSUMED
             self._assumed[uid] = entry
-        return PodState.ASSUMED
+        return PodLifecycle.ASSUMED
 
     def requeue_assumed(
         self, uid: str, *, backoff: bool = True, unschedulable_plugins: Iterable[str] = ()
-    ) -> PodState | None:
+    ) -> PodLifecycle | None:
         """The pod's placement failed after the cycle (the binder's requeue, or the cache forgot the
         assumption): back to backoffQ (activeQ without ``backoff``). For a pod still in flight the
         requeue waits for the end of its attempt. None when the pod is unknown or already queued."""
@@ -863,7 +726,7 @@ class SchedulingQueue:
             in_flight = self._in_flight.get(uid)
             if in_flight is not None:
                 in_flight.requeue_after_done = (backoff, tuple(unschedulable_plugins))
-                return PodState.IN_FLIGHT
+                return PodLifecycle.IN_FLIGHT
             return None
         entry.state = None
         self._end_attempt(entry, unschedulable_plugins, ())
@@ -873,16 +736,9 @@ class SchedulingQueue:
     # --- periodic flushes ---------------------------------------------------------------------------------
     def flush_backoff_completed(self) -> int:
         """Move every pod whose backoff ended to activeQ (upstream ``flushBackoffQCompleted``, 1 s)."""
-        done: list[QueuedPod] = []
-        for heaps in (self._backoff, self._error_backoff):
-            for heap in heaps.values():
-                while True:
-                    head = heap.peek()
-                    if head is None or self.is_backing_off(head):
-                        break
-                    heap.pop()
-                    head.state = None
-                    done.append(head)
+        done = self.backoff.pop_all_completed()
+        for entry in done:
+            entry.state = None
         return sum(1 for entry in done if self._move_to_active(entry, BACKOFF_COMPLETE, from_backoff=True))
 
     def flush_unschedulable_leftover(self) -> int:
@@ -896,16 +752,6 @@ class SchedulingQueue:
         if not stale:
             return 0
         return self._move_pods(stale, EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
-
-    def next_backoff_end(self) -> float | None:
-        """The earliest backoff end among queued pods (None when backoffQ is empty)."""
-        ends = [
-            self.backoff_time(head)
-            for heaps in (self._backoff, self._error_backoff)
-            for heap in heaps.values()
-            if (head := heap.peek()) is not None
-        ]
-        return min(ends) if ends else None
 
     # --- rebuilding ----------------------------------------------------------------------------------------
     def in_flight_uids(self) -> list[str]:

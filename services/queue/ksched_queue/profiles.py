@@ -23,6 +23,8 @@ from ksched.framework.events import (
 from ksched.framework.results import QueuedPodInfo
 from ksched.framework.runtime import Framework
 
+from .events import event_matches
+
 log = logging.getLogger(__name__)
 
 LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
@@ -49,8 +51,21 @@ class QueueProfile:
     hints: dict[ClusterEvent, list[HintFunction]] = field(default_factory=dict)
     """Registered event -> hint functions (upstream ``QueueingHintMap``)."""
 
+    _matching: dict[ClusterEvent, list[list[HintFunction]]] = field(default_factory=dict, repr=False)
+
     def register(self, plugin: str, event: ClusterEvent, fn: QueueingHintFn | None) -> None:
         self.hints.setdefault(event, []).append(HintFunction(plugin, fn or always_queue))
+        self._matching.clear()
+
+    def matching(self, event: ClusterEvent) -> list[list[HintFunction]]:
+        """The hint functions registered for events ``event`` matches, worked out once per event
+        (registrations are made when the profile is built)."""
+        found = self._matching.get(event)
+        if found is None:
+            found = self._matching[event] = [
+                fns for registered, fns in self.hints.items() if event_matches(registered, event)
+            ]
+        return found
 
 
 _NODE_TAINT = ClusterEvent(EventResource.NODE, int(ActionType.UPDATE_NODE_TAINT))

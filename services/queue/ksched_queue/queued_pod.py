@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 import msgspec
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod, PodSchedulingGate, PodSpec, PodStatus
+from ksched.api.lifecycle import PodLifecycle
 from ksched.api.meta import ObjectMeta
 from ksched.bus.messages import PendingPod
 from ksched.framework.events import ClusterEvent
@@ -16,18 +15,6 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import QueuedPodInfo
 
 _pod_decoder = msgspec.json.Decoder(Pod)
-
-
-class PodState(StrEnum):
-    """Where a known pod is. Pending pods are in exactly one of the first five."""
-
-    ACTIVE = "active"
-    BACKOFF = "backoff"
-    UNSCHEDULABLE = "unschedulable"
-    GATED = "gated"
-    IN_FLIGHT = "in-flight"
-    ASSUMED = "assumed"
-    """Its lease ended ``scheduled``: in no queue; remembered only so the binder can requeue it."""
 
 
 class PodDecodeError(ValueError):
@@ -75,6 +62,7 @@ class QueuedPod:
         "generation",
         "in_flight_seq",
         "info",
+        "message",
         "pending",
         "pod",
         "requeue_after_done",
@@ -108,9 +96,11 @@ class QueuedPod:
         """A binder requeue (backoff, plugins) that arrived before the attempt's ``scheduled``."""
         self.seq = seq
         """Insertion order: breaks QueueSort ties first-in first-out."""
-        self.state: PodState | None = None
+        self.state: PodLifecycle | None = None
         self.was_flushed = False
         self.trace_id = ""
+        self.message = ""
+        """The last attempt's message (a FailedScheduling message, an assume conflict's reason)."""
         """The current attempt's trace id (set by the queue's tracing; the pop's lease carries it)."""
         self.counted_rejectors: frozenset[str] = frozenset()
         self.counted_profile = ""

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .queued_pod import PodState, QueuedPod
+from ksched.api.lifecycle import QUEUED
 
-COUNTED_STATES = frozenset({PodState.ACTIVE, PodState.BACKOFF, PodState.UNSCHEDULABLE, PodState.GATED})
+from .queued_pod import QueuedPod
+
+COUNTED_STATES = QUEUED
 """Where a pod counts for its rejecting plugins (upstream: from the failure until the next pop)."""
 
 _NONE: frozenset[str] = frozenset()

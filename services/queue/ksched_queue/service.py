@@ -13,21 +13,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import time
 from collections.abc import Callable
 from typing import cast
 
 import nats.errors
-from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from ksched.bus import jetstream, streams
+from ksched.bus import endpoints, jetstream, streams
 from ksched.bus.bootstrap import BootstrapError, fetch_bootstrap
-from ksched.bus.codec import Message, encode
-from ksched.bus.connect import Bus, connect
+from ksched.bus.connect import Bus
 from ksched.bus.feed import FeedVerdict
 from ksched.bus.messages import (
     Ack,
@@ -42,41 +39,45 @@ from ksched.bus.messages import (
     PendingPodsRequest,
     PopReply,
     PopRequest,
+    QueueListReply,
+    QueueListRequest,
     RequeueRequest,
 )
 from ksched.bus.rpc import RequestError
-from ksched.bus.subjects import Subjects
 from ksched.logcontext import bind, pod_logging, unbind
 from ksched.service import gc_pacing
-from ksched.service.http import HealthServer
-from ksched.service.kube import api_client
-from ksched.service.leader import LeaseElector, exit_on_lost_leadership
 from ksched.service.tasks import TaskGroup
-from ksched.tracing import Tracer
+from ksched.tracing.context import TRACEPARENT
 
 from .clock import Clock, SystemClock
 from .core import QueueCore
-from .metrics import FEED_RESYNCS, LEASES_EXPIRED, REPAIRED_PODS, bind_gauges, bind_queue_metrics
-from .settings import QueueSettings, build_core
-from .tracing import QueueTracing
+from .metrics import FEED_RESYNCS, LEASES_EXPIRED, REPAIRED_PODS
+from .settings import QueueSettings
+from .tracing import ENDED_BY
 
 log = logging.getLogger(__name__)
 
-FEED_TYPES = PendingPodEvent | ClusterEventMsg
 _BOOTSTRAP_FAILURES = (BootstrapError, RequestError, nats.errors.Error, TimeoutError)
 
 
 class QueueService:
-    """Serves one :class:`QueueCore` on ``bus``. ``start()`` subscribes and starts the tasks."""
+    """Serves one :class:`QueueCore` on ``bus``. ``start()`` subscribes and starts the tasks (in
+    ``tasks``: the process's :class:`~ksched_queue.server.QueueServer` shares its group)."""
 
     def __init__(
-        self, settings: QueueSettings, core: QueueCore, bus: Bus, *, clock: Clock | None = None
+        self,
+        settings: QueueSettings,
+        core: QueueCore,
+        bus: Bus,
+        *,
+        clock: Clock | None = None,
+        tasks: TaskGroup | None = None,
     ) -> None:
         self.settings = settings
         self.core = core
         self.bus = bus
         self.clock = clock or SystemClock()
-        self.tasks = TaskGroup()
+        self.tasks = tasks or TaskGroup()
         self._waiters: list[asyncio.Future[None]] = []
         self._polls: set[asyncio.Task[None]] = set()
         self._resync = asyncio.Event()
@@ -88,12 +89,12 @@ class QueueService:
 
     # --- lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
-        subjects = self.bus.subjects
-        await self.bus.subscribe(subjects.queue_pop, PopRequest, self._on_pop)
-        await self.bus.subscribe(subjects.queue_done, DoneRequest, self._on_done)
-        await self.bus.subscribe(subjects.queue_done_batch, DoneBatchRequest, self._on_done_batch)
-        await self.bus.subscribe(subjects.queue_renew, LeaseRenewRequest, self._on_renew)
-        await self.bus.subscribe(subjects.queue_requeue, RequeueRequest, self._on_requeue)
+        await self.bus.subscribe(endpoints.QUEUE_POP, self._on_pop)
+        await self.bus.subscribe(endpoints.QUEUE_DONE, self._on_done)
+        await self.bus.subscribe(endpoints.QUEUE_DONE_BATCH, self._on_done_batch)
+        await self.bus.subscribe(endpoints.QUEUE_RENEW, self._on_renew)
+        await self.bus.subscribe(endpoints.QUEUE_REQUEUE, self._on_requeue)
+        await self.bus.subscribe(endpoints.QUEUE_LIST, self._on_list)
         await self.bus.nc.flush()
         self.tasks.spawn("feed", self._feed_loop, restart=True)
         self.tasks.spawn("backoff-flush", self._backoff_flush_loop, restart=True)
@@ -154,7 +155,7 @@ class QueueService:
                 if pods:
                     break
         try:
-            await self.bus.nc.publish(reply_to, encode(PopReply(pods=pods)))
+            await self.bus.reply(endpoints.QUEUE_POP, reply_to, PopReply(pods=pods))
         except Exception as exc:  # the leases run out and the pods come back
             log.warning(
                 "pop: could not reply to %s (%d pods leased): %s", request.scheduler_id, len(pods), exc
@@ -171,8 +172,12 @@ class QueueService:
 
     async def _on_done(self, request: DoneRequest, raw: Msg) -> Ack:
         pod = f"{request.namespace}/{request.name}"
-        with pod_logging(pod, request.node_name, trace_id=request.trace_id):
-            ack = self.core.done(request)
+        token = ENDED_BY.set((raw.headers or {}).get(TRACEPARENT, ""))
+        try:
+            with pod_logging(pod, request.node_name, trace_id=request.trace_id):
+                ack = self.core.done(request)
+        finally:
+            ENDED_BY.reset(token)
         self._wake()
         return ack
 
@@ -180,8 +185,12 @@ class QueueService:
         """Apply each ``DoneRequest`` in order; one Ack: the first failure's, else ok."""
         first_failure: Ack | None = None
         for item in request.items:
-            with pod_logging(f"{item.namespace}/{item.name}", item.node_name, trace_id=item.trace_id):
-                ack = self.core.done(item)
+            token = ENDED_BY.set(item.traceparent)
+            try:
+                with pod_logging(f"{item.namespace}/{item.name}", item.node_name, trace_id=item.trace_id):
+                    ack = self.core.done(item)
+            finally:
+                ENDED_BY.reset(token)
             if not ack.ok and first_failure is None:
                 first_failure = ack
         self._wake()
@@ -191,10 +200,17 @@ class QueueService:
         return self.core.renew(request)
 
     async def _on_requeue(self, request: RequeueRequest, raw: Msg) -> Ack:
-        with pod_logging(f"{request.namespace}/{request.name}", trace_id=request.trace_id):
-            ack = self.core.requeue(request)
+        token = ENDED_BY.set((raw.headers or {}).get(TRACEPARENT, ""))
+        try:
+            with pod_logging(f"{request.namespace}/{request.name}", trace_id=request.trace_id):
+                ack = self.core.requeue(request)
+        finally:
+            ENDED_BY.reset(token)
         self._wake()
         return ack
+
+    async def _on_list(self, request: QueueListRequest, raw: Msg) -> QueueListReply:
+        return self.core.listing(request)
 
     # --- informer feed ---------------------------------------------------------------------------
     async def _feed_loop(self) -> None:
@@ -218,9 +234,11 @@ class QueueService:
         """The informer's pending pods of this queue's profiles, and the stream sequence they are at."""
         reply, items = await fetch_bootstrap(
             self.bus,
-            self.bus.subjects.pending_bootstrap,
+            endpoints.PENDING_BOOTSTRAP,
             lambda inbox: PendingPodsRequest(
-                requester=self.settings.identity, deliver=inbox, scheduler_names=self.settings.profile_names
+                requester=self.settings.common.identity,
+                deliver=inbox,
+                scheduler_names=self.settings.profile_names,
             ),
             PendingPod,
             timeout=self.settings.bootstrap_timeout,
@@ -277,12 +295,10 @@ class QueueService:
         self._following = True
         self._feed_sub = await jetstream.subscribe_ordered(
             bus,
-            bus.subjects.feed_all,
-            cast("type[Message]", FEED_TYPES),
+            endpoints.FEED,
             self._on_feed,
             stream=bus.subjects.feed_stream,
             start_seq=reply.stream_seq + 1,
-            kind="feed",
         )
         log.info(
             "queue: rebuilt from the informer's pending pods (epoch %s, generation %d, stream seq %d): "
@@ -311,11 +327,10 @@ class QueueService:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
 
-    async def _on_feed(self, message: Message, raw: Msg) -> None:
+    async def _on_feed(self, message: PendingPodEvent | ClusterEventMsg, raw: Msg) -> None:
         if not self._following:
             return
         meta = raw.metadata
-        assert isinstance(message, PendingPodEvent | ClusterEventMsg)
         verdict = self.core.cursor.check(message.epoch, meta.sequence.stream)
         if verdict == FeedVerdict.SKIP:
             return
@@ -365,141 +380,3 @@ class QueueService:
             if expired:
                 LEASES_EXPIRED.inc(len(expired))
                 self._wake()
-
-
-async def run(
-    settings: QueueSettings,
-    *,
-    stop: asyncio.Event | None = None,
-    clock: Clock | None = None,
-    started: asyncio.Future[int] | None = None,
-    on_lost_leadership: Callable[[], None] | None = None,
-) -> int:
-    """Run the queue service until ``stop`` is set (or SIGINT/SIGTERM); 1 if a task failed fatally.
-    ``started`` receives the HTTP port once the service is subscribed, or waits as a standby (useful
-    with port 0). With ``settings.election`` the service serves only while it holds the Lease; losing
-    it calls ``on_lost_leadership`` (default: exit the process at once, see docs/ha.md)."""
-    clock = clock or SystemClock()
-    core = build_core(settings, clock)
-    tracer = Tracer("queue", settings.identity)
-    QueueTracing(tracer, core.queue).install(core)
-    stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-    bus = await connect(
-        settings.nats,
-        name=settings.identity,
-        subjects=Subjects(settings.subject_prefix),
-        initial_timeout=settings.nats_initial_timeout,
-        jetstream_replicas=settings.jetstream_replicas,
-        **settings.nats_credentials.connect_kwargs(),
-    )
-    tracer.start(bus)
-    service = QueueService(settings, core, bus, clock=clock)
-    health = HealthServer(
-        settings.http_host, settings.http_port, debug=core.debug_state, token=settings.http_token
-    )
-    health.ready_checks["nats+bootstrap"] = lambda: service.ready
-    bind_gauges(core.queue.counts, lambda: len(core.leases))
-    bind_queue_metrics(core)
-    election = _Election(settings, service, health, on_lost_leadership)
-    port = await health.start()
-    try:
-        if not await election.lead_or_stop(stop, started, port):
-            return 0
-        await service.start()
-        log.info(
-            "queue %s serving profiles %s on %s (prefix %s), metrics on %s:%d",
-            settings.identity,
-            ", ".join(settings.profile_names),
-            settings.nats,
-            settings.subject_prefix,
-            settings.http_host,
-            port,
-        )
-        if started is not None and not started.done():
-            started.set_result(port)
-        stopped = asyncio.create_task(stop.wait())
-        failed = asyncio.create_task(service.tasks.failed.wait())
-        await asyncio.wait({stopped, failed}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (stopped, failed):
-            task.cancel()
-        return 1 if service.tasks.failed.is_set() else 0
-    finally:
-        election.stopping = True
-        await service.stop()
-        await election.close()  # stopped serving: now step down and release the Lease
-        await tracer.close()
-        await bus.close()
-        await health.stop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
-
-
-class _Election:
-    """The queue's leader election: a standby is ready when connected, and serves once it leads."""
-
-    def __init__(
-        self,
-        settings: QueueSettings,
-        service: QueueService,
-        health: HealthServer,
-        on_lost_leadership: Callable[[], None] | None,
-    ) -> None:
-        self.settings = settings
-        self.service = service
-        self.health = health
-        self.on_lost_leadership = on_lost_leadership
-        self.elector: LeaseElector | None = None
-        self.api: ApiClient | None = None
-        self.stopping = False
-        self._lost = False
-
-    async def lead_or_stop(self, stop: asyncio.Event, started: asyncio.Future[int] | None, port: int) -> bool:
-        """Without an election: True at once. Otherwise wait as a standby; False if stopped first."""
-        config = self.settings.election
-        if config is None:
-            return True
-        self.api = await api_client(self.settings.kubeconfig, component="ksched-queue")
-        elector = LeaseElector(self.api, config, on_stopped_leading=self._stopped_leading)
-        self.elector = elector
-        service = self.service
-        service.acting = lambda: elector.is_leader
-        self.health.ready_checks["nats+bootstrap"] = lambda: (
-            service.ready if elector.is_leader else (service.bus.ready, "not connected to NATS")
-        )
-        self.health.ready_checks["leader-election"] = elector.status
-        elector.start().add_done_callback(self._election_ended)
-        log.info("queue %s: standby, waiting for lease %s", self.settings.identity, elector.lease_ref)
-        if started is not None and not started.done():
-            started.set_result(port)
-        leading = asyncio.create_task(elector.wait_leader())
-        stopped = asyncio.create_task(stop.wait())
-        await asyncio.wait({leading, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        leading.cancel()
-        stopped.cancel()
-        return elector.is_leader and not stop.is_set()
-
-    def _stopped_leading(self) -> None:
-        if self.stopping or self.elector is None or self._lost:
-            return
-        self._lost = True
-        if self.on_lost_leadership is not None:
-            self.on_lost_leadership()
-        else:
-            exit_on_lost_leadership("queue", self.elector)
-
-    def _election_ended(self, task: asyncio.Task[None]) -> None:
-        """After losing, the callback already ran; an exception (a bug) counts as losing too."""
-        if not self.stopping and not task.cancelled() and task.exception() is not None:
-            log.error("queue: leader election failed: %r", task.exception())
-            self._stopped_leading()
-
-    async def close(self) -> None:
-        if self.elector is not None:
-            await self.elector.stop()
-        if self.api is not None:
-            await self.api.close()

@@ -1,57 +1,24 @@
-"""``ksched scheduler``: options → typed config → run()."""
+"""``ksched scheduler``: the shared service shell (:mod:`ksched.service.command`) with the
+scheduler's options (:mod:`ksched_scheduler.options`) and service."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from collections.abc import Sequence
 
-from ksched.config import ConfigError
-from ksched.extenders import ExtenderConfigError, HTTPExtenders
-from ksched.service.logs import setup_logging
-from ksched.service.options import add_common_arguments, common_options, scheduler_config
-from ksched_scheduler.service import SchedulerOptions, SchedulerService
+from ksched.service import command
+from ksched_scheduler import options
+from ksched_scheduler.service import SchedulerService
 
-DEFAULT_HTTP_PORT = 10259
+COMMAND = command.ServiceCommand(
+    name="scheduler",
+    description="Run a scheduling-cycle replica: pop pods from the queue, schedule them on a local "
+    "snapshot replica, and have the informer assume each placement. Several may run at once.",
+    default_http_port=options.DEFAULT_HTTP_PORT,
+    add_arguments=options.add_arguments,
+    options=options.from_args,
+    service=SchedulerService,
+)
 
 
 def main(argv: Sequence[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="ksched scheduler",
-        description="Run a scheduling-cycle replica: pop pods from the queue, schedule them on a local "
-        "snapshot replica, and have the informer assume each placement. Several may run at once.",
-    )
-    add_common_arguments(parser, DEFAULT_HTTP_PORT)
-    parser.add_argument("--batch", type=int, default=16, help="pods popped per queue request")
-    parser.add_argument("--seed", type=int, default=None, help="seed for tie-breaking between equal scores")
-    ns = parser.parse_args(list(argv))
-    common = common_options(ns, "scheduler")
-    setup_logging("scheduler", common.log_format, common.log_level)
-    try:
-        config = scheduler_config(common)
-    except ConfigError as exc:
-        print(f"ksched scheduler: {common.config}: invalid configuration:\n{exc}", file=sys.stderr)
-        return 2
-    try:
-        HTTPExtenders(config.extenders)  # TLS settings and files usable (upstream refuses to start)
-    except ExtenderConfigError as exc:
-        print(f"ksched scheduler: {common.config}: invalid configuration: {exc}", file=sys.stderr)
-        return 2
-    options = SchedulerOptions(
-        nats=common.nats,
-        kubeconfig=common.kubeconfig,
-        http_host=common.http_host,
-        http_port=common.http_port,
-        http_token=common.http_token,
-        subject_prefix=common.subject_prefix,
-        identity=common.identity,
-        batch=ns.batch,
-        seed=ns.seed,
-        nats_credentials=common.nats_credentials,
-        jetstream_replicas=common.jetstream_replicas,
-        feature_gates=common.feature_gates,
-    )
-    asyncio.run(SchedulerService(options, config).run())
-    return 0
+    return command.main(COMMAND, argv)

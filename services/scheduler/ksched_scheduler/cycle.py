@@ -11,6 +11,7 @@ from ksched.framework.algorithm import NoNodesAvailable, ScheduleAlgorithm, Sche
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.record import CycleRecord
 from ksched.framework.results import Diagnosis, FitError, PostFilterResult
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
@@ -60,8 +61,11 @@ class SchedulingCycle:
         algorithm: ScheduleAlgorithm,
         nominator: Nominator,
         sampler: Callable[[], bool] | None = None,
+        record: bool = False,
     ) -> None:
         self.frameworks = frameworks
+        #: record what each plugin returned (kube-scheduler-simulator's results, --record-results)
+        self.record = record
         self.snapshot = snapshot
         self.algorithm = algorithm
         self.nominator = nominator
@@ -75,9 +79,7 @@ class SchedulingCycle:
         """One cycle; ``pod_group_cycle``: as a member of a pod group cycle (docs/gang.md)."""
         fw = self.frameworks[pod.spec.scheduler_name]
         pi = PodInfo(pod)
-        state = CycleState()
-        state.record_plugin_metrics = self.sampler()
-        state.pod_group_cycle = pod_group_cycle
+        state = self._state(pod_group_cycle)
         try:
             result = self.algorithm.schedule_pod(fw, state, pi)
         except FitError as fit:
@@ -100,9 +102,7 @@ class SchedulingCycle:
         if not fw.extenders:
             return self.run(pod, pod_group_cycle)
         pi = PodInfo(pod)
-        state = CycleState()
-        state.record_plugin_metrics = self.sampler()
-        state.pod_group_cycle = pod_group_cycle
+        state = self._state(pod_group_cycle)
         try:
             result = await self.algorithm.schedule_pod_async(fw, state, pi)
         except FitError as fit:
@@ -116,6 +116,14 @@ class SchedulingCycle:
         except SchedulingError as exc:
             return CycleOutcome(ERROR, pi, fw, state, message=exc.status.message)
         return self._scheduled(fw, pi, state, result)
+
+    def _state(self, pod_group_cycle: bool) -> CycleState:
+        state = CycleState()
+        state.record_plugin_metrics = self.sampler()
+        state.pod_group_cycle = pod_group_cycle
+        if self.record:
+            state.record = CycleRecord()
+        return state
 
     @staticmethod
     def _unschedulable(fw: Framework, pi: PodInfo, state: CycleState, fit: FitError) -> CycleOutcome:

@@ -17,7 +17,7 @@ from ksched.plugins.dynamicresources.binding import ClaimApi, PreBindError, deal
 log = logging.getLogger(__name__)
 
 
-def claims_writer(fw: Framework, api: ApiClient | None, spawn: Callable[[Any], None]) -> None:
+def claims_writer(fw: Framework, api: ApiClient | None, spawn: Callable[[Any], object]) -> None:
     """DynamicResources' PostFilter deallocations go to the API in the background (never into the
     replica's snapshot, which only the informer feeds); without an API they are logged and dropped."""
     plugin = fw.plugin(DRA_NAME)

@@ -25,7 +25,7 @@ import msgspec
 from nats.aio.msg import Msg
 
 from ksched.api.core import Pod
-from ksched.bus import jetstream
+from ksched.bus import endpoints, jetstream
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
 from ksched.bus.feed import FeedCursor, FeedVerdict
@@ -123,7 +123,7 @@ async def _follow_one_epoch(
     """One bootstrap and the feed after it, until a message of another epoch; returns the epoch."""
     reply, items = await fetch_bootstrap(
         bus,
-        bus.subjects.pending_bootstrap,
+        endpoints.PENDING_BOOTSTRAP,
         lambda inbox: PendingPodsRequest(requester=identity, deliver=inbox, scheduler_names=scheduler_names),
         PendingPod,
         timeout=30.0,
@@ -142,12 +142,10 @@ async def _follow_one_epoch(
 
     sub = await jetstream.subscribe_ordered(
         bus,
-        bus.subjects.pending_pods_all,
-        PendingPodEvent,
+        endpoints.PENDING_PODS.any,
         on_event,
         stream=bus.subjects.feed_stream,
         start_seq=reply.stream_seq + 1,
-        kind="feed",
     )
     try:
         await ended.wait()

@@ -27,6 +27,7 @@ from ksched.logcontext import node_logging
 from ksched.plugins.defaultpreemption import NAME, DefaultPreemption, PreemptionPlan, PreemptionResult
 from ksched.plugins.defaultpreemption.effects import PreemptionReport
 from ksched.service.reporter import PodRef, Reporter
+from ksched.service.tasks import TaskGroup
 from ksched_scheduler.cycle import CycleOutcome
 from ksched_scheduler.nominations import NominationTracker
 
@@ -56,9 +57,14 @@ class PreemptionRunner:
     """Applies PostFilter outcomes to the nominations and runs preemptions in the background."""
 
     def __init__(
-        self, api: ApiClient | None, reporter: Reporter | None, nominations: NominationTracker
+        self,
+        api: ApiClient | None,
+        reporter: Reporter | None,
+        nominations: NominationTracker,
+        tasks: TaskGroup,
     ) -> None:
         self.api = api
+        self.tasks = tasks
         self.reporter = reporter
         self.nominations = nominations
         self.started = 0
@@ -91,7 +97,11 @@ class PreemptionRunner:
         self.started += 1
         with node_logging(node):  # the preemption task's log lines name the preemptor and its node
             plugin.executor.submit(
-                self.api, plan, nominate=False, on_done=lambda report: self._done(plan, report)
+                self.api,
+                plan,
+                nominate=False,
+                on_done=lambda report: self._done(plan, report),
+                spawn=lambda coro: self.tasks.job("preemption", coro),
             )
 
     def _done(self, plan: PreemptionPlan, report: PreemptionReport) -> None:

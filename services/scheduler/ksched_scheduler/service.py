@@ -16,7 +16,7 @@ import signal
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -25,11 +25,10 @@ from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
+from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
-from ksched.bus.credentials import NatsCredentials
 from ksched.bus.messages import (
     Ack,
-    AssumeBatchReply,
     AssumeBatchRequest,
     AssumeGroupRequest,
     AssumeRejectCode,
@@ -39,21 +38,19 @@ from ksched.bus.messages import (
     DoneOutcome,
     DoneRequest,
     LeasedPod,
-    LeaseRenewReply,
     LeaseRenewRequest,
     Placement,
-    PopReply,
     PopRequest,
     UnreserveRequest,
 )
 from ksched.bus.subjects import Subjects
 from ksched.cache.assume_check import spread_slack
 from ksched.cache.follower import ReplicaFollower
+from ksched.cache.replica import SnapshotReplica
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
-from ksched.features import DEFAULT as DEFAULT_GATES
-from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
+from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
@@ -64,18 +61,22 @@ from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client, api_reachable
-from ksched.service.lifecycle import serve
 from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
+from ksched.service.result_writer import ResultWriter
+from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
-from ksched.tracing import Tracer
+from ksched.tracing import Phase, Tracer
+from ksched.tracing.context import TRACEPARENT
+from ksched.tracing.export import span_sink
 from ksched_scheduler import metrics
 from ksched_scheduler.batching import Batcher
 from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
 from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.group_cycle import GroupCycle
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
+from ksched_scheduler.options import SchedulerOptions
 from ksched_scheduler.preemption import PreemptionRunner, status_nomination
 from ksched_scheduler.tracing import trace_assume, trace_cycle
 
@@ -96,26 +97,6 @@ class Basis:
     generation: int
     first_unanswered: int
     seq: int = 0
-
-
-@dataclass(frozen=True)
-class SchedulerOptions:
-    nats: str
-    kubeconfig: str | None
-    http_host: str
-    http_port: int
-    subject_prefix: str
-    identity: str
-    batch: int = 16
-    max_inflight_assumes: int = 256
-    seed: int | None = None
-    nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
-    jetstream_replicas: int = 1
-    """Replicas of the trace stream, if the scheduler is the first to create it."""
-    http_token: str | None = None
-    """Bearer token of /metrics and /debug (ksched.service.http)."""
-    feature_gates: FeatureGates = DEFAULT_GATES
-    """GenericWorkload: pod group cycles; GangScheduling: gangs placed by one group commit."""
 
 
 @dataclass(frozen=True)
@@ -157,11 +138,21 @@ class SchedulerService:
     def __init__(self, options: SchedulerOptions, config: KubeSchedulerConfiguration) -> None:
         self.options = options
         self.config = config
-        self.subjects = Subjects(options.subject_prefix)
+        common = options.common
+        self.identity = common.identity
+        self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer("scheduler", options.identity)
+        self.tracer = Tracer(
+            "scheduler", common.identity, spans=span_sink(common.tracing, "scheduler", common.identity)
+        )
         self.health = HealthServer(
-            options.http_host, options.http_port, debug=self.debug_state, token=options.http_token
+            common.http_host,
+            common.http_port,
+            debug=self.debug_state,
+            token=common.http_token,
+            secure=common.secure,
+            component="ksched-scheduler",
+            config=config,
         )
         self.nominator = Nominator()
         self.nominations = NominationTracker(self.nominator, self._placed)
@@ -170,6 +161,7 @@ class SchedulerService:
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None
+        self.results: ResultWriter | None = None
         self.follower: ReplicaFollower | None = None
         self.cycle: SchedulingCycle | None = None
         #: pod group cycles (GenericWorkload), on ``cycle``
@@ -188,23 +180,13 @@ class SchedulerService:
         self._seq = 0
         self._unanswered: set[int] = set()
         self._stop_before_assume = {k for k in os.environ.get(STOP_BEFORE_ASSUME_ENV, "").split(",") if k}
-        self._background: set[asyncio.Task[Any]] = set()
-        self._stop = asyncio.Event()
         self._attempt = 0
 
     # --- lifecycle -------------------------------------------------------------------------------
-    async def run(self) -> None:
-        """Serve until SIGINT/SIGTERM or a fatal task failure, then stop gracefully."""
-        await serve(self, self._stop)
-
     async def start(self) -> None:
+        common = self.options.common
         port = await self.health.start()
-        log.info(
-            "scheduler %s: health and metrics on http://%s:%d",
-            self.options.identity,
-            self.options.http_host,
-            port,
-        )
+        log.info("scheduler %s: health and metrics on http://%s:%d", self.identity, common.http_host, port)
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
         self.health.ready_checks["snapshot"] = lambda: (
@@ -212,49 +194,54 @@ class SchedulerService:
             "snapshot replica not in sync",
         )
         self.bus = await connect(
-            self.options.nats,
-            name=f"scheduler:{self.options.identity}",
+            common.nats,
+            name=f"scheduler:{self.identity}",
             subjects=self.subjects,
-            jetstream_replicas=self.options.jetstream_replicas,
-            **self.options.nats_credentials.connect_kwargs(),
+            jetstream_replicas=common.jetstream_replicas,
+            **common.nats_credentials.connect_kwargs(),
         )
-        if api_reachable(self.options.kubeconfig):
-            self.api = await api_client(self.options.kubeconfig, component="ksched-scheduler")
-            self.reporter = Reporter(self.api, reporting_instance=self.options.identity)
+        if api_reachable(common.kubeconfig):
+            self.api = await api_client(common.kubeconfig, component="ksched-scheduler")
+            self.reporter = Reporter(self.api, self.tasks, reporting_instance=self.identity)
+            if self.options.record_results:
+                self.results = ResultWriter(self.api)
         self.tracer.start(self.bus)
-        self.follower = ReplicaFollower(self.bus, self.options.identity)
-        frameworks = build_frameworks(self.config, self.follower.replica.snapshot, nominator=self.nominator)
-        for name, fw in frameworks.items():
-            claims_writer(fw, self.api, self._spawn)
-            fw.observe = _observer(name)
-            fw.observe_plugin = observe_plugin
-            fw.extenders = self.extenders.extenders
-            metrics.PLUGIN_EVALUATIONS.track(name, fw.evaluations)
+        self.follower = ReplicaFollower(self.bus, self.identity)
         self.follower.on_change = self._on_replica_change
-        self.follower.replica.on_bound = self._bound
-        self.cycle = SchedulingCycle(
-            frameworks, self.follower.replica.snapshot, self.algorithm, self.nominator
-        )
-        if self.options.feature_gates.enabled(GENERIC_WORKLOAD):
-            self.group_cycle = GroupCycle(self.cycle)
-        await self.bus.subscribe(
-            self.subjects.unreserve(self.options.identity), UnreserveRequest, self.on_unreserve
-        )
+        self.build_cycle(self.follower.replica)
+        await self.bus.subscribe(endpoints.UNRESERVE.to(self.identity), self.on_unreserve)
         self.tasks.spawn("replica", self.follower.run, restart=True)
         self.tasks.spawn("schedule", self._schedule_loop, restart=True)
         self.tasks.spawn("renew", self._renew_loop, restart=True)
         if every := gc_pacing.interval():
             self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
-        self.preemptions = PreemptionRunner(self.api, self.reporter, self.nominations)
+        self.preemptions = PreemptionRunner(self.api, self.reporter, self.nominations, self.tasks)
         self.tasks.spawn("nominations", self._follow_nominations, restart=True, pause=2.0)
+
+    def build_cycle(self, replica: SnapshotReplica) -> SchedulingCycle:
+        """The scheduling cycle on ``replica``'s snapshot: the profiles' frameworks, observed and
+        with the extenders, and the replica's callbacks (also what the in-process harness runs); the
+        pod group cycle on top of it with GenericWorkload."""
+        frameworks = build_frameworks(self.config, replica.snapshot, nominator=self.nominator)
+        for name, fw in frameworks.items():
+            claims_writer(fw, self.api, lambda coro: self.tasks.job("dra-claim-write", coro))
+            fw.observe = _observer(name)
+            fw.observe_plugin = observe_plugin
+            fw.extenders = self.extenders.extenders
+            metrics.PLUGIN_EVALUATIONS.track(name, fw.evaluations)
+        replica.on_bound = self._bound
+        self.cycle = SchedulingCycle(
+            frameworks, replica.snapshot, self.algorithm, self.nominator, record=self.options.record_results
+        )
+        if self.options.common.feature_gates.enabled(GENERIC_WORKLOAD):
+            self.group_cycle = GroupCycle(self.cycle)
+        return self.cycle
 
     async def stop(self) -> None:
         """Graceful: stop popping, let assumes and reports under way finish, then disconnect."""
-        await self.tasks.cancel_all()
-        if self._background:
-            await asyncio.wait(set(self._background), timeout=5)
-        if self.reporter is not None:
-            await self.reporter.drain()
+        await self.tasks.cancel_all(drain=5.0)
+        if self.results is not None:
+            await self.results.drain()
         await self.tracer.close()
         if self.bus is not None:
             await self.bus.close()
@@ -263,24 +250,19 @@ class SchedulerService:
         await self.extenders.close()
         await self.health.stop()
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
     # --- the loop --------------------------------------------------------------------------------
     async def _schedule_loop(self) -> None:
         assert self.bus is not None and self.follower is not None
         while True:
             await self.follower.synced.wait()
             request = PopRequest(
-                scheduler_id=self.options.identity,
+                scheduler_id=self.identity,
                 scheduler_names=self.scheduler_names,
                 max_pods=self.options.batch,
                 wait_seconds=0.5,
             )
             try:
-                reply = await self.bus.request(self.subjects.queue_pop, request, PopReply, timeout=5)
+                reply = await self.bus.request(endpoints.QUEUE_POP, request, timeout=5)
             except Exception as exc:
                 log.debug("pop failed: %s", exc)
                 await asyncio.sleep(0.2)
@@ -354,7 +336,7 @@ class SchedulerService:
         if outcome.kind == SCHEDULED:
             set_node(outcome.node)
             await self._assume_slots.acquire()
-            self._spawn(self._assume(leased, outcome, elapsed, self._next_seq(basis)))
+            self.tasks.job("assume", self._assume(leased, outcome, elapsed, self._next_seq(basis)))
             return
         await self._failed(leased, outcome, elapsed)
 
@@ -422,12 +404,12 @@ class SchedulerService:
             return await self._commit_group(group, binding, elapsed, basis)
         for leased, outcome in binding:  # a basic group: each member on its own, in cycle order
             await self._assume_slots.acquire()
-            self._spawn(self._assume(leased, outcome, elapsed, self._next_seq(basis)))
+            self.tasks.job("assume", self._assume(leased, outcome, elapsed, self._next_seq(basis)))
         return True
 
     def _is_gang(self, group: str) -> bool:
         assert self.follower is not None
-        if not self.options.feature_gates.enabled(GANG_SCHEDULING):
+        if not self.options.common.feature_gates.enabled(GANG_SCHEDULING):
             return False
         pod_group = self.follower.replica.snapshot.objects.pod_groups.get(group)
         return pod_group is not None and pod_group.min_count is not None
@@ -451,7 +433,7 @@ class SchedulerService:
         )
         sent, sent_at = time.perf_counter(), time.time()
         try:
-            reply = await self.bus.request(self.subjects.assume_group, request, AssumeReply, timeout=10)
+            reply = await self.bus.request(endpoints.ASSUME_GROUP, request, timeout=10)
         except Exception as exc:
             reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
             self._session = uuid.uuid4().hex[:16]  # as for a single assume without an answer
@@ -478,6 +460,8 @@ class SchedulerService:
         if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
             nomination = status_nomination(outcome.pod, outcome.post_filter)
             self.reporter.unschedulable(ref, outcome.message, nomination)
+        if self.results is not None and outcome.state.record is not None:
+            self.results.write(ref.namespace, ref.name, ref.uid, result_annotations(outcome.state.record))
         if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
             self.preemptions.after_failure(outcome)  # nominations now, victims deleted in the background
         if outcome.nominated_node:
@@ -490,6 +474,7 @@ class SchedulerService:
             plugins=sorted(outcome.plugins),
             pending=sorted(outcome.pending_plugins),
             nominated=outcome.nominated_node,
+            span=Phase.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else Phase.ERROR,
         )
 
     def _basis(self) -> Basis:
@@ -517,7 +502,7 @@ class SchedulerService:
             namespace=pod.metadata.namespace,
             name=pod.metadata.name,
             node_name=outcome.node,
-            scheduler_id=self.options.identity,
+            scheduler_id=self.identity,
             profile=pod.spec.scheduler_name,
             epoch=basis.epoch,
             snapshot_generation=basis.generation,
@@ -529,6 +514,7 @@ class SchedulerService:
             pod=leased.pod.pod,
             plugin_state=_export_plugin_state(outcome),
             permit_waits=dict(outcome.permit_waits),
+            results=result_annotations(outcome.state.record) if outcome.state.record is not None else {},
         )
 
     def _spread_slack(self, outcome: CycleOutcome) -> int | None:
@@ -547,13 +533,15 @@ class SchedulerService:
         try:
             self._stop_hook(outcome)
             placement = self._placement(leased, outcome, basis)
+            slack = self._spread_slack(outcome)  # outside the request's try: a bug here is not "Unreachable"
             sent, sent_at = time.perf_counter(), time.time()
             request = AssumeRequest(
                 placement=placement,
                 session=self._session,
                 seq=basis.seq,
                 basis_from=basis.first_unanswered,
-                spread_slack=self._spread_slack(outcome),
+                spread_slack=slack,
+                traceparent=_traceparent(self.tracer.headers(leased.trace_id, Phase.ASSUMED)),
             )
             try:
                 reply = await self._assumes.submit(request)
@@ -604,7 +592,7 @@ class SchedulerService:
                 outcome.num_nodes,
                 outcome.evaluated_nodes,
             )
-            await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node)
+            await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node, span=Phase.ASSUMED)
             return
         metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
         self.cycle.forget_locally(outcome)
@@ -617,7 +605,9 @@ class SchedulerService:
             # Retry on a snapshot that has what made the filters fail, so the next cycle sees it
             # (and, if the pod fits nowhere, reports upstream's FailedScheduling for it).
             await self._catch_up(reply.epoch, reply.generation)
-        await self._done(leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}")
+        await self._done(
+            leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}", span=Phase.ASSUME_CONFLICT
+        )
 
     async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
         """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``."""
@@ -650,12 +640,16 @@ class SchedulerService:
         plugins: list[str] | None = None,
         pending: list[str] | None = None,
         nominated: str = "",
+        span: str = "",
     ) -> None:
+        """End the lease; ``span``: the traced phase that ended the attempt (the OpenTelemetry export
+        hands it to the queue as the parent of its ``requeued``)."""
         assert self.bus is not None
         self._held.pop(leased.lease_id, None)
+        headers = self.tracer.headers(leased.trace_id, span) if span else None
         request = DoneRequest(
             lease_id=leased.lease_id,
-            scheduler_id=self.options.identity,
+            scheduler_id=self.identity,
             pod_uid=leased.pod.uid,
             namespace=leased.pod.namespace,
             name=leased.pod.name,
@@ -666,6 +660,7 @@ class SchedulerService:
             message=message,
             nominated_node_name=nominated,
             trace_id=leased.trace_id,
+            traceparent=_traceparent(headers),
         )
         try:
             await self._dones.submit(request)
@@ -678,29 +673,35 @@ class SchedulerService:
         trace_id = requests[0].placement.trace_id
         if len(requests) == 1:
             reply = await self.bus.request(
-                self.subjects.assume, requests[0], AssumeReply, timeout=5, trace_id=trace_id
+                endpoints.ASSUME, requests[0], timeout=5, trace_id=trace_id, headers=_headers(requests[0])
             )
             return [reply]
         batch = await self.bus.request(
-            self.subjects.assume_batch,
-            AssumeBatchRequest(items=requests),
-            AssumeBatchReply,
-            timeout=5,
-            trace_id=trace_id,
+            endpoints.ASSUME_BATCH, AssumeBatchRequest(items=requests), timeout=5, trace_id=trace_id
         )
         return batch.replies
 
     async def _send_dones(self, requests: list[DoneRequest]) -> list[Ack]:
         """The lease ends of one loop turn in one request, tried three times."""
         assert self.bus is not None
-        subject, message = (
-            (self.subjects.queue_done, requests[0])
-            if len(requests) == 1
-            else (self.subjects.queue_done_batch, DoneBatchRequest(items=requests))
-        )
+        trace_id = requests[0].trace_id
         for attempt in range(3):
             try:
-                ack = await self.bus.request(subject, message, Ack, timeout=5, trace_id=requests[0].trace_id)
+                if len(requests) == 1:
+                    ack = await self.bus.request(
+                        endpoints.QUEUE_DONE,
+                        requests[0],
+                        timeout=5,
+                        trace_id=trace_id,
+                        headers=_headers(requests[0]),
+                    )
+                else:
+                    ack = await self.bus.request(
+                        endpoints.QUEUE_DONE_BATCH,
+                        DoneBatchRequest(items=requests),
+                        timeout=5,
+                        trace_id=trace_id,
+                    )
                 return [ack] * len(requests)
             except Exception as exc:
                 log.warning("done for %d pod(s) failed (%s), attempt %d", len(requests), exc, attempt + 1)
@@ -718,9 +719,8 @@ class SchedulerService:
                 continue
             with contextlib.suppress(Exception):
                 reply = await self.bus.request(
-                    self.subjects.queue_renew,
-                    LeaseRenewRequest(scheduler_id=self.options.identity, lease_ids=held),
-                    LeaseRenewReply,
+                    endpoints.QUEUE_RENEW,
+                    LeaseRenewRequest(scheduler_id=self.identity, lease_ids=held),
                     timeout=2,
                 )
                 for lease_id in reply.expired:
@@ -734,7 +734,7 @@ class SchedulerService:
         """Nominations made anywhere (the pending pods' nominatedNodeName), once the replica is synced."""
         assert self.bus is not None and self.follower is not None
         await self.follower.synced.wait()
-        await follow_nominations(self.bus, self.nominations, self.scheduler_names, self.options.identity)
+        await follow_nominations(self.bus, self.nominations, self.scheduler_names, self.identity)
 
     # --- binder callbacks ------------------------------------------------------------------------
     async def on_unreserve(self, req: UnreserveRequest, _msg: Msg) -> Ack:
@@ -760,7 +760,7 @@ class SchedulerService:
     def debug_state(self) -> dict[str, Any]:
         replica = self.follower.replica if self.follower is not None else None
         return {
-            "identity": self.options.identity,
+            "identity": self.identity,
             "epoch": replica.epoch if replica else "",
             "generation": replica.generation if replica else -1,
             "nodes": len(replica.snapshot.nodes) if replica else 0,
@@ -769,6 +769,7 @@ class SchedulerService:
             "delta_lag_ms": _percentiles(self.follower.lag_samples) if self.follower else {},
             "inflight_placements": len(self._inflight),
             "tasks": self.tasks.names(),
+            "background_jobs": self.tasks.jobs,
         }
 
 
@@ -842,3 +843,13 @@ def pod_group_result(result: GroupResult[CycleOutcome]) -> str:
     if result.status.code == Code.ERROR:
         return "error"
     return "waiting_on_preemption" if result.waiting_on_preemption else "unschedulable"
+
+
+def _traceparent(headers: dict[str, str] | None) -> str:
+    """The ``traceparent`` of ``headers`` ('' without the OpenTelemetry export)."""
+    return (headers or {}).get(TRACEPARENT, "")
+
+
+def _headers(request: AssumeRequest | DoneRequest) -> dict[str, str] | None:
+    """A lone request's ``traceparent`` as the header the receiver reads (batches carry it per item)."""
+    return {TRACEPARENT: request.traceparent} if request.traceparent else None

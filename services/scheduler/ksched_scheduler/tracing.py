@@ -5,17 +5,25 @@ cycle's Diagnosis / ScheduleResult, so a scheduled pod costs the cycle no per-no
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ksched.bus.messages import AssumeReply, LeasedPod
-from ksched.framework.algorithm import ScheduleResult, top_scores
+from ksched.framework.algorithm import ScheduleResult, top_score_rows
 from ksched.framework.results import Diagnosis
 from ksched.tracing import Phase, Tracer
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome
 
 PRE_FILTER = "PreFilter"
 """Counted for nodes a PreFilter result ruled out when no single plugin is named."""
+
+MAX_REJECTION_GROUPS = 16
+"""The most (plugin, reason) groups of rejected nodes an unschedulable pod's ``filter`` event lists."""
+MAX_NAMES_PER_GROUP = 20
+"""The most node names listed per (plugin, reason) group (the count covers them all)."""
+MAX_SCORED_NODES = 10
+"""The best nodes whose per-plugin weighted scores a ``score`` event lists."""
 
 
 def rejections_by_plugin(diagnosis: Diagnosis, num_nodes: int) -> dict[str, int]:
@@ -33,6 +41,63 @@ def rejections_by_plugin(diagnosis: Diagnosis, num_nodes: int) -> dict[str, int]
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def rejection_groups(diagnosis: Diagnosis, num_nodes: int) -> list[dict[str, Any]]:
+    """The rejected nodes grouped by plugin and reason, largest group first: ``plugin``, ``reason``,
+    ``count`` and up to :data:`MAX_NAMES_PER_GROUP` ``nodes`` (sorted). Nodes a PreFilter ruled out
+    are not listed one by one: their group has the ``absent`` status and only a count. At most
+    :data:`MAX_REJECTION_GROUPS` groups (the rest are summed into a last ``"..."`` group)."""
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    extenders = diagnosis.extender_rejections
+    statuses = diagnosis.node_to_status
+    for name, status in statuses:
+        plugin = status.plugin or "unknown"
+        if extenders and name in extenders:
+            plugin = f"Extender {extenders[name]}"
+        key = (plugin, status.all_reasons())
+        names = groups.get(key)
+        if names is None:
+            groups[key] = [name]
+        else:
+            names.append(name)
+    rows: list[dict[str, Any]] = [
+        {
+            "plugin": plugin,
+            "reason": ", ".join(reasons),
+            "count": len(names),
+            "nodes": heapq.nsmallest(MAX_NAMES_PER_GROUP, names),
+        }
+        for (plugin, reasons), names in groups.items()
+    ]
+    missing = num_nodes - len(statuses)
+    if missing > 0:
+        absent = statuses.absent
+        rows.append(
+            {"plugin": absent.plugin or PRE_FILTER, "reason": absent.message, "count": missing, "nodes": []}
+        )
+    rows.sort(key=lambda row: (-row["count"], row["plugin"], row["reason"]))
+    if len(rows) > MAX_REJECTION_GROUPS:
+        rest = rows[MAX_REJECTION_GROUPS - 1 :]
+        rows = rows[: MAX_REJECTION_GROUPS - 1]
+        rows.append({"plugin": "...", "reason": "", "count": sum(r["count"] for r in rest), "nodes": []})
+    return rows
+
+
+def plugin_scores(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> list[dict[str, Any]]:
+    """The ``k`` best scored nodes, best first: ``node``, ``total`` and ``scores`` (plugin -> weighted
+    score), from the arrays the algorithm kept by reference (empty when it kept none)."""
+    nodes, totals, per_plugin = result.scored_nodes, result.score_totals, result.plugin_score_arrays
+    if nodes is None or totals is None or per_plugin is None:
+        return []
+    return [
+        {
+            "node": nodes[i].name,
+            "total": int(totals[i]),
+            "scores": {pl: int(arr[i]) for pl, arr in per_plugin.items()},
+        }
+        for i in top_score_rows(result, k)
+    ]
+
+
 def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Callable[[], Mapping[str, Any]]:
     nodes, evaluated, feasible, message = (
         outcome.num_nodes,
@@ -48,6 +113,8 @@ def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Calla
             details["evaluated"] = evaluated
         if diagnosis is not None:
             details["rejected"] = rejections_by_plugin(diagnosis, nodes)
+            if kind != SCHEDULED:
+                details["rejections"] = rejection_groups(diagnosis, nodes)
         if kind != SCHEDULED and message:
             details["message"] = message
         return details
@@ -57,7 +124,12 @@ def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Calla
 
 def _score_details(result: ScheduleResult, node: str) -> Callable[[], Mapping[str, Any]]:
     def build() -> Mapping[str, Any]:
-        return {"node": node, "top": [list(pair) for pair in top_scores(result)]}
+        scored = plugin_scores(result)
+        return {
+            "node": node,
+            "top": [[row["node"], row["total"]] for row in scored[:3]],
+            "plugin_scores": scored,
+        }
 
     return build
 
@@ -84,13 +156,17 @@ def trace_cycle(
     outcome.diagnosis = outcome.result = None
     if not tracer.enabled:
         return
+    parent = leased.traceparent  # the queue's ``popped`` span (OpenTelemetry export)
     snapshot = {"epoch": epoch, "generation": generation, "min_generation": leased.min_generation}
-    tracer.emit(Phase.SNAPSHOT, *key, ts=arrived, duration=waited, details=snapshot)
-    tracer.emit(Phase.FILTER, *key, ts=started, duration=elapsed, details=_filter_details(outcome, diagnosis))
+    tracer.emit(Phase.SNAPSHOT, *key, ts=arrived, duration=waited, details=snapshot, parent=parent)
+    filtered = _filter_details(outcome, diagnosis)
+    tracer.emit(Phase.FILTER, *key, ts=started, duration=elapsed, details=filtered, parent=parent)
     done = started + elapsed
     if outcome.kind == SCHEDULED:
         if result is not None and result.score_totals is not None:
-            tracer.emit(Phase.SCORE, *key, ts=done, details=_score_details(result, outcome.node))
+            tracer.emit(
+                Phase.SCORE, *key, ts=done, details=_score_details(result, outcome.node), parent=parent
+            )
         return
     phase = Phase.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else Phase.ERROR
     failure: dict[str, Any] = {
@@ -100,7 +176,7 @@ def trace_cycle(
     }
     if outcome.kind != UNSCHEDULABLE:
         failure["message"] = outcome.message
-    tracer.emit(phase, *key, ts=done, details=failure)
+    tracer.emit(phase, *key, ts=done, details=failure, parent=parent)
 
 
 def trace_assume(
@@ -124,5 +200,13 @@ def trace_assume(
         phase = Phase.ASSUME_CONFLICT
         details.update(code=reply.code, reason=reply.reason)
     tracer.emit(
-        phase, leased.trace_id, pod.uid, pod.namespace, pod.name, ts=sent, duration=rtt, details=details
+        phase,
+        leased.trace_id,
+        pod.uid,
+        pod.namespace,
+        pod.name,
+        ts=sent,
+        duration=rtt,
+        details=details,
+        parent=leased.traceparent,
     )

@@ -2,7 +2,8 @@
 
 - ``ksched.bus.subjects``  subject / stream / KV names under a prefix (``Subjects``), token escaping
 - ``ksched.bus.messages``  every message (versioned msgspec Structs, msgpack), ``encode`` / ``decode``
-- ``ksched.bus.connect``   ``connect(...) -> Bus``: typed publish / request / subscribe, readiness, close
+- ``ksched.bus.endpoints`` every subject bound to its message types (what Bus and jetstream take)
+- ``ksched.bus.connect``   ``connect(...) -> Bus``: publish / request / subscribe endpoints, readiness, close
 - ``ksched.bus.handlers``  guarded subscriber callbacks (bad messages logged, counted, never fatal)
 - ``ksched.bus.jetstream`` streams, deduplicated publish, pull consumers, ordered replay, typed KV
 - ``ksched.bus.streams``   the stream and consumer configurations

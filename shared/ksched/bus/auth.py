@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ksched.bus.streams import assumed_ledger_bucket, gang_commits_bucket, legacy_assumed_ledger_bucket
 from ksched.bus.subjects import DEFAULT_PREFIX, Subjects
 
-SERVICES = ("informer", "queue", "scheduler", "binder")
+SERVICES = ("informer", "queue", "scheduler", "binder", "ui")
 """The services that connect to NATS, each with its own user (the user name is the service)."""
 
 OBSERVER = "observer"
@@ -54,6 +54,16 @@ def password_variable(user: str) -> str:
 def _manage_streams(streams: Iterable[str]) -> list[str]:
     """Create / update / inspect these streams (``ensure_stream``)."""
     return [f"{JS_API}.STREAM.{op}.{name}" for name in streams for op in ("INFO", "CREATE", "UPDATE")]
+
+
+def _read_stream(stream: str) -> list[str]:
+    """Inspect ``stream`` and get its messages by subject (``ksched trace``'s history)."""
+    return [
+        f"{JS_API}.STREAM.INFO.{stream}",
+        f"{JS_API}.STREAM.MSG.GET.{stream}",
+        f"{JS_API}.DIRECT.GET.{stream}",
+        f"{JS_API}.DIRECT.GET.{stream}.>",
+    ]
 
 
 def _ordered_consumer(stream: str) -> list[str]:
@@ -144,7 +154,15 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 *_manage_streams([s.feed_stream, s.trace_stream]),
                 *_ordered_consumer(s.feed_stream),
             ),
-            subscribe=(s.queue_pop, s.queue_done, s.queue_done_batch, s.queue_renew, s.queue_requeue, inbox),
+            subscribe=(
+                s.queue_pop,
+                s.queue_done,
+                s.queue_done_batch,
+                s.queue_renew,
+                s.queue_requeue,
+                s.queue_list,
+                inbox,
+            ),
         ),
         "scheduler": Permissions(
             publish=(
@@ -176,14 +194,19 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
             ),
             subscribe=(s.permit_all, inbox),
         ),
-        OBSERVER: Permissions(
+        "ui": Permissions(  # ksched ui: reads the snapshot, the queue's listing and the traces
             publish=(
-                f"{JS_API}.STREAM.INFO.{s.trace_stream}",
-                f"{JS_API}.STREAM.MSG.GET.{s.trace_stream}",
-                f"{JS_API}.DIRECT.GET.{s.trace_stream}",
-                f"{JS_API}.DIRECT.GET.{s.trace_stream}.>",
+                s.snapshot_bootstrap,
+                s.queue_list,
+                *_read_stream(s.trace_stream),
+                *_ordered_consumer(s.snapshot_stream),
                 *_ordered_consumer(s.trace_stream),
             ),
+            subscribe=(inbox,),
+            allow_responses=False,
+        ),
+        OBSERVER: Permissions(
+            publish=(*_read_stream(s.trace_stream), *_ordered_consumer(s.trace_stream)),
             subscribe=(*observability, inbox),
             allow_responses=False,
         ),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import nats.errors
@@ -26,10 +26,13 @@ import nats.errors
 from ksched.api.base import DECODE_ERRORS
 from ksched.bus.codec import BadMessage, Message, encode
 from ksched.bus.connect import Bus
+from ksched.bus.endpoints import RequestEndpoint
 from ksched.bus.handlers import decode_or_report
 from ksched.bus.limits import MAX_SUBJECT_BYTES
 from ksched.bus.messages import BootstrapChunk, BootstrapReply
 from ksched.bus.subjects import SubjectKind, Subjects
+
+Q = TypeVar("Q", bound=Message)
 
 CODEC = "zlib"
 _encoder = msgspec.msgpack.Encoder()
@@ -128,17 +131,19 @@ async def publish_chunks(
 
 async def fetch_bootstrap(
     bus: Bus,
-    subject: str,
-    make_request: Callable[[str], Message],
+    endpoint: RequestEndpoint[Q, BootstrapReply],
+    make_request: Callable[[str], Q],
     item_type: Any,
     *,
     timeout: float = 30.0,
 ) -> tuple[BootstrapReply, list[Any]]:
-    """Run the protocol above: ``make_request(inbox)`` builds the request; returns reply and items."""
+    """Run the protocol above on ``endpoint``: ``make_request(inbox)`` builds the request; returns
+    reply and items."""
+    subject = endpoint.subject(bus.subjects)
     inbox = bus.nc.new_inbox()
     sub = await bus.nc.subscribe(inbox)
     try:
-        reply = await bus.request(subject, make_request(inbox), BootstrapReply, timeout=timeout)
+        reply = await bus.request(endpoint, make_request(inbox), timeout=timeout)
         if reply.error:
             raise BootstrapError(f"{subject}: {reply.error}")
         items: list[Any] = []

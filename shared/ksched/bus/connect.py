@@ -14,21 +14,24 @@ import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar, overload
 
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 
 from ksched.bus.codec import Message, encode
+from ksched.bus.endpoints import PublishEndpoint, RequestEndpoint, Wildcard
 from ksched.bus.handlers import Handler, guarded
 from ksched.bus.limits import check_message
 from ksched.bus.rpc import request
-from ksched.bus.subjects import SubjectKind, Subjects
+from ksched.bus.subjects import Subjects
 
 log = logging.getLogger("ksched.bus")
 
 M = TypeVar("M", bound=Message)
+Q = TypeVar("Q", bound=Message)
 R = TypeVar("R", bound=Message)
 
 TRACE_ID_HEADER = "Ksched-Trace-Id"
@@ -74,44 +77,79 @@ class Bus:
 
     # --- messaging -----------------------------------------------------------------------------------
     async def publish(
-        self, subject: str, message: Message, *, trace_id: str = "", headers: dict[str, str] | None = None
+        self,
+        endpoint: PublishEndpoint[M],
+        message: M,
+        *,
+        trace_id: str = "",
+        headers: dict[str, str] | None = None,
     ) -> None:
-        """Core NATS publish (at most once)."""
+        """Core NATS publish (at most once) of ``message`` on ``endpoint``'s subject."""
+        endpoint.check(message)
+        subject = endpoint.subject(self.subjects)
         payload, all_headers = encode(message), _with_trace(headers, trace_id)
         check_message(self.nc, subject, payload, all_headers)
         await self.nc.publish(subject, payload, headers=all_headers)
 
     async def request(
         self,
-        subject: str,
-        message: Message,
-        reply_type: type[R],
+        endpoint: RequestEndpoint[Q, R],
+        message: Q,
         *,
         timeout: float = 2.0,
         trace_id: str = "",
         headers: dict[str, str] | None = None,
     ) -> R:
-        """Request/reply; see :func:`ksched.bus.rpc.request` for the exceptions."""
+        """Request/reply on ``endpoint``: the decoded reply; see :func:`ksched.bus.rpc.request` for
+        the exceptions."""
+        if not isinstance(message, endpoint.request):
+            raise TypeError(f"{endpoint.name}: {type(message).__name__} is not {endpoint.request.__name__}")
         return await request(
-            self.nc, subject, message, reply_type, timeout=timeout, headers=_with_trace(headers, trace_id)
+            self.nc,
+            endpoint.subject(self.subjects),
+            message,
+            endpoint.reply,
+            timeout=timeout,
+            headers=_with_trace(headers, trace_id),
         )
 
+    async def reply(self, endpoint: RequestEndpoint[Q, R], reply_to: str, answer: R) -> None:
+        """Answer a request of ``endpoint`` later than its handler returned (a long poll)."""
+        if not isinstance(answer, endpoint.reply):
+            raise TypeError(f"{endpoint.name}: {type(answer).__name__} is not {endpoint.reply.__name__}")
+        await self.nc.publish(reply_to, encode(answer))
+
+    @overload
     async def subscribe(
         self,
-        subject: str,
-        msg_type: type[M],
-        handler: Handler[M],
+        endpoint: RequestEndpoint[Q, R],
+        handler: Callable[[Q, Msg], Awaitable[R | None]],
         *,
-        kind: SubjectKind | str | None = None,
+        queue: str = "",
+    ) -> Subscription: ...
+    @overload
+    async def subscribe(
+        self,
+        endpoint: PublishEndpoint[M] | Wildcard[M],
+        handler: Callable[[M, Msg], Awaitable[None]],
+        *,
+        queue: str = "",
+    ) -> Subscription: ...
+    async def subscribe(
+        self,
+        endpoint: RequestEndpoint[Any, Any] | PublishEndpoint[Any] | Wildcard[Any],
+        handler: Handler[Any],
+        *,
         queue: str = "",
     ) -> Subscription:
-        """Subscribe a typed handler (guarded: bad messages are reported, never raised).
+        """Subscribe a typed handler to ``endpoint`` (guarded: bad messages are reported, never raised).
 
-        A handler's return value is sent as the reply when the message is a request. ``queue`` makes
-        the subscribers of one group share the messages (e.g. several queue-service standbys).
+        A request endpoint's handler returns the reply (or None to answer later with :meth:`reply`).
+        ``queue`` makes the subscribers of one group share the messages (e.g. several standbys).
         """
-        callback = guarded(self.nc, kind or self.subjects.kind_of(subject), msg_type, handler)
-        sub = await self.nc.subscribe(subject, queue=queue, cb=callback)
+        decode_as = endpoint.request if isinstance(endpoint, RequestEndpoint) else endpoint.decode_as
+        callback = guarded(self.nc, endpoint.kind, decode_as, handler)
+        sub = await self.nc.subscribe(endpoint.subject(self.subjects), queue=queue, cb=callback)
         self._subscriptions.append(sub)
         return sub
 

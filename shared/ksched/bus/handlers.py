@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import nats.errors
 from nats.aio.client import Client as NATS
@@ -63,12 +63,14 @@ async def reply_error(nc: NATS, reply: str, code: int, description: str) -> None
 def guarded(
     nc: NATS,
     kind: SubjectKind | str,
-    msg_type: type[M],
-    handler: Handler[M],
+    decode_as: object,
+    handler: Handler[Any],
     *,
     replies: bool = True,
 ) -> Callback:
-    """A nats-py callback decoding ``msg_type`` and calling ``handler``; see the module docstring.
+    """A nats-py callback decoding ``decode_as`` (an endpoint's message type, or their union) and
+    calling ``handler``; see the module docstring. Typed through the endpoint that supplies both
+    (``Bus.subscribe``, ``jetstream.subscribe_ordered``).
 
     ``replies=False`` for JetStream push subscriptions, whose reply subject is the ack subject.
     """
@@ -76,7 +78,7 @@ def guarded(
     async def callback(msg: Msg) -> None:
         reply_to = msg.reply if replies else ""
         try:
-            message = decode(msg.data, msg_type)
+            message = decode(msg.data, decode_as)
         except BadMessage as exc:
             report_bad_message(kind, msg.subject, exc)
             if reply_to:

@@ -11,8 +11,8 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import Sequence
-from typing import Generic, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar, cast
 
 import nats.errors
 from nats.aio.msg import Msg
@@ -37,7 +37,8 @@ from nats.js.kv import KeyValue
 
 from ksched.bus.codec import BadMessage, Message, decode, encode
 from ksched.bus.connect import REPLICAS_SETTING, Bus, check_replicas
-from ksched.bus.handlers import Handler, decode_or_report, guarded, report_bad_message
+from ksched.bus.endpoints import PublishEndpoint, Wildcard
+from ksched.bus.handlers import guarded, report_bad_message
 from ksched.bus.limits import check_message
 from ksched.bus.streams import all_streams
 from ksched.bus.subjects import SubjectKind
@@ -165,8 +166,8 @@ async def last_sequence(bus: Bus, stream: str) -> int:
 
 async def publish(
     bus: Bus,
-    subject: str,
-    message: Message,
+    endpoint: PublishEndpoint[M],
+    message: M,
     *,
     msg_id: str = "",
     headers: dict[str, str] | None = None,
@@ -174,6 +175,8 @@ async def publish(
 ) -> PubAck:
     """Publish to a stream and wait for its ack. With ``msg_id`` the stream drops a repeat sent within
     its duplicate window (the ack then has ``duplicate`` true; see :func:`is_duplicate`)."""
+    endpoint.check(message)
+    subject = endpoint.subject(bus.subjects)
     hdrs = dict(headers or {})
     if msg_id:
         hdrs[MSG_ID_HEADER] = msg_id
@@ -230,31 +233,25 @@ class PullConsumer(Generic[M]):
     terminated (a poison message must not be redelivered forever)."""
 
     def __init__(
-        self, bus: Bus, sub: JetStreamContext.PullSubscription, msg_type: type[M], kind: str
+        self, bus: Bus, sub: JetStreamContext.PullSubscription, endpoint: PublishEndpoint[M]
     ) -> None:
         self._bus = bus
         self._sub = sub
-        self._msg_type = msg_type
-        self._kind = kind
+        self._endpoint = endpoint
         self._closed = False
         bus.before_close(self.close)
 
     @classmethod
     async def create(
-        cls,
-        bus: Bus,
-        *,
-        stream: str,
-        config: ConsumerConfig,
-        msg_type: type[M],
-        kind: SubjectKind | str | None = None,
+        cls, bus: Bus, endpoint: PublishEndpoint[M], *, stream: str, config: ConsumerConfig
     ) -> PullConsumer[M]:
-        """Bind to durable ``config.durable_name`` on ``stream`` (created from ``config`` if absent)."""
-        subject = config.filter_subject or ""
+        """Bind to durable ``config.durable_name`` on ``stream`` (created from ``config`` if absent),
+        reading ``endpoint``'s messages (``config.filter_subject`` defaults to its subject)."""
         if not config.durable_name:
             raise ValueError("a pull consumer config needs durable_name")
+        subject = config.filter_subject or endpoint.subject(bus.subjects)
         sub = await bus.js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
-        return cls(bus, sub, msg_type, str(kind or bus.subjects.kind_of(subject)))
+        return cls(bus, sub, endpoint)
 
     async def fetch(self, batch: int = 1, timeout: float = 1.0) -> list[Delivery[M]]:
         """Up to ``batch`` messages, waiting at most ``timeout`` s; ``[]`` when none arrived."""
@@ -264,9 +261,12 @@ class PullConsumer(Generic[M]):
             # nats-py raises its own TimeoutError for a single message, the builtin one for batches
             return []
         out: list[Delivery[M]] = []
+        endpoint = self._endpoint
         for raw in raws:
-            message = decode_or_report(raw.data, self._msg_type, self._kind, raw.subject)
-            if message is None:
+            try:
+                message = cast("M", decode(raw.data, endpoint.decode_as))
+            except BadMessage as exc:  # a poison message: reported, never redelivered
+                report_bad_message(endpoint.kind, raw.subject, exc)
                 await raw.term()
                 continue
             out.append(Delivery(message, raw))
@@ -290,16 +290,15 @@ class PullConsumer(Generic[M]):
 
 async def subscribe_ordered(
     bus: Bus,
-    subject: str,
-    msg_type: type[M],
-    handler: Handler[M],
+    endpoint: PublishEndpoint[M] | Wildcard[M],
+    handler: Callable[[M, Msg], Awaitable[None]],
     *,
     stream: str,
     start_seq: int | None = None,
     new_only: bool = False,
-    kind: SubjectKind | str | None = None,
 ) -> JetStreamContext.PushSubscription:
-    """Replay ``subject`` in stream order into a guarded handler (ephemeral ordered consumer).
+    """Replay ``endpoint``'s subject in stream order into a guarded handler (ephemeral ordered
+    consumer).
 
     From stream sequence ``start_seq``, or only new messages with ``new_only``, else from the start.
     ``raw.metadata.sequence.stream`` gives a message's stream sequence inside the handler.
@@ -310,7 +309,8 @@ async def subscribe_ordered(
         config = ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
     else:
         config = ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
-    callback = guarded(bus.nc, kind or bus.subjects.kind_of(subject), msg_type, handler, replies=False)
+    callback = guarded(bus.nc, endpoint.kind, endpoint.decode_as, handler, replies=False)
+    subject = endpoint.subject(bus.subjects)
     sub = await bus.js.subscribe(subject, stream=stream, cb=callback, ordered_consumer=True, config=config)
 
     async def close() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from ksched.api.core import Node, Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.codec import BadMessage, Message, current_version, decode, encode
 
 __all__ = [
@@ -58,6 +59,9 @@ __all__ = [
     "PodRemove",
     "PopReply",
     "PopRequest",
+    "QueueListEntry",
+    "QueueListReply",
+    "QueueListRequest",
     "RequeueRequest",
     "SnapshotBootstrapRequest",
     "SnapshotDelta",
@@ -171,6 +175,9 @@ class LeasedPod(msgspec.Struct, kw_only=True):
     group: str = ""
     """``namespace/name`` of the pod group popped with it: every queued member of a group is leased
     together, one after the other in the same reply (docs/gang.md); empty for a pod popped alone."""
+    traceparent: str = ""
+    """W3C trace context of the queue's ``popped`` span, with the OpenTelemetry export only (a pop
+    reply carries several pods: each carries its own context, as a NATS header cannot; optional)."""
 
 
 # --- informer/cache feeds ----------------------------------------------------------------------------
@@ -188,7 +195,8 @@ class PendingPodEvent(Message, kw_only=True):
     action: PendingPodAction
     pod: PendingPod
     reason: str = ""
-    """For DELETE: ``deleted``, ``bound`` or ``scheduler-changed``."""
+    """For DELETE: ``deleted``, ``scheduler-changed``, or the state the pod left pending for
+    (``PodLifecycle.ASSUMED`` / ``BOUND``)."""
     epoch: str
     generation: int
     ts: float = 0.0
@@ -279,6 +287,50 @@ class PopReply(Message, kw_only=True):
     pods: list[LeasedPod] = msgspec.field(default_factory=list)
 
 
+class QueueListRequest(Message, kw_only=True):
+    """What the queue holds now (``ksched ui``): pods whose name contains ``name_contains``, at most
+    ``limit`` of them (the queue caps it at :data:`QUEUE_LIST_MAX`), active first."""
+
+    requester: str = ""
+    name_contains: str = ""
+    limit: int = 500
+
+
+QUEUE_LIST_MAX = 2000
+"""The most entries one :class:`QueueListReply` carries (its size stays far below 1 MiB)."""
+
+
+class QueueListEntry(msgspec.Struct, kw_only=True):
+    """One pod the queue holds, and why it waits."""
+
+    uid: str
+    namespace: str
+    name: str
+    scheduler_name: str
+    queue: str
+    """active, backoff, unschedulable, gated, in-flight or assumed."""
+    priority: int = 0
+    attempts: int = 0
+    queued_at: float = 0.0
+    initial_attempt_at: float = 0.0
+    backoff_until: float | None = None
+    plugins: list[str] = msgspec.field(default_factory=list)
+    """The plugins that rejected its last attempt (unschedulable and pending plugins)."""
+    gating_plugin: str = ""
+    message: str = ""
+    """The last attempt's message (the FailedScheduling message of an unschedulable pod)."""
+    nominated_node: str = ""
+    trace_id: str = ""
+
+
+class QueueListReply(Message, kw_only=True):
+    pods: list[QueueListEntry] = msgspec.field(default_factory=list)
+    counts: dict[str, int] = msgspec.field(default_factory=dict)
+    """Pods per queue (all of them, not only those listed)."""
+    matched: int = 0
+    """Pods that matched ``name_contains`` (more than listed when the limit cut the list)."""
+
+
 class DoneOutcome(StrEnum):
     SCHEDULED = "scheduled"
     """The cache accepted the placement; the pod is now the binder's."""
@@ -303,6 +355,9 @@ class DoneRequest(Message, kw_only=True):
     message: str = ""
     nominated_node_name: str = ""
     trace_id: str = ""
+    traceparent: str = ""
+    """The W3C ``traceparent`` of the span that ended the attempt when sent in a batch (a lone request
+    carries it as a header; optional, added without a version bump)."""
 
 
 class DoneBatchRequest(Message, kw_only=True):
@@ -374,6 +429,10 @@ class Placement(Message, kw_only=True):
     """Plugins whose Permit returned Wait, with their timeout in seconds."""
     gang: GangRef | None = None
     """Set for a member of a gang placed by a group commit (``AssumeGroupRequest``)."""
+    results: dict[str, str] = msgspec.field(default_factory=dict)
+    """The scheduling cycle's kube-scheduler-simulator result annotations (the scheduler's
+    ``--record-results`` only; added without a version bump): the binder completes them with
+    PreBind's and Bind's results and writes them on the pod."""
 
 
 class GangRef(msgspec.Struct, kw_only=True):
@@ -405,6 +464,9 @@ class AssumeRequest(Message, kw_only=True):
     spread_slack: int | None = None
     """For a pod with hard topology spread: how far its skew at the node stayed below maxSkew when
     decided (the least over its constraints; optional, added without a version bump)."""
+    traceparent: str = ""
+    """The W3C ``traceparent`` of the attempt's assumed span when sent in a batch (a lone request
+    carries it as a header; optional, added without a version bump)."""
 
 
 class AssumeGroupRequest(Message, kw_only=True):
@@ -552,19 +614,32 @@ class UnreserveRequest(Message, kw_only=True):
 
 
 class TracePhase(StrEnum):
+    """The steps of a pod attempt that services trace (docs/tracing.md). A phase that reports the
+    pod reaching a state of :class:`~ksched.api.lifecycle.PodLifecycle` has that state's name; the
+    ``queued`` and ``requeued`` events name the queue state in their ``queue`` detail."""
+
     QUEUED = "queued"
+    """Into one of the queue's states (``details.queue``: a ``QUEUED`` PodLifecycle value)."""
     POPPED = "popped"
+    """Leased to a replica: ``PodLifecycle.IN_FLIGHT``."""
     SNAPSHOT = "snapshot"
     FILTER = "filter"
     SCORE = "score"
-    ASSUMED = "assumed"
+    ASSUMED = PodLifecycle.ASSUMED.value
     ASSUME_CONFLICT = "assume_conflict"
-    UNSCHEDULABLE = "unschedulable"
+    ASSUME_CHECK = "assume_check"
+    """The informer checked a placement (accepted, or refused with a code)."""
+    UNSCHEDULABLE = PodLifecycle.UNSCHEDULABLE.value
+    """No node fits: the attempt ends, the pod goes back to the queue as unschedulable."""
+    ERROR = "error"
+    """A plugin failed with an error during the scheduling cycle (not a rejection)."""
     PERMIT_WAIT = "permit_wait"
     PREBIND = "prebind"
-    BOUND = "bound"
+    BOUND = PodLifecycle.BOUND.value
+    """The Bind call succeeded (the informer's watch then confirms it)."""
     BIND_FAILED = "bind_failed"
     REQUEUED = "requeued"
+    """The attempt ended and the pod is back in the queue (``details.queue``)."""
 
 
 class TraceEvent(Message, kw_only=True):
@@ -616,6 +691,8 @@ ALL_MESSAGE_TYPES: tuple[type[Message], ...] = (
     BootstrapReply,
     PopRequest,
     PopReply,
+    QueueListRequest,
+    QueueListReply,
     DoneRequest,
     LeaseRenewRequest,
     LeaseRenewReply,

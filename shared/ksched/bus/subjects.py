@@ -5,7 +5,8 @@ subject (pod namespace and name, scheduler name, scheduler id, resource name) go
 :func:`ksched.bus.tokens.encode_token`, so dots and wildcards in them are safe.
 
 ``SubjectKind`` is the bounded label used in metrics and logs: it names the subject's family, never
-the pod (``trace`` rather than ``ksched.trace.default.web=2E1``).
+the pod (``trace`` rather than ``ksched.trace.default.web=2E1``); each endpoint of
+:mod:`ksched.bus.endpoints` carries its own.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class SubjectKind(StrEnum):
     SNAPSHOT_BOOTSTRAP = "snapshot.bootstrap"
     PENDING_POD = "feed.pending"
     CLUSTER_EVENT = "feed.event"
+    FEED = "feed"
+    """Both feeds in one ordered subscription (the queue)."""
     PENDING_BOOTSTRAP = "cache.pending"
     ASSUME = "cache.assume"
     ASSUME_GROUP = "cache.assume-group"
@@ -37,6 +40,7 @@ class SubjectKind(StrEnum):
     DONE_BATCH = "queue.dones"
     RENEW = "queue.renew"
     REQUEUE = "queue.requeue"
+    QUEUE_LIST = "queue.list"
     PLACEMENT = "binder.placement"
     PERMIT = "binder.permit"
     UNRESERVE = "scheduler.unreserve"
@@ -48,7 +52,6 @@ class SubjectKind(StrEnum):
     """A value read from a JetStream KV bucket."""
     REPLY = "reply"
     """A reply to a request, read by the requester."""
-    OTHER = "other"
 
 
 class SubjectError(ValueError):
@@ -141,6 +144,11 @@ class Subjects:
     def queue_requeue(self) -> str:
         return f"{self.prefix}.queue.requeue"
 
+    @property
+    def queue_list(self) -> str:
+        """What the queue holds, pod by pod (request/reply; ``ksched ui``)."""
+        return f"{self.prefix}.queue.list"
+
     # --- binder ------------------------------------------------------------------------------------
     @property
     def placements(self) -> str:
@@ -218,23 +226,3 @@ class Subjects:
         if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
             raise SubjectError(f"KV bucket name {name!r}: letters, digits, '_' or '-' only")
         return f"{self._name_base}_{name}"
-
-    # --- parsing --------------------------------------------------------------------------------------
-    def kind_of(self, subject: str) -> SubjectKind:
-        """The family of a concrete subject; ``OTHER`` for subjects outside this prefix."""
-        if subject.startswith(("_INBOX.", self.inbox_prefix + ".")):
-            return SubjectKind.REPLY
-        if not subject.startswith(self.prefix + "."):
-            return SubjectKind.OTHER
-        tokens = subject[len(self.prefix) + 1 :].split(".")
-        head = tokens[0]
-        if head in ("trace", "health"):
-            return SubjectKind(head)
-        if head == "scheduler" and len(tokens) == 3 and tokens[2] == "unreserve":
-            return SubjectKind.UNRESERVE
-        if len(tokens) >= 2:
-            try:
-                return SubjectKind(f"{head}.{tokens[1]}")
-            except ValueError:
-                pass
-        return SubjectKind.OTHER

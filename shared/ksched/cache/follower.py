@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from nats.aio.msg import Msg
 
+from ksched.bus import endpoints
 from ksched.bus.bootstrap import BootstrapError, fetch_bootstrap
 from ksched.bus.connect import Bus
 from ksched.bus.handlers import report_bad_message
@@ -69,7 +70,7 @@ class ReplicaFollower:
         subjects = self.bus.subjects
         reply, items = await fetch_bootstrap(
             self.bus,
-            subjects.snapshot_bootstrap,
+            endpoints.SNAPSHOT_BOOTSTRAP,
             lambda inbox: SnapshotBootstrapRequest(replica_id=self.replica_id, deliver=inbox),
             SnapshotOp,
         )
@@ -77,8 +78,7 @@ class ReplicaFollower:
         self.bootstraps += 1
         self._sub = await subscribe_ordered(
             self.bus,
-            subjects.snapshot_delta,
-            SnapshotDelta,
+            endpoints.SNAPSHOT_DELTA,
             self._on_delta,
             stream=subjects.snapshot_stream,
             start_seq=reply.stream_seq + 1,

@@ -22,6 +22,7 @@ from ksched.framework.extender_calls import (
 from ksched.framework.interfaces import Int64Array, Rows
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.record import CycleRecord
 from ksched.framework.results import Diagnosis, FitError, PreFilterResult
 from ksched.framework.runtime import FilterError, FilterOutcome, Framework
 from ksched.framework.snapshot import Snapshot
@@ -58,23 +59,27 @@ class ScheduleResult:
     scores: dict[str, dict[str, int]] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
     diagnosis: Diagnosis | None = None
-    #: the scored nodes and their totals, kept by reference (no copy) for :func:`top_scores`
+    #: the scored nodes and their totals, kept by reference (no copy) for :func:`top_score_rows`
     scored_nodes: list[NodeInfo] | None = None
     score_totals: Int64Array | None = None
+    #: the weighted per-plugin scores aligned with ``scored_nodes``, also by reference (the trace's
+    #: ``plugin_scores``)
+    plugin_score_arrays: dict[str, Int64Array] | None = None
 
 
-def top_scores(result: ScheduleResult, k: int = 3) -> list[tuple[str, int]]:
-    """The ``k`` best (node, total score) pairs of a scheduled pod, best first (empty when only one
-    node was feasible). Computed on demand, so the cycle itself pays nothing for it."""
-    nodes, totals = result.scored_nodes, result.score_totals
-    if nodes is None or totals is None or len(totals) == 0:
+def top_score_rows(result: ScheduleResult, k: int = 3) -> list[int]:
+    """Positions in ``result.scored_nodes`` of the ``k`` best totals, best first (ties: the earlier
+    node first); empty when only one node was feasible. Computed on demand, so the cycle itself
+    pays nothing for it."""
+    totals = result.score_totals
+    if result.scored_nodes is None or totals is None or len(totals) == 0:
         return []
     remaining = totals.copy()
     lowest = np.iinfo(remaining.dtype).min
-    best: list[tuple[str, int]] = []
+    best: list[int] = []
     for _ in range(min(k, len(remaining))):  # k argmax passes beat a partition for small k
         i = int(remaining.argmax())
-        best.append((nodes[i].name, int(totals[i])))
+        best.append(i)
         remaining[i] = lowest
     return best
 
@@ -155,7 +160,7 @@ class ScheduleAlgorithm:
         result = ScheduleResult(
             nodes[pick].name, evaluated, len(nodes), diagnosis=diagnosis if explain else None
         )
-        result.scored_nodes, result.score_totals = nodes, totals
+        result.scored_nodes, result.score_totals, result.plugin_score_arrays = nodes, totals, per_plugin
         if explain:
             names = [n.name for n in nodes]
             result.totals = dict(zip(names, totals.tolist(), strict=True))
@@ -202,7 +207,7 @@ class ScheduleAlgorithm:
         best = np.flatnonzero(totals == totals.max())
         pick = int(best[0]) if len(best) == 1 else int(best[self.rng.randrange(len(best))])
         result = ScheduleResult(names[pick], evaluated, len(names), diagnosis=diagnosis if explain else None)
-        result.scored_nodes, result.score_totals = nodes, totals
+        result.scored_nodes, result.score_totals, result.plugin_score_arrays = nodes, totals, per_plugin
         if explain:
             result.totals = dict(zip(names, totals.tolist(), strict=True))
             result.scores = {
@@ -388,4 +393,20 @@ class ScheduleAlgorithm:
                 raise SchedulingError(st)
             diagnosis.node_to_status.set(nodes[row].name, st)
             diagnosis.add_plugin_status(st)
+        if state.record is not None:
+            _record_filter(fw, state, pod, merged, state.record)
         return merged
+
+
+def _record_filter(
+    fw: Framework, state: CycleState, pod: PodInfo, outcome: FilterOutcome, record: CycleRecord
+) -> None:
+    """Each examined node's Filter results as the simulator records them: the plugins that ran on it
+    in order, ``passed`` up to the one that rejected it (with its message)."""
+    names = [pl.name for pl in fw.active_filters(state)]
+    nodes = fw.snapshot.nodes
+    for row in outcome.feasible.tolist():
+        record.add_filter_passed(nodes[row].name, names)
+    for row, j in outcome.rejected_by.items():
+        st = fw.status_for(state, pod, outcome, row)
+        record.add_filter_rejected(nodes[row].name, names[:j] if j >= 0 else (), st)

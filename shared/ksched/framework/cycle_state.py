@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar, runtime_checkable
 
+from ksched.framework.record import CycleRecord
+
 T = TypeVar("T")
 
 
@@ -20,6 +22,7 @@ class CycleState:
     __slots__ = (
         "_data",
         "pod_group_cycle",
+        "record",
         "record_plugin_metrics",
         "skip_filter_plugins",
         "skip_score_plugins",
@@ -33,6 +36,9 @@ class CycleState:
         #: a pod group scheduling cycle (upstream ``IsPodGroupSchedulingCycle``): plugins read the
         #: group's state from the snapshot
         self.pod_group_cycle = False
+        #: what each plugin returned, recorded only when set (kube-scheduler-simulator's results);
+        #: a clone (preemption's dry runs) records nothing
+        self.record: CycleRecord | None = None
 
     def write(self, key: str, value: object) -> None:
         self._data[key] = value

@@ -23,6 +23,7 @@ from ksched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, Int64Arr
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podgroups import PodGroupStates
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.record import CycleRecord, status_text
 from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status, is_skip
@@ -298,6 +299,7 @@ class Framework(PodGroupHandle):
         return_status: Status | None = None
         sampled = self._plugin_observer(state)
         evaluated = self.evaluations.pre_filter
+        record = state.record
         try:
             for pl in self.plugins.pre_filter:
                 try:
@@ -310,6 +312,8 @@ class Framework(PodGroupHandle):
                 except Exception as exc:
                     evaluated[pl.name] += 1
                     return None, _plugin_error(pl, exc, "PreFilter"), set()
+                if record is not None:
+                    record.add_pre_filter(pl.name, st, None if r is None else r.node_names or ())
                 if is_skip(st):
                     skip.add(pl.name)
                     continue
@@ -624,6 +628,8 @@ class Framework(PodGroupHandle):
                     )
             except Exception as exc:
                 return None, _plugin_error(pl, exc, "PostFilter")
+            if state.record is not None:
+                _record_post_filter(state.record, pl.name, statuses, r, st)
             final = run.step(pl.name, r, st)
             if final is not None:
                 return final
@@ -663,6 +669,8 @@ class Framework(PodGroupHandle):
                     )
             except Exception as exc:
                 return None, _plugin_error(pl, exc, "PostFilter")
+            if state.record is not None:
+                _record_post_filter(state.record, pl.name, statuses, r, st)
             final = run.step(pl.name, r, st)
             if final is not None:
                 return final
@@ -676,6 +684,7 @@ class Framework(PodGroupHandle):
         skip: set[str] = set()
         sampled = self._plugin_observer(state)
         evaluated = self.evaluations.pre_score
+        record = state.record
         try:
             for pl in self.plugins.pre_score:
                 try:
@@ -688,6 +697,8 @@ class Framework(PodGroupHandle):
                 except Exception as exc:
                     evaluated[pl.name] += 1
                     return _plugin_error(pl, exc, "PreScore")
+                if record is not None:
+                    record.pre_score[pl.name] = status_text(st)
                 if is_skip(st):
                     skip.add(pl.name)
                     continue
@@ -710,6 +721,8 @@ class Framework(PodGroupHandle):
         sampled = self._plugin_observer(state)
         evaluated = self.evaluations.score
         n_nodes = len(nodes)
+        record = state.record
+        raw: Int64Array | None = None
         for pl, weight in self.plugins.score:
             if pl.name in skip:
                 continue
@@ -725,6 +738,8 @@ class Framework(PodGroupHandle):
                 if sampled is not None and len(nodes):
                     per_node = (time.perf_counter() - started) / len(nodes)
                     sampled(pl.name, "Score", "Success", per_node, len(nodes))
+                if record is not None:
+                    raw = scores.copy()  # before NormalizeScore changes it in place
                 if self._has(pl, ifc.ScoreExtensions):
                     normalize = pl.normalize_score  # type: ignore[attr-defined]
                     if sampled is None:
@@ -750,6 +765,8 @@ class Framework(PodGroupHandle):
                     )
                 )
             weighted = scores * weight
+            if record is not None and raw is not None:
+                record.add_scores(pl.name, [n.name for n in nodes], raw.tolist(), weighted.tolist())
             per_plugin[pl.name] = weighted
             totals += weighted
         return ScoreOutcome(per_plugin, totals), None
@@ -758,7 +775,10 @@ class Framework(PodGroupHandle):
     @_timed("Reserve", lambda r: r)
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         sampled = self._plugin_observer(state)
+        record = state.record
         for pl in self.plugins.reserve:
+            if record is not None:
+                record.selected_node = node_name
             try:
                 if sampled is None:
                     st = pl.reserve(state, pod, node_name)
@@ -766,6 +786,8 @@ class Framework(PodGroupHandle):
                     st = _run_sampled(sampled, pl.name, "Reserve", _itself, pl.reserve, state, pod, node_name)
             except Exception as exc:
                 return _plugin_error(pl, exc, "Reserve")
+            if record is not None:
+                record.reserve[pl.name] = status_text(st)
             if st is not None and st.code != Code.SUCCESS:
                 if not st.is_rejected():
                     st = Status.as_error(RuntimeError(f"running Reserve plugin {pl.name!r}: {st.message}"))
@@ -800,6 +822,8 @@ class Framework(PodGroupHandle):
                     )
             except Exception as exc:
                 return _plugin_error(pl, exc, "Permit"), {}
+            if state.record is not None:
+                state.record.add_permit(pl.name, st, timeout)
             if st is None or st.code == Code.SUCCESS:
                 continue
             if st.is_rejected():
@@ -827,6 +851,8 @@ class Framework(PodGroupHandle):
                     )
             except Exception as exc:
                 return _plugin_error(pl, exc, "PreBind")
+            if state.record is not None:
+                state.record.pre_bind[pl.name] = status_text(st)
             if is_skip(st):
                 continue
             if st is not None and st.code != Code.SUCCESS:
@@ -856,6 +882,8 @@ class Framework(PodGroupHandle):
                     )
             except Exception as exc:
                 return _plugin_error(pl, exc, "Bind")
+            if state.record is not None:
+                state.record.bind[pl.name] = status_text(st)
             if is_skip(st):
                 last = st
                 continue
@@ -892,6 +920,15 @@ def _observe_filter_runs(
             by_code[label] = by_code.get(label, 0) + 1
         for label, runs in by_code.items():
             observe(plugin, "Filter", label, seconds / n, runs)
+
+
+def _record_post_filter(
+    record: CycleRecord, plugin: str, statuses: NodeToStatus, r: PostFilterResult | None, st: Status | None
+) -> None:
+    """The rejected nodes a PostFilter plugin was given, the one it nominated marked (the simulator's
+    ``AddPostFilterResult``)."""
+    nominated = r.nominated_node_name if r is not None and (st is None or st.code == Code.SUCCESS) else ""
+    record.add_post_filter(plugin, (node for node, _ in statuses), nominated)
 
 
 class _PostFilterRun:

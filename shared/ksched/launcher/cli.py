@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import UI_PORT, Stack, StackOptions
 from ksched.service.options import add_feature_gates_argument
 
 
@@ -27,6 +27,10 @@ def stack_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workdir", help="where logs, the kubeconfig and JetStream data go (default: a temp dir)")
     p.add_argument("--prefix", default="ksched", help="NATS subject prefix")
     add_feature_gates_argument(p)
+    p.add_argument("--no-ui", dest="ui", action="store_false", help="do not start `ksched ui`")
+    p.add_argument(
+        "--ui-port", type=int, default=UI_PORT, help=f"the web page's port if free (default {UI_PORT})"
+    )
 
 
 def options_from(ns: argparse.Namespace, workdir: Path) -> StackOptions:
@@ -41,6 +45,8 @@ def options_from(ns: argparse.Namespace, workdir: Path) -> StackOptions:
         prefix=ns.prefix,
         kubesim_tls=True,  # kubectl sends the bearer token only over HTTPS
         feature_gates=str(ns.feature_gates),
+        ui=ns.ui,
+        ui_port=ns.ui_port,
     )
 
 
@@ -57,6 +63,8 @@ async def _up(options: StackOptions) -> int:
         print(f"  NATS        {stack.nats.url}")
         print(f"  kubeconfig  {stack.kubeconfig}")
         print(f"  kubectl     kubectl --kubeconfig {stack.kubeconfig} get nodes")
+        if "ui" in stack.procs:
+            print(f"  web page    {stack.http_url('ui')}/   (nodes, queue, why a pod is pending)")
         for proc in stack.procs.values():
             where = f"http://127.0.0.1:{proc.http_port}/metrics" if proc.http_port else ""
             print(f"  {proc.name:<12} pid {proc.pid}  {where}")

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from kubernetes_asyncio import client, config
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import UI_PORT, Stack, StackOptions
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 SIZES = {"small": ("4", "16Gi"), "medium": ("8", "32Gi"), "large": ("16", "64Gi")}
@@ -155,10 +155,19 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: 
     scenario = workdir / "cluster.yaml"
     scenario.write_text(yaml.safe_dump_all(cluster_objects(nodes)))
     # HTTPS: kubectl sends kubesim's bearer token only over TLS (the CA is in the kubeconfig)
-    options = StackOptions(workdir=workdir, scenarios=[str(scenario)], pod_start_delay=0.5, kubesim_tls=True)
+    options = StackOptions(
+        workdir=workdir,
+        scenarios=[str(scenario)],
+        pod_start_delay=0.5,
+        kubesim_tls=True,
+        ui=True,
+        ui_port=UI_PORT,
+    )
     stack = Stack(options)
-    print(f"starting NATS, kubesim ({nodes} nodes), informer, queue, scheduler, binder ... (logs: {workdir})")
+    services = "informer, queue, scheduler, binder, ui"
+    print(f"starting NATS, kubesim ({nodes} nodes), {services} ... (logs: {workdir})")
     await stack.start()
+    print(f"watch it live: {stack.http_url('ui')}/")
     api_client = await config.new_client_from_config(config_file=stack.kubeconfig)
     try:
         v1: Any = client.CoreV1Api(api_client)
@@ -230,6 +239,9 @@ async def _summary(
     for name, message in sorted(unsched.items()):
         print(f"  demo/{name}: {message}")
     print("\nwhere to look next" + ("" if keep else " (rerun with --keep to keep the stack up for these):"))
+    print(
+        f"  {stack.http_url('ui')}/#/pod/demo/too-big-0   (the web page: nodes, queue, why a pod is pending)"
+    )
     print(f"  ksched trace demo/too-big-0 --nats {stack.nats.url}   (the pod's timeline across services)")
     print(f"  kubectl --kubeconfig {stack.kubeconfig} get pods -n demo")
     for name in ("scheduler-0", "queue", "informer", "binder-0"):
@@ -255,6 +267,7 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--keep", action="store_true", help="keep the stack running after the summary")
     ns = p.parse_args(list(argv))
     workdir = Path(ns.workdir) if ns.workdir else Path(tempfile.mkdtemp(prefix="ksched-demo-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     try:
         return asyncio.run(run_demo(workdir, ns.nodes, ns.scale, ns.timeout, ns.keep))
     except KeyboardInterrupt:

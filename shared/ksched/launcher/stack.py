@@ -35,9 +35,17 @@ def _die_with_parent() -> None:
         pass
 
 
-def free_port() -> int:
+UI_PORT = 10263
+"""``ksched ui``'s port in ``ksched up`` and the demo (another free one when it is taken)."""
+
+
+def free_port(preferred: int = 0) -> int:
+    """``preferred`` if it is free on loopback, else (or when 0) any free port."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        try:
+            s.bind(("127.0.0.1", preferred))
+        except OSError:
+            s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
 
@@ -90,6 +98,10 @@ class StackOptions:
     """The queues' ``--lease-duration`` for popped pods (Go duration; None: the queue's default)."""
     feature_gates: str = ""
     """``--feature-gates`` of every service and kubesim (upstream's syntax; docs/gang.md)."""
+    ui: bool = False
+    """Also run ``ksched ui`` (process ``ui``; its page at :meth:`Stack.http_url`)."""
+    ui_port: int = 0
+    """The UI's port if free (0: any free port)."""
 
 
 class Stack:
@@ -118,8 +130,8 @@ class Stack:
             args += ["--feature-gates", self.options.feature_gates]
         return args
 
-    def _service(self, name: str, service: str, extra: Sequence[str] = ()) -> Proc:
-        port = free_port()
+    def _service(self, name: str, service: str, extra: Sequence[str] = (), port: int = 0) -> Proc:
+        port = free_port(port)
         args = [service, *self._common(), "--http-port", str(port), "--id", name, *extra]
         proc = Proc(name, service, args, port, self.workdir / f"{name}.log")
         self.procs[name] = proc
@@ -169,6 +181,8 @@ class Stack:
             self._replica("scheduler", i)
         for i in range(self.options.binders):
             self._replica("binder", i)
+        if self.options.ui:
+            self._service("ui", "ui", port=self.options.ui_port)
         for proc in self.procs.values():
             if proc.service != "kubesim":
                 await self._spawn(proc)

@@ -8,19 +8,29 @@ Flag beats environment beats default: ``--nats`` / ``KSCHED_NATS``, ``--kubeconf
 ``--log-format`` / ``KSCHED_LOG_FORMAT``, ``--log-level`` / ``KSCHED_LOG_LEVEL``,
 ``--jetstream-replicas`` / ``KSCHED_JETSTREAM_REPLICAS`` (replicas of the streams and KV buckets a
 service creates: 1 for one nats-server, 3 for a 3-server JetStream cluster; docs/bus.md),
-``--feature-gates`` / ``KSCHED_FEATURE_GATES`` (upstream's syntax, docs/gang.md).
+``--feature-gates`` / ``KSCHED_FEATURE_GATES`` (upstream's syntax, docs/gang.md),
+``--tracing-config-file`` / ``KSCHED_TRACING_CONFIG_FILE`` (Kubernetes' TracingConfiguration: export
+the trace as OpenTelemetry spans, docs/tracing.md).
 
 NATS security (all optional): ``--nats-user`` / ``KSCHED_NATS_USER``, ``--nats-password`` /
 ``KSCHED_NATS_PASSWORD``, ``--nats-creds`` / ``KSCHED_NATS_CREDS``, ``--nats-tls-ca`` /
 ``KSCHED_NATS_TLS_CA``, ``--nats-tls-cert`` / ``KSCHED_NATS_TLS_CERT``, ``--nats-tls-key`` /
 ``KSCHED_NATS_TLS_KEY``.
+
+Secure serving, as kube-scheduler's (docs/operations.md): ``--secure-port`` / ``KSCHED_SECURE_PORT``
+(HTTPS; 0, the default of the services, serves none), ``--bind-address`` / ``KSCHED_BIND_ADDRESS``,
+``--tls-cert-file`` / ``KSCHED_TLS_CERT_FILE`` and ``--tls-private-key-file`` /
+``KSCHED_TLS_PRIVATE_KEY_FILE`` (a self-signed certificate without them),
+``--authentication-kubeconfig`` / ``KSCHED_AUTHENTICATION_KUBECONFIG``,
+``--authorization-kubeconfig`` / ``KSCHED_AUTHORIZATION_KUBECONFIG`` (in-cluster without them),
+``--authorization-always-allow-paths`` / ``KSCHED_AUTHORIZATION_ALWAYS_ALLOW_PATHS``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ksched.bus.connect import MAX_REPLICAS, REPLICAS_SETTING
@@ -29,26 +39,53 @@ from ksched.config import KubeSchedulerConfiguration, default_config, load_confi
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import ENVIRONMENT as GATES_ENVIRONMENT
 from ksched.features import FeatureGateError, FeatureGates
+from ksched.service.tracing_config import TracingConfig, TracingConfigError, load_tracing_config
 
 DEFAULT_NATS = "nats://127.0.0.1:4222"
+DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 DEFAULT_PREFIX = "ksched"
 
 
 @dataclass(frozen=True)
+class SecureServing:
+    """The HTTPS port of /metrics, /debug, /configz and the probes (ksched.service.http)."""
+
+    port: int
+    """0 picks a free port (tests); the command line's 0 means no HTTPS and gives no SecureServing."""
+    bind_address: str = "0.0.0.0"
+    cert_file: str | None = None
+    key_file: str | None = None
+    authentication_kubeconfig: str | None = None
+    authorization_kubeconfig: str | None = None
+    always_allow_paths: tuple[str, ...] = DEFAULT_ALWAYS_ALLOW_PATHS
+
+
+@dataclass(frozen=True)
 class CommonOptions:
-    nats: str
-    kubeconfig: str | None
-    config: str | None
-    http_host: str
-    http_port: int
-    subject_prefix: str
-    log_format: str
-    log_level: str
+    """The options every service takes; each service's own options embed one (``options.common``)."""
+
     identity: str
+    """Instance identity (``--id``; default ``<service>-<host>-<pid>``)."""
+    nats: str = DEFAULT_NATS
+    kubeconfig: str | None = None
+    """None: in-cluster (or, for a service that only may use the API, no API)."""
+    config: str | None = None
+    """The KubeSchedulerConfiguration file (None: upstream's defaults)."""
+    http_host: str = "127.0.0.1"
+    http_port: int = 0
+    """Port of /metrics and the probes; 0 picks a free one (the command line defaults per service)."""
+    subject_prefix: str = DEFAULT_PREFIX
+    log_format: str = "text"
+    log_level: str = "INFO"
     nats_credentials: NatsCredentials = field(default_factory=NatsCredentials)
     jetstream_replicas: int = 1
+    """Replicas of the JetStream streams and KV buckets the service creates or updates."""
     http_token: str | None = None
+    """Bearer token of /metrics and /debug (ksched.service.http)."""
     feature_gates: FeatureGates = DEFAULT_GATES
+    secure: SecureServing | None = None
+    tracing: TracingConfig | None = None
+    """``--tracing-config-file``'s configuration (None: no OpenTelemetry export)."""
 
 
 def _env(env: Mapping[str, str], name: str, default: str | None) -> str | None:
@@ -93,7 +130,10 @@ def add_feature_gates_argument(
 
 
 def add_common_arguments(
-    parser: argparse.ArgumentParser, default_http_port: int, env: Mapping[str, str] | None = None
+    parser: argparse.ArgumentParser,
+    default_http_port: int,
+    env: Mapping[str, str] | None = None,
+    default_secure_port: int = 0,
 ) -> None:
     e = os.environ if env is None else env
     g = parser.add_argument_group("common service options")
@@ -135,7 +175,96 @@ def add_common_arguments(
         "one nats-server, 3 for a 3-server cluster (default 1)",
     )
     add_feature_gates_argument(g, e)
+    g.add_argument(
+        "--tracing-config-file",
+        default=_env(e, "TRACING_CONFIG_FILE", None),
+        help="Kubernetes TracingConfiguration (apiserver.config.k8s.io/v1): export each pod attempt as "
+        "OpenTelemetry spans over OTLP/gRPC (needs pip install 'ksched[otel]'; docs/tracing.md)",
+    )
     add_nats_security_arguments(parser, e)
+    add_secure_serving_arguments(parser, e, default_secure_port)
+
+
+def port_number(text: str) -> int:
+    """argparse type of ``--secure-port``: 0 (none) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 0 to 65535")
+    return value
+
+
+def path_list(text: str) -> tuple[str, ...]:
+    """argparse type of ``--authorization-always-allow-paths``: comma-separated; ``*`` only trailing."""
+    paths = tuple(p.strip() for p in text.split(",") if p.strip())
+    for p in paths:
+        if "*" in p[:-1]:
+            raise argparse.ArgumentTypeError(f"only trailing * allowed in {p!r}")
+    return paths
+
+
+def add_secure_serving_arguments(
+    parser: argparse.ArgumentParser, env: Mapping[str, str], default_secure_port: int = 0
+) -> None:
+    """kube-scheduler's secure serving, delegated authentication and authorization flags."""
+    g = parser.add_argument_group("secure serving (docs/operations.md)")
+    g.add_argument(
+        "--secure-port",
+        type=port_number,
+        default=_env(env, "SECURE_PORT", str(default_secure_port)),
+        help=f"HTTPS port of /metrics, /debug, /configz and the probes; 0 serves none "
+        f"(default {default_secure_port})",
+    )
+    g.add_argument(
+        "--bind-address",
+        default=_env(env, "BIND_ADDRESS", "0.0.0.0"),
+        help="address of the secure port (default 0.0.0.0: every interface)",
+    )
+    g.add_argument(
+        "--tls-cert-file",
+        default=_env(env, "TLS_CERT_FILE", None),
+        help="serving certificate (chain) in PEM; without it, a self-signed one is made at start",
+    )
+    g.add_argument(
+        "--tls-private-key-file", default=_env(env, "TLS_PRIVATE_KEY_FILE", None), help="its private key"
+    )
+    g.add_argument(
+        "--authentication-kubeconfig",
+        default=_env(env, "AUTHENTICATION_KUBECONFIG", None),
+        help="kubeconfig of the API server that reviews tokens (TokenReview; default in-cluster)",
+    )
+    g.add_argument(
+        "--authorization-kubeconfig",
+        default=_env(env, "AUTHORIZATION_KUBECONFIG", None),
+        help="kubeconfig of the API server that authorizes requests (SubjectAccessReview; default "
+        "in-cluster)",
+    )
+    g.add_argument(
+        "--authorization-always-allow-paths",
+        type=path_list,
+        default=_env(env, "AUTHORIZATION_ALWAYS_ALLOW_PATHS", ",".join(DEFAULT_ALWAYS_ALLOW_PATHS)),
+        help="paths served to anyone, comma-separated (default /healthz,/readyz,/livez)",
+    )
+
+
+def secure_serving(ns: argparse.Namespace) -> SecureServing | None:
+    """The secure serving settings parsed by :func:`add_secure_serving_arguments` (None: no HTTPS).
+    Raises ValueError naming the flag for a certificate without its key or the reverse."""
+    if bool(ns.tls_cert_file) != bool(ns.tls_private_key_file):
+        raise ValueError("--tls-cert-file and --tls-private-key-file must be given together")
+    if not ns.secure_port:
+        return None
+    return SecureServing(
+        port=ns.secure_port,
+        bind_address=ns.bind_address,
+        cert_file=ns.tls_cert_file,
+        key_file=ns.tls_private_key_file,
+        authentication_kubeconfig=ns.authentication_kubeconfig,
+        authorization_kubeconfig=ns.authorization_kubeconfig,
+        always_allow_paths=ns.authorization_always_allow_paths,
+    )
 
 
 def add_nats_security_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
@@ -173,8 +302,13 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
     identity = ns.identity or f"{service}-{os.uname().nodename}-{os.getpid()}"
     try:
         credentials = nats_credentials(ns)
-    except CredentialsError as exc:
+        secure = secure_serving(ns)
+    except (CredentialsError, ValueError) as exc:
         raise SystemExit(f"ksched {service}: {exc}") from None
+    try:
+        tracing = load_tracing_config(ns.tracing_config_file) if ns.tracing_config_file else None
+    except TracingConfigError as exc:
+        raise SystemExit(f"ksched {service}: --tracing-config-file: {exc}") from None
     return CommonOptions(
         nats=ns.nats,
         kubeconfig=ns.kubeconfig,
@@ -189,6 +323,8 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         jetstream_replicas=ns.jetstream_replicas,
         http_token=ns.http_token,
         feature_gates=ns.feature_gates,
+        secure=secure,
+        tracing=tracing,
     )
 
 
@@ -199,9 +335,7 @@ def scheduler_config(options: CommonOptions) -> KubeSchedulerConfiguration:
     return load_config(options.config, gates=gates) if options.config else default_config(gates=gates)
 
 
-def parse(
-    prog: str, description: str, argv: Sequence[str], default_http_port: int
-) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    add_common_arguments(parser, default_http_port)
-    return parser, parser.parse_args(list(argv))
+def new_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a ``ksched`` service command: the one place its command line is built (a later
+    release may swap in Go-style flags here)."""
+    return argparse.ArgumentParser(prog=prog, description=description)

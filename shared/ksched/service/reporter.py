@@ -3,8 +3,10 @@ Scheduled, Preempted...) aggregated into series like upstream's recorder, the po
 PodScheduled condition and nominatedNodeName on the status subresource, and a PodGroup's
 PodGroupScheduled condition (docs/gang.md).
 
-All writes run in the background with bounded concurrency; a failed write is logged, never raised
-into the caller (the scheduling outcome does not depend on it).
+All writes run in the background with bounded concurrency, as jobs of the service's
+:class:`~ksched.service.tasks.TaskGroup` (named, and a bug in one ends the service instead of
+vanishing); a failed write is logged, never raised into the caller (the scheduling outcome does
+not depend on it).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
+from ksched.service.tasks import TaskGroup
 
 log = logging.getLogger(__name__)
 
@@ -53,30 +56,32 @@ class Reporter:
     def __init__(
         self,
         api: ApiClient,
+        tasks: TaskGroup,
         reporting_controller: str = "default-scheduler",
         reporting_instance: str = "",
         concurrency: int = 16,
     ) -> None:
         self.api = api
+        self.tasks = tasks
         self.controller = reporting_controller
         self.instance = reporting_instance or f"{reporting_controller}-ksched"
         self._sem = asyncio.Semaphore(concurrency)
         self._series: dict[tuple[str, str, str], _Series] = {}
         self._conditions: dict[str, tuple[str, str]] = {}
         self._group_conditions: dict[tuple[str, str], tuple[str, str, str]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._writes: set[asyncio.Task[None]] = set()
         self.failures = 0
 
     # --- background plumbing ----------------------------------------------------------------------
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _spawn(self, name: str, coro: Any) -> None:
+        task = self.tasks.job(name, coro)
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
 
     async def drain(self, timeout: float = 5.0) -> None:
         """Wait for writes under way (graceful shutdown)."""
-        if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=timeout)
+        if self._writes:
+            await asyncio.wait(set(self._writes), timeout=timeout)
 
     async def _call(self, method: str, path: str, body: Any, content_type: str = "application/json") -> int:
         status, _ = await self._request(method, path, body, content_type)
@@ -125,7 +130,7 @@ class Reporter:
             series.count += 1
             if not series.pending_patch and now - series.last_patch >= SERIES_PATCH_INTERVAL:
                 series.pending_patch = True
-                self._spawn(self._patch_series(series))
+                self._spawn("event-series", self._patch_series(series))
             return
         name = f"{pod.name}.{secrets.token_hex(8)}"
         self._series[key] = _Series(name, pod.namespace, 1, now, now)
@@ -159,7 +164,9 @@ class Reporter:
                 "namespace": related.namespace,
                 "uid": related.uid,
             }
-        self._spawn(self._call("POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body))
+        self._spawn(
+            "event", self._call("POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body)
+        )
 
     async def _patch_series(self, series: _Series) -> None:
         await asyncio.sleep(0)
@@ -195,7 +202,7 @@ class Reporter:
         }
         if nominated_node is not None:
             status["nominatedNodeName"] = nominated_node or None
-        self._spawn(self.patch_status(pod, status))
+        self._spawn("pod-status", self.patch_status(pod, status))
 
     async def patch_status(self, pod: PodRef, status: dict[str, Any]) -> int:
         return await self._call(
@@ -253,7 +260,7 @@ class Reporter:
         if self._group_conditions.get((namespace, name)) == wanted:
             return
         self._group_conditions[(namespace, name)] = wanted
-        self._spawn(self._write_group_condition(namespace, name, wanted))
+        self._spawn("pod-group-status", self._write_group_condition(namespace, name, wanted))
 
     async def _write_group_condition(self, namespace: str, name: str, wanted: tuple[str, str, str]) -> None:
         path = f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{namespace}/podgroups/{name}"

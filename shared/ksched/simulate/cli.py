@@ -27,8 +27,10 @@ from ksched.service.options import add_feature_gates_argument
 from ksched.simulate import compare
 from ksched.simulate.cluster import build_cluster
 from ksched.simulate.live import ClusterReadError, dump_cluster, list_cluster
+from ksched.simulate.manifests import pod_manifests, raw_objects
 from ksched.simulate.output import to_json, to_table
 from ksched.simulate.runner import PodOutcome, Simulation
+from ksched.simulate.simulator_output import to_simulator_yaml
 
 
 class Refused(Exception):
@@ -75,7 +77,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         metavar=("OLD", "NEW"),
         help="run under both configurations and print the pods whose decision differs",
     )
-    p.add_argument("--output", choices=("json", "table"), default="table")
+    p.add_argument(
+        "--output",
+        choices=("json", "table", "simulator"),
+        default="table",
+        help="table (default), json, or simulator: each pending pod with kube-scheduler-simulator's "
+        "result annotations, a YAML stream (docs/simulate.md)",
+    )
     p.add_argument("--seed", type=int, default=None, help="seed for tie-breaking between equal scores")
     add_feature_gates_argument(p)
     args = p.parse_args(list(argv))
@@ -83,6 +91,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         p.error("--dump-cluster needs --from-cluster")
     if args.kubeconfig and not args.from_cluster:
         p.error("--kubeconfig needs --from-cluster")
+    if args.output == "simulator" and args.compare_config:
+        p.error("--output simulator shows one run: it cannot be used with --compare-config")
     return args
 
 
@@ -102,6 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.compare_config
         else [(args.config, _config(args.config, args.feature_gates))]
     )
+    raw: list[dict[str, Any]] = []
     if args.from_cluster:
         raw = _list_live(args.kubeconfig, args.feature_gates)
         if args.dump_cluster:
@@ -114,8 +125,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.pod:
         objects = [o for o in objects if not _pending(o)] + _pods(args.pod)
     source = args.cluster or "--from-cluster"
+    record = args.output == "simulator"
     outcomes = [
-        _simulate(objects, source, path, config, args.seed, args.feature_gates) for path, config in configs
+        _simulate(objects, source, path, config, args.seed, args.feature_gates, record)
+        for path, config in configs
     ]
     if args.compare_config:
         (old_name, _), (new_name, _) = configs
@@ -127,6 +140,9 @@ def _run(args: argparse.Namespace) -> int:
             _write(lambda: sys.stdout.write(compare.to_table(diffs, old_name, new_name, pods)))
     elif args.output == "json":
         _write(lambda: sys.stdout.buffer.write(to_json(outcomes[0]) + b"\n"))
+    elif args.output == "simulator":
+        manifests = pod_manifests(raw or raw_objects(args.cluster), args.pod)
+        _write(lambda: sys.stdout.write(to_simulator_yaml(outcomes[0], manifests)))
     else:
         _write(lambda: sys.stdout.write(to_table(outcomes[0])))
     return 0
@@ -219,6 +235,7 @@ def _simulate(
     config: KubeSchedulerConfiguration,
     seed: int | None,
     gates: FeatureGates,
+    record: bool = False,
 ) -> list[PodOutcome]:
     """One run of ``objects`` (read from ``source``) under ``config`` (from ``path``) on a fresh
     snapshot."""
@@ -237,7 +254,9 @@ def _simulate(
     except ExtenderConfigError as exc:
         raise Refused(f"{named}invalid configuration: {exc}") from None
     algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=seed)
-    simulation = Simulation(cluster, frameworks, algorithm, group_scheduling=gates.enabled(GENERIC_WORKLOAD))
+    simulation = Simulation(
+        cluster, frameworks, algorithm, group_scheduling=gates.enabled(GENERIC_WORKLOAD), record=record
+    )
     with progress_bar(len(cluster.pending), "scheduling") as advance:
         if extenders:
             for fw in frameworks.values():

@@ -18,6 +18,7 @@ from ksched.framework.nominator import Nominator
 from ksched.framework.podgroup_cycle import MemberAttempt, run_pod_group
 from ksched.framework.podgroups import PodGroupTable, group_key
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.record import CycleRecord
 from ksched.framework.results import FitError, PostFilterResult, QueuedPodInfo
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import with_node_name
@@ -44,6 +45,8 @@ class PodOutcome:
     claims: dict[str, dict[str, object]] = field(default_factory=dict)
     #: for a member of a pod group (GenericWorkload): the group and its outcome (docs/gang.md)
     pod_group: dict[str, object] | None = None
+    #: what each plugin returned (``--output simulator`` only)
+    record: CycleRecord | None = None
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -104,8 +107,11 @@ class Simulation:
         frameworks: Mapping[str, Framework],
         algorithm: ScheduleAlgorithm,
         group_scheduling: bool = False,
+        record: bool = False,
     ) -> None:
         self.cluster = cluster
+        #: record what each plugin returned in each outcome (kube-scheduler-simulator's results)
+        self.record = record
         self.frameworks = frameworks
         self.algorithm = algorithm
         self.nominator = Nominator()
@@ -278,7 +284,7 @@ class Simulation:
         out, pi = self._start(fw, pod)
         if pi is None:
             return out
-        state = CycleState()
+        state = self._state(out)
         try:
             result = self.algorithm.schedule_pod(fw, state, pi, explain=True)
         except FitError as fit:
@@ -301,7 +307,7 @@ class Simulation:
         out, pi = self._start(fw, pod)
         if pi is None:
             return out
-        state = CycleState()
+        state = self._state(out)
         try:
             result = await self.algorithm.schedule_pod_async(fw, state, pi, explain=True)
         except FitError as fit:
@@ -315,6 +321,12 @@ class Simulation:
         except (NoNodesAvailable, SchedulingError) as exc:
             return _failed(out, exc)
         return self._scheduled(fw, state, pi, out, result)
+
+    def _state(self, out: PodOutcome) -> CycleState:
+        state = CycleState()
+        if self.record:
+            state.record = out.record = CycleRecord()
+        return state
 
     @staticmethod
     def _start(fw: Framework, pod: Pod) -> tuple[PodOutcome, PodInfo | None]:

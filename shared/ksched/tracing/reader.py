@@ -22,6 +22,7 @@ from nats.js.errors import NotFoundError
 
 from ksched.bus.codec import BadMessage, decode
 from ksched.bus.connect import Bus
+from ksched.bus.endpoints import TRACE
 from ksched.bus.messages import TraceBatch, TraceEvent
 from ksched.bus.tokens import decode_token
 
@@ -88,7 +89,7 @@ async def traced_pods(bus: Bus, namespace: str, limit: int = 10) -> list[str]:
 def _decode(data: bytes, subject: str) -> list[TraceEvent]:
     """The events of one stored message: a :class:`TraceEvent` or a :class:`TraceBatch`."""
     try:
-        message = decode(data, TraceEvent | TraceBatch)
+        message = decode(data, TRACE.any.decode_as)
     except BadMessage as exc:
         log.warning("skipped an unreadable trace event on %s: %s", subject, exc)
         return []

@@ -9,6 +9,10 @@ dropped, and counted in ``ksched_trace_dropped_total{reason}``, when the buffer 
 away: trace data must never fill the connection's reconnect buffer, which the service's real
 messages need.
 
+With a span sink (``--tracing-config-file``: :mod:`ksched.tracing.otel`) every event is also
+handed to it as it is built in the background task, with the ``traceparent`` of its parent span
+given to :meth:`Tracer.emit`; without one nothing of OpenTelemetry is imported or computed.
+
 ``details`` may be a callable; it is then called in the background task, so what it computes
 (counts per plugin, top scores) costs nothing when tracing is off or the event is dropped, and
 never delays the caller's reply.
@@ -24,15 +28,17 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from nats.js.errors import NotFoundError
 
 from ksched.aio import cancel_and_wait
 from ksched.bus import jetstream, streams
 from ksched.bus.connect import Bus
-from ksched.bus.messages import Message, TraceBatch, TraceEvent
+from ksched.bus.endpoints import TRACE, PublishEndpoint
+from ksched.bus.messages import TraceBatch, TraceEvent
 from ksched.tracing import metrics
+from ksched.tracing.context import TRACEPARENT
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +52,18 @@ DEFAULT_CAPACITY = 10_000
 DEFAULT_INTERVAL = 0.05
 DEFAULT_BATCH = 512
 
-_Item = tuple[str, str, str, str, str, float, float | None, Details | None]
-"""phase, trace id, pod uid, namespace, name, ts, duration, details."""
+_Item = tuple[str, str, str, str, str, float, float | None, Details | None, str]
+"""phase, trace id, pod uid, namespace, name, ts, duration, details, parent (a traceparent)."""
+
+
+class SpanSink(Protocol):
+    """Where events go besides the bus (:class:`ksched.tracing.otel.OtelSink`)."""
+
+    def add(self, event: TraceEvent, parent: str) -> None: ...
+
+    def traceparent(self, trace_id: str, phase: str) -> str: ...
+
+    def shutdown(self) -> None: ...
 
 
 def new_trace_id() -> str:
@@ -74,6 +90,7 @@ class Tracer:
         interval: float = DEFAULT_INTERVAL,
         batch: int = DEFAULT_BATCH,
         enabled: bool | None = None,
+        spans: SpanSink | None = None,
     ) -> None:
         if capacity <= 0 or interval <= 0 or batch <= 0:
             raise ValueError("tracer capacity, interval and batch must be positive")
@@ -83,13 +100,15 @@ class Tracer:
         self.interval = interval
         self.batch = batch
         self.enabled = tracing_enabled() if enabled is None else enabled
+        #: the OpenTelemetry export (None: off)
+        self.spans = spans
         self.published = 0
         self.dropped = 0
         self._buffer: deque[_Item] = deque()
         self._bus: Bus | None = None
         self._task: asyncio.Task[None] | None = None
         self._stream_checked = False
-        self._subjects: dict[tuple[str, str], str] = {}
+        self._endpoints: dict[tuple[str, str], PublishEndpoint[TraceEvent | TraceBatch]] = {}
 
     @property
     def buffered(self) -> int:
@@ -107,16 +126,40 @@ class Tracer:
         duration: float | None = None,
         details: Details | None = None,
         ts: float | None = None,
+        parent: str = "",
     ) -> None:
-        """Record one event (``ts`` defaults to now: Unix seconds; ``duration`` in seconds)."""
+        """Record one event (``ts`` defaults to now: Unix seconds; ``duration`` in seconds; ``parent``:
+        the ``traceparent`` of the span it continues, for the OpenTelemetry export)."""
         if not self.enabled:
             return
         if len(self._buffer) >= self.capacity:
             self._drop("buffer_full")
             return
         self._buffer.append(
-            (phase, trace_id, uid, namespace, name, time.time() if ts is None else ts, duration, details)
+            (
+                phase,
+                trace_id,
+                uid,
+                namespace,
+                name,
+                time.time() if ts is None else ts,
+                duration,
+                details,
+                parent,
+            )
         )
+
+    def traceparent(self, trace_id: str, phase: str) -> str:
+        """The ``traceparent`` of ``phase``'s span in the attempt ``trace_id`` ("" without export)."""
+        spans = self.spans
+        if spans is None or not trace_id:
+            return ""
+        return spans.traceparent(trace_id, phase)
+
+    def headers(self, trace_id: str, phase: str) -> dict[str, str] | None:
+        """NATS headers carrying ``phase``'s span to the next service (None without export)."""
+        parent = self.traceparent(trace_id, phase)
+        return {TRACEPARENT: parent} if parent else None
 
     # --- publishing -----------------------------------------------------------------------------------
     def start(self, bus: Bus) -> None:
@@ -139,8 +182,7 @@ class Tracer:
         if bus is None or not self._buffer:
             return 0
         if not bus.ready:
-            self._drop("disconnected", len(self._buffer))
-            self._buffer.clear()
+            self._drop_all("disconnected")
             return 0
         if not self._stream_checked:
             await self._ensure_stream(bus)
@@ -148,17 +190,13 @@ class Tracer:
         try:
             while self._buffer:
                 if not bus.ready:
-                    self._drop("disconnected", len(self._buffer))
-                    self._buffer.clear()
+                    self._drop_all("disconnected")
                     break
                 per_pod: dict[tuple[str, str], list[TraceEvent]] = {}
                 for _ in range(min(self.batch, len(self._buffer))):
                     item = self._buffer.popleft()
-                    try:
-                        event = self._event(item)
-                    except Exception as exc:
-                        log.debug("tracer: dropped a %s event of %s/%s: %s", item[0], item[3], item[4], exc)
-                        self._drop("error")
+                    event = self._built(item)
+                    if event is None:
                         continue
                     per_pod.setdefault((event.namespace, event.name), []).append(event)
                 for (namespace, name), events in per_pod.items():
@@ -178,16 +216,39 @@ class Tracer:
 
     async def _publish(self, bus: Bus, namespace: str, name: str, events: list[TraceEvent]) -> None:
         """One message for a pod's events: the event itself, or a batch (header: the first trace id)."""
-        message: Message = events[0] if len(events) == 1 else TraceBatch(events=events)
-        subject = self._subjects.get((namespace, name))
-        if subject is None:
-            if len(self._subjects) >= 4096:
-                self._subjects.clear()
-            subject = self._subjects[(namespace, name)] = bus.subjects.trace(namespace, name)
-        await bus.publish(subject, message, trace_id=events[0].trace_id)
+        message: TraceEvent | TraceBatch = events[0] if len(events) == 1 else TraceBatch(events=events)
+        endpoint = self._endpoints.get((namespace, name))
+        if endpoint is None:
+            if len(self._endpoints) >= 4096:
+                self._endpoints.clear()
+            endpoint = self._endpoints[(namespace, name)] = TRACE.to(namespace, name)
+        await bus.publish(endpoint, message, trace_id=events[0].trace_id)
+
+    def _built(self, item: _Item) -> TraceEvent | None:
+        """The event of ``item``, handed to the span sink too; None (counted) when it cannot be built."""
+        try:
+            event = self._event(item)
+        except Exception as exc:
+            log.debug("tracer: dropped a %s event of %s/%s: %s", item[0], item[3], item[4], exc)
+            self._drop("error")
+            return None
+        if self.spans is not None:
+            try:
+                self.spans.add(event, item[8])
+            except Exception as exc:  # never let the export take a service down
+                log.debug("tracer: span of a %s event not exported: %s", item[0], exc)
+        return event
+
+    def _drop_all(self, reason: str) -> None:
+        """Drop the buffer from the bus (still exported as spans: the collector is not NATS)."""
+        if self.spans is not None:
+            for item in self._buffer:
+                self._built(item)
+        self._drop(reason, len(self._buffer))
+        self._buffer.clear()
 
     def _event(self, item: _Item) -> TraceEvent:
-        phase, trace_id, uid, namespace, name, ts, duration, details = item
+        phase, trace_id, uid, namespace, name, ts, duration, details, _ = item
         values = details() if callable(details) else details
         return TraceEvent(
             trace_id=trace_id,
@@ -222,8 +283,11 @@ class Tracer:
             async with asyncio.timeout(timeout):
                 await self.flush()
         if self._buffer:
-            self._drop("disconnected", len(self._buffer))
-            self._buffer.clear()
+            self._drop_all("disconnected")
+        spans, self.spans = self.spans, None
+        if spans is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.to_thread(spans.shutdown), timeout)
 
     def _drop(self, reason: str, count: int = 1) -> None:
         self.dropped += count

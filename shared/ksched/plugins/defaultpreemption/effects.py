@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -199,6 +199,10 @@ async def execute_preemption(
     return report
 
 
+Spawn = Callable[[Coroutine[Any, Any, PreemptionReport]], asyncio.Task[Any]]
+"""Runs a preemption's coroutine as a task."""
+
+
 class PreemptionExecutor:
     """Preemptions in flight, by preemptor uid (upstream ``Executor.preempting``)."""
 
@@ -206,7 +210,7 @@ class PreemptionExecutor:
         self._running: dict[
             str, str | None
         ] = {}  # preemptor uid -> uid of the last victim, once it is being deleted
-        self._tasks: set[asyncio.Task[PreemptionReport]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     def is_running(self, preemptor_uid: str, victim_gone: Callable[[str], bool] | None = None) -> bool:
         """Whether ``preemptor_uid`` still waits for its preemption; done once the last victim is
@@ -234,9 +238,11 @@ class PreemptionExecutor:
         *,
         nominate: bool = True,
         on_done: Callable[[PreemptionReport], None] | None = None,
-    ) -> asyncio.Task[PreemptionReport]:
+        spawn: Spawn | None = None,
+    ) -> asyncio.Task[Any]:
         """Mark the preemptor now and run :func:`execute_preemption` as a task (needs a running loop).
-        ``on_done`` gets the report (a service re-activates the preemptor when it is not ``ok``)."""
+        ``on_done`` gets the report (a service re-activates the preemptor when it is not ``ok``);
+        ``spawn`` runs the task (a service's TaskGroup job: named, and a bug ends the service)."""
         uid = plan.preemptor.metadata.uid
         self.begin(uid)
 
@@ -257,7 +263,9 @@ class PreemptionExecutor:
                 on_done(report)
             return report
 
-        task = asyncio.get_running_loop().create_task(run())
+        task: asyncio.Task[Any] = (
+            spawn(run()) if spawn is not None else asyncio.get_running_loop().create_task(run())
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

@@ -1,0 +1,41 @@
+"""``ksched informer``'s options: the common ones (embedded), leader election, and the cache's
+timings; made from the command line by :func:`from_args`."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from ksched.config.types import KubeSchedulerConfiguration
+from ksched.service.election import election_config
+from ksched.service.leader import ElectionConfig
+from ksched.service.options import CommonOptions
+
+DEFAULT_HTTP_PORT = 10260
+
+
+@dataclass(frozen=True)
+class InformerOptions:
+    common: CommonOptions
+    flush_interval: float = 0.002
+    """Seconds a flush waits after the first change, to publish the changes around it as one delta."""
+    assumed_ttl: float = 30.0
+    """Seconds an assumption lives after its binding finished without the watch showing it bound."""
+    max_assumed_age: float = 900.0
+    """Seconds an assumption lives at most, binding finished or not."""
+    election: ElectionConfig | None = None
+    """Leader election over a Lease; None: this instance is the only one and acts at once."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The informer has no flags of its own besides the common and leader-election ones."""
+
+
+def from_args(
+    ns: argparse.Namespace, common: CommonOptions, config: KubeSchedulerConfiguration
+) -> InformerOptions:
+    """Raises ValueError naming a bad leader-election flag."""
+    election = election_config(
+        ns, service="informer", identity=common.identity, kubeconfig=common.kubeconfig, config=config
+    )
+    return InformerOptions(common=common, election=election)

@@ -1,0 +1,139 @@
+"""A binder's binding cycle and the messages it sends, in process against kubesim (tests/binder/
+harness.py): a placement bound, a Permit wait allowed or rejected, a bind the API refuses going
+back to the queue with backoff (and Unreserve to the deciding replica), a pod deleted meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio.client import ApiClient, CoreV1Api
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from ksched.api.core import Pod
+from ksched.bus.messages import ForgetRequest, RequeueRequest, UnreserveRequest
+from ksched.framework.testing import make_pod
+from tests import kube
+from tests.binder.harness import SCHEDULER, BinderHarness
+
+NS = "binder-harness"
+
+
+@pytest.fixture
+async def harness(k8s_api: ApiClient) -> AsyncIterator[BinderHarness]:
+    core = CoreV1Api(k8s_api)
+    with contextlib.suppress(ApiException):  # the session kubesim may have it already
+        await core.create_namespace(kube.body({"metadata": {"name": NS}}))
+    h = BinderHarness(k8s_api)
+    try:
+        yield h
+    finally:
+        await h.close()
+        # the session's kubesim is shared: leave no pending pod for another test's scheduler
+        await core.delete_collection_namespaced_pod(NS, grace_period_seconds=0)
+
+
+async def pending(api: ApiClient, name: str) -> Pod:
+    """A pending pod created in the API, as our object model."""
+    name = f"{name}-{uuid.uuid4().hex[:6]}"
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "registry.k8s.io/pause"}]}
+    created = await CoreV1Api(api).create_namespaced_pod(
+        NS, kube.body({"metadata": {"name": name}, "spec": spec})
+    )
+    return make_pod(name, NS, uid=created.metadata.uid)
+
+
+async def node_of(api: ApiClient, pod: Pod) -> str:
+    read = await CoreV1Api(api).read_namespaced_pod(pod.metadata.name, NS)
+    return str(read.spec.node_name or "")
+
+
+async def test_a_placement_is_bound_and_sends_nothing(harness: BinderHarness, k8s_api: ApiClient) -> None:
+    pod = await pending(k8s_api, "p")
+    assert await harness.bind(await harness.placement(pod, "node-a")) == "bound"
+    assert await node_of(k8s_api, pod) == "node-a"
+    assert harness.outbox.sent == []
+
+
+async def test_a_redelivered_placement_of_a_pod_bound_there_is_a_success(
+    harness: BinderHarness, k8s_api: ApiClient
+) -> None:
+    pod = await pending(k8s_api, "again")
+    placement = await harness.placement(pod, "node-a")
+    assert await harness.bind(placement) == "bound"
+    assert await harness.bind(placement) == "bound"
+    assert harness.outbox.sent == []
+
+
+async def test_a_permit_wait_ends_when_the_plugin_allows(harness: BinderHarness, k8s_api: ApiClient) -> None:
+    pod = await pending(k8s_api, "gang")
+    placement = await harness.placement(pod, "node-a", permit_wait=10.0)
+    binding = asyncio.create_task(harness.bind(placement))
+    await asyncio.sleep(0.05)
+    assert not binding.done() and await node_of(k8s_api, pod) == ""  # waiting on Permit
+    await harness.decide(placement, allow=True, plugin="Gang")
+    assert await asyncio.wait_for(binding, 5) == "bound"
+    assert await node_of(k8s_api, pod) == "node-a"
+
+
+async def test_a_permit_rejection_unreserves_and_requeues(harness: BinderHarness, k8s_api: ApiClient) -> None:
+    pod = await pending(k8s_api, "rejected")
+    placement = await harness.placement(pod, "node-a", permit_wait=10.0)
+    binding = asyncio.create_task(harness.bind(placement))
+    await asyncio.sleep(0.05)
+    await harness.decide(placement, allow=False, plugin="Gang", message="the gang is incomplete")
+    assert await asyncio.wait_for(binding, 5) == "failed"
+    assert await node_of(k8s_api, pod) == ""
+    forget, unreserve, requeue = (m for _, m in harness.outbox.sent)
+    assert isinstance(forget, ForgetRequest) and forget.placement_id == placement.placement_id
+    assert isinstance(unreserve, UnreserveRequest) and unreserve.placement_id == placement.placement_id
+    assert harness.outbox.sent[1][0] == harness.outbox.subjects.unreserve(SCHEDULER)
+    assert isinstance(requeue, RequeueRequest)
+    assert (requeue.backoff, requeue.unschedulable_plugins, requeue.reason) == (
+        True,
+        ["Gang"],
+        "the gang is incomplete",
+    )
+
+
+async def test_a_permit_wait_that_times_out_fails(harness: BinderHarness, k8s_api: ApiClient) -> None:
+    pod = await pending(k8s_api, "late")
+    assert await harness.bind(await harness.placement(pod, "node-a", permit_wait=0.1)) == "failed"
+    [requeue] = harness.outbox.of(RequeueRequest)
+    assert requeue.reason.startswith("rejected due to timeout after waiting")
+
+
+async def test_a_bind_the_api_refuses_goes_back_to_the_queue_with_backoff(
+    harness: BinderHarness, k8s_api: ApiClient
+) -> None:
+    pod = await pending(k8s_api, "taken")
+    placement = await harness.placement(pod, "node-a")
+    other = {"metadata": {"name": pod.metadata.name}, "target": {"kind": "Node", "name": "node-b"}}
+    bound = await kube.undecoded(
+        CoreV1Api(k8s_api).create_namespaced_pod_binding(
+            pod.metadata.name, NS, kube.body(other), _preload_content=False
+        )
+    )
+    assert bound.status == 201
+    assert await harness.bind(placement) == "failed"
+    assert await node_of(k8s_api, pod) == "node-b"
+    [forget] = harness.outbox.of(ForgetRequest)
+    [unreserve] = harness.outbox.of(UnreserveRequest)
+    [requeue] = harness.outbox.of(RequeueRequest)
+    assert forget.node_name == unreserve.node_name == "node-a"
+    assert requeue.backoff and requeue.pod_uid == pod.metadata.uid
+    assert requeue.reason.startswith("binding rejected: ")
+    assert 'is already assigned to node "node-b"' in requeue.reason
+
+
+async def test_a_pod_deleted_before_binding_is_only_forgotten(
+    harness: BinderHarness, k8s_api: ApiClient
+) -> None:
+    pod = await pending(k8s_api, "deleted")
+    await CoreV1Api(k8s_api).delete_namespaced_pod(pod.metadata.name, NS, grace_period_seconds=0)
+    assert await harness.bind(await harness.placement(pod, "node-a")) == "gone"
+    assert [type(m) for _, m in harness.outbox.sent] == [ForgetRequest]

@@ -1,0 +1,126 @@
+"""A scheduler replica's decisions and the messages they send, in process (tests/scheduler/
+harness.py): a pod placed (assume, then done), a pod rejected with upstream's message and its
+rejecting plugins, a Permit wait carried to the binder, a refused assume, and Unreserve."""
+
+from __future__ import annotations
+
+from ksched.api.core import Node
+from ksched.bus.messages import AssumeReply, AssumeRequest, DoneOutcome, DoneRequest
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.status import Code, Status
+from ksched.framework.testing import make_node, make_pod
+from tests.scheduler.harness import EPOCH, SchedulerHarness
+
+ALLOC = {"cpu": "2", "memory": "4Gi", "pods": "110"}
+
+
+def two_nodes() -> list[Node]:
+    return [
+        make_node("small", allocatable=ALLOC),
+        make_node("big", allocatable={**ALLOC, "cpu": "8"}, labels={"disk": "ssd"}),
+    ]
+
+
+async def test_a_pod_that_fits_one_node_is_assumed_there_and_reported_scheduled() -> None:
+    h = SchedulerHarness(two_nodes())
+    pod = make_pod("p", requests={"cpu": "4"})
+    sent = await h.schedule(pod)
+    assume, done = sent
+    assert isinstance(assume, AssumeRequest) and isinstance(done, DoneRequest)
+    p = assume.placement
+    assert (p.node_name, p.namespace, p.name, p.pod_uid) == ("big", "default", "p", pod.metadata.uid)
+    assert (p.epoch, p.snapshot_generation, p.scheduler_id, p.profile) == (
+        EPOCH,
+        1,
+        "replica-h",
+        "default-scheduler",
+    )
+    assert p.permit_waits == {}
+    assert (done.outcome, done.node_name, done.lease_id) == (DoneOutcome.SCHEDULED, "big", "lease-1")
+    assert h.replica.snapshot.location(pod.metadata.uid) == "big"  # counted at once
+
+
+async def test_a_pod_that_fits_nowhere_is_reported_with_upstream_s_message() -> None:
+    h = SchedulerHarness(two_nodes())
+    [done] = await h.schedule(make_pod("huge", requests={"cpu": "16"}))
+    assert isinstance(done, DoneRequest)
+    assert done.outcome == DoneOutcome.UNSCHEDULABLE
+    assert done.unschedulable_plugins == ["NodeResourcesFit"]
+    # more than any node's allocatable: NodeResourcesFit says preemption cannot help (upstream 1.36)
+    assert done.message == (
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
+
+
+async def test_a_pod_that_fits_only_by_evicting_its_equals_finds_no_victims() -> None:
+    busy = make_pod("busy", requests={"cpu": "7"}, node_name="big", priority=10)
+    h = SchedulerHarness(two_nodes(), [busy])
+    [done] = await h.schedule(make_pod("p", requests={"cpu": "4"}, priority=10))
+    assert isinstance(done, DoneRequest)
+    assert (done.outcome, done.nominated_node_name) == (DoneOutcome.UNSCHEDULABLE, "")
+    assert done.message == (
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: "
+        "0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling."
+    )
+
+
+async def test_a_higher_priority_pod_nominates_the_node_of_its_victims() -> None:
+    busy = make_pod("busy", requests={"cpu": "7"}, node_name="big", priority=1)
+    h = SchedulerHarness(two_nodes(), [busy])
+    [done] = await h.schedule(make_pod("vip", requests={"cpu": "4"}, priority=100))
+    assert isinstance(done, DoneRequest)
+    assert (done.outcome, done.nominated_node_name) == (DoneOutcome.UNSCHEDULABLE, "big")
+
+
+async def test_a_node_selector_nobody_matches_names_node_affinity() -> None:
+    h = SchedulerHarness(two_nodes())
+    [done] = await h.schedule(make_pod("picky", spec={"nodeSelector": {"disk": "nvme"}}))
+    assert isinstance(done, DoneRequest)
+    assert (done.outcome, done.unschedulable_plugins) == (DoneOutcome.UNSCHEDULABLE, ["NodeAffinity"])
+    assert done.message == (
+        "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. no new claims to "
+        "deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
+
+
+class WaitingPermit:
+    """A Permit plugin that makes every pod wait (a gang scheduler would)."""
+
+    name = "Gang"
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        return Status(Code.WAIT, "waiting for the gang"), 12.0
+
+
+async def test_a_permit_wait_travels_with_the_placement() -> None:
+    h = SchedulerHarness(two_nodes())
+    h.cycle.frameworks["default-scheduler"].plugins.permit.append(WaitingPermit())
+    assume, done = await h.schedule(make_pod("member"))
+    assert isinstance(assume, AssumeRequest) and isinstance(done, DoneRequest)
+    assert assume.placement.permit_waits == {"Gang": 12.0}  # the binder waits in WaitOnPermit
+    assert done.outcome == DoneOutcome.SCHEDULED
+
+
+async def test_a_refused_assume_is_undone_and_retried() -> None:
+    h = SchedulerHarness(two_nodes())
+    h.outbox.answer = lambda _: AssumeReply(accepted=False, code="PodNotPending", reason="gone", epoch=EPOCH)
+    pod = make_pod("p")
+    assume, done = await h.schedule(pod)
+    assert isinstance(assume, AssumeRequest) and isinstance(done, DoneRequest)
+    assert (done.outcome, done.message) == (DoneOutcome.RETRY, "PodNotPending: gone")
+    assert h.replica.snapshot.location(pod.metadata.uid) is None  # forgotten locally
+
+
+async def test_unreserve_from_the_binder_undoes_the_local_placement_once() -> None:
+    h = SchedulerHarness(two_nodes())
+    pod = make_pod("p", requests={"cpu": "4"})
+    assume, _ = await h.schedule(pod)
+    assert isinstance(assume, AssumeRequest)
+    placement = assume.placement
+    ack = await h.unreserve(placement.placement_id, pod, placement.node_name)
+    assert ack.ok and h.replica.snapshot.location(pod.metadata.uid) is None
+    again = await h.unreserve(placement.placement_id, pod, placement.node_name)
+    assert (again.ok, again.code) == (False, "Unknown")
