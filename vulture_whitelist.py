@@ -141,6 +141,10 @@ pod_group_templates  # unused variable (shared/ksched/api/scheduling.py:100)
 p50_ms  # unused variable (shared/ksched/bench/cycle.py:28)
 p99_ms  # unused variable (shared/ksched/bench/cycle.py:29)
 double_bound_examples  # unused variable (shared/ksched/bench/chaos.py:76), in the chaos JSON report
+devices_per_node  # unused variable (shared/ksched/bench/dra.py:39)
+measured_pods  # unused variable (shared/ksched/bench/dra.py:41)
+cpu_seconds  # unused variable (shared/ksched/bench/dra.py)
+pods_per_cpu_second  # unused variable (shared/ksched/bench/dra.py)
 
 # registered with atexit
 _kill_leftovers  # unused function (shared/ksched/bus/embedded.py:289)

@@ -33,3 +33,14 @@ def test_spread_and_antiaffinity_carry_their_templates_constraint() -> None:
     assert "affinity" not in shapes.pod("plain", "p", "b")["spec"]
     with pytest.raises(ValueError, match="unknown shape"):
         shapes.pod("square", "p", "b")
+
+
+def test_the_dra_bench_places_every_pod_on_its_own_device() -> None:
+    from ksched.bench import dra
+
+    result = dra.run(nodes=6, devices=3, init=6, measure=12)
+    assert (result.scheduled, result.measured_pods) == (12, 12)  # all 18 devices, none twice
+    prefilled = dra.run(nodes=6, devices=3, init=9, measure=9, prefill=True)
+    assert prefilled.scheduled == 9  # the prefilled devices are taken: the 9 others, none twice
+    with pytest.raises(ValueError, match="more than the 18 devices"):
+        dra.run(nodes=6, devices=3, init=10, measure=9)

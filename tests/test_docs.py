@@ -129,7 +129,7 @@ def code_texts(text: str) -> Iterator[str]:
     yield from re.findall(r"`([^`]+)`", "\n".join(prose))
 
 
-COMMAND = re.compile(r"(?:^|(?<=[\s/]))ksched ([a-z]+(?: ?\| ?[a-z]+)*)([^#]*)")
+COMMAND = re.compile(r"(?:^|(?<=[\s/]))ksched ([a-z]+(?:-[a-z]+)*(?: ?\| ?[a-z]+)*)([^#]*)")
 
 
 def documented_commands() -> Iterator[tuple[str, str, str | None, list[str]]]:

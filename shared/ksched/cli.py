@@ -28,6 +28,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "scheduler": ("ksched_scheduler.cli:main", "run a scheduling-cycle service replica"),
     "binder": ("ksched_binder.cli:main", "run the binder service"),
     "ui": ("ksched_ui.cli:main", "serve the live web page: nodes by zone, the queue, why a pod is pending"),
+    "kube-scheduler": (
+        "ksched.launcher.dropin:main",
+        "kube-scheduler's command line: the whole pipeline in one container, elected as kube-scheduler",
+    ),
     "up": ("ksched.launcher.cli:up_main", "start NATS, kubesim and every service; keep running"),
     "demo": ("ksched.launcher.cli:demo_main", "the `make run` demo: start everything, run a workload"),
     "trace": ("ksched.tracing.cli:main", "print a pod's scheduling timeline across services"),

@@ -145,7 +145,11 @@ async def two_groups_for_room_for_one(stack: Stack, api: ApiClient, ns: str, vic
         "Unschedulable",
         "pod group is unschedulable",
     )
-    assert (await condition(api, ns, winner) or {}).get("status") == "True"
+
+    async def winner_scheduled() -> bool:  # written by the replica that placed it, in the background
+        return (await condition(api, ns, winner) or {}).get("status") == "True"
+
+    assert await eventually(winner_scheduled, timeout=30)
     for _ in range(6):  # the loser stays pending and holds nothing while there is no room
         assert bound_per_group(await pod_nodes(api, ns))[loser] == 0
         await asyncio.sleep(0.5)

@@ -100,3 +100,23 @@ def test_bad_values_are_named() -> None:
         elect(["--leader-elect-retry-period", "soon"])
     with pytest.raises(ValueError, match=r"leaseDuration \(10.0s\) must be greater than renewDeadline"):
         elect(["--leader-elect-lease-duration", "10s"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "elected"),
+    [
+        (["--leader-elect=true"], True),
+        (["--leader-elect"], True),
+        (["--leader-elect=false"], False),
+        (["--no-leader-elect"], False),
+    ],
+)
+def test_kube_scheduler_spellings_of_leader_elect(argv: list[str], elected: bool) -> None:
+    """kube-scheduler's ``--leader-elect=true|false`` (issue 25: argparse refused ``=true`` before)."""
+    assert (elect(argv, config_text=OFF_CONFIG if elected else None) is not None) is elected
+
+
+def test_only_the_leases_resource_lock() -> None:
+    assert elect(["--leader-elect-resource-lock=leases"]) is not None
+    with pytest.raises(ValueError, match=r'--leader-elect-resource-lock: Unsupported value: "endpoints"'):
+        elect(["--leader-elect-resource-lock=endpoints"])

@@ -92,7 +92,7 @@ class Replay:
             req["body"] if body is None else body,
             content_type,
         )
-        assert status == cap["status"], (name, got)
+        assert status == cap["status"], (name, got.get("message"), got)
         assert headers["Content-Type"] == cap["headers"]["Content-Type"], name
         assert normalize(got) == normalize(cap["body"]), name
         return got

@@ -175,3 +175,38 @@ async def test_a_binding_failure_condition_fails_pre_bind(world: World) -> None:
     status = await asyncio.wait_for(task, 10)
     assert status is not None and status.code == Code.ERROR
     assert status.message == 'device binding failed: claim=claim, reason=Broken, message="no"'
+
+
+async def test_unreserve_after_pre_bind_removes_only_the_pods_reservation(world: World) -> None:
+    """A binding cycle failing after PreBind (e.g. Bind refused): upstream Unreserve's patch takes the
+    pod out of ``reservedFor`` by uid; the allocation and the finalizer stay, other consumers too."""
+    pod, data = await schedule(world)
+    binder = DynamicResources(FakeHandle(client=world.api))
+    state = CycleState()
+    binder.import_state(state, data)
+    assert await binder.pre_bind(state, PodInfo(pod), NODE) is None
+    # another consumer that exists (kubesim's resourceclaim controller drops reservations of gone pods)
+    other_pod = {"metadata": {"name": "other"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    created = await world.core.create_namespaced_pod(world.ns, kube.body(other_pod))
+    other = {"resource": "pods", "name": "other", "uid": created.metadata.uid}
+    claim = await world.claims.get(world.ns, "claim")
+    reserved = [msgspec.to_builtins(r) for r in claim.status.reserved_for]
+    await world.resource.patch_namespaced_resource_claim_status(
+        "claim", world.ns, {"status": {"reservedFor": [*reserved, other]}}
+    )
+    await binder.unreserve_api(state, PodInfo(pod), NODE)
+    claim = await world.claims.get(world.ns, "claim")
+    assert [r.name for r in claim.status.reserved_for] == ["other"]
+    assert claim.status.allocation is not None
+    assert FINALIZER in claim.metadata.finalizers
+
+
+async def test_unreserve_without_pre_bind_writes_nothing(world: World) -> None:
+    pod, data = await schedule(world)
+    binder = DynamicResources(FakeHandle(client=world.api))
+    state = CycleState()
+    binder.import_state(state, data)
+    before = await world.claims.get(world.ns, "claim")
+    await binder.unreserve_api(state, PodInfo(pod), NODE)
+    after = await world.claims.get(world.ns, "claim")
+    assert after.metadata.resource_version == before.metadata.resource_version

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import time
 from typing import Any
 
@@ -60,6 +62,10 @@ log = logging.getLogger(__name__)
 KILL_MID_BATCH = "binder-mid-batch"
 """Test hook (:mod:`ksched.service.kill_hooks`): killed once a pod of a batch is bound, the batch
 not yet acknowledged."""
+STOP_BEFORE_PREBIND_ENV = "KSCHED_TEST_STOP_BEFORE_PREBIND"
+"""Test hook: ``namespace/name`` of pods, comma-separated; a binder about to run PreBind for one of
+them stops itself (SIGSTOP), once per pod, so a test can kill it between Reserve and PreBind. Unset
+in production."""
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -106,6 +112,7 @@ class BinderService:
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
         #: placement id -> the ``traceparent`` its message carried (the informer's span)
         self._parents: dict[str, str] = {}
+        self._stop_before_prebind = {k for k in os.environ.get(STOP_BEFORE_PREBIND_ENV, "").split(",") if k}
         self._draining = False
         self.busy = 0
 
@@ -124,7 +131,7 @@ class BinderService:
         )
         await ensure_streams(self.bus)
         self.tracer.start(self.bus)
-        self.use_api(await api_client(common.kubeconfig, component="ksched-binder"))
+        self.use_api(await api_client(common.kubeconfig, component="ksched-binder", master=common.master))
         self.consumer = await PullConsumer.create(
             self.bus,
             endpoints.PLACEMENTS,
@@ -290,10 +297,15 @@ class BinderService:
                 self._write_results(p, state)
                 await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
                 return "failed"
+        if f"{p.namespace}/{p.name}" in self._stop_before_prebind:
+            self._stop_before_prebind.discard(f"{p.namespace}/{p.name}")  # once
+            log.warning("test hook %s: stopping before PreBind", STOP_BEFORE_PREBIND_ENV)
+            os.kill(os.getpid(), signal.SIGSTOP)
         since = _clock()
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
         self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)
         if st is not None:
+            await self._unreserve_api(fw, state, pi, p.node_name)
             self._write_results(p, state)
             await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
             return "failed"
@@ -301,6 +313,7 @@ class BinderService:
         st = await fw.run_binding(state, pi, p.node_name)
         redelivered = st is not None and already_bound_to(st, p.node_name)
         if st is not None and not redelivered:
+            await self._unreserve_api(fw, state, pi, p.node_name)
             if pod_gone(st):
                 self._trace(
                     p, Phase.BIND_FAILED, since, node=p.node_name, reason="pod deleted before binding"
@@ -336,6 +349,20 @@ class BinderService:
         if p.flushed_from_unschedulable:
             metrics.POD_SCHEDULED_AFTER_FLUSH.inc()
         return "bound"
+
+    @staticmethod
+    async def _unreserve_api(fw: Framework, state: CycleState, pi: PodInfo, node_name: str) -> None:
+        """A failed binding cycle: the Reserve plugins undo what PreBind wrote to the API (plugins
+        with an ``unreserve_api``, e.g. DynamicResources' ``reservedFor`` entries), in reverse order
+        as Unreserve runs; the deciding replica then runs Unreserve itself."""
+        for pl in reversed(fw.plugins.reserve):
+            undo = getattr(pl, "unreserve_api", None)
+            if undo is None:
+                continue
+            try:
+                await undo(state, pi, node_name)
+            except Exception:
+                log.exception("Unreserve of plugin %s failed", pl.name)
 
     async def wait_on_permit(self, p: Placement) -> Status | None:
         """Wait until every waiting Permit plugin allows the pod, one rejects it, or time runs out."""

@@ -151,7 +151,7 @@ class InformerService:
         self.ledger.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, LEDGER_ENTRY)
         if self.gangs.enabled:
             self.commits_kv = await TypedKV.open(self.bus, GANG_COMMITS, GangCommit)
-        self.api = await api_client(common.kubeconfig, component="ksched-informer")
+        self.api = await api_client(common.kubeconfig, component="ksched-informer", master=common.master)
         if not self.leadership.elected:
             await self._start_active()
             return

@@ -9,7 +9,9 @@
   (``podgroup_protection``);
 * PodDisruptionBudget status is kept up to date (disruption controller);
 * PVs and PVCs are bound, provisioned and released (PV controller, ``pv_controller``; off by default
-  in the Python API, on in ``ksched kubesim``).
+  in the Python API, on in ``ksched kubesim``);
+* ResourceClaims are created from templates for pods, released when their pods end and deleted with
+  them (resourceclaim controller, ``claim_controller``).
 
 Controllers react to store changes through a listener and act later via the event loop, never
 inside the write that triggered them.
@@ -25,6 +27,7 @@ from typing import Any
 
 from ksched.apimachinery.labels import Selector, SelectorError
 
+from .claim_controller import CLAIMS, TEMPLATES, ResourceClaimController
 from .errors import ApiError
 from .jsonio import JSON, rfc3339
 from .managed_fields import CONTROLLER_MANAGER, KUBELET_MANAGER
@@ -54,6 +57,8 @@ class LifecycleSettings:
     pv_controller: bool = False
     #: seconds from a PV/PVC/StorageClass change until the PV controller reacts
     pv_bind_delay: float = 0.1
+    #: create claims from templates, release and delete them (see ``claim_controller``)
+    claim_controller: bool = True
 
 
 def _node_conditions(now: str) -> list[JSON]:
@@ -93,6 +98,9 @@ class Lifecycle:
             else None
         )
         self.pod_groups = PodGroupProtection(registry, self._later)
+        self.claims = (
+            ResourceClaimController(registry, 0.0, self._later) if settings.claim_controller else None
+        )
         self.running = False
 
     # --- wiring -------------------------------------------------------------------------------
@@ -117,6 +125,8 @@ class Lifecycle:
         if groups is not None:
             for entry in list(groups.objects.values()):
                 self._on_change(groups, Change(entry.rv, entry, None))
+        if self.claims is not None:
+            self.claims.catch_up()
 
     def stop(self) -> None:
         self.running = False
@@ -184,6 +194,8 @@ class Lifecycle:
             self.volumes.on_change(key, change)
         if key in (PODS.key, POD_GROUPS.key):
             self.pod_groups.on_change(key, change)
+        if self.claims is not None and key in (PODS.key, CLAIMS.key, TEMPLATES.key):
+            self.claims.on_change(key, change)
 
     @staticmethod
     def _own_write(change: Change) -> bool:

@@ -183,6 +183,7 @@ SCHEMAS: dict[str, Schema] = {
     "StatefulSet": {"metadata": _METADATA, "spec": {"template": _TEMPLATE}, "status": _CONDITIONS},
     "Service": {"metadata": _METADATA, "spec": {"ports": ("port", {})}, "status": _CONDITIONS},
     "Namespace": {"metadata": _METADATA, "status": _CONDITIONS},
+    "ResourceClaim": {"metadata": _METADATA, "status": {"reservedFor": ("uid", {})}},
 }
 DEFAULT_SCHEMA: Schema = {"metadata": _METADATA, "status": _CONDITIONS}
 

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from . import errors, managed_fields, patch
+from .dra_strategies import dra_strategy
 from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
 from .events_api import core_to_events, events_to_core
 from .events_api import validate as validate_event
@@ -129,7 +130,10 @@ class Registry:
         for rt in RESOURCES:
             if rt.storage_of is None:
                 extra = WORKLOAD_STRATEGIES.get(rt.key)
-                self.strategies[rt.key] = extra(rt) if extra is not None else strategy_for(rt)
+                if extra is not None:
+                    self.strategies[rt.key] = extra(rt)
+                else:
+                    self.strategies[rt.key] = dra_strategy(rt) or strategy_for(rt)
         self.views: dict[str, View] = {
             rt.key: View(rt, core_to_events, events_to_core) for rt in RESOURCES if rt.storage_of == "events"
         }

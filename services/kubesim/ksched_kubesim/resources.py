@@ -368,6 +368,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         False,
         "deviceclass",
         has_generation=True,
+        storage_version_hash="Yk2PTc1Ybxk=",
     ),
     ResourceType(
         "resource.k8s.io",
@@ -377,6 +378,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         True,
         "resourceclaim",
         subresources=("status",),
+        storage_version_hash="wgAZaHcZxUg=",
     ),
     ResourceType(
         "resource.k8s.io",
@@ -385,6 +387,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "ResourceClaimTemplate",
         True,
         "resourceclaimtemplate",
+        storage_version_hash="TuzjC49aUfM=",
     ),
     ResourceType(
         "resource.k8s.io",
@@ -393,6 +396,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         "ResourceSlice",
         False,
         "resourceslice",
+        has_generation=True,
+        storage_version_hash="KsC072WgaEY=",
         fields=("spec.nodeName", "spec.driver"),
     ),
     # scheduling.x-k8s.io/v1alpha1: scheduler-plugins' Coscheduling PodGroup CRD, served as if installed

@@ -231,6 +231,15 @@ class KubeSim:
         entry = self.registry.create(rt, namespace, copy.deepcopy(obj))
         return self.render(rt, entry)
 
+    def update(self, obj: JSON, subresource: str | None = None) -> JSON:
+        """Update (PUT) through the full API path, ``subresource="status"`` for the status; returns the
+        stored object. A ``metadata.resourceVersion`` in ``obj`` is a precondition, as over HTTP."""
+        rt = self.resource(obj)
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or ("default" if rt.namespaced else "")
+        entry = self.registry.update(rt, namespace, meta.get("name") or "", copy.deepcopy(obj), subresource)
+        return self.render(rt, entry)
+
     def load(self, obj: JSON) -> JSON:
         """Store an object as given (status and defaults untouched); uid/creationTimestamp kept if set.
 

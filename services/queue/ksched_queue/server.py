@@ -83,7 +83,7 @@ class QueueServer:
         bind_queue_metrics(self.core)
         self.port = await self.health.start()
         if self.leadership.elected:
-            self.api = await api_client(common.kubeconfig, component="ksched-queue")
+            self.api = await api_client(common.kubeconfig, component="ksched-queue", master=common.master)
             self.leadership.start(self.api, self.health)
             self.started.set()
         self.tasks.spawn("lead", self._serve_when_leading)

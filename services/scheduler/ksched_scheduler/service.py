@@ -201,7 +201,7 @@ class SchedulerService:
             **common.nats_credentials.connect_kwargs(),
         )
         if api_reachable(common.kubeconfig):
-            self.api = await api_client(common.kubeconfig, component="ksched-scheduler")
+            self.api = await api_client(common.kubeconfig, component="ksched-scheduler", master=common.master)
             self.reporter = Reporter(self.api, self.tasks, reporting_instance=self.identity)
             if self.options.record_results:
                 self.results = ResultWriter(self.api)

@@ -1,6 +1,8 @@
 """``ksched bench``: performance figures (printed; not pass/fail).
 
 ksched bench cycle --nodes N --pods M [--json]     in-process scheduling cycles per second
+ksched bench dra --nodes N --devices D --init I --pods M [--json]
+                                                    in-process pods with claims from a template
 ksched bench e2e --nodes N --pods M [--schedulers K] [--binders B] [--shape S] [--json]
                                                     creation-to-bound through every service
 ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--json FILE]
@@ -42,6 +44,27 @@ def cycle_main(argv: Sequence[str]) -> int:
     from ksched.bench.cycle import as_dict, run
 
     _print(as_dict(run(ns.nodes, ns.pods, ns.existing)), ns.json)
+    return 0
+
+
+def dra_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="ksched bench dra",
+        description="In-process scheduling of pods with ResourceClaims from a template "
+        "(scheduler_perf SchedulingWithResourceClaimTemplate).",
+    )
+    p.add_argument("--nodes", type=int, default=500)
+    p.add_argument("--devices", type=int, default=10, help="devices per node")
+    p.add_argument("--init", type=int, default=2500, help="pods placed before the measurement")
+    p.add_argument("--pods", type=int, default=2500, help="pods measured")
+    p.add_argument(
+        "--prefill", action="store_true", help="place the init pods directly instead of scheduling them"
+    )
+    p.add_argument("--json", action="store_true")
+    ns = p.parse_args(list(argv))
+    from ksched.bench.dra import as_dict, run
+
+    _print(as_dict(run(ns.nodes, ns.devices, ns.init, ns.pods, prefill=ns.prefill)), ns.json)
     return 0
 
 
@@ -125,6 +148,9 @@ def all_main(argv: Sequence[str]) -> int:
         ["ksched.plugins.interpodaffinity.bench", "--nodes", "5000", "--shape", "affinity"],
     )
     _run_module("DefaultPreemption (PreemptionAsync shape)", ["ksched.bench.preemption", "--mode", "async"])
+    print("\n== DynamicResources, claims from a template (SchedulingWithResourceClaimTemplate)", flush=True)
+    dra_main([])  # upstream's 5000pods_500nodes: 500 nodes x 10 devices, 2,500 + 2,500 pods
+    dra_main(["--nodes", "1000", "--devices", "8", "--init", "4000", "--pods", "4000"])
     _run_module("kubesim list/watch/bind", ["ksched_kubesim.bench"])
     print(
         "\n== end to end through every service, scheduler_perf shapes (2,000 nodes x 6,000 pods)", flush=True
@@ -160,7 +186,14 @@ def chaos_main(argv: Sequence[str]) -> int:
     return 0 if report.ok else 1
 
 
-COMMANDS = {"cycle": cycle_main, "e2e": e2e_main, "chaos": chaos_main, "gangs": gangs_main, "all": all_main}
+COMMANDS = {
+    "cycle": cycle_main,
+    "dra": dra_main,
+    "e2e": e2e_main,
+    "chaos": chaos_main,
+    "gangs": gangs_main,
+    "all": all_main,
+}
 
 
 def main(argv: Sequence[str]) -> int:

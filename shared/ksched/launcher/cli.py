@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ksched.launcher.stack import UI_PORT, Stack, StackOptions
+from ksched.service.goflags import GoFlagParser
 from ksched.service.options import add_feature_gates_argument
+from ksched.service.upstream_flags import log_level
 
 
 def stack_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,6 +33,16 @@ def stack_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--ui-port", type=int, default=UI_PORT, help=f"the web page's port if free (default {UI_PORT})"
     )
+    p.add_argument(
+        "-v",
+        "--v",
+        type=int,
+        default=None,
+        help="kube-scheduler's klog verbosity for every service (4+: DEBUG)",
+    )
+    p.add_argument(
+        "--logging-format", choices=("text", "json"), default="text", help="every service's log format"
+    )
 
 
 def options_from(ns: argparse.Namespace, workdir: Path) -> StackOptions:
@@ -47,6 +59,8 @@ def options_from(ns: argparse.Namespace, workdir: Path) -> StackOptions:
         feature_gates=str(ns.feature_gates),
         ui=ns.ui,
         ui_port=ns.ui_port,
+        log_level=log_level(ns, "INFO"),
+        log_format=ns.logging_format,
     )
 
 
@@ -77,7 +91,7 @@ async def _up(options: StackOptions) -> int:
 
 
 def up_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(
+    p = GoFlagParser(
         prog="ksched up",
         description="Start NATS, kubesim (unless --kubeconfig) and every ksched service as separate "
         "processes on this machine, and keep them running until Ctrl-C.",

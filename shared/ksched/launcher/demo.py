@@ -23,12 +23,54 @@ from ksched.launcher.stack import UI_PORT, Stack, StackOptions
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 SIZES = {"small": ("4", "16Gi"), "medium": ("8", "32Gi"), "large": ("16", "64Gi")}
+GPU_DRIVER = "gpu.example.com"
+GPUS_PER_NODE = 4
+RESOURCE_API = "resource.k8s.io/v1"
+
+
+def gpu_slice(node: str) -> dict[str, Any]:
+    """The ResourceSlice a GPU driver would publish for ``node``: four 80Gi GPUs in one pool."""
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpu"},
+        "spec": {
+            "driver": GPU_DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"gpu-{g}",
+                    "attributes": {"model": {"string": "h100"}, "index": {"int": g}},
+                    "capacity": {"memory": {"value": "80Gi"}},
+                }
+                for g in range(GPUS_PER_NODE)
+            ],
+        },
+    }
+
+
+def gpu_claim_template() -> dict[str, Any]:
+    """One GPU of the demo's DeviceClass, for pods to claim through ``resourceClaimTemplateName``."""
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one-gpu", "namespace": "demo"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}},
+    }
 
 
 def cluster_objects(nodes: int, seed: int = 7) -> list[dict[str, Any]]:
-    """Nodes across three zones in three sizes, every tenth a tainted GPU node; two priority classes."""
+    """Nodes across three zones in three sizes, every tenth a tainted GPU node with a ResourceSlice of
+    four GPUs; two priority classes; the ``gpu`` DeviceClass."""
     rng = random.Random(seed)
     items: list[dict[str, Any]] = [
+        {
+            "apiVersion": RESOURCE_API,
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]},
+        },
         {
             "apiVersion": "scheduling.k8s.io/v1",
             "kind": "PriorityClass",
@@ -56,6 +98,7 @@ def cluster_objects(nodes: int, seed: int = 7) -> list[dict[str, Any]]:
         if i % 10 == 9:
             labels["accelerator"] = "gpu"
             spec["taints"] = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+            items.append(gpu_slice(name))
         res = {"cpu": cpu, "memory": memory, "pods": "110"}
         items.append(
             {
@@ -92,7 +135,8 @@ def _pod(name: str, app: str, cpu: str, memory: str, **spec: Any) -> dict[str, A
 
 
 def workload(scale: int) -> list[dict[str, Any]]:
-    """Web pods spread across zones, low-priority batch, GPU pods, spread-out API pods, and a few too big."""
+    """Web pods spread across zones, low-priority batch, GPU pods, trainers claiming a GPU each (a
+    ResourceClaim from the ``one-gpu`` template), spread-out API pods, and a few too big."""
     pods: list[dict[str, Any]] = []
     spread = [
         {
@@ -116,6 +160,17 @@ def workload(scale: int) -> list[dict[str, Any]]:
         "nodeSelector": {"accelerator": "gpu"},
     }
     pods += [_pod(f"gpu-{i:03d}", "gpu", "1", "2Gi", **gpu) for i in range(scale // 2)]
+    for i in range(scale // 4):
+        trainer = _pod(
+            f"trainer-{i:03d}",
+            "trainer",
+            "1",
+            "2Gi",
+            tolerations=gpu["tolerations"],
+            resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        )
+        trainer["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+        pods.append(trainer)
     anti = {
         "podAntiAffinity": {
             "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -172,11 +227,16 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: 
     try:
         v1: Any = client.CoreV1Api(api_client)
         await v1.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}})
+        resource: Any = client.ResourceV1Api(api_client)
+        await resource.create_namespaced_resource_claim_template("demo", gpu_claim_template())
         pods = workload(scale)
         expected_unschedulable = {
             p["metadata"]["name"] for p in pods if p["metadata"]["labels"]["app"] == "too-big"
         }
-        print(f"submitting {len(pods)} pods (web spread over zones, batch, gpu, api, 3 that cannot fit)")
+        print(
+            f"submitting {len(pods)} pods (web spread over zones, batch, gpu, trainers claiming a GPU, "
+            "api, 3 that cannot fit)"
+        )
         started = time.monotonic()
         await _create_all(v1, pods)
         done_at = None
@@ -202,6 +262,7 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: 
             await asyncio.sleep(0.5)
         print()
         code = await _summary(v1, stack, listing, expected_unschedulable, done_at, keep)
+        code = max(code, await _claims_summary(resource, listing))
         if keep:
             print("\nthe stack keeps running; Ctrl-C stops everything.", flush=True)
             with contextlib.suppress(asyncio.CancelledError):
@@ -252,6 +313,24 @@ async def _summary(
         + (f" in {done_at:.1f}s" if done_at else "")
     )
     return 0 if ok else 1
+
+
+async def _claims_summary(resource: Any, listing: list[Any]) -> int:
+    """Print the GPUs the trainers got; 1 when a device was allocated twice or a bound trainer lacks one."""
+    claims = (await resource.list_namespaced_resource_claim("demo")).items
+    devices: Counter[str] = Counter()
+    for claim in claims:
+        allocation = claim.status.allocation if claim.status else None
+        for result in allocation.devices.results if allocation else []:
+            devices[f"{result.driver}/{result.pool}/{result.device}"] += 1
+    twice = sorted(d for d, n in devices.items() if n > 1)
+    trainers = [p for p in listing if p.metadata.labels["app"] == "trainer" and p.spec.node_name]
+    print(
+        f"\nGPUs allocated through ResourceClaims: {sum(devices.values())} for {len(trainers)} bound trainers"
+    )
+    if twice:
+        print("  allocated twice:", ", ".join(twice))
+    return 1 if twice or sum(devices.values()) < len(trainers) else 0
 
 
 def _cpu(q: str) -> float:

@@ -24,13 +24,13 @@ def _names(service: str, count: int) -> list[str]:
     return [service] if count == 1 else [f"{service}-{i}" for i in range(count)]
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: get SIGTERM when the launcher dies, even by SIGKILL (Linux)."""
+def _die_with_parent(sig: int = signal.SIGTERM) -> None:
+    """In the child before exec: get ``sig`` when the launcher dies, even by SIGKILL (Linux)."""
     try:
         import ctypes
 
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc.prctl(1, sig)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 
@@ -76,6 +76,7 @@ class StackOptions:
     nodes: int = 0
     scenarios: Sequence[str] = ()
     kubeconfig: str | None = None
+    """None: start kubesim; "": the in-cluster configuration (the services get no --kubeconfig)."""
     config: str | None = None
     schedulers: int = 1
     binders: int = 1
@@ -102,6 +103,16 @@ class StackOptions:
     """Also run ``ksched ui`` (process ``ui``; its page at :meth:`Stack.http_url`)."""
     ui_port: int = 0
     """The UI's port if free (0: any free port)."""
+    service_args: Sequence[str] = ()
+    """More flags for every service (informer, queue, scheduler, binder)."""
+    nats_url: str | None = None
+    """Use this NATS server instead of starting an embedded one."""
+    singleton_election: bool = True
+    """False: the informer and queue run with ``--no-leader-elect`` (the launcher itself is elected,
+    as ``ksched kube-scheduler``)."""
+    parent_death_signal: int = signal.SIGTERM
+    """What the services get when the launcher dies, even by SIGKILL (``ksched kube-scheduler``: SIGKILL,
+    so that nothing of a dead leader's pipeline outlives it)."""
 
 
 class Stack:
@@ -110,6 +121,7 @@ class Stack:
         self.workdir = options.workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.nats = EmbeddedNats(store_dir=str(self.workdir / "jetstream"))
+        self.nats_url = options.nats_url
         self.kubeconfig = options.kubeconfig or str(self.workdir / "kubeconfig")
         self.procs: dict[str, Proc] = {}
 
@@ -117,12 +129,12 @@ class Stack:
     def _common(self) -> list[str]:
         args = [
             "--nats",
-            self.nats.url,
-            "--kubeconfig",
-            self.kubeconfig,
+            self.nats_url or self.nats.url,
             "--subject-prefix",
             self.options.prefix,
         ]
+        if self.options.kubeconfig != "":
+            args += ["--kubeconfig", self.kubeconfig]
         args += ["--log-level", self.options.log_level, "--log-format", self.options.log_format]
         if self.options.config:
             args += ["--config", self.options.config]
@@ -132,7 +144,10 @@ class Stack:
 
     def _service(self, name: str, service: str, extra: Sequence[str] = (), port: int = 0) -> Proc:
         port = free_port(port)
-        args = [service, *self._common(), "--http-port", str(port), "--id", name, *extra]
+        own = self.options.service_args if service in ("informer", "queue", "scheduler", "binder") else ()
+        args = [service, *self._common(), "--http-port", str(port), "--id", name, *own, *extra]
+        if not self.options.singleton_election and service in ("informer", "queue"):
+            args.append("--no-leader-elect")
         proc = Proc(name, service, args, port, self.workdir / f"{name}.log")
         self.procs[name] = proc
         return proc
@@ -158,14 +173,18 @@ class Stack:
                 stdin=asyncio.subprocess.DEVNULL,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=self._preexec if sys.platform == "linux" else None,
             )
         finally:
             log.close()
 
+    def _preexec(self) -> None:
+        _die_with_parent(self.options.parent_death_signal)
+
     # --- lifecycle ---------------------------------------------------------------------------------
     async def start(self, timeout: float = 60.0) -> None:
-        await self.nats.start()
+        if self.nats_url is None:
+            await self.nats.start()
         if self.options.kubeconfig is None:
             await self._start_kubesim(timeout)
         for name in _names("informer", self.options.informers):
@@ -333,7 +352,23 @@ class Stack:
                 with contextlib.suppress(ProcessLookupError):
                     proc.process.kill()
                 await proc.process.wait()
-        await self.nats.stop()
+        if self.nats_url is None:
+            await self.nats.stop()
+
+    def kill_all_now(self) -> None:
+        """SIGKILL every service and the embedded nats-server at once, without waiting (a leader that
+        lost its Lease stops acting this instant)."""
+        pids = [p.pid for p in self.procs.values() if p.running]
+        if self.nats_url is None:
+            pids.append(self.nats.pid)
+        for pid in pids:
+            if pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def exited(self) -> list[str]:
+        """The services that have exited (a pipeline missing one)."""
+        return [p.name for p in self.procs.values() if p.process is not None and not p.running]
 
     def http_url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.procs[name].http_port}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from ksched.service.options import (
     new_parser,
     scheduler_config,
 )
+from ksched.service.upstream_flags import apply_to, write_config
 
 OptionsT = TypeVar("OptionsT")
 
@@ -74,6 +76,14 @@ def configure(
     except ConfigError as exc:
         _exit(f"{prog}: {common.config}: invalid configuration:\n{exc}")
     try:
+        apply_to(ns, config, common.config)
+    except ValueError as exc:
+        _exit(f"{prog}: {exc}")
+    common = dataclasses.replace(common, kubeconfig=config.client_connection.kubeconfig or None)
+    if ns.write_config_to:
+        write_config(config, ns.write_config_to)
+        raise SystemExit(0)
+    try:
         HTTPExtenders(config.extenders)  # TLS settings and files usable (upstream refuses to start)
     except ExtenderConfigError as exc:
         _exit(f"{prog}: {common.config}: invalid configuration: {exc}")
@@ -91,6 +101,8 @@ def main(command: ServiceCommand[OptionsT], argv: Sequence[str]) -> int:
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
             return INVALID_EXIT_CODE
+        if exc.code == 0:
+            return 0  # --write-config-to (or --help) done
         raise
     service = command.service(options, config)
     runner = asyncio.Runner(loop_factory=_uvloop() if command.uvloop else None)

@@ -2,14 +2,16 @@
 
 Flag beats environment beats the KubeSchedulerConfiguration's ``leaderElection`` beats the default:
 
-- ``--leader-elect`` / ``--no-leader-elect`` (``KSCHED_LEADER_ELECT=true|false``; config
-  ``leaderElect``, default on). It needs the API for its Lease: without a kubeconfig or an in-cluster
-  service account it is off unless asked for explicitly (then it is an error).
+- ``--leader-elect`` / ``--leader-elect=true|false`` / ``--no-leader-elect``
+  (``KSCHED_LEADER_ELECT=true|false``; config ``leaderElect``, default on). It needs the API for
+  its Lease: without a kubeconfig or an in-cluster service account it is off unless asked for
+  explicitly (then it is an error).
 - ``--lease-name`` (alias ``--leader-elect-resource-name``, ``KSCHED_LEASE_NAME``): default
   ``ksched-<service>``, or ``<resourceName>-<service>`` when the configuration names a resource
   (the two services need two Leases).
 - ``--lease-namespace`` (alias ``--leader-elect-resource-namespace``, ``KSCHED_LEASE_NAMESPACE``;
   config ``resourceNamespace``, default ``kube-system``).
+- ``--leader-elect-resource-lock``: ``leases`` only, as kube-scheduler 1.36.
 - ``--leader-elect-lease-duration`` / ``-renew-deadline`` / ``-retry-period`` (Go durations;
   ``KSCHED_LEADER_ELECT_LEASE_DURATION`` ...; config; defaults 15s / 10s / 2s).
 
@@ -27,6 +29,7 @@ from collections.abc import Mapping
 from ksched.apimachinery.duration import DurationError, seconds
 from ksched.config.defaults import DEFAULT_LOCK_OBJECT_NAME
 from ksched.config.types import KubeSchedulerConfiguration
+from ksched.service.goflags import GoBool
 from ksched.service.kube import api_reachable
 from ksched.service.leader import ElectionConfig
 
@@ -47,9 +50,10 @@ def add_leader_election_arguments(
     g = parser.add_argument_group("leader election (one active instance, hot standbys)")
     g.add_argument(
         "--leader-elect",
-        action=argparse.BooleanOptionalAction,
+        action=GoBool,
         default=_env(e, "LEADER_ELECT"),
-        help="elect a leader through a coordination.k8s.io Lease; standbys wait (default: on when the "
+        help="elect a leader through a coordination.k8s.io Lease; standbys wait; --leader-elect=true|false "
+        "as kube-scheduler takes it, or --no-leader-elect (default: on when the "
         "API is reachable through --kubeconfig or in-cluster, unless the configuration says "
         "leaderElect: false)",
     )
@@ -66,6 +70,12 @@ def add_leader_election_arguments(
         dest="lease_namespace",
         default=_env(e, "LEASE_NAMESPACE"),
         help=f"namespace of the Lease (default: the configuration's, else {DEFAULT_LEASE_NAMESPACE})",
+    )
+    g.add_argument(
+        "--leader-elect-resource-lock",
+        default=_env(e, "LEADER_ELECT_RESOURCE_LOCK"),
+        metavar="leases",
+        help="the lock's kind: leases, the only one kube-scheduler 1.36 supports",
     )
     for option, env_name, default in (
         ("lease-duration", "LEADER_ELECT_LEASE_DURATION", "15s"),
@@ -112,6 +122,11 @@ def election_config(
 ) -> ElectionConfig | None:
     """The election of ``service`` (None: run without one). Raises ValueError for bad values."""
     le = config.leader_election
+    lock = ns.leader_elect_resource_lock or le.resource_lock
+    if lock not in ("", "leases"):
+        raise ValueError(
+            f'--leader-elect-resource-lock: Unsupported value: "{lock}": supported values: "leases"'
+        )
     asked = _flag(ns.leader_elect)
     if not (asked if asked is not None else le.leader_elect is not False):
         return None

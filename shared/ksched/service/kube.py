@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
@@ -35,21 +36,51 @@ def api_reachable(kubeconfig: str | None, env: Mapping[str, str] | None = None) 
 
 
 async def api_client(
-    kubeconfig: str | None, qps_connections: int = 64, component: str = "ksched"
+    kubeconfig: str | None,
+    qps_connections: int = 64,
+    component: str = "ksched",
+    master: str | None = None,
 ) -> ApiClient:
     """An ApiClient for ``kubeconfig`` (or the in-cluster service account when None) that names
     ``component`` in its User-Agent (``ksched-binder/0.4.0``), as kube-scheduler names itself: the
-    API server's audit log and field managers show which service made a call."""
+    API server's audit log and field managers show which service made a call.
+
+    ``master`` (kube-scheduler's ``--master``) replaces the server address, as client-go's
+    BuildConfigFromFlags: with neither a kubeconfig nor in-cluster configuration, it is the whole
+    configuration (no credentials)."""
     cfg = Configuration()
     if kubeconfig:
         await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
-    else:
+    elif not master or api_reachable(None):
         config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+    if master:
+        cfg.host = master.rstrip("/")
     cfg.connection_pool_maxsize = qps_connections
     client = ApiClient(configuration=cfg)
     client.user_agent = f"{component}/{__version__}"
     stop_trusting_env(client)
     return client
+
+
+async def raw_request(
+    api: ApiClient, method: str, path: str, body: Any = None, content_type: str = "application/json"
+) -> tuple[int, bytes]:
+    """One API request through ``api``'s transport and credentials, read undecoded: (HTTP status,
+    body). Errors of the connection raise; HTTP errors are the caller's to read."""
+    resp = await api.call_api(
+        path,
+        method,
+        header_params={"Content-Type": content_type, "Accept": "application/json"},
+        body=body,
+        auth_settings=["BearerToken"],
+        _preload_content=False,
+        _request_timeout=10,
+    )
+    try:
+        status: int = resp.status
+        return status, await resp.read()
+    finally:
+        resp.release()
 
 
 def stop_trusting_env(client: ApiClient) -> None:

@@ -24,6 +24,10 @@ Secure serving, as kube-scheduler's (docs/operations.md): ``--secure-port`` / ``
 ``--authentication-kubeconfig`` / ``KSCHED_AUTHENTICATION_KUBECONFIG``,
 ``--authorization-kubeconfig`` / ``KSCHED_AUTHORIZATION_KUBECONFIG`` (in-cluster without them),
 ``--authorization-always-allow-paths`` / ``KSCHED_AUTHORIZATION_ALWAYS_ALLOW_PATHS``.
+
+kube-scheduler's own flags (``--master``, ``--write-config-to``, ``-v``, the deprecated
+client-connection flags; :mod:`ksched.service.upstream_flags`) and its ``--logging-format`` (an
+alias of ``--log-format``) are taken too, in Go's flag syntax (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ from ksched.config import KubeSchedulerConfiguration, default_config, load_confi
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import ENVIRONMENT as GATES_ENVIRONMENT
 from ksched.features import FeatureGateError, FeatureGates
+from ksched.service.goflags import GoFlagParser
 from ksched.service.tracing_config import TracingConfig, TracingConfigError, load_tracing_config
+from ksched.service.upstream_flags import add_upstream_arguments, log_level
 
 DEFAULT_NATS = "nats://127.0.0.1:4222"
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
@@ -86,6 +92,8 @@ class CommonOptions:
     secure: SecureServing | None = None
     tracing: TracingConfig | None = None
     """``--tracing-config-file``'s configuration (None: no OpenTelemetry export)."""
+    master: str | None = None
+    """kube-scheduler's ``--master``: the API server's address, over the kubeconfig's server."""
 
 
 def _env(env: Mapping[str, str], name: str, default: str | None) -> str | None:
@@ -162,7 +170,13 @@ def add_common_arguments(
         "(prefer KSCHED_HTTP_TOKEN: flags show in the process list)",
     )
     g.add_argument("--subject-prefix", default=_env(e, "SUBJECT_PREFIX", DEFAULT_PREFIX))
-    g.add_argument("--log-format", choices=("text", "json"), default=_env(e, "LOG_FORMAT", "text"))
+    g.add_argument(
+        "--log-format",
+        "--logging-format",
+        dest="log_format",
+        choices=("text", "json"),
+        default=_env(e, "LOG_FORMAT", "text"),
+    )
     g.add_argument("--log-level", default=_env(e, "LOG_LEVEL", "INFO"))
     g.add_argument(
         "--id", dest="identity", default=_env(e, "ID", None), help="instance identity (default: host-pid)"
@@ -183,6 +197,7 @@ def add_common_arguments(
     )
     add_nats_security_arguments(parser, e)
     add_secure_serving_arguments(parser, e, default_secure_port)
+    add_upstream_arguments(parser)
 
 
 def port_number(text: str) -> int:
@@ -317,7 +332,7 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         http_port=ns.http_port,
         subject_prefix=ns.subject_prefix,
         log_format=ns.log_format,
-        log_level=ns.log_level,
+        log_level=log_level(ns, ns.log_level),
         identity=identity,
         nats_credentials=credentials,
         jetstream_replicas=ns.jetstream_replicas,
@@ -325,6 +340,7 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         feature_gates=ns.feature_gates,
         secure=secure,
         tracing=tracing,
+        master=ns.master,
     )
 
 
@@ -336,6 +352,6 @@ def scheduler_config(options: CommonOptions) -> KubeSchedulerConfiguration:
 
 
 def new_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """The parser of a ``ksched`` service command: the one place its command line is built (a later
-    release may swap in Go-style flags here)."""
-    return argparse.ArgumentParser(prog=prog, description=description)
+    """The parser of a ``ksched`` service command: the one place its command line is built, with Go's
+    flag syntax and kube-scheduler's unknown-flag error (:mod:`ksched.service.goflags`)."""
+    return GoFlagParser(prog=prog, description=description)

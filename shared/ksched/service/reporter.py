@@ -23,6 +23,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
+from ksched.service.kube import raw_request
 from ksched.service.tasks import TaskGroup
 
 log = logging.getLogger(__name__)
@@ -94,28 +95,15 @@ class Reporter:
         logged and counted."""
         async with self._sem:
             try:
-                resp = await self.api.call_api(
-                    path,
-                    method,
-                    header_params={"Content-Type": content_type, "Accept": "application/json"},
-                    body=body,
-                    auth_settings=["BearerToken"],
-                    _preload_content=False,
-                    _request_timeout=10,
-                )
-                try:
-                    status: int = resp.status
-                    data: bytes = await resp.read()
-                    if status >= 400 and status not in (404, 409):
-                        log.warning("%s %s: HTTP %d: %s", method, path, status, data[:300])
-                        self.failures += 1
-                    return status, data
-                finally:
-                    resp.release()
+                status, data = await raw_request(self.api, method, path, body, content_type)
             except Exception as exc:
                 self.failures += 1
                 log.warning("%s %s failed: %s", method, path, exc)
                 return 0, b""
+            if status >= 400 and status not in (404, 409):
+                log.warning("%s %s: HTTP %d: %s", method, path, status, data[:300])
+                self.failures += 1
+            return status, data
 
     # --- events ------------------------------------------------------------------------------------
     def event(

@@ -13,6 +13,7 @@ from typing import Any
 
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.service.kube import raw_request
 from ksched.service.simulator_results import with_history
 
 log = logging.getLogger(__name__)
@@ -70,20 +71,7 @@ class ResultWriter:
                 return self._failed(namespace, name, str(exc))
 
     async def _call(self, method: str, path: str, body: Any) -> tuple[int, Any]:
-        resp = await self.api.call_api(
-            path,
-            method,
-            header_params={"Content-Type": MERGE_PATCH, "Accept": "application/json"},
-            body=body,
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=10,
-        )
-        try:
-            status: int = resp.status
-            data = await resp.read()
-        finally:
-            resp.release()
+        status, data = await raw_request(self.api, method, path, body, MERGE_PATCH)
         return status, json.loads(data) if status == 200 else None
 
     def _failed(self, namespace: str, name: str, reason: str) -> bool:

@@ -31,6 +31,7 @@ from ksched.plugins.dynamicresources.cyclestate import DRAState
 from ksched.plugins.dynamicresources.features import DRAFeatures
 
 MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 POLL_INTERVAL = 5.0
 CONFLICT_RETRIES = 5
 CONFLICT_BACKOFF = 0.01
@@ -76,11 +77,13 @@ class ClaimApi:
     async def get(self, namespace: str, name: str) -> ResourceClaim:
         return await _call(self.api.read_namespaced_resource_claim(name, namespace, _preload_content=False))
 
-    async def patch(self, claim: ResourceClaim, body: dict[str, Any], status: bool) -> ResourceClaim:
+    async def patch(
+        self, claim: ResourceClaim, body: dict[str, Any], status: bool, content_type: str = MERGE_PATCH
+    ) -> ResourceClaim:
         call = self._patch_status if status else self._patch
         meta = claim.metadata
         return await _call(
-            call(meta.name, meta.namespace, body, _content_type=MERGE_PATCH, _preload_content=False)
+            call(meta.name, meta.namespace, body, _content_type=content_type, _preload_content=False)
         )
 
 
@@ -191,6 +194,26 @@ async def bind_claims(api: ClaimApi, st: DRAState, pod: Pod, features: DRAFeatur
         if is_reserved_for(pod, claim):
             continue
         st.claims.claims[index] = await bind_claim(api, claim, st.infos[index].allocation, pod, features)
+
+
+async def unreserve_claims(api: ClaimApi, st: DRAState, pod: Pod) -> list[str]:
+    """Upstream Unreserve's API writes: the pod leaves ``reservedFor`` of every allocated claim the
+    binding cycle reserved for it (a strategic merge patch deleting the entry by uid, with the
+    claim's uid as precondition, so no resourceVersion is needed); the allocation stays. Returns
+    the errors (upstream logs them: the pod's next attempt finds the claim as it is)."""
+    errors = []
+    for _, claim in st.claims.all():
+        if claim.status.allocation is None or not is_reserved_for(pod, claim):
+            continue
+        body = {
+            "metadata": {"uid": claim.metadata.uid},
+            "status": {"reservedFor": [{"$patch": "delete", "uid": pod.metadata.uid}]},
+        }
+        try:
+            await api.patch(claim, body, status=True, content_type=STRATEGIC_MERGE_PATCH)
+        except (PreBindError, _Conflict) as exc:
+            errors.append(f"unreserve {_ref(claim)}: {exc}")
+    return errors
 
 
 async def deallocate(api: ClaimApi, claim: ResourceClaim) -> ResourceClaim:

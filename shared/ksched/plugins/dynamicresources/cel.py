@@ -393,3 +393,46 @@ class CelCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+# --- admission ------------------------------------------------------------------------------------
+
+#: ``device`` fields whose type the API server's checker knows (``device`` is a ``dyn`` map here)
+_TYPED_FIELDS = (
+    (re.compile(r"\bdevice\s*\.\s*driver\b"), "device_driver__", _T.STRING),
+    (re.compile(r"\bdevice\s*\.\s*allowMultipleAllocations\b"), "device_multi__", _T.BOOL),
+)
+
+
+@functools.cache
+def _typed_environment() -> cel.Env:
+    decls, impls = _functions()
+    variables = {"device": _MAP, **{name: typ for _, name, typ in _TYPED_FIELDS}}
+    return cel.NewEnv(
+        variables=variables,
+        extensions=[ext_bindings.ExtBindings(), ext_strings.ExtStrings()],
+        functions=decls,
+        function_impls=impls,
+    )
+
+
+def admission_error(expression: str) -> str | None:
+    """What the API server says of a selector it refuses (``compilation failed: ...`` or ``must
+    evaluate to bool ...``), None when it accepts it. Beyond :func:`compile_selector`, the result type
+    of ``device.driver`` (string) and ``device.allowMultipleAllocations`` (bool) is known, so
+    ``device.driver`` alone is refused at compile time as upstream does."""
+    error = compile_selector(expression).error
+    if error is not None:
+        return error
+    typed = expression
+    for pattern, name, _ in _TYPED_FIELDS:
+        typed = pattern.sub(name, typed)
+    if typed == expression:
+        return None
+    try:
+        out = _typed_environment().compile(typed).return_type()
+    except RuntimeError:
+        return None
+    if out not in (_T.BOOL, _T.DYN):
+        return f"must evaluate to bool or the unknown type, not {out.name().lower()}"
+    return None

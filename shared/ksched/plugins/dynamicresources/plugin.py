@@ -17,6 +17,8 @@ Not covered (docs/dra.md): extended resources backed by DRA, PodGroup claims.
 
 from __future__ import annotations
 
+import logging
+import random
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -96,6 +98,9 @@ Deallocator = Callable[[ResourceClaim], None]
 """Writes a claim's deallocation (PostFilter) where the plugin's process may call the API."""
 
 
+log = logging.getLogger(__name__)
+
+
 class DynamicResources:
     """The DynamicResources plugin (structured parameters, kube-scheduler 1.36)."""
 
@@ -125,6 +130,8 @@ class DynamicResources:
         #: whether the handle's snapshot holds the cluster's ResourceClaims; the queue service's
         #: does not, so there PreEnqueue and the hints judge by the pod and the event alone
         self.claims_in_view = True
+        #: PostFilter's choice among the claims it could deallocate (upstream: Go's random map order)
+        self.rng = random.Random()
 
     def _objects(self) -> Any:
         if self._handle is None:
@@ -361,16 +368,21 @@ class DynamicResources:
             return None, Status.as_error("not found")
         if not st.has_claims:
             return None, Status.unschedulable(MSG_NO_CLAIMS_TO_DEALLOCATE)
-        for index in sorted(st.unavailable_claims):  # upstream picks at random among these
-            claim = st.claims.claims[index]
-            reserved = claim.status.reserved_for
+        # Upstream walks its map of unavailable claims in Go's random order and deallocates the
+        # first one reserved for nobody else: each such claim may be the one.
+        candidates = []
+        for index in sorted(st.unavailable_claims):
+            reserved = st.claims.claims[index].status.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.uid):
-                try:
-                    self.deallocator(claim)
-                except Exception as exc:
-                    return None, Status.as_error(exc)
-                return None, Status.unschedulable(MSG_DEALLOCATED)
-        return None, Status.unschedulable(MSG_STILL_NOT_SCHEDULABLE)
+                candidates.append(index)
+        if not candidates:
+            return None, Status.unschedulable(MSG_STILL_NOT_SCHEDULABLE)
+        claim = st.claims.claims[self.rng.choice(candidates)]
+        try:
+            self.deallocator(claim)
+        except Exception as exc:
+            return None, Status.as_error(exc)
+        return None, Status.unschedulable(MSG_DEALLOCATED)
 
     def _deallocate_in_snapshot(self, claim: ResourceClaim) -> None:
         """Without an API: the claim as its deallocation would leave it (simulation)."""
@@ -433,6 +445,20 @@ class DynamicResources:
             return
         for _, claim in st.claims.all():
             self.tracker.maybe_remove_pending_allocation(claim.metadata.uid)
+
+    async def unreserve_api(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Unreserve's API half, run by the binder when a binding cycle fails, with the state PreBind
+        left: the pod is removed from the ``reservedFor`` of the claims PreBind reserved (upstream
+        Unreserve; the in-flight allocations are dropped by the deciding replica's :meth:`unreserve`)."""
+        st = state.get(STATE_KEY, DRAState)
+        if st is None or not st.has_claims or self._handle is None:
+            return
+        try:
+            api = binding.ClaimApi.of(self._handle.client)
+        except binding.PreBindError:
+            return
+        for error in await binding.unreserve_claims(api, st, pod.pod):
+            log.error("%s", error)
 
     # --- hand-over to the binder -----------------------------------------------------------------
     def export_state(self, state: CycleState) -> bytes:

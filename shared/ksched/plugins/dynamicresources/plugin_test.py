@@ -285,6 +285,30 @@ def test_post_filter_keeps_a_claim_reserved_for_another_pod() -> None:
     )
 
 
+def test_post_filter_picks_at_random_among_the_claims_reserved_for_nobody_else() -> None:
+    """Upstream walks its map of unavailable claims in Go's random order: any claim that only this
+    pod (or nobody) holds may be deallocated, one reserved for another pod never is."""
+    on_worker = allocation("worker", ("req-1", DRIVER, "worker", "instance-0"))
+    mine = {"allocation": on_worker, "reservedFor": [{"resource": "pods", "name": "my-pod", "uid": POD_UID}]}
+    theirs = {"allocation": on_worker, "reservedFor": [{"resource": "pods", "name": "o", "uid": "other-uid"}]}
+    claims = [gpu_claim("a", status={"allocation": on_worker}), gpu_claim("b", status=mine)]
+    claims.append(gpu_claim("c", status=theirs))
+    picked: set[str] = set()
+    for seed in range(40):
+        plugin, handle = world(claims, devices=3)
+        plugin.rng.seed(seed)
+        state, pi, _ = cycle(
+            plugin, handle, pod_with(by_name("x", "a"), by_name("y", "b"), by_name("z", "c"))
+        )
+        plugin.filter(state, pi, handle.snapshot.get("worker-2"))
+        deallocated: list[ResourceClaim] = []
+        plugin.deallocator = deallocated.append
+        assert plugin.post_filter(state, pi, NodeToStatus()) == (None, Status.unschedulable(MSG_DEALLOCATED))
+        [one] = deallocated
+        picked.add(one.metadata.name)
+    assert picked == {"a", "b"}
+
+
 def test_deallocation_in_a_simulation_clears_the_snapshot_claim() -> None:
     allocated = gpu_claim(
         status={"allocation": allocation("worker", ("req-1", DRIVER, "worker", "instance-0"))}
