@@ -5,8 +5,9 @@ once (no second Scheduled event, PostBind run or attempts sample)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+import pytest
 from prometheus_client import REGISTRY
 
 from ksched.bus.messages import Placement
@@ -15,6 +16,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
+from ksched.service.reporter import PodRef
 from tests.binder.test_metrics import binder, placement
 
 
@@ -49,13 +51,46 @@ async def test_a_redelivered_placement_is_bound_and_reported_once() -> None:
     fw = Framework("default-scheduler", Snapshot())
     fw.set_plugins(PluginsByPoint(bind=[plugin], post_bind=[plugin]))
     service.frameworks = {"default-scheduler": fw}
-    scheduled: list[tuple[str, str]] = []
-    reporter: Any = type("R", (), {"scheduled": lambda self, ref, node: scheduled.append((ref.name, node))})()
-    service.reporter = reporter
+    reporter = Reporter(has_event=True)
+    service.reporter = cast(Any, reporter)
     before = attempts_observed()
     assert await service.bind(placement("again", flushed=True)) == "bound"
-    assert scheduled == [] and plugin.post_binds == 0
+    assert reporter.scheduled_events == [] and plugin.post_binds == 0
     assert attempts_observed() == before
+
+
+class Reporter:
+    """Records Scheduled events; the API holds one for the pod already, or not."""
+
+    def __init__(self, has_event: bool | None) -> None:
+        self._has_event = has_event
+        self.scheduled_events: list[tuple[str, str]] = []
+        self.asked: list[str] = []
+
+    async def has_event(self, ref: PodRef, reason: str) -> bool | None:
+        self.asked.append(f"{ref.name} {reason}")
+        return self._has_event
+
+    def scheduled(self, ref: PodRef, node: str) -> None:
+        self.scheduled_events.append((ref.name, node))
+
+
+@pytest.mark.parametrize(("has_event", "events"), [(False, [("gone-binder", "n1")]), (None, [])])
+async def test_a_repeat_reports_scheduled_only_if_the_api_has_no_such_event(
+    has_event: bool | None, events: list[tuple[str, str]]
+) -> None:
+    """The binder that bound the pod died before its Scheduled event went out (a batch half bound):
+    the repeat sends it; if the API cannot tell, nothing (never two)."""
+    service = binder()
+    plugin = AlreadyBound("n1")
+    fw = Framework("default-scheduler", Snapshot())
+    fw.set_plugins(PluginsByPoint(bind=[plugin], post_bind=[plugin]))
+    service.frameworks = {"default-scheduler": fw}
+    reporter = Reporter(has_event=has_event)
+    service.reporter = cast(Any, reporter)
+    assert await service.bind(placement("gone-binder", flushed=False)) == "bound"
+    assert reporter.asked == ["gone-binder Scheduled"]
+    assert reporter.scheduled_events == events and plugin.post_binds == 0
 
 
 async def test_already_assigned_to_another_node_fails_the_binding() -> None:

@@ -12,6 +12,8 @@ from ksched.bus.bootstrap import pack_items
 from ksched.bus.messages import (
     ALL_MESSAGE_TYPES,
     Ack,
+    AssumeBatchReply,
+    AssumeBatchRequest,
     AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
@@ -19,6 +21,7 @@ from ksched.bus.messages import (
     BootstrapChunk,
     BootstrapReply,
     ClusterEventMsg,
+    DoneBatchRequest,
     DoneOutcome,
     DoneRequest,
     ForgetRequest,
@@ -40,6 +43,7 @@ from ksched.bus.messages import (
     PendingPodsRequest,
     PermitDecision,
     Placement,
+    PlacementBatch,
     PodPlace,
     PodRemove,
     PopReply,
@@ -211,6 +215,19 @@ SAMPLES: dict[type[Message], Message] = {
         message="0/3 nodes are available: 3 Insufficient cpu.",
         trace_id="trace-1",
     ),
+    DoneBatchRequest: DoneBatchRequest(
+        items=[
+            DoneRequest(
+                lease_id="lease-2",
+                scheduler_id="sched-1",
+                pod_uid=UID,
+                namespace=NS,
+                name=NAME,
+                outcome=DoneOutcome.SCHEDULED,
+                node_name=NODE,
+            )
+        ]
+    ),
     LeaseRenewRequest: LeaseRenewRequest(scheduler_id="sched-1", lease_ids=["lease-1", "lease-2"]),
     QueueListRequest: QueueListRequest(requester="ui-1", name_contains="web", limit=50),
     QueueListReply: QueueListReply(
@@ -252,6 +269,13 @@ SAMPLES: dict[type[Message], Message] = {
         epoch="e",
         generation=18,
     ),
+    AssumeBatchRequest: AssumeBatchRequest(
+        items=[AssumeRequest(placement=PLACEMENT, session="s1", seq=3, basis_from=2, spread_slack=1)]
+    ),
+    AssumeBatchReply: AssumeBatchReply(
+        replies=[AssumeReply(accepted=True, epoch="e", generation=19), AssumeReply(accepted=False)]
+    ),
+    PlacementBatch: PlacementBatch(batch_id="e-7", placements=[PLACEMENT]),
     ForgetRequest: ForgetRequest(
         placement_id=f"{UID}:2",
         pod_uid=UID,
@@ -304,6 +328,8 @@ REQUEST_REPLY_PAIRS: list[tuple[type[Message], type[Message]]] = [
     (RequeueRequest, Ack),
     (AssumeRequest, AssumeReply),
     (AssumeGroupRequest, AssumeReply),
+    (AssumeBatchRequest, AssumeBatchReply),
+    (DoneBatchRequest, Ack),
     (ForgetRequest, Ack),
     (UnreserveRequest, Ack),
 ]

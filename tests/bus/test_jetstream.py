@@ -22,7 +22,7 @@ from ksched.bus.jetstream import (
     publish,
     subscribe_ordered,
 )
-from ksched.bus.messages import Heartbeat, Placement, SnapshotDelta
+from ksched.bus.messages import Heartbeat, Placement, PlacementBatch, SnapshotDelta
 from ksched.bus.streams import placement_consumer, placement_stream, snapshot_stream
 from ksched.bus.subjects import SubjectKind
 from tests.bus.samples import sample
@@ -82,7 +82,7 @@ async def test_work_queue_ack_nak_and_redelivery_after_ack_wait(bus: Bus) -> Non
     deadline = time.monotonic() + 5
     while len(late) < 2 and time.monotonic() < deadline:
         for d in await consumer.fetch(batch=10, timeout=1):
-            late.append((d.message.name, d.num_delivered))
+            late.append((_lone(d.message).name, d.num_delivered))
             await d.ack()
     assert sorted(late) == [("web.1", 2), ("web.2", 2)]
     await asyncio.sleep(0.05)
@@ -100,13 +100,13 @@ async def test_a_crashed_worker_loses_nothing(bus_factory: BusFactory) -> None:
         crashing, endpoints.PLACEMENTS, stream=crashing.subjects.placement_stream, config=config
     )
     taken = await a.fetch(batch=1, timeout=2)
-    assert [d.message.name for d in taken] == ["web.7"]
+    assert [_lone(d.message).name for d in taken] == ["web.7"]
     await crashing.close(drain=False)  # dies without acking
     b = await PullConsumer.create(
         survivor, endpoints.PLACEMENTS, stream=survivor.subjects.placement_stream, config=config
     )
     redelivered = await b.fetch(batch=1, timeout=3)
-    assert [(d.message.name, d.num_delivered) for d in redelivered] == [("web.7", 2)]
+    assert [(_lone(d.message).name, d.num_delivered) for d in redelivered] == [("web.7", 2)]
     await redelivered[0].ack()
 
 
@@ -205,3 +205,9 @@ async def test_fixture_deletes_the_streams_of_earlier_tests(bus: Bus) -> None:
     names = [info.config.name or "" for info in await bus.js.streams_info()]
     leaked = [n for n in names for p in EARLIER_PREFIXES if n.startswith((p + "_", "KV_" + p + "_"))]
     assert leaked == []
+
+
+def _lone(message: Placement | PlacementBatch) -> Placement:
+    """A work-queue message this test published as a lone ``Placement``."""
+    assert isinstance(message, Placement)
+    return message

@@ -40,6 +40,7 @@ from ksched.bus.messages import (
     PendingPodsRequest,
     PermitDecision,
     Placement,
+    PlacementBatch,
     PopReply,
     PopRequest,
     RequeueRequest,
@@ -298,7 +299,7 @@ async def test_each_service_does_its_part(
         config=streams.placement_consumer(SUBJECTS),
     )
     deliveries = await consumer.fetch(batch=1, timeout=5)
-    assert [d.message.placement_id for d in deliveries] == [placement.placement_id]
+    assert [_lone(d.message).placement_id for d in deliveries] == [placement.placement_id]
     await deliveries[0].in_progress()
     await deliveries[0].ack()
     await scheduler.publish(endpoints.PERMIT.to(placement.pod_uid), sample(PermitDecision))
@@ -362,3 +363,9 @@ def test_checked_in_auth_conf_is_generated() -> None:
     """compose and deploy/ share one generated file; it must match the generator."""
     path = Path(__file__).resolve().parents[2] / "deploy" / "base" / "nats" / "auth.conf"
     assert path.read_text() == authorization_block(SUBJECTS)
+
+
+def _lone(message: Placement | PlacementBatch) -> Placement:
+    """A work-queue message this test published as a lone ``Placement``."""
+    assert isinstance(message, Placement)
+    return message

@@ -53,7 +53,8 @@ async def test_informer_restores_assumptions_from_the_old_ledger(
         assumption = informer.cache.assumed.get(uid)
         assert assumption is not None and assumption.node == "n1"
         entry = await informer.kv.get(encode_token(uid))
-        assert entry is not None and entry.value.placement_id == f"{uid}:1"
+        assert entry is not None and isinstance(entry.value, Placement)  # an entry of before batches
+        assert entry.value.placement_id == f"{uid}:1"
         names = [info.config.name for info in await bus.js.streams_info()]
         assert f"KV_{legacy_name}" not in names
         placements = await bus.js.stream_info(bus.subjects.placement_stream)

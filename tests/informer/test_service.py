@@ -16,7 +16,15 @@ from ksched_kubesim import KubeSim
 from ksched.bus import endpoints
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
-from ksched.bus.messages import AssumeRequest, PendingPod, PendingPodsRequest, Placement
+from ksched.bus.messages import (
+    AssumeBatchRequest,
+    AssumeRequest,
+    PendingPod,
+    PendingPodsRequest,
+    Placement,
+    PlacementBatch,
+    decode,
+)
 from ksched.cache.follower import ReplicaFollower
 from ksched.config import default_config
 from tests.informer.conftest import informer_options
@@ -292,3 +300,49 @@ async def test_dra_objects_reach_the_replica(
         await until(lambda: "n1-gpu" not in objects.resource_slices)
     finally:
         task.cancel()
+
+
+async def test_a_batch_is_checked_in_order_and_recorded_as_one(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """One AssumeBatchRequest: the second placement conflicts with the first (decided by another
+    replica on the same snapshot) and gets the answer a single assume gives; the accepted ones are
+    one ledger entry and one message to the binders."""
+    kube, _ = sim
+    kube.create(node("tight", cpu="1"))
+    kube.create(node("roomy", cpu="8"))
+    a, b, c = (kube.create(pod(name, cpu=cpu)) for name, cpu in (("a", "600m"), ("b", "600m"), ("c", "100m")))
+    await until(lambda: len(informer.cache.pending) == 3 and len(informer.cache.snapshot.nodes) == 2)
+    bus: Bus = await bus_factory("scheduler-batch")
+    generation = informer.cache.generation
+    items = [
+        msgspec.structs.replace(assume_request(obj, where, informer, generation), session=session)
+        for obj, where, session in ((a, "tight", "s1"), (b, "tight", "s2"), (c, "roomy", "s3"))
+    ]
+    batch = await bus.request(endpoints.ASSUME_BATCH, AssumeBatchRequest(items=items))
+    assert [(r.accepted, r.code, r.reason) for r in batch.replies] == [
+        (True, "", ""),
+        (False, "DoesNotFit", "NodeResourcesFit: Insufficient cpu"),
+        (True, "", ""),
+    ]
+    single = await bus.request(endpoints.ASSUME, msgspec.structs.replace(items[1], session="s4"))
+    assert (single.accepted, single.code, single.reason) == (
+        False,
+        batch.replies[1].code,
+        batch.replies[1].reason,
+    )
+
+    uids = [a["metadata"]["uid"], c["metadata"]["uid"]]
+    assert informer.kv is not None
+    keys = await informer.kv.keys()
+    assert len(keys) == 1
+    entry = await informer.kv.get(keys[0])
+    assert entry is not None and isinstance(entry.value, PlacementBatch)
+    assert [p.pod_uid for p in entry.value.placements] == uids
+    info = await bus.js.stream_info(bus.subjects.placement_stream)
+    assert info.state.messages == 1
+    stored = await bus.js.get_msg(bus.subjects.placement_stream, info.state.last_seq)
+    published = decode(stored.data or b"", PlacementBatch)
+    assert published.batch_id == entry.value.batch_id
+    assert [p.pod_uid for p in published.placements] == uids
+    assert all(p.assumed_at > 0 and p.pod for p in published.placements)

@@ -20,13 +20,17 @@ from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerService
 
 from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
+from ksched.bus import endpoints
 from ksched.bus.endpoints import RequestEndpoint
 from ksched.bus.messages import (
     Ack,
+    AssumeBatchReply,
+    AssumeBatchRequest,
     AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
     AssumeRequest,
+    DoneBatchRequest,
     DoneOutcome,
     DoneRequest,
     LeasedPod,
@@ -72,8 +76,14 @@ class FakeBus:
             answer: asyncio.Future[AssumeReply] = asyncio.get_running_loop().create_future()
             self.answers.append(answer)
             return await answer
+        if isinstance(message, AssumeBatchRequest):  # each item answered on its own by the test
+            replies = [self.request(endpoints.ASSUME, item) for item in message.items]
+            return AssumeBatchReply(replies=list(await asyncio.gather(*replies)))
         if isinstance(message, DoneRequest):
             self.dones.append(message)
+            return Ack()
+        if isinstance(message, DoneBatchRequest):
+            self.dones.extend(message.items)
             return Ack()
         raise AssertionError(f"unexpected request on {endpoint.name}")
 

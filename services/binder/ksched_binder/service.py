@@ -26,6 +26,7 @@ from ksched.bus.messages import (
     ForgetRequest,
     PermitDecision,
     Placement,
+    PlacementBatch,
     RequeueRequest,
     UnreserveRequest,
 )
@@ -41,7 +42,9 @@ from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.logcontext import pod_logging
+from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
+from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
@@ -56,6 +59,9 @@ from ksched_binder.options import BinderOptions
 
 log = logging.getLogger(__name__)
 
+KILL_MID_BATCH = "binder-mid-batch"
+"""Test hook (:mod:`ksched.service.kill_hooks`): killed once a pod of a batch is bound, the batch
+not yet acknowledged."""
 STOP_BEFORE_PREBIND_ENV = "KSCHED_TEST_STOP_BEFORE_PREBIND"
 """Test hook: ``namespace/name`` of pods, comma-separated; a binder about to run PreBind for one of
 them stops itself (SIGSTOP), once per pod, so a test can kill it between Reserve and PreBind. Unset
@@ -102,7 +108,7 @@ class BinderService:
         #: whether a binding cycle records plugin durations (sampled here, as the scheduler samples its
         #: cycles: the placement does not carry the scheduling cycle's draw)
         self.sample_plugin_metrics = CycleSampler(sample_percent())
-        self.consumer: PullConsumer[Placement] | None = None
+        self.consumer: PullConsumer[Placement | PlacementBatch] | None = None
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
         #: placement id -> the ``traceparent`` its message carried (the informer's span)
         self._parents: dict[str, str] = {}
@@ -133,11 +139,15 @@ class BinderService:
             config=placement_consumer(self.subjects, ack_wait=self.options.ack_wait),
         )
         await self.bus.subscribe(endpoints.PERMIT.any, self.on_permit)
-        self._work: asyncio.Queue[Delivery[Placement]] = asyncio.Queue(maxsize=self.options.workers)
+        self._work: asyncio.Queue[Delivery[Placement | PlacementBatch]] = asyncio.Queue(
+            maxsize=self.options.workers
+        )
         self.tasks.spawn("fetch", self._fetch_loop, restart=True)
         for i in range(self.options.workers):
             self.tasks.spawn(f"worker-{i}", self._worker, restart=True)
         self.tasks.spawn("depth", self._depth_loop, restart=True)
+        if every := gc_pacing.interval():
+            self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
 
     def use_api(self, api: ApiClient) -> None:
         """Bind through ``api``: the profiles' frameworks (their PreBind and Bind plugins write with
@@ -194,37 +204,59 @@ class BinderService:
                 continue
             self.busy += 1
             metrics.BUSY_WORKERS.set(self.busy)
-            p = delivery.message
             try:
-                with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
-                    await self.handle(delivery)
+                await self.handle(delivery)
             finally:
                 self.busy -= 1
                 metrics.BUSY_WORKERS.set(self.busy)
 
-    async def handle(self, delivery: Delivery[Placement]) -> None:
-        p = delivery.message
-        started = time.perf_counter()
+    async def handle(self, delivery: Delivery[Placement | PlacementBatch]) -> None:
+        """Bind the placements of one work-queue message (a ``Placement``, or a ``PlacementBatch``
+        whose placements are bound in parallel), then acknowledge it once; nak it (all of it comes
+        again: binding is idempotent) if one asks for a retry."""
+        message = delivery.message
+        placements = message.placements if isinstance(message, PlacementBatch) else [message]
         keepalive = asyncio.create_task(self._keep_alive(delivery))
         parent = (delivery.raw.headers or {}).get(TRACEPARENT, "") if self.tracer.spans is not None else ""
-        if parent:
-            self._parents[p.placement_id] = parent
+        if parent:  # the informer's assume_check span of each placement (a batch's header: the first's)
+            for p in placements:
+                self._parents[p.placement_id] = (
+                    parent
+                    if len(placements) == 1
+                    else self.tracer.traceparent(p.trace_id, Phase.ASSUME_CHECK)
+                )
         try:
-            result = await self.bind(p)
-        except Exception as exc:
-            log.exception("placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name)
-            result = f"error: {exc}"
+            if len(placements) == 1:
+                results = [await self._handle_one(placements[0])]
+            else:
+                results = await asyncio.gather(*(self._handle_one(p, in_batch=True) for p in placements))
         finally:
             keepalive.cancel()
-            self._parents.pop(p.placement_id, None)
-        metrics.BIND_DURATION.observe(time.perf_counter() - started)
-        if result == "retry":
+            for p in placements:
+                self._parents.pop(p.placement_id, None)
+        if "retry" in results:
             await delivery.nak(delay=1.0)
             return
-        metrics.BINDINGS.labels(result if result in ("bound", "gone") else "failed").inc()
         await delivery.ack()
 
-    async def _keep_alive(self, delivery: Delivery[Placement]) -> None:
+    async def _handle_one(self, p: Placement, in_batch: bool = False) -> str:
+        started = time.perf_counter()
+        with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
+            try:
+                result = await self.bind(p)
+            except Exception as exc:
+                log.exception(
+                    "placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name
+                )
+                result = f"error: {exc}"
+        if in_batch and result == "bound":
+            kill_point(KILL_MID_BATCH)
+        metrics.BIND_DURATION.observe(time.perf_counter() - started)
+        if result != "retry":
+            metrics.BINDINGS.labels(result if result in ("bound", "gone") else "failed").inc()
+        return result
+
+    async def _keep_alive(self, delivery: Delivery[Placement | PlacementBatch]) -> None:
         while True:
             await asyncio.sleep(self.options.ack_wait / 3)
             with contextlib.suppress(Exception):
@@ -294,8 +326,13 @@ class BinderService:
         if redelivered:
             # An earlier delivery of this placement bound the pod (its binder died or lost the ack
             # before acknowledging): that binder reported the binding; upstream reports one binding
-            # once, so no second Scheduled event, PostBind or attempts/SLI sample here.
+            # once, so no second PostBind or attempts/SLI sample here, and a Scheduled event only if
+            # the API has none (that binder died before sending it: with a batch half bound, the
+            # pods it bound last).
             self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt, redelivered=True)
+            ref = PodRef(p.namespace, p.name, p.pod_uid)
+            if self.reporter is not None and await self.reporter.has_event(ref, "Scheduled") is False:
+                self.reporter.scheduled(ref, p.node_name)
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)

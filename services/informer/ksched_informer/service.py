@@ -10,34 +10,29 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
-from ksched.api.collections import Collection
-from ksched.api.core import Node, Pod
+from ksched.api.core import Node
 from ksched.api.lifecycle import PodLifecycle
-from ksched.bus.bootstrap import deliver_problem, publish_chunks
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.endpoints import (
     ASSUME,
+    ASSUME_BATCH,
     ASSUME_GROUP,
-    CLUSTER_EVENTS,
     FORGET,
     PENDING_BOOTSTRAP,
-    PENDING_PODS,
     PLACEMENTS,
     SNAPSHOT_BOOTSTRAP,
-    SNAPSHOT_DELTA,
-    Envelope,
-    PublishEndpoint,
 )
-from ksched.bus.jetstream import TypedKV, ensure_streams, last_sequence, migrate_kv_bucket, publish
+from ksched.bus.jetstream import TypedKV, ensure_streams
 from ksched.bus.messages import (
     Ack,
+    AssumeBatchReply,
+    AssumeBatchRequest,
     AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
@@ -50,21 +45,18 @@ from ksched.bus.messages import (
     PendingPodsRequest,
     Placement,
     SnapshotBootstrapRequest,
-    SnapshotDelta,
 )
-from ksched.bus.streams import ASSUMED_LEDGER, GANG_COMMITS, legacy_assumed_ledger_bucket
+from ksched.bus.streams import ASSUMED_LEDGER, GANG_COMMITS
 from ksched.bus.subjects import Subjects
 from ksched.bus.tokens import encode_token
 from ksched.cache.ledger import ClusterCache
-from ksched.cache.replica import image_of
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
-from ksched.framework.events import ClusterEvent
 from ksched.framework.nominator import Nominator
-from ksched.framework.objects import TABLES, object_key
-from ksched.framework.podinfo import PodInfo
+from ksched.framework.objects import TABLES
 from ksched.framework.runtime import Framework
 from ksched.logcontext import pod_logging
+from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
@@ -72,33 +64,18 @@ from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase, Tracer
 from ksched.tracing.context import TRACEPARENT
 from ksched.tracing.export import span_sink
-from ksched_informer import feeds, metrics
+from ksched_informer import assume, bootstrap, metrics
 from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
+from ksched_informer.ledger import LEDGER_ENTRY, Ledger
 from ksched_informer.options import InformerOptions
-from ksched_informer.reflector import DELETED, Reflector
-from ksched_informer.resources import EVENT_RESOURCE, NODES, OBJECTS, PODS
-
-M = TypeVar("M", bound=Message)
+from ksched_informer.publisher import Publisher
+from ksched_informer.reflector import Reflector
+from ksched_informer.resources import NODES, OBJECTS, PODS
+from ksched_informer.watch import WatchHandlers
 
 log = logging.getLogger(__name__)
 FINAL_FLUSH_TIMEOUT = 5.0
 """Seconds a stopping informer waits for its last deltas and feed messages to be stored."""
-
-
-MAX_OPS_PER_DELTA = 100
-"""Ops per published delta: nodes and pods are at most a few KiB each once trimmed."""
-
-
-def decided_on_another_version(placement: Placement, pod: Pod) -> bool:
-    """Whether the replica decided on a version of ``pod`` whose labels or spec differ from the
-    pending one (the placement carries the pod it decided on)."""
-    if placement.resource_version == pod.metadata.resource_version:
-        return False
-    try:
-        decided = msgspec.json.decode(placement.pod, type=Pod)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return True
-    return decided.spec != pod.spec or decided.metadata.labels != pod.metadata.labels
 
 
 class InformerService:
@@ -129,23 +106,26 @@ class InformerService:
         )
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
-        self.kv: TypedKV[Placement] | None = None
+        self.reflectors: list[Reflector] = []
+        self.ready = False
         #: gang scheduling (GenericWorkload): group views, the Coscheduling adapter, group commits
-        self.gangs = Gangs(options.common.feature_gates, self.cache)
+        self.gangs = Gangs(common.feature_gates, self.cache)
         self.commits_kv: TypedKV[GangCommit] | None = None
+        self.publisher = Publisher(self.cache, self.subjects, self.epoch, self.acting)
+        self.publisher.group_view = self.gangs.view
+        self.ledger = Ledger(self.cache, self.publisher)
+        self.publisher.after_flush = self.ledger.flush_drops
+        self.watch = WatchHandlers(
+            self.cache,
+            self.nominator,
+            self.publisher,
+            self.scheduler_names,
+            self.ledger.confirmed,
+            self.gangs,
+        )
         self.committer = GroupCommitter(
             self.cache, self.check_and_assume, self._record_commit, lambda: self.epoch
         )
-        self.reflectors: list[Reflector] = []
-        self.ready = False
-        self._feed: list[Envelope] = []
-        #: ledger keys of assumptions the watch confirmed or ended, deleted at the next flush
-        self._ledger_drops: list[str] = []
-        #: ops taken from the cache by a flush and not yet acknowledged by JetStream
-        self._publishing = 0
-        metrics.PUBLISH_LAG.set_function(lambda: len(self.cache.ops) + self._publishing)
-        self._dirty = asyncio.Event()
-        self._flush_lock = asyncio.Lock()
         self.leadership = Leadership("informer", common.identity, options.election)
         """One informer acts; losing the Lease calls ``leadership.on_lost`` (default: exit)."""
         self._stopping = False
@@ -167,7 +147,8 @@ class InformerService:
         )
         await ensure_streams(self.bus)
         self.tracer.start(self.bus)
-        self.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, Placement)
+        self.publisher.bus = self.ledger.bus = self.bus
+        self.ledger.kv = await TypedKV.open(self.bus, ASSUMED_LEDGER, LEDGER_ENTRY)
         if self.gangs.enabled:
             self.commits_kv = await TypedKV.open(self.bus, GANG_COMMITS, GangCommit)
         self.api = await api_client(common.kubeconfig, component="ksched-informer", master=common.master)
@@ -200,28 +181,32 @@ class InformerService:
         await bus.subscribe(SNAPSHOT_BOOTSTRAP, self.on_snapshot_bootstrap)
         await bus.subscribe(PENDING_BOOTSTRAP, self.on_pending_bootstrap)
         await bus.subscribe(ASSUME, self.on_assume)
+        await bus.subscribe(ASSUME_BATCH, self.on_assume_batch)
         await bus.subscribe(FORGET, self.on_forget)
         if self.gangs.enabled:
             await bus.subscribe(ASSUME_GROUP, self.on_assume_group)
-        self.reflectors = [Reflector(self.api, NODES, self.on_node_list, self.on_node_event)]
+        watch = self.watch
+        self.reflectors = [Reflector(self.api, NODES, watch.on_node_list, watch.on_node_event)]
         for res in OBJECTS:
-            self.reflectors.append(Reflector(self.api, res, self._object_list(res), self._object_event(res)))
-        for res, on_list, on_event in self.gangs.resources(self._object_event, self._object_list):
+            self.reflectors.append(Reflector(self.api, res, watch.object_list(res), watch.object_event(res)))
+        for res, on_list, on_event in self.gangs.resources(watch.object_event, watch.object_list):
             self.reflectors.append(Reflector(self.api, res, on_list, on_event))
         # Pods last: their nodes and PVCs are usually known by the time they are placed.
-        self.reflectors.append(Reflector(self.api, PODS, self.on_pod_list, self.on_pod_event))
+        self.reflectors.append(Reflector(self.api, PODS, watch.on_pod_list, watch.on_pod_event))
         for r in self.reflectors:
             self.tasks.spawn(f"reflector:{r.resource.kind}", r.run, restart=True)
         self.tasks.spawn("flush", self._flush_loop, restart=True)
         self.tasks.spawn("expire", self._expire_loop, restart=True)
         self.tasks.spawn("sync", self._await_sync)
+        if every := gc_pacing.interval():
+            self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
 
     async def _await_sync(self) -> None:
         for r in self.reflectors:
             await r.synced.wait()
-        await self._restore_ledger()
+        await self._restore()
         self.ready = True
-        self._dirty.set()
+        self.publisher.dirty.set()
         log.info(
             "informer ready: epoch %s, %d nodes, %d placed pods, %d pending, %d assumed",
             self.epoch,
@@ -249,364 +234,121 @@ class InformerService:
             await self.api.close()
         await self.health.stop()
 
-    # --- publishing ------------------------------------------------------------------------------
-    def _emit(self, endpoint: PublishEndpoint[M], message: M) -> None:
-        self._feed.append(endpoint.envelope(message))
-        self._dirty.set()
-
-    def _feed_generation_now(self) -> int:
-        """Feed messages carry the cache generation that includes their change (monotonic), so
-        the queue can tell a scheduler which snapshot generation a pod's newest event is in."""
-        return self.cache.generation
-
-    def _emit_pending(self, action: PendingPodAction, pod: Pod, reason: str = "") -> None:
-        msg = feeds.pending_event(
-            action, pod, self.epoch, self._feed_generation_now(), reason, self.gangs.view(pod)
-        )
-        self._emit(PENDING_PODS.to(pod.spec.scheduler_name), msg)
-
-    def _emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
-        for ev in events:
-            msg = feeds.cluster_event(ev, key, old, new, self.epoch, self._feed_generation_now())
-            self._emit(CLUSTER_EVENTS.to(ev.resource), msg)
-
     async def _flush_loop(self) -> None:
-        while True:
-            await self._dirty.wait()
-            self._dirty.clear()
-            await asyncio.sleep(self.options.flush_interval)
-            await self.flush()
+        await self.publisher.flush_loop(self.options.flush_interval)
 
     async def flush(self) -> None:
-        """Publish the cache's pending ops as one delta, then the feed messages, in order."""
-        if self.bus is None or not self.acting():
-            return
-        async with self._flush_lock:
-            await self._flush_locked()
+        """Publish what changed since the last flush (see :class:`Publisher`)."""
+        await self.publisher.flush()
 
-    async def _flush_locked(self) -> None:
-        """:meth:`flush` under ``_flush_lock``. It takes the ops and feed messages before its first
-        await: state a caller read just before calling it is exactly what it publishes."""
-        assert self.bus is not None
-        base, generation, ops = self.cache.take_ops()
-        self._publishing = len(ops)
-        feed, self._feed = self._feed, []
-        metrics.GENERATION.set(generation)
-        # Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default);
-        # each op advances the generation by one, so each part has its own base..generation.
-        deltas: list[Envelope] = []
-        for start in range(0, len(ops), MAX_OPS_PER_DELTA):
-            part = ops[start : start + MAX_OPS_PER_DELTA]
-            delta = SnapshotDelta(
-                epoch=self.epoch,
-                base=base + start,
-                generation=base + start + len(part),
-                ops=part,
-                ts=time.time(),
-            )
-            deltas.append(SNAPSHOT_DELTA.envelope(delta))
-        if deltas:
-            await self._publish_in_order(deltas)
-        self._publishing = 0
-        if feed:
-            await self._publish_in_order(feed)
-        drops, self._ledger_drops = self._ledger_drops, []
-        if drops and self.kv is not None:
-            # A delete lost here is harmless: a restarted informer drops entries of bound pods.
-            with contextlib.suppress(Exception):
-                await self.kv.delete_many(self.bus, drops)
-        self._update_sizes()
-
-    async def _publish_in_order(self, messages: list[Envelope]) -> None:
-        """Publish to a stream in order, cheaply: all but the last as core messages in one buffered
-        write, the last through JetStream with an ack. The server stores one connection's messages
-        in the order sent, so the last ack confirms the batch."""
-        assert self.bus is not None
-        for envelope in messages[:-1]:
-            await self.bus.publish(envelope.endpoint, envelope.message)
-        last = messages[-1]
-        await self._publish_retrying(last.endpoint, last.message)
-
-    async def _publish_retrying(self, endpoint: PublishEndpoint[M], message: M, msg_id: str = "") -> Any:
-        assert self.bus is not None
-        delay = 0.05
-        while True:
-            try:
-                return await publish(self.bus, endpoint, message, msg_id=msg_id, timeout=5)
-            except Exception as exc:
-                log.warning("publishing to %s failed (%s); retrying", endpoint.subject(self.subjects), exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
-
-    def _update_sizes(self) -> None:
-        snap = self.cache.snapshot
-        metrics.CACHE_SIZE.labels("nodes").set(len(snap.nodes))
-        metrics.CACHE_SIZE.labels("pods").set(len(snap.pod_locations))
-        metrics.CACHE_SIZE.labels("assumed_pods").set(len(self.cache.assumed))
-
-    # --- nodes -----------------------------------------------------------------------------------
-    async def on_node_list(self, nodes: list[Node]) -> None:
-        listed = {n.metadata.name for n in nodes}
-        for ni in list(self.cache.snapshot.nodes):
-            if ni.name not in listed and ni.node is not None:
-                await self.on_node_event(DELETED, ni.node)
-        for node in nodes:
-            old = self.cache.snapshot.node_map.get(node.metadata.name)
-            if (
-                old is None
-                or old.node is None
-                or old.node.metadata.resource_version != node.metadata.resource_version
-            ):
-                await self.on_node_event("ADDED", node)
+    @property
+    def kv(self) -> TypedKV[Message] | None:
+        """The ledger's bucket (None before the connection)."""
+        return self.ledger.kv
 
     async def on_node_event(self, kind: str, node: Node) -> None:
-        metrics.EVENTS.labels("Node", kind).inc()
-        name = node.metadata.name
-        existing = self.cache.snapshot.node_map.get(name)
-        old = existing.node if existing is not None else None
-        if kind == DELETED:
-            if old is None:
-                return
-            self.cache.remove_node(name)
-            self._emit_events(feeds.node_events(old, None), name, old, None)
-        else:
-            self.cache.upsert_node(node)
-            self._emit_events(feeds.node_events(old, node), name, old, node)
-        self._dirty.set()
-
-    # --- pods ------------------------------------------------------------------------------------
-    def _schedulable(self, pod: Pod) -> bool:
-        return not pod.spec.node_name and pod.spec.scheduler_name in self.scheduler_names
-
-    async def on_pod_list(self, pods: list[Pod]) -> None:
-        listed = {p.metadata.uid for p in pods}
-        known = set(self.cache.pending) | {
-            uid for uid in self.cache.snapshot.pod_locations if uid not in self.cache.assumed
-        }
-        for uid in known - listed:
-            entry = self.cache.snapshot.pod_locations.get(uid)
-            pod = entry[0].pod if entry is not None else self.cache.pending.get(uid)
-            if pod is not None:
-                await self.on_pod_event(DELETED, pod)
-        for pod in pods:
-            await self.on_pod_event("ADDED", pod)
-
-    async def on_pod_event(self, kind: str, pod: Pod) -> None:
-        metrics.EVENTS.labels("Pod", kind).inc()
-        pod = self.gangs.adapt(pod)
-        cache = self.cache
-        uid = pod.metadata.uid
-        was_pending = cache.pending.get(uid)
-        was_assumed = uid in cache.assumed
-        placed = cache.snapshot.pod_locations.get(uid)
-        old_placed = placed[0].pod if placed is not None and not was_assumed else None
-        if kind == DELETED:
-            cache.remove_pod(uid)
-            self.gangs.members.note(pod, known=False)
-            self.nominator.remove(uid)
-            if was_pending is not None:
-                self._emit_pending(PendingPodAction.DELETE, was_pending, "deleted")
-            if old_placed is not None:
-                self._emit_events(feeds.assigned_pod_events(old_placed, None), _key(pod), old_placed, None)
-            if was_assumed:
-                self._ledger_drops.append(encode_token(uid))
-            self._dirty.set()
-            return
-        if old_placed is not None and old_placed.metadata.resource_version == pod.metadata.resource_version:
-            return  # a relist of an unchanged pod
-        if was_pending is not None and was_pending.metadata.resource_version == pod.metadata.resource_version:
-            return
-        cache.upsert_pod(pod, schedulable=self._schedulable(pod))
-        self.gangs.members.note(pod, known=uid in cache.pending or cache.snapshot.location(uid) is not None)
-        if pod.spec.node_name:
-            self.nominator.remove(uid)
-            if was_pending is not None or was_assumed:
-                self._emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.BOUND)
-            self._emit_events(feeds.assigned_pod_events(old_placed, pod), _key(pod), old_placed, pod)
-            if was_assumed:
-                self._ledger_drops.append(encode_token(uid))
-        elif uid in cache.pending:
-            if pod.status.nominated_node_name:
-                self.nominator.add(PodInfo(pod), pod.status.nominated_node_name)
-            else:
-                self.nominator.remove(uid)
-            action = PendingPodAction.UPDATE if was_pending is not None else PendingPodAction.ADD
-            self._emit_pending(action, pod)
-        elif was_pending is not None:
-            self._emit_pending(PendingPodAction.DELETE, pod, "scheduler-changed")
-        self._dirty.set()
-
-    # --- other objects ---------------------------------------------------------------------------
-    def _object_list(self, res: Collection) -> Any:
-        async def on_list(items: list[Any]) -> None:
-            table = self.cache.snapshot.objects.table(res.kind)
-            listed = {object_key(o) for o in items}
-            for key in [k for k in table if k not in listed]:
-                await self._object_event(res)(DELETED, table[key])
-            for obj in items:
-                old = table.get(object_key(obj))
-                if old is None or old.metadata.resource_version != obj.metadata.resource_version:
-                    await self._object_event(res)("ADDED", obj)
-
-        return on_list
-
-    def _object_event(self, res: Collection) -> Any:
-        async def on_event(kind: str, obj: Any) -> None:
-            metrics.EVENTS.labels(res.kind, kind).inc()
-            key = object_key(obj)
-            table = self.cache.snapshot.objects.table(res.kind)
-            old = table.get(key)
-            if kind == DELETED:
-                self.cache.remove_object(res.kind, key)
-                new = None
-            else:
-                self.cache.upsert_object(obj)
-                new = obj
-            resource = EVENT_RESOURCE.get(res.kind)
-            if resource is not None and (old is not None or new is not None):
-                self._emit_events(feeds.object_events(resource, old, new), key, old, new)
-            self._dirty.set()
-
-        return on_event
+        await self.watch.on_node_event(kind, node)
 
     # --- assume ledger -----------------------------------------------------------------------------
+    def serving(self) -> bool:
+        """Whether assumes may be accepted: synced, acting and not stopping."""
+        return self.ready and self.acting() and not self._stopping
+
+    def check_and_assume(self, req: AssumeRequest) -> AssumeReply | None:
+        """Check ``req``'s placement and assume it (None), or the rejection; nothing is recorded or
+        published yet (the group commit's step: docs/gang.md)."""
+        verdict = assume.decide(self.cache, self.frameworks, self.epoch, req, self.serving())
+        return None if verdict.pod is not None else verdict.reply
+
     async def on_assume(self, req: AssumeRequest, msg: Msg) -> AssumeReply:
         p = req.placement
         since, started = time.time(), time.perf_counter()
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
-            reply = await self._assume(p, req)
-        details = {"node": p.node_name, "accepted": reply.accepted, "code": reply.code}
-        parent = (msg.headers or {}).get(TRACEPARENT, "")  # the scheduler's ``assumed`` span
-        self.tracer.emit(
-            Phase.ASSUME_CHECK,
-            p.trace_id,
-            p.pod_uid,
-            p.namespace,
-            p.name,
-            ts=since,
-            duration=time.perf_counter() - started,
-            details=details,
-            parent=parent,
-        )
-        return reply
+            replies = await self.accept([req])
+        # the parent: the scheduler's ``assumed`` span (its header; a batch's items carry their own)
+        self._trace_checks([req], replies, since, started, (msg.headers or {}).get(TRACEPARENT, ""))
+        return replies[0]
 
-    def check_and_assume(self, req: AssumeRequest) -> AssumeReply | None:
-        """Check ``req``'s placement with the assume check (incremental over the change log, by the
-        session's answers) and assume it (None), or the rejection. The answer is logged for the
-        session; nothing is recorded or published yet: the caller does that, or forgets it."""
-        p = req.placement
-        cache = self.cache
-        refused = self._refuse_early(p)
-        if refused is not None:
-            metrics.ASSUMES.labels(refused.code).inc()
-            cache.answers.answered(req.session, req.seq, accepted=False)
-            return refused
-        pod = cache.pending[p.pod_uid]
-        verdict = cache.assume(
-            pod,
-            p.node_name,
-            generation=p.snapshot_generation,
-            scheduler_id=p.scheduler_id,
-            profile=self.frameworks[p.profile],
-            session=req.session,
-            seq=req.seq,
-            basis_from=req.basis_from,
-            spread_slack=req.spread_slack,
-            pod_changed=decided_on_another_version(p, pod),
-        )
-        if verdict.full_check:
-            metrics.ASSUME_FULL_CHECKS.labels(verdict.full_check).inc()
-        for plugin in verdict.rerun:
-            metrics.ASSUME_PLUGIN_RECHECKS.labels(plugin).inc()
-        if not verdict.accepted:
-            log.debug("assume rejected: %s", verdict.reason)
-            metrics.ASSUMES.labels(AssumeRejectCode.DOES_NOT_FIT).inc()
-            return AssumeReply(
-                accepted=False,
-                code=AssumeRejectCode.DOES_NOT_FIT,
-                reason=verdict.reason,
-                epoch=self.epoch,
-                generation=cache.generation,
+    async def on_assume_batch(self, req: AssumeBatchRequest, _msg: Msg) -> AssumeBatchReply:
+        since, started = time.time(), time.perf_counter()
+        replies = await self.accept(req.items)
+        self._trace_checks(req.items, replies, since, started)
+        return AssumeBatchReply(replies=replies)
+
+    def _trace_checks(
+        self,
+        items: list[AssumeRequest],
+        replies: list[AssumeReply],
+        since: float,
+        started: float,
+        parent: str = "",
+    ) -> None:
+        """One ``assume_check`` trace event per placement (each its own attempt's; a batch's share
+        the batch's start and duration: they were checked, recorded and published together)."""
+        duration = time.perf_counter() - started
+        for req, reply in zip(items, replies, strict=True):
+            p = req.placement
+            self.tracer.emit(
+                Phase.ASSUME_CHECK,
+                p.trace_id,
+                p.pod_uid,
+                p.namespace,
+                p.name,
+                ts=since,
+                duration=duration,
+                details={"node": p.node_name, "accepted": reply.accepted, "code": reply.code},
+                parent=parent or req.traceparent,
             )
-        return None
 
-    async def _assume(self, p: Placement, req: AssumeRequest) -> AssumeReply:
-        pod = self.cache.pending.get(p.pod_uid)
-        rejected = self.check_and_assume(req)
-        if rejected is not None or pod is None:
-            return rejected or AssumeReply(accepted=False, code=AssumeRejectCode.POD_NOT_PENDING)
-        self._emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
-        self._dirty.set()
-        placement = msgspec.structs.replace(p, assumed_at=time.time(), pod=p.pod or msgspec.json.encode(pod))
+    async def accept(self, items: list[AssumeRequest]) -> list[AssumeReply]:
+        """Check ``items`` in order (each sees the earlier accepted ones assumed), record the
+        accepted ones as one batch and publish it to the binders; if that fails, forget them."""
+        serving = self.serving()
+        verdicts = [assume.decide(self.cache, self.frameworks, self.epoch, req, serving) for req in items]
+        replies = [v.reply for v in verdicts]
+        accepted = [i for i, v in enumerate(verdicts) if v.pod is not None]
+        if not accepted:
+            return replies
+        now = time.time()
+        placements = []
+        for i in accepted:
+            p, pod = items[i].placement, verdicts[i].pod
+            assert pod is not None
+            self.publisher.emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
+            placements.append(
+                msgspec.structs.replace(p, assumed_at=now, pod=p.pod or msgspec.json.encode(pod))
+            )
+        # the binder's parent span: the first placement's assume_check (a binder derives the others')
+        headers = self.tracer.headers(placements[0].trace_id, Phase.ASSUME_CHECK)
         try:
-            assert self.kv is not None and self.bus is not None
-            await self.kv.put(encode_token(p.pod_uid), placement)
-            headers = self.tracer.headers(p.trace_id, Phase.ASSUME_CHECK)  # the binder's parent span
-            await publish(self.bus, PLACEMENTS, placement, msg_id=p.placement_id, headers=headers, timeout=5)
+            await self.ledger.record(self.ledger.new_batch(placements), headers)
         except Exception as exc:
-            log.warning(
-                "assume of %s/%s accepted but not recorded (%s); forgetting", p.namespace, p.name, exc
-            )
-            self._forget(p.pod_uid)
-            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
-            return AssumeReply(
-                accepted=False, code=AssumeRejectCode.NOT_READY, reason=str(exc), epoch=self.epoch
-            )
-        metrics.ASSUMES.labels("accepted").inc()
-        return AssumeReply(accepted=True, epoch=self.epoch, generation=self.cache.generation)
-
-    def _refuse_early(self, p: Placement) -> AssumeReply | None:
-        """The answer to a placement refused before its check: cache not ready, another epoch,
-        pod no longer pending, node gone, unknown profile."""
-        code, reason = "", ""
-        if not self.ready or not self.acting() or self._stopping:
-            return AssumeReply(
-                accepted=False, code=AssumeRejectCode.NOT_READY, reason="cache is not synced yet"
-            )
-        if p.epoch != self.epoch:
-            code, reason = AssumeRejectCode.STALE_EPOCH, f"decision made in epoch {p.epoch}"
-        elif p.pod_uid not in self.cache.pending:
-            assumed = p.pod_uid in self.cache.assumed
-            code = AssumeRejectCode.ALREADY_ASSUMED if assumed else AssumeRejectCode.POD_NOT_PENDING
-            reason = "pod is no longer pending"
-        elif p.node_name not in self.cache.snapshot.node_map:
-            code, reason = AssumeRejectCode.NODE_NOT_FOUND, p.node_name
-        elif p.profile not in self.frameworks:
-            code, reason = AssumeRejectCode.DOES_NOT_FIT, f"no profile for schedulerName {p.profile!r}"
-        if not code:
-            return None
-        return AssumeReply(accepted=False, code=code, reason=reason, epoch=self.epoch)
-
-    def _forget(self, uid: str) -> bool:
-        assumption = self.cache.assumed.get(uid)
-        if assumption is None or not self.cache.forget(uid):
-            return False
-        pod = self.cache.pending.get(uid)
-        if pod is not None:
-            self._emit_pending(PendingPodAction.ADD, pod, "forgotten")
-        self._dirty.set()
-        return True
+            names = ", ".join(f"{p.namespace}/{p.name}" for p in placements)
+            log.warning("assume of %s accepted but not recorded (%s); forgetting", names, exc)
+            for i, p in zip(accepted, placements, strict=True):
+                self.ledger.forget(p.pod_uid)
+                replies[i] = AssumeReply(
+                    accepted=False, code=AssumeRejectCode.NOT_READY, reason=str(exc), epoch=self.epoch
+                )
+            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc(len(accepted))
+            return replies
+        metrics.ASSUMES.labels("accepted").inc(len(accepted))
+        generation = self.cache.generation
+        for i in accepted:
+            replies[i] = AssumeReply(accepted=True, epoch=self.epoch, generation=generation)
+        return replies
 
     async def on_forget(self, req: ForgetRequest, msg: Msg) -> Ack:
         trace_id = (msg.headers or {}).get(TRACE_ID_HEADER, "")
         with pod_logging(f"{req.namespace}/{req.name}", req.node_name, trace_id=trace_id):
-            return await self._forget_placement(req)
-
-    async def _forget_placement(self, req: ForgetRequest) -> Ack:
-        if not self.acting():
-            return Ack(ok=False, code="NotLeader", reason="this informer no longer leads")
-        assumption = self.cache.assumed.get(req.pod_uid)
-        if assumption is None or assumption.node != req.node_name:
-            return Ack(ok=False, code="NotAssumed", reason="no such assumption")
-        self._forget(req.pod_uid)
-        await self._drop_ledger(req.pod_uid)
-        return Ack()
-
-    async def _drop_ledger(self, uid: str) -> None:
-        if self.kv is None:
-            return
-        with contextlib.suppress(Exception):
-            await self.kv.delete(encode_token(uid))
+            if not self.acting():
+                return Ack(ok=False, code="NotLeader", reason="this informer no longer leads")
+            assumption = self.cache.assumed.get(req.pod_uid)
+            if assumption is None or assumption.node != req.node_name:
+                return Ack(ok=False, code="NotAssumed", reason="no such assumption")
+            self.ledger.forget(req.pod_uid)
+            await self.ledger.drop(req.pod_uid)
+            return Ack()
 
     async def _expire_loop(self) -> None:
         while True:
@@ -615,42 +357,19 @@ class InformerService:
             for uid in expired:
                 pod = self.cache.pending.get(uid)
                 if pod is not None:
-                    self._emit_pending(PendingPodAction.ADD, pod, "assumption expired")
-                await self._drop_ledger(uid)
+                    self.publisher.emit_pending(PendingPodAction.ADD, pod, "assumption expired")
+                await self.ledger.drop(uid)
             if expired:
                 log.warning("forgot %d assumed pods never confirmed", len(expired))
-                self._dirty.set()
+                self.publisher.dirty.set()
             for commit_id in self.committer.settled():
                 await self._drop_commit(commit_id)
 
-    async def _restore_ledger(self) -> None:
-        """Re-assume placements accepted by a previous instance and not yet seen bound."""
-        if self.kv is None:
-            return
-        assert self.bus is not None  # an older release's ledger (P_P_assumed), moved once we lead
-        await migrate_kv_bucket(self.bus, legacy_assumed_ledger_bucket(self.subjects), self.kv)
-        restored = 0
+    async def _restore(self) -> None:
+        """Re-assume what a previous instance accepted (its ledger), then drop the commit records
+        none of whose members is assumed any more."""
         committed = await committed_ids(self.commits_kv) if self.commits_kv is not None else set()
-        for key in await self.kv.keys():
-            entry = await self.kv.get(key)
-            if entry is None:
-                continue
-            p = entry.value
-            pod = self.cache.pending.get(p.pod_uid)
-            if pod is None or (p.gang is not None and p.gang.commit_id not in committed):
-                await self.kv.delete(key)  # bound or deleted meanwhile, or of a group commit never made
-                continue
-            self.cache.restore_assumption(pod, p.node_name, p.scheduler_id)
-            if p.gang is not None:
-                self.committer.open.setdefault(p.gang.commit_id, set()).add(p.pod_uid)
-            self._emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
-            # The previous instance may have died between recording and publishing the placement:
-            # publish it again (same msg id: the stream drops a repeat; binding is idempotent).
-            assert self.bus is not None
-            await self._publish_retrying(PLACEMENTS, p, msg_id=p.placement_id)
-            restored += 1
-        if restored:
-            log.info("restored %d assumed placements from the ledger", restored)
+        await self.ledger.restore(committed, self.committer.open)
         for commit_id in committed - self.committer.open.keys():
             await self._drop_commit(commit_id)  # every member bound, deleted or forgotten meanwhile
 
@@ -662,24 +381,23 @@ class InformerService:
             return reply
         for p in placements:
             pod = self.cache.assumed[p.pod_uid].pod.pod
-            self._emit_pending(
+            self.publisher.emit_pending(
                 PendingPodAction.DELETE, msgspec.structs.replace(pod, spec=pod.spec), PodLifecycle.ASSUMED
             )
-        self._dirty.set()
+        self.publisher.dirty.set()
         for p in placements:  # committed: published whatever it takes (a successor re-publishes too)
-            await self._publish_retrying(PLACEMENTS, p, msg_id=p.placement_id)
+            await self.publisher.publish_retrying(PLACEMENTS, p, msg_id=p.placement_id)
         return reply
 
     async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:
         """Every member's ledger entry, then the commit record: the commit point."""
-        assert self.kv is not None and self.commits_kv is not None
+        assert self.commits_kv is not None
         try:
-            for p in placements:
-                await self.kv.put(encode_token(p.pod_uid), p)
+            await self.ledger.put_each(placements)
             await self.commits_kv.put(encode_token(commit.commit_id), commit)
         except Exception:
             for p in placements:  # best effort: a successor drops entries without a commit record anyway
-                await self._drop_ledger(p.pod_uid)
+                await self.ledger.drop(p.pod_uid)
             raise
 
     async def _drop_commit(self, commit_id: str) -> None:
@@ -688,57 +406,15 @@ class InformerService:
                 await self.commits_kv.delete(encode_token(commit_id))
 
     # --- bootstrap -------------------------------------------------------------------------------
-    async def _taken_at(self, stream: str) -> int:
-        """The stream sequence a bootstrap is taken at; call under ``_flush_lock`` right after
-        :meth:`_flush_locked`. Every message this informer published before is at or below it, the
-        next flush's are above it, and so are messages of no other epoch that a consumer would have
-        to replay (a previous leader's tail is below it; see docs/bus.md)."""
-        assert self.bus is not None
-        return await last_sequence(self.bus, stream)
-
     async def on_snapshot_bootstrap(self, req: SnapshotBootstrapRequest, _msg: Msg) -> BootstrapReply:
         if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
-        if problem := deliver_problem(self.subjects, req.deliver):
-            return BootstrapReply(error=problem)
-        async with self._flush_lock:
-            image = image_of(self.cache.snapshot, self.epoch, self.cache.generation)
-            await self._flush_locked()
-            seq = await self._taken_at(self.subjects.snapshot_stream)
-        return await publish_chunks(
-            self.bus,
-            req.deliver,
-            image.ops,
-            epoch=self.epoch,
-            generation=image.generation,
-            stream_seq=seq,
-            max_chunk_bytes=req.max_chunk_bytes,
-        )
+        return await bootstrap.snapshot(self.publisher, req)
 
     async def on_pending_bootstrap(self, req: PendingPodsRequest, _msg: Msg) -> BootstrapReply:
         if not self.ready or self.bus is None or not self.acting():
             return BootstrapReply(error="cache is not synced yet")
-        if problem := deliver_problem(self.subjects, req.deliver):
-            return BootstrapReply(error=problem)
-        names = set(req.scheduler_names)
-        async with self._flush_lock:
-            items = [
-                feeds.pending_pod(pod, self.gangs.view(pod))
-                for pod in self.cache.pending.values()
-                if not names or pod.spec.scheduler_name in names
-            ]
-            generation = self.cache.generation
-            await self._flush_locked()
-            seq = await self._taken_at(self.subjects.feed_stream)
-        return await publish_chunks(
-            self.bus,
-            req.deliver,
-            items,
-            epoch=self.epoch,
-            generation=generation,
-            stream_seq=seq,
-            max_chunk_bytes=req.max_chunk_bytes,
-        )
+        return await bootstrap.pending_pods(self.publisher, req)
 
     # --- debug -----------------------------------------------------------------------------------
     def debug_state(self) -> dict[str, Any]:
@@ -753,7 +429,3 @@ class InformerService:
             "objects": {kind: len(self.cache.snapshot.objects.table(kind)) for kind in TABLES},
             "leader_election": self.leadership.describe(),
         }
-
-
-def _key(pod: Pod) -> str:
-    return f"{pod.metadata.namespace}/{pod.metadata.name}"

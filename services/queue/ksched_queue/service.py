@@ -30,6 +30,7 @@ from ksched.bus.messages import (
     Ack,
     BootstrapReply,
     ClusterEventMsg,
+    DoneBatchRequest,
     DoneRequest,
     LeaseRenewReply,
     LeaseRenewRequest,
@@ -44,6 +45,7 @@ from ksched.bus.messages import (
 )
 from ksched.bus.rpc import RequestError
 from ksched.logcontext import bind, pod_logging, unbind
+from ksched.service import gc_pacing
 from ksched.service.tasks import TaskGroup
 from ksched.tracing.context import TRACEPARENT
 
@@ -89,6 +91,7 @@ class QueueService:
     async def start(self) -> None:
         await self.bus.subscribe(endpoints.QUEUE_POP, self._on_pop)
         await self.bus.subscribe(endpoints.QUEUE_DONE, self._on_done)
+        await self.bus.subscribe(endpoints.QUEUE_DONE_BATCH, self._on_done_batch)
         await self.bus.subscribe(endpoints.QUEUE_RENEW, self._on_renew)
         await self.bus.subscribe(endpoints.QUEUE_REQUEUE, self._on_requeue)
         await self.bus.subscribe(endpoints.QUEUE_LIST, self._on_list)
@@ -97,6 +100,8 @@ class QueueService:
         self.tasks.spawn("backoff-flush", self._backoff_flush_loop, restart=True)
         self.tasks.spawn("unschedulable-flush", self._unschedulable_flush_loop, restart=True)
         self.tasks.spawn("lease-reaper", self._lease_loop, restart=True)
+        if every := gc_pacing.interval():
+            self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
         self.tasks.spawn("repair", self._repair_loop, restart=True, pause=self.settings.repair_interval)
 
     async def stop(self) -> None:
@@ -175,6 +180,21 @@ class QueueService:
             ENDED_BY.reset(token)
         self._wake()
         return ack
+
+    async def _on_done_batch(self, request: DoneBatchRequest, raw: Msg) -> Ack:
+        """Apply each ``DoneRequest`` in order; one Ack: the first failure's, else ok."""
+        first_failure: Ack | None = None
+        for item in request.items:
+            token = ENDED_BY.set(item.traceparent)
+            try:
+                with pod_logging(f"{item.namespace}/{item.name}", item.node_name, trace_id=item.trace_id):
+                    ack = self.core.done(item)
+            finally:
+                ENDED_BY.reset(token)
+            if not ack.ok and first_failure is None:
+                first_failure = ack
+        self._wake()
+        return first_failure or Ack()
 
     async def _on_renew(self, request: LeaseRenewRequest, raw: Msg) -> LeaseRenewReply:
         return self.core.renew(request)

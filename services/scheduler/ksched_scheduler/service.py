@@ -29,10 +29,12 @@ from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
 from ksched.bus.messages import (
     Ack,
+    AssumeBatchRequest,
     AssumeGroupRequest,
     AssumeRejectCode,
     AssumeReply,
     AssumeRequest,
+    DoneBatchRequest,
     DoneOutcome,
     DoneRequest,
     LeasedPod,
@@ -56,6 +58,7 @@ from ksched.framework.podgroup_cycle import GroupResult, MemberAttempt
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.logcontext import bind, pod_logging, set_node, unbind
+from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client, api_reachable
 from ksched.service.metric_children import Children
@@ -65,8 +68,10 @@ from ksched.service.result_writer import ResultWriter
 from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase, Tracer
+from ksched.tracing.context import TRACEPARENT
 from ksched.tracing.export import span_sink
 from ksched_scheduler import metrics
+from ksched_scheduler.batching import Batcher
 from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
 from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.group_cycle import GroupCycle
@@ -164,6 +169,8 @@ class SchedulerService:
         self.algorithm = ScheduleAlgorithm(config.percentage_of_nodes_to_score or 0, seed=options.seed)
         self.extenders = HTTPExtenders(config.extenders)
         self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
+        self._assumes: Batcher[AssumeRequest, AssumeReply] = Batcher("assume-batch", self._send_assumes)
+        self._dones: Batcher[DoneRequest, Ack] = Batcher("done-batch", self._send_dones)
         self._inflight: OrderedDict[str, InFlight] = OrderedDict()
         self._inflight_of: dict[str, str] = {}  # pod uid -> its placement id in _inflight
         self._held: dict[str, LeasedPod] = {}
@@ -206,6 +213,8 @@ class SchedulerService:
         self.tasks.spawn("replica", self.follower.run, restart=True)
         self.tasks.spawn("schedule", self._schedule_loop, restart=True)
         self.tasks.spawn("renew", self._renew_loop, restart=True)
+        if every := gc_pacing.interval():
+            self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
         self.preemptions = PreemptionRunner(self.api, self.reporter, self.nominations, self.tasks)
         self.tasks.spawn("nominations", self._follow_nominations, restart=True, pause=2.0)
 
@@ -526,20 +535,16 @@ class SchedulerService:
             placement = self._placement(leased, outcome, basis)
             slack = self._spread_slack(outcome)  # outside the request's try: a bug here is not "Unreachable"
             sent, sent_at = time.perf_counter(), time.time()
+            request = AssumeRequest(
+                placement=placement,
+                session=self._session,
+                seq=basis.seq,
+                basis_from=basis.first_unanswered,
+                spread_slack=slack,
+                traceparent=_traceparent(self.tracer.headers(leased.trace_id, Phase.ASSUMED)),
+            )
             try:
-                reply = await self.bus.request(
-                    endpoints.ASSUME,
-                    AssumeRequest(
-                        placement=placement,
-                        session=self._session,
-                        seq=basis.seq,
-                        basis_from=basis.first_unanswered,
-                        spread_slack=slack,
-                    ),
-                    timeout=5,
-                    trace_id=leased.trace_id,
-                    headers=self.tracer.headers(leased.trace_id, Phase.ASSUMED),
-                )
+                reply = await self._assumes.submit(request)
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
                 # The informer may still accept it, after our next decisions stopped counting it:
@@ -655,22 +660,55 @@ class SchedulerService:
             message=message,
             nominated_node_name=nominated,
             trace_id=leased.trace_id,
+            traceparent=_traceparent(headers),
         )
+        try:
+            await self._dones.submit(request)
+        except Exception as exc:
+            log.warning("done for %s/%s failed (%s)", leased.pod.namespace, leased.pod.name, exc)
+
+    async def _send_assumes(self, requests: list[AssumeRequest]) -> list[AssumeReply]:
+        """The assumes of one loop turn in one request (a lone one as an ``AssumeRequest``)."""
+        assert self.bus is not None
+        trace_id = requests[0].placement.trace_id
+        if len(requests) == 1:
+            reply = await self.bus.request(
+                endpoints.ASSUME, requests[0], timeout=5, trace_id=trace_id, headers=_headers(requests[0])
+            )
+            return [reply]
+        batch = await self.bus.request(
+            endpoints.ASSUME_BATCH, AssumeBatchRequest(items=requests), timeout=5, trace_id=trace_id
+        )
+        return batch.replies
+
+    async def _send_dones(self, requests: list[DoneRequest]) -> list[Ack]:
+        """The lease ends of one loop turn in one request, tried three times."""
+        assert self.bus is not None
+        trace_id = requests[0].trace_id
         for attempt in range(3):
             try:
-                await self.bus.request(
-                    endpoints.QUEUE_DONE, request, timeout=5, trace_id=leased.trace_id, headers=headers
-                )
-                return
+                if len(requests) == 1:
+                    ack = await self.bus.request(
+                        endpoints.QUEUE_DONE,
+                        requests[0],
+                        timeout=5,
+                        trace_id=trace_id,
+                        headers=_headers(requests[0]),
+                    )
+                else:
+                    ack = await self.bus.request(
+                        endpoints.QUEUE_DONE_BATCH,
+                        DoneBatchRequest(items=requests),
+                        timeout=5,
+                        trace_id=trace_id,
+                    )
+                return [ack] * len(requests)
             except Exception as exc:
-                log.warning(
-                    "done for %s/%s failed (%s), attempt %d",
-                    leased.pod.namespace,
-                    leased.pod.name,
-                    exc,
-                    attempt + 1,
-                )
+                log.warning("done for %d pod(s) failed (%s), attempt %d", len(requests), exc, attempt + 1)
+                if attempt == 2:
+                    raise
                 await asyncio.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     async def _renew_loop(self) -> None:
         assert self.bus is not None
@@ -805,3 +843,13 @@ def pod_group_result(result: GroupResult[CycleOutcome]) -> str:
     if result.status.code == Code.ERROR:
         return "error"
     return "waiting_on_preemption" if result.waiting_on_preemption else "unschedulable"
+
+
+def _traceparent(headers: dict[str, str] | None) -> str:
+    """The ``traceparent`` of ``headers`` ('' without the OpenTelemetry export)."""
+    return (headers or {}).get(TRACEPARENT, "")
+
+
+def _headers(request: AssumeRequest | DoneRequest) -> dict[str, str] | None:
+    """A lone request's ``traceparent`` as the header the receiver reads (batches carry it per item)."""
+    return {TRACEPARENT: request.traceparent} if request.traceparent else None

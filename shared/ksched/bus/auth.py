@@ -137,7 +137,15 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 *_kv_bucket_migration(legacy_assumed_ledger_bucket(s)),  # P_P_assumed of old releases
                 *_kv_bucket(gang_commits_bucket(s)),
             ),
-            subscribe=(s.snapshot_bootstrap, s.pending_bootstrap, s.assume, s.assume_group, s.forget, inbox),
+            subscribe=(
+                s.snapshot_bootstrap,
+                s.pending_bootstrap,
+                s.assume,
+                s.assume_batch,
+                s.assume_group,
+                s.forget,
+                inbox,
+            ),
         ),
         "queue": Permissions(
             publish=(
@@ -146,15 +154,25 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 *_manage_streams([s.feed_stream, s.trace_stream]),
                 *_ordered_consumer(s.feed_stream),
             ),
-            subscribe=(s.queue_pop, s.queue_done, s.queue_renew, s.queue_requeue, s.queue_list, inbox),
+            subscribe=(
+                s.queue_pop,
+                s.queue_done,
+                s.queue_done_batch,
+                s.queue_renew,
+                s.queue_requeue,
+                s.queue_list,
+                inbox,
+            ),
         ),
         "scheduler": Permissions(
             publish=(
                 s.queue_pop,
                 s.queue_done,
+                s.queue_done_batch,
                 s.queue_renew,
                 s.assume,
                 s.assume_group,
+                s.assume_batch,
                 s.snapshot_bootstrap,
                 s.pending_bootstrap,  # nominations: the pending pods, then their feed
                 s.permit_all,

@@ -93,6 +93,10 @@ def _check_version(msg: Message) -> None:
         value = getattr(msg, name)
         if isinstance(value, Message):
             _check_version(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, Message):
+                    _check_version(item)
 
 
 def _explain(data: bytes, target: object, exc: Exception) -> BadMessage:

@@ -26,11 +26,14 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 from ksched.bus.codec import Message
 from ksched.bus.messages import (
     Ack,
+    AssumeBatchReply,
+    AssumeBatchRequest,
     AssumeGroupRequest,
     AssumeReply,
     AssumeRequest,
     BootstrapReply,
     ClusterEventMsg,
+    DoneBatchRequest,
     DoneRequest,
     ForgetRequest,
     LeaseRenewReply,
@@ -39,6 +42,7 @@ from ksched.bus.messages import (
     PendingPodsRequest,
     PermitDecision,
     Placement,
+    PlacementBatch,
     PopReply,
     PopRequest,
     QueueListReply,
@@ -225,17 +229,24 @@ PENDING_BOOTSTRAP = _request(
 ASSUME = _request("assume", AssumeRequest, AssumeReply, SubjectKind.ASSUME)
 ASSUME_GROUP = _request("assume_group", AssumeGroupRequest, AssumeReply, SubjectKind.ASSUME_GROUP)
 """A gang's placements, accepted all or none (docs/gang.md)."""
+ASSUME_BATCH = _request("assume_batch", AssumeBatchRequest, AssumeBatchReply, SubjectKind.ASSUME_BATCH)
+"""One loop turn's placements, checked in order, each accepted or refused on its own (docs/bus.md)."""
 FORGET = _request("forget", ForgetRequest, Ack, SubjectKind.FORGET)
 
 # --- queue ------------------------------------------------------------------------------------------------
 QUEUE_POP = _request("queue_pop", PopRequest, PopReply, SubjectKind.POP)
 QUEUE_DONE = _request("queue_done", DoneRequest, Ack, SubjectKind.DONE)
+QUEUE_DONE_BATCH = _request("queue_done_batch", DoneBatchRequest, Ack, SubjectKind.DONE_BATCH)
 QUEUE_RENEW = _request("queue_renew", LeaseRenewRequest, LeaseRenewReply, SubjectKind.RENEW)
 QUEUE_REQUEUE = _request("queue_requeue", RequeueRequest, Ack, SubjectKind.REQUEUE)
 QUEUE_LIST = _request("queue_list", QueueListRequest, QueueListReply, SubjectKind.QUEUE_LIST)
 
 # --- binder -----------------------------------------------------------------------------------------------
-PLACEMENTS = _publish("placements", Placement, SubjectKind.PLACEMENT)
+PLACEMENTS: PublishEndpoint[Placement | PlacementBatch] = PublishEndpoint(
+    (Placement, PlacementBatch), _member("placements"), SubjectKind.PLACEMENT, "placements"
+)
+"""A batch's accepted placements as one ``PlacementBatch``; a group commit's (and an older informer's)
+as one ``Placement`` each: binders read both."""
 PERMIT = PublishFamily(Subjects.permit, (PermitDecision,), SubjectKind.PERMIT, wildcard="permit_all")
 
 # --- scheduler replicas -----------------------------------------------------------------------------------

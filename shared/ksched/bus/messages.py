@@ -22,6 +22,8 @@ from ksched.bus.codec import BadMessage, Message, current_version, decode, encod
 __all__ = [
     "ALL_MESSAGE_TYPES",
     "Ack",
+    "AssumeBatchReply",
+    "AssumeBatchRequest",
     "AssumeGroupRequest",
     "AssumeRejectCode",
     "AssumeReply",
@@ -30,6 +32,7 @@ __all__ = [
     "BootstrapChunk",
     "BootstrapReply",
     "ClusterEventMsg",
+    "DoneBatchRequest",
     "DoneOutcome",
     "DoneRequest",
     "ForgetRequest",
@@ -51,6 +54,7 @@ __all__ = [
     "PendingPodsRequest",
     "PermitDecision",
     "Placement",
+    "PlacementBatch",
     "PodPlace",
     "PodRemove",
     "PopReply",
@@ -351,6 +355,16 @@ class DoneRequest(Message, kw_only=True):
     message: str = ""
     nominated_node_name: str = ""
     trace_id: str = ""
+    traceparent: str = ""
+    """The W3C ``traceparent`` of the span that ended the attempt when sent in a batch (a lone request
+    carries it as a header; optional, added without a version bump)."""
+
+
+class DoneBatchRequest(Message, kw_only=True):
+    """Several :class:`DoneRequest` of one replica in one request (``P.queue.dones``), applied in
+    order; answered by one :class:`Ack` (``ok`` false only if the queue could not apply them)."""
+
+    items: list[DoneRequest]
 
 
 class LeaseRenewRequest(Message, kw_only=True):
@@ -450,6 +464,9 @@ class AssumeRequest(Message, kw_only=True):
     spread_slack: int | None = None
     """For a pod with hard topology spread: how far its skew at the node stayed below maxSkew when
     decided (the least over its constraints; optional, added without a version bump)."""
+    traceparent: str = ""
+    """The W3C ``traceparent`` of the attempt's assumed span when sent in a batch (a lone request
+    carries it as a header; optional, added without a version bump)."""
 
 
 class AssumeGroupRequest(Message, kw_only=True):
@@ -514,6 +531,29 @@ class AssumeReply(Message, kw_only=True):
     generation: int = 0
     """The cache generation that includes this decision; when rejected, the cache's generation then
     (a replica retries once its snapshot has it)."""
+
+
+class AssumeBatchRequest(Message, kw_only=True):
+    """Several assumes of one replica in one request, in decision order (``P.cache.assumes``).
+    The cache checks them one after the other exactly as single ones, so a later placement sees
+    the earlier accepted ones assumed; it records the accepted ones together (one ledger entry, one
+    :class:`PlacementBatch` to the binders) and answers :class:`AssumeBatchReply`."""
+
+    items: list[AssumeRequest]
+
+
+class AssumeBatchReply(Message, kw_only=True):
+    """One :class:`AssumeReply` per item of the :class:`AssumeBatchRequest`, in its order."""
+
+    replies: list[AssumeReply]
+
+
+class PlacementBatch(Message, kw_only=True):
+    """Placements the cache accepted together: one ledger entry (key ``batch_id``) and one message
+    on the binder work queue (msg id ``batch_id``), acknowledged once all are bound or failed."""
+
+    batch_id: str
+    placements: list[Placement]
 
 
 class ForgetRequest(Message, kw_only=True):
@@ -660,9 +700,13 @@ ALL_MESSAGE_TYPES: tuple[type[Message], ...] = (
     AssumeRequest,
     AssumeGroupRequest,
     AssumeReply,
+    AssumeBatchRequest,
+    AssumeBatchReply,
+    DoneBatchRequest,
     ForgetRequest,
     GangCommit,
     Placement,
+    PlacementBatch,
     PermitDecision,
     UnreserveRequest,
     TraceEvent,

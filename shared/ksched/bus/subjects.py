@@ -33,9 +33,11 @@ class SubjectKind(StrEnum):
     PENDING_BOOTSTRAP = "cache.pending"
     ASSUME = "cache.assume"
     ASSUME_GROUP = "cache.assume-group"
+    ASSUME_BATCH = "cache.assumes"
     FORGET = "cache.forget"
     POP = "queue.pop"
     DONE = "queue.done"
+    DONE_BATCH = "queue.dones"
     RENEW = "queue.renew"
     REQUEUE = "queue.requeue"
     QUEUE_LIST = "queue.list"
@@ -112,6 +114,11 @@ class Subjects:
         return f"{self.prefix}.cache.assume-group"
 
     @property
+    def assume_batch(self) -> str:
+        """Several assumes in one request (``AssumeBatchRequest`` -> ``AssumeBatchReply``)."""
+        return f"{self.prefix}.cache.assumes"
+
+    @property
     def forget(self) -> str:
         return f"{self.prefix}.cache.forget"
 
@@ -123,6 +130,11 @@ class Subjects:
     @property
     def queue_done(self) -> str:
         return f"{self.prefix}.queue.done"
+
+    @property
+    def queue_done_batch(self) -> str:
+        """Several lease ends in one request (``DoneBatchRequest`` -> ``Ack``)."""
+        return f"{self.prefix}.queue.dones"
 
     @property
     def queue_renew(self) -> str:

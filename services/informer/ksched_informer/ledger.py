@@ -1,0 +1,188 @@
+"""The informer's record of accepted placements: the JetStream KV ledger (written before a
+placement reaches the binders, so a restarted informer knows what may be being bound) and the
+placement publish, the deletes once the watch confirms, and the restore after a restart.
+
+Placements accepted together are one :class:`PlacementBatch`: one ledger entry (key: the batch
+id) and one work-queue message (msg id: the batch id). An entry is deleted once the watch has
+confirmed every pod of it; a forgotten or expired pod is taken out of its entry (rewritten, or
+deleted when it was the last). Entries of releases before batches hold one ``Placement`` under
+the pod's uid; they are read the same way."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import cast
+
+from ksched.api.lifecycle import PodLifecycle
+from ksched.bus.connect import Bus
+from ksched.bus.endpoints import PLACEMENTS
+from ksched.bus.jetstream import TypedKV, migrate_kv_bucket, publish
+from ksched.bus.messages import Message, PendingPodAction, Placement, PlacementBatch
+from ksched.bus.streams import legacy_assumed_ledger_bucket
+from ksched.bus.tokens import encode_token
+from ksched.cache.ledger import ClusterCache
+from ksched.service.kill_hooks import kill_point
+from ksched_informer.publisher import Publisher
+
+log = logging.getLogger(__name__)
+
+KILL_AFTER_LEDGER = "informer-after-ledger"
+"""Test hook (:mod:`ksched.service.kill_hooks`): killed after a ledger write of a batch of more than
+one placement, before publishing it to the binders."""
+
+LEDGER_ENTRY = cast("type[Message]", Placement | PlacementBatch)
+"""What a ledger entry holds (``Placement``: entries written before batches)."""
+
+
+def entry_placements(value: Message) -> tuple[str, list[Placement]]:
+    """The batch id and placements of a ledger entry."""
+    if isinstance(value, PlacementBatch):
+        return value.batch_id, list(value.placements)
+    assert isinstance(value, Placement)
+    return value.placement_id, [value]
+
+
+class Ledger:
+    """The assumed-placement ledger of one informer (bucket opened by the service)."""
+
+    def __init__(self, cache: ClusterCache, publisher: Publisher) -> None:
+        self.cache = cache
+        self.publisher = publisher
+        self.bus: Bus | None = None
+        self.kv: TypedKV[Message] | None = None
+        self._batches = 0
+        #: ledger key -> the placements of its entry whose pods the watch has not confirmed yet
+        self._open: dict[str, dict[str, Placement]] = {}
+        #: ledger key -> the batch id of its entry
+        self._batch_id: dict[str, str] = {}
+        #: pod uid -> the ledger key of its entry
+        self._key_of: dict[str, str] = {}
+        #: ledger keys whose pods were all confirmed, deleted at the next flush
+        self._drops: list[str] = []
+
+    def new_batch(self, placements: list[Placement]) -> PlacementBatch:
+        self._batches += 1
+        return PlacementBatch(batch_id=f"{self.publisher.epoch}-{self._batches}", placements=placements)
+
+    async def record(self, batch: PlacementBatch, headers: dict[str, str] | None = None) -> None:
+        """Write ``batch`` to the ledger, then publish it to the binders with ``headers`` (both
+        acknowledged; raises if either fails, after taking the entry out again as far as it can)."""
+        assert self.kv is not None and self.bus is not None
+        key = encode_token(batch.batch_id)
+        self._track(key, batch.batch_id, batch.placements)
+        try:
+            await self.kv.put(key, batch)
+            if len(batch.placements) > 1:
+                kill_point(KILL_AFTER_LEDGER)
+            await publish(self.bus, PLACEMENTS, batch, msg_id=batch.batch_id, headers=headers, timeout=5)
+        except Exception:
+            for p in batch.placements:
+                self._untrack(p.pod_uid)
+            with contextlib.suppress(Exception):
+                await self.kv.delete(key)
+            raise
+
+    def _track(self, key: str, batch_id: str, placements: list[Placement]) -> None:
+        self._open[key] = {p.pod_uid: p for p in placements}
+        self._batch_id[key] = batch_id
+        for p in placements:
+            self._key_of[p.pod_uid] = key
+
+    def _untrack(self, uid: str) -> tuple[str, dict[str, Placement]] | None:
+        """Take ``uid`` out of its entry; the entry's key and what is left of it."""
+        key = self._key_of.pop(uid, None)
+        if key is None:
+            return None
+        left = self._open.get(key, {})
+        left.pop(uid, None)
+        if not left:
+            self._open.pop(key, None)
+            self._batch_id.pop(key, None)
+        return key, left
+
+    def confirmed(self, uid: str) -> None:
+        """The watch shows the assumed pod bound or deleted: its entry goes once all of it is."""
+        taken = self._untrack(uid)
+        if taken is not None and not taken[1]:
+            self._drops.append(taken[0])
+
+    async def flush_drops(self) -> None:
+        drops, self._drops = self._drops, []
+        if drops and self.kv is not None and self.bus is not None:
+            # A delete lost here is harmless: a restarted informer drops entries of bound pods.
+            with contextlib.suppress(Exception):
+                await self.kv.delete_many(self.bus, drops)
+
+    async def drop(self, uid: str) -> None:
+        """Take a forgotten or expired assumption out of the ledger now: its entry is rewritten
+        without it, or deleted if it was the last (a failure is harmless: a restarted informer
+        re-assumes it only while the pod is pending, and the binder then binds it)."""
+        taken = self._untrack(uid)
+        if self.kv is None or taken is None:
+            return
+        key, left = taken
+        with contextlib.suppress(Exception):
+            if left:
+                batch = PlacementBatch(batch_id=self._batch_id[key], placements=list(left.values()))
+                await self.kv.put(key, batch)
+            else:
+                await self.kv.delete(key)
+
+    def forget(self, uid: str) -> bool:
+        """Forget an assumption in the cache; the pod is pending again (a feed ADD). False if unknown."""
+        if self.cache.assumed.get(uid) is None or not self.cache.forget(uid):
+            return False
+        pod = self.cache.pending.get(uid)
+        if pod is not None:
+            self.publisher.emit_pending(PendingPodAction.ADD, pod, "forgotten")
+        self.publisher.dirty.set()
+        return True
+
+    async def put_each(self, placements: list[Placement]) -> None:
+        """One entry per placement (a group commit's members; their commit record follows)."""
+        assert self.kv is not None
+        for p in placements:
+            key = encode_token(p.pod_uid)
+            self._track(key, p.placement_id, [p])
+            await self.kv.put(key, p)
+
+    async def restore(self, committed: set[str], gang_members: dict[str, set[str]]) -> None:
+        """Re-assume placements accepted by a previous instance and not yet seen bound; a group
+        commit's member only if the commit has its record (``committed``), noted in
+        ``gang_members``."""
+        if self.kv is None:
+            return
+        assert self.bus is not None  # an older release's ledger (P_P_assumed), moved once we lead
+        await migrate_kv_bucket(self.bus, legacy_assumed_ledger_bucket(self.publisher.subjects), self.kv)
+        restored = 0
+        for key in await self.kv.keys():
+            entry = await self.kv.get(key)
+            if entry is None:
+                continue
+            batch_id, placements = entry_placements(entry.value)
+            left = []
+            for p in placements:
+                pod = self.cache.pending.get(p.pod_uid)
+                if pod is None or (p.gang is not None and p.gang.commit_id not in committed):
+                    continue  # bound or deleted meanwhile, or of a group commit never made
+                self.cache.restore_assumption(pod, p.node_name, p.scheduler_id)
+                if p.gang is not None:
+                    gang_members.setdefault(p.gang.commit_id, set()).add(p.pod_uid)
+                self.publisher.emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
+                left.append(p)
+            if not left:
+                await self.kv.delete(key)
+                continue
+            self._track(key, batch_id, left)
+            # The previous instance may have died between recording and publishing the placements:
+            # publish them again (same msg id: the stream drops a repeat; binding is idempotent).
+            again: Placement | PlacementBatch = (
+                entry.value
+                if isinstance(entry.value, Placement)
+                else PlacementBatch(batch_id=batch_id, placements=left)
+            )
+            await self.publisher.publish_retrying(PLACEMENTS, again, msg_id=batch_id)
+            restored += len(left)
+        if restored:
+            log.info("restored %d assumed placements from the ledger", restored)

@@ -1,0 +1,152 @@
+"""The informer's publisher: the cache's ops as ordered snapshot deltas and the queue's feed
+messages, published together at each flush (one buffered write and one acknowledged publish per
+stream). :func:`deltas` is the pure part."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from ksched.api.core import Pod
+from ksched.bus.connect import Bus
+from ksched.bus.endpoints import CLUSTER_EVENTS, PENDING_PODS, SNAPSHOT_DELTA, Envelope, PublishEndpoint
+from ksched.bus.jetstream import publish
+from ksched.bus.messages import Message, PendingPodAction, PendingPodGroup, SnapshotDelta
+from ksched.bus.subjects import Subjects
+from ksched.cache.delta import DeltaOp
+from ksched.cache.ledger import ClusterCache
+from ksched.framework.events import ClusterEvent
+from ksched_informer import feeds, metrics
+
+M = TypeVar("M", bound=Message)
+
+log = logging.getLogger(__name__)
+
+MAX_OPS_PER_DELTA = 100
+"""Ops per published delta: nodes and pods are at most a few KiB each once trimmed."""
+
+
+def deltas(epoch: str, base: int, ops: Sequence[DeltaOp]) -> list[Envelope]:
+    """Consecutive deltas of bounded size (a NATS message is limited, 1 MiB by default); each op
+    advances the generation by one, so each part has its own base..generation."""
+    out: list[Envelope] = []
+    now = time.time()
+    for start in range(0, len(ops), MAX_OPS_PER_DELTA):
+        part = list(ops[start : start + MAX_OPS_PER_DELTA])
+        delta = SnapshotDelta(
+            epoch=epoch, base=base + start, generation=base + start + len(part), ops=part, ts=now
+        )
+        out.append(SNAPSHOT_DELTA.envelope(delta))
+    return out
+
+
+class Publisher:
+    """Collects feed messages between flushes and publishes them after the snapshot delta of the
+    same changes. ``bus`` is set once connected; ``acting`` says whether this instance may publish."""
+
+    def __init__(
+        self, cache: ClusterCache, subjects: Subjects, epoch: str, acting: Callable[[], bool]
+    ) -> None:
+        self.cache = cache
+        self.subjects = subjects
+        self.epoch = epoch
+        self.acting = acting
+        self.bus: Bus | None = None
+        self.dirty = asyncio.Event()
+        self.lock = asyncio.Lock()
+        """Held by a flush, and by a bootstrap around its flush and stream position."""
+        self.after_flush: Callable[[], Awaitable[None]] | None = None
+        """Run at the end of each flush (the ledger's deletes)."""
+        self.group_view: Callable[[Pod], PendingPodGroup | None] = lambda _pod: None
+        """A pending pod's pod group as the cache sees it (gang scheduling), sent with its events."""
+        self._feed: list[Envelope] = []
+        #: ops taken from the cache by a flush and not yet acknowledged by JetStream
+        self._publishing = 0
+        metrics.PUBLISH_LAG.set_function(lambda: len(self.cache.ops) + self._publishing)
+
+    # --- feed messages ---------------------------------------------------------------------------
+    def emit(self, endpoint: PublishEndpoint[M], message: M) -> None:
+        self._feed.append(endpoint.envelope(message))
+        self.dirty.set()
+
+    def emit_pending(self, action: PendingPodAction, pod: Pod, reason: str = "") -> None:
+        """Feed messages carry the cache generation that includes their change (monotonic), so the
+        queue can tell a scheduler which snapshot generation a pod's newest event is in."""
+        msg = feeds.pending_event(
+            action, pod, self.epoch, self.cache.generation, reason, self.group_view(pod)
+        )
+        self.emit(PENDING_PODS.to(pod.spec.scheduler_name), msg)
+
+    def emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
+        for ev in events:
+            msg = feeds.cluster_event(ev, key, old, new, self.epoch, self.cache.generation)
+            self.emit(CLUSTER_EVENTS.to(ev.resource), msg)
+
+    # --- flushing --------------------------------------------------------------------------------
+    async def flush_loop(self, interval: float) -> None:
+        while True:
+            await self.dirty.wait()
+            self.dirty.clear()
+            await asyncio.sleep(interval)
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Publish the cache's pending ops as one delta, then the feed messages, in order."""
+        if self.bus is None or not self.acting():
+            return
+        async with self.lock:
+            await self.flush_locked()
+
+    async def flush_locked(self) -> None:
+        """:meth:`flush` under ``lock``. It takes the ops and feed messages before its first await:
+        state a caller read just before calling it is exactly what it publishes."""
+        assert self.bus is not None
+        base, generation, ops = self.cache.take_ops()
+        self._publishing = len(ops)
+        feed, self._feed = self._feed, []
+        metrics.GENERATION.set(generation)
+        parts = deltas(self.epoch, base, ops)
+        if parts:
+            await self.publish_in_order(parts)
+        self._publishing = 0
+        if feed:
+            await self.publish_in_order(feed)
+        if self.after_flush is not None:
+            await self.after_flush()
+        self._update_sizes()
+
+    async def publish_in_order(self, messages: list[Envelope]) -> None:
+        """Publish to a stream in order, cheaply: all but the last as core messages in one buffered
+        write, the last through JetStream with an ack. The server stores one connection's messages
+        in the order sent, so the last ack confirms the batch."""
+        assert self.bus is not None
+        for envelope in messages[:-1]:
+            await self.bus.publish(envelope.endpoint, envelope.message)
+        last = messages[-1]
+        await self.publish_retrying(last.endpoint, last.message)
+
+    async def publish_retrying(
+        self,
+        endpoint: PublishEndpoint[M],
+        message: M,
+        msg_id: str = "",
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        assert self.bus is not None
+        delay = 0.05
+        while True:
+            try:
+                return await publish(self.bus, endpoint, message, msg_id=msg_id, headers=headers, timeout=5)
+            except Exception as exc:
+                log.warning("publishing to %s failed (%s); retrying", endpoint.subject(self.subjects), exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
+    def _update_sizes(self) -> None:
+        snap = self.cache.snapshot
+        metrics.CACHE_SIZE.labels("nodes").set(len(snap.nodes))
+        metrics.CACHE_SIZE.labels("pods").set(len(snap.pod_locations))
+        metrics.CACHE_SIZE.labels("assumed_pods").set(len(self.cache.assumed))

@@ -1,0 +1,115 @@
+"""kill -9 inside a batch of the assume path (docs/bus.md, "Batches"): the informer killed after
+writing a batch to its ledger and before publishing it to the binders loses no pod (its successor
+restores the batch from the ledger and publishes it); a binder killed with a batch half bound
+binds every pod once (the batch comes again; a pod already bound is a repeat, not a second
+binding, and gets no second Scheduled event)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client import ApiClient
+
+from ksched.launcher.stack import Stack, StackOptions
+from ksched.service.kill_hooks import KILL_HOOKS_ENV
+from tests.e2e.testing import (
+    create_namespace,
+    create_nodes,
+    create_pods,
+    eventually,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
+
+pytestmark = pytest.mark.e2e
+
+PODS = 400
+
+
+@pytest.fixture(scope="module")
+def hooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("hooks")
+
+
+@pytest.fixture(scope="module")
+async def stack(tmp_path_factory: pytest.TempPathFactory, hooks: Path) -> AsyncIterator[Stack]:
+    async with running_stack(
+        StackOptions(
+            workdir=tmp_path_factory.mktemp("batches"),
+            schedulers=1,
+            binders=2,
+            binder_workers=8,
+            pod_start_delay=3600,
+            time_scale=0.01,
+            extra_env={KILL_HOOKS_ENV: str(hooks)},
+        )
+    ) as s:
+        yield s
+
+
+async def _crash_and_recover(stack: Stack, api: ApiClient, hooks: Path, ns: str, hook: str) -> str:
+    """Arm ``hook``, schedule PODS pods, restart the service that killed itself; every pod ends bound
+    once. Returns the name of the service that was killed."""
+    await create_namespace(api, ns)
+    await create_nodes(
+        api, [node(f"{ns}-{i}", cpu="64", memory="256Gi", labels={"pool": ns}) for i in range(10)]
+    )
+    (hooks / hook).touch()
+    pods = [pod(f"w-{i:04d}", cpu="100m", namespace=ns, nodeSelector={"pool": ns}) for i in range(PODS)]
+    await create_pods(api, pods)
+
+    async def killed() -> str | None:
+        return next((name for name, proc in stack.procs.items() if not proc.running), None)
+
+    victim: str = await eventually(killed, timeout=60)
+    assert not (hooks / hook).exists()  # it fired
+    await stack.restart(victim)
+
+    async def all_bound() -> dict[str, str] | None:
+        placed = await pod_nodes(api, ns)
+        return placed if len(placed) == PODS and all(placed.values()) else None
+
+    await eventually(all_bound, timeout=180, interval=1.0)
+    names = sorted(p["metadata"]["name"] for p in pods)
+
+    async def events_of_all() -> list[client.EventsV1Event] | None:
+        # A batch a killed binder left unacknowledged comes again after the ack wait (30 s): the
+        # pods it had bound get their Scheduled event then if the killed binder had not sent it.
+        items = (await client.EventsV1Api(api).list_namespaced_event(ns)).items
+        scheduled = {e.regarding.name for e in items if e.reason == "Scheduled"}
+        return items if sorted(scheduled) == names else None
+
+    events: list[client.EventsV1Event] = await eventually(events_of_all, timeout=120, interval=1.0)
+    # Bound once: a second binding to another node would be refused (409) and reported as a
+    # FailedScheduling "already assigned"; a second one to the same node would add a Scheduled event.
+    scheduled = [e for e in events if e.reason == "Scheduled"]
+    per_pod = Counter(e.regarding.name for e in scheduled)
+    assert all(n == 1 for n in per_pod.values()), [k for k, n in per_pod.items() if n > 1]
+    assert not [e.regarding.name for e in scheduled if e.series is not None]
+    failed = [
+        e.note for e in events if e.reason == "FailedScheduling" and "already assigned" in (e.note or "")
+    ]
+    assert not failed, failed
+    return victim
+
+
+async def test_informer_killed_between_ledger_write_and_placement_publish(
+    stack: Stack, api: ApiClient, hooks: Path
+) -> None:
+    victim = await _crash_and_recover(stack, api, hooks, "kill-ledger", "informer-after-ledger")
+    assert victim == "informer"
+    log = stack.procs["informer"].log_path.read_text(errors="replace")
+    assert "killing this process" in log
+    # the successor found the batch the killed one had written but not published
+    assert "assumed placements from the ledger" in log.split("killing this process", 1)[1]
+
+
+async def test_binder_killed_with_a_batch_half_bound(stack: Stack, api: ApiClient, hooks: Path) -> None:
+    victim = await _crash_and_recover(stack, api, hooks, "kill-mid-batch", "binder-mid-batch")
+    assert victim.startswith("binder-")
