@@ -131,7 +131,10 @@ async def test_the_page_shows_the_cluster_live_and_why_a_pod_is_pending(stack: S
         # a pod no node fits: the queue lists it with the upstream reason
         await create_pods(api, [pod("huge", cpu="8")])
         row = "#queue tr[data-pod='default/huge']"
-        wait_for(browser, lambda s: REASON in text(s, row), "the pending pod's reason in the queue")
+        try:
+            wait_for(browser, lambda s: REASON in text(s, row), "the pending pod's reason in the queue")
+        except AssertionError as exc:  # say whether the page or the queue lacks it
+            raise AssertionError(f"{exc}\n/api/queue now: {await _get_json(base + 'api/queue')}") from None
         assert "unschedulable" in text(browser, row)
 
         # its page: the reason, and every node with the plugin and reason that rejected it
@@ -170,6 +173,13 @@ async def test_the_page_shows_the_cluster_live_and_why_a_pod_is_pending(stack: S
         assert console_errors(browser) == []
     finally:
         await api.close()
+
+
+async def _get_json(url: str) -> Any:
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return await response.json()
 
 
 async def _all_bound(api: Any, count: int) -> bool:

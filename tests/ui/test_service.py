@@ -21,6 +21,7 @@ from ksched_ui.hub import Hub
 from ksched_ui.options import UiOptions
 from ksched_ui.service import UiService, static_file
 
+from ksched.bus.messages import PendingPodAction
 from ksched.service.http import TOKEN_COOKIE, HealthServer
 from ksched.service.options import CommonOptions
 from ksched.tracing import Tracer
@@ -50,11 +51,17 @@ def test_hub_keeps_the_latest_view_and_every_traced_pod() -> None:
 
 
 @pytest.fixture
-async def ui(bus_factory: BusFactory, nats_url: str) -> AsyncIterator[UiService]:
-    """A UI on a free loopback port, a real queue holding two pods, and no informer."""
+async def informer(bus_factory: BusFactory) -> FakeInformer:
+    fake = FakeInformer(await bus_factory(name="informer"))
+    await fake.start()
+    return fake
+
+
+@pytest.fixture
+async def ui(bus_factory: BusFactory, nats_url: str, informer: FakeInformer) -> AsyncIterator[UiService]:
+    """A UI on a free loopback port (the queue listed at least every 0.5 s), a real queue holding
+    two pods, fed by a fake informer, and no trace stream."""
     prefix = (await bus_factory(name="probe")).subjects.prefix
-    informer = FakeInformer(await bus_factory(name="informer"))
-    await informer.start()
     informer.list_pending(pod("web-1"), pod("gated", gates=["example.com/wait"]))
     base = settings()
     queue_settings = QueueSettings(
@@ -64,7 +71,10 @@ async def ui(bus_factory: BusFactory, nats_url: str) -> AsyncIterator[UiService]
         queue_settings, build_core(queue_settings, SystemClock()), await bus_factory(name="queue")
     )
     await queue.start()
-    options = UiOptions(CommonOptions(identity="ui-test", nats=nats_url, http_port=0, subject_prefix=prefix))
+    options = UiOptions(
+        CommonOptions(identity="ui-test", nats=nats_url, http_port=0, subject_prefix=prefix),
+        queue_refresh=0.5,
+    )
     service = UiService(options)
     await service.start()
     try:
@@ -117,6 +127,27 @@ async def read_events(response: aiohttp.ClientResponse, want: str) -> list[objec
         elif line.startswith("data: ") and name == want:
             return [json.loads(line[len("data: ") :])]
     raise AssertionError(f"the stream ended before a {want!r} event")
+
+
+async def test_the_queue_view_is_pushed_again_without_trace_events(
+    ui: UiService, informer: FakeInformer
+) -> None:
+    """A pod whose moves were not traced (sampling, a missed event) still shows within
+    ``--queue-refresh``: the page gets a fresh listing without any trace event."""
+    async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{ui.port}/events") as stream:
+
+        async def listed() -> set[str]:
+            (view,) = await read_events(stream, "queue")
+            assert isinstance(view, dict)
+            return {p["key"] for p in view["pods"]}
+
+        async def until(keys: set[str]) -> None:
+            while await listed() != keys:
+                pass
+
+        await asyncio.wait_for(until({"default/web-1", "default/gated"}), 10)
+        await informer.pod(PendingPodAction.ADD, pod("late"))
+        await asyncio.wait_for(until({"default/web-1", "default/gated", "default/late"}), 10)
 
 
 async def test_trace_events_reach_the_page_as_server_sent_events(

@@ -131,9 +131,11 @@ class UiService:
     async def _queue_loop(self) -> None:
         """Ask the queue for its listing whenever a trace event (or a new page) says it may have
         changed and a page is open, at most every ``min_interval`` (times the pods it holds per
-        2,500); retry each second while the queue does not answer. No page open: not at all."""
+        2,500), at least every ``queue_refresh``; retry each second while the queue does not answer.
+        No page open: not at all."""
         while True:
-            await self._queue_dirty.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._queue_dirty.wait(), self.options.queue_refresh)
             await self.hub.watched.wait()
             self._queue_dirty.clear()
             view = await self.fetch_queue()
