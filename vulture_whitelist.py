@@ -30,7 +30,6 @@ _.list_objects  # unused method (services/kubesim/ksched_kubesim/sim.py:274)
 # assume ledger); remove with those merges. finish_binding is never called, so an assumption's ttl after
 # binding never starts (upstream calls FinishBinding after Bind): wire it or delete it there.
 # the informer's device check on assume (issue 18) will call it; templates are listed for it too
-_.placement_devices  # unused function (shared/ksched/plugins/dynamicresources/state.py)
 _.resource_claim_templates  # unused attribute (shared/ksched/framework/objects.py)
 invalid_reason  # unused variable (shared/ksched/plugins/dynamicresources/pools.py): upstream's Pool.InvalidReason, for debugging
 FakeClock  # unused class (services/queue/ksched_queue/clock.py:22)

@@ -141,12 +141,6 @@ async def _check_allocations(api: ApiClient, ns: str, placed: dict[str, str]) ->
     return used
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the informer's assume check does not compare the devices of concurrent placements yet "
-    "(state.placement_devices; docs/dra.md): two replicas deciding on one snapshot generation can "
-    "allocate one device twice",
-)
 async def test_two_replicas_never_allocate_a_device_twice(stack: Stack, api: ApiClient) -> None:
     ns = "dra-race"
     await create_namespace(api, ns)

@@ -84,6 +84,7 @@ def decide(
         basis_from=req.basis_from,
         spread_slack=req.spread_slack,
         pod_changed=decided_on_another_version(p, pod),
+        plugin_state=p.plugin_state,
     )
     if verdict.full_check:
         metrics.ASSUME_FULL_CHECKS.labels(verdict.full_check).inc()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import cast
 
 from ksched.api.lifecycle import PodLifecycle
@@ -22,6 +23,7 @@ from ksched.bus.messages import Message, PendingPodAction, Placement, PlacementB
 from ksched.bus.streams import legacy_assumed_ledger_bucket
 from ksched.bus.tokens import encode_token
 from ksched.cache.ledger import ClusterCache
+from ksched.framework.runtime import Framework
 from ksched.service.kill_hooks import kill_point
 from ksched_informer.publisher import Publisher
 
@@ -46,9 +48,13 @@ def entry_placements(value: Message) -> tuple[str, list[Placement]]:
 class Ledger:
     """The assumed-placement ledger of one informer (bucket opened by the service)."""
 
-    def __init__(self, cache: ClusterCache, publisher: Publisher) -> None:
+    def __init__(
+        self, cache: ClusterCache, publisher: Publisher, frameworks: Mapping[str, Framework] | None = None
+    ) -> None:
         self.cache = cache
         self.publisher = publisher
+        #: schedulerName -> profile: what a restored placement takes (its devices) is held again
+        self.frameworks: Mapping[str, Framework] = frameworks or {}
         self.bus: Bus | None = None
         self.kv: TypedKV[Message] | None = None
         self._batches = 0
@@ -166,7 +172,8 @@ class Ledger:
                 pod = self.cache.pending.get(p.pod_uid)
                 if pod is None or (p.gang is not None and p.gang.commit_id not in committed):
                     continue  # bound or deleted meanwhile, or of a group commit never made
-                self.cache.restore_assumption(pod, p.node_name, p.scheduler_id)
+                profile = self.frameworks.get(p.profile)
+                self.cache.restore_assumption(pod, p.node_name, p.scheduler_id, profile, p.plugin_state)
                 if p.gang is not None:
                     gang_members.setdefault(p.gang.commit_id, set()).add(p.pod_uid)
                 self.publisher.emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)

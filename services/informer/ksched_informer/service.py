@@ -113,7 +113,7 @@ class InformerService:
         self.commits_kv: TypedKV[GangCommit] | None = None
         self.publisher = Publisher(self.cache, self.subjects, self.epoch, self.acting)
         self.publisher.group_view = self.gangs.view
-        self.ledger = Ledger(self.cache, self.publisher)
+        self.ledger = Ledger(self.cache, self.publisher, self.frameworks)
         self.publisher.after_flush = self.ledger.flush_drops
         self.watch = WatchHandlers(
             self.cache,

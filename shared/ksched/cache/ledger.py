@@ -8,7 +8,7 @@ that matter to filters are also kept by generation (``changes``) for the assume 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import msgspec
@@ -27,6 +27,7 @@ from ksched.cache.delta import (
     PodPlace,
     PodRemove,
 )
+from ksched.framework.interfaces import PlacementStatePlugin
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.objects import TABLES, object_key
 from ksched.framework.podinfo import PodInfo
@@ -42,6 +43,12 @@ class Assumption:
     assumed_at: float
     #: set when the binder reports the binding call done; expiry counts from then
     binding_finished_at: float | None = None
+    #: plugins holding what the placement takes (its devices) until it is bound or dropped
+    holders: tuple[PlacementStatePlugin, ...] = ()
+
+    def release(self, dropped: bool) -> None:
+        for plugin in self.holders:
+            plugin.release_placement(self.pod.uid, dropped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +122,9 @@ class ClusterCache:
         node = pod.spec.node_name
         if node:
             self.pending.pop(uid, None)
-            self.assumed.pop(uid, None)
+            confirmed = self.assumed.pop(uid, None)
+            if confirmed is not None:
+                confirmed.release(dropped=confirmed.node != node)
             self._place(pod, node, assumed=False)
             return
         if schedulable:
@@ -131,7 +140,9 @@ class ClusterCache:
 
     def remove_pod(self, uid: str) -> None:
         self.pending.pop(uid, None)
-        self.assumed.pop(uid, None)
+        assumption = self.assumed.pop(uid, None)
+        if assumption is not None:
+            assumption.release(dropped=True)
         entry = self.snapshot.pod_locations.get(uid)
         if entry is not None:
             self.snapshot.remove_pod(uid)
@@ -189,20 +200,28 @@ class ClusterCache:
         basis_from: int = 0,
         spread_slack: int | None = None,
         pod_changed: bool = False,
+        plugin_state: Mapping[str, bytes] | None = None,
     ) -> AssumeVerdict:
         """Accept ``pod`` on ``node_name`` if it is still pending and the profile's filters, which
         passed on the replica's snapshot at ``generation`` plus its placements ``basis_from`` ..
         ``seq - 1`` of ``session``, pass on the current state (``assume_check.check_placement``;
-        ``spread_slack`` and ``pod_changed`` are part of its ``Decision``). Without a profile only
-        resources, pod count and host ports are checked."""
+        ``spread_slack`` and ``pod_changed`` are part of its ``Decision``), and what the placement's
+        ``plugin_state`` takes (devices) is still free (:class:`PlacementStatePlugin`). Without a
+        profile only resources, pod count and host ports are checked."""
         decision = self.decision(generation, session, seq, basis_from, spread_slack, pod_changed)
-        verdict = self._assume(pod, node_name, scheduler_id, profile, decision)
+        verdict = self._assume(pod, node_name, scheduler_id, profile, decision, plugin_state or {})
         refused = None if verdict.accepted or pod_changed else PodInfo(pod)
         self.answers.answered(session, seq, accepted=verdict.accepted, pod=refused)
         return verdict
 
     def _assume(
-        self, pod: Pod, node_name: str, scheduler_id: str, profile: Framework | None, decision: Decision
+        self,
+        pod: Pod,
+        node_name: str,
+        scheduler_id: str,
+        profile: Framework | None,
+        decision: Decision,
+        plugin_state: Mapping[str, bytes],
     ) -> AssumeVerdict:
         uid = pod.metadata.uid
         if uid in self.assumed:
@@ -220,6 +239,7 @@ class ClusterCache:
         placed = PodInfo(with_node_name(pod, node_name))
         full = ""
         rerun: tuple[str, ...] = ()
+        holders = placement_holders(profile, plugin_state)
         if profile is None:
             reason = fits_basic(placed, ni)
             if reason:
@@ -230,8 +250,14 @@ class ClusterCache:
             if st is not None:
                 reason = f"{st.plugin}: {st.message}" if st.plugin else st.message
                 return AssumeVerdict(False, reason, full, rerun)
+        for plugin in holders:
+            conflict = plugin.placement_conflict(plugin_state[plugin.name], ni)
+            if conflict:
+                return AssumeVerdict(False, f"{plugin.name}: {conflict}", full, rerun)
+        for plugin in holders:
+            plugin.hold_placement(uid, plugin_state[plugin.name])
         self.pending.pop(uid, None)
-        self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock())
+        self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock(), holders=holders)
         origin = "" if decision.pod_changed else decision.session  # as the replica decided it
         self._place(placed, node_name, assumed=True, origin=origin)
         return AssumeVerdict(True, full_check=full, rerun=rerun)
@@ -257,13 +283,23 @@ class ClusterCache:
             pod_changed,
         )
 
-    def restore_assumption(self, pod: Pod, node_name: str, scheduler_id: str) -> None:
+    def restore_assumption(
+        self,
+        pod: Pod,
+        node_name: str,
+        scheduler_id: str,
+        profile: Framework | None = None,
+        plugin_state: Mapping[str, bytes] | None = None,
+    ) -> None:
         """Re-create an assumption accepted earlier (a restarted cache reading its ledger), unchecked:
-        its placement may be being bound right now."""
+        its placement may be being bound right now; what it takes is held again."""
         uid = pod.metadata.uid
         placed = PodInfo(with_node_name(pod, node_name))
+        holders = placement_holders(profile, plugin_state or {})
+        for plugin in holders:
+            plugin.hold_placement(uid, (plugin_state or {})[plugin.name])
         self.pending.pop(uid, None)
-        self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock())
+        self.assumed[uid] = Assumption(placed, node_name, scheduler_id, self._clock(), holders=holders)
         self._place(placed, node_name, assumed=True)
 
     def forget(self, uid: str) -> bool:
@@ -271,6 +307,7 @@ class ClusterCache:
         assumption = self.assumed.pop(uid, None)
         if assumption is None:
             return False
+        assumption.release(dropped=True)
         left = self.snapshot.remove_pod(uid)
         self._emit(PodRemove(uid))
         if left is not None:
@@ -296,6 +333,19 @@ class ClusterCache:
         for uid in expired:
             self.forget(uid)
         return expired
+
+
+def placement_holders(
+    profile: Framework | None, plugin_state: Mapping[str, bytes]
+) -> tuple[PlacementStatePlugin, ...]:
+    """The profile's plugins that take something no other placement may, with state in the placement."""
+    if profile is None or not plugin_state:
+        return ()
+    return tuple(
+        pl
+        for pl in profile.plugins.reserve
+        if isinstance(pl, PlacementStatePlugin) and plugin_state.get(pl.name)
+    )
 
 
 def same_for_filters(a: Node, b: Node) -> bool:

@@ -172,3 +172,18 @@ class BindPlugin(Plugin, Protocol):
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
     async def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PlacementStatePlugin(Plugin, Protocol):
+    """A plugin whose exported state (``Placement.plugin_state``, docs/plugin-state-handover.md)
+    takes something no other placement may take (DynamicResources: devices). The informer's assume
+    check asks it whether a placement decided on an older snapshot still may take it (``''``: yes,
+    else why not), holds what an accepted placement takes until the cluster shows it, and releases it
+    when the placement is bound (``dropped`` False) or will not be (``dropped`` True)."""
+
+    def placement_conflict(self, data: bytes, node: NodeInfo) -> str: ...
+
+    def hold_placement(self, pod_uid: str, data: bytes) -> None: ...
+
+    def release_placement(self, pod_uid: str, dropped: bool) -> None: ...

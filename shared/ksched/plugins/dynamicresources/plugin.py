@@ -20,14 +20,14 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 import numpy as np
 
 from ksched.api.core import Node, Pod
-from ksched.api.resource import FINALIZER, FIRST_AVAILABLE_MAX_SIZE, AllocationResult, ResourceClaim
+from ksched.api.resource import FIRST_AVAILABLE_MAX_SIZE, AllocationResult, ResourceClaim
 from ksched.apimachinery.duration import seconds
 from ksched.apimachinery.nodeselector import NodeSelector as NodeSelectorMatcher
 from ksched.framework.cycle_state import CycleState
@@ -45,6 +45,7 @@ from ksched.framework.interfaces import (
     EnqueueExtensions,
     FilterPlugin,
     Int64Array,
+    PlacementStatePlugin,
     PostFilterPlugin,
     PreBindPlugin,
     PreEnqueuePlugin,
@@ -60,7 +61,7 @@ from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterRe
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.plugins.args.types import DynamicResourcesArgs
-from ksched.plugins.dynamicresources import binding
+from ksched.plugins.dynamicresources import assumed, binding
 from ksched.plugins.dynamicresources import state as drastate
 from ksched.plugins.dynamicresources.allocator import (
     AllocationError,
@@ -81,7 +82,7 @@ from ksched.plugins.dynamicresources.claims import (
 )
 from ksched.plugins.dynamicresources.cyclestate import ClaimInfo, DRAState
 from ksched.plugins.dynamicresources.features import DRAFeatures
-from ksched.plugins.dynamicresources.tracker import ClaimTracker
+from ksched.plugins.dynamicresources.tracker import ClaimTracker, shared_tracker
 from ksched.plugins.helper.normalize import default_normalize_score
 
 NAME = "DynamicResources"
@@ -120,8 +121,10 @@ class DynamicResources:
             seconds(self.args.binding_timeout) if self.args.binding_timeout else DEFAULT_BINDING_TIMEOUT
         )
         self.cel_cache = CelCache()
-        self.tracker = ClaimTracker(
-            lambda: self._objects().resource_claims, self.features.consumable_capacity
+        self.tracker = (
+            ClaimTracker(self._claims, self.features.consumable_capacity)
+            if handle is None
+            else shared_tracker(handle.snapshot, self._claims, self.features.consumable_capacity)
         )
         #: called with a claim to deallocate; the default applies it to the snapshot (simulation)
         self.deallocator: Deallocator = self._deallocate_in_snapshot
@@ -132,6 +135,10 @@ class DynamicResources:
         self.claims_in_view = True
         #: PostFilter's choice among the claims it could deallocate (upstream: Go's random map order)
         self.rng = random.Random()
+
+    def _claims(self) -> Mapping[str, ResourceClaim]:
+        claims: Mapping[str, ResourceClaim] = self._objects().resource_claims
+        return claims
 
     def _objects(self) -> Any:
         if self._handle is None:
@@ -436,7 +443,9 @@ class DynamicResources:
             )
         for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
             st.infos[index].allocation = allocation
-            self.tracker.signal_pending_allocation(claim.metadata.uid, with_allocation(claim, allocation))
+            self.tracker.signal_pending_allocation(
+                claim.metadata.uid, drastate.with_allocation(claim, allocation)
+            )
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -460,6 +469,22 @@ class DynamicResources:
         for error in await binding.unreserve_claims(api, st, pod.pod):
             log.error("%s", error)
 
+    # --- the informer's assume check (PlacementStatePlugin) ------------------------------------------
+    def placement_conflict(self, data: bytes, node: NodeInfo) -> str:
+        """Why the allocations a replica's placement carries may not be taken on the cache now."""
+        if node.node is None:
+            return f"node {node.name} is not known"
+        slices = self._objects().resource_slices.values()
+        claims = drastate.allocated_claims(data)
+        return assumed.placement_conflict(self.tracker, claims, node.node, slices, self.features)
+
+    def hold_placement(self, pod_uid: str, data: bytes) -> None:
+        """An accepted placement's allocations are taken until the cache shows them."""
+        self.tracker.hold(pod_uid, drastate.allocated_claims(data))
+
+    def release_placement(self, pod_uid: str, dropped: bool) -> None:
+        self.tracker.release(pod_uid, dropped)
+
     # --- hand-over to the binder -----------------------------------------------------------------
     def export_state(self, state: CycleState) -> bytes:
         """The cycle's claims and chosen allocations, for PreBind in the binder (after Reserve);
@@ -480,7 +505,7 @@ class DynamicResources:
                 out.append(claim)
                 continue
             allocation = st.infos[index].allocation
-            bound = with_allocation(claim, allocation) if allocation is not None else claim
+            bound = drastate.with_allocation(claim, allocation) if allocation is not None else claim
             status = msgspec.structs.replace(
                 bound.status, reserved_for=[*bound.status.reserved_for, pod_reference(pod.pod)]
             )
@@ -517,15 +542,7 @@ _BATCH_SCORE: type[BatchScorePlugin] = DynamicResources
 _SCORE_EXTENSIONS: type[ScoreExtensions] = DynamicResources
 _RESERVE: type[ReservePlugin] = DynamicResources
 _PRE_BIND: type[PreBindPlugin] = DynamicResources
-
-
-def with_allocation(claim: ResourceClaim, allocation: AllocationResult) -> ResourceClaim:
-    """The claim as Reserve assumes it: allocated, with the delete-protection finalizer."""
-    meta = claim.metadata
-    if FINALIZER not in meta.finalizers:
-        meta = msgspec.structs.replace(meta, finalizers=[*meta.finalizers, FINALIZER])
-    status = msgspec.structs.replace(claim.status, allocation=allocation)
-    return msgspec.structs.replace(claim, metadata=meta, status=status)
+_PLACEMENT_STATE: type[PlacementStatePlugin] = DynamicResources
 
 
 def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[AllocationResult]) -> int:

@@ -378,8 +378,11 @@ def test_state_travels_to_the_binder() -> None:
     imported = DynamicResources._state(binder_state)
     assert imported.node_name == "worker" and imported.claims.claims[0].metadata.name == "my-claim"
     assert imported.infos[0].allocation == DynamicResources._state(state).infos[0].allocation
-    assert drastate.placement_devices(data) == [
-        ("default/my-claim", "uid-my-claim", [(DRIVER, "worker", "instance-0")])
+    (allocated,) = drastate.allocated_claims(data)
+    assert allocated.key == "default/my-claim" and allocated.metadata.uid == "uid-my-claim"
+    assert allocated.status.allocation is not None
+    assert [(r.driver, r.pool, r.device) for r in allocated.status.allocation.devices.results] == [
+        (DRIVER, "worker", "instance-0")
     ]
 
 

@@ -3,17 +3,16 @@
 The scheduler exports, after Reserve, the pod's claims as the cycle saw them and the allocation
 Reserve chose for each (None for a claim that was already allocated); the binder imports it for
 PreBind, a replica for Unreserve. The informer can read the devices a placement takes with
-:func:`placement_devices` (to refuse a placement whose devices another one took).
+:func:`allocated_claims` (to refuse a placement whose devices another one took).
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from ksched.api.resource import AllocationResult, ResourceClaim
+from ksched.api.resource import FINALIZER, AllocationResult, ResourceClaim
 from ksched.plugins.dynamicresources.claims import ClaimStore
 from ksched.plugins.dynamicresources.cyclestate import ClaimInfo, DRAState
-from ksched.plugins.dynamicresources.devices import DeviceID, allocated_devices_of
 from ksched.plugins.volumebinding.state import StateExportError
 
 
@@ -60,17 +59,21 @@ def import_state(data: bytes) -> DRAState:
     )
 
 
-def placement_devices(data: bytes) -> list[tuple[str, str, list[DeviceID]]]:
-    """(claim key, claim uid, devices) for each claim a placement allocates: what it takes that no
-    other placement may take."""
+def with_allocation(claim: ResourceClaim, allocation: AllocationResult) -> ResourceClaim:
+    """The claim as Reserve assumes it: allocated, with the delete-protection finalizer."""
+    meta = claim.metadata
+    if FINALIZER not in meta.finalizers:
+        meta = msgspec.structs.replace(meta, finalizers=[*meta.finalizers, FINALIZER])
+    status = msgspec.structs.replace(claim.status, allocation=allocation)
+    return msgspec.structs.replace(claim, metadata=meta, status=status)
+
+
+def allocated_claims(data: bytes) -> list[ResourceClaim]:
+    """The claims a placement allocates, each with the allocation Reserve chose: what it takes that
+    no other placement may take (:mod:`ksched.plugins.dynamicresources.assumed` checks it)."""
     exported = decode(data)
-    out = []
-    for claim, allocation in zip(exported.claims, exported.allocations, strict=True):
-        if allocation is None:
-            continue
-        allocated = msgspec.structs.replace(
-            claim, status=msgspec.structs.replace(claim.status, allocation=allocation)
-        )
-        devices = [device for device, _, _ in allocated_devices_of(allocated)]
-        out.append((claim.key, claim.metadata.uid, devices))
-    return out
+    return [
+        with_allocation(claim, allocation)
+        for claim, allocation in zip(exported.claims, exported.allocations, strict=True)
+        if allocation is not None
+    ]

@@ -4,11 +4,14 @@ The snapshot's ResourceClaims say what is allocated; on top of that, allocations
 decided in Reserve and whose PreBind has not shown up in the snapshot yet are *in flight*: their
 devices count as taken, and another pod sharing such a claim waits. An in-flight allocation ends
 with Unreserve, or when the snapshot's claim shows an allocation (PreBind's write came back through
-the informer) or is gone.
+the informer) or is gone. At the informer, the allocations of placements it accepted from scheduler
+replicas are held in flight the same way (:meth:`ClaimTracker.hold`). One tracker serves every
+profile of a process (:func:`shared_tracker`), as upstream's one DRA manager does.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -59,6 +62,8 @@ class ClaimTracker:
         self._claims = claims
         self.consumable_capacity = consumable_capacity
         self.in_flight: dict[str, InFlight] = {}
+        #: pod uid -> the claim uids its accepted placement holds in flight (:meth:`hold`)
+        self.held: dict[str, list[str]] = {}
         self._seen: dict[str, tuple[ResourceClaim, _Contribution]] = {}
         self._dedicated: Counter[DeviceID] = Counter()
         self._shares: Counter[SharedDeviceID] = Counter()
@@ -89,6 +94,21 @@ class ClaimTracker:
             return True
         entry.sharers -= 1
         return False
+
+    # --- placements another process decided (the informer's assume check) ---------------------------
+    def hold(self, pod_uid: str, claims: list[ResourceClaim]) -> None:
+        """An accepted placement's allocations (claims with ``status.allocation`` set) are in flight
+        until the snapshot shows them, or :meth:`release` of ``pod_uid`` with ``dropped``."""
+        for claim in claims:
+            self.signal_pending_allocation(claim.metadata.uid, claim)
+        self.held.setdefault(pod_uid, []).extend(c.metadata.uid for c in claims)
+
+    def release(self, pod_uid: str, dropped: bool) -> None:
+        """Forget which allocations ``pod_uid``'s placement holds; ``dropped`` (the placement will not
+        be bound) also ends them in flight; else they end when the snapshot shows them."""
+        for uid in self.held.pop(pod_uid, ()):
+            if dropped:
+                self.maybe_remove_pending_allocation(uid)
 
     def _expire(self) -> None:
         if not self.in_flight:
@@ -138,3 +158,18 @@ class ClaimTracker:
         for entry in self.in_flight.values():
             state.add_claim(entry.claim, self.consumable_capacity)
         return state
+
+
+_shared: weakref.WeakKeyDictionary[object, dict[bool, ClaimTracker]] = weakref.WeakKeyDictionary()
+
+
+def shared_tracker(
+    snapshot: object, claims: Callable[[], Mapping[str, ResourceClaim]], consumable_capacity: bool
+) -> ClaimTracker:
+    """The one tracker of the profiles reading ``snapshot`` (a process's frameworks share it): an
+    allocation in flight for one profile's pod is taken for every profile's."""
+    by_gate = _shared.setdefault(snapshot, {})
+    tracker = by_gate.get(consumable_capacity)
+    if tracker is None:
+        tracker = by_gate[consumable_capacity] = ClaimTracker(claims, consumable_capacity)
+    return tracker
