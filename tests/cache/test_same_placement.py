@@ -1,5 +1,5 @@
-"""Snapshot.add_pod of a placement it already holds builds no PodInfo; PodInfo.placed_on shares
-the derived data of the unbound pod."""
+"""Snapshot.add_pod of a placement it already holds builds no PodInfo (a relabel shares the derived
+data); PodInfo.placed_on shares the derived data of the unbound pod."""
 
 from __future__ import annotations
 
@@ -43,10 +43,15 @@ def test_the_same_placement_again_keeps_the_pod_info(monkeypatch: pytest.MonkeyP
     relabelled = msgspec.structs.replace(
         pod, metadata=msgspec.structs.replace(pod.metadata, labels={"app": "b"})
     )
-    changed = snap.add_pod(relabelled)
-    assert changed is not first and changed.labels == {"app": "b"}
-    assert built == ["u1", "u1"]
+    changed = snap.add_pod(relabelled)  # the topology labels a binding adds: the spec is the same
+    assert changed is not first and changed.labels == {"app": "b"} and changed.pod is relabelled
+    assert built == ["u1"] and changed.requests is first.requests  # derived data shared, not rebuilt
     assert snap.get("n1").requested.milli_cpu == 500 and len(snap.get("n1").pods) == 1
+    assert [p.labels for p in snap.get("n1").pods] == [{"app": "b"}]
+    respecced = msgspec.structs.replace(
+        relabelled, spec=msgspec.structs.replace(relabelled.spec, priority=7)
+    )
+    assert snap.add_pod(respecced).priority == 7 and built == ["u1", "u1"]  # a new spec: rebuilt
 
 
 def test_placed_on_matches_a_pod_info_of_the_bound_pod() -> None:

@@ -107,6 +107,7 @@ class SchedulingQueue:
         if not profiles:
             raise ValueError("the scheduling queue needs at least one profile")
         self.profiles = dict(profiles)
+        self._of_interest: dict[ClusterEvent, bool] = {}
         self.clock = clock
         self.pod_max_in_unschedulable = pod_max_in_unschedulable
         self.pop_from_backoff = pop_from_backoff
@@ -387,7 +388,11 @@ class SchedulingQueue:
 
     # --- queueing hints --------------------------------------------------------------------------------
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
-        return is_event_of_interest(self.profiles, event)
+        """Known per event (resource, action, label) once asked: the profiles' hints never change."""
+        known = self._of_interest.get(event)
+        if known is None:
+            known = self._of_interest[event] = is_event_of_interest(self.profiles, event)
+        return known
 
     def _worth_requeuing(self, entry: QueuedPod, event: ClusterEvent, old: object, new: object) -> Strategy:
         return worth_requeuing(self.profiles[entry.scheduler_name], entry, event, old, new)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import tempfile
 import time
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from kubernetes_asyncio import config
 
 from ksched.bench import procstat, shapes
 from ksched.launcher.stack import Stack, StackOptions
+
+log = logging.getLogger(__name__)
 
 NAMESPACE = "bench"
 
@@ -90,11 +93,20 @@ class Settings:
     """kubesim serves HTTPS, as a real API server does (the informer's watch pays for TLS)."""
 
 
-def _cpu(stack: Stack) -> dict[str, float]:
-    """CPU seconds so far of every process of the stack, nats-server included."""
-    cpu = {name: procstat.cpu_seconds(p.pid) for name, p in stack.procs.items()}
-    cpu["nats-server"] = procstat.cpu_seconds(stack.nats.pid)
-    return cpu
+def _pids(stack: Stack) -> dict[str, int | None]:
+    """The pid of every process of the stack, nats-server included."""
+    pids = {name: p.pid for name, p in stack.procs.items()}
+    pids["nats-server"] = stack.nats.pid
+    return pids
+
+
+async def _restart_exited(stack: Stack, restarts: dict[str, int]) -> None:
+    """Start again a service that exited (as its kubelet would; a leader that lost its lease exits
+    to come back as a standby), counted in the report."""
+    for name in stack.exited():
+        log.warning("bench: %s exited (%s); restarting it", name, stack.procs[name].process)
+        restarts[name] = restarts.get(name, 0) + 1
+        await stack.restart(name, timeout=120)
 
 
 async def measure(s: Settings) -> dict[str, Any]:
@@ -128,7 +140,17 @@ async def measure(s: Settings) -> dict[str, Any]:
         stop = asyncio.Event()
         watcher = asyncio.create_task(_watch_bound(api, bound, stop))
         await asyncio.sleep(0.5)
-        cpu_before = _cpu(stack)
+        meter = procstat.CpuMeter(lambda: _pids(stack))
+        meter.start()
+        restarts: dict[str, int] = {}
+
+        async def supervise() -> None:
+            while True:
+                await asyncio.sleep(0.2)
+                meter.sample()
+                await _restart_exited(stack, restarts)
+
+        supervisor = asyncio.create_task(supervise(), name="bench-supervisor")
         sem = asyncio.Semaphore(64)
 
         async def create(i: int) -> None:
@@ -152,10 +174,11 @@ async def measure(s: Settings) -> dict[str, Any]:
             await asyncio.sleep(0.2)
         end = max(bound.values()) if bound else time.perf_counter()
         stop.set()
-        watcher.cancel()
-        with contextlib.suppress(BaseException):
-            await watcher
-        cpu = {name: round(seconds - cpu_before[name], 2) for name, seconds in _cpu(stack).items()}
+        for task in (watcher, supervisor):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        cpu = meter.sample()
         rss = {name: procstat.rss_mib(p.pid) for name, p in stack.procs.items()}
         rss["nats-server"] = procstat.rss_mib(stack.nats.pid)
         ms_per_pod = procstat.per_pod(cpu, len(bound))
@@ -176,6 +199,7 @@ async def measure(s: Settings) -> dict[str, Any]:
             "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 1) if latencies else None,
             "cpu_seconds": cpu,
             "cpu_ms_per_pod": ms_per_pod,
+            "restarts": restarts,
             "ceiling_pods_per_second": procstat.ceiling(ms_per_pod),
             "rss_mib": rss,
             "replica_bootstrap_seconds": replica.get("bootstrap_seconds"),

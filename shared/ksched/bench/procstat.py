@@ -8,7 +8,7 @@ processes that run once (the informer and queue leaders, nats-server).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 #: processes of which one instance does the work whatever the replica counts (name prefixes)
@@ -24,6 +24,38 @@ def cpu_seconds(pid: int | None) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU seconds of named processes since :meth:`start`, across restarts: a process that exits
+    counts with what it had used at the last :meth:`sample` (call it often), its successor from 0."""
+
+    def __init__(self, pids: Callable[[], Mapping[str, int | None]]) -> None:
+        self._pids = pids
+        self._base: dict[str, tuple[int | None, float]] = {}
+        self._last: dict[str, float] = {}
+        self._gone: dict[str, float] = {}
+
+    def start(self) -> None:
+        self._base = {name: (pid, cpu_seconds(pid)) for name, pid in self._pids().items()}
+        self._last = {name: cpu for name, (_, cpu) in self._base.items()}
+        self._gone = {}
+
+    def sample(self) -> dict[str, float]:
+        """Each process's CPU seconds since :meth:`start`, now."""
+        out: dict[str, float] = {}
+        for name, pid in self._pids().items():
+            base_pid, base = self._base.get(name, (pid, 0.0))
+            if pid != base_pid:  # restarted: keep what the old one used, count the new one from 0
+                self._gone[name] = self._gone.get(name, 0.0) + self._last.get(name, base) - base
+                self._base[name] = (pid, 0.0)
+                base = 0.0
+            now = cpu_seconds(pid)
+            if now == 0.0 and pid is not None and not Path(f"/proc/{pid}").exists():
+                now = self._last.get(name, base)  # exited, not restarted yet
+            self._last[name] = now
+            out[name] = round(self._gone.get(name, 0.0) + now - base, 2)
+        return out
 
 
 def rss_mib(pid: int | None) -> float:

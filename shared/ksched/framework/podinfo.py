@@ -85,13 +85,18 @@ class PodInfo:
     def placed_on(self, node_name: str) -> PodInfo:
         """This pod with ``spec.nodeName`` set (what an assumed pod looks like). Nothing derived
         depends on the node, so the derived data is shared; the plugins' memo starts empty."""
-        pod = self.pod
-        placed = PodInfo.__new__(PodInfo)
+        spec = msgspec.structs.replace(self.pod.spec, node_name=node_name)
+        return self.with_pod(msgspec.structs.replace(self.pod, spec=spec))
+
+    def with_pod(self, pod: Pod) -> PodInfo:
+        """A version of this pod whose spec (and namespace and name) are the same: what is derived
+        (requests, ports, priority, affinity flags, claims) is shared; the plugins' memo starts empty."""
+        other = PodInfo.__new__(PodInfo)
         for slot in PodInfo.__slots__:
-            setattr(placed, slot, getattr(self, slot))
-        placed.pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node_name))
-        placed.cache = {}
-        return placed
+            setattr(other, slot, getattr(self, slot))
+        other.pod = pod
+        other.cache = {}
+        return other
 
     @property
     def uid(self) -> str:

@@ -128,15 +128,21 @@ class Snapshot:
             meta = raw.metadata
             raise SnapshotError(f"pod {meta.namespace}/{meta.name} has no node to be placed on")
         current = self.pod_locations.get(uid)
+        pi: PodInfo | None = pod if isinstance(pod, PodInfo) else None
         if current is not None:
             known, where = current
-            if where == target and known.pod.spec == raw.spec and known.labels == raw.metadata.labels:
-                # The same placement seen again (an assumption confirmed, a status update): nothing
-                # the plugins account changed, so keep the aggregates and indexes as they are.
-                known.pod = raw
-                return known
+            if where == target and known.pod.spec == raw.spec:
+                if known.labels == raw.metadata.labels:
+                    # The same placement seen again (an assumption confirmed, a status update): nothing
+                    # the plugins account changed, so keep the aggregates and indexes as they are.
+                    known.pod = raw
+                    return known
+                # Only its labels changed (the topology labels a binding adds): what PodInfo derives
+                # from the spec holds; the indexes that read labels are redone below.
+                pi = pi or known.with_pod(raw)
             self.remove_pod(uid)
-        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
+        if pi is None:
+            pi = PodInfo(raw)
         self.pod_locations[uid] = (pi, target)
         if group_key(raw) is not None:
             self.pod_groups.place_pod(raw)
