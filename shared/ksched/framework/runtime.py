@@ -394,6 +394,10 @@ class Framework(PodGroupHandle):
             [pl for pl in self.plugins.filter if pl.name not in skip] if skip else list(self.plugins.filter)
         )
 
+    def has_node_by_node_filters(self, state: CycleState) -> bool:
+        """Whether a Filter plugin active for this cycle is not vectorized (runs once per node)."""
+        return any(not self._has(pl, ifc.BatchFilterPlugin) for pl in self.active_filters(state))
+
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         """Run Filter plugins in order on one node; the first failure wins (per-node path)."""
         skip = state.skip_filter_plugins
