@@ -48,9 +48,7 @@ def test_the_same_placement_again_keeps_the_pod_info(monkeypatch: pytest.MonkeyP
     assert built == ["u1"] and changed.requests is first.requests  # derived data shared, not rebuilt
     assert snap.get("n1").requested.milli_cpu == 500 and len(snap.get("n1").pods) == 1
     assert [p.labels for p in snap.get("n1").pods] == [{"app": "b"}]
-    respecced = msgspec.structs.replace(
-        relabelled, spec=msgspec.structs.replace(relabelled.spec, priority=7)
-    )
+    respecced = msgspec.structs.replace(relabelled, spec=msgspec.structs.replace(relabelled.spec, priority=7))
     assert snap.add_pod(respecced).priority == 7 and built == ["u1", "u1"]  # a new spec: rebuilt
 
 
