@@ -58,7 +58,7 @@ from ksched.plugins.dynamicresources.devices import (
     sub_capacity,
 )
 from ksched.plugins.dynamicresources.features import DRAFeatures
-from ksched.plugins.dynamicresources.pools import Pool, PoolError, gather_pools, node_matches
+from ksched.plugins.dynamicresources.pools import Pool, PoolCache, PoolError, node_matches
 from ksched.plugins.dynamicresources.tolerations import tolerates
 
 _Undo = Callable[[], None]
@@ -208,12 +208,16 @@ class Allocator:
         classes: Mapping[str, DeviceClass],
         slices: Sequence[ResourceSlice],
         cel_cache: CelCache,
+        pool_cache: PoolCache | None = None,
     ) -> None:
         self.features = features
         self.allocated = allocated
         self.classes = classes
         self.cel_cache = cel_cache
         self.all_slices = list(slices)
+        #: the nodes' pools, kept across pods by the plugin while the slices are the same objects
+        self.pool_cache = pool_cache if pool_cache is not None else PoolCache()
+        self.pool_cache.sync(self.all_slices, features)
         self.slices_on_node: dict[str, list[ResourceSlice]] = {}
         self.slices_shared: list[ResourceSlice] = []
         for slice_ in self.all_slices:
@@ -281,7 +285,7 @@ class _Search:
         owner = self.owner
         slices = [*owner.slices_on_node.get(self.node.metadata.name, []), *owner.slices_shared]
         try:
-            self.pools = gather_pools(slices, self.node, self.features, owner.all_slices)
+            self.pools = owner.pool_cache.pools(slices, self.node)
         except PoolError as exc:
             raise AllocationError(f"gather pool information: {exc}") from None
         for claim_index, claim in enumerate(self.claims):

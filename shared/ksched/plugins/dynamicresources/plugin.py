@@ -82,6 +82,7 @@ from ksched.plugins.dynamicresources.claims import (
 )
 from ksched.plugins.dynamicresources.cyclestate import ClaimInfo, DRAState
 from ksched.plugins.dynamicresources.features import DRAFeatures
+from ksched.plugins.dynamicresources.pools import PoolCache
 from ksched.plugins.dynamicresources.tracker import ClaimTracker, shared_tracker
 from ksched.plugins.helper.normalize import default_normalize_score
 
@@ -121,6 +122,7 @@ class DynamicResources:
             seconds(self.args.binding_timeout) if self.args.binding_timeout else DEFAULT_BINDING_TIMEOUT
         )
         self.cel_cache = CelCache()
+        self.pool_cache = PoolCache()
         self.tracker = (
             ClaimTracker(self._claims, self.features.consumable_capacity)
             if handle is None
@@ -263,6 +265,7 @@ class DynamicResources:
                 objects.device_classes,
                 list(objects.resource_slices.values()),
                 self.cel_cache,
+                self.pool_cache,
             )
         st.claims = ClaimStore(claims)
         return None, None

@@ -211,3 +211,36 @@ def _dangling_counters(counter_sets: dict[str, CounterSet], slices: Sequence[Res
 
 def _has_binding_conditions(pool: Pool) -> bool:
     return any(d.binding_conditions for s in pool.slices_targeting_node for d in s.spec.devices)
+
+
+class PoolCache:
+    """:func:`gather_pools` per node, kept across pods (upstream gathers them for every node of
+    every pod): an entry holds while the node object and every ResourceSlice are the objects it was
+    gathered from (the snapshot replaces an object that changes), and the features are the same."""
+
+    def __init__(self) -> None:
+        self._slices: list[ResourceSlice] = []
+        self._features: DRAFeatures | None = None
+        self._by_node: dict[str, tuple[Node, list[Pool]]] = {}
+
+    def sync(self, all_slices: Sequence[ResourceSlice], features: DRAFeatures) -> None:
+        """Forget every entry unless ``all_slices`` are the very objects of the last call."""
+        same = (
+            features == self._features
+            and len(all_slices) == len(self._slices)
+            and all(a is b for a, b in zip(all_slices, self._slices, strict=True))
+        )
+        if not same:
+            self._slices = list(all_slices)
+            self._features = features
+            self._by_node.clear()
+
+    def pools(self, slices_for_node: Sequence[ResourceSlice], node: Node) -> list[Pool]:
+        """The node's pools (as :func:`gather_pools` over the slices of the last :meth:`sync`)."""
+        assert self._features is not None, "sync first"
+        known = self._by_node.get(node.metadata.name)
+        if known is not None and known[0] is node:
+            return known[1]
+        pools = gather_pools(slices_for_node, node, self._features, self._slices)
+        self._by_node[node.metadata.name] = (node, pools)
+        return pools
