@@ -264,3 +264,50 @@ async def test_group_commit_records_and_survives_a_restart(
         assert await ledger.get(encode_token(orphan["metadata"]["uid"])) is None
     finally:
         await successor.stop()
+
+
+class RecordingSpans:
+    """A span sink (the OpenTelemetry exporter's place) that records what it is given."""
+
+    def __init__(self) -> None:
+        self.added: list[tuple[str, str, str]] = []
+
+    def add(self, event: Any, parent: str) -> None:
+        self.added.append((event.phase, event.trace_id, parent))
+
+    def traceparent(self, trace_id: str, phase: str) -> str:
+        return f"00-{trace_id:0>32}-{abs(hash(phase)) % 16**16:016x}-01"
+
+    def shutdown(self) -> None:
+        pass
+
+
+async def test_group_placements_carry_the_traceparent_of_their_assume_check(
+    gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """As a single placement: each committed member is published with the ``traceparent`` of its
+    ``assume_check`` span (the binder's spans are its children), and that span is emitted."""
+    spans = RecordingSpans()
+    informer.tracer.spans = spans
+    kube, _ = gang_sim
+    pods = await gang(kube, informer, cpu="4", size=2)
+    bus: Bus = await bus_factory("scheduler")
+    placements = [
+        msgspec.structs.replace(placement(informer, p, "n1"), trace_id=f"{i + 1:016x}")
+        for i, p in enumerate(pods)
+    ]
+    reply = await commit(bus, "train", placements)
+    assert reply.accepted, reply
+    info = await bus.js.stream_info(bus.subjects.placement_stream)
+    stored = [
+        await bus.js.get_msg(bus.subjects.placement_stream, seq) for seq in range(1, info.state.last_seq + 1)
+    ]
+    by_trace = {
+        msgspec.msgpack.decode(m.data or b"", type=Placement).trace_id: m.headers or {} for m in stored
+    }
+    for p in placements:
+        assert by_trace[p.trace_id].get("traceparent") == spans.traceparent(p.trace_id, "assume_check")
+    await informer.tracer.flush()
+    assert {(phase, trace) for phase, trace, _ in spans.added} >= {
+        ("assume_check", p.trace_id) for p in placements
+    }

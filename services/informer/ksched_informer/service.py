@@ -374,8 +374,14 @@ class InformerService:
             await self._drop_commit(commit_id)  # every member bound, deleted or forgotten meanwhile
 
     # --- group commits (docs/gang.md) -----------------------------------------------------------------
-    async def on_assume_group(self, req: AssumeGroupRequest, _msg: Msg) -> AssumeReply:
+    async def on_assume_group(self, req: AssumeGroupRequest, msg: Msg) -> AssumeReply:
+        since, started = time.time(), time.perf_counter()
         reply, placements = await self.committer.commit(req)
+        # one assume_check span per member, under the scheduler's span of the group (its header):
+        # the binders' spans of the members are their children, as for single placements
+        members = [req.member(i) for i in range(len(req.placements))]
+        parent = (msg.headers or {}).get(TRACEPARENT, "")
+        self._trace_checks(members, [reply] * len(members), since, started, parent)
         if not reply.accepted:
             log.debug("group commit of %s rejected: %s %s", req.group, reply.code, reply.reason)
             return reply
@@ -386,7 +392,8 @@ class InformerService:
             )
         self.publisher.dirty.set()
         for p in placements:  # committed: published whatever it takes (a successor re-publishes too)
-            await self.publisher.publish_retrying(PLACEMENTS, p, msg_id=p.placement_id)
+            headers = self.tracer.headers(p.trace_id, Phase.ASSUME_CHECK)
+            await self.publisher.publish_retrying(PLACEMENTS, p, msg_id=p.placement_id, headers=headers)
         return reply
 
     async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:
