@@ -422,7 +422,10 @@ GANG_GRANTS: dict[str, set[Grant]] = {
         ("scheduling.k8s.io", "podgroups", "get"),
         ("scheduling.k8s.io", "podgroups/status", "update"),
     },
-    "binder": set(),
+    "binder": {  # PodGroupScheduled after binding a committed member (docs/gang.md)
+        ("scheduling.k8s.io", "podgroups", "get"),
+        ("scheduling.k8s.io", "podgroups/status", "update"),
+    },
 }
 #: upstream 1.36's system:kube-scheduler with GenericWorkload: read PodGroups, patch/update their status
 UPSTREAM_GANGS: set[Grant] = {
