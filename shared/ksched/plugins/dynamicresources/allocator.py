@@ -58,7 +58,7 @@ from ksched.plugins.dynamicresources.devices import (
     sub_capacity,
 )
 from ksched.plugins.dynamicresources.features import DRAFeatures
-from ksched.plugins.dynamicresources.pools import Pool, PoolCache, PoolError, node_matches
+from ksched.plugins.dynamicresources.pools import Pool, PoolCache, PoolError, counters_left, node_matches
 from ksched.plugins.dynamicresources.tolerations import tolerates
 
 _Undo = Callable[[], None]
@@ -241,21 +241,7 @@ class Allocator:
         known = self.available_counters.get(pool.name)
         if known is not None:
             return known
-        available = {
-            name: {counter: parse_quantity(c.value) for counter, c in counter_set.counters.items()}
-            for name, counter_set in pool.counter_sets.items()
-        }
-        for slice_ in (*pool.slices_targeting_node, *pool.slices_not_targeting_node):
-            for device in slice_.spec.devices:
-                if not self.allocated.is_allocated(
-                    DeviceID(slice_.spec.driver, slice_.spec.pool.name, device.name)
-                ):
-                    continue
-                for consumption in device.consumes_counters:
-                    counters = available.get(consumption.counter_set, {})
-                    for name, c in consumption.counters.items():
-                        if name in counters:
-                            counters[name] = counters[name] - parse_quantity(c.value)
+        available = counters_left(pool, self.allocated)
         self.available_counters[pool.name] = available
         return available
 

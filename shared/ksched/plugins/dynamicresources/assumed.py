@@ -17,7 +17,7 @@ from ksched.api.resource import Device, ResourceClaim, ResourceSlice
 from ksched.apimachinery.quantity import parse_quantity
 from ksched.plugins.dynamicresources.devices import AllocatedState, DeviceID, allocated_devices_of
 from ksched.plugins.dynamicresources.features import DRAFeatures
-from ksched.plugins.dynamicresources.pools import Pool, PoolError, gather_pools
+from ksched.plugins.dynamicresources.pools import Pool, PoolError, counters_left, gather_pools
 from ksched.plugins.dynamicresources.tracker import ClaimTracker
 
 
@@ -125,19 +125,6 @@ def _counters_left(pool: Pool, before: AllocatedState, after: AllocatedState, de
 def _over(pool: Pool, allocated: AllocatedState) -> set[tuple[str, str]]:
     """The (counter set, counter) pairs of ``pool`` that devices allocated in ``allocated`` consume
     beyond the set's total."""
-    remaining = {
-        name: {counter: parse_quantity(c.value) for counter, c in counter_set.counters.items()}
-        for name, counter_set in pool.counter_sets.items()
-    }
-    for slice_, device in _devices(pool):
-        if not allocated.is_allocated(DeviceID(slice_.spec.driver, slice_.spec.pool.name, device.name)):
-            continue
-        for consumption in device.consumes_counters:
-            counters = remaining.get(consumption.counter_set, {})
-            for name, c in consumption.counters.items():
-                if name in counters:
-                    counters[name] = counters[name] - parse_quantity(c.value)
     zero = parse_quantity("0")
-    return {
-        (s, name) for s, counters in remaining.items() for name, value in counters.items() if value < zero
-    }
+    left = counters_left(pool, allocated)
+    return {(s, n) for s, counters in left.items() for n, value in counters.items() if value < zero}

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from ksched.api.core import Node, NodeSelector
 from ksched.api.resource import CounterSet, ResourceSlice
 from ksched.apimachinery.nodeselector import NodeSelector as NodeSelectorMatcher
+from ksched.apimachinery.quantity import Quantity, parse_quantity
+from ksched.plugins.dynamicresources.devices import AllocatedState, DeviceID
 from ksched.plugins.dynamicresources.features import DRAFeatures
 
 
@@ -211,6 +213,25 @@ def _dangling_counters(counter_sets: dict[str, CounterSet], slices: Sequence[Res
 
 def _has_binding_conditions(pool: Pool) -> bool:
     return any(d.binding_conditions for s in pool.slices_targeting_node for d in s.spec.devices)
+
+
+def counters_left(pool: Pool, allocated: AllocatedState) -> dict[str, dict[str, Quantity]]:
+    """The pool's shared counters (counter set -> counter -> amount) minus what the devices of
+    ``allocated`` consume (negative where they consume more than the set holds)."""
+    left = {
+        name: {counter: parse_quantity(c.value) for counter, c in counter_set.counters.items()}
+        for name, counter_set in pool.counter_sets.items()
+    }
+    for slice_ in (*pool.slices_targeting_node, *pool.slices_not_targeting_node):
+        for device in slice_.spec.devices:
+            if not allocated.is_allocated(DeviceID(slice_.spec.driver, slice_.spec.pool.name, device.name)):
+                continue
+            for consumption in device.consumes_counters:
+                counters = left.get(consumption.counter_set, {})
+                for name, c in consumption.counters.items():
+                    if name in counters:
+                        counters[name] = counters[name] - parse_quantity(c.value)
+    return left
 
 
 class PoolCache:
