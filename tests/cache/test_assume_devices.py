@@ -223,3 +223,38 @@ def test_profiles_share_what_placements_hold() -> None:
     decided_at = informer.cache.generation
     assert informer.assume(p1, c1, "gpu-0", decided_at).accepted
     assert informer.assume(p2, c2, "gpu-0", decided_at, profile="other-scheduler").reason == taken("gpu-0")
+
+
+def test_shares_of_a_device_stay_within_its_consumable_capacity() -> None:
+    shared = [device(f"gpu-{i}", capacity={"memory": "8Gi"}, allowMultipleAllocations=True) for i in (0, 1)]
+    informer = Informer(devices=shared)  # gpu-1 free: the filter passes, the named share decides
+    c1, c2 = informer.claim("c1"), informer.claim("c2")
+    p1, p2 = informer.pending("p1", "c1"), informer.pending("p2", "c2")
+    decided_at = informer.cache.generation
+
+    def share(c: ResourceClaim, share_id: str, memory: str) -> bytes:
+        result = {
+            "request": "gpu",
+            "driver": DRIVER,
+            "pool": NODE,
+            "device": "gpu-0",
+            "shareID": share_id,
+            "consumedCapacity": {"memory": memory},
+        }
+        alloc = msgspec.convert({"devices": {"results": [result]}}, AllocationResult)
+        return msgspec.msgpack.encode(ExportedState(node_name=NODE, claims=[c], allocations=[alloc]))
+
+    def assume(pod: Pod, state: bytes) -> AssumeVerdict:
+        return informer.cache.assume(
+            pod,
+            NODE,
+            generation=decided_at,
+            scheduler_id="s",
+            profile=informer.fw(),
+            plugin_state={"DynamicResources": state},
+        )
+
+    assert assume(p1, share(c1, "a", "6Gi")).accepted
+    verdict = assume(p2, share(c2, "b", "6Gi"))
+    assert verdict.reason == f"DynamicResources: device {DRIVER}/{NODE}/gpu-0 has no memory capacity left"
+    assert assume(p2, share(c2, "b", "2Gi")).accepted

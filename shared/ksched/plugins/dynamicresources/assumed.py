@@ -48,11 +48,14 @@ def placement_conflict(
                 device in taken.allocated_devices or share in taken.allocated_shared_device_ids
             ):
                 return f"device {device} of resourceclaim {claim.key} is already allocated"
-    before = taken
+    slices = list(slices)
+    consumes = any(consumed for c in fresh for _, _, consumed in allocated_devices_of(c, consumable))
+    if not consumes and not any(s.spec.shared_counters for s in slices):
+        return ""  # no consumable capacity taken, no partitionable device in view: nothing more to check
     after = tracker.allocated_state()
     for claim in fresh:
         after.add_claim(claim, consumable)
-    return _limits_conflict(before, after, fresh, node, list(slices), features)
+    return _limits_conflict(taken, after, fresh, node, slices, features)
 
 
 def _claim_conflict(tracker: ClaimTracker, claim: ResourceClaim) -> str | None:
@@ -79,7 +82,7 @@ def _limits_conflict(
     features: DRAFeatures,
 ) -> str:
     """Shared counters of partitionable devices and consumable capacity of shared devices, over the
-    pools of ``node`` (gathered only when a device of ``claims`` uses either)."""
+    pools of ``node`` (called only when some device in view may use either)."""
     mine = {
         device
         for claim in claims
