@@ -174,8 +174,10 @@ _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 def simulated_name(claim: ResourceClaim) -> str:
     """The name the API server would generate for ``claim`` (``generateName`` + 5 characters), with a
-    suffix derived from its uid so a simulation's output is stable."""
-    digest = hashlib.sha256(claim.metadata.uid.encode()).digest()
+    suffix derived from its owner pod's uid so a simulation's output is stable."""
+    meta = claim.metadata
+    owner = next((ref.uid for ref in meta.owner_references if ref.controller), meta.uid)
+    digest = hashlib.sha256(f"{meta.namespace}/{meta.generate_name}/{owner}".encode()).digest()
     suffix = "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
     return (claim.metadata.generate_name or "")[:58] + suffix
 
