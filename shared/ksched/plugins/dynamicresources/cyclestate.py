@@ -11,6 +11,7 @@ from ksched.api.resource import AllocationResult, ResourceClaim
 from ksched.apimachinery.nodeselector import NodeSelector as NodeSelectorMatcher
 from ksched.plugins.dynamicresources.allocator import Allocator
 from ksched.plugins.dynamicresources.claims import ClaimStore
+from ksched.plugins.dynamicresources.extended import NO_CLASSES, DeviceClassResolver
 
 
 @dataclass
@@ -45,6 +46,8 @@ class DRAState:
     node_allocations: dict[str, NodeAllocation] = field(default_factory=dict)
     #: the pod's requests of extended resources some DeviceClass backs (DRAExtendedResource)
     extended_requests: dict[str, int] = field(default_factory=dict)
+    #: which DeviceClass backs which extended resource, as PreFilter saw the classes
+    resolver: DeviceClassResolver = NO_CLASSES
     #: indices of allocated claims that were not available on some node (for PostFilter)
     unavailable_claims: set[int] = field(default_factory=set)
     #: the node Reserve ran for

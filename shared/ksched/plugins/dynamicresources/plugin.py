@@ -305,9 +305,11 @@ class DynamicResources:
         classes = self._objects().device_classes
         if not classes:
             return None
-        wanted = extended_resources.mapped_extended_resources(pod.requests_map, self._resolver())
+        resolver = self._resolver()
+        wanted = extended_resources.mapped_extended_resources(pod.requests_map, resolver)
         if not wanted:
             return None
+        st.resolver = resolver
         st.extended_requests = {
             name: amount for name, amount in pod.requests_map.items() if is_scalar_resource(name)
         }
@@ -377,7 +379,7 @@ class DynamicResources:
         if claim.spec.devices.requests:
             # left from an earlier cycle: PostFilter deletes it and the pod is tried anew
             return None, [], Status.unresolvable(MSG_EXTENDED_CLAIM_LEFT)
-        resolver = self._resolver()
+        resolver = st.resolver
         allocatable = node.allocatable.scalar
         wanted: dict[str, int] = {}
         for name, amount in st.extended_requests.items():
