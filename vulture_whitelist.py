@@ -50,6 +50,7 @@ int_values  # unused variable (shared/ksched/api/resource.py): list attributes, 
 bool_values  # unused variable (shared/ksched/api/resource.py)
 string_values  # unused variable (shared/ksched/api/resource.py)
 version_values  # unused variable (shared/ksched/api/resource.py)
+request_mappings  # unused variable (shared/ksched/api/core.py): PreBind writes them, the kubelet reads them
 holder_identity  # unused variable (shared/ksched/api/coordination.py:12)
 lease_transitions  # unused variable (shared/ksched/api/coordination.py:16)
 mismatch_label_keys  # unused variable (shared/ksched/api/core.py:48)

@@ -13,6 +13,7 @@ from ksched.simulate.cli import main
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cluster.yaml"
 DRA_EXAMPLE = EXAMPLE.with_name("dra-cluster.yaml")
+EXTENDED_EXAMPLE = EXAMPLE.with_name("dra-extended-cluster.yaml")
 
 
 def simulate(*args: str, cluster: Path = EXAMPLE) -> subprocess.CompletedProcess[str]:
@@ -69,6 +70,29 @@ def test_dra_example_allocates_claims_in_queue_order() -> None:
     table = simulate(cluster=DRA_EXAMPLE).stdout
     row = next(line for line in table.splitlines() if "default/two-gpus" in line)
     assert row.split(None, 1) == ["default/two-gpus", f"{gpu}/gpu-1/gpu-0, {gpu}/gpu-1/gpu-1"]
+
+
+def test_dra_extended_example_creates_a_claim_per_pod() -> None:
+    """DRAExtendedResource: NodeResourcesFit leaves example.com/gpu to DynamicResources, which
+    allocates one GPU per pod in the claim PreBind creates (named as the API server would)."""
+    out = simulate("--output", "json", "--seed", "1", cluster=EXTENDED_EXAMPLE)
+    assert out.returncode == 0, out.stderr
+    pods = {p["pod"]: p for p in json.loads(out.stdout)["pods"]}
+    taken = []
+    for name in ("render-1", "render-2"):
+        pod = pods[f"default/{name}"]
+        assert pod["node"] == "gpu-node"
+        [(claim, summary)] = pod["claims"].items()
+        assert claim.startswith(f"default/{name}-extended-resources-") and len(claim.rsplit("-", 1)[1]) == 5
+        assert summary["node"] == "gpu-node"
+        taken += summary["devices"]
+    assert sorted(taken) == ["gpu.example.com/gpu-node/gpu-0", "gpu.example.com/gpu-node/gpu-1"]
+    last = pods["default/render-3"]
+    assert last["node"] is None and last["claims"] == {}
+    assert last["message"] == (
+        "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
 
 
 def test_bad_input_names_the_object_and_field(tmp_path: Path) -> None:

@@ -9,14 +9,23 @@ from typing import Any
 
 import msgspec
 
-from ksched.api.core import Pod
-from ksched.api.resource import AllocationResult, ResourceClaim
+from ksched.api.core import ContainerExtendedResourceRequest, Pod
+from ksched.api.resource import (
+    AllocationResult,
+    DeviceClaim,
+    DeviceClass,
+    DeviceRequest,
+    ExactDeviceRequest,
+    ResourceClaim,
+    ResourceClaimSpec,
+)
 from ksched.cache.ledger import AssumeVerdict, ClusterCache
 from ksched.config import default_config, parse_config
 from ksched.config.profile import build_frameworks
 from ksched.framework.nominator import Nominator
 from ksched.framework.runtime import Framework
 from ksched.framework.testing import make_node, make_pod
+from ksched.plugins.dynamicresources.extended import SPECIAL_CLAIM_NAME, new_special_claim
 from ksched.plugins.dynamicresources.state import ExportedState
 from ksched.plugins.dynamicresources.testing import (
     allocation,
@@ -258,3 +267,92 @@ def test_shares_of_a_device_stay_within_its_consumable_capacity() -> None:
     verdict = assume(p2, share(c2, "b", "6Gi"))
     assert verdict.reason == f"DynamicResources: device {DRIVER}/{NODE}/gpu-0 has no memory capacity left"
     assert assume(p2, share(c2, "b", "2Gi")).accepted
+
+
+# --- extended resources backed by DRA (DRAExtendedResource) ----------------------------------------
+
+GPU = "example.com/gpu"
+
+
+def extended_pending(informer: Informer, name: str) -> Pod:
+    """A pod asking for the extended resource the informer's second DeviceClass backs."""
+    containers = [{"name": "c", "resources": {"requests": {GPU: "1"}, "limits": {GPU: "1"}}}]
+    pod = make_pod(name, NS, containers=containers)
+    informer.cache.upsert_pod(pod)
+    return pod
+
+
+def extended_state(pod: Pod, dev: str) -> bytes:
+    """What a replica exports after Reserve allocated ``dev`` for the pod's in-memory claim."""
+    special = new_special_claim(pod)
+    requests = [
+        DeviceRequest(
+            name="container-0-request-0", exactly=ExactDeviceRequest(device_class_name="ext", count=1)
+        )
+    ]
+    special = msgspec.structs.replace(special, spec=ResourceClaimSpec(devices=DeviceClaim(requests=requests)))
+    result = msgspec.convert(allocation(NODE, ("container-0-request-0", DRIVER, NODE, dev)), AllocationResult)
+    mapping = ContainerExtendedResourceRequest(
+        container_name="c", resource_name=GPU, request_name="container-0-request-0"
+    )
+    return msgspec.msgpack.encode(
+        ExportedState(
+            node_name=NODE,
+            claims=[special],
+            allocations=[result],
+            num_user_owned=0,
+            initial_extended_uid=special.metadata.uid,
+            mappings=[mapping],
+        )
+    )
+
+
+def test_extended_resource_claims_of_two_placements_never_share_a_device() -> None:
+    """Each placement carries its pod's in-memory claim (not created yet): the informer refuses the
+    second one naming the device the first took, and holds the first's device until the claim its
+    binder created shows up allocated."""
+    informer = Informer()
+    informer.cache.upsert_object(
+        msgspec.convert({"metadata": {"name": "ext"}, "spec": {"extendedResourceName": GPU}}, DeviceClass)
+    )
+    p1, p2 = extended_pending(informer, "p1"), extended_pending(informer, "p2")
+    decided_at = informer.cache.generation
+
+    def assume(pod: Pod, dev: str) -> AssumeVerdict:
+        state = {"DynamicResources": extended_state(pod, dev)}
+        return informer.cache.assume(
+            pod, NODE, generation=decided_at, scheduler_id="s", profile=informer.fw(), plugin_state=state
+        )
+
+    assert assume(p1, "gpu-0").accepted
+    verdict = assume(p2, "gpu-0")
+    assert not verdict.accepted
+    assert verdict.reason == (
+        f"DynamicResources: device {DRIVER}/{NODE}/gpu-0 of resourceclaim {NS}/{SPECIAL_CLAIM_NAME} "
+        "is already allocated"
+    )
+    # p1's binder created its claim: the cache shows it allocated, the hold ends, gpu-0 stays taken
+    created = msgspec.convert(
+        {
+            "metadata": {
+                "name": "p1-extended-resources-abcde",
+                "namespace": NS,
+                "uid": "uid-created",
+                "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": "p1",
+                        "uid": p1.metadata.uid,
+                        "controller": True,
+                    }
+                ],
+            },
+            "status": {"allocation": allocation(NODE, ("container-0-request-0", DRIVER, NODE, "gpu-0"))},
+        },
+        ResourceClaim,
+    )
+    informer.cache.upsert_object(created)
+    assert not assume(p2, "gpu-0").accepted
+    assert assume(p2, "gpu-1").accepted

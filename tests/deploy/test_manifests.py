@@ -312,6 +312,8 @@ UPSTREAM: set[Grant] = {
         for v in (*READ, "update", "patch")
     ),
     *(("resource.k8s.io", "resourceclaims/binding", v) for v in ("update", "patch")),
+    # DRAExtendedResource
+    *(("resource.k8s.io", "resourceclaims", v) for v in ("create", "delete")),
 }
 #: what ksched grants beyond upstream, and why
 EXTRA: dict[Grant, str] = {
@@ -358,7 +360,12 @@ EXPECTED: dict[str, set[Grant]] = {
         ("", "pods", "delete"),
         ("events.k8s.io", "events", "create"),
         ("events.k8s.io", "events", "patch"),
-        *(("resource.k8s.io", r, "update") for r in ("resourceclaims/status", "resourceclaims/binding")),
+        *(
+            ("resource.k8s.io", r, v)
+            for r in ("resourceclaims/status", "resourceclaims/binding")
+            for v in ("update", "patch")
+        ),
+        *(("resource.k8s.io", "resourceclaims", v) for v in ("get", "patch", "delete")),
     },
     "binder": {
         ("", "pods/binding", "create"),
@@ -369,7 +376,10 @@ EXPECTED: dict[str, set[Grant]] = {
         ("storage.k8s.io", "csinodes", "get"),
         ("events.k8s.io", "events", "create"),
         ("events.k8s.io", "events", "patch"),
-        *(("resource.k8s.io", "resourceclaims", v) for v in ("get", "update")),
+        *(
+            ("resource.k8s.io", "resourceclaims", v)
+            for v in ("get", "list", "create", "update", "patch", "delete")
+        ),
         *(
             ("resource.k8s.io", r, v)
             for r in ("resourceclaims/status", "resourceclaims/binding")

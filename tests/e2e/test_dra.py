@@ -226,3 +226,53 @@ async def test_a_binder_killed_between_reserve_and_prebind_loses_nothing(
     await _one_by_one(api, ns, [_claiming_pod(f"again-{i}", ns) for i in range(4)])
     used = await _check_allocations(api, ns, await pod_nodes(api, ns))
     assert len(used) == 4
+
+
+async def test_extended_resources_backed_by_dra_get_a_claim_each(stack: Stack, api: ApiClient) -> None:
+    """DRAExtendedResource through every service: pods ask for ``example.com/<ns>`` like for a device
+    plugin's resource; a DeviceClass backs it, the nodes offer it only through ResourceSlices. Each
+    bound pod gets a claim its binder created, named in its status, with its own device; a pod finding
+    none left is refused; deleting the pods deletes their claims."""
+    ns = "dra-ext"
+    await create_namespace(api, ns)
+    names = await _gpu_nodes(api, ns, count=2, gpus=1)
+    resource: Any = client.ResourceV1Api(api)
+    gpu = f"example.com/{ns}"
+    await resource.patch_device_class(ns, {"spec": {"extendedResourceName": gpu}})
+    pods = []
+    for i in range(3):
+        body = pod(f"r-{i}", namespace=ns, nodeSelector={"pool": ns})
+        body["spec"]["containers"][0]["resources"]["requests"][gpu] = "1"
+        body["spec"]["containers"][0]["resources"]["limits"] = {gpu: "1"}
+        pods.append(body)
+    await create_pods(api, pods)
+
+    async def settled() -> dict[str, str] | None:
+        placed = await pod_nodes(api, ns)
+        events = await client.EventsV1Api(api).list_namespaced_event(ns)
+        refused = {e.regarding.name for e in events.items if e.reason == "FailedScheduling"}
+        unbound = {n for n, v in placed.items() if not v}
+        return (
+            placed if sum(1 for v in placed.values() if v) == 2 and unbound and unbound <= refused else None
+        )
+
+    placed = await eventually(settled, timeout=120, interval=0.5)
+    claims = {c.metadata.name: c for c in await _claims(api, ns)}
+    assert len(claims) == 2
+    devices = _devices(list(claims.values()))
+    assert sorted(d for ds in devices.values() for d in ds) == sorted(f"{DRIVER}/{n}/gpu-0" for n in names)
+    for p in (await client.CoreV1Api(api).list_namespaced_pod(ns)).items:
+        if not placed.get(p.metadata.name):
+            continue
+        recorded = p.status.extended_resource_claim_status
+        claim = claims[recorded.resource_claim_name]
+        assert claim.metadata.owner_references[0].uid == p.metadata.uid
+        assert [r.uid for r in claim.status.reserved_for] == [p.metadata.uid]
+        [device] = devices[claim.metadata.name]
+        assert device.split("/")[1] == placed[p.metadata.name]
+    await client.CoreV1Api(api).delete_collection_namespaced_pod(ns, grace_period_seconds=0)
+
+    async def released() -> bool:
+        return not await _claims(api, ns)
+
+    await eventually(released, timeout=30)

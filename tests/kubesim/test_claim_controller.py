@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 from ksched_kubesim import KubeSim, KubeSimConfig, LifecycleSettings
 from ksched_kubesim.claim_controller import generate_name
+from ksched_kubesim.errors import ApiError
 
 from tests.kubesim.test_lifecycle import until
 
@@ -183,3 +185,133 @@ async def test_a_scheduled_pod_is_reserved_on_an_allocated_claim(sim: KubeSim) -
         return [r["name"] for r in got.get("status", {}).get("reservedFor") or []] == ["other"]
 
     await until(reserved)
+
+
+def _extended_claim(sim: KubeSim, pod: str) -> str:
+    """What the scheduler's PreBind creates for a pod's extended resources backed by DRA, and the
+    pod status naming it; returns the claim's name."""
+    pod_obj = sim.get("Pod", pod, "default")
+    assert pod_obj is not None
+    created = sim.create(
+        {
+            "apiVersion": RESOURCE,
+            "kind": "ResourceClaim",
+            "metadata": {
+                "generateName": f"{pod}-extended-resources-",
+                "namespace": "default",
+                "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": pod,
+                        "uid": pod_obj["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {"name": "container-0-request-0", "exactly": {"deviceClassName": "gpu", "count": 1}}
+                    ]
+                }
+            },
+        }
+    )
+    name = created["metadata"]["name"]
+    assert re.fullmatch(rf"{pod}-extended-resources-[a-z0-9]{{5}}", name)
+    claim = sim.get("ResourceClaim", name, "default", api_version=RESOURCE)
+    assert claim is not None
+    claim["metadata"]["finalizers"] = [FINALIZER]
+    sim.update(claim)
+    claim = sim.get("ResourceClaim", name, "default", api_version=RESOURCE)
+    assert claim is not None
+    claim["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {
+                        "request": "container-0-request-0",
+                        "driver": "gpu.example.com",
+                        "pool": "p",
+                        "device": "d",
+                    }
+                ]
+            }
+        },
+        "reservedFor": [{"resource": "pods", "name": pod, "uid": pod_obj["metadata"]["uid"]}],
+    }
+    sim.update(claim, subresource="status")
+    return str(name)
+
+
+def _extended_pod(name: str, **spec: Any) -> dict[str, Any]:
+    requests = {"example.com/gpu": "1"}
+    container = {"name": "c", "image": "x:1", "resources": {"requests": requests, "limits": requests}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [container], **spec},
+    }
+
+
+async def test_an_extended_resource_claim_goes_when_its_pod_finishes(sim: KubeSim) -> None:
+    """DRAExtendedResource: the claim named in ``status.extendedResourceClaimStatus`` is released and
+    deleted when the pod ends, as upstream's controller does for it."""
+    sim.create(_extended_pod("ext", restartPolicy="Never"))
+    name = _extended_claim(sim, "ext")
+    obj = sim.get("Pod", "ext", "default")
+    assert obj is not None
+    mappings = [
+        {"containerName": "c", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
+    ]
+    obj["status"]["extendedResourceClaimStatus"] = {"requestMappings": mappings, "resourceClaimName": name}
+    sim.update(obj, subresource="status")
+    sim.bind("default", "ext", "node-0000")
+    await until(lambda: (sim.get("Pod", "ext", "default") or {}).get("status", {}).get("phase") == "Running")
+    await asyncio.sleep(0.1)  # the controller has seen the claim by now: a running pod keeps it
+    assert [c["metadata"]["name"] for c in _claims(sim)] == [name]
+    obj = sim.get("Pod", "ext", "default")
+    assert obj is not None
+    assert obj["status"]["extendedResourceClaimStatus"]["resourceClaimName"] == name
+    obj["status"]["phase"] = "Succeeded"
+    sim.update(obj, subresource="status")
+    await until(lambda: not _claims(sim))
+
+
+async def test_a_claim_created_for_a_pod_goes_with_it_even_unnamed(sim: KubeSim) -> None:
+    """The garbage collector's part: the pod's status never named the claim (its binder died in
+    between); deleting the pod still deletes it."""
+    sim.create(_extended_pod("orphan"))
+    _extended_claim(sim, "orphan")
+    sim.delete("Pod", "orphan", "default", grace_period=0)
+    await until(lambda: not _claims(sim))
+
+
+async def test_an_invalid_extended_resource_claim_status_is_refused(sim: KubeSim) -> None:
+    sim.create(_extended_pod("bad"))
+    obj = sim.get("Pod", "bad", "default")
+    assert obj is not None
+    wrong = [{"containerName": "nope", "resourceName": "example.com/gpu", "requestName": "Not_A_Label"}]
+    obj["status"]["extendedResourceClaimStatus"] = {"requestMappings": wrong, "resourceClaimName": ""}
+    with pytest.raises(ApiError) as info:
+        sim.update(obj, subresource="status")
+    causes = {(c["field"], c["reason"]) for c in info.value.body["details"]["causes"]}
+    assert causes == {
+        ("status.extendedResourceClaimStatus.requestMappings[0].containerName", "FieldValueInvalid"),
+        ("status.extendedResourceClaimStatus.requestName", "FieldValueInvalid"),
+        ("status.extendedResourceClaimStatus.resourceClaimName", "FieldValueRequired"),
+    }
+
+
+def test_a_device_class_extended_resource_name_must_be_an_extended_resource(sim: KubeSim) -> None:
+    good = {"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": "g"}}
+    sim.create({**good, "spec": {"extendedResourceName": "example.com/gpu"}})
+    for bad in ("gpu", "kubernetes.io/gpu", "deviceclass.resource.kubernetes.io/g", "requests.example.com/x"):
+        with pytest.raises(ApiError) as info:
+            sim.create({**good, "metadata": {"name": "b"}, "spec": {"extendedResourceName": bad}})
+        [cause] = info.value.body["details"]["causes"]
+        assert cause["field"] == "spec.extendedResourceName"
+        assert cause["message"].endswith("must be a valid extended resource name")

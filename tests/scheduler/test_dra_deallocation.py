@@ -56,3 +56,27 @@ async def test_without_an_api_nothing_is_written_anywhere() -> None:
     plugin.deallocator(allocated)
     assert spawned == []
     assert plugin._handle.snapshot.objects.resource_claims["default/c"] is allocated  # type: ignore[union-attr]
+
+
+async def test_a_left_over_extended_resource_claim_is_deleted_through_the_api(k8s_api: ApiClient) -> None:
+    """PostFilter's deletion of an extended-resource claim from an earlier cycle: the finalizer goes,
+    then the claim (upstream ``deleteClaim``)."""
+    ns = f"dealloc-{uuid.uuid4().hex[:6]}"
+    await CoreV1Api(k8s_api).create_namespace(kube.body({"metadata": {"name": ns}}))
+    resource = ResourceV1Api(k8s_api)
+    body = {
+        "metadata": {
+            "name": "p-extended-resources-abcde",
+            "finalizers": ["resource.kubernetes.io/delete-protection"],
+            "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+        },
+        "spec": {"devices": {"requests": [request("container-0-request-0", "gpu")]}},
+    }
+    await resource.create_namespaced_resource_claim(ns, kube.body(body))
+    left_over = await ClaimApi(k8s_api).get(ns, "p-extended-resources-abcde")
+    spawned: list[Any] = []
+    _dra(k8s_api, spawned).claim_deleter(left_over)
+    assert len(spawned) == 1
+    await asyncio.gather(*spawned)
+    listed = await resource.list_namespaced_resource_claim(ns)
+    assert listed.items == []

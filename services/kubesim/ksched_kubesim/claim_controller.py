@@ -14,13 +14,15 @@
 * A generated claim reserved for nobody whose owning pod ended or was replaced is deleted; a gone
   pod's claims are deleted as the garbage collector does for dependents of a deleted owner.
 * A scheduled pod whose allocated claim is not reserved for it gets reserved (upstream's syncPod).
+* The claim the scheduler created for a pod's extended resources backed by DRA (named in
+  ``status.extendedResourceClaimStatus``) is released and deleted with the pod like a generated one;
+  any claim a deleted pod owns is collected, whether the pod names it or not.
 
 Unlike upstream, a pod that has ended gets no claim (re)created: upstream's syncPod would create a
 new claim for a finished pod whose generated claim it has just deleted.
 
 Reactions run ``delay`` seconds after the change, through the lifecycle's timers. Not modelled: the
-FailedResourceClaimCreation event, PodGroup claims (DRAWorkloadResourceClaims, off by default),
-extended-resource claims.
+FailedResourceClaimCreation event, PodGroup claims (DRAWorkloadResourceClaims, off by default).
 """
 
 from __future__ import annotations
@@ -81,6 +83,13 @@ def claim_name_of(pod: JSON, pod_claim: JSON) -> str | None:
     return None
 
 
+def _uses_claims(pod: JSON) -> bool:
+    """Whether the pod has claims of its own or one the scheduler created for its extended resources."""
+    return bool((pod.get("spec") or {}).get("resourceClaims")) or bool(
+        (pod.get("status") or {}).get("extendedResourceClaimStatus")
+    )
+
+
 def _drop_finalizer(claim: JSON) -> None:
     """Remove the delete-protection finalizer (the list omitted when empty, as Go encodes it)."""
     meta = claim["metadata"]
@@ -107,7 +116,11 @@ class ResourceClaimController:
         new, old = change.new, change.old
         if key == PODS.key:
             pod = (new or old).obj() if (new or old) is not None else None  # type: ignore[union-attr]
-            if pod is None or not (pod.get("spec") or {}).get("resourceClaims"):
+            if pod is None:
+                return
+            if not _uses_claims(pod):
+                if new is None and self.registry.table(CLAIMS).objects:
+                    self._collect_owned(pod)  # e.g. a claim created for it before its status named it
                 return
             if new is None:
                 self._deleted.add(str(pod["metadata"].get("uid") or ""))
@@ -140,10 +153,16 @@ class ResourceClaimController:
             name = claim_name_of(pod, pod_claim)
             if name:
                 self._queue_claim(namespace, name)
+        extended = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+        if extended.get("resourceClaimName"):
+            self._queue_claim(namespace, str(extended["resourceClaimName"]))
 
     def _pod_removed(self, pod: JSON) -> None:
         """The pod is gone: release its claims, and delete the ones it owned (garbage collector)."""
         self._queue_claims_of(pod)
+        self._collect_owned(pod)
+
+    def _collect_owned(self, pod: JSON) -> None:
         namespace, uid = pod["metadata"]["namespace"], pod["metadata"].get("uid")
         for entry in list(self.registry.table(CLAIMS).objects.values()):
             if entry.namespace == namespace and owning_pod(entry.obj())[1] == uid:

@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from ksched.apimachinery.field import ErrorType
-from ksched.apimachinery.validation import dns1123_label_errors, dns1123_subdomain_errors
+from ksched.apimachinery.validation import dns1123_label_errors, dns1123_subdomain_errors, label_key_errors
 from ksched.plugins.dynamicresources.cel import admission_error
 
 from .errors import FieldError, duplicate, forbidden_field, invalid_value, not_supported, required
@@ -325,17 +325,30 @@ def go_internal(value: Any, struct: str) -> Any:
 # --- strategies ---------------------------------------------------------------------------------------
 
 
+def _extended_resource_name_errors(name: Any) -> list[FieldError]:
+    """``spec.extendedResourceName`` must name an extended resource (``IsExtendedResourceName``)."""
+    if name is None:
+        return []
+    text = str(name)
+    native = "/" not in text or "kubernetes.io/" in text
+    if native or text.startswith("requests.") or label_key_errors("requests." + text):
+        return [invalid_value("spec.extendedResourceName", name, "must be a valid extended resource name")]
+    return []
+
+
 class DeviceClassStrategy(Strategy):
     def validate(self, obj: JSON, lookup: Lookup) -> list[FieldError]:
         spec = obj.get("spec") or {}
         errs = _selector_errors("spec.selectors", spec.get("selectors"))
         for i, config in enumerate(spec.get("config") or []):
             errs += _opaque_errors(f"spec.config[{i}]", config)
+        errs += _extended_resource_name_errors(spec.get("extendedResourceName"))
         return errs
 
     def validate_update(self, new: JSON, old: JSON, lookup: Lookup) -> list[FieldError]:
-        if (new.get("spec") or {}).get("selectors") == (old.get("spec") or {}).get("selectors"):
-            return []
+        new_spec = new.get("spec") or {}
+        if new_spec.get("selectors") == (old.get("spec") or {}).get("selectors"):
+            return _extended_resource_name_errors(new_spec.get("extendedResourceName"))
         return self.validate(new, lookup)
 
 

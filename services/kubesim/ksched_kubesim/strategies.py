@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from ksched.apimachinery.quantity import canonical_resource_list
 
-from . import errors, events_api, pod_fields, pods
+from . import errors, events_api, pod_fields, pod_status, pods
 from .errors import ApiError, FieldError, forbidden_field, invalid_value, not_supported, required
 from .jsonio import JSON, rfc3339
 from .pods import ordered
@@ -218,6 +218,9 @@ class PodStrategy(Strategy):
 
     def validate_update(self, new: JSON, old: JSON, lookup: Lookup) -> list[FieldError]:
         return pods.validate_pod_update(new, old)
+
+    def validate_status_update(self, new: JSON, old: JSON, lookup: Lookup) -> list[FieldError]:
+        return pod_status.extended_resource_claim_status_errors(new)
 
     def spec_changed(self, new: JSON, old: JSON) -> bool:
         return new.get("spec") != old.get("spec")

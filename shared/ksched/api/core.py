@@ -265,6 +265,22 @@ class PodResourceClaimStatus(K8s):
     resource_claim_name: str | None = None
 
 
+class ContainerExtendedResourceRequest(K8s):
+    """Which device request of the pod's extended-resource claim serves a container's extended
+    resource (DRAExtendedResource)."""
+
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+class PodExtendedResourceClaimStatus(K8s):
+    """The ResourceClaim the scheduler created for the pod's extended resources backed by DRA."""
+
+    request_mappings: list[ContainerExtendedResourceRequest] = []
+    resource_claim_name: str = ""
+
+
 class ContainerStatus(K8s):
     name: str
     ready: bool = False
@@ -284,6 +300,7 @@ class PodStatus(K8s):
     message: str | None = None
     container_statuses: list[ContainerStatus] = []
     resource_claim_statuses: list[PodResourceClaimStatus] = []
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 class Pod(K8s):

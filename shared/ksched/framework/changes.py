@@ -27,7 +27,10 @@ def pod_changes(new: Pod, old: Pod) -> list[ClusterEvent]:
         actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
     if len(new.spec.tolerations) != len(old.spec.tolerations):
         actions.append(ActionType.UPDATE_POD_TOLERATION)
-    if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
+    if (
+        new.status.resource_claim_statuses != old.status.resource_claim_statuses
+        or new.status.extended_resource_claim_status != old.status.extended_resource_claim_status
+    ):
         actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE)

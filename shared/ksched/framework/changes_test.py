@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import msgspec
 
-from ksched.api.core import Pod, PodResourceClaimStatus, PodStatus
+from ksched.api.core import (
+    ContainerExtendedResourceRequest,
+    Pod,
+    PodExtendedResourceClaimStatus,
+    PodResourceClaimStatus,
+    PodStatus,
+)
 from ksched.framework.changes import pod_changes
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
 
@@ -21,3 +27,24 @@ def test_a_generated_claim_name_in_the_status_is_its_own_event() -> None:
         ClusterEvent(EventResource.UNSCHEDULED_POD, int(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM))
     ]
     assert pod_changes(new, new) == [ClusterEvent(EventResource.UNSCHEDULED_POD, int(ActionType.UPDATE))]
+
+
+def test_the_extended_resource_claim_in_the_status_is_that_event_too() -> None:
+    """DRAExtendedResource: ``status.extendedResourceClaimStatus`` counts as a generated claim."""
+    old = Pod()
+    new = msgspec.structs.replace(
+        old,
+        status=PodStatus(
+            extended_resource_claim_status=PodExtendedResourceClaimStatus(
+                request_mappings=[
+                    ContainerExtendedResourceRequest(
+                        container_name="c", resource_name="example.com/gpu", request_name="r"
+                    )
+                ],
+                resource_claim_name="p-extended-resources-abcde",
+            )
+        ),
+    )
+    assert pod_changes(new, old) == [
+        ClusterEvent(EventResource.UNSCHEDULED_POD, int(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM))
+    ]

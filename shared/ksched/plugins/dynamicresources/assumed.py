@@ -16,6 +16,7 @@ from ksched.api.core import Node
 from ksched.api.resource import Device, ResourceClaim, ResourceSlice
 from ksched.apimachinery.quantity import parse_quantity
 from ksched.plugins.dynamicresources.devices import AllocatedState, DeviceID, allocated_devices_of
+from ksched.plugins.dynamicresources.extended import is_special
 from ksched.plugins.dynamicresources.features import DRAFeatures
 from ksched.plugins.dynamicresources.pools import Pool, PoolError, counters_left, gather_pools
 from ksched.plugins.dynamicresources.tracker import ClaimTracker
@@ -62,6 +63,8 @@ def _claim_conflict(tracker: ClaimTracker, claim: ResourceClaim) -> str | None:
     """None: the claim is to be allocated now; '': allocated already exactly so (nothing to take);
     else why the placement may not allocate it."""
     meta = claim.metadata
+    if is_special(claim):
+        return None  # the pod's extended-resource claim, created by PreBind: its devices are new
     current = tracker.get(meta.namespace, meta.name)
     if current is None or current.metadata.uid != meta.uid:
         return f"resourceclaim {claim.key} no longer exists"

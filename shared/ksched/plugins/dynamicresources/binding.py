@@ -8,6 +8,11 @@ in between answers 409 Conflict, as upstream's Update does; on a conflict the cl
 and the write retried (upstream ``retry.RetryOnConflict``, 5 tries). Then, if a chosen device has
 binding conditions, the claims are read every 5 s until all conditions are true, a failure
 condition is true, or the binding timeout passes.
+
+The pod's in-memory extended-resource claim (DRAExtendedResource) is created first (``generateName``,
+one taken over from an earlier delivery of the placement when it matches), then written like the
+others, then named in the pod's ``status.extendedResourceClaimStatus`` (a strategic merge patch).
+Unreserve's API half deletes it again.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from typing import Any
 
 import aiohttp
 import msgspec
-from kubernetes_asyncio.client import ApiClient, ResourceV1Api
+from kubernetes_asyncio.client import ApiClient, CoreV1Api, ResourceV1Api
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ksched.api.core import Pod
+from ksched.api.core import ContainerExtendedResourceRequest, Pod
 from ksched.api.resource import FINALIZER, ResourceClaim, ResourceClaimConsumerReference
+from ksched.plugins.dynamicresources import extended as extended_resources
 from ksched.plugins.dynamicresources.claims import is_reserved_for, pod_reference
 from ksched.plugins.dynamicresources.cyclestate import DRAState
 from ksched.plugins.dynamicresources.features import DRAFeatures
@@ -45,6 +51,10 @@ class BindingFailed(PreBindError):
     """A device's binding failure condition is true (upstream ``ErrDeviceBindingFailed``)."""
 
 
+class NotFound(PreBindError):
+    """The object is gone (404)."""
+
+
 class _Conflict(Exception):
     pass
 
@@ -62,9 +72,11 @@ class ClaimApi:
 
     def __init__(self, client: ApiClient) -> None:
         self.api = ResourceV1Api(client)
+        self.core = CoreV1Api(client)
         # typed without the ``_content_type`` keyword the generated client accepts
         self._patch: Any = self.api.patch_namespaced_resource_claim
         self._patch_status: Any = self.api.patch_namespaced_resource_claim_status
+        self._patch_pod_status: Any = self.core.patch_namespaced_pod_status
 
     @classmethod
     def of(cls, client: object | None) -> ClaimApi:
@@ -77,6 +89,34 @@ class ClaimApi:
     async def get(self, namespace: str, name: str) -> ResourceClaim:
         return await _call(self.api.read_namespaced_resource_claim(name, namespace, _preload_content=False))
 
+    async def create(self, claim: ResourceClaim) -> ResourceClaim:
+        body = msgspec.to_builtins(claim)
+        return await _call(
+            self.api.create_namespaced_resource_claim(claim.metadata.namespace, body, _preload_content=False)
+        )
+
+    async def list(self, namespace: str) -> list[ResourceClaim]:
+        request = self.api.list_namespaced_resource_claim(namespace, _preload_content=False)
+        raw = await _call_raw(request)
+        try:
+            return msgspec.json.decode(raw, type=_ClaimList).items
+        except msgspec.DecodeError as exc:
+            raise PreBindError(f"cannot decode the API answer: {exc}") from None
+
+    async def delete(self, claim: ResourceClaim) -> None:
+        meta = claim.metadata
+        await _call_raw(
+            self.api.delete_namespaced_resource_claim(meta.name, meta.namespace, _preload_content=False)
+        )
+
+    async def patch_pod_status(self, pod: Pod, body: dict[str, Any]) -> None:
+        meta = pod.metadata
+        await _call_raw(
+            self._patch_pod_status(
+                meta.name, meta.namespace, body, _content_type=STRATEGIC_MERGE_PATCH, _preload_content=False
+            )
+        )
+
     async def patch(
         self, claim: ResourceClaim, body: dict[str, Any], status: bool, content_type: str = MERGE_PATCH
     ) -> ResourceClaim:
@@ -87,7 +127,20 @@ class ClaimApi:
         )
 
 
+class _ClaimList(msgspec.Struct):
+    items: list[ResourceClaim] = []
+
+
 async def _call(request: Awaitable[Any]) -> ResourceClaim:
+    raw = await _call_raw(request)
+    try:
+        return msgspec.json.decode(raw, type=ResourceClaim)
+    except msgspec.DecodeError as exc:
+        raise PreBindError(f"cannot decode the API answer: {exc}") from None
+
+
+async def _call_raw(request: Awaitable[Any]) -> bytes:
+    """The body of a successful answer; _Conflict for 409, PreBindError for any other failure."""
     try:
         resp: aiohttp.ClientResponse = await request
     except (TimeoutError, aiohttp.ClientError, ApiException) as exc:
@@ -100,12 +153,11 @@ async def _call(request: Awaitable[Any]) -> ResourceClaim:
         resp.release()
     if resp.status == 409:
         raise _Conflict(_message(body, resp))
+    if resp.status == 404:
+        raise NotFound(_message(body, resp))
     if not 200 <= resp.status < 300:
         raise PreBindError(_message(body, resp))
-    try:
-        return msgspec.json.decode(body, type=ResourceClaim)
-    except msgspec.DecodeError as exc:
-        raise PreBindError(f"cannot decode the API answer: {exc}") from None
+    return body
 
 
 def _message(body: bytes, resp: aiohttp.ClientResponse) -> str:
@@ -189,11 +241,88 @@ async def _write(
 
 
 async def bind_claims(api: ClaimApi, st: DRAState, pod: Pod, features: DRAFeatures) -> None:
-    """Every claim not yet reserved for the pod is bound; the state keeps the updated claims."""
+    """Every claim not yet reserved for the pod is bound; the state keeps the updated claims. The
+    in-memory extended-resource claim is created first and the pod's status records it."""
+    extended_index = st.claims.extended_index
     for index, claim in st.claims.all():
         if is_reserved_for(pod, claim):
             continue
-        st.claims.claims[index] = await bind_claim(api, claim, st.infos[index].allocation, pod, features)
+        allocation = st.infos[index].allocation
+        if index != extended_index:
+            st.claims.claims[index] = await bind_claim(api, claim, allocation, pod, features)
+            continue
+        if allocation is None and not claim.spec.devices.requests:
+            continue  # the node's device plugin serves the pod's extended resources
+        if extended_resources.is_special(claim):
+            claim, allocation = await _create_extended_claim(api, claim, allocation, pod)
+            st.claims.claims[index] = claim  # Unreserve deletes it should binding fail
+        if not is_reserved_for(pod, claim):
+            claim = await bind_claim(api, claim, allocation, pod, features)
+            st.claims.claims[index] = claim
+        await _record_extended_claim(api, pod, claim, st.mappings)
+
+
+async def _create_extended_claim(
+    api: ClaimApi, claim: ResourceClaim, allocation: Any, pod: Pod
+) -> tuple[ResourceClaim, Any]:
+    """Upstream ``createExtendedResourceClaimInAPI``: the claim with its generated name, and the
+    allocation still to write (None when an earlier delivery of this placement already wrote it).
+
+    A claim an earlier delivery created for the pod (its binder died after creating it) is taken
+    over when it asks for the same devices and holds this allocation or none; any other left-over
+    one fails the binding, and the next cycle's PostFilter deletes it (as upstream recovers)."""
+    namespace = claim.metadata.namespace
+    try:
+        existing = extended_resources.find_extended_resource_claim(pod, await api.list(namespace))
+    except _Conflict as exc:
+        raise PreBindError(str(exc)) from None
+    if existing is not None:
+        same_requests = existing.spec.devices.requests == claim.spec.devices.requests
+        held = existing.status.allocation
+        if same_requests and held is None:
+            return existing, allocation
+        if same_requests and held is not None and _same_devices(held, allocation):
+            return existing, None
+        raise PreBindError(
+            f"claim for extended resources {namespace}/{existing.metadata.name} left from an earlier "
+            "attempt does not match this placement"
+        )
+    meta = msgspec.structs.replace(claim.metadata, name="", uid="", resource_version="")
+    status = msgspec.structs.replace(claim.status, allocation=None)
+    try:
+        created = await api.create(msgspec.structs.replace(claim, metadata=meta, status=status))
+    except (PreBindError, _Conflict) as exc:
+        raise PreBindError(f"create claim for extended resources {namespace}/: {exc}") from None
+    return created, allocation
+
+
+def _same_devices(held: Any, allocation: Any) -> bool:
+    if allocation is None:
+        return False
+    devices = [(r.request, r.driver, r.pool, r.device) for r in held.devices.results]
+    return devices == [(r.request, r.driver, r.pool, r.device) for r in allocation.devices.results]
+
+
+async def _record_extended_claim(
+    api: ClaimApi, pod: Pod, claim: ResourceClaim, mappings: list[ContainerExtendedResourceRequest]
+) -> None:
+    """Upstream ``patchPodExtendedResourceClaimStatus``: ``status.extendedResourceClaimStatus``."""
+    meta = pod.metadata
+    if not mappings:
+        raise PreBindError(
+            f"nil or empty request mappings, no update of pod {meta.namespace}/{meta.name} "
+            "ExtendedResourceClaimStatus"
+        )
+    status = {
+        "requestMappings": [msgspec.to_builtins(m) for m in mappings],
+        "resourceClaimName": claim.metadata.name,
+    }
+    try:
+        await api.patch_pod_status(pod, {"status": {"extendedResourceClaimStatus": status}})
+    except (PreBindError, _Conflict) as exc:
+        raise PreBindError(
+            f"update pod {meta.namespace}/{meta.name} ExtendedResourceClaimStatus: {exc}"
+        ) from None
 
 
 async def unreserve_claims(api: ClaimApi, st: DRAState, pod: Pod) -> list[str]:
@@ -202,7 +331,7 @@ async def unreserve_claims(api: ClaimApi, st: DRAState, pod: Pod) -> list[str]:
     claim's uid as precondition, so no resourceVersion is needed); the allocation stays. Returns
     the errors (upstream logs them: the pod's next attempt finds the claim as it is)."""
     errors = []
-    for _, claim in st.claims.all():
+    for _, claim in st.claims.all_user_claims():
         if claim.status.allocation is None or not is_reserved_for(pod, claim):
             continue
         body = {
@@ -213,7 +342,51 @@ async def unreserve_claims(api: ClaimApi, st: DRAState, pod: Pod) -> list[str]:
             await api.patch(claim, body, status=True, content_type=STRATEGIC_MERGE_PATCH)
         except (PreBindError, _Conflict) as exc:
             errors.append(f"unreserve {_ref(claim)}: {exc}")
+    extended = st.claims.extended()
+    if extended is not None and not extended_resources.is_special(extended):
+        try:
+            await delete_claim(api, extended)
+        except PreBindError as exc:
+            errors.append(f"delete {_ref(extended)}: {exc}")
     return errors
+
+
+async def delete_claim(api: ClaimApi, claim: ResourceClaim) -> None:
+    """Upstream ``deleteClaim``: drop the delete-protection finalizer (re-reading the claim on a
+    conflict), then delete the claim. A claim already gone is fine."""
+    for attempt in range(CONFLICT_RETRIES):
+        if attempt:
+            await asyncio.sleep(CONFLICT_BACKOFF)
+            try:
+                claim = await api.get(claim.metadata.namespace, claim.metadata.name)
+            except NotFound:
+                return
+        finalizers = claim.metadata.finalizers
+        if FINALIZER not in finalizers:
+            break
+        body = {
+            "metadata": {
+                "resourceVersion": claim.metadata.resource_version,
+                "finalizers": [f for f in finalizers if f != FINALIZER],
+            }
+        }
+        try:
+            claim = await api.patch(claim, body, status=False)
+            break
+        except _Conflict:
+            continue
+        except NotFound:
+            return
+        except PreBindError as exc:
+            raise PreBindError(f"update resourceclaim {_ref(claim)}: {exc}") from None
+    else:
+        raise PreBindError(f"update resourceclaim {_ref(claim)}: conflict after {CONFLICT_RETRIES} tries")
+    try:
+        await api.delete(claim)
+    except NotFound:
+        pass
+    except _Conflict as exc:
+        raise PreBindError(str(exc)) from None
 
 
 async def deallocate(api: ClaimApi, claim: ResourceClaim) -> ResourceClaim:
@@ -299,6 +472,8 @@ async def wait_for_binding_conditions(api: ClaimApi, st: DRAState, timeout: floa
     while True:
         ready = True
         for index, claim in st.claims.all():
+            if extended_resources.is_special(claim):
+                continue  # never created: the node's device plugin serves the extended resources
             current = await api.get(claim.metadata.namespace, claim.metadata.name)
             st.claims.claims[index] = current
             if not claim_ready_for_binding(current):

@@ -88,9 +88,24 @@ def is_sub_request_ref(request: str) -> bool:
 @dataclass
 class ClaimStore:
     """The pod's claims in ``spec.resourceClaims`` order, as read in PreFilter (and replaced by
-    PreBind's updates)."""
+    PreBind's updates), then the pod's extended-resource claim if it has one (upstream
+    ``claimStore``): ``num_user_owned`` counts the others."""
 
     claims: list[ResourceClaim] = field(default_factory=list)
+    num_user_owned: int = -1
+    #: the extended-resource claim's uid as PreFilter saw it (its in-flight key; PreBind's creation
+    #: gives the claim another)
+    initial_extended_uid: str = ""
+
+    def __post_init__(self) -> None:
+        if self.num_user_owned < 0:
+            self.num_user_owned = len(self.claims)
+
+    @classmethod
+    def of(cls, user_claims: list[ResourceClaim], extended: ResourceClaim | None) -> ClaimStore:
+        if extended is None:
+            return cls(list(user_claims))
+        return cls([*user_claims, extended], len(user_claims), extended.metadata.uid)
 
     def __len__(self) -> int:
         return len(self.claims)
@@ -101,9 +116,25 @@ class ClaimStore:
     def all(self) -> Iterator[tuple[int, ResourceClaim]]:
         return enumerate(self.claims)
 
+    def all_user_claims(self) -> Iterator[tuple[int, ResourceClaim]]:
+        return enumerate(self.claims[: self.num_user_owned])
+
     def to_allocate(self) -> Iterator[tuple[int, ResourceClaim]]:
         """Claims without an allocation, with their index among all claims."""
         return ((i, c) for i, c in enumerate(self.claims) if c.status.allocation is None)
+
+    @property
+    def extended_index(self) -> int | None:
+        """The extended-resource claim's index, None when the pod has none."""
+        return self.num_user_owned if self.num_user_owned < len(self.claims) else None
+
+    def extended(self) -> ResourceClaim | None:
+        """The pod's extended-resource claim, if any."""
+        index = self.extended_index
+        return None if index is None else self.claims[index]
+
+    def no_user_claim(self) -> bool:
+        return self.num_user_owned == 0
 
 
 def claim_summary(claim: ResourceClaim) -> dict[str, object]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ksched.api.resource import AllocationResult
+from ksched.api.core import ContainerExtendedResourceRequest
+from ksched.api.resource import AllocationResult, ResourceClaim
 from ksched.apimachinery.nodeselector import NodeSelector as NodeSelectorMatcher
 from ksched.plugins.dynamicresources.allocator import Allocator
 from ksched.plugins.dynamicresources.claims import ClaimStore
+from ksched.plugins.dynamicresources.extended import NO_CLASSES, DeviceClassResolver
 
 
 @dataclass
@@ -21,18 +23,38 @@ class ClaimInfo:
 
 
 @dataclass
+class NodeAllocation:
+    """What Filter found for one node (upstream ``nodeAllocation``)."""
+
+    #: per claim to allocate, in order: its allocation; None for the extended-resource claim when
+    #: the node's device plugin serves every extended resource (nothing to allocate there)
+    results: list[AllocationResult | None] = field(default_factory=list)
+    #: the extended-resource claim with this node's requests (None: not needed on this node)
+    extended_claim: ResourceClaim | None = None
+    #: which of ``extended_claim``'s requests serves which container's extended resource
+    mappings: list[ContainerExtendedResourceRequest] = field(default_factory=list)
+
+
+@dataclass
 class DRAState:
     """What PreFilter learned, Filter found per node, and Reserve chose (upstream ``stateData``)."""
 
     claims: ClaimStore = field(default_factory=ClaimStore)
     infos: list[ClaimInfo] = field(default_factory=list)
     allocator: Allocator | None = None
-    #: allocations per node name, in the order of the claims to allocate
-    node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
+    #: Filter's result per node name
+    node_allocations: dict[str, NodeAllocation] = field(default_factory=dict)
+    #: the pod's requests of extended resources some DeviceClass backs (DRAExtendedResource)
+    extended_requests: dict[str, int] = field(default_factory=dict)
+    #: which DeviceClass backs which extended resource, as PreFilter saw the classes
+    resolver: DeviceClassResolver = NO_CLASSES
     #: indices of allocated claims that were not available on some node (for PostFilter)
     unavailable_claims: set[int] = field(default_factory=set)
     #: the node Reserve ran for
     node_name: str = ""
+    #: the extended-resource claim and mappings Reserve chose (what PreBind creates and records)
+    extended_claim: ResourceClaim | None = None
+    mappings: list[ContainerExtendedResourceRequest] = field(default_factory=list)
 
     @property
     def has_claims(self) -> bool:

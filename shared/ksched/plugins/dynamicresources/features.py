@@ -21,6 +21,7 @@ class DRAFeatures:
     device_binding_conditions: bool = True
     resource_claim_device_status: bool = True
     scheduler_filter_timeout: bool = True
+    extended_resource: bool = True
     scheduling_queue_hints: bool = True
 
     @property

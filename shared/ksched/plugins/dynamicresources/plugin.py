@@ -12,7 +12,11 @@ ResourceClaims must exist and be allocatable on the node.
 - Score (firstAvailable only), Reserve/Unreserve (in-flight allocations), PreBind (in the binder:
   ``status.allocation`` and ``reservedFor``, then binding conditions; see ``prebind``).
 
-Not covered (docs/dra.md): extended resources backed by DRA, PodGroup claims.
+Extended resources backed by DRA (DRAExtendedResource, ``extended``): a pod requesting an extended
+resource some DeviceClass backs gets an in-memory claim with, per node whose device plugin does not
+offer the resource, the requests the node must serve through DRA; PreBind creates it.
+
+Not covered (docs/dra.md): PodGroup claims.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ksched.api.core import Node, Pod
+from ksched.api.core import ContainerExtendedResourceRequest, Pod
 from ksched.api.resource import FIRST_AVAILABLE_MAX_SIZE, AllocationResult, ResourceClaim
 from ksched.apimachinery.duration import seconds
 from ksched.apimachinery.nodeselector import NodeSelector as NodeSelectorMatcher
@@ -57,11 +61,13 @@ from ksched.framework.interfaces import (
 )
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.resources import is_scalar_resource
 from ksched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.plugins.args.types import DynamicResourcesArgs
 from ksched.plugins.dynamicresources import assumed, binding
+from ksched.plugins.dynamicresources import extended as extended_resources
 from ksched.plugins.dynamicresources import state as drastate
 from ksched.plugins.dynamicresources.allocator import (
     AllocationError,
@@ -80,7 +86,8 @@ from ksched.plugins.dynamicresources.claims import (
     pod_claims,
     pod_reference,
 )
-from ksched.plugins.dynamicresources.cyclestate import ClaimInfo, DRAState
+from ksched.plugins.dynamicresources.cyclestate import ClaimInfo, DRAState, NodeAllocation
+from ksched.plugins.dynamicresources.extended import DeviceClassResolver
 from ksched.plugins.dynamicresources.features import DRAFeatures
 from ksched.plugins.dynamicresources.pools import PoolCache
 from ksched.plugins.dynamicresources.tracker import ClaimTracker, shared_tracker
@@ -93,11 +100,16 @@ MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
+MSG_DELETED = "deletion of ResourceClaim completed"
+MSG_EXTENDED_CLAIM_LEFT = "cannot schedule extended resource claim"
+MSG_CANNOT_FIT_RESOURCE = "cannot fit resource"
 DEFAULT_BINDING_TIMEOUT = 600.0
 
 
 Deallocator = Callable[[ResourceClaim], None]
 """Writes a claim's deallocation (PostFilter) where the plugin's process may call the API."""
+Deleter = Callable[[ResourceClaim], None]
+"""Deletes a left-over extended-resource claim (PostFilter) where the plugin's process may call the API."""
 
 
 log = logging.getLogger(__name__)
@@ -130,6 +142,9 @@ class DynamicResources:
         )
         #: called with a claim to deallocate; the default applies it to the snapshot (simulation)
         self.deallocator: Deallocator = self._deallocate_in_snapshot
+        #: called with a left-over extended-resource claim to delete; the default drops it from the
+        #: snapshot (simulation)
+        self.claim_deleter: Deleter = self._delete_in_snapshot
         #: seconds between PreBind's checks of binding conditions (upstream: 5 s)
         self.binding_poll_interval = binding.POLL_INTERVAL
         #: whether the handle's snapshot holds the cluster's ResourceClaims; the queue service's
@@ -230,18 +245,23 @@ class DynamicResources:
     ) -> tuple[PreFilterResult | None, Status | None]:
         st = DRAState()
         state.write(STATE_KEY, st)
-        if not pod.pod.spec.resource_claims:
+        objects = None
+        claims: list[ResourceClaim] = []
+        if pod.pod.spec.resource_claims:
+            objects = self._objects()
+            try:
+                claims = [claim for _, claim in pod_claims(pod.pod, objects.resource_claims)]
+            except ClaimError as exc:
+                return None, Status.unresolvable(str(exc))
+        extended = self._pre_filter_extended(pod, st)
+        if not claims and extended is None:
             return None, Status.skip()
-        objects = self._objects()
-        try:
-            claims = [claim for _, claim in pod_claims(pod.pod, objects.resource_claims)]
-        except ClaimError as exc:
-            return None, Status.unresolvable(str(exc))
-        if not claims:
-            return None, Status.skip()
-        st.infos = [ClaimInfo() for _ in claims]
+        if objects is None:
+            objects = self._objects()
+        store = ClaimStore.of(claims, extended)
+        st.infos = [ClaimInfo() for _ in store.claims]
         to_allocate = 0
-        for index, claim in enumerate(claims):
+        for index, claim in store.all():
             allocation = claim.status.allocation
             if allocation is not None:
                 if allocation.node_selector is not None:
@@ -255,6 +275,8 @@ class DynamicResources:
                 return None, Status.unresolvable(
                     f"resource claim {claim_ref(claim)} is in the process of being allocated"
                 )
+            if claim is extended:
+                continue  # its requests come per node in Filter
             problem = self._check_requests(claim, objects.device_classes)
             if problem is not None:
                 return None, problem
@@ -267,8 +289,34 @@ class DynamicResources:
                 self.cel_cache,
                 self.pool_cache,
             )
-        st.claims = ClaimStore(claims)
+        st.claims = store
         return None, None
+
+    def _resolver(self) -> DeviceClassResolver:
+        if self._handle is None:
+            return extended_resources.NO_CLASSES
+        return extended_resources.resolver_for(self._objects().device_classes)
+
+    def _pre_filter_extended(self, pod: PodInfo, st: DRAState) -> ResourceClaim | None:
+        """Upstream ``preFilterExtendedResources``: for a pod requesting extended resources some
+        DeviceClass backs, the claim left from an earlier cycle, else a new in-memory one."""
+        if not self.features.extended_resource or self._handle is None:
+            return None
+        classes = self._objects().device_classes
+        if not classes:
+            return None
+        resolver = self._resolver()
+        wanted = extended_resources.mapped_extended_resources(pod.requests_map, resolver)
+        if not wanted:
+            return None
+        st.resolver = resolver
+        st.extended_requests = {
+            name: amount for name, amount in pod.requests_map.items() if is_scalar_resource(name)
+        }
+        found = extended_resources.find_extended_resource_claim(
+            pod.pod, self._objects().resource_claims.values()
+        )
+        return found if found is not None else extended_resources.new_special_claim(pod.pod)
 
     def _check_requests(self, claim: ResourceClaim, classes: Any) -> Status | None:
         """Every request names an existing class (upstream ``validateDeviceClass``)."""
@@ -318,9 +366,45 @@ class DynamicResources:
             return None
         if node.node is None:
             return Status.as_error("node not found")
-        return self._filter_node(st, node.node)
+        return self._filter_node(st, pod, node)
 
-    def _filter_node(self, st: DRAState, node: Node) -> Status | None:
+    def _filter_extended(
+        self, st: DRAState, pod: PodInfo, node: NodeInfo
+    ) -> tuple[ResourceClaim | None, list[ContainerExtendedResourceRequest], Status | None]:
+        """Upstream ``filterExtendedResources``: the extended-resource claim with the requests this
+        node must serve through DRA (None: its device plugin serves them all, or no such claim)."""
+        claim = st.claims.extended()
+        if claim is None:
+            return None, [], None
+        if claim.spec.devices.requests:
+            # left from an earlier cycle: PostFilter deletes it and the pod is tried anew
+            return None, [], Status.unresolvable(MSG_EXTENDED_CLAIM_LEFT)
+        resolver = st.resolver
+        allocatable = node.allocatable.scalar
+        wanted: dict[str, int] = {}
+        for name, amount in st.extended_requests.items():
+            if amount == 0 or not extended_resources.is_dra_extended_resource_name(name):
+                continue
+            offered = allocatable.get(name)
+            if resolver.get(name) is not None and not offered:
+                wanted[name] = amount
+            elif offered is None:
+                return None, [], Status.unresolvable(MSG_CANNOT_FIT_RESOURCE)
+        if not wanted or claim.status.allocation is not None:
+            return None, [], None
+        requests, mappings = extended_resources.requests_and_mappings(pod.pod, wanted, resolver)
+        devices = msgspec.structs.replace(claim.spec.devices, requests=requests)
+        node_claim = msgspec.structs.replace(claim, spec=msgspec.structs.replace(claim.spec, devices=devices))
+        return node_claim, mappings, None
+
+    def _filter_node(self, st: DRAState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        assert node is not None
+        node_claim, mappings, status = self._filter_extended(st, pod, node_info)
+        if status is not None:
+            return status
+        if node_claim is None and st.claims.no_user_claim():
+            return None  # the node's device plugin serves the pod's extended resources
         unavailable: list[int] = []
         for index, claim in st.claims.all():
             matcher = st.infos[index].available_on_nodes
@@ -336,35 +420,42 @@ class DynamicResources:
                 continue
             if not ready and binding.claim_timed_out(claim, self.binding_timeout):
                 unavailable.append(index)
-        allocations: list[AllocationResult] = []
+        results: list[AllocationResult | None] = []
         if st.allocator is not None:
+            extended_index = st.claims.extended_index
             to_allocate: list[ResourceClaim] = []
-            pending: list[AllocationResult] = []
             for index, claim in st.claims.to_allocate():
-                chosen = st.infos[index].allocation
-                if chosen is not None:
-                    pending.append(chosen)
-                else:
+                if index == extended_index:
+                    if node_claim is None:
+                        continue  # nothing to allocate for it on this node (see docs/dra.md)
+                    claim = node_claim
+                if st.infos[index].allocation is None:
                     to_allocate.append(claim)
             deadline = None
             if self.features.scheduler_filter_timeout and self.filter_timeout > 0:
                 deadline = time.monotonic() + self.filter_timeout
             try:
-                results = st.allocator.allocate(node, to_allocate, deadline)
+                allocated = st.allocator.allocate(node, to_allocate, deadline)
             except AllocationTimeout:
                 return Status.as_error(f"node {node.metadata.name}: timed out trying to allocate devices")
             except NodeAllocationError as exc:
                 return Status.unresolvable(str(exc))
             except AllocationError as exc:
                 return Status.as_error(exc)
-            if results is None or len(results) != len(to_allocate):
+            if allocated is None or len(allocated) != len(to_allocate):
                 return Status.unresolvable(MSG_CANNOT_ALLOCATE)
-            allocations = results + pending
+            fresh = iter(allocated)
+            for index, _ in st.claims.to_allocate():
+                if index == extended_index and node_claim is None:
+                    results.append(None)
+                    continue
+                chosen = st.infos[index].allocation
+                results.append(chosen if chosen is not None else next(fresh))
         if unavailable:
             st.unavailable_claims.update(unavailable)
             return Status.unresolvable(MSG_NOT_AVAILABLE)
         if st.allocator is not None:
-            st.node_allocations[node.metadata.name] = allocations
+            st.node_allocations[node.metadata.name] = NodeAllocation(results, node_claim, mappings)
         return None
 
     # --- PostFilter ------------------------------------------------------------------------------
@@ -379,15 +470,31 @@ class DynamicResources:
         if not st.has_claims:
             return None, Status.unschedulable(MSG_NO_CLAIMS_TO_DEALLOCATE)
         # Upstream walks its map of unavailable claims in Go's random order and deallocates the
-        # first one reserved for nobody else: each such claim may be the one.
+        # first one reserved for nobody else (or, meeting a created extended-resource claim, deletes
+        # that): each such claim may be the one.
+        extended_index = st.claims.extended_index
+        left_over = st.claims.extended()
+        if left_over is not None and extended_resources.is_special(left_over):
+            left_over = None  # still in memory: nothing to delete
         candidates = []
         for index in sorted(st.unavailable_claims):
+            if index == extended_index:
+                if left_over is not None:
+                    candidates.append(index)
+                continue
             reserved = st.claims.claims[index].status.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.uid):
                 candidates.append(index)
-        if not candidates:
+        chosen = self.rng.choice(candidates) if candidates else extended_index
+        if chosen is not None and chosen == extended_index and left_over is not None:
+            try:
+                self.claim_deleter(left_over)
+            except Exception as exc:
+                return None, Status.as_error(exc)
+            return None, Status.unschedulable(MSG_DELETED)
+        if chosen is None or not candidates:
             return None, Status.unschedulable(MSG_STILL_NOT_SCHEDULABLE)
-        claim = st.claims.claims[self.rng.choice(candidates)]
+        claim = st.claims.claims[chosen]
         try:
             self.deallocator(claim)
         except Exception as exc:
@@ -399,6 +506,10 @@ class DynamicResources:
         status = msgspec.structs.replace(claim.status, allocation=None, reserved_for=[], devices=[])
         self._objects().resource_claims[claim.key] = msgspec.structs.replace(claim, status=status)
 
+    def _delete_in_snapshot(self, claim: ResourceClaim) -> None:
+        """Without an API: the left-over extended-resource claim is gone (simulation)."""
+        self._objects().resource_claims.pop(claim.key, None)
+
     # --- Score -----------------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         if not self.features.prioritized_list:
@@ -409,7 +520,7 @@ class DynamicResources:
         allocations = st.node_allocations.get(node.name)
         if allocations is None:
             return 0
-        return compute_score(st.claims.claims, allocations)
+        return compute_score(st.claims.claims, allocations.results)
 
     def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Int64Array:
         st = state.get(STATE_KEY, DRAState)
@@ -436,16 +547,26 @@ class DynamicResources:
         to_allocate = list(st.claims.to_allocate())
         if not to_allocate or st.allocator is None:
             return None
+        extended_index = st.claims.extended_index
         allocations = st.node_allocations.get(node_name)
-        if not allocations:
+        if allocations is None or not allocations.results:
+            if all(index == extended_index for index, _ in to_allocate):
+                return None  # only the extended-resource claim, which the node's device plugin serves
             return Status.as_error("claim allocation not found for node")
-        if len(allocations) != len(to_allocate):
+        results = allocations.results
+        if len(results) != len(to_allocate):
             return Status.as_error(
-                f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to "
+                f"internal error, have {len(results)} allocations, {len(to_allocate)} claims to "
                 f"allocate, want {len(to_allocate)} claims"
             )
-        for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
+        for (index, claim), allocation in zip(to_allocate, results, strict=True):
+            if allocation is None:
+                continue  # the extended-resource claim is not needed on this node
             st.infos[index].allocation = allocation
+            if index == extended_index:
+                assert allocations.extended_claim is not None
+                claim = allocations.extended_claim
+                st.extended_claim, st.mappings = claim, list(allocations.mappings)
             self.tracker.signal_pending_allocation(
                 claim.metadata.uid, drastate.with_allocation(claim, allocation)
             )
@@ -455,8 +576,10 @@ class DynamicResources:
         st = state.get(STATE_KEY, DRAState)
         if st is None or not st.has_claims:
             return
-        for _, claim in st.claims.all():
+        for _, claim in st.claims.all_user_claims():
             self.tracker.maybe_remove_pending_allocation(claim.metadata.uid)
+        if st.claims.extended() is not None:
+            self.tracker.maybe_remove_pending_allocation(st.claims.initial_extended_uid)
 
     async def unreserve_api(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Unreserve's API half, run by the binder when a binding cycle fails, with the state PreBind
@@ -499,15 +622,26 @@ class DynamicResources:
         state.write(STATE_KEY, drastate.import_state(data))
 
     def objects_after_pre_bind(self, state: CycleState, pod: PodInfo) -> list[ResourceClaim]:
-        """The pod's claims as PreBind leaves them (allocated as Reserve chose, reserved for the pod):
-        what ``ksched simulate`` applies to its snapshot when a pod is placed."""
+        """The pod's claims as PreBind leaves them (allocated as Reserve chose, reserved for the pod;
+        the extended-resource claim created, named as the API server would): what ``ksched
+        simulate`` applies to its snapshot when a pod is placed."""
         st = self._state(state)
         out = []
+        extended_index = st.claims.extended_index
         for index, claim in st.claims.all():
             if is_reserved_for(pod.pod, claim):
                 out.append(claim)
                 continue
             allocation = st.infos[index].allocation
+            if index == extended_index:
+                if allocation is None or st.extended_claim is None:
+                    continue  # not needed on the chosen node
+                claim = st.extended_claim
+                if extended_resources.is_special(claim):
+                    name = extended_resources.simulated_name(claim)
+                    claim = msgspec.structs.replace(
+                        claim, metadata=msgspec.structs.replace(claim.metadata, name=name)
+                    )
             bound = drastate.with_allocation(claim, allocation) if allocation is not None else claim
             status = msgspec.structs.replace(
                 bound.status, reserved_for=[*bound.status.reserved_for, pod_reference(pod.pod)]
@@ -548,18 +682,23 @@ _PRE_BIND: type[PreBindPlugin] = DynamicResources
 _PLACEMENT_STATE: type[PlacementStatePlugin] = DynamicResources
 
 
-def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[AllocationResult]) -> int:
-    """Upstream ``computeScore``: per chosen subrequest, 8 minus its position in ``firstAvailable``."""
+def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[AllocationResult | None]) -> int:
+    """Upstream ``computeScore``: per chosen subrequest, 8 minus its position in ``firstAvailable``
+    (``allocations``: one per claim without allocation, in order; None for one not allocated on
+    this node, the extended-resource claim a device plugin makes unnecessary)."""
     score = 0
     pending = iter(allocations)
     for claim in claims:
         allocation = claim.status.allocation
         if allocation is None:
-            allocation = next(pending, None)
-            if allocation is None:
+            try:
+                allocation = next(pending)
+            except StopIteration:
                 raise RuntimeError(
                     "number of allocations is smaller than number of claims needing allocation"
-                )
+                ) from None
+            if allocation is None:
+                continue
         chosen = {r.request for r in allocation.devices.results if is_sub_request_ref(r.request)}
         for request in claim.spec.devices.requests:
             if request.exactly is not None:

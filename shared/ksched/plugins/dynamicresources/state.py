@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from ksched.api.core import ContainerExtendedResourceRequest
 from ksched.api.resource import FINALIZER, AllocationResult, ResourceClaim
 from ksched.plugins.dynamicresources.claims import ClaimStore
 from ksched.plugins.dynamicresources.cyclestate import ClaimInfo, DRAState
@@ -22,6 +23,13 @@ class ExportedState(msgspec.Struct, tag="DynamicResources/v1", kw_only=True):
     """The pod's claims in ``spec.resourceClaims`` order, as the scheduling cycle read them."""
     allocations: list[AllocationResult | None]
     """Per claim, the allocation Reserve chose (None: already allocated, or nothing to do)."""
+    num_user_owned: int | None = None
+    """How many of ``claims`` are the pod's own; the one after them is its extended-resource claim
+    (None: all are the pod's own)."""
+    initial_extended_uid: str = ""
+    """The extended-resource claim's uid in the deciding replica (its in-flight key)."""
+    mappings: list[ContainerExtendedResourceRequest] = []
+    """Which request of the extended-resource claim serves which container's extended resource."""
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -31,11 +39,18 @@ _DECODER = msgspec.msgpack.Decoder(ExportedState)
 def export_state(st: DRAState) -> bytes:
     if st.has_claims and not st.node_name:
         raise StateExportError("DynamicResources: export_state before Reserve")
+    claims = list(st.claims.claims)
+    extended_index = st.claims.extended_index
+    if extended_index is not None and st.extended_claim is not None:
+        claims[extended_index] = st.extended_claim  # with the requests of the chosen node
     return _ENCODER.encode(
         ExportedState(
             node_name=st.node_name,
-            claims=list(st.claims.claims),
+            claims=claims,
             allocations=[info.allocation for info in st.infos],
+            num_user_owned=None if extended_index is None else st.claims.num_user_owned,
+            initial_extended_uid=st.claims.initial_extended_uid,
+            mappings=list(st.mappings),
         )
     )
 
@@ -52,10 +67,17 @@ def import_state(data: bytes) -> DRAState:
     exported = decode(data)
     if len(exported.allocations) != len(exported.claims):
         raise StateExportError("DynamicResources: exported claims and allocations differ in length")
+    n = len(exported.claims)
+    user_owned = n if exported.num_user_owned is None else exported.num_user_owned
+    if not n - 1 <= user_owned <= n:
+        raise StateExportError("DynamicResources: exported num_user_owned out of range")
+    store = ClaimStore(list(exported.claims), user_owned, exported.initial_extended_uid)
     return DRAState(
-        claims=ClaimStore(list(exported.claims)),
+        claims=store,
         infos=[ClaimInfo(allocation=a) for a in exported.allocations],
         node_name=exported.node_name,
+        extended_claim=store.extended(),
+        mappings=list(exported.mappings),
     )
 
 

@@ -4,16 +4,17 @@ The snapshot's ResourceClaims say what is allocated; on top of that, allocations
 decided in Reserve and whose PreBind has not shown up in the snapshot yet are *in flight*: their
 devices count as taken, and another pod sharing such a claim waits. An in-flight allocation ends
 with Unreserve, or when the snapshot's claim shows an allocation (PreBind's write came back through
-the informer) or is gone. At the informer, the allocations of placements it accepted from scheduler
-replicas are held in flight the same way (:meth:`ClaimTracker.hold`). One tracker serves every
-profile of a process (:func:`shared_tracker`), as upstream's one DRA manager does.
+the informer) or is gone; that of a pod's in-memory extended-resource claim when the snapshot shows
+the claim PreBind created for the pod allocated. At the informer, the allocations of placements it
+accepted from scheduler replicas are held in flight the same way (:meth:`ClaimTracker.hold`). One
+tracker serves every profile of a process (:func:`shared_tracker`), as upstream's one DRA manager does.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ksched.api.resource import AllocationResult, ResourceClaim
@@ -25,6 +26,7 @@ from ksched.plugins.dynamicresources.devices import (
     add_capacity,
     allocated_devices_of,
 )
+from ksched.plugins.dynamicresources.extended import EXTENDED_RESOURCE_CLAIM_ANNOTATION, is_special
 
 
 @dataclass
@@ -114,7 +116,15 @@ class ClaimTracker:
         if not self.in_flight:
             return
         claims = self._claims()
+        created: set[str] | None = None
         for uid, entry in list(self.in_flight.items()):
+            if is_special(entry.claim):
+                # not created yet: in flight until the snapshot shows the pod's created claim
+                if created is None:
+                    created = _allocated_extended_claim_owners(claims.values())
+                if _owner_uid(entry.claim) in created:
+                    del self.in_flight[uid]
+                continue
             current = claims.get(entry.claim.key)
             if current is None or current.metadata.uid != uid or current.status.allocation is not None:
                 del self.in_flight[uid]
@@ -158,6 +168,23 @@ class ClaimTracker:
         for entry in self.in_flight.values():
             state.add_claim(entry.claim, self.consumable_capacity)
         return state
+
+
+def _owner_uid(claim: ResourceClaim) -> str:
+    for ref in claim.metadata.owner_references:
+        if ref.controller:
+            return ref.uid
+    return ""
+
+
+def _allocated_extended_claim_owners(claims: Iterable[ResourceClaim]) -> set[str]:
+    """The pods whose created extended-resource claim the snapshot shows allocated."""
+    return {
+        _owner_uid(c)
+        for c in claims
+        if c.status.allocation is not None
+        and c.metadata.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true"
+    }
 
 
 _shared: weakref.WeakKeyDictionary[object, dict[bool, ClaimTracker]] = weakref.WeakKeyDictionary()

@@ -5,7 +5,8 @@ Per node, the balance score is ``(1 - std) * 100`` of the requested/allocatable 
 the configured resources (capped at 1). 1.36 scores the improvement the pod brings:
 ``50 + (50 + balance_with_pod - balance_without_pod) / 2``, in 50..100. Requests are the
 pod's real requests (pod-level ``spec.resources`` included, no non-zero defaults) and the
-node's requested amounts; best-effort pods skip the plugin at PreScore.
+node's requested amounts; best-effort pods skip the plugin at PreScore. An extended resource a
+DeviceClass backs counts the node's devices where the node does not offer it (``dra_scoring``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.plugins.args.noderesources_validation import validate_balanced_allocation_args
 from ksched.plugins.args.types import NodeResourcesBalancedAllocationArgs
+from ksched.plugins.dynamicresources.cel import CelCache
+from ksched.plugins.dynamicresources.extended import resolver_for
+from ksched.plugins.noderesources import dra_scoring
+from ksched.plugins.noderesources.dra_scoring import DRAScoring
 from ksched.plugins.noderesources.resource_allocation import ResourceAllocation
 
 NAME = "NodeResourcesBalancedAllocation"
@@ -142,6 +147,7 @@ class Balanced:
 @dataclass(frozen=True, slots=True)
 class PreScoreState:
     pod_requests: tuple[int, ...]
+    dra: DRAScoring | None = None
 
     def clone(self) -> PreScoreState:
         return self
@@ -153,7 +159,12 @@ class BalancedAllocation:
     name = NAME
 
     def __init__(
-        self, args: NodeResourcesBalancedAllocationArgs | None = None, *, pod_level_resources: bool = True
+        self,
+        args: NodeResourcesBalancedAllocationArgs | None = None,
+        *,
+        pod_level_resources: bool = True,
+        dra_extended_resource: bool = True,
+        handle: Handle | None = None,
     ) -> None:
         args = args if args is not None else NodeResourcesBalancedAllocationArgs()
         errors = validate_balanced_allocation_args(args)
@@ -163,31 +174,51 @@ class BalancedAllocation:
         self.scorer = ResourceAllocation(
             NAME, resources, Balanced(), use_requested=True, pod_level_resources=pod_level_resources
         )
+        self._dra_extended_resource = dra_extended_resource
+        self._handle = handle
+        self._cel = CelCache()
+
+    def _dra_scoring(self) -> DRAScoring | None:
+        if not self._dra_extended_resource or self._handle is None:
+            return None
+        snapshot = self._handle.snapshot
+        objects = snapshot.objects
+        resolver = resolver_for(objects.device_classes)
+        if not resolver:
+            return None
+        return dra_scoring.prepare(
+            self.scorer.names,
+            resolver,
+            snapshot,
+            lambda: objects.resource_claims,
+            objects.resource_slices.values(),
+            self._cel,
+        )
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)
         if not any(requests):
             # best-effort pods would all pile onto one node (kubernetes#129138)
             return Status.skip()
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(requests))
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(requests, self._dra_scoring()))
         return None
 
-    def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...] | None:
+    def _pre_score_state(self, state: CycleState, pod: PodInfo) -> PreScoreState | None:
         cached = state.get(PRE_SCORE_STATE_KEY, PreScoreState)
         if cached is not None:
-            return cached.pod_requests
+            return cached
         requests = self.scorer.pod_requests(pod)
-        return requests if any(requests) else None
+        return PreScoreState(requests, self._dra_scoring()) if any(requests) else None
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
-        requests = self._pod_requests(state, pod)
-        return 0 if requests is None else self.scorer.score(node, requests)
+        st = self._pre_score_state(state, pod)
+        return 0 if st is None else self.scorer.score(node, st.pod_requests, st.dra)
 
     def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Int64Array:
-        requests = self._pod_requests(state, pod)
-        if requests is None:
+        st = self._pre_score_state(state, pod)
+        if st is None:
             return np.zeros(len(rows), dtype=np.int64)
-        return self.scorer.score_rows(snapshot.columns, rows, requests)
+        return self.scorer.score_rows(snapshot.columns, rows, st.pod_requests, st.dra, snapshot.nodes)
 
 
 # The extension points BalancedAllocation implements, checked by mypy against ksched.framework.interfaces
@@ -198,4 +229,4 @@ _BATCH_SCORE: type[BatchScorePlugin] = BalancedAllocation
 
 
 def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle) -> BalancedAllocation:
-    return BalancedAllocation(args)
+    return BalancedAllocation(args, handle=handle)

@@ -11,14 +11,17 @@ Scoring (LeastAllocated, MostAllocated, RequestedToCapacityRatio) compares the n
 non-zero requested cpu/memory with the pod's container requests plus the 100m/200Mi
 defaults for requests left out; as in 1.36.2 the scorer ignores pod-level resources.
 
-Not modelled: DRA-backed extended resources (ksched has no DeviceClass objects, so none is
-delegated to DRA, as upstream behaves when no DeviceClass maps the resource); in-place resize
-status resources of running pods in the scale-down queueing hint.
+Extended resources backed by DRA (DRAExtendedResource): a resource some DeviceClass backs that a
+node does not offer as allocatable is left to DynamicResources (not checked here), and scoring
+counts the node's matching devices for it (``dra_scoring``).
+
+Not modelled: in-place resize status resources of running pods in the scale-down queueing hint.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ksched.api.core import Node, Pod
@@ -66,7 +69,16 @@ from ksched.plugins.args.types import (
     NodeResourcesFitArgs,
     ScoringStrategy,
 )
+from ksched.plugins.dynamicresources.cel import CelCache
+from ksched.plugins.dynamicresources.extended import (
+    NO_CLASSES,
+    DeviceClassResolver,
+    is_dra_extended_resource_name,
+    resolver_for,
+)
 from ksched.plugins.helper.shape_score import scale_shape
+from ksched.plugins.noderesources import dra_scoring
+from ksched.plugins.noderesources.dra_scoring import DRAScoring
 from ksched.plugins.noderesources.fits import (
     FitRequest,
     IgnoredResources,
@@ -103,6 +115,8 @@ class PreScoreState:
     """The pod's request for each scored resource, in the configured order."""
 
     pod_requests: tuple[int, ...]
+    #: device counts for scored extended resources backed by DRA (None: none is)
+    dra: DRAScoring | None = None
 
     def clone(self) -> PreScoreState:
         return self
@@ -137,7 +151,12 @@ class Fit:
 
     name = NAME
 
-    def __init__(self, args: NodeResourcesFitArgs | None = None, features: FitFeatures | None = None) -> None:
+    def __init__(
+        self,
+        args: NodeResourcesFitArgs | None = None,
+        features: FitFeatures | None = None,
+        handle: Handle | None = None,
+    ) -> None:
         args = args if args is not None else NodeResourcesFitArgs()
         errors = validate_fit_args(args)
         if errors:
@@ -146,6 +165,30 @@ class Fit:
         self.features = features if features is not None else FitFeatures()
         self.ignored = IgnoredResources(args.ignored_resources, args.ignored_resource_groups)
         self.scorer = scorer_for(args.scoring_strategy)
+        self._handle = handle
+        self._cel = CelCache()
+
+    # --- DRA-backed extended resources -----------------------------------------------------------
+    def _resolver(self) -> DeviceClassResolver:
+        """Which DeviceClass backs which extended resource (none without the gate or a snapshot)."""
+        if not self.features.dra_extended_resource or self._handle is None:
+            return NO_CLASSES
+        return resolver_for(self._handle.snapshot.objects.device_classes)
+
+    def _dra_scoring(self) -> DRAScoring | None:
+        resolver = self._resolver()
+        if not resolver or self._handle is None:
+            return None
+        snapshot = self._handle.snapshot
+        objects = snapshot.objects
+        return dra_scoring.prepare(
+            self.scorer.names,
+            resolver,
+            snapshot,
+            lambda: objects.resource_claims,
+            objects.resource_slices.values(),
+            self._cel,
+        )
 
     # --- PreFilter / Filter ----------------------------------------------------------------------
     def pre_filter(
@@ -154,6 +197,11 @@ class Fit:
         if not self.features.sidecar_containers and has_restartable_init_container(pod.pod):
             return None, Status.unresolvable(ERR_SIDECARS_DISABLED)
         request = pod_fit_request(pod, pod_level_resources=self.features.pod_level_resources)
+        resolver = self._resolver()
+        if resolver:
+            backed = dra_backed(request.scalars, resolver)
+            if backed:
+                request = dataclasses.replace(request, dra_backed=backed)
         state.write(PRE_FILTER_STATE_KEY, request)
         return None, None
 
@@ -180,18 +228,22 @@ class Fit:
 
     # --- PreScore / Score ------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_requests(pod)))
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_requests(pod), self._dra_scoring()))
         return None
 
-    def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
+    def _pre_score_state(self, state: CycleState, pod: PodInfo) -> PreScoreState:
         cached = state.get(PRE_SCORE_STATE_KEY, PreScoreState)
-        return cached.pod_requests if cached is not None else self.scorer.pod_requests(pod)
+        if cached is None:
+            cached = PreScoreState(self.scorer.pod_requests(pod), self._dra_scoring())
+        return cached
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
-        return self.scorer.score(node, self._pod_requests(state, pod))
+        st = self._pre_score_state(state, pod)
+        return self.scorer.score(node, st.pod_requests, st.dra)
 
     def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Int64Array:
-        return self.scorer.score_rows(snapshot.columns, rows, self._pod_requests(state, pod))
+        st = self._pre_score_state(state, pod)
+        return self.scorer.score_rows(snapshot.columns, rows, st.pod_requests, st.dra, snapshot.nodes)
 
     # --- queueing --------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -232,11 +284,14 @@ class Fit:
         """A node added or grown that now fits ``pod`` may make it schedulable."""
         original, modified = as_typed(old, new, Node)
         level = self.features.pod_level_resources
-        if modified is None or not is_fit(pod, modified, pod_level_resources=level):
+        resolver = self._resolver()
+        if modified is None or not is_fit(pod, modified, pod_level_resources=level, resolver=resolver):
             return QueueingHint.QUEUE_SKIP  # it would not fit the node anyway
         if original is None:
             return QueueingHint.QUEUE
-        if not requested_resources_increased(pod, original, modified, pod_level_resources=level):
+        if not requested_resources_increased(
+            pod, original, modified, pod_level_resources=level, resolver=resolver
+        ):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
@@ -277,11 +332,30 @@ def _extended_resource_name(device_class: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def is_fit(pod: Pod, node: Node | None, *, pod_level_resources: bool = True) -> bool:
+def dra_backed(scalars: Iterable[tuple[str, int]], resolver: DeviceClassResolver) -> frozenset[str]:
+    """The requested extended resources some DeviceClass backs (upstream ``shouldDelegateResourceToDRA``
+    without the node's part)."""
+    return frozenset(
+        name
+        for name, amount in scalars
+        if amount != 0 and is_dra_extended_resource_name(name) and resolver.get(name) is not None
+    )
+
+
+def is_fit(
+    pod: Pod,
+    node: Node | None,
+    *,
+    pod_level_resources: bool = True,
+    resolver: DeviceClassResolver = NO_CLASSES,
+) -> bool:
     """Whether ``pod`` fits an empty ``node`` (upstream ``isFit``); False without a node."""
     if node is None:
         return False
-    return not fits_request(fit_request_of(pod, pod_level_resources=pod_level_resources), NodeInfo(node))
+    request = fit_request_of(pod, pod_level_resources=pod_level_resources)
+    if resolver:
+        request = dataclasses.replace(request, dra_backed=dra_backed(request.scalars, resolver))
+    return not fits_request(request, NodeInfo(node))
 
 
 def _max_resource(pod: Pod) -> FitRequest:
@@ -313,7 +387,12 @@ def _scaled_down_for(target: Pod, original: Pod, modified: Pod) -> bool:
 
 
 def requested_resources_increased(
-    pod: Pod, original: Node, modified: Node, *, pod_level_resources: bool = True
+    pod: Pod,
+    original: Node,
+    modified: Node,
+    *,
+    pod_level_resources: bool = True,
+    resolver: DeviceClassResolver = NO_CLASSES,
 ) -> bool:
     """Whether the node update grew the pod count or any resource the pod requests."""
     request = fit_request_of(pod, pod_level_resources=pod_level_resources)
@@ -330,10 +409,15 @@ def requested_resources_increased(
     ):
         return True
     return any(
-        amount != 0 and after.scalar.get(name, 0) > before.scalar.get(name, 0)
+        amount != 0
+        and (
+            after.scalar.get(name, 0) > before.scalar.get(name, 0)
+            # a resource DRA may provide there: the node update may have changed that
+            or (after.scalar.get(name, 0) <= 0 and name in dra_backed(((name, amount),), resolver))
+        )
         for name, amount in request.scalars
     )
 
 
 def new(args: NodeResourcesFitArgs | None, handle: Handle) -> Fit:
-    return Fit(args)
+    return Fit(args, handle=handle)

@@ -11,11 +11,14 @@ import numpy as np
 import pytest
 
 from ksched.api.core import Node, Pod
+from ksched.api.kinds import convert
+from ksched.api.resource import DeviceClass
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import ActionType, EventResource, QueueingHint
 from ksched.framework.podinfo import PodInfo
+from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
-from ksched.framework.testing import make_node, make_pod
+from ksched.framework.testing import FakeHandle, make_node, make_pod
 from ksched.plugins.args.types import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -26,6 +29,7 @@ from ksched.plugins.args.types import (
     ScoringStrategy,
     UtilizationShapePoint,
 )
+from ksched.plugins.dynamicresources.extended import NO_CLASSES, DeviceClassResolver
 from ksched.plugins.noderesources.fit import (
     ERR_SIDECARS_DISABLED,
     Fit,
@@ -33,7 +37,7 @@ from ksched.plugins.noderesources.fit import (
     is_fit,
     requested_resources_increased,
 )
-from ksched.plugins.noderesources.fits import InsufficientResource, fits_request, pod_fit_request
+from ksched.plugins.noderesources.fits import FitRequest, InsufficientResource, fits_request, pod_fit_request
 from ksched.plugins.noderesources.testing import (
     EXTENDED_A,
     EXTENDED_B,
@@ -96,6 +100,7 @@ class EnoughCase:
     ignored: list[str] = field(default_factory=list)
     ignored_groups: list[str] = field(default_factory=list)
     pod_level: bool = False
+    dra: bool = True
 
 
 U = Code.UNSCHEDULABLE
@@ -370,8 +375,11 @@ ENOUGH_CASES = [
         resource_pod(usage(scalars={EXTENDED_A: 1})),
         [resource_pod(usage())],
     ),
-    # "extended resource backed by DRA" and "extended resource was backed by Device Plugin
-    # (Allocatable: 0)" need a DeviceClass mapping the resource: ksched models none (see fit.py).
+    EnoughCase(
+        "extended resource backed by DRA",
+        resource_pod(usage(1, 1, scalars={EXTENDED_DRA: 1})),
+        [resource_pod(usage(0, 0))],
+    ),
     EnoughCase(
         "extended resource backed by DRA, nil draManager",
         resource_pod(usage(1, 1, scalars={EXTENDED_A: 1})),
@@ -383,6 +391,7 @@ ENOUGH_CASES = [
         [resource_pod(usage(0, 0))],
         _status(UU, EXTENDED_DRA),
         [_insufficient(EXTENDED_DRA, 1, 0, 0, True)],
+        dra=False,
     ),
     EnoughCase(
         "extended resource NOT backed by DRA",
@@ -392,6 +401,11 @@ ENOUGH_CASES = [
         [_insufficient(EXTENDED_B, 1, 0, 0, True)],
     ),
     EnoughCase(
+        "extended resource was backed by Device Plugin (Allocatable: 0)",
+        resource_pod(usage(scalars={EXTENDED_DRA: 1})),
+        [resource_pod(usage(scalars={EXTENDED_DRA: 0}))],
+    ),
+    EnoughCase(
         "extended resource was backed by Device Plugin (Allocatable: 0), global cache",
         resource_pod(usage(scalars={EXTENDED_A: 1})),
         [resource_pod(usage(scalars={EXTENDED_A: 0}))],
@@ -399,8 +413,22 @@ ENOUGH_CASES = [
 ]
 
 
-def _fit(args: NodeResourcesFitArgs | None = None, **features: bool) -> Fit:
-    return Fit(args, FitFeatures(**features))
+def _fit(
+    args: NodeResourcesFitArgs | None = None, *, handle: FakeHandle | None = None, **features: bool
+) -> Fit:
+    return Fit(args, FitFeatures(**features), handle)
+
+
+#: upstream's ``deviceClassWithExtendResourceName``: the class backing EXTENDED_DRA
+DRA_CLASS = convert(
+    {"metadata": {"name": "device-class-name"}, "spec": {"extendedResourceName": EXTENDED_DRA}}, DeviceClass
+)
+
+
+def _with_dra_class() -> FakeHandle:
+    snapshot = Snapshot()
+    snapshot.objects.put(DRA_CLASS)
+    return FakeHandle(snapshot)
 
 
 @pytest.mark.parametrize("case", ENOUGH_CASES, ids=[c.name for c in ENOUGH_CASES])
@@ -409,12 +437,15 @@ def test_enough_requests(case: EnoughCase) -> None:
     ni = node_info(node, *case.node_pods)
     plugin = _fit(
         NodeResourcesFitArgs(ignored_resources=case.ignored, ignored_resource_groups=case.ignored_groups),
+        handle=_with_dra_class(),
         pod_level_resources=case.pod_level,
+        dra_extended_resource=case.dra,
     )
     state, pod = CycleState(), PodInfo(case.pod)
     assert plugin.pre_filter(state, pod, []) == (None, None)
     assert plugin.filter(state, pod, ni) == case.want_status
-    request = pod_fit_request(pod, pod_level_resources=case.pod_level)
+    request = state.read_as("PreFilterNodeResourcesFit", FitRequest)
+    assert request.scalars == pod_fit_request(pod, pod_level_resources=case.pod_level).scalars
     assert fits_request(request, ni, plugin.ignored) == case.want_insufficient
     assert _batch_agrees(plugin, state, pod, node, case.node_pods)
 
@@ -787,7 +818,7 @@ EVENTS_CASES = [
 
 @pytest.mark.parametrize(("name", "features", "want"), EVENTS_CASES, ids=[c[0] for c in EVENTS_CASES])
 def test_events_to_register(name: str, features: dict[str, bool], want: list[tuple[str, int]]) -> None:
-    events = _fit(None, **features).events_to_register()
+    events = Fit(None, FitFeatures(**features)).events_to_register()
     assert [(e.event.resource, e.event.action) for e in events] == want
     assert all(e.hint is not None for e in events)
 
@@ -1128,9 +1159,9 @@ INCREASED_CASES = [
         _cap(pods="2", cpu="1", memory="1", eph="1", ext="1"),
         True,
     ),
-    # "requested-resources-dra-in-node", "requested-resources-dra-not-in-node" and
-    # "requested-resources-dra-zero-capacity" exercise DRA delegation with a nil DRA manager,
-    # which the stored test file treats differently from 1.36.2 (1.36.2 never delegates then).
+    # The stored upstream file runs the three "requested-resources-dra-*" cases with a nil DRA
+    # manager, which it delegates (a newer release); 1.36.2 never delegates then, so here a
+    # DeviceClass backs EXTENDED_A for them (see test_dra_delegation_in_requested_resources_increased).
     (
         "scalar-resources-not-in-node",
         FULL,
@@ -1176,6 +1207,68 @@ def test_have_any_requested_resources_increased(
     name: str, pod: Pod, original: Node, modified: Node, want: bool
 ) -> None:
     assert requested_resources_increased(pod, original, modified) is want
+
+
+BACKS_EXTENDED_A = DeviceClassResolver(
+    [convert({"metadata": {"name": "a"}, "spec": {"extendedResourceName": EXTENDED_A}}, DeviceClass)]
+)
+DRA_INCREASED_CASES = [
+    (
+        "requested-resources-dra-in-node",
+        FULL,
+        _cap(cpu="1", memory="2", eph="3", ext="4"),
+        _cap(cpu="1", memory="2", eph="1", ext="1"),
+        True,
+        False,
+    ),
+    (
+        "requested-resources-dra-not-in-node",
+        FULL,
+        _cap(cpu="1", memory="2", eph="3"),
+        _cap(cpu="1", memory="2", eph="1"),
+        True,
+        True,
+    ),
+    (
+        "requested-resources-dra-zero-capacity",
+        resource_pod(usage(scalars={EXTENDED_A: 1})),
+        _cap(ext="0"),
+        _cap(ext="0"),
+        True,
+        True,
+    ),
+    (
+        "scalar-resources-not-in-node",
+        FULL,
+        _cap(cpu="1", memory="2", eph="3"),
+        _cap(cpu="1", memory="2", eph="1"),
+        False,
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "pod", "original", "modified", "dra", "want"),
+    DRA_INCREASED_CASES,
+    ids=[c[0] for c in DRA_INCREASED_CASES],
+)
+def test_dra_delegation_in_requested_resources_increased(
+    name: str, pod: Pod, original: Node, modified: Node, dra: bool, want: bool
+) -> None:
+    resolver = BACKS_EXTENDED_A if dra else NO_CLASSES
+    assert requested_resources_increased(pod, original, modified, resolver=resolver) is want
+
+
+def test_a_node_without_a_dra_backed_resource_fits_for_the_node_hint() -> None:
+    """isSchedulableAfterNodeChange with DRAExtendedResource: a node offering none of a resource a
+    DeviceClass backs still fits the pod (DynamicResources decides)."""
+    pod = resource_pod(usage(1, 1, scalars={EXTENDED_DRA: 1}))
+    node = st_node("n", {"cpu": "1", "memory": "1"})
+    assert _fit(handle=_with_dra_class()).hint_node_change(pod, None, node) == QueueingHint.QUEUE
+    assert _fit().hint_node_change(pod, None, node) == QueueingHint.QUEUE_SKIP
+    offered = st_node("n", {"cpu": "1", "memory": "1", EXTENDED_DRA: "0"})
+    assert is_fit(pod, offered, resolver=BACKS_EXTENDED_A) is False
 
 
 def test_invalid_args_are_rejected_with_upstream_wording() -> None:

@@ -47,6 +47,9 @@ class FitRequest:
     memory: int = 0
     ephemeral_storage: int = 0
     scalars: tuple[tuple[str, int], ...] = ()
+    #: extended resources a DeviceClass backs (DRAExtendedResource): a node that does not offer
+    #: one as allocatable leaves it to DynamicResources (upstream ``shouldDelegateResourceToDRA``)
+    dra_backed: frozenset[str] = frozenset()
 
     def clone(self) -> FitRequest:
         return self
@@ -146,6 +149,8 @@ def fits_request(
         if want == 0 or name in ignored:
             continue
         capacity = alloc.scalar.get(name, 0)
+        if capacity <= 0 and name in request.dra_backed:
+            continue  # DynamicResources allocates it from devices
         in_use = used.scalar.get(name, 0)
         if want > wrap64(capacity - in_use):
             out.append(
@@ -170,7 +175,11 @@ def fits_rows(
         if want == 0 or name in ignored:
             continue
         col = columns.resource_index.get(name)
+        delegated = name in request.dra_backed
         if col is None:  # no node offers it (nor has it requested): free amount is 0 everywhere
+            if delegated:
+                continue
             return np.zeros(len(ok), dtype=np.bool_)
-        ok &= alloc[sel, col] - req[sel, col] >= want
+        fits = alloc[sel, col] - req[sel, col] >= want
+        ok &= (alloc[sel, col] <= 0) | fits if delegated else fits
     return ok

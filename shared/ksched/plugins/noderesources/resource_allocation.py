@@ -5,7 +5,9 @@ For each configured resource the node contributes (allocatable, allocated), wher
 is the node's non-zero requested cpu/memory (``use_requested=False``, NodeResourcesFit) or its
 plain requested amounts (BalancedAllocation); ephemeral-storage and scalar resources always
 use the plain requested amounts. A scalar resource the pod does not request, and any resource
-the node does not offer, is left out (all three entries 0) so strategies skip it.
+the node does not offer, is left out (all three entries 0) so strategies skip it. An extended
+resource a DeviceClass backs that the node does not offer counts the node's matching devices
+instead (``dra``, see ``dra_scoring``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ksched.framework.resources import (
     is_scalar_resource,
     pod_requests,
 )
+from ksched.plugins.noderesources.dra_scoring import DRAScoring
 
 NON_ZERO_DEFAULTS: Mapping[str, int] = {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQUEST}
 """Requests a container leaves out count as 100m cpu / 200Mi memory when scoring (non-zero requests)."""
@@ -128,7 +131,7 @@ class ResourceAllocation:
         return tuple(requests.get(name, 0) for name in self.names)
 
     # --- one node --------------------------------------------------------------------------------
-    def _node_amounts(self, node: NodeInfo, name: str) -> tuple[int, int]:
+    def _node_amounts(self, node: NodeInfo, name: str, dra: DRAScoring | None = None) -> tuple[int, int]:
         """(allocatable, allocated) of resource ``name`` on ``node``; (0, 0) when not offered."""
         used = node.requested if self.use_requested else node.non_zero_requested
         if name == CPU:
@@ -138,12 +141,16 @@ class ResourceAllocation:
         if name == EPHEMERAL_STORAGE:
             return node.allocatable.ephemeral_storage, node.requested.ephemeral_storage
         allocatable = node.allocatable.scalar.get(name)
+        if not allocatable and dra is not None:
+            devices, in_use = dra.amounts(node.node, name)
+            if devices > 0:
+                return devices, in_use
         if allocatable is None:
             return 0, 0
         return allocatable, node.requested.scalar.get(name, 0)
 
     def node_vectors(
-        self, node: NodeInfo, pod_requests: Sequence[int]
+        self, node: NodeInfo, pod_requests: Sequence[int], dra: DRAScoring | None = None
     ) -> tuple[list[int], list[int], list[int]]:
         """(requested incl. the pod, allocated, allocatable) per configured resource."""
         k = len(self.names)
@@ -151,7 +158,7 @@ class ResourceAllocation:
         for i, name in enumerate(self.names):
             if pod_requests[i] == 0 and self._scalar[i]:
                 continue
-            cap, used = self._node_amounts(node, name)
+            cap, used = self._node_amounts(node, name, dra)
             if cap == 0:
                 continue
             allocatable[i] = cap
@@ -159,10 +166,10 @@ class ResourceAllocation:
             requested[i] = wrap64(used + pod_requests[i])
         return requested, allocated, allocatable
 
-    def score(self, node: NodeInfo, pod_requests: Sequence[int]) -> int:
+    def score(self, node: NodeInfo, pod_requests: Sequence[int], dra: DRAScoring | None = None) -> int:
         if not self.names:
             raise ScoreError("resources not found")
-        requested, allocated, allocatable = self.node_vectors(node, pod_requests)
+        requested, allocated, allocatable = self.node_vectors(node, pod_requests, dra)
         return self.strategy.score(requested, allocated, allocatable)
 
     # --- many nodes ------------------------------------------------------------------------------
@@ -180,8 +187,36 @@ class ResourceAllocation:
             return None
         return columns.alloc[rows, col], columns.req[rows, col]
 
+    def _with_dra(
+        self,
+        amounts: tuple[Int64Array, Int64Array] | None,
+        rows: Rows,
+        name: str,
+        dra: DRAScoring,
+        nodes: Sequence[NodeInfo],
+    ) -> tuple[Int64Array, Int64Array] | None:
+        """``amounts`` with the device counts of the nodes that do not offer ``name`` as allocatable."""
+        if dra.resolver.get(name) is None:
+            return amounts
+        n = len(rows)
+        cap = amounts[0].copy() if amounts is not None else np.zeros(n, dtype=np.int64)
+        used = amounts[1].copy() if amounts is not None else np.zeros(n, dtype=np.int64)
+        changed = False
+        for j, row in enumerate(rows.tolist()):
+            if cap[j] != 0:
+                continue
+            devices, in_use = dra.amounts(nodes[row].node, name)
+            if devices > 0:
+                cap[j], used[j], changed = devices, in_use, True
+        return (cap, used) if changed else amounts
+
     def node_arrays(
-        self, columns: NodeColumns, rows: Rows, pod_requests: Sequence[int]
+        self,
+        columns: NodeColumns,
+        rows: Rows,
+        pod_requests: Sequence[int],
+        dra: DRAScoring | None = None,
+        nodes: Sequence[NodeInfo] = (),
     ) -> tuple[list[Int64Array], list[Int64Array], list[Int64Array]]:
         """(requested incl. the pod, allocated, allocatable): one array over ``rows`` per resource.
 
@@ -197,6 +232,8 @@ class ResourceAllocation:
             amounts = None
             if pod_requests[i] != 0 or not self._scalar[i]:
                 amounts = self._column_amounts(columns, selector, name)
+                if dra is not None and self._scalar[i]:
+                    amounts = self._with_dra(amounts, rows, name, dra, nodes)
             if amounts is None:
                 requested.append(zeros)
                 allocated.append(zeros)
@@ -208,7 +245,14 @@ class ResourceAllocation:
             requested.append(used + np.int64(wrap64(pod_requests[i])))
         return requested, allocated, allocatable
 
-    def score_rows(self, columns: NodeColumns, rows: Rows, pod_requests: Sequence[int]) -> Int64Array:
+    def score_rows(
+        self,
+        columns: NodeColumns,
+        rows: Rows,
+        pod_requests: Sequence[int],
+        dra: DRAScoring | None = None,
+        nodes: Sequence[NodeInfo] = (),
+    ) -> Int64Array:
         if not self.names:
             raise ScoreError("resources not found")
-        return self.strategy.score_batch(*self.node_arrays(columns, rows, pod_requests))
+        return self.strategy.score_batch(*self.node_arrays(columns, rows, pod_requests, dra, nodes))
