@@ -423,19 +423,18 @@ GATES = "GenericWorkload=true,GangScheduling=true"
 #: what the component adds, per service: the alpha API calls each makes (tests/e2e/test_gangs.py
 #: checks the calls of a running stack against it)
 GANG_GRANTS: dict[str, set[Grant]] = {
-    "informer": {
+    "informer": {  # PodGroupScheduled=True of a committed group (docs/gang.md)
         *(("scheduling.k8s.io", r, v) for r in ("podgroups", "workloads") for v in ("list", "watch")),
         *(("scheduling.x-k8s.io", "podgroups", v) for v in ("list", "watch")),
+        ("scheduling.k8s.io", "podgroups", "get"),
+        ("scheduling.k8s.io", "podgroups/status", "update"),
     },
     "queue": set(),
-    "scheduler": {
+    "scheduler": {  # PodGroupScheduled=False of a group that is not schedulable
         ("scheduling.k8s.io", "podgroups", "get"),
         ("scheduling.k8s.io", "podgroups/status", "update"),
     },
-    "binder": {  # PodGroupScheduled after binding a committed member (docs/gang.md)
-        ("scheduling.k8s.io", "podgroups", "get"),
-        ("scheduling.k8s.io", "podgroups/status", "update"),
-    },
+    "binder": set(),
 }
 #: upstream 1.36's system:kube-scheduler with GenericWorkload: read PodGroups, patch/update their status
 UPSTREAM_GANGS: set[Grant] = {

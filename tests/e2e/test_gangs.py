@@ -3,7 +3,8 @@ and two binders on kubesim, GenericWorkload and GangScheduling on.
 
 (a) a group of 8 lands whole; (b) two groups of 6 on room for one: exactly one lands, the other stays
 pending with upstream's condition, holding nothing, and lands when room appears; (c) the same with a
-kill -9 of each service while the groups are decided."""
+kill -9 of each service while the groups are decided; (d) the replica that decided a group killed
+right after its commit: the group still ends PodGroupScheduled=True."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ksched_scheduler.service import KILL_AFTER_GROUP_COMMIT
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
+from ksched.service.kill_hooks import KILL_HOOKS_ENV
 from tests import kube
 from tests.deploy.rbac import grants_of
 from tests.deploy.test_manifests import GANG_GRANTS, render_with_gangs
@@ -41,7 +44,13 @@ GROUP_API = ("scheduling.k8s.io", "v1alpha2")
 
 
 @pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+def hooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The kill hooks' directory (ksched.service.kill_hooks): a test arms one by creating its file."""
+    return tmp_path_factory.mktemp("hooks")
+
+
+@pytest.fixture(scope="module")
+async def stack(tmp_path_factory: pytest.TempPathFactory, hooks: Path) -> AsyncIterator[Stack]:
     async with running_stack(
         StackOptions(
             workdir=tmp_path_factory.mktemp("gangs"),
@@ -51,6 +60,7 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
             pod_start_delay=3600,
             time_scale=0.01,
             feature_gates=GATES,
+            extra_env={KILL_HOOKS_ENV: str(hooks)},
         )
     ) as s:
         yield s
@@ -146,7 +156,7 @@ async def two_groups_for_room_for_one(stack: Stack, api: ApiClient, ns: str, vic
         "pod group is unschedulable",
     )
 
-    async def winner_scheduled() -> bool:  # written by the replica that placed it, in the background
+    async def winner_scheduled() -> bool:  # written by the informer from the commit, in the background
         return (await condition(api, ns, winner) or {}).get("status") == "True"
 
     assert await eventually(winner_scheduled, timeout=30)
@@ -194,6 +204,48 @@ async def test_kill_9_while_two_groups_compete(stack: Stack, api: ApiClient, vic
     await two_groups_for_room_for_one(stack, api, f"kill-{victim}", victim)
 
 
+async def test_the_outcome_survives_the_replica_killed_right_after_the_commit(
+    stack: Stack, api: ApiClient, hooks: Path
+) -> None:
+    """A gang that did not fit (PodGroupScheduled=False/Unschedulable) gets room; the replica whose
+    commit the informer accepts is killed (-9) at once, before anything else of it happens: every
+    member is bound all the same and the PodGroup ends PodGroupScheduled=True/Scheduled (written from
+    the commit record, not by the replica)."""
+    ns = "outcome"
+    await create_namespace(api, ns)
+    await create_nodes(api, [node(f"{ns}-0", cpu="2", labels={"pool": ns})])
+    await create_gang(api, ns, "train", 4, ns)
+    got = await eventually(lambda: condition(api, ns, "train"), timeout=60)
+    assert (got["status"], got["reason"]) == ("False", "Unschedulable")
+    armed = hooks / KILL_AFTER_GROUP_COMMIT
+    armed.touch()
+    victim = ""
+    try:
+        await create_nodes(api, [node(f"{ns}-1", cpu="2", labels={"pool": ns})])
+
+        async def killed() -> str | None:
+            return next(
+                (n for n, p in stack.procs.items() if n.startswith("scheduler") and not p.running), None
+            )
+
+        victim = await eventually(killed, timeout=60)
+        assert not armed.exists()  # it fired: the replica died right after an accepted commit
+        log = stack.procs[victim].log_path.read_text(errors="replace")
+        assert f"test hook {KILL_AFTER_GROUP_COMMIT}: killing this process" in log
+
+        async def all_bound() -> bool:
+            return bound_per_group(await pod_nodes(api, ns)) == {"train": 4}
+
+        await eventually(all_bound, timeout=60, interval=0.5)
+        await eventually(lambda: _is_true(api, ns, "train"), timeout=30)
+        got = await condition(api, ns, "train")
+        assert got is not None and (got["status"], got["reason"], got["message"]) == ("True", "Scheduled", "")
+    finally:
+        armed.unlink(missing_ok=True)
+        if victim:
+            await stack.restart(victim)
+
+
 async def test_a_coscheduling_pod_group_lands_whole(stack: Stack, api: ApiClient) -> None:
     """scheduler-plugins' PodGroup (``minMember``) and its pod label, through the adapter."""
     await create_namespace(api, "legacy")
@@ -231,8 +283,11 @@ async def test_every_alpha_api_call_is_granted_by_the_gang_component(
     await create_namespace(api, "rbac-gangs")
     await create_nodes(api, [node("rbac-gangs-0", cpu="4", labels={"pool": "rbac-gangs"})])
     await create_gang(api, "rbac-gangs", "small", 2, "rbac-gangs")
+    await create_gang(api, "rbac-gangs", "big", 2, "rbac-gangs", cpu="3")  # never fits: False
     got = await eventually(lambda: condition(api, "rbac-gangs", "small"), timeout=60)
-    assert got["status"] == "True"
+    assert got["status"] == "True"  # the informer's write
+    got = await eventually(lambda: condition(api, "rbac-gangs", "big"), timeout=60)
+    assert got["status"] == "False"  # a replica's write
     calls = await calls_by_service(api)
     resources = render_with_gangs(tmp_path)
     alpha = {"scheduling.k8s.io", "scheduling.x-k8s.io"}

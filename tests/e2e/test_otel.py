@@ -2,11 +2,13 @@
 TracingConfiguration) every service exports OTLP spans to a collector (an in-test OTLP/gRPC
 receiver decoding the protobuf with opentelemetry-proto): one bound pod's attempt is one trace
 spanning the four services, each span under the right parent, carried across services by the
-lease's and the NATS messages' ``traceparent``; ``ksched trace`` keeps working beside it."""
+lease's and the NATS messages' ``traceparent``; a gang member's too, through the group commit (gang
+scheduling on); ``ksched trace`` keeps working beside it."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -16,6 +18,7 @@ from typing import Any
 
 import grpc
 import pytest
+from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
@@ -84,6 +87,7 @@ async def stack(
         workdir=workdir,
         pod_start_delay=0.1,
         time_scale=0.01,
+        feature_gates="GenericWorkload=true,GangScheduling=true",  # for the gang's trace
         extra_env={"KSCHED_TRACING_CONFIG_FILE": str(config)},
     )
     async with running_stack(options) as s:
@@ -173,6 +177,55 @@ async def test_an_unschedulable_attempt_ends_under_the_scheduler(
     assert trace["requeued"]["service"] == "ksched-queue"
     rejected = trace["filter"]["attributes"]["ksched.rejected"].string_value
     assert "NodeResourcesFit" in rejected  # details as attributes (a structure as JSON)
+
+
+async def test_a_gang_members_trace_crosses_the_group_commit(
+    stack: Stack, api: ApiClient, receiver: tuple[Receiver, int]
+) -> None:
+    """Members of a gang are placed by one group commit, yet each member's attempt is its own trace
+    with the parents of a single pod's: the commit carries each member's ``assumed`` context (the
+    informer's ``assume_check`` is its child) and each placement its ``assume_check``'s."""
+    collected, _ = receiver
+    await create_nodes(api, [node("gang-n1", cpu="2")])
+    body = {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": "otel-gang", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+    }
+    await client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "scheduling.k8s.io", "v1alpha2", "default", "podgroups", body
+    )
+    names = ["otel-gang-0", "otel-gang-1"]
+    members = [pod(n, cpu="100m", schedulingGroup={"podGroupName": "otel-gang"}) for n in names]
+    await create_pods(api, members)
+
+    async def bound() -> bool:
+        placed = await pod_nodes(api)
+        return all(placed.get(n) for n in names)
+
+    await eventually(bound, timeout=60)
+
+    async def whole_trace(name: str) -> dict[str, dict[str, Any]] | None:
+        spans = collected.of_pod(name)
+        bound_span = next((s for s in spans if s["name"] == "bound"), None)
+        if bound_span is None:
+            return None
+        mine = {s["name"]: s for s in spans if s["trace"] == bound_span["trace"]}
+        return mine if {"popped", "assumed", "assume_check", "prebind", "bound"} <= set(mine) else None
+
+    traces = [await eventually(functools.partial(whole_trace, n), timeout=30) for n in names]
+    assert len({t["bound"]["trace"] for t in traces}) == 2  # one trace per member's attempt
+    for trace in traces:
+        by_id = {span["span"]: n for n, span in trace.items()}
+
+        def parent(name: str, trace: dict[str, dict[str, Any]] = trace, by_id: dict[str, str] = by_id) -> str:
+            return by_id.get(trace[name]["parent"], "<none>" if not trace[name]["parent"] else "<unknown>")
+
+        assert parent("assumed") == "popped"
+        assert parent("assume_check") == "assumed"  # through the group commit's traceparents
+        assert parent("prebind") == parent("bound") == "assume_check"  # through the placement's header
+        assert trace["assume_check"]["service"] == "ksched-informer"
 
 
 def test_the_config_file_path_is_what_the_stack_passes(tmp_path: Path) -> None:

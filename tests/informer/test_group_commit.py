@@ -1,9 +1,11 @@
 """The informer's part of gang scheduling (docs/gang.md) against kubesim (HTTP) and a real nats-server:
-pod groups in the snapshot, the group view pending pods carry, the Coscheduling adapter, and the group
-commit (all or none, quorum re-counted, durable commit record, restore after a restart)."""
+pod groups in the snapshot, the group view pending pods carry, the Coscheduling adapter, the group
+commit (all or none, quorum re-counted, durable commit record, restore after a restart), and the
+commit's outcome (PodGroupScheduled=True) written from the commit record, by a successor too."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -106,7 +108,12 @@ def placement(informer: InformerService, obj: dict[str, Any], node_name: str) ->
 
 
 async def commit(
-    bus: Bus, group: str, placements: list[Placement], session: str = "", seq: int = 0
+    bus: Bus,
+    group: str,
+    placements: list[Placement],
+    session: str = "",
+    seq: int = 0,
+    traceparents: list[str] | None = None,
 ) -> AssumeReply:
     req = AssumeGroupRequest(
         group=f"default/{group}",
@@ -115,6 +122,7 @@ async def commit(
         session=session,
         seq=seq,
         basis_from=seq,
+        traceparents=traceparents or [],
     )
     return await bus.request(endpoints.ASSUME_GROUP, req, timeout=10)
 
@@ -282,11 +290,13 @@ class RecordingSpans:
         pass
 
 
-async def test_group_placements_carry_the_traceparent_of_their_assume_check(
+async def test_group_members_are_traced_from_their_assumed_span_to_the_binder(
     gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
 ) -> None:
-    """As a single placement: each committed member is published with the ``traceparent`` of its
-    ``assume_check`` span (the binder's spans are its children), and that span is emitted."""
+    """As single and batched placements: each member's ``assume_check`` span is the child of that
+    member's ``assumed`` span (its ``traceparent`` in the request: one header cannot carry the
+    members' several traces), and each committed member is published with the ``traceparent`` of
+    its ``assume_check`` (the binder's spans are its children)."""
     spans = RecordingSpans()
     informer.tracer.spans = spans
     kube, _ = gang_sim
@@ -296,7 +306,8 @@ async def test_group_placements_carry_the_traceparent_of_their_assume_check(
         msgspec.structs.replace(placement(informer, p, "n1"), trace_id=f"{i + 1:016x}")
         for i, p in enumerate(pods)
     ]
-    reply = await commit(bus, "train", placements)
+    assumed = [spans.traceparent(p.trace_id, "assumed") for p in placements]
+    reply = await commit(bus, "train", placements, traceparents=assumed)
     assert reply.accepted, reply
     info = await bus.js.stream_info(bus.subjects.placement_stream)
     stored = [
@@ -308,6 +319,93 @@ async def test_group_placements_carry_the_traceparent_of_their_assume_check(
     for p in placements:
         assert by_trace[p.trace_id].get("traceparent") == spans.traceparent(p.trace_id, "assume_check")
     await informer.tracer.flush()
-    assert {(phase, trace) for phase, trace, _ in spans.added} >= {
-        ("assume_check", p.trace_id) for p in placements
+    checks = {trace: parent for phase, trace, parent in spans.added if phase == "assume_check"}
+    assert checks == {p.trace_id: parent for p, parent in zip(placements, assumed, strict=True)}
+
+
+def group_condition(kube: KubeSim, name: str) -> dict[str, Any] | None:
+    group = kube.get("PodGroup", name, "default", api_version="scheduling.k8s.io/v1alpha2")
+    assert group is not None
+    conditions = (group.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "PodGroupScheduled"), None)
+
+
+async def scheduled_condition(kube: KubeSim, name: str) -> dict[str, Any]:
+    for _ in range(200):
+        condition = group_condition(kube, name)
+        if condition is not None and condition["status"] == "True":
+            return condition
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"PodGroup {name} is not PodGroupScheduled=True: {group_condition(kube, name)}")
+
+
+async def test_a_commit_writes_its_groups_outcome_over_an_earlier_failure(
+    gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """The informer that made the commit writes the group's outcome, PodGroupScheduled=True/Scheduled
+    (upstream's scheduled pod group), over the False an earlier attempt left; not before the commit."""
+    kube, _ = gang_sim
+    pods = await gang(kube, informer, cpu="4", size=2)
+    group = kube.get("PodGroup", "train", "default", api_version="scheduling.k8s.io/v1alpha2")
+    assert group is not None
+    earlier = {
+        "type": "PodGroupScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "pod group is unschedulable",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
     }
+    kube.update({**group, "status": {"conditions": [earlier]}}, subresource="status")
+    bus: Bus = await bus_factory("scheduler")
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods[:1]])
+    assert reply.code == "QuorumNotMet"
+    await asyncio.sleep(0.3)
+    assert group_condition(kube, "train") == earlier  # a rejected commit has no outcome to write
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods])
+    assert reply.accepted, reply
+    condition = await scheduled_condition(kube, "train")
+    assert (condition["reason"], condition["message"]) == ("Scheduled", "")
+    assert condition["lastTransitionTime"] != earlier["lastTransitionTime"]
+
+
+async def test_a_successor_writes_the_outcome_of_a_commit_its_predecessor_did_not(
+    gang_sim: tuple[KubeSim, Path],
+    informer: InformerService,
+    bus_factory: Any,
+    nats_url: str,
+    bus_prefix: str,
+) -> None:
+    """The commit record drives the outcome: kept while the outcome is not written (even once every
+    member is bound), so the informer that takes over writes it, then drops the record."""
+    kube, kubeconfig = gang_sim
+    pods = await gang(kube, informer, cpu="4", size=2)
+    tried = asyncio.Event()
+
+    async def unreachable(namespace: str, name: str) -> bool:  # the API out of reach for this one
+        tried.set()
+        return False
+
+    informer.outcomes.write = unreachable
+    bus: Bus = await bus_factory("scheduler")
+    reply = await commit(bus, "train", [placement(informer, p, "n1") for p in pods])
+    assert reply.accepted, reply
+    await asyncio.wait_for(tried.wait(), 5)
+    for p in pods:  # the binders go on
+        kube.bind("default", p["metadata"]["name"], "n1")
+    await until(lambda: not informer.cache.assumed)
+    assert informer.committer.settled() == []  # bound, but the outcome is not written: the record stays
+    commits = await TypedKV.open(bus, GANG_COMMITS, GangCommit)
+    assert len(await commits.keys()) == 1
+    assert group_condition(kube, "train") is None
+    await informer.stop()  # gone before writing it
+    successor = await start_informer(kubeconfig, nats_url, bus_prefix, "informer-successor")
+    try:
+        condition = await scheduled_condition(kube, "train")
+        assert (condition["reason"], condition["message"]) == ("Scheduled", "")
+        for _ in range(150):  # the expiry loop (every 5 s) drops the record: written, nothing assumed
+            if not await commits.keys():
+                break
+            await asyncio.sleep(0.1)
+        assert await commits.keys() == []
+    finally:
+        await successor.stop()

@@ -16,7 +16,7 @@ import pytest
 from ksched_scheduler.cycle import SchedulingCycle
 from ksched_scheduler.group_cycle import GroupCycle
 from ksched_scheduler.options import SchedulerOptions
-from ksched_scheduler.service import STOP_BEFORE_ASSUME_ENV, SchedulerService
+from ksched_scheduler.service import KILL_AFTER_GROUP_COMMIT, STOP_BEFORE_ASSUME_ENV, SchedulerService
 
 from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
@@ -43,6 +43,7 @@ from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod
+from ksched.service.kill_hooks import KILL_HOOKS_ENV
 from ksched.service.options import CommonOptions
 
 ZONE = "topology.kubernetes.io/zone"
@@ -261,3 +262,99 @@ async def test_a_gangs_members_are_consecutive_assumes_of_the_session() -> None:
     await svc._schedule_one(leased(make_pod("later")))
     await settle()
     assert (bus.assumes[1].seq, bus.assumes[1].basis_from) == (4, 4)  # the group's seqs were answered
+
+
+class Spans:
+    """The OpenTelemetry export's part the replica asks for a span's ``traceparent``."""
+
+    def traceparent(self, trace_id: str, phase: str) -> str:
+        return f"00-{trace_id:0>32}-{len(phase):016x}-01"
+
+
+class Reporter:
+    """Records the PodGroupScheduled conditions the replica writes."""
+
+    def __init__(self) -> None:
+        self.groups: list[tuple[str, str, str, str, str]] = []
+
+    def pod_group_scheduled(self, namespace: str, name: str, status: str, reason: str, message: str) -> None:
+        self.groups.append((namespace, name, status, reason, message))
+
+    def unschedulable(self, *_: Any) -> None:
+        pass
+
+
+def gang_replica(min_count: int, hooks: str = "") -> tuple[SchedulerService, FakeBus, Reporter]:
+    replica = replica_at(1)
+    raw = {
+        "metadata": {"name": "train", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+    replica.snapshot.objects.put(msgspec.convert(raw, PodGroup))
+    svc, bus = scheduler(replica, FeatureGates.parse("GenericWorkload=true,GangScheduling=true"))
+    reporter = Reporter()
+    svc.reporter = cast(Any, reporter)
+    svc.tracer.spans = cast(Any, Spans())
+    return svc, bus, reporter
+
+
+def gang_members(n: int, cpu: str = "1") -> list[LeasedPod]:
+    group = {"schedulingGroup": {"podGroupName": "train"}}
+    pods = [make_pod(f"m{i}", requests={"cpu": cpu}, spec=group) for i in range(n)]
+    return [
+        msgspec.structs.replace(leased(p, "default/train"), trace_id=f"{i + 1:016x}")
+        for i, p in enumerate(pods)
+    ]
+
+
+async def test_a_gangs_commit_carries_each_members_traceparent() -> None:
+    """As a batch's items: member ``i``'s ``traceparent`` is its own ``assumed`` span (its attempt's
+    trace), the parent of the informer's ``assume_check`` for it."""
+    svc, bus, _ = gang_replica(2)
+    members = gang_members(2)
+    commit = asyncio.create_task(svc._schedule_group(members))
+    await settle()
+    [request] = bus.groups
+    spans = Spans()
+    wanted = [spans.traceparent(m.trace_id, "assumed") for m in members]
+    assert request.traceparents == wanted
+    assert [request.member(i).traceparent for i in range(2)] == wanted
+    bus.answers[0].set_result(AssumeReply(accepted=True, epoch="e", generation=2))
+    await commit
+
+
+async def test_a_committed_gangs_outcome_is_the_informers_a_failed_ones_the_replicas() -> None:
+    """The replica writes PodGroupScheduled only for a group that is not schedulable (False); a
+    committed gang's True is written by the informer from its commit record (docs/gang.md)."""
+    svc, bus, reporter = gang_replica(2)
+    commit = asyncio.create_task(svc._schedule_group(gang_members(2)))
+    await settle()
+    bus.answers[0].set_result(AssumeReply(accepted=True, epoch="e", generation=2))
+    await commit
+    assert [d.outcome for d in bus.dones] == [DoneOutcome.SCHEDULED] * 2
+    assert reporter.groups == []
+    svc, bus, reporter = gang_replica(3)
+    await svc._schedule_group(gang_members(3, cpu="3"))  # 9 CPUs on two nodes of 4
+    assert bus.groups == []
+    assert reporter.groups == [("default", "train", "False", "Unschedulable", "pod group is unschedulable")]
+
+
+async def test_the_kill_hook_fires_once_a_commit_is_accepted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.setenv(KILL_HOOKS_ENV, str(tmp_path))
+    (tmp_path / KILL_AFTER_GROUP_COMMIT).touch()
+    signals: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: signals.append((pid, sig)))
+    svc, bus, _ = gang_replica(2)
+    commit = asyncio.create_task(svc._schedule_group(gang_members(2)))
+    await settle()
+    bus.answers[0].set_result(AssumeReply(accepted=False, code="DoesNotFit", epoch="e", generation=2))
+    await commit
+    assert signals == []  # a rejected commit: not this hook's moment
+    commit = asyncio.create_task(svc._schedule_group(gang_members(2)))
+    await settle()
+    bus.answers[1].set_result(AssumeReply(accepted=True, epoch="e", generation=3))
+    await commit
+    assert signals == [(os.getpid(), signal.SIGKILL)]
+    assert not (tmp_path / KILL_AFTER_GROUP_COMMIT).exists()

@@ -19,7 +19,6 @@ from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
-from ksched.api.scheduling import REASON_SCHEDULED
 from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
 from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
@@ -334,7 +333,6 @@ class BinderService:
             ref = PodRef(p.namespace, p.name, p.pod_uid)
             if self.reporter is not None and await self.reporter.has_event(ref, "Scheduled") is False:
                 self.reporter.scheduled(ref, p.node_name)
-            self._group_scheduled(p)
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
@@ -342,7 +340,6 @@ class BinderService:
         ref = PodRef(p.namespace, p.name, p.pod_uid)
         if self.reporter is not None:
             self.reporter.scheduled(ref, p.node_name)
-        self._group_scheduled(p)
         await fw.run_post_bind_plugins(state, pi, p.node_name)
         metrics.POD_SCHEDULING_ATTEMPTS.observe(max(p.attempt, 1))
         since_queued = p.initial_attempt_at or p.assumed_at  # assumed_at: placements of older schedulers
@@ -403,15 +400,6 @@ class BinderService:
         request = ForgetRequest.of(p, reason)
         with contextlib.suppress(Exception):
             await self.bus.request(endpoints.FORGET, request, timeout=5, trace_id=p.trace_id)
-
-    def _group_scheduled(self, p: Placement) -> None:
-        """A bound member of a committed group: its PodGroup is scheduled. The replica that ran the
-        group's cycle writes that after the commit; this write (the same outcome, idempotent, never
-        regressing a True) makes it durable should that replica die in between (docs/gang.md)."""
-        if p.gang is None or self.reporter is None:
-            return
-        namespace, _, name = p.gang.group.partition("/")
-        self.reporter.pod_group_scheduled(namespace, name, "True", REASON_SCHEDULED, "")
 
     async def _fail(self, p: Placement, reason: str, plugins: list[str] | None = None) -> None:
         """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""

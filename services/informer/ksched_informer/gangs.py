@@ -186,12 +186,16 @@ class GroupCommitter:
         check_and_assume: Callable[[AssumeRequest], AssumeReply | None],
         record: Recorder,
         epoch: Callable[[], str],
+        written: Callable[[str], bool],
     ) -> None:
         self.cache = cache
         self.check_and_assume = check_and_assume
         self.record = record
         self.epoch = epoch
-        #: commit id -> members still assumed (their commit record goes when none is)
+        self.written = written
+        """Whether a commit's outcome (PodGroupScheduled) is written: its record stays until it is."""
+        #: commit id -> members still assumed (their commit record goes when none is and the
+        #: commit's outcome is written)
         self.open: dict[str, set[str]] = {}
 
     async def commit(self, req: AssumeGroupRequest) -> tuple[AssumeReply, list[Placement]]:
@@ -263,19 +267,21 @@ class GroupCommitter:
             self.cache.answers.retract(req.session, range(req.seq, req.seq + len(req.placements)))
 
     def settled(self) -> list[str]:
-        """Commit ids none of whose members is still assumed (bound, deleted or forgotten): their
-        records can go."""
-        done = [cid for cid, members in self.open.items() if not members & self.cache.assumed.keys()]
+        """Commit ids none of whose members is still assumed (bound, deleted or forgotten) and whose
+        outcome is written: their records can go."""
+        assumed = self.cache.assumed.keys()
+        done = [cid for cid, members in self.open.items() if not members & assumed and self.written(cid)]
         for cid in done:
             del self.open[cid]
         return done
 
 
-async def committed_ids(commits: TypedKV[GangCommit]) -> set[str]:
-    """The commit ids with a record (their members' ledger entries stand)."""
-    ids = set()
+async def commit_records(commits: TypedKV[GangCommit]) -> dict[str, str]:
+    """Commit id -> group of every commit record (their members' ledger entries stand, their
+    outcome may not be written yet)."""
+    records = {}
     for key in await commits.keys():
         entry = await commits.get(key)
         if entry is not None:
-            ids.add(entry.value.commit_id)
-    return ids
+            records[entry.value.commit_id] = entry.value.group
+    return records

@@ -18,6 +18,7 @@ from nats.aio.msg import Msg
 
 from ksched.api.core import Node
 from ksched.api.lifecycle import PodLifecycle
+from ksched.api.scheduling import REASON_SCHEDULED
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.endpoints import (
     ASSUME,
@@ -60,14 +61,16 @@ from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
+from ksched.service.reporter import Reporter
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase, Tracer
 from ksched.tracing.context import TRACEPARENT
 from ksched.tracing.export import span_sink
 from ksched_informer import assume, bootstrap, metrics
-from ksched_informer.gangs import Gangs, GroupCommitter, committed_ids
+from ksched_informer.gangs import Gangs, GroupCommitter, commit_records
 from ksched_informer.ledger import LEDGER_ENTRY, Ledger
 from ksched_informer.options import InformerOptions
+from ksched_informer.outcomes import GroupOutcomes
 from ksched_informer.publisher import Publisher
 from ksched_informer.reflector import Reflector
 from ksched_informer.resources import NODES, OBJECTS, PODS
@@ -123,9 +126,12 @@ class InformerService:
             self.ledger.confirmed,
             self.gangs,
         )
+        #: the outcome of each group commit (PodGroupScheduled=True), written from its commit record
+        self.outcomes = GroupOutcomes(self._write_outcome, self.acting, self.tasks)
         self.committer = GroupCommitter(
-            self.cache, self.check_and_assume, self._record_commit, lambda: self.epoch
+            self.cache, self.check_and_assume, self._record_commit, lambda: self.epoch, self.outcomes.written
         )
+        self.reporter: Reporter | None = None
         self.leadership = Leadership("informer", common.identity, options.election)
         """One informer acts; losing the Lease calls ``leadership.on_lost`` (default: exit)."""
         self._stopping = False
@@ -152,6 +158,7 @@ class InformerService:
         if self.gangs.enabled:
             self.commits_kv = await TypedKV.open(self.bus, GANG_COMMITS, GangCommit)
         self.api = await api_client(common.kubeconfig, component="ksched-informer", master=common.master)
+        self.reporter = Reporter(self.api, self.tasks)
         if not self.leadership.elected:
             await self._start_active()
             return
@@ -366,22 +373,23 @@ class InformerService:
                 await self._drop_commit(commit_id)
 
     async def _restore(self) -> None:
-        """Re-assume what a previous instance accepted (its ledger), then drop the commit records
-        none of whose members is assumed any more."""
-        committed = await committed_ids(self.commits_kv) if self.commits_kv is not None else set()
-        await self.ledger.restore(committed, self.committer.open)
-        for commit_id in committed - self.committer.open.keys():
-            await self._drop_commit(commit_id)  # every member bound, deleted or forgotten meanwhile
+        """Re-assume what a previous instance accepted (its ledger), and write the outcome of every
+        commit it recorded (it may have died before writing it); a commit record goes once its
+        outcome is written and none of its members is assumed any more."""
+        records = await commit_records(self.commits_kv) if self.commits_kv is not None else {}
+        await self.ledger.restore(set(records), self.committer.open)
+        for commit_id, group in records.items():
+            self.committer.open.setdefault(commit_id, set())  # every member bound or deleted meanwhile
+            self.outcomes.committed(commit_id, group)
 
     # --- group commits (docs/gang.md) -----------------------------------------------------------------
-    async def on_assume_group(self, req: AssumeGroupRequest, msg: Msg) -> AssumeReply:
+    async def on_assume_group(self, req: AssumeGroupRequest, _msg: Msg) -> AssumeReply:
         since, started = time.time(), time.perf_counter()
         reply, placements = await self.committer.commit(req)
-        # one assume_check span per member, under the scheduler's span of the group (its header):
-        # the binders' spans of the members are their children, as for single placements
+        # one assume_check span per member, under that member's ``assumed`` span (its traceparent in
+        # the request, as a batch's items): the binders' spans of the member are its children
         members = [req.member(i) for i in range(len(req.placements))]
-        parent = (msg.headers or {}).get(TRACEPARENT, "")
-        self._trace_checks(members, [reply] * len(members), since, started, parent)
+        self._trace_checks(members, [reply] * len(members), since, started)
         if not reply.accepted:
             log.debug("group commit of %s rejected: %s %s", req.group, reply.code, reply.reason)
             return reply
@@ -394,7 +402,15 @@ class InformerService:
         for p in placements:  # committed: published whatever it takes (a successor re-publishes too)
             headers = self.tracer.headers(p.trace_id, Phase.ASSUME_CHECK)
             await self.publisher.publish_retrying(PLACEMENTS, p, msg_id=p.placement_id, headers=headers)
+        # the group's outcome, written by this informer from the commit (a successor from the record)
+        self.outcomes.committed(req.commit_id, req.group)
         return reply
+
+    async def _write_outcome(self, namespace: str, name: str) -> bool:
+        """PodGroupScheduled=True/Scheduled on a committed group (upstream's condition of a scheduled
+        pod group, never regressed); True once settled."""
+        assert self.reporter is not None
+        return await self.reporter.write_pod_group_condition(namespace, name, ("True", REASON_SCHEDULED, ""))
 
     async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:
         """Every member's ledger entry, then the commit record: the commit point."""

@@ -17,7 +17,7 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from kubernetes_asyncio.client import ApiClient
@@ -60,6 +60,7 @@ from ksched.framework.status import Code, Status
 from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service import gc_pacing
 from ksched.service.http import HealthServer
+from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client, api_reachable
 from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
@@ -86,6 +87,17 @@ STOP_BEFORE_ASSUME_ENV = "KSCHED_TEST_STOP_BEFORE_ASSUME"
 """Test hook: ``namespace/name`` of pods, comma-separated; a replica that decides one of them stops
 itself (SIGSTOP) right before sending its assume, once per pod, so a test can change the cluster
 between decision and assume and then continue it (SIGCONT). Unset in production."""
+KILL_AFTER_GROUP_COMMIT = "scheduler-after-group-commit"
+"""Test hook (:mod:`ksched.service.kill_hooks`): killed as soon as the informer accepted a group
+commit, before the replica ends its members' leases (docs/gang.md: the group's outcome is written
+all the same)."""
+
+GroupPlaced = Literal["rejected", "committed", "assumed"]
+"""How a pod group cycle's members went to binding: a gang's commit rejected or accepted (its outcome
+is then the informer's to write), or a basic group's members assumed one by one."""
+REJECTED: GroupPlaced = "rejected"
+COMMITTED: GroupPlaced = "committed"
+ASSUMED: GroupPlaced = "assumed"
 
 
 @dataclass(frozen=True)
@@ -375,14 +387,14 @@ class SchedulerService:
                 binding.append((p.leased, outcome))
             else:
                 await self._failed(p.leased, _ended(outcome, member, status, result), elapsed)
-        committed = await self._place_group(group, binding, elapsed, basis)
-        if not committed:
+        placed = await self._place_group(group, binding, elapsed, basis)
+        if placed == REJECTED:
             return  # a gang's commit was rejected: its members are retried at once
         label = pod_group_result(result)
         profile = ready[0].pod.spec.scheduler_name
         metrics.POD_GROUP_ATTEMPTS.labels(label, profile).inc()
         metrics.POD_GROUP_ATTEMPT_DURATION.labels(label, profile).observe(time.perf_counter() - started)
-        if self.reporter is not None:
+        if self.reporter is not None and placed != COMMITTED:  # a commit's outcome: the informer's
             namespace, _, name = group.partition("/")
             self.reporter.pod_group_scheduled(namespace, name, *result.condition())
 
@@ -395,17 +407,19 @@ class SchedulerService:
 
     async def _place_group(
         self, group: str, binding: list[tuple[LeasedPod, CycleOutcome]], elapsed: float, basis: Basis
-    ) -> bool:
-        """Hand the members that go to binding to the informer; False when a gang's commit was rejected
-        (its members are retried: no PodGroup condition for this attempt)."""
+    ) -> GroupPlaced:
+        """Hand the members that go to binding to the informer: a gang's in one group commit
+        (COMMITTED, or REJECTED: its members are retried, no PodGroup condition for this attempt), a
+        basic group's one by one (ASSUMED; also when no member goes to binding)."""
         if not binding:
-            return True
+            return ASSUMED
         if self._is_gang(group):
-            return await self._commit_group(group, binding, elapsed, basis)
+            accepted = await self._commit_group(group, binding, elapsed, basis)
+            return COMMITTED if accepted else REJECTED
         for leased, outcome in binding:  # a basic group: each member on its own, in cycle order
             await self._assume_slots.acquire()
             self.tasks.job("assume", self._assume(leased, outcome, elapsed, self._next_seq(basis)))
-        return True
+        return ASSUMED
 
     def _is_gang(self, group: str) -> bool:
         assert self.follower is not None
@@ -430,6 +444,9 @@ class SchedulerService:
             seq=seqs[0],
             basis_from=basis.first_unanswered,
             spread_slacks=[self._spread_slack(outcome) for _, outcome in binding],
+            traceparents=[
+                _traceparent(self.tracer.headers(leased.trace_id, Phase.ASSUMED)) for leased, _ in binding
+            ],
         )
         sent, sent_at = time.perf_counter(), time.time()
         try:
@@ -440,7 +457,9 @@ class SchedulerService:
         finally:
             self._unanswered.difference_update(seqs)
         rtt = time.perf_counter() - sent
-        if not reply.accepted:
+        if reply.accepted:
+            kill_point(KILL_AFTER_GROUP_COMMIT)
+        else:
             log.debug("group commit of %s rejected: %s %s", group, reply.code, reply.reason)
         for (leased, outcome), placement in zip(binding, placements, strict=True):
             await self._settle(leased, outcome, placement, reply, elapsed, sent_at, rtt)

@@ -486,16 +486,21 @@ class AssumeGroupRequest(Message, kw_only=True):
     """As :attr:`AssumeRequest.basis_from`, for every member."""
     spread_slacks: list[int | None] = msgspec.field(default_factory=list)
     """Per member, as :attr:`AssumeRequest.spread_slack` (missing entries: not known)."""
+    traceparents: list[str] = msgspec.field(default_factory=list)
+    """Per member, as :attr:`AssumeRequest.traceparent` in a batch: the W3C trace context of the
+    member's ``assumed`` span, with the OpenTelemetry export only (each member is its own attempt's
+    trace, which one NATS header cannot carry; missing entries: none)."""
 
     def member(self, i: int) -> AssumeRequest:
         """Member ``i`` as the single :class:`AssumeRequest` it is checked as."""
-        slacks = self.spread_slacks
+        slacks, parents = self.spread_slacks, self.traceparents
         return AssumeRequest(
             placement=self.placements[i],
             session=self.session,
             seq=self.seq + i if self.session else 0,
             basis_from=self.basis_from,
             spread_slack=slacks[i] if i < len(slacks) else None,
+            traceparent=parents[i] if i < len(parents) else "",
         )
 
 

@@ -248,23 +248,36 @@ class Reporter:
         if self._group_conditions.get((namespace, name)) == wanted:
             return
         self._group_conditions[(namespace, name)] = wanted
-        self._spawn("pod-group-status", self._write_group_condition(namespace, name, wanted))
+        self._spawn("pod-group-status", self.write_pod_group_condition(namespace, name, wanted))
 
-    async def _write_group_condition(self, namespace: str, name: str, wanted: tuple[str, str, str]) -> None:
+    async def write_pod_group_condition(
+        self, namespace: str, name: str, wanted: tuple[str, str, str]
+    ) -> bool:
+        """Write ``wanted`` (status, reason, message) as :meth:`pod_group_scheduled` does, now, and say
+        whether the outcome is settled: True when written, when nothing changes (or a True would
+        regress), when there is no v1alpha2 PodGroup of that name (404) or the API refuses it for
+        good (another 4xx); False when a later try may succeed (no answer, 429, 5xx, three
+        conflicts in a row)."""
         path = f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{namespace}/podgroups/{name}"
         for _ in range(3):  # a 409 (written meanwhile) reads it again
             code, data = await self._request("GET", path)
             if code != 200:
-                return
+                return _settled(code)
             group = json.loads(data)
             conditions = (group.get("status") or {}).get("conditions") or []
             updated = set_pod_group_condition(conditions, wanted, rfc3339())
             if updated is None:
-                return
+                return True
             group["status"] = {**(group.get("status") or {}), "conditions": updated}
             code = await self._call("PUT", f"{path}/status", group)
             if code != 409:
-                return
+                return _settled(code)
+        return False
+
+
+def _settled(code: int) -> bool:
+    """Whether an answer ends a write for good (success, or a refusal a retry would not change)."""
+    return 200 <= code < 300 or (400 <= code < 500 and code not in (409, 429))
 
 
 def set_pod_group_condition(
