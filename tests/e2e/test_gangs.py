@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +17,14 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from tests import kube
 from tests.deploy.rbac import grants_of
 from tests.deploy.test_manifests import GANG_GRANTS, render_with_gangs
 from tests.e2e.test_rbac import SERVICES, calls_by_service
 from tests.e2e.testing import (
+    UNDER_LOAD,
+    all_bound,
     create_namespace,
     create_nodes,
     create_pods,
@@ -31,7 +32,7 @@ from tests.e2e.testing import (
     node,
     pod,
     pod_nodes,
-    running_stack,
+    stack_fixture,
 )
 
 pytestmark = pytest.mark.e2e
@@ -40,20 +41,7 @@ GATES = "GenericWorkload=true,GangScheduling=true"
 GROUP_API = ("scheduling.k8s.io", "v1alpha2")
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("gangs"),
-            schedulers=2,
-            binders=2,
-            binder_workers=8,
-            pod_start_delay=3600,
-            time_scale=0.01,
-            feature_gates=GATES,
-        )
-    ) as s:
-        yield s
+stack = stack_fixture("gangs", schedulers=2, binders=2, feature_gates=GATES, **UNDER_LOAD)
 
 
 async def create_gang(api: ApiClient, ns: str, name: str, size: int, pool: str, cpu: str = "1") -> None:
@@ -112,11 +100,7 @@ async def test_a_group_of_8_lands_whole(stack: Stack, api: ApiClient) -> None:
     await create_nodes(api, [node(f"whole-{i}", cpu="4", labels={"pool": "whole"}) for i in range(4)])
     await create_gang(api, "whole", "train", 8, "whole")
 
-    async def all_bound() -> dict[str, str] | None:
-        placed = await pod_nodes(api, "whole")
-        return placed if len(placed) == 8 and all(placed.values()) else None
-
-    await eventually(all_bound, timeout=60)
+    await eventually(lambda: all_bound(api, "whole", 8), timeout=60)
     got = await eventually(lambda: condition(api, "whole", "train"), timeout=30)
     assert (got["status"], got["reason"], got["message"]) == ("True", "Scheduled", "")
 

@@ -19,7 +19,7 @@ from ksched.bus.codec import decode
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.messages import AssumeRequest, DoneRequest
 from ksched.bus.subjects import Subjects
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from ksched.tracing.reader import pod_history
 from tests.e2e.testing import (
     api_for,
@@ -29,7 +29,7 @@ from tests.e2e.testing import (
     node,
     pod,
     pod_nodes,
-    running_stack,
+    stack_fixture,
 )
 
 pytestmark = pytest.mark.e2e
@@ -37,14 +37,7 @@ pytestmark = pytest.mark.e2e
 TAINT = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("trace-stack"), schedulers=1, pod_start_delay=0.1, time_scale=0.01
-        )
-    ) as s:
-        yield s
+stack = stack_fixture("trace-stack", pod_start_delay=0.1, time_scale=0.01)
 
 
 @pytest.fixture(scope="module")
