@@ -62,12 +62,8 @@ def member(name: str, group: str, cpu: str = "500m", label: bool = False) -> dic
 
 @pytest.fixture
 async def gang_sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
-    sim = KubeSim(fast_config(feature_gates=GATES))
-    await sim.start()
-    try:
+    async with KubeSim(fast_config(feature_gates=GATES)) as sim:
         yield sim, sim.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        await sim.stop()
 
 
 async def start_informer(kubeconfig: Path, nats_url: str, prefix: str, name: str) -> InformerService:
