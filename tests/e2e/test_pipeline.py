@@ -54,6 +54,12 @@ stack = stack_fixture(
 )
 
 
+def in_zone(zone: str) -> dict[str, Any]:
+    """A required node affinity to the nodes of ``zone``."""
+    term = {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+
+
 async def test_pods_bound_where_simulate_predicts(stack: Stack, api: ApiClient, tmp_path: Path) -> None:
     zones = {"a": "zone-a", "b": "zone-b", "c": "zone-c"}
     nodes = [
@@ -73,44 +79,12 @@ async def test_pods_bound_where_simulate_predicts(stack: Stack, api: ApiClient, 
             "tolerates",
             cpu="500m",
             tolerations=[{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}],
-            affinity={
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchExpressions": [
-                                    {
-                                        "key": "topology.kubernetes.io/zone",
-                                        "operator": "In",
-                                        "values": [zones["c"]],
-                                    }
-                                ]
-                            }
-                        ]
-                    }
-                }
-            },
+            affinity=in_zone(zones["c"]),
         ),
         pod(
             "in-b",
             cpu="3",
-            affinity={
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchExpressions": [
-                                    {
-                                        "key": "topology.kubernetes.io/zone",
-                                        "operator": "In",
-                                        "values": [zones["b"]],
-                                    }
-                                ]
-                            }
-                        ]
-                    }
-                }
-            },
+            affinity=in_zone(zones["b"]),
         ),
     ]
     # What ksched simulate decides for the same cluster.

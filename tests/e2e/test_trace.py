@@ -5,9 +5,7 @@ message."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -26,6 +24,7 @@ from tests.e2e.testing import (
     create_nodes,
     create_pods,
     eventually,
+    ksched_trace,
     node,
     pod,
     pod_nodes,
@@ -86,25 +85,6 @@ async def phases_of(bus: Bus, name: str) -> list[str]:
     """The pod's phases in time order (services flush on their own clocks: stream order differs)."""
     history = sorted(await pod_history(bus, "default", name), key=lambda t: t.event.ts)
     return [t.event.phase for t in history]
-
-
-async def ksched_trace(stack: Stack, *args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "ksched.cli",
-        "trace",
-        *args,
-        "--nats",
-        stack.nats.url,
-        "--subject-prefix",
-        stack.options.prefix,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 async def test_scheduled_pod_trace_has_every_phase_with_durations(

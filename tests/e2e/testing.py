@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -290,6 +291,26 @@ def stopped_scheduler(stack: Stack) -> int | None:
             if stat.rsplit(")", 1)[1].split()[0] == "T":
                 return proc.pid
     return None
+
+
+async def ksched_trace(stack: Stack, *args: str) -> tuple[int, str, str]:
+    """``ksched trace *args`` against ``stack``'s bus: exit status, stdout, stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "ksched.cli",
+        "trace",
+        *args,
+        "--nats",
+        stack.nats.url,
+        "--subject-prefix",
+        stack.options.prefix,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
 
 
 # --- metrics ----------------------------------------------------------------------------------------
