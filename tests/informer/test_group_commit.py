@@ -34,7 +34,8 @@ from ksched.config import default_config
 from ksched.features import FeatureGates
 from tests.fixtures.kubesim import fast_config
 from tests.informer.conftest import informer_options
-from tests.informer.test_service import node, until
+from tests.informer.test_service import node
+from tests.polling import until
 
 GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
 
