@@ -9,9 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 
-async def until(check: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02) -> Any:
+async def until(
+    check: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, what: str = "condition"
+) -> Any:
     """Call ``check`` (awaiting its result when that is awaitable) every ``interval`` seconds until the
-    result is truthy, and return it; AssertionError with the last result after ``timeout`` seconds."""
+    result is truthy, and return it; AssertionError naming ``what`` and the last result after
+    ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
         result = check()
@@ -20,5 +23,5 @@ async def until(check: Callable[[], Any], timeout: float = 10.0, interval: float
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not reached in {timeout}s; last value: {result!r}")
+            raise AssertionError(f"{what} not reached in {timeout}s; last value: {result!r}")
         await asyncio.sleep(interval)
