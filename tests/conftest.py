@@ -3,5 +3,6 @@
 pytest_plugins = [
     "tests.fixtures.nats",
     "tests.fixtures.kubesim",
+    "tests.fixtures.logs",
     "tests.fixtures.repairs",
 ]

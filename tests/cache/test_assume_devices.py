@@ -30,6 +30,8 @@ from ksched.plugins.dynamicresources.state import ExportedState
 from ksched.plugins.dynamicresources.testing import (
     allocation,
     claim,
+    consumes_counters,
+    counter_set,
     device,
     device_class,
     request,
@@ -44,10 +46,6 @@ NS = "default"
 
 def taken(name: str) -> str:
     return f"DynamicResources: device {DRIVER}/{NODE}/{name} of resourceclaim {NS}/c2 is already allocated"
-
-
-def counters(name: str, amount: str) -> dict[str, Any]:
-    return {"consumesCounters": [{"counterSet": name, "counters": {"memory": {"value": amount}}}]}
 
 
 class Informer:
@@ -177,9 +175,7 @@ def test_partitions_of_one_device_share_its_counters() -> None:
             NODE,
             DRIVER,
             slice_count=2,
-            sharedCounters=[
-                {"name": name, "counters": {"memory": {"value": "8Gi"}}} for name in ("gpu-0", "gpu-1")
-            ],
+            sharedCounters=[counter_set(name, "8Gi") for name in ("gpu-0", "gpu-1")],
         ),
         resource_slice(
             f"{NODE}-gpus",
@@ -187,7 +183,7 @@ def test_partitions_of_one_device_share_its_counters() -> None:
             NODE,
             DRIVER,
             *(
-                device(f"{gpu}-{part}", **counters(gpu, size))
+                device(f"{gpu}-{part}", **consumes_counters(gpu, size))
                 for gpu in ("gpu-0", "gpu-1")
                 for part, size in (("whole", "8Gi"), ("half", "4Gi"))
             ),

@@ -10,7 +10,6 @@ import os
 import re
 import signal
 from collections import Counter
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -18,8 +17,9 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from tests.e2e.testing import (
+    all_bound,
     create_namespace,
     create_nodes,
     create_pods,
@@ -27,7 +27,7 @@ from tests.e2e.testing import (
     node,
     pod,
     pod_nodes,
-    running_stack,
+    stack_fixture,
     stopped_scheduler,
 )
 
@@ -38,18 +38,13 @@ HOST = "kubernetes.io/hostname"
 STOPPED = ("race-zone/b", "race-spread/s1", "race-pair/p")
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("races"),
-            schedulers=2,
-            pod_start_delay=3600,
-            time_scale=0.01,
-            extra_env={"KSCHED_TEST_STOP_BEFORE_ASSUME": ",".join(STOPPED)},
-        )
-    ) as s:
-        yield s
+stack = stack_fixture(
+    "races",
+    schedulers=2,
+    pod_start_delay=3600,
+    time_scale=0.01,
+    extra_env={"KSCHED_TEST_STOP_BEFORE_ASSUME": ",".join(STOPPED)},
+)
 
 
 async def _stop_while(
@@ -218,11 +213,7 @@ async def test_many_constrained_pods_at_once_break_no_hard_constraint(stack: Sta
     ]
     await create_pods(api, pods)
 
-    async def all_bound() -> dict[str, str] | None:
-        placed = await pod_nodes(api, ns)
-        return placed if len(placed) == len(pods) and all(placed.values()) else None
-
-    placed = await eventually(all_bound, timeout=120, interval=0.5)
+    placed = await eventually(lambda: all_bound(api, ns, len(pods)), timeout=120, interval=0.5)
     zone_of = {f"rm-{i:02d}": zones[i % 3] for i in range(12)}
     per_zone = Counter(zone_of[n] for name, n in placed.items() if name.startswith("s-"))
     assert max(per_zone.values()) - min(per_zone.values()) <= 1, per_zone

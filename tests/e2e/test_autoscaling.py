@@ -5,24 +5,23 @@ on a node with room."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
 
 import nats
 import pytest
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.bus.subjects import Subjects
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from tests.e2e.testing import (
+    UNDER_LOAD,
+    all_bound,
     assert_bound_once,
-    create_namespace,
-    create_nodes,
+    bound_count,
     create_pods,
+    create_pool,
     eventually,
-    node,
-    pod,
-    pod_nodes,
-    running_stack,
+    pool_pods,
+    stack_fixture,
 )
 
 pytestmark = pytest.mark.e2e
@@ -30,41 +29,25 @@ pytestmark = pytest.mark.e2e
 PODS = 900
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("scaling"),
-            schedulers=1,
-            binders=1,
-            binder_workers=8,
-            pod_start_delay=3600,
-            time_scale=0.01,
-        )
-    ) as s:
-        yield s
+stack = stack_fixture("scaling", **UNDER_LOAD)
 
 
 async def test_scaling_to_zero_and_back_under_load_loses_nothing(stack: Stack, api: ApiClient) -> None:
     ns = "scaling"
-    await create_namespace(api, ns)
-    await create_nodes(api, [node(f"{ns}-{i}", cpu="16", labels={"pool": ns}) for i in range(12)])
-    pods = [pod(f"w-{i:04d}", cpu="200m", namespace=ns, nodeSelector={"pool": ns}) for i in range(PODS)]
+    await create_pool(api, ns, 12, cpu="16", memory="8Gi")
+    pods = pool_pods(ns, PODS, cpu="200m")
     third = PODS // 3
 
-    async def bound() -> int:
-        return sum(1 for v in (await pod_nodes(api, ns)).values() if v)
-
     await create_pods(api, pods[:third])
-    await eventually(bound, timeout=60)
+    await eventually(lambda: bound_count(api, ns), timeout=60)
 
     # No binder: placements wait in the work queue, nothing is bound meanwhile.
     await stack.scale("binder", 0)
     assert stack.replicas("binder") == []
-    before = await bound()
+    before = await bound_count(api, ns)
     await create_pods(api, pods[third : 2 * third])
     await eventually(lambda: _placements_waiting(stack), timeout=60)
-    assert await bound() == before
+    assert await bound_count(api, ns) == before
 
     # Lag: three scheduler replicas, two binders (fresh names, as new pods of a Deployment).
     await stack.scale("scheduler", 3)
@@ -77,11 +60,7 @@ async def test_scaling_to_zero_and_back_under_load_loses_nothing(stack: Stack, a
     await create_pods(api, pods[2 * third :])
     await stack.scale("scheduler", 1)
 
-    async def all_bound() -> dict[str, str] | None:
-        placed = await pod_nodes(api, ns)
-        return placed if len(placed) == PODS and all(placed.values()) else None
-
-    placed = await eventually(all_bound, timeout=240, interval=1.0)
+    placed = await eventually(lambda: all_bound(api, ns, PODS), timeout=240, interval=1.0)
     per_node = Counter(placed.values())
     assert all(count * 200 <= 16_000 for count in per_node.values()), per_node  # 16 cpu each
     await assert_bound_once(api, ns)

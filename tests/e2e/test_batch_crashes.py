@@ -6,7 +6,6 @@ binding, and gets no second Scheduled event)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,13 +16,13 @@ from kubernetes_asyncio.client import ApiClient
 from ksched.launcher.stack import Stack, StackOptions
 from ksched.service.kill_hooks import KILL_HOOKS_ENV
 from tests.e2e.testing import (
-    create_namespace,
-    create_nodes,
+    UNDER_LOAD,
+    all_bound,
+    assert_bound_once,
     create_pods,
+    create_pool,
     eventually,
-    node,
-    pod,
-    pod_nodes,
+    pool_pods,
     running_stack,
 )
 
@@ -39,29 +38,18 @@ def hooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory, hooks: Path) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("batches"),
-            schedulers=1,
-            binders=2,
-            binder_workers=8,
-            pod_start_delay=3600,
-            time_scale=0.01,
-            extra_env={KILL_HOOKS_ENV: str(hooks)},
-        )
-    ) as s:
+    workdir = tmp_path_factory.mktemp("batches")
+    options = StackOptions(workdir, binders=2, extra_env={KILL_HOOKS_ENV: str(hooks)}, **UNDER_LOAD)
+    async with running_stack(options) as s:
         yield s
 
 
 async def _crash_and_recover(stack: Stack, api: ApiClient, hooks: Path, ns: str, hook: str) -> str:
     """Arm ``hook``, schedule PODS pods, restart the service that killed itself; every pod ends bound
     once. Returns the name of the service that was killed."""
-    await create_namespace(api, ns)
-    await create_nodes(
-        api, [node(f"{ns}-{i}", cpu="64", memory="256Gi", labels={"pool": ns}) for i in range(10)]
-    )
+    await create_pool(api, ns, 10)
     (hooks / hook).touch()
-    pods = [pod(f"w-{i:04d}", cpu="100m", namespace=ns, nodeSelector={"pool": ns}) for i in range(PODS)]
+    pods = pool_pods(ns, PODS)
     await create_pods(api, pods)
 
     async def killed() -> str | None:
@@ -71,31 +59,17 @@ async def _crash_and_recover(stack: Stack, api: ApiClient, hooks: Path, ns: str,
     assert not (hooks / hook).exists()  # it fired
     await stack.restart(victim)
 
-    async def all_bound() -> dict[str, str] | None:
-        placed = await pod_nodes(api, ns)
-        return placed if len(placed) == PODS and all(placed.values()) else None
-
-    await eventually(all_bound, timeout=180, interval=1.0)
+    await eventually(lambda: all_bound(api, ns, PODS), timeout=180, interval=1.0)
     names = sorted(p["metadata"]["name"] for p in pods)
 
-    async def events_of_all() -> list[client.EventsV1Event] | None:
+    async def every_pod_has_its_event() -> bool:
         # A batch a killed binder left unacknowledged comes again after the ack wait (30 s): the
         # pods it had bound get their Scheduled event then if the killed binder had not sent it.
         items = (await client.EventsV1Api(api).list_namespaced_event(ns)).items
-        scheduled = {e.regarding.name for e in items if e.reason == "Scheduled"}
-        return items if sorted(scheduled) == names else None
+        return sorted({e.regarding.name for e in items if e.reason == "Scheduled"}) == names
 
-    events: list[client.EventsV1Event] = await eventually(events_of_all, timeout=120, interval=1.0)
-    # Bound once: a second binding to another node would be refused (409) and reported as a
-    # FailedScheduling "already assigned"; a second one to the same node would add a Scheduled event.
-    scheduled = [e for e in events if e.reason == "Scheduled"]
-    per_pod = Counter(e.regarding.name for e in scheduled)
-    assert all(n == 1 for n in per_pod.values()), [k for k, n in per_pod.items() if n > 1]
-    assert not [e.regarding.name for e in scheduled if e.series is not None]
-    failed = [
-        e.note for e in events if e.reason == "FailedScheduling" and "already assigned" in (e.note or "")
-    ]
-    assert not failed, failed
+    await eventually(every_pod_has_its_event, timeout=120, interval=1.0)
+    await assert_bound_once(api, ns)
     return victim
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import signal
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from tests import kube
 from tests.e2e.testing import (
     create_namespace,
@@ -26,7 +25,7 @@ from tests.e2e.testing import (
     node,
     pod,
     pod_nodes,
-    running_stack,
+    stack_fixture,
 )
 
 pytestmark = pytest.mark.e2e
@@ -35,18 +34,13 @@ DRIVER = "gpu.example.com"
 KILLED = "dra-kill/victim"
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("dra"),
-            schedulers=2,
-            pod_start_delay=3600,
-            time_scale=0.01,
-            extra_env={"KSCHED_TEST_STOP_BEFORE_PREBIND": KILLED},
-        )
-    ) as s:
-        yield s
+stack = stack_fixture(
+    "dra",
+    schedulers=2,
+    pod_start_delay=3600,
+    time_scale=0.01,
+    extra_env={"KSCHED_TEST_STOP_BEFORE_PREBIND": KILLED},
+)
 
 
 async def _gpu_nodes(api: ApiClient, ns: str, count: int, gpus: int) -> list[str]:

@@ -23,15 +23,14 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import free_port
 from tests.e2e.testing import (
+    all_bound,
     assert_bound_once,
-    create_namespace,
-    create_nodes,
+    bound_count,
     create_pods,
+    create_pool,
     eventually,
     kube_api,
-    node,
-    pod,
-    pod_nodes,
+    pool_pods,
 )
 
 pytestmark = pytest.mark.e2e
@@ -166,22 +165,6 @@ async def lease_holder(api: ApiClient) -> str:
     return str(lease.spec.holder_identity or "")
 
 
-async def setup_cluster(api: ApiClient, ns: str, nodes: int) -> None:
-    await create_namespace(api, ns)
-    await create_nodes(
-        api, [node(f"{ns}-{i}", cpu="64", memory="256Gi", labels={"pool": ns}) for i in range(nodes)]
-    )
-
-
-def pods(ns: str, count: int) -> list[dict[str, object]]:
-    return [pod(f"p-{i:03d}", namespace=ns, nodeSelector={"pool": ns}) for i in range(count)]
-
-
-async def all_bound(api: ApiClient, ns: str, count: int) -> dict[str, str] | None:
-    placed = await pod_nodes(api, ns)
-    return placed if len(placed) == count and all(placed.values()) else None
-
-
 async def test_kubeadm_command_line_schedules_pods_and_passes_the_probes(tmp_path: Path) -> None:
     async with kubesim(tmp_path) as kubeconfig, kube_api(kubeconfig) as api:
         d = await start(tmp_path, "kube-scheduler", kubeconfig)
@@ -196,8 +179,8 @@ async def test_kubeadm_command_line_schedules_pods_and_passes_the_probes(tmp_pat
             assert await probe(d, "/metrics") == 403  # kube-scheduler's secure port: anonymous may not
             assert await lease_holder(api) == d.identity() != ""
             ns = "dropin"
-            await setup_cluster(api, ns, 3)
-            await create_pods(api, pods(ns, 30))
+            await create_pool(api, ns, 3)
+            await create_pods(api, pool_pods(ns, 30))
             placed = await eventually(lambda: all_bound(api, ns, 30), timeout=90)
             assert set(placed.values()) <= {f"{ns}-{i}" for i in range(3)}
             await assert_bound_once(api, ns)
@@ -234,12 +217,12 @@ async def _handover(api: ApiClient, procs: list[DropIn]) -> None:
         assert await probe(d, "/livez") == 200, d.name
 
     ns = "handover"
-    await setup_cluster(api, ns, 5)
-    all_pods = pods(ns, 200)
+    await create_pool(api, ns, 5)
+    all_pods = pool_pods(ns, 200)
     await create_pods(api, all_pods[:100])
 
     async def some_bound() -> bool:
-        return sum(1 for v in (await pod_nodes(api, ns)).values() if v) >= 10
+        return await bound_count(api, ns) >= 10
 
     await eventually(some_bound, timeout=90, interval=0.1)
     killed_at = time.monotonic()
@@ -258,7 +241,7 @@ async def _handover(api: ApiClient, procs: list[DropIn]) -> None:
     await creating
     placed = await eventually(lambda: all_bound(api, ns, 200), timeout=120)
     print(f"all 200 pods bound {time.monotonic() - killed_at:.1f} s after the kill")
-    assert set(placed) == {p["metadata"]["name"] for p in all_pods}  # type: ignore[index]
+    assert set(placed) == {p["metadata"]["name"] for p in all_pods}
     await assert_bound_once(api, ns)
     other = next(d for d in standbys if d is not successor)
     assert not other.runs_pipeline(), "two processes ran the pipeline"

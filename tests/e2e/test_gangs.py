@@ -27,6 +27,8 @@ from tests.deploy.rbac import grants_of
 from tests.deploy.test_manifests import GANG_GRANTS, render_with_gangs
 from tests.e2e.test_rbac import SERVICES, calls_by_service
 from tests.e2e.testing import (
+    UNDER_LOAD,
+    all_bound,
     create_namespace,
     create_nodes,
     create_pods,
@@ -56,11 +58,9 @@ async def stack(tmp_path_factory: pytest.TempPathFactory, hooks: Path) -> AsyncI
             workdir=tmp_path_factory.mktemp("gangs"),
             schedulers=2,
             binders=2,
-            binder_workers=8,
-            pod_start_delay=3600,
-            time_scale=0.01,
             feature_gates=GATES,
             extra_env={KILL_HOOKS_ENV: str(hooks)},
+            **UNDER_LOAD,
         )
     ) as s:
         yield s
@@ -122,11 +122,7 @@ async def test_a_group_of_8_lands_whole(stack: Stack, api: ApiClient) -> None:
     await create_nodes(api, [node(f"whole-{i}", cpu="4", labels={"pool": "whole"}) for i in range(4)])
     await create_gang(api, "whole", "train", 8, "whole")
 
-    async def all_bound() -> dict[str, str] | None:
-        placed = await pod_nodes(api, "whole")
-        return placed if len(placed) == 8 and all(placed.values()) else None
-
-    await eventually(all_bound, timeout=60)
+    await eventually(lambda: all_bound(api, "whole", 8), timeout=60)
     got = await eventually(lambda: condition(api, "whole", "train"), timeout=30)
     assert (got["status"], got["reason"], got["message"]) == ("True", "Scheduled", "")
 

@@ -6,13 +6,12 @@ bound to and the same trace id."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from tests.e2e.testing import (
     create_nodes,
     create_pods,
@@ -20,7 +19,7 @@ from tests.e2e.testing import (
     node,
     pod,
     pod_nodes,
-    running_stack,
+    stack_fixture,
 )
 
 pytestmark = pytest.mark.e2e
@@ -30,18 +29,9 @@ ASSUMED = "Pod assumed on node"
 BOUND = "Successfully bound pod to node"
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("logs-stack"),
-            pod_start_delay=0.1,
-            time_scale=0.01,
-            log_level="DEBUG",
-            log_format="json",
-        )
-    ) as s:
-        yield s
+stack = stack_fixture(
+    "logs-stack", pod_start_delay=0.1, time_scale=0.01, log_level="DEBUG", log_format="json"
+)
 
 
 def json_lines(stack: Stack, name: str) -> list[dict[str, Any]]:

@@ -7,9 +7,7 @@ scheduling on); ``ksched trace`` keeps working beside it."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from concurrent import futures
@@ -23,7 +21,16 @@ from kubernetes_asyncio.client import ApiClient
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 from ksched.launcher.stack import Stack, StackOptions
-from tests.e2e.testing import create_nodes, create_pods, eventually, node, pod, pod_nodes, running_stack
+from tests.e2e.testing import (
+    create_nodes,
+    create_pods,
+    eventually,
+    ksched_trace,
+    node,
+    pod,
+    pod_nodes,
+    running_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -136,22 +143,9 @@ async def test_one_pods_trace_spans_the_four_services_with_their_parents(
     assert trace["bound"]["attributes"]["ksched.node"].string_value in ("n1", "n2")
     assert trace["filter"]["end"] > trace["filter"]["start"]  # a measured phase has its duration
 
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "ksched.cli",
-        "trace",
-        "default/otel-pod",
-        "--nats",
-        stack.nats.url,
-        "--subject-prefix",
-        stack.options.prefix,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, err.decode()
-    assert "informer" in out.decode() and "assume_check" in out.decode() and "bound on" in out.decode()
+    code, out, err = await ksched_trace(stack, "default/otel-pod")
+    assert code == 0, err
+    assert "informer" in out and "assume_check" in out and "bound on" in out
 
 
 async def test_an_unschedulable_attempt_ends_under_the_scheduler(

@@ -20,7 +20,7 @@ import yaml
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from tests.e2e.testing import (
     create_namespace,
     create_nodes,
@@ -30,8 +30,8 @@ from tests.e2e.testing import (
     node,
     pod,
     pod_nodes,
-    running_stack,
     scrape,
+    stack_fixture,
     stopped_scheduler,
 )
 
@@ -41,23 +41,23 @@ HELD = ("moves/held-placed", "moves/held-relabelled")
 """Pods before whose assume the scheduler replica stops itself (a pod in flight, its lease held)."""
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("stack"),
-            schedulers=1,
-            pod_start_delay=0.1,
-            time_scale=0.01,
-            # every cycle records plugin durations (upstream samples 10 %), so the metrics test sees them
-            # and test_every_documented_series_moves holds a pod in flight (the replica stops itself)
-            extra_env={
-                "KSCHED_PLUGIN_METRICS_SAMPLE_PERCENT": "100",
-                "KSCHED_TEST_STOP_BEFORE_ASSUME": ",".join(HELD),
-            },
-        )
-    ) as s:
-        yield s
+stack = stack_fixture(
+    "stack",
+    pod_start_delay=0.1,
+    time_scale=0.01,
+    # every cycle records plugin durations (upstream samples 10 %), so the metrics test sees them
+    # and test_every_documented_series_moves holds a pod in flight (the replica stops itself)
+    extra_env={
+        "KSCHED_PLUGIN_METRICS_SAMPLE_PERCENT": "100",
+        "KSCHED_TEST_STOP_BEFORE_ASSUME": ",".join(HELD),
+    },
+)
+
+
+def in_zone(zone: str) -> dict[str, Any]:
+    """A required node affinity to the nodes of ``zone``."""
+    term = {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
 
 
 async def test_pods_bound_where_simulate_predicts(stack: Stack, api: ApiClient, tmp_path: Path) -> None:
@@ -79,44 +79,12 @@ async def test_pods_bound_where_simulate_predicts(stack: Stack, api: ApiClient, 
             "tolerates",
             cpu="500m",
             tolerations=[{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}],
-            affinity={
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchExpressions": [
-                                    {
-                                        "key": "topology.kubernetes.io/zone",
-                                        "operator": "In",
-                                        "values": [zones["c"]],
-                                    }
-                                ]
-                            }
-                        ]
-                    }
-                }
-            },
+            affinity=in_zone(zones["c"]),
         ),
         pod(
             "in-b",
             cpu="3",
-            affinity={
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchExpressions": [
-                                    {
-                                        "key": "topology.kubernetes.io/zone",
-                                        "operator": "In",
-                                        "values": [zones["b"]],
-                                    }
-                                ]
-                            }
-                        ]
-                    }
-                }
-            },
+            affinity=in_zone(zones["b"]),
         ),
     ]
     # What ksched simulate decides for the same cluster.

@@ -7,7 +7,6 @@ happens in the cluster."""
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -15,9 +14,9 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from tests import kube
-from tests.e2e.testing import eventually, holder, pod, ready, running_stack
+from tests.e2e.testing import eventually, holder, pod, ready, stack_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -28,19 +27,7 @@ ELECTION = {
 }
 
 
-@pytest.fixture
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("quiet"),
-            nodes=5,
-            informers=2,
-            schedulers=2,
-            binders=1,
-            extra_env=ELECTION,
-        )
-    ) as s:
-        yield s
+stack = stack_fixture("quiet", scope="function", nodes=5, informers=2, schedulers=2, extra_env=ELECTION)
 
 
 async def _bound(api: ApiClient, name: str, timeout: float = 30.0) -> str:

@@ -9,14 +9,13 @@ checks that table against the running code."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from tests.deploy.rbac import Grant, grants_of
 from tests.deploy.test_manifests import render
 from tests.e2e.testing import (
@@ -29,7 +28,7 @@ from tests.e2e.testing import (
     node,
     pod,
     pod_nodes,
-    running_stack,
+    stack_fixture,
 )
 
 pytestmark = pytest.mark.e2e
@@ -54,11 +53,7 @@ EXERCISED: dict[str, set[Grant]] = {
 }
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    options = StackOptions(workdir=tmp_path_factory.mktemp("stack"), pod_start_delay=0.1, time_scale=0.01)
-    async with running_stack(options) as s:
-        yield s
+stack = stack_fixture("stack", pod_start_delay=0.1, time_scale=0.01)
 
 
 async def calls_by_service(api: ApiClient) -> dict[str, set[Grant]]:

@@ -6,34 +6,25 @@ each attempt is appended to ``result-history``."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from ksched.service import simulator_results as sr
 from tests import kube
-from tests.e2e.testing import create_nodes, create_pods, eventually, node, pod, running_stack
+from tests.e2e.testing import create_nodes, create_pods, eventually, node, pod, stack_fixture
 
 pytestmark = pytest.mark.e2e
 
 TAINT = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("record-stack"),
-            pod_start_delay=0.1,
-            time_scale=0.01,
-            extra_env={"KSCHED_RECORD_RESULTS": "1"},
-        )
-    ) as s:
-        yield s
+stack = stack_fixture(
+    "record-stack", pod_start_delay=0.1, time_scale=0.01, extra_env={"KSCHED_RECORD_RESULTS": "1"}
+)
 
 
 async def annotations_of(api: ApiClient, name: str) -> dict[str, str]:

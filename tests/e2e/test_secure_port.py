@@ -29,12 +29,8 @@ KSCHED = str(Path(sys.executable).with_name("ksched"))
 
 @pytest.fixture
 async def sim() -> AsyncIterator[KubeSim]:
-    sim = KubeSim(fast_config())
-    await sim.start()
-    try:
+    async with KubeSim(fast_config()) as sim:
         yield sim
-    finally:
-        await sim.stop()
 
 
 @pytest.fixture

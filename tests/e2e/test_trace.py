@@ -5,9 +5,7 @@ message."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,17 +17,18 @@ from ksched.bus.codec import decode
 from ksched.bus.connect import TRACE_ID_HEADER, Bus, connect
 from ksched.bus.messages import AssumeRequest, DoneRequest
 from ksched.bus.subjects import Subjects
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from ksched.tracing.reader import pod_history
 from tests.e2e.testing import (
     api_for,
     create_nodes,
     create_pods,
     eventually,
+    ksched_trace,
     node,
     pod,
     pod_nodes,
-    running_stack,
+    stack_fixture,
 )
 
 pytestmark = pytest.mark.e2e
@@ -37,14 +36,7 @@ pytestmark = pytest.mark.e2e
 TAINT = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(
-            workdir=tmp_path_factory.mktemp("trace-stack"), schedulers=1, pod_start_delay=0.1, time_scale=0.01
-        )
-    ) as s:
-        yield s
+stack = stack_fixture("trace-stack", pod_start_delay=0.1, time_scale=0.01)
 
 
 @pytest.fixture(scope="module")
@@ -93,25 +85,6 @@ async def phases_of(bus: Bus, name: str) -> list[str]:
     """The pod's phases in time order (services flush on their own clocks: stream order differs)."""
     history = sorted(await pod_history(bus, "default", name), key=lambda t: t.event.ts)
     return [t.event.phase for t in history]
-
-
-async def ksched_trace(stack: Stack, *args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "ksched.cli",
-        "trace",
-        *args,
-        "--nats",
-        stack.nats.url,
-        "--subject-prefix",
-        stack.options.prefix,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 async def test_scheduled_pod_trace_has_every_phase_with_durations(

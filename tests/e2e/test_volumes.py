@@ -3,14 +3,13 @@ controller -- a local PV decides the node, a provisioner class gets a PV on the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.stack import Stack, StackOptions
+from ksched.launcher.stack import Stack
 from tests.e2e.testing import (
     HOSTNAME,
     claim,
@@ -21,18 +20,13 @@ from tests.e2e.testing import (
     node,
     pod,
     pod_nodes,
-    running_stack,
+    stack_fixture,
 )
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    async with running_stack(
-        StackOptions(workdir=tmp_path_factory.mktemp("stack"), pod_start_delay=0.1, time_scale=0.01)
-    ) as s:
-        yield s
+stack = stack_fixture("stack", pod_start_delay=0.1, time_scale=0.01)
 
 
 def with_claim(name: str, claim_name: str) -> dict[str, Any]:

@@ -7,12 +7,14 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
+import pytest
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client import ApiClient
 from prometheus_client.parser import text_string_to_metric_families
@@ -54,6 +56,24 @@ async def running_stack(options: StackOptions) -> AsyncIterator[Stack]:
         assert not any(repaired.values()), f"the queue's safety net had to add back lost pods: {repaired}"
     finally:
         await stack.stop()
+
+
+UNDER_LOAD: dict[str, Any] = {"binder_workers": 8, "pod_start_delay": 3600, "time_scale": 0.01}
+"""Stack options of the tests that schedule hundreds of pods through replicas and crashes: kubesim starts
+no bound pod during the test (an hour of simulated time), each binder binds with 8 workers."""
+
+
+def stack_fixture(
+    workdir: str, *, scope: Literal["module", "function"] = "module", **options: Any
+) -> Callable[..., AsyncIterator[Stack]]:
+    """A module's ``stack`` fixture (``stack = stack_fixture(...)``): :func:`running_stack` with
+    ``StackOptions(**options)`` in a new temporary folder named ``workdir``."""
+
+    async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+        async with running_stack(StackOptions(workdir=tmp_path_factory.mktemp(workdir), **options)) as s:
+            yield s
+
+    return pytest.fixture(stack, scope=scope)
 
 
 async def queue_repairs(stack: Stack, name: str) -> float:
@@ -177,6 +197,19 @@ async def create_namespace(api: ApiClient, name: str) -> None:
     )
 
 
+async def create_pool(api: ApiClient, ns: str, nodes: int, cpu: str = "64", memory: str = "256Gi") -> None:
+    """Namespace ``ns`` and ``nodes`` nodes ``<ns>-<i>`` labelled ``pool=<ns>``, for :func:`pool_pods`."""
+    await create_namespace(api, ns)
+    await create_nodes(
+        api, [node(f"{ns}-{i}", cpu=cpu, memory=memory, labels={"pool": ns}) for i in range(nodes)]
+    )
+
+
+def pool_pods(ns: str, count: int, cpu: str = "100m") -> list[dict[str, Any]]:
+    """``count`` pods ``w-<i>`` of namespace ``ns`` that only fit the nodes of :func:`create_pool`."""
+    return [pod(f"w-{i:04d}", cpu=cpu, namespace=ns, nodeSelector={"pool": ns}) for i in range(count)]
+
+
 async def pod_nodes(api: ApiClient, namespace: str = "default") -> dict[str, str]:
     """name -> spec.nodeName ('' when unbound) for every pod in ``namespace``."""
     v1 = client.CoreV1Api(api)
@@ -188,6 +221,17 @@ async def pod_nodes(api: ApiClient, namespace: str = "default") -> dict[str, str
     finally:
         resp.release()
     return {p["metadata"]["name"]: p["spec"].get("nodeName") or "" for p in doc["items"]}
+
+
+async def bound_count(api: ApiClient, namespace: str) -> int:
+    """How many pods of ``namespace`` are bound."""
+    return sum(1 for v in (await pod_nodes(api, namespace)).values() if v)
+
+
+async def all_bound(api: ApiClient, namespace: str, count: int) -> dict[str, str] | None:
+    """:func:`pod_nodes` once ``namespace`` has ``count`` pods, every one bound (None before)."""
+    placed = await pod_nodes(api, namespace)
+    return placed if len(placed) == count and all(placed.values()) else None
 
 
 async def eventually(check: Callable[[], Any], timeout: float = 60.0, interval: float = 0.2) -> Any:
@@ -247,6 +291,26 @@ def stopped_scheduler(stack: Stack) -> int | None:
             if stat.rsplit(")", 1)[1].split()[0] == "T":
                 return proc.pid
     return None
+
+
+async def ksched_trace(stack: Stack, *args: str) -> tuple[int, str, str]:
+    """``ksched trace *args`` against ``stack``'s bus: exit status, stdout, stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "ksched.cli",
+        "trace",
+        *args,
+        "--nats",
+        stack.nats.url,
+        "--subject-prefix",
+        stack.options.prefix,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
 
 
 # --- metrics ----------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from ksched.bus.messages import (
 from ksched.bus.subjects import Subjects
 from ksched.plugins.volumebinding.plugin import NAME
 from ksched.plugins.volumebinding.state import VolumeBindingState, export_state
-from tests.informer.test_service import node, pod, until
+from tests.informer.test_service import node, pod
+from tests.polling import until
 
 _names = itertools.count()
 

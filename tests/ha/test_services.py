@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from ksched.service.lifecycle import serve
 from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
 from tests.informer.conftest import informer_options
+from tests.polling import until
 
 
 def election(lease: str, identity: str) -> ElectionConfig:
@@ -45,16 +46,8 @@ def election(lease: str, identity: str) -> ElectionConfig:
 async def eventually(
     check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.05, what: str = "condition"
 ) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if isinstance(result, Awaitable):
-            result = await result
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached in {timeout}s (last: {result!r})")
-        await asyncio.sleep(interval)
+    """:func:`tests.polling.until` with the patience of these tests (and of the fuzzing ones)."""
+    return await until(check, timeout, interval, what)
 
 
 async def status_of(port: int, path: str = "/readyz") -> int:

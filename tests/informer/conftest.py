@@ -16,12 +16,8 @@ from tests.fixtures.kubesim import fast_config
 
 @pytest.fixture
 async def sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
-    sim = KubeSim(fast_config())
-    await sim.start()
-    try:
+    async with KubeSim(fast_config()) as sim:
         yield sim, sim.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        await sim.stop()
 
 
 def informer_options(

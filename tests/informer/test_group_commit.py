@@ -36,7 +36,8 @@ from ksched.config import default_config
 from ksched.features import FeatureGates
 from tests.fixtures.kubesim import fast_config
 from tests.informer.conftest import informer_options
-from tests.informer.test_service import node, until
+from tests.informer.test_service import node
+from tests.polling import until
 
 GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
 
@@ -64,12 +65,8 @@ def member(name: str, group: str, cpu: str = "500m", label: bool = False) -> dic
 
 @pytest.fixture
 async def gang_sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Path]]:
-    sim = KubeSim(fast_config(feature_gates=GATES))
-    await sim.start()
-    try:
+    async with KubeSim(fast_config(feature_gates=GATES)) as sim:
         yield sim, sim.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        await sim.stop()
 
 
 async def start_informer(kubeconfig: Path, nats_url: str, prefix: str, name: str) -> InformerService:

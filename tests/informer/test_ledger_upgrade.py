@@ -17,7 +17,8 @@ from ksched.bus.tokens import encode_token
 from ksched.config import default_config
 from tests.fixtures.nats import BusFactory
 from tests.informer.conftest import informer_options
-from tests.informer.test_service import node, pod, until
+from tests.informer.test_service import node, pod
+from tests.polling import until
 
 
 async def test_informer_restores_assumptions_from_the_old_ledger(

@@ -3,8 +3,6 @@ by JetStream: it rises with cluster changes and falls back when a flush publishe
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 from ksched_informer.service import InformerService
@@ -13,19 +11,13 @@ from prometheus_client import REGISTRY
 
 from ksched.config import default_config
 from tests.informer.conftest import informer_options
+from tests.polling import until
 
 
 def unpublished() -> float:
     value = REGISTRY.get_sample_value("ksched_informer_unpublished_ops")
     assert value is not None
     return value
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
 
 
 async def test_unpublished_ops_rise_with_changes_and_fall_when_published(

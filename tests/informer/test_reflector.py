@@ -16,6 +16,7 @@ from kubernetes_asyncio.client import ApiClient
 from ksched.api.collections import Collection
 from ksched.api.core import Pod
 from tests.fixtures.kubesim import fast_config
+from tests.polling import until
 
 PODS = Collection("Pod", "/api/v1/pods", Pod)
 
@@ -61,14 +62,6 @@ class Mirror:
         else:
             self.pods[obj.metadata.name] = obj
         self.changed.set()
-
-
-async def until(predicate: Any, timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.01)
 
 
 async def test_list_then_watch_sees_every_change(small_sim: tuple[KubeSim, ApiClient]) -> None:

@@ -4,7 +4,7 @@ the pending feed, and optimistic assume with exactly one winner for the last slo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from ksched.bus.messages import (
 from ksched.cache.follower import ReplicaFollower
 from ksched.config import default_config
 from tests.informer.conftest import informer_options
+from tests.polling import until
 
 
 def node(name: str, cpu: str = "2", zone: str = "z1") -> dict[str, Any]:
@@ -82,14 +83,6 @@ def assume_request(
             pod=msgspec.json.encode(obj),
         )
     )
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from ksched_kubesim import KubeSim, KubeSimConfig, LifecycleSettings
 from ksched_kubesim.claim_controller import generate_name
 from ksched_kubesim.errors import ApiError
 
-from tests.kubesim.test_lifecycle import until
+from tests.polling import until
 
 RESOURCE = "resource.k8s.io/v1"
 FINALIZER = "resource.kubernetes.io/delete-protection"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from ksched_kubesim import KubeSim, KubeSimConfig, LifecycleSettings
+
+from tests.polling import until
 
 
 @pytest.fixture
@@ -16,15 +18,6 @@ async def sim() -> AsyncIterator[KubeSim]:
     config = KubeSimConfig(nodes=2, lifecycle=LifecycleSettings(pod_start_delay=0.05, time_scale=0.01))
     async with KubeSim(config) as running:
         yield running
-
-
-async def until(check: Callable[[], Any], within: float = 3.0) -> Any:
-    for _ in range(int(within / 0.02)):
-        value = check()
-        if value:
-            return value
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not reached")
 
 
 def _pod(name: str, namespace: str = "default", **spec: Any) -> dict[str, Any]:

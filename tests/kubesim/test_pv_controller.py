@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from ksched_kubesim import KubeSim, KubeSimConfig, LifecycleSettings
+
+from tests.polling import until
 
 DELAY = 0.05
 
@@ -19,15 +21,6 @@ async def sim() -> AsyncIterator[KubeSim]:
     )
     async with KubeSim(KubeSimConfig(nodes=2, lifecycle=settings)) as running:
         yield running
-
-
-async def until(check: Callable[[], Any], within: float = 3.0) -> Any:
-    for _ in range(int(within / 0.02)):
-        value = check()
-        if value:
-            return value
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"condition not reached; last value {check()!r}")
 
 
 def pv(

@@ -8,7 +8,6 @@ import io
 import json
 import logging
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -210,17 +209,6 @@ async def test_a_task_spawned_for_the_pod_keeps_its_fields(json_log: Capture) ->
         await task
     [doc] = json_log.docs()
     assert (doc["pod"], doc["node"], doc["trace_id"]) == ("default/a", "n1", "t-a")
-
-
-@pytest.fixture
-def restore_root_logger() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    try:
-        yield
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
 
 
 @pytest.mark.usefixtures("restore_root_logger")

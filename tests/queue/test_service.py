@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -33,23 +33,11 @@ from ksched.framework.events import ActionType, EventResource
 from ksched.service.lifecycle import serve
 from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
+from tests.polling import until
 from tests.queue.fake_informer import FakeInformer
 from tests.queue.testing import node, pod, settings
 
 FIT = "NodeResourcesFit"
-
-
-async def eventually(check: Callable[[], bool | Awaitable[bool]], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.02)
 
 
 def queue_settings(**kw: Any) -> QueueSettings:
@@ -82,7 +70,7 @@ class Harness:
         service = QueueService(s, core, bus)
         await service.start()
         self.services.append(service)
-        await eventually(lambda: core.bootstrapped)
+        await until(lambda: core.bootstrapped)
         return service
 
     async def pop(self, n: int = 1, wait: float = 0.0, replica: str = "r1") -> list[LeasedPod]:
@@ -142,7 +130,7 @@ async def test_pop_end_to_end_with_leases(harness: Harness) -> None:
 
     # the informer reports the scheduled pod bound: nothing is left of it
     await informer.pod(PendingPodAction.DELETE, pod("high", priority=9), reason="bound")
-    await eventually(lambda: service.core.state_of("uid-high") is None)
+    await until(lambda: service.core.state_of("uid-high") is None)
 
 
 async def test_long_poll_returns_as_soon_as_a_pod_arrives(harness: Harness) -> None:
@@ -179,7 +167,7 @@ async def test_expired_lease_returns_the_pod(harness: Harness) -> None:
     service = await harness.start_queue(lease_seconds=0.3)
     (lp,) = await harness.pop()
     # the replica crashed: no done, no renewal
-    await eventually(lambda: service.core.state_of("uid-a") == PodLifecycle.ACTIVE, timeout=3)
+    await until(lambda: service.core.state_of("uid-a") == PodLifecycle.ACTIVE, timeout=3)
     assert LEASES_EXPIRED._value.get() == before + 1
     (again,) = await harness.pop(replica="r2")
     assert again.pod.uid == "uid-a" and again.lease_id != lp.lease_id and again.attempts == 2
@@ -212,7 +200,7 @@ async def test_event_during_the_attempt_is_not_lost(harness: Harness) -> None:
     service = await harness.start_queue()
     (lp,) = await harness.pop()
     await harness.informer.event(EventResource.NODE, ActionType.ADD, None, node("n2", cpu="8"))
-    await eventually(lambda: service.core.queue.in_flight_events() == 1)
+    await until(lambda: service.core.queue.in_flight_events() == 1)
     ack = await harness.done(lp, DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT])
     assert ack.code == PodLifecycle.BACKOFF
 
@@ -221,7 +209,7 @@ async def test_gated_pod_is_released_by_its_update(harness: Harness) -> None:
     service = await harness.start_queue()
     gated = pod("gated", gates=["wait"])
     await harness.informer.pod(PendingPodAction.ADD, gated)
-    await eventually(lambda: service.core.state_of("uid-gated") == PodLifecycle.GATED)
+    await until(lambda: service.core.state_of("uid-gated") == PodLifecycle.GATED)
     assert await harness.pop(wait=0.2) == []
     gated.spec.scheduling_gates = []
     await harness.informer.pod(PendingPodAction.UPDATE, gated)
@@ -267,13 +255,13 @@ async def test_new_informer_epoch_triggers_a_rebuild(harness: Harness) -> None:
     informer = harness.informer
     await informer.pod(PendingPodAction.ADD, pod("old"))
     service = await harness.start_queue()
-    await eventually(lambda: service.core.state_of("uid-old") == PodLifecycle.ACTIVE)
+    await until(lambda: service.core.state_of("uid-old") == PodLifecycle.ACTIVE)
     # the informer restarted: new epoch, and "old" was deleted while it was down
     informer.epoch = "epoch-2"
     informer.list_pending(pod("survivor"))
     await informer.pod(PendingPodAction.ADD, pod("newcomer"))
-    await eventually(lambda: informer.bootstraps == 2)
-    await eventually(lambda: service.core.queue.uids() == {"uid-survivor", "uid-newcomer"})
+    await until(lambda: informer.bootstraps == 2)
+    await until(lambda: service.core.queue.uids() == {"uid-survivor", "uid-newcomer"})
     assert service.core.cursor.epoch == "epoch-2"
 
 
@@ -287,8 +275,8 @@ async def test_lost_feed_message_triggers_a_rebuild(harness: Harness) -> None:
     await informer.bus.js.delete_msg(informer.bus.subjects.feed_stream, 2)
     informer.stale_answer = ([first], 1, 1)
     service = await harness.start_queue()
-    await eventually(lambda: informer.bootstraps == 2)
-    await eventually(lambda: service.core.queue.uids() == {"uid-a", "uid-lost", "uid-after"})
+    await until(lambda: informer.bootstraps == 2)
+    await until(lambda: service.core.queue.uids() == {"uid-a", "uid-lost", "uid-after"})
     assert service.core.cursor.stream_seq == 3
 
 
@@ -316,7 +304,7 @@ async def test_run_serves_readiness_and_metrics(
             await asyncio.sleep(0.3)
             assert not await ready()  # the informer is not answering yet
             informer.ready = True
-            await eventually(ready)
+            await until(ready)
             async with http.get(f"{url}/metrics") as r:
                 text = await r.text()
             assert 'scheduler_pending_pods{queue="active"} 1.0' in text

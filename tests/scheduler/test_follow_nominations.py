@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
 
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
 
@@ -14,19 +13,12 @@ from ksched.bus.messages import PendingPodAction
 from ksched.framework.nominator import Nominator
 from ksched.framework.testing import make_pod
 from tests.fixtures.nats import BusFactory
+from tests.polling import until
 from tests.queue.fake_informer import FakeInformer
 
 
 def nominated(name: str, node: str, uid: str | None = None) -> Pod:
     return make_pod(name, uid=uid, priority=10, status={"nominatedNodeName": node} if node else None)
-
-
-async def until(check: Callable[[], bool], within: float = 5.0) -> None:
-    for _ in range(int(within / 0.02)):
-        if check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not reached")
 
 
 async def test_bootstrap_then_feed(bus_factory: BusFactory) -> None:

@@ -3,18 +3,9 @@ handlers write to the stderr of the test that ran them); restore it after each t
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-
 import pytest
 
 
 @pytest.fixture(autouse=True)
-def restore_root_logger() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    try:
-        yield
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
+def _root_logger_restored(restore_root_logger: None) -> None:
+    """``restore_root_logger`` (tests/fixtures/logs.py) for every test here."""

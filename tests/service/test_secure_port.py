@@ -27,12 +27,8 @@ from tests.fixtures.kubesim import fast_config
 @pytest.fixture(scope="module")
 async def sim() -> AsyncIterator[KubeSim]:
     """A kubesim of this module's own, so its review counts are this module's only."""
-    sim = KubeSim(fast_config())
-    await sim.start()
-    try:
+    async with KubeSim(fast_config()) as sim:
         yield sim
-    finally:
-        await sim.stop()
 
 
 @pytest.fixture(scope="module")

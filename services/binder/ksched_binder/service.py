@@ -43,7 +43,7 @@ from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.logcontext import pod_logging
 from ksched.service import gc_pacing
-from ksched.service.http import HealthServer
+from ksched.service.http import service_health_server
 from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
@@ -51,9 +51,9 @@ from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
 from ksched.service.simulator_results import with_binding
 from ksched.service.tasks import TaskGroup
-from ksched.tracing import Phase, Tracer
+from ksched.tracing import Phase
 from ksched.tracing.context import TRACEPARENT
-from ksched.tracing.export import span_sink
+from ksched.tracing.export import service_tracer
 from ksched_binder import metrics
 from ksched_binder.options import BinderOptions
 
@@ -86,18 +86,8 @@ class BinderService:
         common = options.common
         self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer(
-            "binder", common.identity, spans=span_sink(common.tracing, "binder", common.identity)
-        )
-        self.health = HealthServer(
-            common.http_host,
-            common.http_port,
-            debug=self.debug_state,
-            token=common.http_token,
-            secure=common.secure,
-            component="ksched-binder",
-            config=config,
-        )
+        self.tracer = service_tracer("binder", common)
+        self.health = service_health_server(common, "ksched-binder", config, self.debug_state)
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reporter: Reporter | None = None

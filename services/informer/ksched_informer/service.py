@@ -58,14 +58,14 @@ from ksched.framework.objects import TABLES
 from ksched.framework.runtime import Framework
 from ksched.logcontext import pod_logging
 from ksched.service import gc_pacing
-from ksched.service.http import HealthServer
+from ksched.service.http import service_health_server
 from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
 from ksched.service.reporter import Reporter
 from ksched.service.tasks import TaskGroup
-from ksched.tracing import Phase, Tracer
+from ksched.tracing import Phase
 from ksched.tracing.context import TRACEPARENT
-from ksched.tracing.export import span_sink
+from ksched.tracing.export import service_tracer
 from ksched_informer import assume, bootstrap, metrics
 from ksched_informer.gangs import Gangs, GroupCommitter, commit_records
 from ksched_informer.ledger import LEDGER_ENTRY, Ledger
@@ -95,18 +95,8 @@ class InformerService:
         common = options.common
         self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer(
-            "informer", common.identity, spans=span_sink(common.tracing, "informer", common.identity)
-        )
-        self.health = HealthServer(
-            common.http_host,
-            common.http_port,
-            debug=self.debug_state,
-            token=common.http_token,
-            secure=common.secure,
-            component="ksched-informer",
-            config=config,
-        )
+        self.tracer = service_tracer("informer", common)
+        self.health = service_health_server(common, "ksched-informer", config, self.debug_state)
         self.bus: Bus | None = None
         self.api: ApiClient | None = None
         self.reflectors: list[Reflector] = []

@@ -13,12 +13,11 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.bus.connect import Bus, connect
 from ksched.bus.subjects import Subjects
-from ksched.service.http import HealthServer
+from ksched.service.http import service_health_server
 from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
 from ksched.service.tasks import TaskGroup
-from ksched.tracing import Tracer
-from ksched.tracing.export import span_sink
+from ksched.tracing.export import service_tracer
 
 from .clock import Clock, SystemClock
 from .metrics import bind_gauges, bind_queue_metrics
@@ -38,19 +37,11 @@ class QueueServer:
         self.settings = settings
         self.clock = clock or SystemClock()
         self.core = build_core(settings, self.clock)
-        self.tracer = Tracer(
-            "queue", common.identity, spans=span_sink(common.tracing, "queue", common.identity)
-        )
+        self.tracer = service_tracer("queue", common)
         QueueTracing(self.tracer, self.core.queue).install(self.core)
         self.tasks = TaskGroup()
-        self.health = HealthServer(
-            common.http_host,
-            common.http_port,
-            debug=self.core.debug_state,
-            token=common.http_token,
-            secure=common.secure,
-            component="ksched-queue",
-            config=settings.scheduler_config,
+        self.health = service_health_server(
+            common, "ksched-queue", settings.scheduler_config, self.core.debug_state
         )
         self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
         self.leadership = Leadership("queue", common.identity, settings.election)

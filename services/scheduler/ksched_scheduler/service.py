@@ -59,7 +59,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code, Status
 from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service import gc_pacing
-from ksched.service.http import HealthServer
+from ksched.service.http import service_health_server
 from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client, api_reachable
 from ksched.service.metric_children import Children
@@ -68,9 +68,9 @@ from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
 from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
-from ksched.tracing import Phase, Tracer
+from ksched.tracing import Phase
 from ksched.tracing.context import TRACEPARENT
-from ksched.tracing.export import span_sink
+from ksched.tracing.export import service_tracer
 from ksched_scheduler import metrics
 from ksched_scheduler.batching import Batcher
 from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
@@ -154,18 +154,8 @@ class SchedulerService:
         self.identity = common.identity
         self.subjects = Subjects(common.subject_prefix)
         self.tasks = TaskGroup()
-        self.tracer = Tracer(
-            "scheduler", common.identity, spans=span_sink(common.tracing, "scheduler", common.identity)
-        )
-        self.health = HealthServer(
-            common.http_host,
-            common.http_port,
-            debug=self.debug_state,
-            token=common.http_token,
-            secure=common.secure,
-            component="ksched-scheduler",
-            config=config,
-        )
+        self.tracer = service_tracer("scheduler", common)
+        self.health = service_health_server(common, "ksched-scheduler", config, self.debug_state)
         self.nominator = Nominator()
         self.nominations = NominationTracker(self.nominator, self._placed)
         self.preemptions: PreemptionRunner | None = None

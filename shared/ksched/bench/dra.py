@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from ksched.api.core import Pod
-from ksched.api.resource import DeviceClass, ResourceClaim, ResourceSlice
+from ksched.api.resource import ResourceClaim
 from ksched.config import default_config
 from ksched.config.profile import build_frameworks
 from ksched.framework.algorithm import ScheduleAlgorithm
@@ -27,6 +27,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot, with_node_name
 from ksched.framework.testing import make_node
+from ksched.plugins.dynamicresources.testing import device, device_class, request, resource_slice
 
 DRIVER = "test-driver.cdi.k8s.io"
 CLASS = "test-class"
@@ -51,34 +52,12 @@ class DRAResult:
 
 def _objects(nodes: int, devices: int) -> tuple[Snapshot, list[Any]]:
     snap = Snapshot()
-    objects: list[Any] = [
-        msgspec.convert(
-            {
-                "kind": "DeviceClass",
-                "metadata": {"name": CLASS},
-                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-            },
-            DeviceClass,
-        )
-    ]
+    objects: list[Any] = [device_class(CLASS, DRIVER)]
     for i in range(nodes):
         name = f"scheduler-perf-dra-{i:04d}"
         snap.upsert_node(make_node(name, allocatable={"cpu": "4", "memory": "32Gi", "pods": "110"}))
-        objects.append(
-            msgspec.convert(
-                {
-                    "kind": "ResourceSlice",
-                    "metadata": {"name": f"{name}-{DRIVER}"},
-                    "spec": {
-                        "driver": DRIVER,
-                        "nodeName": name,
-                        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                        "devices": [{"name": f"item-{d}"} for d in range(devices)],
-                    },
-                },
-                ResourceSlice,
-            )
-        )
+        items = [device(f"item-{d}") for d in range(devices)]
+        objects.append(resource_slice(f"{name}-{DRIVER}", name, name, DRIVER, *items))
     return snap, objects
 
 
@@ -116,16 +95,7 @@ def _pod_and_claim(k: int) -> tuple[Pod, ResourceClaim]:
                     {"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": uid, "controller": True}
                 ],
             },
-            "spec": {
-                "devices": {
-                    "requests": [
-                        {
-                            "name": "req-0",
-                            "exactly": {"deviceClassName": CLASS, "allocationMode": "ExactCount", "count": 1},
-                        }
-                    ]
-                }
-            },
+            "spec": {"devices": {"requests": [request("req-0", CLASS)]}},
         },
         ResourceClaim,
     )

@@ -34,7 +34,7 @@ from prometheus_client.aiohttp import make_aiohttp_handler
 
 from ksched.config import KubeSchedulerConfiguration
 from ksched.service.delegated import Authenticator, Authorizer, Unauthorized
-from ksched.service.options import SecureServing
+from ksched.service.options import CommonOptions, SecureServing
 from ksched.service.reviews import access_review, review_client, token_review
 from ksched.service.selfsigned import server_context
 
@@ -229,6 +229,22 @@ class HealthServer:
     async def _dump(self, request: web.Request) -> web.Response:
         body = self._debug() if self._debug is not None else {}
         return web.Response(text=json.dumps(body, default=str, indent=1), content_type="application/json")
+
+
+def service_health_server(
+    common: CommonOptions, component: str, config: KubeSchedulerConfiguration, debug: DebugDump
+) -> HealthServer:
+    """The HTTP server of a pipeline service (``ksched-<service>``): ``--http-host``/``--http-port`` with
+    ``--http-token``, the secure port, ``config`` on /configz and ``debug`` on /debug."""
+    return HealthServer(
+        common.http_host,
+        common.http_port,
+        debug=debug,
+        token=common.http_token,
+        secure=common.secure,
+        component=component,
+        config=config,
+    )
 
 
 def forbidden_message(user: str, verb: str, path: str, reason: str) -> str:

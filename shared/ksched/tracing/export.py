@@ -3,8 +3,9 @@ else None (and nothing of OpenTelemetry imported)."""
 
 from __future__ import annotations
 
+from ksched.service.options import CommonOptions
 from ksched.service.tracing_config import TracingConfig
-from ksched.tracing.tracer import SpanSink
+from ksched.tracing.tracer import SpanSink, Tracer
 
 
 class OtelMissing(RuntimeError):
@@ -22,3 +23,8 @@ def span_sink(config: TracingConfig | None, service: str, instance: str) -> Span
             f"--tracing-config-file needs the OpenTelemetry packages: pip install 'ksched[otel]' ({exc})"
         ) from None
     return OtelSink(config, service, instance)
+
+
+def service_tracer(service: str, common: CommonOptions) -> Tracer:
+    """The tracer of a ``service`` instance (``--id``), its spans exported per ``--tracing-config-file``."""
+    return Tracer(service, common.identity, spans=span_sink(common.tracing, service, common.identity))

@@ -17,6 +17,8 @@ from ksched.plugins.dynamicresources.features import DRAFeatures
 from ksched.plugins.dynamicresources.testing import (
     all_request,
     claim,
+    consumes_counters,
+    counter_set,
     device,
     device_class,
     first_available,
@@ -403,25 +405,16 @@ CASES: dict[str, Case] = {
                 POOL_1,
                 DRIVER_A,
                 slice_count=2,
-                sharedCounters=[{"name": "gpu", "counters": {"memory": {"value": "8Gi"}}}],
+                sharedCounters=[counter_set("gpu", "8Gi")],
             ),
             resource_slice(
                 "devices",
                 NODE_1,
                 POOL_1,
                 DRIVER_A,
-                device(
-                    "half-a",
-                    consumesCounters=[{"counterSet": "gpu", "counters": {"memory": {"value": "4Gi"}}}],
-                ),
-                device(
-                    "whole",
-                    consumesCounters=[{"counterSet": "gpu", "counters": {"memory": {"value": "8Gi"}}}],
-                ),
-                device(
-                    "half-b",
-                    consumesCounters=[{"counterSet": "gpu", "counters": {"memory": {"value": "4Gi"}}}],
-                ),
+                device("half-a", **consumes_counters("gpu", "4Gi")),
+                device("whole", **consumes_counters("gpu", "8Gi")),
+                device("half-b", **consumes_counters("gpu", "4Gi")),
                 slice_count=2,
             ),
         ],
@@ -436,20 +429,15 @@ CASES: dict[str, Case] = {
                 POOL_1,
                 DRIVER_A,
                 slice_count=2,
-                sharedCounters=[{"name": "gpu", "counters": {"memory": {"value": "8Gi"}}}],
+                sharedCounters=[counter_set("gpu", "8Gi")],
             ),
             resource_slice(
                 "devices",
                 NODE_1,
                 POOL_1,
                 DRIVER_A,
-                device(
-                    "whole",
-                    consumesCounters=[{"counterSet": "gpu", "counters": {"memory": {"value": "8Gi"}}}],
-                ),
-                device(
-                    "half", consumesCounters=[{"counterSet": "gpu", "counters": {"memory": {"value": "4Gi"}}}]
-                ),
+                device("whole", **consumes_counters("gpu", "8Gi")),
+                device("half", **consumes_counters("gpu", "4Gi")),
                 slice_count=2,
             ),
         ],
@@ -464,9 +452,7 @@ CASES: dict[str, Case] = {
                 NODE_1,
                 POOL_1,
                 DRIVER_A,
-                device(
-                    "half", consumesCounters=[{"counterSet": "gpu", "counters": {"memory": {"value": "4Gi"}}}]
-                ),
+                device("half", **consumes_counters("gpu", "4Gi")),
             )
         ],
         error="invalid resource pools were encountered",

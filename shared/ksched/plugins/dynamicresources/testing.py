@@ -1,4 +1,5 @@
-"""Builders of DRA objects for tests (the shapes of upstream's ``allocatortesting`` generators)."""
+"""Builders of DRA objects for tests and the bench (the shapes of upstream's ``allocatortesting``
+generators)."""
 
 from __future__ import annotations
 
@@ -102,6 +103,17 @@ def device(
         out["attributes"] = {k: dict(v) for k, v in attributes.items()}
     out.update(extra)
     return out
+
+
+def consumes_counters(counter_set: str, memory: str) -> dict[str, Any]:
+    """The ``consumesCounters`` of a device (a partition) taking ``memory`` of ``counter_set``, for
+    ``device(name, **consumes_counters(...))``."""
+    return {"consumesCounters": [{"counterSet": counter_set, "counters": {"memory": {"value": memory}}}]}
+
+
+def counter_set(name: str, memory: str) -> dict[str, Any]:
+    """An entry of a slice's ``sharedCounters``: counter set ``name`` of ``memory``."""
+    return {"name": name, "counters": {"memory": {"value": memory}}}
 
 
 def resource_slice(

@@ -14,7 +14,13 @@ from ksched.framework.status import Code
 from ksched.framework.testing import container, make_pod
 from ksched.plugins.args.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from ksched.plugins.noderesources.balanced_allocation import BalancedAllocation, balanced_resource_score
-from ksched.plugins.noderesources.testing import make_resource_node, scores_both_ways, snapshot_of, st_pod
+from ksched.plugins.noderesources.testing import (
+    assert_scores,
+    make_resource_node,
+    scores_both_ways,
+    snapshot_of,
+    st_pod,
+)
 
 
 def spec_pod(containers: list[dict[str, str]], node: str, name: str = "pod") -> Pod:
@@ -143,13 +149,7 @@ def test_node_resources_balanced_allocation(
     resources: list[tuple[str, int]],
     run_pre_score: bool,
 ) -> None:
-    snapshot = snapshot_of(nodes, existing)
-    plugin, state, pi = BalancedAllocation(ba_args(resources)), CycleState(), PodInfo(pod)
-    if run_pre_score:
-        assert plugin.pre_score(state, pi, snapshot.nodes) is None
-    per_node, batch = scores_both_ways(plugin, state, pi, snapshot)
-    assert per_node == want
-    assert batch.tolist() == want
+    assert_scores(BalancedAllocation(ba_args(resources)), pod, nodes, existing, want, pre_score=run_pre_score)
 
 
 def test_nothing_scheduled_nothing_requested_skip_in_pre_score() -> None:

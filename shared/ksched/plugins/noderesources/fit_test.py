@@ -45,6 +45,7 @@ from ksched.plugins.noderesources.testing import (
     HUGEPAGES_A,
     KUBERNETES_IO_A,
     KUBERNETES_IO_B,
+    assert_scores,
     node_info,
     resource_pod,
     scores_both_ways,
@@ -735,13 +736,7 @@ def test_fit_score(
     args: NodeResourcesFitArgs,
     run_pre_score: bool,
 ) -> None:
-    snapshot = snapshot_of(nodes, existing)
-    plugin, state, pi = _fit(args), CycleState(), PodInfo(pod)
-    if run_pre_score:
-        assert plugin.pre_score(state, pi, snapshot.nodes) is None
-    per_node, batch = scores_both_ways(plugin, state, pi, snapshot)
-    assert per_node == want
-    assert batch.tolist() == want
+    assert_scores(_fit(args), pod, nodes, existing, want, pre_score=run_pre_score)
 
 
 # --- events and queueing hints -------------------------------------------------------------------

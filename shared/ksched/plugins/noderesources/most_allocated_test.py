@@ -18,8 +18,8 @@ from ksched.plugins.noderesources.testing import (
     REQ_1_2,
     REQ_2_3,
     args_for,
+    assert_scores,
     n,
-    scores_both_ways,
     snapshot_of,
     st_node,
     st_pod,
@@ -139,12 +139,7 @@ def test_most_allocated_scoring_strategy(
     want: list[int],
     resources: list[tuple[str, int]],
 ) -> None:
-    snapshot = snapshot_of(nodes, existing)
-    plugin, state, pi = Fit(args_for(resources, MOST_ALLOCATED)), CycleState(), PodInfo(pod)
-    assert plugin.pre_score(state, pi, snapshot.nodes) is None
-    per_node, batch = scores_both_ways(plugin, state, pi, snapshot)
-    assert per_node == want
-    assert batch.tolist() == want
+    assert_scores(Fit(args_for(resources, MOST_ALLOCATED)), pod, nodes, existing, want)
 
 
 def test_resources_not_set_pods_scheduled_with_error() -> None:

@@ -140,3 +140,22 @@ def scores_both_ways(
     per_node = [plugin.score(state, pod, ni) for ni in snapshot.nodes]
     rows = np.arange(len(snapshot.nodes), dtype=np.intp)
     return per_node, plugin.score_batch(state, pod, snapshot, rows)
+
+
+def assert_scores(
+    plugin: Any,
+    pod: Pod,
+    nodes: Sequence[Node],
+    existing: Sequence[Pod],
+    want: list[int],
+    pre_score: bool = True,
+) -> None:
+    """``plugin`` scores ``pod`` ``want`` on ``nodes`` (``existing`` pods placed), per node and in one
+    batch; ``pre_score``: PreScore runs first and passes."""
+    snapshot = snapshot_of(nodes, existing)
+    state, pi = CycleState(), PodInfo(pod)
+    if pre_score:
+        assert plugin.pre_score(state, pi, snapshot.nodes) is None
+    per_node, batch = scores_both_ways(plugin, state, pi, snapshot)
+    assert per_node == want
+    assert batch.tolist() == want
