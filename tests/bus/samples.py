@@ -24,6 +24,7 @@ from ksched.bus.messages import (
     DoneBatchRequest,
     DoneOutcome,
     DoneRequest,
+    FeedBatch,
     ForgetRequest,
     GangCommit,
     GangRef,
@@ -172,19 +173,23 @@ TRACE_EVENT = TraceEvent(
     details={"rejected": {"NodeResourcesFit": 2}, "feasible": 1, "generation": 17, "top": [[NODE, 87]]},
 )
 
+PENDING_EVENT = PendingPodEvent(
+    action=PendingPodAction.UPDATE, pod=PENDING, reason="", epoch="epoch-1", generation=17, ts=1.5
+)
+CLUSTER_EVENT = ClusterEventMsg(
+    resource="storage.k8s.io/CSINode",
+    action=4,
+    key=NODE,
+    old=b"{}",
+    new=NODE_JSON,
+    epoch="e",
+    generation=3,
+)
+
 SAMPLES: dict[type[Message], Message] = {
-    PendingPodEvent: PendingPodEvent(
-        action=PendingPodAction.UPDATE, pod=PENDING, reason="", epoch="epoch-1", generation=17, ts=1.5
-    ),
-    ClusterEventMsg: ClusterEventMsg(
-        resource="storage.k8s.io/CSINode",
-        action=4,
-        key=NODE,
-        old=b"{}",
-        new=NODE_JSON,
-        epoch="e",
-        generation=3,
-    ),
+    PendingPodEvent: PENDING_EVENT,
+    ClusterEventMsg: CLUSTER_EVENT,
+    FeedBatch: FeedBatch(epoch="epoch-1", events=[PENDING_EVENT, CLUSTER_EVENT]),
     SnapshotDelta: SnapshotDelta(epoch="epoch-1", base=16, generation=17, ops=OPS, ts=2.5),
     SnapshotBootstrapRequest: SnapshotBootstrapRequest(
         replica_id="sched-1", deliver="_INBOX.abc", max_chunk_bytes=1024

@@ -34,9 +34,9 @@ from ksched.bus.messages import (
     AssumeRequest,
     BootstrapReply,
     DoneRequest,
+    FeedBatch,
     ForgetRequest,
     PendingPod,
-    PendingPodEvent,
     PendingPodsRequest,
     PermitDecision,
     Placement,
@@ -268,7 +268,7 @@ async def test_each_service_does_its_part(
     )
     await jetstream.subscribe_ordered(
         scheduler,
-        endpoints.PENDING_PODS.any,
+        endpoints.FEED,
         record("nominations"),
         stream=SUBJECTS.feed_stream,
     )
@@ -286,7 +286,7 @@ async def test_each_service_does_its_part(
     await scheduler.request(endpoints.QUEUE_DONE, sample(DoneRequest))
 
     # informer publishes what the queue and the replicas follow, and a trace event
-    await jetstream.publish(informer, endpoints.PENDING_PODS.to("default-scheduler"), sample(PendingPodEvent))
+    await jetstream.publish(informer, endpoints.FEED_BATCH, sample(FeedBatch))
     await jetstream.publish(informer, endpoints.SNAPSHOT_DELTA, sample(SnapshotDelta))
 
     # binder: its streams, the durable pull consumer, the requests of a failed bind, permit decisions
@@ -322,7 +322,7 @@ async def test_each_service_does_its_part(
     for bus in (informer, queue, scheduler, binder, observer):
         await settle(bus)
     assert violations.seen == []
-    assert isinstance(got["feed"].result(), PendingPodEvent)
+    assert isinstance(got["feed"].result(), FeedBatch)
     assert isinstance(got["trace"].result(), TraceEvent)
 
 

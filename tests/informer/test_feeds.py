@@ -1,12 +1,15 @@
-"""What the informer's pending-pod feed carries."""
+"""What the informer's feed carries, and how a flush of it is batched."""
 
 from __future__ import annotations
 
 import msgspec
 from ksched_informer import feeds
+from ksched_informer.publisher import MAX_BATCH_BYTES, MAX_EVENTS_PER_BATCH, feed_batches
 
 from ksched.api.core import Pod
-from ksched.bus.messages import PendingPodAction
+from ksched.bus.codec import encode
+from ksched.bus.messages import ClusterEventMsg, FeedBatch, PendingPodAction, PendingPodEvent
+from ksched.framework.events import ActionType, ClusterEvent, EventResource
 
 POD = msgspec.convert(
     {
@@ -29,3 +32,34 @@ def test_adds_and_updates_carry_the_pod_and_deletes_only_who_it_was() -> None:
         5,
         "bound",
     )
+
+
+def test_a_flush_of_events_travels_in_order_in_bounded_batches() -> None:
+    def pending(i: int) -> PendingPodEvent:
+        pod = msgspec.structs.replace(POD, metadata=msgspec.structs.replace(POD.metadata, uid=f"u{i}"))
+        return feeds.pending_event(PendingPodAction.ADD, pod, "e", i)
+
+    node_added = ClusterEvent(EventResource.NODE, ActionType.ADD)
+    events: list[PendingPodEvent | ClusterEventMsg] = [pending(i) for i in range(MAX_EVENTS_PER_BATCH)]
+    events[10:10] = feeds.cluster_events([node_added], "n1", None, {"big": "x" * MAX_BATCH_BYTES}, "e", 9)
+    events.append(pending(MAX_EVENTS_PER_BATCH))
+    batches = [envelope.message for envelope in feed_batches("e", events)]
+    assert all(isinstance(b, FeedBatch) and b.epoch == "e" for b in batches)
+    parts = [b.events for b in batches if isinstance(b, FeedBatch)]
+    assert [len(p) for p in parts[:2]] == [10, 1]  # the oversized event travels alone
+    assert all(len(p) <= MAX_EVENTS_PER_BATCH for p in parts)
+    assert all(len(encode(b)) <= MAX_BATCH_BYTES for b in batches[2:])
+    assert [e for p in parts for e in p] == events
+    assert feed_batches("e", []) == []
+
+
+def test_the_events_of_one_change_share_the_objects_encoding() -> None:
+    events = [
+        ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL),
+        ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT),
+    ]
+    old, new = {"metadata": {"name": "n1"}}, {"metadata": {"name": "n1", "labels": {"a": "b"}}}
+    messages = feeds.cluster_events(events, "n1", old, new, "e", 3)
+    assert [(m.resource, m.action) for m in messages] == [(e.resource, int(e.action)) for e in events]
+    assert all(m.old == msgspec.json.encode(old) and m.new == msgspec.json.encode(new) for m in messages)
+    assert feeds.cluster_events(events, "n1", None, new, "e", 3)[0].old is None

@@ -1,8 +1,10 @@
 """The informer's side of the queue's contract, played over a real NATS: it answers the pending-pod
-bootstrap and publishes PendingPodEvent / ClusterEventMsg to the ``P_feed`` stream in order."""
+bootstrap and publishes each event to the ``P_feed`` stream in order, as a FeedBatch of one (or, with
+``single_events``, as a bare PendingPodEvent / ClusterEventMsg, as informers of earlier releases did)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -17,6 +19,7 @@ from ksched.bus.endpoints import PublishEndpoint
 from ksched.bus.messages import (
     BootstrapReply,
     ClusterEventMsg,
+    FeedBatch,
     PendingPod,
     PendingPodAction,
     PendingPodEvent,
@@ -28,9 +31,10 @@ M = TypeVar("M", bound=Message)
 
 
 class FakeInformer:
-    def __init__(self, bus: Bus, epoch: str = "epoch-1") -> None:
+    def __init__(self, bus: Bus, epoch: str = "epoch-1", *, single_events: bool = False) -> None:
         self.bus = bus
         self.epoch = epoch
+        self.single_events = single_events
         self.pending: dict[str, PendingPod] = {}
         self.generation = 0
         self.stream_seq = 0
@@ -77,7 +81,10 @@ class FakeInformer:
         message = PendingPodEvent(
             action=action, pod=pending, reason=reason, epoch=self.epoch, generation=self.generation
         )
-        await self._publish(endpoints.PENDING_PODS.to(pending.scheduler_name), message)
+        if self.single_events:
+            await self._publish(endpoints.PENDING_PODS.to(pending.scheduler_name), message)
+        else:
+            await self.batch([message])
         return pending
 
     async def event(self, resource: str, action: int, old: Any = None, new: Any = None) -> None:
@@ -92,7 +99,14 @@ class FakeInformer:
             epoch=self.epoch,
             generation=self.generation,
         )
-        await self._publish(endpoints.CLUSTER_EVENTS.to(resource), message)
+        if self.single_events:
+            await self._publish(endpoints.CLUSTER_EVENTS.to(resource), message)
+        else:
+            await self.batch([message])
+
+    async def batch(self, events: Sequence[PendingPodEvent | ClusterEventMsg]) -> None:
+        """Publish ``events`` as one FeedBatch (what the informer does at each flush)."""
+        await self._publish(endpoints.FEED_BATCH, FeedBatch(epoch=self.epoch, events=list(events)))
 
     def list_pending(self, *pods: Pod) -> None:
         """Set the pending list (what a bootstrap returns) without publishing anything."""

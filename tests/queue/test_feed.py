@@ -32,13 +32,6 @@ def test_cursor_wants_a_resync_after_a_gap_or_a_new_epoch() -> None:
     assert FeedCursor("e1", 100).check("e2", 101) == FeedVerdict.RESYNC
 
 
-def test_a_cursor_over_some_subjects_allows_gaps_but_not_new_epochs() -> None:
-    cursor = FeedCursor("e1", 100, contiguous=False)
-    assert cursor.check("e1", 105) == FeedVerdict.APPLY
-    assert cursor.check("e1", 103) == FeedVerdict.SKIP
-    assert cursor.check("e2", 106) == FeedVerdict.RESYNC
-
-
 def test_rebuild_reconciles_with_the_pending_list() -> None:
     core, _ = new_core()
     names = ("keep", "gone", "flying", "gone-flying", "assumed", "forgotten")

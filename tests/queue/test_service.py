@@ -25,6 +25,7 @@ from ksched.bus.messages import (
     LeasedPod,
     LeaseRenewRequest,
     PendingPodAction,
+    PendingPodEvent,
     PopRequest,
     QueueListRequest,
     RequeueRequest,
@@ -35,7 +36,7 @@ from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
 from tests.polling import until
 from tests.queue.fake_informer import FakeInformer
-from tests.queue.testing import node, pod, settings
+from tests.queue.testing import node, pending_of, pod, settings
 
 FIT = "NodeResourcesFit"
 
@@ -190,6 +191,37 @@ async def test_cluster_event_requeues_only_when_a_hint_says_so(harness: Harness)
     assert await harness.pop(wait=0.3) == []
     assert service.core.state_of("uid-big") == PodLifecycle.UNSCHEDULABLE
     # a node that fits: requeued; an idle replica takes it from backoffQ at once
+    await harness.informer.event(EventResource.NODE, ActionType.ADD, None, node("n2", cpu="8"))
+    (again,) = await harness.pop(wait=3)
+    assert again.pod.uid == "uid-big" and again.attempts == 2
+
+
+async def test_a_feed_batch_is_applied_in_order(harness: Harness) -> None:
+    informer = harness.informer
+    await harness.start_queue()
+    a, b = pending_of(pod("a")), pending_of(pod("b"))
+    events = [
+        PendingPodEvent(action=action, pod=p, reason=reason, epoch=informer.epoch, generation=0)
+        for action, p, reason in (
+            (PendingPodAction.ADD, a, ""),
+            (PendingPodAction.ADD, b, ""),
+            (PendingPodAction.DELETE, a, "deleted"),
+        )
+    ]
+    await informer.batch(events)
+    assert [lp.pod.name for lp in await harness.pop(n=5, wait=3)] == ["b"]
+
+
+async def test_single_events_of_an_earlier_informer_are_still_read(harness: Harness) -> None:
+    """Informers before feed batches published each event on its own subject: a queue of this
+    release follows them during a rolling upgrade."""
+    harness.informer.single_events = True
+    harness.informer.list_pending(pod("big", requests={"cpu": "3"}))
+    await harness.start_queue()
+    (lp,) = await harness.pop()
+    await harness.done(lp, DoneOutcome.UNSCHEDULABLE, unschedulable_plugins=[FIT])
+    await harness.informer.pod(PendingPodAction.ADD, pod("fresh"))
+    assert [p.pod.name for p in await harness.pop(wait=3)] == ["fresh"]
     await harness.informer.event(EventResource.NODE, ActionType.ADD, None, node("n2", cpu="8"))
     (again,) = await harness.pop(wait=3)
     assert again.pod.uid == "uid-big" and again.attempts == 2

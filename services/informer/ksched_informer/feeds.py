@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import msgspec
 
@@ -56,19 +57,31 @@ def pending_event(
     )
 
 
-def cluster_event(
-    event: ClusterEvent, key: str, old: object | None, new: object | None, epoch: str, generation: int
-) -> ClusterEventMsg:
-    return ClusterEventMsg(
-        resource=event.resource,
-        action=event.action,
-        key=key,
-        old=msgspec.json.encode(old) if old is not None else None,
-        new=msgspec.json.encode(new) if new is not None else None,
-        epoch=epoch,
-        generation=generation,
-        ts=time.time(),
-    )
+def cluster_events(
+    events: Sequence[ClusterEvent],
+    key: str,
+    old: object | None,
+    new: object | None,
+    epoch: str,
+    generation: int,
+) -> list[ClusterEventMsg]:
+    """One message per event of one change (the objects encoded once for all of them)."""
+    old_json = msgspec.json.encode(old) if old is not None else None
+    new_json = msgspec.json.encode(new) if new is not None else None
+    now = time.time()
+    return [
+        ClusterEventMsg(
+            resource=event.resource,
+            action=event.action,
+            key=key,
+            old=old_json,
+            new=new_json,
+            epoch=epoch,
+            generation=generation,
+            ts=now,
+        )
+        for event in events
+    ]
 
 
 def node_events(old: Node | None, new: Node | None) -> list[ClusterEvent]:

@@ -1,6 +1,6 @@
 """The informer's publisher: the cache's ops as ordered snapshot deltas and the queue's feed
-messages, published together at each flush (one buffered write and one acknowledged publish per
-stream). :func:`deltas` is the pure part."""
+events as feed batches, published together at each flush (one buffered write and one acknowledged
+publish per stream). :func:`deltas` and :func:`feed_batches` are the pure part."""
 
 from __future__ import annotations
 
@@ -12,9 +12,17 @@ from typing import Any, TypeVar
 
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus
-from ksched.bus.endpoints import CLUSTER_EVENTS, PENDING_PODS, SNAPSHOT_DELTA, Envelope, PublishEndpoint
+from ksched.bus.endpoints import FEED_BATCH, SNAPSHOT_DELTA, Envelope, PublishEndpoint
 from ksched.bus.jetstream import publish
-from ksched.bus.messages import Message, PendingPodAction, PendingPodGroup, SnapshotDelta
+from ksched.bus.messages import (
+    ClusterEventMsg,
+    FeedBatch,
+    Message,
+    PendingPodAction,
+    PendingPodEvent,
+    PendingPodGroup,
+    SnapshotDelta,
+)
 from ksched.bus.subjects import Subjects
 from ksched.cache.delta import DeltaOp
 from ksched.cache.ledger import ClusterCache
@@ -43,6 +51,37 @@ def deltas(epoch: str, base: int, ops: Sequence[DeltaOp]) -> list[Envelope]:
     return out
 
 
+MAX_EVENTS_PER_BATCH = 500
+MAX_BATCH_BYTES = 512 * 1024
+"""Bounds of one feed batch (by estimated size): below NATS's 1 MiB message limit, whatever the pods."""
+
+
+def _size(event: PendingPodEvent | ClusterEventMsg) -> int:
+    """An upper estimate of an event's encoded size: its JSON bytes plus its other fields."""
+    if isinstance(event, PendingPodEvent):
+        pod = event.pod
+        return len(pod.pod) + len(pod.name) + len(pod.namespace) + 512
+    return len(event.old or b"") + len(event.new or b"") + len(event.key) + 256
+
+
+def feed_batches(epoch: str, events: Sequence[PendingPodEvent | ClusterEventMsg]) -> list[Envelope]:
+    """``events`` in order, as few batches as the bounds allow (an event too large for a batch of
+    its own still travels alone)."""
+    out: list[Envelope] = []
+    part: list[PendingPodEvent | ClusterEventMsg] = []
+    size = 0
+    for event in events:
+        grows = _size(event)
+        if part and (len(part) == MAX_EVENTS_PER_BATCH or size + grows > MAX_BATCH_BYTES):
+            out.append(FEED_BATCH.envelope(FeedBatch(epoch=epoch, events=part)))
+            part, size = [], 0
+        part.append(event)
+        size += grows
+    if part:
+        out.append(FEED_BATCH.envelope(FeedBatch(epoch=epoch, events=part)))
+    return out
+
+
 class Publisher:
     """Collects feed messages between flushes and publishes them after the snapshot delta of the
     same changes. ``bus`` is set once connected; ``acting`` says whether this instance may publish."""
@@ -62,28 +101,26 @@ class Publisher:
         """Run at the end of each flush (the ledger's deletes)."""
         self.group_view: Callable[[Pod], PendingPodGroup | None] = lambda _pod: None
         """A pending pod's pod group as the cache sees it (gang scheduling), sent with its events."""
-        self._feed: list[Envelope] = []
+        self._feed: list[PendingPodEvent | ClusterEventMsg] = []
         #: ops taken from the cache by a flush and not yet acknowledged by JetStream
         self._publishing = 0
         metrics.PUBLISH_LAG.set_function(lambda: len(self.cache.ops) + self._publishing)
 
-    # --- feed messages ---------------------------------------------------------------------------
-    def emit(self, endpoint: PublishEndpoint[M], message: M) -> None:
-        self._feed.append(endpoint.envelope(message))
+    # --- feed events ---------------------------------------------------------------------------
+    def emit_pending(self, action: PendingPodAction, pod: Pod, reason: str = "") -> None:
+        """Feed events carry the cache generation that includes their change (monotonic), so the
+        queue can tell a scheduler which snapshot generation a pod's newest event is in."""
+        self._feed.append(
+            feeds.pending_event(action, pod, self.epoch, self.cache.generation, reason, self.group_view(pod))
+        )
         self.dirty.set()
 
-    def emit_pending(self, action: PendingPodAction, pod: Pod, reason: str = "") -> None:
-        """Feed messages carry the cache generation that includes their change (monotonic), so the
-        queue can tell a scheduler which snapshot generation a pod's newest event is in."""
-        msg = feeds.pending_event(
-            action, pod, self.epoch, self.cache.generation, reason, self.group_view(pod)
-        )
-        self.emit(PENDING_PODS.to(pod.spec.scheduler_name), msg)
-
     def emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
-        for ev in events:
-            msg = feeds.cluster_event(ev, key, old, new, self.epoch, self.cache.generation)
-            self.emit(CLUSTER_EVENTS.to(ev.resource), msg)
+        if not events:
+            return
+        generation = self.cache.generation
+        self._feed.extend(feeds.cluster_events(events, key, old, new, self.epoch, generation))
+        self.dirty.set()
 
     # --- flushing --------------------------------------------------------------------------------
     async def flush_loop(self, interval: float) -> None:
@@ -94,14 +131,14 @@ class Publisher:
             await self.flush()
 
     async def flush(self) -> None:
-        """Publish the cache's pending ops as one delta, then the feed messages, in order."""
+        """Publish the cache's pending ops as deltas, then the feed events as batches, in order."""
         if self.bus is None or not self.acting():
             return
         async with self.lock:
             await self.flush_locked()
 
     async def flush_locked(self) -> None:
-        """:meth:`flush` under ``lock``. It takes the ops and feed messages before its first await:
+        """:meth:`flush` under ``lock``. It takes the ops and feed events before its first await:
         state a caller read just before calling it is exactly what it publishes."""
         assert self.bus is not None
         base, generation, ops = self.cache.take_ops()
@@ -113,7 +150,7 @@ class Publisher:
             await self.publish_in_order(parts)
         self._publishing = 0
         if feed:
-            await self.publish_in_order(feed)
+            await self.publish_in_order(feed_batches(self.epoch, feed))
         if self.after_flush is not None:
             await self.after_flush()
         self._update_sizes()

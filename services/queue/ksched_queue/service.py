@@ -32,6 +32,7 @@ from ksched.bus.messages import (
     ClusterEventMsg,
     DoneBatchRequest,
     DoneRequest,
+    FeedBatch,
     LeaseRenewReply,
     LeaseRenewRequest,
     PendingPod,
@@ -327,7 +328,7 @@ class QueueService:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
 
-    async def _on_feed(self, message: PendingPodEvent | ClusterEventMsg, raw: Msg) -> None:
+    async def _on_feed(self, message: FeedBatch | PendingPodEvent | ClusterEventMsg, raw: Msg) -> None:
         if not self._following:
             return
         meta = raw.metadata
@@ -345,15 +346,16 @@ class QueueService:
             self._following = False
             self._resync.set()
             return
-        if isinstance(message, PendingPodEvent):
-            pod = message.pod
-            token = bind(f"{pod.namespace}/{pod.name}", "", pod.scheduler_name)
-            try:
-                self.core.apply_pending(message)
-            finally:
-                unbind(token)
-        else:
-            self.core.apply_cluster_event(message)
+        for event in message.events if isinstance(message, FeedBatch) else (message,):
+            if isinstance(event, PendingPodEvent):
+                pod = event.pod
+                token = bind(f"{pod.namespace}/{pod.name}", "", pod.scheduler_name)
+                try:
+                    self.core.apply_pending(event)
+                finally:
+                    unbind(token)
+            else:
+                self.core.apply_cluster_event(event)
         self._wake()
 
     # --- periodic work -------------------------------------------------------------------------------

@@ -29,7 +29,14 @@ from ksched.bus import endpoints, jetstream
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
 from ksched.bus.feed import FeedCursor, FeedVerdict
-from ksched.bus.messages import PendingPod, PendingPodAction, PendingPodEvent, PendingPodsRequest
+from ksched.bus.messages import (
+    ClusterEventMsg,
+    FeedBatch,
+    PendingPod,
+    PendingPodAction,
+    PendingPodEvent,
+    PendingPodsRequest,
+)
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
 
@@ -129,20 +136,22 @@ async def _follow_one_epoch(
         timeout=30.0,
     )
     tracker.load(items)
-    # this consumer reads only the pending-pod subjects of the feed: gaps are other subjects
-    cursor = FeedCursor(epoch=reply.epoch, stream_seq=reply.stream_seq, contiguous=False)
+    # the whole feed, in order: its batches, and single events as earlier informers published them
+    cursor = FeedCursor(epoch=reply.epoch, stream_seq=reply.stream_seq)
     ended = asyncio.Event()
 
-    async def on_event(event: PendingPodEvent, msg: Msg) -> None:
-        verdict = cursor.check(event.epoch, msg.metadata.sequence.stream)
+    async def on_event(message: FeedBatch | PendingPodEvent | ClusterEventMsg, msg: Msg) -> None:
+        verdict = cursor.check(message.epoch, msg.metadata.sequence.stream)
         if verdict == FeedVerdict.APPLY:
-            tracker.on_event(event)
+            for event in message.events if isinstance(message, FeedBatch) else (message,):
+                if isinstance(event, PendingPodEvent):
+                    tracker.on_event(event)
         elif verdict == FeedVerdict.RESYNC:
             ended.set()
 
     sub = await jetstream.subscribe_ordered(
         bus,
-        endpoints.PENDING_PODS.any,
+        endpoints.FEED,
         on_event,
         stream=bus.subjects.feed_stream,
         start_seq=reply.stream_seq + 1,

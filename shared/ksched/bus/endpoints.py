@@ -35,6 +35,7 @@ from ksched.bus.messages import (
     ClusterEventMsg,
     DoneBatchRequest,
     DoneRequest,
+    FeedBatch,
     ForgetRequest,
     LeaseRenewReply,
     LeaseRenewRequest,
@@ -217,8 +218,11 @@ PENDING_PODS = PublishFamily(
     Subjects.pending_pods, (PendingPodEvent,), SubjectKind.PENDING_POD, wildcard="pending_pods_all"
 )
 CLUSTER_EVENTS = PublishFamily(Subjects.cluster_events, (ClusterEventMsg,), SubjectKind.CLUSTER_EVENT)
-FEED: Wildcard[PendingPodEvent | ClusterEventMsg] = Wildcard(
-    (PendingPodEvent, ClusterEventMsg), _member("feed_all"), SubjectKind.FEED, "feed_all"
+"""Single feed events, as informers of earlier releases published them (readers still take them)."""
+FEED_BATCH = _publish("feed_batch", FeedBatch, SubjectKind.FEED_BATCH)
+"""What the informer publishes: its feed, one batch per flush."""
+FEED: Wildcard[FeedBatch | PendingPodEvent | ClusterEventMsg] = Wildcard(
+    (FeedBatch, PendingPodEvent, ClusterEventMsg), _member("feed_all"), SubjectKind.FEED, "feed_all"
 )
 """Both feeds in the order the cache published them (the queue's ordered consumer)."""
 PENDING_BOOTSTRAP = _request(

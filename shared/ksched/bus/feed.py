@@ -26,19 +26,17 @@ class FeedVerdict(Enum):
 @dataclass(slots=True)
 class FeedCursor:
     """Position in an informer stream: the informer's epoch and the last stream sequence applied
-    (starting at the bootstrap's ``stream_seq``). A consumer of a subset of the stream's subjects
-    sees gaps that lose nothing: it passes ``contiguous=False`` and then spots new epochs only."""
+    (starting at the bootstrap's ``stream_seq``)."""
 
     epoch: str = ""
     stream_seq: int = 0
-    contiguous: bool = True
 
     def check(self, epoch: str, stream_seq: int) -> FeedVerdict:
         """Judge the next message of the ordered consumer, which delivers every message of the
         stream in stream order; APPLY advances the cursor."""
         if stream_seq <= self.stream_seq:
             return FeedVerdict.SKIP
-        if epoch != self.epoch or (self.contiguous and stream_seq != self.stream_seq + 1):
+        if epoch != self.epoch or stream_seq != self.stream_seq + 1:
             return FeedVerdict.RESYNC
         self.stream_seq = stream_seq
         return FeedVerdict.APPLY

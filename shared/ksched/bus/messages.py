@@ -35,6 +35,7 @@ __all__ = [
     "DoneBatchRequest",
     "DoneOutcome",
     "DoneRequest",
+    "FeedBatch",
     "ForgetRequest",
     "GangCommit",
     "GangRef",
@@ -216,6 +217,14 @@ class ClusterEventMsg(Message, kw_only=True):
     epoch: str
     generation: int
     ts: float = 0.0
+
+
+class FeedBatch(Message, kw_only=True):
+    """One flush of the informer's feed: its pending-pod and cluster events in the cache's order, one
+    stream message (one stored write, one delivery to each reader) for all of them."""
+
+    epoch: str
+    events: list[PendingPodEvent | ClusterEventMsg]
 
 
 class SnapshotDelta(Message, kw_only=True):
@@ -689,6 +698,7 @@ class Ack(Message, kw_only=True):
 ALL_MESSAGE_TYPES: tuple[type[Message], ...] = (
     PendingPodEvent,
     ClusterEventMsg,
+    FeedBatch,
     SnapshotDelta,
     SnapshotBootstrapRequest,
     PendingPodsRequest,

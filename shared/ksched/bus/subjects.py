@@ -28,6 +28,7 @@ class SubjectKind(StrEnum):
     SNAPSHOT_BOOTSTRAP = "snapshot.bootstrap"
     PENDING_POD = "feed.pending"
     CLUSTER_EVENT = "feed.event"
+    FEED_BATCH = "feed.batch"
     FEED = "feed"
     """Both feeds in one ordered subscription (the queue)."""
     PENDING_BOOTSTRAP = "cache.pending"
@@ -93,6 +94,13 @@ class Subjects:
     def cluster_events(self, resource: str) -> str:
         """Cluster-event feed for one resource (``Node``, ``storage.k8s.io/CSINode`` ...)."""
         return f"{self.prefix}.feed.event.{encode_token(resource)}"
+
+    @property
+    def feed_batch(self) -> str:
+        """The informer's feed, one :class:`~ksched.bus.messages.FeedBatch` per flush (stream
+        :attr:`feed_stream`; :meth:`pending_pods` and :meth:`cluster_events` carry single events,
+        as earlier releases published them; readers still take them)."""
+        return f"{self.prefix}.feed.batch"
 
     @property
     def feed_all(self) -> str:
