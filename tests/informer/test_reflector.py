@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ksched_informer.reflector import DELETED, Reflector
+from ksched_informer.reflector import DELETED, Reflector, watch_lines
 from ksched_kubesim import KubeSim
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient
@@ -97,3 +97,15 @@ async def test_relists_when_resource_version_is_too_old(small_sim: tuple[KubeSim
         assert mirror.lists == 2
     finally:
         task.cancel()
+
+
+@pytest.mark.parametrize("cut", [1, 3, 7, 64, 10_000])
+async def test_watch_lines_are_whole_however_the_stream_is_cut(cut: int) -> None:
+    events = [b'{"type":"ADDED","object":{"n":%d}}' % i for i in range(20)]
+    stream = b"\n".join(events[:10]) + b"\n\n" + b"\n".join(events[10:]) + b"\n"
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(stream), cut):
+            yield stream[start : start + cut]
+
+    assert [line async for line in watch_lines(chunks())] == events

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -56,6 +56,19 @@ class NotServed(Exception):
 
 OnList = Callable[[list[Any]], Awaitable[None]]
 OnEvent = Callable[[str, Any], Awaitable[None]]
+
+
+async def watch_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """The non-blank lines of a watch stream (one JSON event each), however the chunks cut them."""
+    buffer = b""
+    async for chunk in chunks:
+        if b"\n" not in chunk:
+            buffer += chunk
+            continue
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        for line in lines:
+            if line.strip():
+                yield line
 
 
 class Reflector:
@@ -146,16 +159,8 @@ class Reflector:
             if resp.status != 200:
                 body = await resp.read()
                 raise RuntimeError(f"watch {self.resource.path}: HTTP {resp.status}: {body[:300]!r}")
-            buffer = b""
-            async for chunk in resp.content.iter_any():
-                buffer += chunk
-                while True:
-                    end = buffer.find(b"\n")
-                    if end < 0:
-                        break
-                    line, buffer = buffer[:end], buffer[end + 1 :]
-                    if line.strip():
-                        await self._handle(line)
+            async for line in watch_lines(resp.content.iter_any()):
+                await self._handle(line)
         finally:
             resp.release()
 
