@@ -23,3 +23,8 @@ async def test_bench_reports_cpu_per_pod_of_every_process_and_the_ceiling() -> N
     single = max(per_pod["informer"], per_pod["queue"], per_pod["nats-server"])
     assert result["ceiling_pods_per_second"] == round(1000 / single, 1)
     assert (result["shape"], result["tls"]) == ("spread", True)
+    nats = result["nats_per_pod"]
+    # every service's connection is named after its process; each published and received per pod
+    assert {"informer", "queue", "scheduler-0", "binder-0", "binder-1"} <= set(nats), nats
+    assert all(nats[name]["msgs_in"] > 0 and nats[name]["msgs_out"] > 0 for name in ("informer", "queue"))
+    assert nats["total"]["msgs_in"] >= sum(row["msgs_in"] for name, row in nats.items() if name != "total")

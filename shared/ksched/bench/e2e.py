@@ -1,6 +1,7 @@
 """End-to-end throughput: pods created in kubesim, bound by informer → queue → scheduler(s) →
 binder(s), each a separate process. Reports pods/s, creation-to-bound p50/p99, CPU per process
-(nats-server and kubesim included), CPU per bound pod and the single-leader ceiling."""
+(nats-server and kubesim included), CPU per bound pod, the single-leader ceiling, and NATS messages and
+bytes per pod by client (``nats_per_pod``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 import msgspec
 from kubernetes_asyncio import config
 
-from ksched.bench import procstat, shapes
+from ksched.bench import natsstat, procstat, shapes
 from ksched.launcher.stack import Stack, StackOptions
 
 log = logging.getLogger(__name__)
@@ -122,6 +123,7 @@ async def measure(s: Settings) -> dict[str, Any]:
             pod_start_delay=3600,
             log_level="WARNING",
             kubesim_tls=s.tls,
+            nats_monitoring=True,
         )
     )
     await stack.start(timeout=180)
@@ -142,6 +144,9 @@ async def measure(s: Settings) -> dict[str, Any]:
         await asyncio.sleep(0.5)
         meter = procstat.CpuMeter(lambda: _pids(stack))
         meter.start()
+        monitor = stack.nats_monitor_url
+        assert monitor is not None
+        nats_before = await natsstat.connection_counts(monitor)
         restarts: dict[str, int] = {}
 
         async def supervise() -> None:
@@ -179,6 +184,7 @@ async def measure(s: Settings) -> dict[str, Any]:
             with contextlib.suppress(BaseException):
                 await task
         cpu = meter.sample()
+        nats_after = await natsstat.connection_counts(monitor)
         rss = {name: procstat.rss_mib(p.pid) for name, p in stack.procs.items()}
         rss["nats-server"] = procstat.rss_mib(stack.nats.pid)
         ms_per_pod = procstat.per_pod(cpu, len(bound))
@@ -201,6 +207,7 @@ async def measure(s: Settings) -> dict[str, Any]:
             "cpu_ms_per_pod": ms_per_pod,
             "restarts": restarts,
             "ceiling_pods_per_second": procstat.ceiling(ms_per_pod),
+            "nats_per_pod": natsstat.per_pod(nats_before, nats_after, len(bound)),
             "rss_mib": rss,
             "replica_bootstrap_seconds": replica.get("bootstrap_seconds"),
             "replica_delta_lag_ms": replica.get("delta_lag_ms"),

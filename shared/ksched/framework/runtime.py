@@ -759,8 +759,9 @@ class Framework(PodGroupHandle):
                         )
             except Exception as exc:
                 return None, _plugin_error(pl, exc, "Score")
-            if len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
-                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+            highest, lowest = (int(scores.max()), int(scores.min())) if len(scores) else (0, 0)
+            if highest > MAX_NODE_SCORE or lowest < MIN_NODE_SCORE:
+                bad = highest if highest > MAX_NODE_SCORE else lowest
                 return None, Status.as_error(
                     RuntimeError(
                         "applying score defaultWeights on Score plugins: "

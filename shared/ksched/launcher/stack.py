@@ -107,6 +107,9 @@ class StackOptions:
     """More flags for every service (informer, queue, scheduler, binder)."""
     nats_url: str | None = None
     """Use this NATS server instead of starting an embedded one."""
+    nats_monitoring: bool = False
+    """Serve the embedded nats-server's monitoring endpoints (``/varz``, ``/connz``) on a free loopback
+    port: :attr:`Stack.nats_monitor_url`."""
     singleton_election: bool = True
     """False: the informer and queue run with ``--no-leader-elect`` (the launcher itself is elected,
     as ``ksched kube-scheduler``)."""
@@ -120,7 +123,8 @@ class Stack:
         self.options = options
         self.workdir = options.workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.nats = EmbeddedNats(store_dir=str(self.workdir / "jetstream"))
+        self.nats_monitor_port = free_port() if options.nats_monitoring else None
+        self.nats = EmbeddedNats(store_dir=str(self.workdir / "jetstream"), http_port=self.nats_monitor_port)
         self.nats_url = options.nats_url
         self.kubeconfig = options.kubeconfig or str(self.workdir / "kubeconfig")
         self.procs: dict[str, Proc] = {}
@@ -293,8 +297,15 @@ class Stack:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
         await self.nats.stop()
-        self.nats = EmbeddedNats(port=port, store_dir=str(self.workdir / "jetstream"))
+        self.nats = EmbeddedNats(
+            port=port, store_dir=str(self.workdir / "jetstream"), http_port=self.nats_monitor_port
+        )
         await self.nats.start()
+
+    @property
+    def nats_monitor_url(self) -> str | None:
+        """The embedded nats-server's monitoring base URL (``StackOptions.nats_monitoring``)."""
+        return f"http://127.0.0.1:{self.nats_monitor_port}" if self.nats_monitor_port else None
 
     def hang_up(self, name: str) -> None:
         """SIGHUP ``name``: kubesim restarts as an API server would (docs/kubesim.md)."""
