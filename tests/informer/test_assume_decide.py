@@ -114,3 +114,13 @@ def test_refusals_before_the_check_are_per_placement() -> None:
     )
     assert (not_ready.reply.code, not_ready.pod) == (AssumeRejectCode.NOT_READY, None)
     assert pods[1].metadata.uid in cache.pending  # a refused placement leaves the pod pending
+
+
+def test_a_placement_whose_pod_is_not_json_counts_as_decided_on_another_version() -> None:
+    """Found by the bus fuzzer: invalid UTF-8 in a placement's pod raised out of the assume handler."""
+    _, pods = cluster()
+    placement = request(pods[0], "roomy", 1, 1).placement
+    for garbage in (b'{"metadata": {"name": "\x85"}}', b"{not json", b'{"spec": 3}'):
+        other = msgspec.structs.replace(placement, resource_version="older", pod=garbage)
+        assert assume.decided_on_another_version(other, pods[0])
+    assert not assume.decided_on_another_version(placement, pods[0])

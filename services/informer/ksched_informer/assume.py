@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus.messages import AssumeRejectCode, AssumeReply, AssumeRequest, Placement
 from ksched.cache.ledger import ClusterCache
@@ -26,7 +27,7 @@ def decided_on_another_version(placement: Placement, pod: Pod) -> bool:
         return False
     try:
         decided = msgspec.json.decode(placement.pod, type=Pod)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except DECODE_ERRORS:  # not JSON, not UTF-8, not a pod: whatever it was, not this version
         return True
     return decided.spec != pod.spec or decided.metadata.labels != pod.metadata.labels
 

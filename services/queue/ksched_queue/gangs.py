@@ -12,6 +12,7 @@ import logging
 
 import msgspec
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.scheduling import PodGroup
 from ksched.bus.messages import PendingPod
 from ksched.framework.objects import ClusterObjects
@@ -48,7 +49,7 @@ class QueueGangs:
             return
         try:
             self.objects.pod_groups[name] = _pod_group.decode(view.pod_group)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             log.warning(
                 "pending pod %s/%s: bad PodGroup JSON in its group view: %s",
                 pending.namespace,

@@ -29,6 +29,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient, CoreV1Api, ResourceV1Api
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import ContainerExtendedResourceRequest, Pod
 from ksched.api.resource import FINALIZER, ResourceClaim, ResourceClaimConsumerReference
 from ksched.plugins.dynamicresources import extended as extended_resources
@@ -100,7 +101,7 @@ class ClaimApi:
         raw = await _call_raw(request)
         try:
             return msgspec.json.decode(raw, type=_ClaimList).items
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             raise PreBindError(f"cannot decode the API answer: {exc}") from None
 
     async def delete(self, claim: ResourceClaim) -> None:
@@ -135,7 +136,7 @@ async def _call(request: Awaitable[Any]) -> ResourceClaim:
     raw = await _call_raw(request)
     try:
         return msgspec.json.decode(raw, type=ResourceClaim)
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise PreBindError(f"cannot decode the API answer: {exc}") from None
 
 
