@@ -45,6 +45,41 @@ def test_event_before_the_pop_is_not_replayed() -> None:
     assert core.queue.in_flight_events() == 0
 
 
+def test_events_are_kept_exactly_as_long_as_the_oldest_attempt_needs_them() -> None:
+    """Attempts ending in any order, pods popped again: the events kept are those after the pop of
+    the oldest attempt still in flight."""
+    core, _ = new_core()
+    names = ["a", "b", "c", "d"]
+    for name in names:
+        core.queue.add(pending_of(pod(name, requests={"cpu": "3"})))
+    seen = 0
+
+    def event() -> None:
+        nonlocal seen
+        seen += 1
+        core.apply_cluster_event(
+            event_msg(EventResource.NODE, ActionType.ADD, None, node(f"n{seen}", cpu="1"))
+        )
+
+    core.queue.pop()  # a
+    event()  # 1
+    core.queue.pop()  # b
+    event()  # 2
+    core.queue.pop()  # c
+    event()  # 3
+    assert core.queue.in_flight_events() == 3
+    assert core.queue.failed("uid-b", (FIT,)) == PodLifecycle.UNSCHEDULABLE
+    assert core.queue.in_flight_events() == 3  # a (the oldest) still flies
+    assert core.queue.failed("uid-a", (FIT,)) == PodLifecycle.UNSCHEDULABLE
+    assert core.queue.in_flight_events() == 1  # c needs only the event after its pop
+    core.queue.pop()  # d
+    event()  # 4
+    assert core.queue.failed("uid-c", (FIT,)) == PodLifecycle.UNSCHEDULABLE
+    assert core.queue.in_flight_events() == 1  # d's
+    assert core.queue.failed("uid-d", (FIT,)) == PodLifecycle.UNSCHEDULABLE
+    assert core.queue.in_flight_events() == 0
+
+
 def test_events_are_recorded_only_while_something_is_in_flight() -> None:
     core, _ = new_core()
     core.queue.add(pending_of(pod("a")))

@@ -131,7 +131,11 @@ class SchedulingQueue:
         )
         self._unschedulable: dict[str, QueuedPod] = {}
         self._in_flight: dict[str, QueuedPod] = {}
-        """Popped pods in pop order (so the first holds the oldest in-flight sequence number)."""
+        """Popped pods in pop order."""
+        self._flight_order: deque[tuple[int, str]] = deque()
+        """(in-flight sequence number, uid) of each pop, oldest first; entries of pods no longer in
+        flight are dropped lazily. A dict's first item is no cheap lookup once many of its first
+        items were popped (the iteration walks their empty slots), so the oldest is found here."""
         self._assumed: dict[str, QueuedPod] = {}
         self._events: deque[InFlightEvent] = deque()
         self._event_seq = 0
@@ -577,6 +581,7 @@ class SchedulingQueue:
         entry.state = PodLifecycle.IN_FLIGHT
         self.rejections.sync(entry)
         self._in_flight[entry.uid] = entry
+        self._flight_order.append((entry.in_flight_seq, entry.uid))
         self.scheduling_cycle += 1
         return entry
 
@@ -603,11 +608,22 @@ class SchedulingQueue:
         self.rejections.sync(entry)
         if not self._in_flight:
             self._events.clear()
+            self._flight_order.clear()
         else:
-            oldest = next(iter(self._in_flight.values())).in_flight_seq
+            oldest = self._oldest_in_flight_seq()
             while self._events and self._events[0].seq <= oldest:
                 self._events.popleft()
         return entry
+
+    def _oldest_in_flight_seq(self) -> int:
+        order, flying = self._flight_order, self._in_flight
+        while order:
+            seq, uid = order[0]
+            entry = flying.get(uid)
+            if entry is not None and entry.in_flight_seq == seq:
+                return seq
+            order.popleft()
+        raise AssertionError("pods in flight but none in the flight order")
 
     def _end_attempt(
         self, entry: QueuedPod, unschedulable_plugins: Iterable[str], pending_plugins: Iterable[str]
