@@ -83,7 +83,7 @@ def feed_batches(epoch: str, events: Sequence[PendingPodEvent | ClusterEventMsg]
 
 
 class Publisher:
-    """Collects feed messages between flushes and publishes them after the snapshot delta of the
+    """Collects feed events between flushes and publishes them after the snapshot deltas of the
     same changes. ``bus`` is set once connected; ``acting`` says whether this instance may publish."""
 
     def __init__(
