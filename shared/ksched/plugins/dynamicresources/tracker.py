@@ -69,6 +69,11 @@ class ClaimTracker:
         self._seen: dict[str, tuple[ResourceClaim, _Contribution]] = {}
         self._dedicated: Counter[DeviceID] = Counter()
         self._shares: Counter[SharedDeviceID] = Counter()
+        #: the capacity consumed per device by the snapshot's claims (None: to be summed again)
+        self._capacity: dict[DeviceID, ConsumedCapacity] | None = {}
+        #: (driver, pool) -> the tick of the last change of the devices taken in the pool
+        self._versions: dict[tuple[str, str], int] = {}
+        self._tick = 0
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         return self._claims().get(f"{namespace}/{name}")
@@ -85,6 +90,7 @@ class ClaimTracker:
             entry.sharers += 1
         else:
             self.in_flight[uid] = InFlight(claim)
+            self._touch_claim(claim)
 
     def maybe_remove_pending_allocation(self, uid: str, force: bool = False) -> bool:
         """Drop one sharer (all with ``force``); True when the allocation is no longer in flight."""
@@ -92,7 +98,7 @@ class ClaimTracker:
         if entry is None:
             return False
         if force or entry.sharers == 1:
-            del self.in_flight[uid]
+            self._drop(uid)
             return True
         entry.sharers -= 1
         return False
@@ -123,11 +129,22 @@ class ClaimTracker:
                 if created is None:
                     created = _allocated_extended_claim_owners(claims.values())
                 if _owner_uid(entry.claim) in created:
-                    del self.in_flight[uid]
+                    self._drop(uid)
                 continue
             current = claims.get(entry.claim.key)
             if current is None or current.metadata.uid != uid or current.status.allocation is not None:
-                del self.in_flight[uid]
+                self._drop(uid)
+
+    def _drop(self, uid: str) -> None:
+        self._touch_claim(self.in_flight.pop(uid).claim)
+
+    def _touch_claim(self, claim: ResourceClaim) -> None:
+        for device, _, _ in allocated_devices_of(claim, self.consumable_capacity):
+            self._touch(device.driver, device.pool)
+
+    def _touch(self, driver: str, pool: str) -> None:
+        self._tick += 1
+        self._versions[(driver, pool)] = self._tick
 
     # --- allocated devices ------------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -147,24 +164,35 @@ class ClaimTracker:
             self._account(contribution, 1)
 
     def _account(self, contribution: _Contribution, sign: int) -> None:
-        dedicated, shares, _ = contribution
+        dedicated, shares, capacity = contribution
         for device in dedicated:
+            self._touch(device.driver, device.pool)
             self._dedicated[device] += sign
             if self._dedicated[device] <= 0:
                 del self._dedicated[device]
         for share in shares:
+            self._touch(share.driver, share.pool)
             self._shares[share] += sign
             if self._shares[share] <= 0:
                 del self._shares[share]
+        if capacity:
+            self._capacity = None
 
     def allocated_state(self) -> AllocatedState:
         """Upstream ``GatherAllocatedState``: allocated and in-flight devices, shares and capacity."""
         self._refresh()
         self._expire()
-        state = AllocatedState(set(self._dedicated), set(self._shares))
-        for _, (_, _, capacity) in self._seen.values():
-            for device, consumed in capacity:
-                add_capacity(state.aggregated_capacity.setdefault(device, {}), consumed)
+        if self._capacity is None:
+            self._capacity = {}
+            for _, (_, _, capacity) in self._seen.values():
+                for device, consumed in capacity:
+                    add_capacity(self._capacity.setdefault(device, {}), consumed)
+        state = AllocatedState(
+            set(self._dedicated),
+            set(self._shares),
+            {device: dict(consumed) for device, consumed in self._capacity.items()},
+            dict(self._versions),
+        )
         for entry in self.in_flight.values():
             state.add_claim(entry.claim, self.consumable_capacity)
         return state
