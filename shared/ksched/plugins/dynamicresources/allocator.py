@@ -217,24 +217,16 @@ class Allocator:
         self.allocated = allocated
         self.classes = classes
         self.cel_cache = cel_cache
-        self.all_slices = list(slices)
         #: the nodes' pools, kept across pods by the plugin while the slices are the same objects
         self.pool_cache = pool_cache if pool_cache is not None else PoolCache()
-        self.pool_cache.sync(self.all_slices, features)
-        self.slices_on_node: dict[str, list[ResourceSlice]] = {}
-        self.slices_shared: list[ResourceSlice] = []
-        for slice_ in self.all_slices:
-            if not slice_.spec.node_name or slice_.spec.shared_counters:
-                self.slices_shared.append(slice_)
-            else:
-                self.slices_on_node.setdefault(slice_.spec.node_name, []).append(slice_)
+        self.pool_cache.sync(slices, features)
         #: counters left in each pool (keyed by pool name, as upstream) after allocated devices
         self.available_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
         #: calls of the search step, upstream's ``NumAllocateOneInvocations``
         self.steps = 0
         #: searches kept across pods (None: every node is searched)
         self.search_cache = search_cache
-        self._memo_claims: tuple[ResourceClaim, ...] = ()
+        self._memo_claims: Sequence[ResourceClaim] = ()
         self._memo: SearchMemo[Choice] | None = None
 
     def search(
@@ -245,9 +237,8 @@ class Allocator:
         kept across pods (the plugin's :class:`SearchCache`) while its node, the node's pools and
         the devices taken in them are the same and the claims ask for the same (same specs, same
         class objects)."""
-        slices = [*self.slices_on_node.get(node.metadata.name, ()), *self.slices_shared]
         try:
-            pools = self.pool_cache.pools(slices, node)
+            pools = self.pool_cache.pools(node)
         except PoolError as exc:
             raise AllocationError(f"gather pool information: {exc}") from None
         memo = self._memo_for(claims)
@@ -267,9 +258,11 @@ class Allocator:
         if self.search_cache is None or self.allocated.versions is None:
             return None
         last = self._memo_claims
+        if claims is last:
+            return self._memo  # the plugin passes the pod's list of claims to every node
         if len(last) != len(claims) or any(a is not b for a, b in zip(last, claims, strict=True)):
             self._memo = self.search_cache.memo(claims, self.classes, self.features)
-            self._memo_claims = tuple(claims)
+        self._memo_claims = claims
         return self._memo
 
     def available_counters_of(self, pool: Pool) -> dict[str, dict[str, Quantity]]:

@@ -66,6 +66,9 @@ class DRAState:
     claims: ClaimStore = field(default_factory=ClaimStore)
     infos: list[ClaimInfo] = field(default_factory=list)
     allocator: Allocator | None = None
+    #: the slots of every node's :class:`NodeAllocation` when all claims are the pod's own and
+    #: unallocated (Filter's short way); None otherwise
+    fresh_slots: list[AllocationResult | Fresh | None] | None = None
     #: Filter's result per node name
     node_allocations: dict[str, NodeAllocation] = field(default_factory=dict)
     #: the pod's requests of extended resources some DeviceClass backs (DRAExtendedResource)

@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ksched.api.core import ContainerExtendedResourceRequest, Pod
+from ksched.api.core import ContainerExtendedResourceRequest, Node, Pod
 from ksched.api.resource import FIRST_AVAILABLE_MAX_SIZE, AllocationResult, ResourceClaim
 from ksched.apimachinery.duration import seconds
 from ksched.apimachinery.nodeselector import NodeSelector as NodeSelectorMatcher
@@ -294,6 +294,8 @@ class DynamicResources:
                 self.pool_cache,
                 self.search_cache,
             )
+            if extended is None and to_allocate == len(store.claims):
+                st.fresh_slots = [FRESH] * to_allocate
         st.claims = store
         return None, None
 
@@ -405,6 +407,13 @@ class DynamicResources:
     def _filter_node(self, st: DRAState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         assert node is not None
+        if st.fresh_slots is not None:
+            # every claim is the pod's own and needs devices: nothing else to check per node
+            found, status = self._search(st, node, st.claims.claims)
+            if status is not None:
+                return status
+            st.node_allocations[node.metadata.name] = NodeAllocation(st.fresh_slots, found, st.claims.claims)
+            return None
         node_claim, mappings, status = self._filter_extended(st, pod, node_info)
         if status is not None:
             return status
@@ -437,19 +446,9 @@ class DynamicResources:
                     claim = node_claim
                 if st.infos[index].allocation is None:
                     to_allocate.append(claim)
-            deadline = None
-            if self.features.scheduler_filter_timeout and self.filter_timeout > 0:
-                deadline = time.monotonic() + self.filter_timeout
-            try:
-                choice = st.allocator.search(node, to_allocate, deadline)
-            except AllocationTimeout:
-                return Status.as_error(f"node {node.metadata.name}: timed out trying to allocate devices")
-            except NodeAllocationError as exc:
-                return Status.unresolvable(str(exc))
-            except AllocationError as exc:
-                return Status.as_error(exc)
-            if choice is None or len(choice.devices) != len(to_allocate):
-                return Status.unresolvable(MSG_CANNOT_ALLOCATE)
+            choice, status = self._search(st, node, to_allocate)
+            if status is not None:
+                return status
             for index, _ in st.claims.to_allocate():
                 if index == extended_index and node_claim is None:
                     slots.append(None)
@@ -464,6 +463,26 @@ class DynamicResources:
                 slots, choice, to_allocate, node_claim, mappings
             )
         return None
+
+    def _search(
+        self, st: DRAState, node: Node, to_allocate: list[ResourceClaim]
+    ) -> tuple[Choice | None, Status | None]:
+        """The allocator's devices for ``to_allocate`` on ``node``, or why the node does not fit."""
+        assert st.allocator is not None
+        deadline = None
+        if self.features.scheduler_filter_timeout and self.filter_timeout > 0:
+            deadline = time.monotonic() + self.filter_timeout
+        try:
+            choice = st.allocator.search(node, to_allocate, deadline)
+        except AllocationTimeout:
+            return None, Status.as_error(f"node {node.metadata.name}: timed out trying to allocate devices")
+        except NodeAllocationError as exc:
+            return None, Status.unresolvable(str(exc))
+        except AllocationError as exc:
+            return None, Status.as_error(exc)
+        if choice is None or len(choice.devices) != len(to_allocate):
+            return None, Status.unresolvable(MSG_CANNOT_ALLOCATE)
+        return choice, None
 
     # --- PostFilter ------------------------------------------------------------------------------
     def post_filter(

@@ -16,6 +16,8 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import chain, compress
+from operator import is_not
 
 from ksched.api.resource import AllocationResult, ResourceClaim
 from ksched.plugins.dynamicresources.devices import (
@@ -67,7 +69,13 @@ class ClaimTracker:
         #: pod uid -> the claim uids its accepted placement holds in flight (:meth:`hold`)
         self.held: dict[str, list[str]] = {}
         self._seen: dict[str, tuple[ResourceClaim, _Contribution]] = {}
+        #: the devices the snapshot's claims hold, with how many claims hold each
         self._dedicated: Counter[DeviceID] = Counter()
+        #: the keys of ``_dedicated`` (a set copies without hashing its members again)
+        self._taken: set[DeviceID] = set()
+        #: the snapshot's claims as of the last refresh, in the table's order
+        self._keys: list[str] = []
+        self._objects: list[ResourceClaim] = []
         self._shares: Counter[SharedDeviceID] = Counter()
         #: the capacity consumed per device by the snapshot's claims (None: to be summed again)
         self._capacity: dict[DeviceID, ConsumedCapacity] | None = {}
@@ -150,18 +158,30 @@ class ClaimTracker:
     def _refresh(self) -> None:
         """Bring the per-claim device counts up to date with the snapshot (only changed claims)."""
         claims = self._claims()
-        seen = self._seen
-        for key in [k for k in seen if k not in claims]:
-            self._account(seen.pop(key)[1], -1)
-        for key, claim in claims.items():
-            known = seen.get(key)
-            if known is not None and known[0] is claim:
-                continue
-            if known is not None:
-                self._account(known[1], -1)
-            contribution = _contribution(claim, self.consumable_capacity)
-            seen[key] = (claim, contribution)
-            self._account(contribution, 1)
+        keys, objects = list(claims), list(claims.values())
+        known = len(self._keys)
+        if len(keys) >= known and keys[:known] == self._keys:
+            # nothing removed: the claims replaced since, then those added (at the table's end)
+            changed = compress(range(known), map(is_not, objects, self._objects))
+            for i in chain(changed, range(known, len(keys))):
+                self._update(keys[i], objects[i])
+        else:
+            seen = self._seen
+            for key in [k for k in seen if k not in claims]:
+                self._account(seen.pop(key)[1], -1)
+            for key, claim in claims.items():
+                self._update(key, claim)
+        self._keys, self._objects = keys, objects
+
+    def _update(self, key: str, claim: ResourceClaim) -> None:
+        known = self._seen.get(key)
+        if known is not None and known[0] is claim:
+            return
+        if known is not None:
+            self._account(known[1], -1)
+        contribution = _contribution(claim, self.consumable_capacity)
+        self._seen[key] = (claim, contribution)
+        self._account(contribution, 1)
 
     def _account(self, contribution: _Contribution, sign: int) -> None:
         dedicated, shares, capacity = contribution
@@ -170,6 +190,9 @@ class ClaimTracker:
             self._dedicated[device] += sign
             if self._dedicated[device] <= 0:
                 del self._dedicated[device]
+                self._taken.discard(device)
+            else:
+                self._taken.add(device)
         for share in shares:
             self._touch(share.driver, share.pool)
             self._shares[share] += sign
@@ -188,7 +211,7 @@ class ClaimTracker:
                 for device, consumed in capacity:
                     add_capacity(self._capacity.setdefault(device, {}), consumed)
         state = AllocatedState(
-            set(self._dedicated),
+            self._taken.copy(),
             set(self._shares),
             {device: dict(consumed) for device, consumed in self._capacity.items()},
             dict(self._versions),
