@@ -7,9 +7,10 @@ backtracking). Devices in use, not selected by the class's and the request's CEL
 without toleration, short of counters or capacity, or violating a constraint are skipped. A request
 with ``firstAvailable`` takes its first subrequest that leads to a full solution.
 
-``allocate`` returns None when the claims do not fit on the node, raises
+``Allocator.search`` returns None when the claims do not fit on the node, raises
 :class:`NodeAllocationError` for a reason specific to the node (allocation may succeed elsewhere)
-and :class:`AllocationError` for a problem with the claims or classes (the cycle fails).
+and :class:`AllocationError` for a problem with the claims or classes (the cycle fails); the
+:class:`Choice` it returns builds the allocation results.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from ksched.plugins.dynamicresources.devices import (
 )
 from ksched.plugins.dynamicresources.features import DRAFeatures
 from ksched.plugins.dynamicresources.pools import Pool, PoolCache, PoolError, counters_left, node_matches
+from ksched.plugins.dynamicresources.searchcache import SearchCache, SearchMemo
 from ksched.plugins.dynamicresources.tolerations import tolerates
 
 _Undo = Callable[[], None]
@@ -209,32 +211,59 @@ class Allocator:
         slices: Sequence[ResourceSlice],
         cel_cache: CelCache,
         pool_cache: PoolCache | None = None,
+        search_cache: SearchCache[Choice] | None = None,
     ) -> None:
         self.features = features
         self.allocated = allocated
         self.classes = classes
         self.cel_cache = cel_cache
-        self.all_slices = list(slices)
         #: the nodes' pools, kept across pods by the plugin while the slices are the same objects
         self.pool_cache = pool_cache if pool_cache is not None else PoolCache()
-        self.pool_cache.sync(self.all_slices, features)
-        self.slices_on_node: dict[str, list[ResourceSlice]] = {}
-        self.slices_shared: list[ResourceSlice] = []
-        for slice_ in self.all_slices:
-            if not slice_.spec.node_name or slice_.spec.shared_counters:
-                self.slices_shared.append(slice_)
-            else:
-                self.slices_on_node.setdefault(slice_.spec.node_name, []).append(slice_)
+        self.pool_cache.sync(slices, features)
         #: counters left in each pool (keyed by pool name, as upstream) after allocated devices
         self.available_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
         #: calls of the search step, upstream's ``NumAllocateOneInvocations``
         self.steps = 0
+        #: searches kept across pods (None: every node is searched)
+        self.search_cache = search_cache
+        self._memo_claims: Sequence[ResourceClaim] = ()
+        self._memo: SearchMemo[Choice] | None = None
 
-    def allocate(
+    def search(
         self, node: Node, claims: Sequence[ResourceClaim], deadline: float | None = None
-    ) -> list[AllocationResult] | None:
-        """One allocation per claim, or None when they do not all fit on ``node``."""
-        return _Search(self, node, list(claims), deadline).run()
+    ) -> Choice | None:
+        """The devices ``claims`` get on ``node`` (None when they do not all fit); the allocation
+        results are built from it (:meth:`Choice.results`) for the node the pod gets. A search is
+        kept across pods (the plugin's :class:`SearchCache`) while its node, the node's pools and
+        the devices taken in them are the same and the claims ask for the same (same specs, same
+        class objects)."""
+        try:
+            pools = self.pool_cache.pools(node)
+        except PoolError as exc:
+            raise AllocationError(f"gather pool information: {exc}") from None
+        memo = self._memo_for(claims)
+        if memo is None:
+            return _Search(self, node, list(claims), pools, deadline).run()
+        versions = _pool_versions(self.allocated.versions, pools)
+        known = memo.get(node, pools, versions)
+        if known is not None:
+            return known[0]
+        search = _Search(self, node, list(claims), pools, deadline)
+        choice = search.run()
+        if search.reusable():
+            memo.put(node, pools, versions, choice)
+        return choice
+
+    def _memo_for(self, claims: Sequence[ResourceClaim]) -> SearchMemo[Choice] | None:
+        if self.search_cache is None or self.allocated.versions is None:
+            return None
+        last = self._memo_claims
+        if claims is last:
+            return self._memo  # the plugin passes the pod's list of claims to every node
+        if len(last) != len(claims) or any(a is not b for a, b in zip(last, claims, strict=True)):
+            self._memo = self.search_cache.memo(claims, self.classes, self.features)
+        self._memo_claims = claims
+        return self._memo
 
     def available_counters_of(self, pool: Pool) -> dict[str, dict[str, Quantity]]:
         """The pool's counters minus those of devices already allocated (computed once per pool)."""
@@ -250,14 +279,19 @@ class _Search:
     """One ``Allocate`` call (upstream's ``allocator``)."""
 
     def __init__(
-        self, owner: Allocator, node: Node, claims: list[ResourceClaim], deadline: float | None
+        self,
+        owner: Allocator,
+        node: Node,
+        claims: list[ResourceClaim],
+        pools: list[Pool],
+        deadline: float | None,
     ) -> None:
         self.owner = owner
         self.features = owner.features
         self.node = node
         self.claims = claims
         self.deadline = deadline
-        self.pools: list[Pool] = []
+        self.pools = pools
         self.request_data: dict[RequestKey, _RequestData] = {}
         self.constraints: list[list[Constraint]] = [[] for _ in claims]
         self.matches: dict[tuple[DeviceID, RequestKey], bool] = {}
@@ -267,13 +301,7 @@ class _Search:
         self.results: list[list[_DeviceResult]] = [[] for _ in claims]
 
     # --- setup ------------------------------------------------------------------------------------
-    def run(self) -> list[AllocationResult] | None:
-        owner = self.owner
-        slices = [*owner.slices_on_node.get(self.node.metadata.name, []), *owner.slices_shared]
-        try:
-            self.pools = owner.pool_cache.pools(slices, self.node)
-        except PoolError as exc:
-            raise AllocationError(f"gather pool information: {exc}") from None
+    def run(self) -> Choice | None:
         for claim_index, claim in enumerate(self.claims):
             self._prepare_claim(claim_index, claim)
         try:
@@ -284,7 +312,20 @@ class _Search:
             if any(pool.is_invalid for pool in self.pools):
                 raise NodeAllocationError("invalid resource pools were encountered")
             return None
-        return [self._result(i, claim) for i, claim in enumerate(self.claims)]
+        choice = Choice(
+            self.node.metadata.name, self.results, self.request_data, self.features.device_binding_and_status
+        )
+        for claim_index, claim in enumerate(self.claims):
+            # what building the result could refuse is refused now, for every node as upstream
+            choice.node_selector(claim_index, claim)
+        return choice
+
+    def reusable(self) -> bool:
+        """Whether the outcome depends only on what :class:`SearchCache` compares: not on the pools'
+        counters (kept per pool name across the pod's nodes, as upstream) nor on random share IDs."""
+        if any(pool.counter_sets for pool in self.pools):
+            return False
+        return not any(dr.share_id is not None for devices in self.results for dr in devices)
 
     def _prepare_claim(self, claim_index: int, claim: ResourceClaim) -> None:
         min_devices = 0
@@ -513,6 +554,9 @@ class _Search:
     def _fits_capacity(self, request: RequestView, slice_: ResourceSlice, device: Device) -> bool:
         """Upstream ``CmpRequestOverCapacity`` of the allocator; a request naming an unknown capacity
         skips the device."""
+        if not device.capacity:
+            # nothing to consume: it fits unless the request names a capacity (which is unknown)
+            return request.capacity is None or not request.capacity.requests
         device_id = DeviceID(slice_.spec.driver, slice_.spec.pool.name, device.name)
         current = self.owner.allocated.aggregated_capacity.get(device_id, {})
         try:
@@ -687,9 +731,24 @@ class _Search:
                 if name in counters:
                     counters[name] = counters[name] - parse_quantity(c.value)
 
-    # --- results ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The devices one search chose on a node; the allocation results are built from it only for
+    the node a pod gets (upstream builds them for every node)."""
+
+    node_name: str
+    #: per claim, the devices in the order they were taken
+    devices: list[list[_DeviceResult]]
+    request_data: dict[RequestKey, _RequestData]
+    binding_status: bool
+
+    def results(self, claims: Sequence[ResourceClaim]) -> list[AllocationResult]:
+        """One allocation per claim (the claims searched for, or claims with the same specs)."""
+        return [self._result(i, claim) for i, claim in enumerate(claims)]
+
     def _result(self, claim_index: int, claim: ResourceClaim) -> AllocationResult:
-        devices = self.results[claim_index]
+        devices = self.devices[claim_index]
         results = []
         for dr in devices:
             candidate = dr.candidate
@@ -704,18 +763,20 @@ class _Search:
                 share_id=dr.share_id,
                 consumed_capacity={name: str(q) for name, q in (dr.consumed or {}).items()},
             )
-            if self.features.device_binding_and_status:
+            if self.binding_status:
                 entry.binding_conditions = list(candidate.device.binding_conditions)
                 entry.binding_failure_conditions = list(candidate.device.binding_failure_conditions)
             results.append(entry)
-        try:
-            node_selector = _node_selector(devices, self.node.metadata.name)
-        except AllocationError as exc:
-            raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: {exc}") from None
         return AllocationResult(
             devices=DeviceAllocationResult(results=results, config=self._configs(claim_index, claim)),
-            node_selector=node_selector,
+            node_selector=self.node_selector(claim_index, claim),
         )
+
+    def node_selector(self, claim_index: int, claim: ResourceClaim) -> NodeSelector | None:
+        try:
+            return _node_selector(self.devices[claim_index], self.node_name)
+        except AllocationError as exc:
+            raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: {exc}") from None
 
     def _configs(self, claim_index: int, claim: ResourceClaim) -> list[DeviceAllocationConfiguration]:
         """The classes' configurations for the chosen (sub)requests, then the claim's."""
@@ -760,6 +821,14 @@ class _Search:
                 if f"{request.name}/{chosen.name}" in config.requests:
                     configs.append(entry)
         return configs
+
+
+def _pool_versions(versions: Mapping[tuple[str, str], int] | None, pools: Sequence[Pool]) -> tuple[int, ...]:
+    """The tracker's versions of ``pools`` (0 for a pool whose devices were never taken)."""
+    versions = versions or {}
+    if len(pools) == 1:
+        return (versions.get(pools[0].pool_id, 0),)
+    return tuple(versions.get(pool.pool_id, 0) for pool in pools)
 
 
 def _parent_view(request: DeviceRequest) -> RequestView:

@@ -16,6 +16,7 @@ from ksched.plugins.dynamicresources.devices import AllocatedState, DeviceID
 from ksched.plugins.dynamicresources.features import DRAFeatures
 from ksched.plugins.dynamicresources.testing import (
     all_request,
+    allocate,
     claim,
     consumes_counters,
     counter_set,
@@ -560,7 +561,7 @@ def run(case: Case) -> list[Any] | None:
         case.slices,
         CelCache(),
     )
-    return allocator.allocate(case.node, case.claims)
+    return allocate(allocator, case.node, case.claims)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -638,5 +639,5 @@ def test_search_steps_are_counted() -> None:
     allocator = Allocator(
         DRAFeatures(), AllocatedState(), {CLASS_A: case.classes[0]}, case.slices, CelCache()
     )
-    assert allocator.allocate(case.node, case.claims) is not None
+    assert allocate(allocator, case.node, case.claims) is not None
     assert allocator.steps > 3

@@ -43,6 +43,9 @@ class AllocatedState:
     allocated_devices: set[DeviceID] = field(default_factory=set)
     allocated_shared_device_ids: set[SharedDeviceID] = field(default_factory=set)
     aggregated_capacity: dict[DeviceID, ConsumedCapacity] = field(default_factory=dict)
+    #: (driver, pool) -> a number that changes whenever the devices taken in the pool change (the
+    #: tracker's, as it was when this state was gathered); None: not tracked
+    versions: dict[tuple[str, str], int] | None = None
 
     def is_allocated(self, device: DeviceID) -> bool:
         """Upstream ``IsDeviceAllocated``: dedicated, shared, or with consumed capacity."""

@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ksched.api.core import ContainerExtendedResourceRequest, Pod
+from ksched.api.core import ContainerExtendedResourceRequest, Node, Pod
 from ksched.api.resource import FIRST_AVAILABLE_MAX_SIZE, AllocationResult, ResourceClaim
 from ksched.apimachinery.duration import seconds
 from ksched.apimachinery.nodeselector import NodeSelector as NodeSelectorMatcher
@@ -73,6 +73,7 @@ from ksched.plugins.dynamicresources.allocator import (
     AllocationError,
     AllocationTimeout,
     Allocator,
+    Choice,
     NodeAllocationError,
     claim_ref,
 )
@@ -86,10 +87,11 @@ from ksched.plugins.dynamicresources.claims import (
     pod_claims,
     pod_reference,
 )
-from ksched.plugins.dynamicresources.cyclestate import ClaimInfo, DRAState, NodeAllocation
+from ksched.plugins.dynamicresources.cyclestate import FRESH, ClaimInfo, DRAState, Fresh, NodeAllocation
 from ksched.plugins.dynamicresources.extended import DeviceClassResolver
 from ksched.plugins.dynamicresources.features import DRAFeatures
 from ksched.plugins.dynamicresources.pools import PoolCache
+from ksched.plugins.dynamicresources.searchcache import SearchCache
 from ksched.plugins.dynamicresources.tracker import ClaimTracker, shared_tracker
 from ksched.plugins.helper.normalize import default_normalize_score
 
@@ -135,6 +137,8 @@ class DynamicResources:
         )
         self.cel_cache = CelCache()
         self.pool_cache = PoolCache()
+        #: searches kept across pods (None: every node searched for every pod)
+        self.search_cache: SearchCache[Choice] | None = SearchCache()
         self.tracker = (
             ClaimTracker(self._claims, self.features.consumable_capacity)
             if handle is None
@@ -288,7 +292,10 @@ class DynamicResources:
                 list(objects.resource_slices.values()),
                 self.cel_cache,
                 self.pool_cache,
+                self.search_cache,
             )
+            if extended is None and to_allocate == len(store.claims):
+                st.fresh_slots = [FRESH] * to_allocate
         st.claims = store
         return None, None
 
@@ -400,6 +407,13 @@ class DynamicResources:
     def _filter_node(self, st: DRAState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         assert node is not None
+        if st.fresh_slots is not None:
+            # every claim is the pod's own and needs devices: nothing else to check per node
+            found, status = self._search(st, node, st.claims.claims)
+            if status is not None:
+                return status
+            st.node_allocations[node.metadata.name] = NodeAllocation(st.fresh_slots, found, st.claims.claims)
+            return None
         node_claim, mappings, status = self._filter_extended(st, pod, node_info)
         if status is not None:
             return status
@@ -420,10 +434,11 @@ class DynamicResources:
                 continue
             if not ready and binding.claim_timed_out(claim, self.binding_timeout):
                 unavailable.append(index)
-        results: list[AllocationResult | None] = []
+        slots: list[AllocationResult | Fresh | None] = []
+        choice: Choice | None = None
+        to_allocate: list[ResourceClaim] = []
         if st.allocator is not None:
             extended_index = st.claims.extended_index
-            to_allocate: list[ResourceClaim] = []
             for index, claim in st.claims.to_allocate():
                 if index == extended_index:
                     if node_claim is None:
@@ -431,32 +446,43 @@ class DynamicResources:
                     claim = node_claim
                 if st.infos[index].allocation is None:
                     to_allocate.append(claim)
-            deadline = None
-            if self.features.scheduler_filter_timeout and self.filter_timeout > 0:
-                deadline = time.monotonic() + self.filter_timeout
-            try:
-                allocated = st.allocator.allocate(node, to_allocate, deadline)
-            except AllocationTimeout:
-                return Status.as_error(f"node {node.metadata.name}: timed out trying to allocate devices")
-            except NodeAllocationError as exc:
-                return Status.unresolvable(str(exc))
-            except AllocationError as exc:
-                return Status.as_error(exc)
-            if allocated is None or len(allocated) != len(to_allocate):
-                return Status.unresolvable(MSG_CANNOT_ALLOCATE)
-            fresh = iter(allocated)
+            choice, status = self._search(st, node, to_allocate)
+            if status is not None:
+                return status
             for index, _ in st.claims.to_allocate():
                 if index == extended_index and node_claim is None:
-                    results.append(None)
+                    slots.append(None)
                     continue
                 chosen = st.infos[index].allocation
-                results.append(chosen if chosen is not None else next(fresh))
+                slots.append(chosen if chosen is not None else FRESH)
         if unavailable:
             st.unavailable_claims.update(unavailable)
             return Status.unresolvable(MSG_NOT_AVAILABLE)
         if st.allocator is not None:
-            st.node_allocations[node.metadata.name] = NodeAllocation(results, node_claim, mappings)
+            st.node_allocations[node.metadata.name] = NodeAllocation(
+                slots, choice, to_allocate, node_claim, mappings
+            )
         return None
+
+    def _search(
+        self, st: DRAState, node: Node, to_allocate: list[ResourceClaim]
+    ) -> tuple[Choice | None, Status | None]:
+        """The allocator's devices for ``to_allocate`` on ``node``, or why the node does not fit."""
+        assert st.allocator is not None
+        deadline = None
+        if self.features.scheduler_filter_timeout and self.filter_timeout > 0:
+            deadline = time.monotonic() + self.filter_timeout
+        try:
+            choice = st.allocator.search(node, to_allocate, deadline)
+        except AllocationTimeout:
+            return None, Status.as_error(f"node {node.metadata.name}: timed out trying to allocate devices")
+        except NodeAllocationError as exc:
+            return None, Status.unresolvable(str(exc))
+        except AllocationError as exc:
+            return None, Status.as_error(exc)
+        if choice is None or len(choice.devices) != len(to_allocate):
+            return None, Status.unresolvable(MSG_CANNOT_ALLOCATE)
+        return choice, None
 
     # --- PostFilter ------------------------------------------------------------------------------
     def post_filter(
@@ -526,6 +552,8 @@ class DynamicResources:
         st = state.get(STATE_KEY, DRAState)
         if st is None or not st.has_claims or not self.features.prioritized_list:
             return np.zeros(len(rows), dtype=np.int64)
+        if not any(request.first_available for c in st.claims.claims for request in c.spec.devices.requests):
+            return np.zeros(len(rows), dtype=np.int64)  # only subrequests score
         nodes = snapshot.nodes
         return np.fromiter(
             (self.score(state, pod, nodes[r]) for r in rows.tolist()), dtype=np.int64, count=len(rows)

@@ -480,3 +480,38 @@ def test_pod_change_hints() -> None:
 
 def test_factory() -> None:
     assert new(None, FakeHandle()).name == "DynamicResources"
+
+
+def test_allocation_results_are_built_for_the_node_reserve_takes_only() -> None:
+    plugin, handle = world([gpu_claim()])
+    state, pi, _ = cycle(plugin, handle, pod_with(by_name("c")))
+    assert filter_all(plugin, handle, state, pi) == {"worker": None, "worker-2": None}
+    assert plugin.reserve(state, pi, "worker-2") is None
+    found = plugin._state(state).node_allocations
+    assert found["worker"]._results is None
+    assert found["worker-2"]._results is not None
+    (written,) = plugin.objects_after_pre_bind(state, pi)
+    assert written.status.allocation is not None
+    assert [r.pool for r in written.status.allocation.devices.results] == ["worker-2"]
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_pods_of_one_template_get_the_same_devices_with_kept_searches_or_without(kept: bool) -> None:
+    claims = [gpu_claim(f"claim-{k}") for k in range(7)]
+    plugin, handle = world(claims, devices=4)
+    if not kept:
+        plugin.search_cache = None
+    taken = []
+    for k in range(7):
+        pod = pod_with(by_name("c", f"claim-{k}"), uid=f"uid-{k}", name=f"pod-{k}")
+        state, pi, _ = cycle(plugin, handle, pod)
+        feasible = [n for n, s in filter_all(plugin, handle, state, pi).items() if s is None]
+        host = feasible[k % len(feasible)]
+        assert plugin.reserve(state, pi, host) is None
+        if k % 3 != 2:  # some stay in flight, the others' PreBind comes back
+            for bound in plugin.objects_after_pre_bind(state, pi):
+                handle.snapshot.objects.put(bound)
+        allocation_ = plugin._state(state).infos[0].allocation
+        assert allocation_ is not None
+        taken.append([(r.pool, r.device) for r in allocation_.devices.results])
+    assert taken == [[(("worker", "worker-2")[k % 2], f"instance-{k // 2}")] for k in range(7)]

@@ -243,6 +243,9 @@ class PoolCache:
         self._slices: list[ResourceSlice] = []
         self._features: DRAFeatures | None = None
         self._by_node: dict[str, tuple[Node, list[Pool]]] = {}
+        #: the slices of each node (``nodeName``, without shared counters), and those of every node
+        self._on_node: dict[str, list[ResourceSlice]] = {}
+        self._shared: list[ResourceSlice] = []
 
     def sync(self, all_slices: Sequence[ResourceSlice], features: DRAFeatures) -> None:
         """Forget every entry unless ``all_slices`` are the very objects of the last call."""
@@ -255,13 +258,21 @@ class PoolCache:
             self._slices = list(all_slices)
             self._features = features
             self._by_node.clear()
+            self._on_node, self._shared = {}, []
+            for slice_ in self._slices:
+                if not slice_.spec.node_name or slice_.spec.shared_counters:
+                    self._shared.append(slice_)
+                else:
+                    self._on_node.setdefault(slice_.spec.node_name, []).append(slice_)
 
-    def pools(self, slices_for_node: Sequence[ResourceSlice], node: Node) -> list[Pool]:
-        """The node's pools (as :func:`gather_pools` over the slices of the last :meth:`sync`)."""
+    def pools(self, node: Node) -> list[Pool]:
+        """The node's pools (as :func:`gather_pools` over its slices and the shared ones of the last
+        :meth:`sync`)."""
         assert self._features is not None, "sync first"
         known = self._by_node.get(node.metadata.name)
         if known is not None and known[0] is node:
             return known[1]
-        pools = gather_pools(slices_for_node, node, self._features, self._slices)
+        slices = [*self._on_node.get(node.metadata.name, ()), *self._shared]
+        pools = gather_pools(slices, node, self._features, self._slices)
         self._by_node[node.metadata.name] = (node, pools)
         return pools

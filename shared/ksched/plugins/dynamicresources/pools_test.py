@@ -18,21 +18,21 @@ def test_pools_are_kept_while_the_slices_and_the_node_are_the_same_objects() -> 
     slices = [resource_slice("s", "worker", "worker", DRIVER, device("gpu-0"))]
     cache = PoolCache()
     cache.sync(slices, features)
-    first = cache.pools(slices, worker)
+    first = cache.pools(worker)
     assert first == gather_pools(slices, worker, features, slices)
     cache.sync(list(slices), features)  # a new list of the same objects: kept
-    assert cache.pools(slices, worker) is first
+    assert cache.pools(worker) is first
 
     relabelled = msgspec.structs.replace(
         worker, metadata=msgspec.structs.replace(worker.metadata, labels={"a": "b"})
     )
-    again = cache.pools(slices, relabelled)  # another node object: gathered again
+    again = cache.pools(relabelled)  # another node object: gathered again
     assert again is not first and again == first
 
     changed = [resource_slice("s", "worker", "worker", DRIVER, device("gpu-0"), device("gpu-1"))]
     cache.sync(changed, features)  # a slice replaced: everything gathered again
-    pools = cache.pools(changed, relabelled)
+    pools = cache.pools(relabelled)
     assert [d.name for d in pools[0].slices_targeting_node[0].spec.devices] == ["gpu-0", "gpu-1"]
 
     cache.sync(changed, DRAFeatures(partitionable_devices=False))  # other features: gathered again
-    assert cache.pools(changed, relabelled) is not pools
+    assert cache.pools(relabelled) is not pools

@@ -3,7 +3,7 @@ generators)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ksched.api.core import Node
@@ -14,6 +14,7 @@ from ksched.api.resource import (
     ResourceClaim,
     ResourceSlice,
 )
+from ksched.plugins.dynamicresources.allocator import Allocator
 
 
 def node(name: str, region: str = "region-1") -> Node:
@@ -164,3 +165,11 @@ def local_node_selector(node_name: str) -> dict[str, Any]:
 def result_devices(result: AllocationResult) -> list[tuple[str, str, str, str, bool]]:
     """``(request, driver, pool, device, admin access)`` of each allocated device."""
     return [(r.request, r.driver, r.pool, r.device, bool(r.admin_access)) for r in result.devices.results]
+
+
+def allocate(
+    allocator: Allocator, node: Node, claims: Sequence[ResourceClaim]
+) -> list[AllocationResult] | None:
+    """The allocation results of ``claims`` on ``node``, or None when they do not all fit."""
+    choice = allocator.search(node, claims)
+    return None if choice is None else choice.results(claims)

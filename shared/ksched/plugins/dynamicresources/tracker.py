@@ -16,6 +16,8 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import chain, compress
+from operator import is_not
 
 from ksched.api.resource import AllocationResult, ResourceClaim
 from ksched.plugins.dynamicresources.devices import (
@@ -67,8 +69,19 @@ class ClaimTracker:
         #: pod uid -> the claim uids its accepted placement holds in flight (:meth:`hold`)
         self.held: dict[str, list[str]] = {}
         self._seen: dict[str, tuple[ResourceClaim, _Contribution]] = {}
+        #: the devices the snapshot's claims hold, with how many claims hold each
         self._dedicated: Counter[DeviceID] = Counter()
+        #: the keys of ``_dedicated`` (a set copies without hashing its members again)
+        self._taken: set[DeviceID] = set()
+        #: the snapshot's claims as of the last refresh, in the table's order
+        self._keys: list[str] = []
+        self._objects: list[ResourceClaim] = []
         self._shares: Counter[SharedDeviceID] = Counter()
+        #: the capacity consumed per device by the snapshot's claims (None: to be summed again)
+        self._capacity: dict[DeviceID, ConsumedCapacity] | None = {}
+        #: (driver, pool) -> the tick of the last change of the devices taken in the pool
+        self._versions: dict[tuple[str, str], int] = {}
+        self._tick = 0
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         return self._claims().get(f"{namespace}/{name}")
@@ -85,6 +98,7 @@ class ClaimTracker:
             entry.sharers += 1
         else:
             self.in_flight[uid] = InFlight(claim)
+            self._touch_claim(claim)
 
     def maybe_remove_pending_allocation(self, uid: str, force: bool = False) -> bool:
         """Drop one sharer (all with ``force``); True when the allocation is no longer in flight."""
@@ -92,7 +106,7 @@ class ClaimTracker:
         if entry is None:
             return False
         if force or entry.sharers == 1:
-            del self.in_flight[uid]
+            self._drop(uid)
             return True
         entry.sharers -= 1
         return False
@@ -123,48 +137,85 @@ class ClaimTracker:
                 if created is None:
                     created = _allocated_extended_claim_owners(claims.values())
                 if _owner_uid(entry.claim) in created:
-                    del self.in_flight[uid]
+                    self._drop(uid)
                 continue
             current = claims.get(entry.claim.key)
             if current is None or current.metadata.uid != uid or current.status.allocation is not None:
-                del self.in_flight[uid]
+                self._drop(uid)
+
+    def _drop(self, uid: str) -> None:
+        self._touch_claim(self.in_flight.pop(uid).claim)
+
+    def _touch_claim(self, claim: ResourceClaim) -> None:
+        for device, _, _ in allocated_devices_of(claim, self.consumable_capacity):
+            self._touch(device.driver, device.pool)
+
+    def _touch(self, driver: str, pool: str) -> None:
+        self._tick += 1
+        self._versions[(driver, pool)] = self._tick
 
     # --- allocated devices ------------------------------------------------------------------------
     def _refresh(self) -> None:
         """Bring the per-claim device counts up to date with the snapshot (only changed claims)."""
         claims = self._claims()
-        seen = self._seen
-        for key in [k for k in seen if k not in claims]:
-            self._account(seen.pop(key)[1], -1)
-        for key, claim in claims.items():
-            known = seen.get(key)
-            if known is not None and known[0] is claim:
-                continue
-            if known is not None:
-                self._account(known[1], -1)
-            contribution = _contribution(claim, self.consumable_capacity)
-            seen[key] = (claim, contribution)
-            self._account(contribution, 1)
+        keys, objects = list(claims), list(claims.values())
+        known = len(self._keys)
+        if len(keys) >= known and keys[:known] == self._keys:
+            # nothing removed: the claims replaced since, then those added (at the table's end)
+            changed = compress(range(known), map(is_not, objects, self._objects))
+            for i in chain(changed, range(known, len(keys))):
+                self._update(keys[i], objects[i])
+        else:
+            seen = self._seen
+            for key in [k for k in seen if k not in claims]:
+                self._account(seen.pop(key)[1], -1)
+            for key, claim in claims.items():
+                self._update(key, claim)
+        self._keys, self._objects = keys, objects
+
+    def _update(self, key: str, claim: ResourceClaim) -> None:
+        known = self._seen.get(key)
+        if known is not None and known[0] is claim:
+            return
+        if known is not None:
+            self._account(known[1], -1)
+        contribution = _contribution(claim, self.consumable_capacity)
+        self._seen[key] = (claim, contribution)
+        self._account(contribution, 1)
 
     def _account(self, contribution: _Contribution, sign: int) -> None:
-        dedicated, shares, _ = contribution
+        dedicated, shares, capacity = contribution
         for device in dedicated:
+            self._touch(device.driver, device.pool)
             self._dedicated[device] += sign
             if self._dedicated[device] <= 0:
                 del self._dedicated[device]
+                self._taken.discard(device)
+            else:
+                self._taken.add(device)
         for share in shares:
+            self._touch(share.driver, share.pool)
             self._shares[share] += sign
             if self._shares[share] <= 0:
                 del self._shares[share]
+        if capacity:
+            self._capacity = None
 
     def allocated_state(self) -> AllocatedState:
         """Upstream ``GatherAllocatedState``: allocated and in-flight devices, shares and capacity."""
         self._refresh()
         self._expire()
-        state = AllocatedState(set(self._dedicated), set(self._shares))
-        for _, (_, _, capacity) in self._seen.values():
-            for device, consumed in capacity:
-                add_capacity(state.aggregated_capacity.setdefault(device, {}), consumed)
+        if self._capacity is None:
+            self._capacity = {}
+            for _, (_, _, capacity) in self._seen.values():
+                for device, consumed in capacity:
+                    add_capacity(self._capacity.setdefault(device, {}), consumed)
+        state = AllocatedState(
+            self._taken.copy(),
+            set(self._shares),
+            {device: dict(consumed) for device, consumed in self._capacity.items()},
+            dict(self._versions),
+        )
         for entry in self.in_flight.values():
             state.add_claim(entry.claim, self.consumable_capacity)
         return state
