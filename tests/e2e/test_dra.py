@@ -135,6 +135,21 @@ async def _check_allocations(api: ApiClient, ns: str, placed: dict[str, str]) ->
     return used
 
 
+async def _bound_and_refused(api: ApiClient, ns: str, *, bound: int) -> dict[str, str]:
+    """Pod -> node once ``bound`` pods are bound and the others (some) each carry a FailedScheduling event."""
+
+    async def settled() -> dict[str, str] | None:
+        placed = await pod_nodes(api, ns)
+        events = await client.EventsV1Api(api).list_namespaced_event(ns)
+        refused = {e.regarding.name for e in events.items if e.reason == "FailedScheduling"}
+        unbound = {n for n, v in placed.items() if not v}
+        done = sum(1 for v in placed.values() if v) == bound and bool(unbound) and unbound <= refused
+        return placed if done else None
+
+    placed: dict[str, str] = await eventually(settled, timeout=120, interval=0.5)
+    return placed
+
+
 async def test_two_replicas_never_allocate_a_device_twice(stack: Stack, api: ApiClient) -> None:
     ns = "dra-race"
     await create_namespace(api, ns)
@@ -142,15 +157,7 @@ async def test_two_replicas_never_allocate_a_device_twice(stack: Stack, api: Api
     pods = [_claiming_pod(f"p-{i:02d}", ns) for i in range(18)]
     await create_pods(api, pods)
 
-    async def settled() -> dict[str, str] | None:
-        placed = await pod_nodes(api, ns)
-        events = await client.EventsV1Api(api).list_namespaced_event(ns)
-        refused = {e.regarding.name for e in events.items if e.reason == "FailedScheduling"}
-        unbound = {n for n, v in placed.items() if not v}
-        done = sum(1 for v in placed.values() if v) == 12 and unbound <= refused
-        return placed if done else None
-
-    placed = await eventually(settled, timeout=120, interval=0.5)
+    placed = await _bound_and_refused(api, ns, bound=12)
     used = await _check_allocations(api, ns, placed)
     assert len(used) == 12
     events = await client.EventsV1Api(api).list_namespaced_event(ns)
@@ -241,16 +248,7 @@ async def test_extended_resources_backed_by_dra_get_a_claim_each(stack: Stack, a
         pods.append(body)
     await create_pods(api, pods)
 
-    async def settled() -> dict[str, str] | None:
-        placed = await pod_nodes(api, ns)
-        events = await client.EventsV1Api(api).list_namespaced_event(ns)
-        refused = {e.regarding.name for e in events.items if e.reason == "FailedScheduling"}
-        unbound = {n for n, v in placed.items() if not v}
-        return (
-            placed if sum(1 for v in placed.values() if v) == 2 and unbound and unbound <= refused else None
-        )
-
-    placed = await eventually(settled, timeout=120, interval=0.5)
+    placed = await _bound_and_refused(api, ns, bound=2)
     claims = {c.metadata.name: c for c in await _claims(api, ns)}
     assert len(claims) == 2
     devices = _devices(list(claims.values()))
