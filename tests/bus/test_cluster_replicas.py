@@ -5,17 +5,13 @@ and a count the cluster cannot place fails naming the setting."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-import socket
-import time
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
+from ksched.bus.cluster import EmbeddedCluster, wait_for_meta_leader
 from ksched.bus.connect import Bus, connect
 from ksched.bus.embedded import EmbeddedNats
 from ksched.bus.jetstream import (
@@ -31,50 +27,20 @@ from ksched.bus.subjects import Subjects
 from tests.bus.samples import sample
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def _wait_for_meta_leader(bus: Bus, timeout: float = 30.0) -> None:
-    """A new cluster answers JetStream requests once it has elected its meta leader (~5 s)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            reply = await bus.nc.request("$JS.API.INFO", b"", timeout=0.5)
-            if "error" not in json.loads(reply.data):
-                return
-        except Exception:
-            pass
-        if time.monotonic() > deadline:
-            raise TimeoutError("the JetStream cluster elected no meta leader")
-        await asyncio.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
 async def cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[list[EmbeddedNats]]:
-    ports = [_free_port() for _ in range(3)]
-    routes = ", ".join(f"nats-route://127.0.0.1:{p}" for p in ports)
-    folder: Path = tmp_path_factory.mktemp("cluster")
-    servers = []
-    for i, port in enumerate(ports):
-        conf = folder / f"n{i}.conf"
-        cluster_block = f"cluster {{ name: ksched-test, listen: 127.0.0.1:{port}, routes: [{routes}] }}"
-        conf.write_text(f"server_name: n{i}\n{cluster_block}\n")
-        servers.append(EmbeddedNats(config_file=conf))
+    servers = EmbeddedCluster(3, tmp_path_factory.mktemp("cluster"))
     try:
-        await asyncio.gather(*(s.start() for s in servers))
-        yield servers
+        await servers.start()
+        yield servers.servers
     finally:
-        await asyncio.gather(*(s.stop() for s in servers))
+        await servers.stop()
 
 
 @pytest.fixture
 async def cluster_bus(cluster: list[EmbeddedNats]) -> AsyncIterator[Bus]:
     subjects = Subjects(f"c{uuid.uuid4().hex[:10]}")
     bus = await connect([s.url for s in cluster], name="r3", subjects=subjects, jetstream_replicas=3)
-    await _wait_for_meta_leader(bus)
     yield bus
     await bus.close()
 
@@ -117,7 +83,7 @@ async def test_more_replicas_than_the_cluster_has_are_refused(cluster: list[Embe
     subjects = Subjects(f"c{uuid.uuid4().hex[:10]}")
     five = await connect([s.url for s in cluster], name="r5", subjects=subjects, jetstream_replicas=5)
     try:
-        await _wait_for_meta_leader(five)
+        await wait_for_meta_leader([s.url for s in cluster])
         with pytest.raises(JetStreamReplicasError, match=r"refused 5 replica.*KSCHED_JETSTREAM_REPLICAS"):
             await ensure_stream(five, trace_stream(subjects))
     finally:

@@ -80,3 +80,15 @@ async def test_a_request_nobody_listens_to_fails_fast(bus: Bus) -> None:
     with pytest.raises(nats.errors.NoRespondersError):
         await bus.request(endpoints.UNRESERVE.to("sched.gone"), sample(UnreserveRequest), timeout=5)
     assert time.monotonic() - started < 0.5
+
+
+async def test_a_comma_separated_server_list_connects_to_one_that_answers(nats_server: EmbeddedNats) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"nats://127.0.0.1:{probe.getsockname()[1]}"
+    bus = await connect(f"{dead}, {nats_server.url}", name="t", initial_timeout=10, connect_timeout=0.5)
+    try:
+        assert bus.ready and bus.nc.connected_url is not None
+        assert bus.nc.connected_url.port == nats_server.port
+    finally:
+        await bus.close(drain=False)

@@ -1,6 +1,7 @@
 """The 2-minute chaos run inside ``make test`` (``make chaos`` is the 5,000-node, 20,000-pod one):
 every fault of ``ksched bench chaos`` once, in a seeded order, while 900 pods are created; nothing
-lost, nothing bound twice, no node overcommitted, and every fault recovered from."""
+lost, nothing bound twice, no node overcommitted, and every fault recovered from. Then the NATS
+faults against a 3-server JetStream cluster, one server lost with its disk."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ksched.bench.chaos import FAULTS, ChaosOptions, double_bound, run
+from ksched.bench.chaos import FAULTS, ChaosOptions, chosen_faults, default_faults, double_bound, run
 
 pytestmark = pytest.mark.e2e
 
@@ -17,13 +18,37 @@ async def test_every_fault_under_load_loses_nothing(tmp_path: Path) -> None:
     lines: list[str] = []
     report = await run(ChaosOptions(nodes=60, pods=900, seed=7, workdir=tmp_path), log=lines.append)
     print(report.table())
-    assert sorted(f.fault for f in report.faults) == sorted(FAULTS)
+    assert sorted(f.fault for f in report.faults) == sorted(default_faults(1))
     assert report.bound == 900, report.table()
     assert (report.lost, report.double_bound, report.overcommitted_nodes) == (0, 0, 0), (
         report.double_bound_examples
     )
     unrecovered = [f.fault for f in report.faults if f.recovered_after is None]
     assert not unrecovered, report.table()
+
+
+async def test_losing_one_server_of_a_nats_cluster_loses_nothing(tmp_path: Path) -> None:
+    faults = ("lose-nats-server", "restart-nats-server", "pause-nats-server")
+    options = ChaosOptions(nodes=40, pods=400, seed=3, faults=faults, nats_servers=3, workdir=tmp_path)
+    report = await run(options)
+    print(report.table())
+    assert [f.fault for f in report.faults].count("replace-nats-server") == 1
+    assert report.bound == 400, report.table()
+    assert (report.lost, report.double_bound, report.overcommitted_nodes) == (0, 0, 0), (
+        report.double_bound_examples
+    )
+    assert not [f.fault for f in report.faults if f.recovered_after is None], report.table()
+    (lost,) = [f for f in report.faults if f.fault == "lose-nats-server"]
+    assert lost.bound_during > 0, report.table()  # the pipeline went on with two servers
+
+
+def test_losing_a_server_needs_a_cluster() -> None:
+    assert "lose-nats-server" not in default_faults(1) and "lose-nats-server" in default_faults(3)
+    with pytest.raises(ValueError, match="lose-nats-server needs --nats-servers 3"):
+        chosen_faults(ChaosOptions(faults=("lose-nats-server",)))
+    with pytest.raises(ValueError, match="unknown fault"):
+        chosen_faults(ChaosOptions(faults=("unplug-everything",)))
+    assert FAULTS.keys() >= set(default_faults(3))
 
 
 def _event(pod: str, reason: str, note: str = "", series: bool = False) -> dict[str, object]:

@@ -4,6 +4,7 @@ would do the same). Pods get bound, and no service hit a permission violation on
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -13,7 +14,6 @@ import aiohttp
 import pytest
 
 from ksched.bus.auth import OBSERVER, SERVICES, authorization_block
-from ksched.bus.embedded import EmbeddedNats
 from ksched.bus.subjects import Subjects
 from ksched.launcher.stack import Proc, Stack, StackOptions
 from tests.e2e.testing import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
@@ -27,10 +27,10 @@ class SecuredStack(Stack):
     """The launcher's stack, with NATS users: each service process logs in as its own user."""
 
     def __init__(self, options: StackOptions) -> None:
-        super().__init__(options)
-        conf = self.workdir / "auth.conf"
+        conf = options.workdir / "auth.conf"
+        options.workdir.mkdir(parents=True, exist_ok=True)
         conf.write_text(authorization_block(Subjects(options.prefix), PASSWORDS))
-        self.nats = EmbeddedNats(store_dir=str(self.workdir / "jetstream"), config_file=conf)
+        super().__init__(dataclasses.replace(options, nats_config=str(conf)))
 
     def _service(self, name: str, service: str, extra: Sequence[str] = (), port: int = 0) -> Proc:
         login = ["--nats-user", service, "--nats-password", PASSWORDS[service]]

@@ -3,9 +3,11 @@ pods are created; then the pipeline must have bound every pod exactly once and o
 
 The stack runs every service replicated (two informers and two queues under leader election with
 short lease timings, two scheduler replicas, two binders), kubesim over HTTP and nats-server with
-JetStream on disk. Each fault is repaired as Kubernetes would repair it (a killed process is started
-again, as the kubelet restarts a container) and its recovery time measured: from the repair to all
-services ready and a new pod bound. The report is a table and JSON (docs/ha.md "Chaos").
+JetStream on disk, or (``nats_servers=3``) a 3-server JetStream cluster with three replicas of every
+stream, where one server is also lost with its disk and replaced by an empty one later. Each fault
+is repaired as Kubernetes would repair it (a killed process is started again, as the kubelet
+restarts a container) and its recovery time measured: from the repair to all services ready and a
+new pod bound. The report is a table and JSON (docs/ha.md "Chaos").
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class ChaosOptions:
     recovery_timeout: float = 120.0
     bound_timeout: float = 600.0
     workdir: Path | None = None
+    nats_servers: int = 1
+    """1: one nats-server; 3: a JetStream cluster (deploy/'s shape), which adds ``lose-nats-server``
+    and applies the other NATS faults to one server drawn with the seed."""
 
 
 @dataclass
@@ -64,6 +69,8 @@ class FaultRecord:
     recovered_after: float | None
     """Seconds from the repair to every service ready and one more pod bound (None: not within the
     timeout; 0 when nothing was left to bind)."""
+    bound_during: int = 0
+    """Pods bound from the fault to its repair."""
 
 
 @dataclass
@@ -89,11 +96,15 @@ class ChaosReport:
         return msgspec.json.format(msgspec.json.encode({**asdict(self), "ok": self.ok}), indent=2)
 
     def table(self) -> str:
-        rows = [f"{'fault':<27} {'target':<14} {'at s':>7} {'repaired s':>10} {'recovered s':>11}"]
+        rows = [
+            f"{'fault':<27} {'target':<16} {'at s':>7} {'repaired s':>10} {'bound meanwhile':>15} "
+            f"{'recovered s':>11}"
+        ]
         for f in self.faults:
             recovered = "-" if f.recovered_after is None else f"{f.recovered_after:.1f}"
             rows.append(
-                f"{f.fault:<27} {f.target:<14} {f.at:>7.1f} {f.repaired_after:>10.1f} {recovered:>11}"
+                f"{f.fault:<27} {f.target:<16} {f.at:>7.1f} {f.repaired_after:>10.1f} {f.bound_during:>15} "
+                f"{recovered:>11}"
             )
         rows.append("")
         rows.append(
@@ -139,14 +150,40 @@ def _kill_replica(service: str) -> Fault:
     return fault
 
 
+def _nats_server(stack: Stack, rng: random.Random) -> tuple[str, int]:
+    """``nats-server``, or one server of a cluster drawn with ``rng`` (name, index)."""
+    if stack.cluster is None:
+        return "nats-server", 0
+    index = rng.randrange(stack.cluster.size)
+    return f"nats-server-{index}", index
+
+
 async def _restart_nats(stack: Stack, api: ApiClient, rng: random.Random) -> str:
-    await stack.restart_nats()
-    return "nats-server"
+    name, index = _nats_server(stack, rng)
+    await stack.restart_nats(index=index)
+    return name
 
 
 async def _pause_nats(stack: Stack, api: ApiClient, rng: random.Random) -> str:
-    await stack.pause("nats-server", 5.0)
-    return "nats-server"
+    name, _ = _nats_server(stack, rng)
+    await stack.pause(name, 5.0)
+    return name
+
+
+async def _lose_nats(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+    """SIGKILL one server of the cluster and delete its store; it stays lost until the next chunk of
+    pods was created and scheduled on the other two (:data:`FOLLOW_UPS` replaces it then)."""
+    if stack.cluster is None:
+        raise ValueError("lose-nats-server needs a NATS cluster (--nats-servers 3)")
+    name, index = _nats_server(stack, rng)
+    await stack.cluster.lose(index)
+    return name
+
+
+async def _replace_nats(stack: Stack, target: str) -> None:
+    """A new server in the lost one's place: same name and ports, an empty store to catch up."""
+    assert stack.cluster is not None
+    await stack.cluster.start_server(int(target.rpartition("-")[2]))
 
 
 async def _pause_scheduler(stack: Stack, api: ApiClient, rng: random.Random) -> str:
@@ -172,7 +209,21 @@ FAULTS: dict[str, Fault] = {
     "pause-nats-server": _pause_nats,
     "pause-scheduler-past-lease": _pause_scheduler,
     "restart-kubesim": _restart_kubesim,
+    "lose-nats-server": _lose_nats,
 }
+
+CLUSTER_ONLY = frozenset({"lose-nats-server"})
+"""Faults that need ``nats_servers`` > 1."""
+
+FollowUp = Callable[[Stack, str], Awaitable[None]]
+FOLLOW_UPS: dict[str, tuple[str, FollowUp]] = {"lose-nats-server": ("replace-nats-server", _replace_nats)}
+"""A fault whose damage stays through the next chunk of pods, and what ends it then (recorded as a
+fault of its own, with the same target)."""
+
+
+def default_faults(nats_servers: int) -> list[str]:
+    """Every fault that applies to a stack with ``nats_servers`` NATS servers."""
+    return [name for name in FAULTS if nats_servers > 1 or name not in CLUSTER_ONLY]
 
 
 # --- the run ----------------------------------------------------------------------------------------
@@ -302,11 +353,70 @@ def double_bound(events: Sequence[dict[str, Any]]) -> set[str]:
     return out
 
 
-async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosReport:
-    names = list(options.faults or FAULTS)
+def chosen_faults(options: ChaosOptions) -> list[str]:
+    """The faults to inject (before the shuffle); ValueError naming an unknown or inapplicable one."""
+    names = list(options.faults or default_faults(options.nats_servers))
     unknown = [n for n in names if n not in FAULTS]
     if unknown:
         raise ValueError(f"unknown fault(s) {', '.join(unknown)}; known: {', '.join(FAULTS)}")
+    if options.nats_servers < 2 and CLUSTER_ONLY.intersection(names):
+        raise ValueError(f"{', '.join(sorted(CLUSTER_ONLY.intersection(names)))} needs --nats-servers 3")
+    return names
+
+
+async def _followed(follow_up: FollowUp, stack: Stack, target: str) -> str:
+    await follow_up(stack, target)
+    return target
+
+
+@dataclass
+class _Injector:
+    """Injects faults one at a time and records each one's repair and recovery in the report."""
+
+    stack: Stack
+    api: ApiClient
+    report: ChaosReport
+    options: ChaosOptions
+    log: Callable[[str], None]
+    started: float
+    created: int = 0
+    """Pods created so far."""
+    lasting: list[tuple[FaultRecord, int]] = field(default_factory=list)
+    """Faults of :data:`FOLLOW_UPS` not ended yet, with the pods bound when they struck."""
+
+    async def inject(self, name: str, fault: Awaitable[str]) -> FaultRecord:
+        """Run ``fault`` (a coroutine not started yet) and record it."""
+        at = time.monotonic()
+        before = await _bound(self.api)
+        target = await fault
+        repaired = time.monotonic()
+        during = await _bound(self.api) - before
+        recovered = await _recovery(self.stack, self.api, self.created, self.options.recovery_timeout)
+        record = FaultRecord(name, target, at - self.started, repaired - at, recovered, during)
+        self.report.faults.append(record)
+        self.log(
+            f"{name} ({target}): repaired after {record.repaired_after:.1f} s ({during} pods bound "
+            "meanwhile), recovered after " + ("-" if recovered is None else f"{recovered:.1f} s")
+        )
+        if name in FOLLOW_UPS:
+            self.lasting.append((record, before))
+        await asyncio.sleep(self.options.settle)
+        return record
+
+    async def end_lasting(self) -> None:
+        """End the lasting faults once pods created since were scheduled without what they took away;
+        their record then says how long the damage lasted and how many pods were bound meanwhile."""
+        while self.lasting:
+            record, bound_then = self.lasting.pop(0)
+            await _recovery(self.stack, self.api, self.created, self.options.recovery_timeout)
+            record.bound_during = await _bound(self.api) - bound_then
+            record.repaired_after = time.monotonic() - self.started - record.at
+            name, follow_up = FOLLOW_UPS[record.fault]
+            await self.inject(name, _followed(follow_up, self.stack, record.target))
+
+
+async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosReport:
+    names = chosen_faults(options)
     rng = random.Random(options.seed)
     rng.shuffle(names)
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="ksched-chaos-"))
@@ -329,6 +439,7 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
             pod_start_delay=3600,
             time_scale=0.01,
             queue_lease_duration=f"{QUEUE_LEASE_SECONDS}s",
+            nats_servers=options.nats_servers,
         )
     )
     report = ChaosReport(options.seed, options.nodes, options.pods)
@@ -345,22 +456,15 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
             pods = [_pod(i) for i in range(options.pods)]
             chunks = [pods[i :: len(names) + 1] for i in range(len(names) + 1)]
             started = time.monotonic()
-            created = 0
+            injector = _Injector(stack, api, report, options, log, started)
             for name, chunk in zip(names, chunks, strict=False):
                 await _create(api, chunk)
-                created += len(chunk)
-                at = time.monotonic()
-                target = await FAULTS[name](stack, api, rng)
-                repaired = time.monotonic()
-                recovered = await _recovery(stack, api, created, options.recovery_timeout)
-                record = FaultRecord(name, target, at - started, repaired - at, recovered)
-                report.faults.append(record)
-                log(
-                    f"{name} ({target}): repaired after {record.repaired_after:.1f} s, recovered after "
-                    + ("-" if recovered is None else f"{recovered:.1f} s")
-                )
-                await asyncio.sleep(options.settle)
+                injector.created += len(chunk)
+                await injector.end_lasting()  # this chunk was created without the lost server
+                await injector.inject(name, FAULTS[name](stack, api, rng))
             await _create(api, chunks[-1])
+            injector.created += len(chunks[-1])
+            await injector.end_lasting()
             deadline = time.monotonic() + options.bound_timeout
             while time.monotonic() < deadline and await _bound(api) < options.pods:
                 await asyncio.sleep(1.0)

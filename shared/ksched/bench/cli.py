@@ -5,7 +5,7 @@ ksched bench dra --nodes N --devices D --init I --pods M [--json]
                                                     in-process pods with claims from a template
 ksched bench e2e --nodes N --pods M [--schedulers K] [--binders B] [--shape S] [--json]
                                                     creation-to-bound through every service
-ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--json FILE]
+ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--nats-servers 1|3] [--json FILE]
                                                     faults under load; exit 1 on a lost,
                                                     double-bound or overcommitted pod
 ksched bench gangs --groups G --size S --nodes N   pod groups placed all or nothing (docs/gang.md)
@@ -163,23 +163,40 @@ def all_main(argv: Sequence[str]) -> int:
 
 
 def chaos_main(argv: Sequence[str]) -> int:
-    from ksched.bench.chaos import FAULTS, ChaosOptions, run
+    from ksched.bench.chaos import FAULTS, ChaosOptions, chosen_faults, run
 
     p = argparse.ArgumentParser(
         prog="ksched bench chaos",
         description="Inject every fault (kill -9 of each service, leaders and standbys; nats-server "
-        "restarted and paused; a scheduler paused past its lease; kubesim restarted) in a seeded "
-        "order while pods are created, then count bound, double-bound, overcommitted and lost pods.",
+        "restarted and paused, and with a cluster one server lost with its disk; a scheduler paused "
+        "past its lease; kubesim restarted) in a seeded order while pods are created, then count "
+        "bound, double-bound, overcommitted and lost pods.",
     )
     p.add_argument("--nodes", type=int, default=5000)
     p.add_argument("--pods", type=int, default=20000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--fault", action="append", choices=sorted(FAULTS), help="only these (repeatable)")
+    p.add_argument(
+        "--nats-servers",
+        type=int,
+        choices=(1, 3),
+        default=1,
+        help="one nats-server, or a 3-server JetStream cluster as deploy/ runs (adds lose-nats-server)",
+    )
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     args = p.parse_args(list(argv))
-    report = asyncio.run(
-        run(ChaosOptions(nodes=args.nodes, pods=args.pods, seed=args.seed, faults=args.fault or ()))
+    options = ChaosOptions(
+        nodes=args.nodes,
+        pods=args.pods,
+        seed=args.seed,
+        faults=args.fault or (),
+        nats_servers=args.nats_servers,
     )
+    try:
+        chosen_faults(options)
+    except ValueError as exc:  # a fault that needs a cluster
+        p.error(str(exc))
+    report = asyncio.run(run(options))
     print(report.table(), end="")
     if args.json:
         Path(args.json).write_bytes(report.to_json() + b"\n")

@@ -221,6 +221,13 @@ class _ConnectionLog:
         log.info("bus %s: NATS connection closed", self.name)
 
 
+def server_list(servers: str | Sequence[str]) -> list[str]:
+    """``servers`` as a list: a string may name several, comma-separated (``--nats a:4222,b:4222``)."""
+    if isinstance(servers, str):
+        servers = servers.split(",")
+    return [s.strip() for s in servers if s.strip()]
+
+
 async def connect(
     servers: str | Sequence[str],
     *,
@@ -253,7 +260,7 @@ async def connect(
     nc = NATS()
     events.nc = nc
     connecting = nc.connect(
-        servers=list(servers) if not isinstance(servers, str) else servers,
+        servers=server_list(servers),
         name=name,
         error_cb=events.error,
         disconnected_cb=events.disconnected,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import aiohttp
 
+from ksched.bus.cluster import EmbeddedCluster
 from ksched.bus.embedded import EmbeddedNats
 
 
@@ -107,6 +108,11 @@ class StackOptions:
     """More flags for every service (informer, queue, scheduler, binder)."""
     nats_url: str | None = None
     """Use this NATS server instead of starting an embedded one."""
+    nats_config: str | None = None
+    """A nats-server configuration file for the single embedded server (users, permissions, TLS)."""
+    nats_servers: int = 1
+    """Embedded nats-servers: 1, or a JetStream cluster of that many (3 as deploy/ runs it): the
+    services connect to all of them and keep their streams with min(3, n) replicas."""
     nats_monitoring: bool = False
     """Serve the embedded nats-server's monitoring endpoints (``/varz``, ``/connz``) on a free loopback
     port: :attr:`Stack.nats_monitor_url`."""
@@ -124,19 +130,53 @@ class Stack:
         self.workdir = options.workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.nats_monitor_port = free_port() if options.nats_monitoring else None
-        self.nats = EmbeddedNats(store_dir=str(self.workdir / "jetstream"), http_port=self.nats_monitor_port)
+        self.cluster: EmbeddedCluster | None = None
+        self._nats: EmbeddedNats | None = None
+        if options.nats_servers > 1:
+            if options.nats_config:
+                raise ValueError("StackOptions.nats_config applies to a single nats-server only")
+            self.cluster = EmbeddedCluster(
+                options.nats_servers, self.workdir / "jetstream", monitor_port=self.nats_monitor_port
+            )
+        else:
+            self._nats = self._single_nats()
         self.nats_url = options.nats_url
         self.kubeconfig = options.kubeconfig or str(self.workdir / "kubeconfig")
         self.procs: dict[str, Proc] = {}
 
+    def _single_nats(self, port: int = 0) -> EmbeddedNats:
+        return EmbeddedNats(
+            port=port,
+            store_dir=str(self.workdir / "jetstream"),
+            config_file=self.options.nats_config,
+            http_port=self.nats_monitor_port,
+        )
+
+    @property
+    def nats(self) -> EmbeddedNats:
+        """The embedded nats-server (the first of a cluster)."""
+        if self.cluster is not None:
+            return self.cluster.servers[0]
+        assert self._nats is not None
+        return self._nats
+
+    @property
+    def nats_urls(self) -> str:
+        """What the services get as ``--nats``: every embedded server, comma-separated."""
+        if self.nats_url:
+            return self.nats_url
+        return ",".join(self.cluster.urls) if self.cluster is not None else self.nats.url
+
+    def _nats_pid(self, name: str) -> int | None:
+        """``nats-server`` (the first server) or ``nats-server-<i>`` of a cluster."""
+        index = int(name.rpartition("-")[2]) if name != "nats-server" else 0
+        return self.cluster.pid(index) if self.cluster is not None else self.nats.pid
+
     # --- building ----------------------------------------------------------------------------------
     def _common(self) -> list[str]:
-        args = [
-            "--nats",
-            self.nats_url or self.nats.url,
-            "--subject-prefix",
-            self.options.prefix,
-        ]
+        args = ["--nats", self.nats_urls, "--subject-prefix", self.options.prefix]
+        if self.cluster is not None and self.nats_url is None:
+            args += ["--jetstream-replicas", str(min(3, self.cluster.size))]
         if self.options.kubeconfig != "":
             args += ["--kubeconfig", self.kubeconfig]
         args += ["--log-level", self.options.log_level, "--log-format", self.options.log_format]
@@ -188,7 +228,7 @@ class Stack:
     # --- lifecycle ---------------------------------------------------------------------------------
     async def start(self, timeout: float = 60.0) -> None:
         if self.nats_url is None:
-            await self.nats.start()
+            await (self.cluster.start() if self.cluster is not None else self.nats.start())
         if self.options.kubeconfig is None:
             await self._start_kubesim(timeout)
         for name in _names("informer", self.options.informers):
@@ -278,9 +318,10 @@ class Stack:
         await self.wait_ready(timeout, [name])
 
     async def pause(self, name: str, seconds: float) -> None:
-        """SIGSTOP ``name`` (a service, ``kubesim`` or ``nats-server``) for ``seconds``, then SIGCONT:
-        a process that hangs (a long GC, a throttled container, a VM stall) and comes back."""
-        pid = self.nats.pid if name == "nats-server" else self.procs[name].pid
+        """SIGSTOP ``name`` (a service, ``kubesim``, ``nats-server`` or a cluster's ``nats-server-<i>``)
+        for ``seconds``, then SIGCONT: a process that hangs (a long GC, a throttled container, a VM
+        stall) and comes back."""
+        pid = self._nats_pid(name) if name.startswith("nats-server") else self.procs[name].pid
         if pid is None:
             raise RuntimeError(f"{name} is not running")
         os.kill(pid, signal.SIGSTOP)
@@ -289,18 +330,19 @@ class Stack:
         finally:
             os.kill(pid, signal.SIGCONT)
 
-    async def restart_nats(self, sig: int = signal.SIGKILL) -> None:
-        """Stop nats-server with ``sig`` and start a new one on the same port with the same JetStream
-        store on disk (what a restarted pod of the StatefulSet sees)."""
+    async def restart_nats(self, sig: int = signal.SIGKILL, index: int = 0) -> None:
+        """Stop nats-server (server ``index`` of a cluster) with ``sig`` and start a new one on the same
+        port with the same JetStream store on disk (what a restarted pod of the StatefulSet sees)."""
+        if self.cluster is not None:
+            await self.cluster.restart(index, sig)
+            return
         port, pid = self.nats.port, self.nats.pid
         if pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
         await self.nats.stop()
-        self.nats = EmbeddedNats(
-            port=port, store_dir=str(self.workdir / "jetstream"), http_port=self.nats_monitor_port
-        )
-        await self.nats.start()
+        self._nats = self._single_nats(port)
+        await self._nats.start()
 
     @property
     def nats_monitor_url(self) -> str | None:
@@ -364,14 +406,14 @@ class Stack:
                     proc.process.kill()
                 await proc.process.wait()
         if self.nats_url is None:
-            await self.nats.stop()
+            await (self.cluster.stop() if self.cluster is not None else self.nats.stop())
 
     def kill_all_now(self) -> None:
         """SIGKILL every service and the embedded nats-server at once, without waiting (a leader that
         lost its Lease stops acting this instant)."""
         pids = [p.pid for p in self.procs.values() if p.running]
         if self.nats_url is None:
-            pids.append(self.nats.pid)
+            pids += self.cluster.pids() if self.cluster is not None else [self.nats.pid]
         for pid in pids:
             if pid is not None:
                 with contextlib.suppress(ProcessLookupError):
