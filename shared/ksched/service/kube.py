@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
@@ -60,27 +59,6 @@ async def api_client(
     client.user_agent = f"{component}/{__version__}"
     stop_trusting_env(client)
     return client
-
-
-async def raw_request(
-    api: ApiClient, method: str, path: str, body: Any = None, content_type: str = "application/json"
-) -> tuple[int, bytes]:
-    """One API request through ``api``'s transport and credentials, read undecoded: (HTTP status,
-    body). Errors of the connection raise; HTTP errors are the caller's to read."""
-    resp = await api.call_api(
-        path,
-        method,
-        header_params={"Content-Type": content_type, "Accept": "application/json"},
-        body=body,
-        auth_settings=["BearerToken"],
-        _preload_content=False,
-        _request_timeout=10,
-    )
-    try:
-        status: int = resp.status
-        return status, await resp.read()
-    finally:
-        resp.release()
 
 
 def stop_trusting_env(client: ApiClient) -> None:

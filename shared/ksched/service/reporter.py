@@ -23,7 +23,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
-from ksched.service.kube import raw_request
+from ksched.apimachinery.rest import raw_request
 from ksched.service.tasks import TaskGroup
 
 log = logging.getLogger(__name__)

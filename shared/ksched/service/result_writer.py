@@ -13,7 +13,7 @@ from typing import Any
 
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.service.kube import raw_request
+from ksched.apimachinery.rest import raw_request
 from ksched.service.simulator_results import with_history
 
 log = logging.getLogger(__name__)
