@@ -28,6 +28,7 @@ import msgspec
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.aio import cancel_and_wait
 from ksched.api.collections import Collection
 from ksched.api.core import Event, Node, Pod
 from ksched.apimachinery.quantity import milli_value, value
@@ -87,6 +88,9 @@ class ChaosReport:
     """Pods neither bound nor carrying a FailedScheduling event."""
     seconds: float = 0.0
     faults: list[FaultRecord] = field(default_factory=list)
+    restarts: dict[str, int] = field(default_factory=dict)
+    """Services started again after they exited on their own (as their kubelet would), by name: a
+    leader that lost its Lease exits with status 75 to come back as a standby."""
 
     @property
     def ok(self) -> bool:
@@ -107,6 +111,9 @@ class ChaosReport:
                 f"{recovered:>11}"
             )
         rows.append("")
+        if self.restarts:
+            restarted = ", ".join(f"{name} {count}" for name, count in sorted(self.restarts.items()))
+            rows.append(f"exited on their own and restarted: {restarted}")
         rows.append(
             f"pods {self.pods}, bound {self.bound}, double-bound {self.double_bound}, overcommitted nodes "
             f"{self.overcommitted_nodes}, lost {self.lost}; {self.seconds:.0f} s, seed {self.seed}: "
@@ -130,8 +137,9 @@ async def _holder(api: ApiClient, service: str) -> str:
 def _kill(service: str, leader: bool) -> Fault:
     async def fault(stack: Stack, api: ApiClient, rng: random.Random) -> str:
         holder = await _holder(api, service)
-        names = [n for n in stack.procs if n.startswith(f"{service}-") and stack.procs[n].running]
-        candidates = [n for n in names if (n == holder) == leader] or names
+        names = [n for n in stack.procs if n.startswith(f"{service}-")]
+        running = [n for n in names if stack.procs[n].running] or names
+        candidates = [n for n in running if (n == holder) == leader] or running
         name = rng.choice(candidates)
         await stack.kill(name)
         await stack.restart(name)
@@ -383,12 +391,24 @@ class _Injector:
     """Pods created so far."""
     lasting: list[tuple[FaultRecord, int]] = field(default_factory=list)
     """Faults of :data:`FOLLOW_UPS` not ended yet, with the pods bound when they struck."""
+    lifecycle: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held by a fault and by the kubelet's restarts: one process action at a time."""
+
+    async def kubelet(self) -> None:
+        """Start again, as a kubelet would, every service that exited on its own."""
+        while True:
+            await asyncio.sleep(0.5)
+            async with self.lifecycle:
+                for name in await self.stack.restart_exited():
+                    self.report.restarts[name] = self.report.restarts.get(name, 0) + 1
+                    self.log(f"{name} exited on its own; restarted")
 
     async def inject(self, name: str, fault: Awaitable[str]) -> FaultRecord:
         """Run ``fault`` (a coroutine not started yet) and record it."""
         at = time.monotonic()
         before = await _bound(self.api)
-        target = await fault
+        async with self.lifecycle:
+            target = await fault
         repaired = time.monotonic()
         during = await _bound(self.api) - before
         recovered = await _recovery(self.stack, self.api, self.created, self.options.recovery_timeout)
@@ -457,17 +477,21 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
             chunks = [pods[i :: len(names) + 1] for i in range(len(names) + 1)]
             started = time.monotonic()
             injector = _Injector(stack, api, report, options, log, started)
-            for name, chunk in zip(names, chunks, strict=False):
-                await _create(api, chunk)
-                injector.created += len(chunk)
-                await injector.end_lasting()  # this chunk was created without the lost server
-                await injector.inject(name, FAULTS[name](stack, api, rng))
-            await _create(api, chunks[-1])
-            injector.created += len(chunks[-1])
-            await injector.end_lasting()
-            deadline = time.monotonic() + options.bound_timeout
-            while time.monotonic() < deadline and await _bound(api) < options.pods:
-                await asyncio.sleep(1.0)
+            kubelet = asyncio.create_task(injector.kubelet(), name="chaos-kubelet")
+            try:
+                for name, chunk in zip(names, chunks, strict=False):
+                    await _create(api, chunk)
+                    injector.created += len(chunk)
+                    await injector.end_lasting()  # this chunk was created without the lost server
+                    await injector.inject(name, FAULTS[name](stack, api, rng))
+                await _create(api, chunks[-1])
+                injector.created += len(chunks[-1])
+                await injector.end_lasting()
+                deadline = time.monotonic() + options.bound_timeout
+                while time.monotonic() < deadline and await _bound(api) < options.pods:
+                    await asyncio.sleep(1.0)
+            finally:
+                await cancel_and_wait(kubelet)
             report.seconds = time.monotonic() - started
             await _verify(api, report)
     finally:

@@ -102,12 +102,11 @@ def _pids(stack: Stack) -> dict[str, int | None]:
 
 
 async def _restart_exited(stack: Stack, restarts: dict[str, int]) -> None:
-    """Start again a service that exited (as its kubelet would; a leader that lost its lease exits
-    to come back as a standby), counted in the report."""
+    """Start again a service that exited (see :meth:`Stack.restart_exited`), counted in the report."""
     for name in stack.exited():
         log.warning("bench: %s exited (%s); restarting it", name, stack.procs[name].process)
+    for name in await stack.restart_exited():
         restarts[name] = restarts.get(name, 0) + 1
-        await stack.restart(name, timeout=120)
 
 
 async def measure(s: Settings) -> dict[str, Any]:

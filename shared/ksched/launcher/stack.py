@@ -423,5 +423,13 @@ class Stack:
         """The services that have exited (a pipeline missing one)."""
         return [p.name for p in self.procs.values() if p.process is not None and not p.running]
 
+    async def restart_exited(self, timeout: float = 120.0) -> list[str]:
+        """Start again every service that exited, as its kubelet would (a leader that lost its Lease
+        exits with status 75 to come back as a standby); the names restarted."""
+        names = self.exited()
+        for name in names:
+            await self.restart(name, timeout)
+        return names
+
     def http_url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.procs[name].http_port}"
