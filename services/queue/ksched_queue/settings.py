@@ -82,10 +82,10 @@ def build_core(
     queueing hints, QueueSort), backoffs from the configuration, leases."""
     clock = clock or SystemClock()
     snapshot = Snapshot()  # the queue's plugins read only its objects (PodGroups)
-    frameworks = build_frameworks(settings.scheduler_config, snapshot)
+    gates = settings.common.feature_gates
+    frameworks = build_frameworks(settings.scheduler_config, snapshot, gates=gates)
     for fw in frameworks.values():
         without_claims_in_view(fw)
-    gates = settings.common.feature_gates
     gangs = QueueGangs(snapshot.objects) if gates.enabled(GENERIC_WORKLOAD) else None
     if gangs is not None:
         for fw in frameworks.values():

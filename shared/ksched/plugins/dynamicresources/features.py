@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ksched.plugins.feature import Features
+
 
 @dataclass(frozen=True)
 class DRAFeatures:
@@ -23,6 +25,21 @@ class DRAFeatures:
     scheduler_filter_timeout: bool = True
     extended_resource: bool = True
     scheduling_queue_hints: bool = True
+
+    @classmethod
+    def from_features(cls, fts: Features) -> DRAFeatures:
+        """The plugin's and the allocator's part of the plugins' features (upstream ``New``)."""
+        return cls(
+            prioritized_list=fts.enable_dra_prioritized_list,
+            partitionable_devices=fts.enable_dra_partitionable_devices,
+            consumable_capacity=fts.enable_dra_consumable_capacity,
+            device_taints=fts.enable_dra_device_taints,
+            admin_access=fts.enable_dra_admin_access,
+            device_binding_conditions=fts.enable_dra_device_binding_conditions,
+            resource_claim_device_status=fts.enable_dra_resource_claim_device_status,
+            scheduler_filter_timeout=fts.enable_dra_scheduler_filter_timeout,
+            extended_resource=fts.enable_dra_extended_resource,
+        )
 
     @property
     def device_binding_and_status(self) -> bool:
