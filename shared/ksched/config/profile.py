@@ -23,6 +23,8 @@ from ksched.config.errors import ConfigError
 from ksched.config.extension_points import EXTENSION_POINTS, PLACEMENT_POINTS
 from ksched.config.plugin_args import default_args
 from ksched.config.types import KubeSchedulerConfiguration, KubeSchedulerProfile, Plugin, Plugins, PluginSet
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import FeatureGates
 from ksched.framework import interfaces as ifc
 from ksched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from ksched.framework.extender_calls import ExtenderEnqueueExtension
@@ -31,8 +33,6 @@ from ksched.framework.interfaces import MAX_NODE_SCORE
 from ksched.framework.registration import Registration
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
-from ksched.features import DEFAULT as DEFAULT_GATES
-from ksched.features import FeatureGates
 from ksched.plugins.args.types import NodeResourcesFitArgs
 from ksched.plugins.feature import Features
 from ksched.plugins.registry import IN_TREE, Registry

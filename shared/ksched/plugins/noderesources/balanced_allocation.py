@@ -232,4 +232,6 @@ _BATCH_SCORE: type[BatchScorePlugin] = BalancedAllocation
 def new(
     args: NodeResourcesBalancedAllocationArgs | None, handle: Handle, features: Features = DEFAULT_FEATURES
 ) -> BalancedAllocation:
-    return BalancedAllocation(args, dra_extended_resource=features.enable_dra_extended_resource, handle=handle)
+    return BalancedAllocation(
+        args, dra_extended_resource=features.enable_dra_extended_resource, handle=handle
+    )
