@@ -85,7 +85,10 @@ def test_flag_syntax() -> None:
             "GangScheduling=true",
             "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]",
         ),
-        ("DRAAdminAccess=false", "cannot set feature gate DRAAdminAccess to false, feature is locked to true"),
+        (
+            "DRAAdminAccess=false",
+            "cannot set feature gate DRAAdminAccess to false, feature is locked to true",
+        ),
         (
             "DynamicResourceAllocation=f,DRAAdminAccess=0",
             "[cannot set feature gate DynamicResourceAllocation to false, feature is locked to true, "
