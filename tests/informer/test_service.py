@@ -357,12 +357,11 @@ async def test_the_pending_bootstrap_carries_the_device_classes_when_asked(
     await until(lambda: "gpu" in informer.cache.snapshot.objects.device_classes)
     bus: Bus = await bus_factory("queue")
     for asked in (False, True):
-        reply, _ = await fetch_bootstrap(
-            bus,
-            endpoints.PENDING_BOOTSTRAP,
-            lambda inbox, asked=asked: PendingPodsRequest(requester="t", deliver=inbox, device_classes=asked),
-            PendingPod,
-        )
+
+        def request(inbox: str, asked: bool = asked) -> PendingPodsRequest:
+            return PendingPodsRequest(requester="t", deliver=inbox, device_classes=asked)
+
+        reply, _ = await fetch_bootstrap(bus, endpoints.PENDING_BOOTSTRAP, request, PendingPod)
         classes = [msgspec.json.decode(raw) for raw in reply.device_classes]
         assert [(c["metadata"]["name"], c["spec"]["extendedResourceName"]) for c in classes] == (
             [("gpu", "example.com/gpu")] if asked else []

@@ -74,7 +74,11 @@ def test_the_plugins_read_the_dra_gates() -> None:
     )
     for gates, on in ((FeatureGates(), True), (off, False)):
         fw = build_frameworks(default_config(gates=gates), Snapshot(), gates=gates)["default-scheduler"]
-        dra = fw.plugin("DynamicResources").features
+        dra_plugin, fit, balanced = (
+            fw.plugin(n) for n in ("DynamicResources", "NodeResourcesFit", "NodeResourcesBalancedAllocation")
+        )
+        assert dra_plugin is not None and fit is not None and balanced is not None
+        dra = dra_plugin.features
         assert (
             dra.prioritized_list,
             dra.device_taints,
@@ -85,7 +89,7 @@ def test_the_plugins_read_the_dra_gates() -> None:
             dra.device_binding_and_status,
         ) == (on,) * 7
         assert dra.admin_access and dra.resource_claim_device_status  # locked, and left on
-        assert fw.plugin("NodeResourcesFit").features.dra_extended_resource is on
-        assert fw.plugin("NodeResourcesBalancedAllocation")._dra_extended_resource is on
-        events = {e.event.resource for e in fw.plugin("NodeResourcesFit").events_to_register()}
+        assert fit.features.dra_extended_resource is on
+        assert balanced._dra_extended_resource is on
+        events = {e.event.resource for e in fit.events_to_register()}
         assert (EventResource.DEVICE_CLASS in events) is on

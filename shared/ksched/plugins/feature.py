@@ -12,10 +12,10 @@ from ksched.features import DEFAULT, FeatureGates
 
 @dataclass(frozen=True, slots=True)
 class Features:
-    """Upstream ``feature.Features`` (the gates ksched knows; the others stay at their 1.36 defaults
-    in each plugin's own feature record)."""
+    """Upstream ``feature.Features``, the fields ksched's plugins read (the other gates they know of
+    stay at their 1.36 defaults in each plugin's own feature record; DynamicResourceAllocation is
+    locked on; the workload gates are read by the services and the default profile)."""
 
-    enable_dynamic_resource_allocation: bool = True
     enable_dra_admin_access: bool = True
     enable_dra_consumable_capacity: bool = True
     enable_dra_device_binding_conditions: bool = True
@@ -25,16 +25,11 @@ class Features:
     enable_dra_prioritized_list: bool = True
     enable_dra_resource_claim_device_status: bool = True
     enable_dra_scheduler_filter_timeout: bool = True
-    enable_generic_workload: bool = False
-    enable_gang_scheduling: bool = False
-    enable_topology_aware_workload_scheduling: bool = False
-    enable_workload_aware_preemption: bool = False
 
     @classmethod
     def from_gates(cls, gates: FeatureGates = DEFAULT) -> Features:
         """Upstream ``NewSchedulerFeaturesFromGates``."""
         return cls(
-            enable_dynamic_resource_allocation=gates.enabled(gates_.DYNAMIC_RESOURCE_ALLOCATION),
             enable_dra_admin_access=gates.enabled(gates_.DRA_ADMIN_ACCESS),
             enable_dra_consumable_capacity=gates.enabled(gates_.DRA_CONSUMABLE_CAPACITY),
             enable_dra_device_binding_conditions=gates.enabled(gates_.DRA_DEVICE_BINDING_CONDITIONS),
@@ -44,12 +39,6 @@ class Features:
             enable_dra_prioritized_list=gates.enabled(gates_.DRA_PRIORITIZED_LIST),
             enable_dra_resource_claim_device_status=gates.enabled(gates_.DRA_RESOURCE_CLAIM_DEVICE_STATUS),
             enable_dra_scheduler_filter_timeout=gates.enabled(gates_.DRA_SCHEDULER_FILTER_TIMEOUT),
-            enable_generic_workload=gates.enabled(gates_.GENERIC_WORKLOAD),
-            enable_gang_scheduling=gates.enabled(gates_.GANG_SCHEDULING),
-            enable_topology_aware_workload_scheduling=gates.enabled(
-                gates_.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING
-            ),
-            enable_workload_aware_preemption=gates.enabled(gates_.WORKLOAD_AWARE_PREEMPTION),
         )
 
 
