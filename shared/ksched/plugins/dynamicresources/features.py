@@ -11,8 +11,10 @@ from ksched.plugins.feature import Features
 class DRAFeatures:
     """Upstream ``feature.Features`` (the DRA part) and the allocator's ``Features``.
 
-    With these defaults upstream picks its "incubating" allocator, which this package implements;
-    DRAListTypeAttributes (alpha, off) would need the "experimental" one and is not supported.
+    With these defaults upstream picks its "incubating" allocator, which this package implements
+    (and, with ConsumableCapacity and DeviceBindingAndStatus both off, the differences of the "stable"
+    one listed at :attr:`stable_allocator`); DRAListTypeAttributes (alpha, off) would need the
+    "experimental" one and is not supported.
     """
 
     prioritized_list: bool = True
@@ -45,3 +47,11 @@ class DRAFeatures:
     def device_binding_and_status(self) -> bool:
         """The allocator's ``DeviceBindingAndStatus``: both gates on."""
         return self.device_binding_conditions and self.resource_claim_device_status
+
+    @property
+    def stable_allocator(self) -> bool:
+        """Whether upstream's ``NewAllocator`` picks its "stable" allocator: neither
+        ConsumableCapacity nor DeviceBindingAndStatus wanted. Its differences ksched follows: capacity
+        requests are ignored rather than refused, a ``distinctAttribute`` constraint is an unsupported
+        (empty) constraint. docs/dra.md lists those it does not."""
+        return not self.consumable_capacity and not self.device_binding_and_status
