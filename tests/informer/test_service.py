@@ -339,3 +339,30 @@ async def test_a_batch_is_checked_in_order_and_recorded_as_one(
     assert published.batch_id == entry.value.batch_id
     assert [p.pod_uid for p in published.placements] == uids
     assert all(p.assumed_at > 0 and p.pod for p in published.placements)
+
+
+async def test_the_pending_bootstrap_carries_the_device_classes_when_asked(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """The queue's NodeResourcesFit hints read them (DRAExtendedResource, docs/dra.md)."""
+    kube, _ = sim
+    kube.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"extendedResourceName": "example.com/gpu"},
+        }
+    )
+    await until(lambda: "gpu" in informer.cache.snapshot.objects.device_classes)
+    bus: Bus = await bus_factory("queue")
+    for asked in (False, True):
+
+        def request(inbox: str, asked: bool = asked) -> PendingPodsRequest:
+            return PendingPodsRequest(requester="t", deliver=inbox, device_classes=asked)
+
+        reply, _ = await fetch_bootstrap(bus, endpoints.PENDING_BOOTSTRAP, request, PendingPod)
+        classes = [msgspec.json.decode(raw) for raw in reply.device_classes]
+        assert [(c["metadata"]["name"], c["spec"]["extendedResourceName"]) for c in classes] == (
+            [("gpu", "example.com/gpu")] if asked else []
+        )

@@ -40,6 +40,8 @@ class FakeInformer:
         self.stream_seq = 0
         self.bootstraps = 0
         self.ready = True
+        self.device_classes: list[bytes] = []
+        """The DeviceClasses (API JSON) a bootstrap that asks for them gets."""
         self.stale_answer: tuple[list[PendingPod], int, int] | None = None
         """(pods, generation, stream_seq) to answer the next bootstrap with, instead of the truth."""
 
@@ -57,7 +59,7 @@ class FakeInformer:
         generation, stream_seq = self.generation, self.stream_seq
         if self.stale_answer is not None:
             (items, generation, stream_seq), self.stale_answer = self.stale_answer, None
-        return await publish_chunks(
+        reply = await publish_chunks(
             self.bus,
             request.deliver,
             items,
@@ -66,6 +68,9 @@ class FakeInformer:
             stream_seq=stream_seq,
             max_chunk_bytes=request.max_chunk_bytes,
         )
+        if request.device_classes:
+            reply.device_classes = list(self.device_classes)
+        return reply
 
     async def _publish(self, endpoint: PublishEndpoint[M], message: M) -> None:
         ack = await jetstream.publish(self.bus, endpoint, message)

@@ -145,7 +145,9 @@ class BinderService:
         self.api = api
         self.reporter = Reporter(api, self.tasks, reporting_instance=self.options.common.identity)
         self.results = ResultWriter(api)
-        self.frameworks = build_frameworks(self.config, Snapshot(), client=api)
+        self.frameworks = build_frameworks(
+            self.config, Snapshot(), client=api, gates=self.options.common.feature_gates
+        )
         for fw in self.frameworks.values():
             fw.extenders = self.extenders.extenders
             fw.observe_plugin = observe_plugin

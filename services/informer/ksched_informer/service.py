@@ -89,7 +89,7 @@ class InformerService:
         self.cache = ClusterCache(assumed_ttl=options.assumed_ttl, max_assumed_age=options.max_assumed_age)
         self.nominator = Nominator()
         self.frameworks: dict[str, Framework] = build_frameworks(
-            config, self.cache.snapshot, nominator=self.nominator
+            config, self.cache.snapshot, nominator=self.nominator, gates=options.common.feature_gates
         )
         self.epoch = uuid.uuid4().hex[:12]
         common = options.common

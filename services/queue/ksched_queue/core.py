@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ksched.api.core import Pod
@@ -34,6 +34,7 @@ from ksched.bus.messages import (
 from ksched.framework.changes import pod_changes
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
 
+from .device_classes import QueueDeviceClasses
 from .events import EVENT_UNSCHEDULED_POD_ADD
 from .gangs import QueueGangs
 from .leases import Lease, LeaseTable
@@ -81,9 +82,12 @@ class QueueCore:
         leases: LeaseTable,
         gangs: QueueGangs | None = None,
         gang_events: bool = False,
+        device_classes: QueueDeviceClasses | None = None,
     ) -> None:
         self.queue = queue
         self.leases = leases
+        #: the DeviceClasses NodeResourcesFit's hints read (DRAExtendedResource; None: gate off)
+        self.device_classes = device_classes
         #: pod groups (GenericWorkload): a popped member takes its group's queued members along
         self.gangs = gangs
         #: GangScheduling: a new pending pod is an UnschedulablePod/Add event for the others (upstream)
@@ -361,8 +365,9 @@ class QueueCore:
     def _apply_cluster_event(self, message: ClusterEventMsg) -> int:
         event = ClusterEvent(message.resource, message.action)
         pod_group = message.resource == EventResource.POD_GROUP and self.gangs is not None
+        device_class = message.resource == EventResource.DEVICE_CLASS and self.device_classes is not None
         wanted = self.queue.wants_events() and self.queue.is_event_of_interest(event)
-        if not wanted and not pod_group:
+        if not wanted and not pod_group and not device_class:
             return 0
         try:
             old = decode_object(message.resource, message.old, key=message.key)
@@ -374,14 +379,25 @@ class QueueCore:
             old, new = message.old, message.new
         if pod_group and self.gangs is not None:
             self.gangs.pod_group_changed(old, new)  # before the hints: PreEnqueue reads the PodGroup
+        if device_class and self.device_classes is not None:
+            self.device_classes.changed(old, new)  # before the hints: NodeResourcesFit's read the classes
         return self.queue.on_cluster_event(event, old, new) if wanted else 0
 
-    def rebuild(self, epoch: str, generation: int, stream_seq: int, pods: list[PendingPod]) -> RebuildReport:
+    def rebuild(
+        self,
+        epoch: str,
+        generation: int,
+        stream_seq: int,
+        pods: list[PendingPod],
+        device_classes: Sequence[bytes] = (),
+    ) -> RebuildReport:
         """Make the queue hold exactly the informer's pending pods: add new ones, update known ones
         (in-flight pods stay in flight; an assumed pod listed as pending was forgotten by the cache
         and is requeued), drop the rest (deleted, bound or assumed meanwhile); then follow the feed
-        after ``stream_seq``."""
+        after ``stream_seq``. ``device_classes``: the informer's DeviceClasses at ``stream_seq``."""
         report = RebuildReport()
+        if self.device_classes is not None:
+            self.bad_feed_items += self.device_classes.replace_all(device_classes)
         listed: dict[str, PendingPod] = {}
         for pending in pods:
             if pending.scheduler_name in self.queue.profiles:

@@ -240,6 +240,7 @@ class QueueService:
                 requester=self.settings.common.identity,
                 deliver=inbox,
                 scheduler_names=self.settings.profile_names,
+                device_classes=self.core.device_classes is not None,
             ),
             PendingPod,
             timeout=self.settings.bootstrap_timeout,
@@ -288,7 +289,9 @@ class QueueService:
         bus = self.bus
         started = time.monotonic()
         reply, items = await self._fetch_pending()
-        report = self.core.rebuild(reply.epoch, reply.generation, reply.stream_seq, items)
+        report = self.core.rebuild(
+            reply.epoch, reply.generation, reply.stream_seq, items, reply.device_classes
+        )
         self.resyncs += 1
         FEED_RESYNCS.inc()
         self._wake()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ksched.config import KubeSchedulerConfiguration, build_frameworks
-from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD
+from ksched.features import DRA_EXTENDED_RESOURCE, GANG_SCHEDULING, GENERIC_WORKLOAD
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.plugins.dynamicresources import NAME as DRA_NAME
@@ -16,6 +16,7 @@ from ksched.service.options import CommonOptions
 from .backoff_queue import DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_POD_MAX_BACKOFF
 from .clock import Clock, SystemClock
 from .core import QueueCore
+from .device_classes import QueueDeviceClasses
 from .gangs import QueueGangs
 from .leases import DEFAULT_LEASE_SECONDS, LeaseTable
 from .metrics import observe_incoming
@@ -81,11 +82,11 @@ def build_core(
     """The queue of ``settings``: one queue profile per scheduling profile (PreEnqueue plugins,
     queueing hints, QueueSort), backoffs from the configuration, leases."""
     clock = clock or SystemClock()
-    snapshot = Snapshot()  # the queue's plugins read only its objects (PodGroups)
-    frameworks = build_frameworks(settings.scheduler_config, snapshot)
+    snapshot = Snapshot()  # the queue's plugins read only its objects (PodGroups, DeviceClasses)
+    gates = settings.common.feature_gates
+    frameworks = build_frameworks(settings.scheduler_config, snapshot, gates=gates)
     for fw in frameworks.values():
         without_claims_in_view(fw)
-    gates = settings.common.feature_gates
     gangs = QueueGangs(snapshot.objects) if gates.enabled(GENERIC_WORKLOAD) else None
     if gangs is not None:
         for fw in frameworks.values():
@@ -102,4 +103,5 @@ def build_core(
         group_scheduling=gangs is not None,
     )
     leases = LeaseTable(clock, settings.lease_seconds)
-    return QueueCore(queue, leases, gangs, gang_events=gates.enabled(GANG_SCHEDULING))
+    classes = QueueDeviceClasses(snapshot.objects) if gates.enabled(DRA_EXTENDED_RESOURCE) else None
+    return QueueCore(queue, leases, gangs, gang_events=gates.enabled(GANG_SCHEDULING), device_classes=classes)

@@ -224,7 +224,9 @@ class SchedulerService:
         """The scheduling cycle on ``replica``'s snapshot: the profiles' frameworks, observed and
         with the extenders, and the replica's callbacks (also what the in-process harness runs); the
         pod group cycle on top of it with GenericWorkload."""
-        frameworks = build_frameworks(self.config, replica.snapshot, nominator=self.nominator)
+        frameworks = build_frameworks(
+            self.config, replica.snapshot, nominator=self.nominator, gates=self.options.common.feature_gates
+        )
         for name, fw in frameworks.items():
             claims_writer(fw, self.api, lambda coro: self.tasks.job("dra-claim-write", coro))
             fw.observe = _observer(name)

@@ -255,6 +255,8 @@ class PendingPodsRequest(Message, kw_only=True):
     deliver: str
     scheduler_names: list[str] = msgspec.field(default_factory=list)
     max_chunk_bytes: int = 512 * 1024
+    device_classes: bool = False
+    """Also send every DeviceClass in the reply (the queue's NodeResourcesFit hints, DRAExtendedResource)."""
 
 
 class BootstrapChunk(Message, kw_only=True):
@@ -278,6 +280,8 @@ class BootstrapReply(Message, kw_only=True):
     items: int = 0
     stream_seq: int = 0
     error: str = ""
+    device_classes: list[bytes] = msgspec.field(default_factory=list)
+    """Every DeviceClass (API JSON) at ``stream_seq``, when the pending-pods request asked for them."""
 
 
 # --- queue -------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from ksched.config import build_frameworks, default_config, parse_config
 from ksched.config.defaults import DEFAULT_MULTI_POINT, default_plugins
 from ksched.config.profile import missing_plugins
 from ksched.features import FeatureGates
+from ksched.framework.events import EventResource
 from ksched.framework.snapshot import Snapshot
 
 GANG = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
@@ -61,3 +62,34 @@ def test_the_placement_generator_is_reported_missing() -> None:
         gates=FeatureGates.parse("GenericWorkload=true,TopologyAwareWorkloadScheduling=true")
     )
     assert missing_plugins(config) == {"default-scheduler": ["TopologyPlacementGenerator"]}
+
+
+def test_the_plugins_read_the_dra_gates() -> None:
+    """One place maps gates to the plugins' features (``Features.from_gates``); the registry hands
+    them to DynamicResources, NodeResourcesFit and BalancedAllocation (upstream ``FactoryAdapter``)."""
+    off = FeatureGates.parse(
+        "DRAPrioritizedList=false,DRADeviceTaints=false,DRAExtendedResource=false,"
+        "DRASchedulerFilterTimeout=false,DRAConsumableCapacity=false,DRAPartitionableDevices=false,"
+        "DRADeviceBindingConditions=false"
+    )
+    for gates, on in ((FeatureGates(), True), (off, False)):
+        fw = build_frameworks(default_config(gates=gates), Snapshot(), gates=gates)["default-scheduler"]
+        dra_plugin, fit, balanced = (
+            fw.plugin(n) for n in ("DynamicResources", "NodeResourcesFit", "NodeResourcesBalancedAllocation")
+        )
+        assert dra_plugin is not None and fit is not None and balanced is not None
+        dra = dra_plugin.features
+        assert (
+            dra.prioritized_list,
+            dra.device_taints,
+            dra.extended_resource,
+            dra.scheduler_filter_timeout,
+            dra.consumable_capacity,
+            dra.partitionable_devices,
+            dra.device_binding_and_status,
+        ) == (on,) * 7
+        assert dra.admin_access and dra.resource_claim_device_status  # locked, and left on
+        assert fit.features.dra_extended_resource is on
+        assert balanced._dra_extended_resource is on
+        events = {e.event.resource for e in fit.events_to_register()}
+        assert (EventResource.DEVICE_CLASS in events) is on

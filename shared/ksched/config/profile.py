@@ -23,6 +23,8 @@ from ksched.config.errors import ConfigError
 from ksched.config.extension_points import EXTENSION_POINTS, PLACEMENT_POINTS
 from ksched.config.plugin_args import default_args
 from ksched.config.types import KubeSchedulerConfiguration, KubeSchedulerProfile, Plugin, Plugins, PluginSet
+from ksched.features import DEFAULT as DEFAULT_GATES
+from ksched.features import FeatureGates
 from ksched.framework import interfaces as ifc
 from ksched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from ksched.framework.extender_calls import ExtenderEnqueueExtension
@@ -32,6 +34,7 @@ from ksched.framework.registration import Registration
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
 from ksched.plugins.args.types import NodeResourcesFitArgs
+from ksched.plugins.feature import Features
 from ksched.plugins.registry import IN_TREE, Registry
 
 log = logging.getLogger(__name__)
@@ -269,6 +272,11 @@ def _build(
     return fw
 
 
+def in_tree_registry(gates: FeatureGates = DEFAULT_GATES) -> Registry:
+    """The registry whose in-tree plugins read ``gates`` (upstream ``NewInTreeRegistry``)."""
+    return Registry(features=Features.from_gates(gates))
+
+
 def build_framework(
     profile: KubeSchedulerProfile,
     snapshot: Snapshot,
@@ -278,13 +286,15 @@ def build_framework(
     nominator: Nominator | None = None,
     client: object | None = None,
     skip_unimplemented: bool = True,
+    gates: FeatureGates = DEFAULT_GATES,
 ) -> Framework:
-    """The Framework of one (defaulted, validated) profile; raises :class:`ConfigError`."""
+    """The Framework of one (defaulted, validated) profile; raises :class:`ConfigError`. Without a
+    registry, the in-tree one with the plugins' features from ``gates``."""
     try:
         return _build(
             profile,
             snapshot,
-            registry if registry is not None else Registry(),
+            registry if registry is not None else in_tree_registry(gates),
             parallelism=parallelism,
             nominator=nominator,
             client=client,
@@ -328,9 +338,12 @@ def build_frameworks(
     nominator: Nominator | None = None,
     client: object | None = None,
     skip_unimplemented: bool = True,
+    gates: FeatureGates = DEFAULT_GATES,
 ) -> dict[str, Framework]:
-    """schedulerName -> Framework for every profile (upstream ``profile.NewMap``)."""
-    registry = registry if registry is not None else Registry()
+    """schedulerName -> Framework for every profile (upstream ``profile.NewMap``); without a
+    registry, the in-tree one with the plugins' features from ``gates`` (a given registry carries
+    its own features)."""
+    registry = registry if registry is not None else in_tree_registry(gates)
     apply_extender_ignored_resources(config)
     frameworks: dict[str, Framework] = {}
     first: tuple[str, Any] | None = None

@@ -1,7 +1,9 @@
 """The plugin registry: a plain mapping from plugin name to its registration.
 
 In-tree plugins are listed here; out-of-tree plugins register through the Python entry-point
-group ``ksched.plugins`` whose objects are :class:`Registration` values (or factories).
+group ``ksched.plugins`` whose objects are :class:`Registration` values (or factories). The in-tree
+plugins that read feature gates get the registry's :class:`Features` as a third constructor
+argument (upstream ``runtime.FactoryAdapter``); build the registry with ``Registry(features=...)``.
 """
 
 from __future__ import annotations
@@ -12,21 +14,29 @@ from functools import partial
 from importlib.metadata import EntryPoint, entry_points
 
 from ksched.framework.registration import PluginFactory, Registration
+from ksched.plugins.feature import DEFAULT_FEATURES, Features
 
 ENTRY_POINT_GROUP = "ksched.plugins"
 
+Loader = Callable[[Features], Registration]
 
-def _lazy(module: str, factory: str = "new", args_type: str | None = None) -> Callable[[], Registration]:
-    def load() -> Registration:
+
+def _lazy(
+    module: str, factory: str = "new", args_type: str | None = None, *, features: bool = False
+) -> Loader:
+    """A loader of an in-tree registration; ``features``: the factory takes the plugins' features."""
+
+    def load(fts: Features) -> Registration:
         mod = importlib.import_module(f"ksched.plugins.{module}")
         args = getattr(importlib.import_module("ksched.plugins.args.types"), args_type) if args_type else None
-        return Registration(getattr(mod, factory), args)
+        new = getattr(mod, factory)
+        return Registration(partial(new, features=fts) if features else new, args)
 
     return load
 
 
 #: name -> loader of the in-tree registration (modules import lazily)
-IN_TREE: dict[str, Callable[[], Registration]] = {
+IN_TREE: dict[str, Loader] = {
     "PrioritySort": _lazy("queuesort"),
     "SchedulingGates": _lazy("schedulinggates"),
     "NodeUnschedulable": _lazy("nodeunschedulable"),
@@ -34,13 +44,13 @@ IN_TREE: dict[str, Callable[[], Registration]] = {
     "TaintToleration": _lazy("tainttoleration"),
     "NodeAffinity": _lazy("nodeaffinity", args_type="NodeAffinityArgs"),
     "NodePorts": _lazy("nodeports"),
-    "NodeResourcesFit": _lazy("noderesources.fit", args_type="NodeResourcesFitArgs"),
+    "NodeResourcesFit": _lazy("noderesources.fit", args_type="NodeResourcesFitArgs", features=True),
     "NodeResourcesBalancedAllocation": _lazy(
-        "noderesources.balanced_allocation", args_type="NodeResourcesBalancedAllocationArgs"
+        "noderesources.balanced_allocation", args_type="NodeResourcesBalancedAllocationArgs", features=True
     ),
     "ImageLocality": _lazy("imagelocality"),
     "DefaultBinder": _lazy("defaultbinder"),
-    "DynamicResources": _lazy("dynamicresources", args_type="DynamicResourcesArgs"),
+    "DynamicResources": _lazy("dynamicresources", args_type="DynamicResourcesArgs", features=True),
     "PodTopologySpread": _lazy("podtopologyspread", args_type="PodTopologySpreadArgs"),
     "InterPodAffinity": _lazy("interpodaffinity", args_type="InterPodAffinityArgs"),
     "VolumeRestrictions": _lazy("volumerestrictions"),
@@ -56,10 +66,19 @@ IN_TREE: dict[str, Callable[[], Registration]] = {
 
 
 class Registry(Mapping[str, Registration]):
-    """In-tree plugins plus out-of-tree ones from entry points, resolved on first use."""
+    """In-tree plugins plus out-of-tree ones from entry points, resolved on first use; the in-tree
+    plugins that read feature gates are built with ``features`` (upstream ``NewInTreeRegistry``)."""
 
-    def __init__(self, extra: Mapping[str, Registration | PluginFactory] | None = None) -> None:
-        self._loaders: dict[str, Callable[[], Registration]] = dict(IN_TREE)
+    def __init__(
+        self,
+        extra: Mapping[str, Registration | PluginFactory] | None = None,
+        *,
+        features: Features = DEFAULT_FEATURES,
+    ) -> None:
+        self.features = features
+        self._loaders: dict[str, Callable[[], Registration]] = {
+            name: partial(load, features) for name, load in IN_TREE.items()
+        }
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             self._loaders[ep.name] = partial(_load_entry_point, ep)
         for name, reg in (extra or {}).items():

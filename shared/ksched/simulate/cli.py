@@ -246,7 +246,7 @@ def _simulate(
         raise Refused(f"{source}: {exc}") from None
     named = f"{path}: " if path else ""
     try:
-        frameworks = build_frameworks(config, cluster.snapshot)
+        frameworks = build_frameworks(config, cluster.snapshot, gates=gates)
     except ConfigError as exc:
         raise Refused(f"{named}invalid configuration:\n{exc}") from None
     try:

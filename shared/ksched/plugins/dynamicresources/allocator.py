@@ -336,8 +336,8 @@ class _Search:
                     f"claim {claim_ref(claim)}, request {request.name}: has subrequests, but the "
                     "DRAPrioritizedList feature is disabled"
                 )
-            if not self.features.consumable_capacity:
-                self._refuse_capacity_requests(claim, request)
+            if not self.features.consumable_capacity and not self.features.stable_allocator:
+                self._refuse_capacity_requests(claim, request)  # the stable one ignores them
             if has_subs:
                 parent = _parent_view(request)
                 fewest = None
@@ -361,7 +361,7 @@ class _Search:
         for i, constraint in enumerate(claim.spec.devices.constraints):
             if constraint.match_attribute is not None:
                 constraints.append(MatchAttribute(constraint.requests, constraint.match_attribute))
-            elif constraint.distinct_attribute is not None:
+            elif constraint.distinct_attribute is not None and not self.features.stable_allocator:
                 constraints.append(DistinctAttribute(constraint.requests, constraint.distinct_attribute))
             else:
                 raise AllocationError(

@@ -513,6 +513,48 @@ CASES: dict[str, Case] = {
         ],
         expect=[[(REQ_0, DRIVER_A, POOL_1, "nic-1", False)], [(REQ_0, DRIVER_A, POOL_1, "nic-1", False)]],
     ),
+    # --- consumable capacity off: upstream's incubating allocator refuses capacity requests; with
+    # DeviceBindingAndStatus off too it picks its stable one, which ignores them and knows no
+    # distinctAttribute
+    "capacity-requests-refused-without-consumable-capacity": Case(
+        [claim("claim-0", request(REQ_0, CLASS_A, capacity={"requests": {"bandwidth": "6"}}))],
+        [resource_slice("slice-1", NODE_1, POOL_1, DRIVER_A, device("nic-1", {"bandwidth": "10"}))],
+        features=DRAFeatures(consumable_capacity=False),
+        error=(
+            "claim claim-0, request req-0: has capacity requests, but the DRAConsumableCapacity feature is "
+            "disabled"
+        ),
+    ),
+    "capacity-requests-ignored-by-the-stable-allocator": Case(
+        [
+            claim("claim-0", request(REQ_0, CLASS_A, capacity={"requests": {"bandwidth": "6"}})),
+            claim("claim-1", request(REQ_0, CLASS_A, capacity={"requests": {"bandwidth": "4"}})),
+        ],
+        [
+            resource_slice(
+                "slice-1",
+                NODE_1,
+                POOL_1,
+                DRIVER_A,
+                device("nic-1", {"bandwidth": "10"}, allowMultipleAllocations=True),
+                device("nic-2", {"bandwidth": "10"}, allowMultipleAllocations=True),
+            )
+        ],
+        features=DRAFeatures(consumable_capacity=False, device_binding_conditions=False),
+        expect=[[(REQ_0, DRIVER_A, POOL_1, "nic-1", False)], [(REQ_0, DRIVER_A, POOL_1, "nic-2", False)]],
+    ),
+    "distinct-attribute-unknown-to-the-stable-allocator": Case(
+        [
+            claim(
+                "claim-0",
+                request(REQ_0, CLASS_A),
+                constraints=[{"distinctAttribute": f"{DRIVER_A}/numa"}],
+            )
+        ],
+        [one_device_slice("slice-1", NODE_1, POOL_1, DRIVER_A)],
+        features=DRAFeatures(consumable_capacity=False, resource_claim_device_status=False),
+        error="claim claim-0, constraint #0: empty constraint (unsupported constraint type?)",
+    ),
     "shared-device-capacity-exhausted": Case(
         [
             claim("claim-0", request(REQ_0, CLASS_A, capacity={"requests": {"bandwidth": "6"}})),

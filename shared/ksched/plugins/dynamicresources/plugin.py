@@ -93,6 +93,7 @@ from ksched.plugins.dynamicresources.features import DRAFeatures
 from ksched.plugins.dynamicresources.pools import PoolCache
 from ksched.plugins.dynamicresources.searchcache import SearchCache
 from ksched.plugins.dynamicresources.tracker import ClaimTracker, shared_tracker
+from ksched.plugins.feature import DEFAULT_FEATURES, Features
 from ksched.plugins.helper.normalize import default_normalize_score
 
 NAME = "DynamicResources"
@@ -737,5 +738,7 @@ def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[Allocat
     return score
 
 
-def new(args: DynamicResourcesArgs | None, handle: Handle) -> DynamicResources:
-    return DynamicResources(handle, args)
+def new(
+    args: DynamicResourcesArgs | None, handle: Handle, features: Features = DEFAULT_FEATURES
+) -> DynamicResources:
+    return DynamicResources(handle, args, DRAFeatures.from_features(features))

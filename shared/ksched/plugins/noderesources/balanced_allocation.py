@@ -44,6 +44,7 @@ from ksched.plugins.args.noderesources_validation import validate_balanced_alloc
 from ksched.plugins.args.types import NodeResourcesBalancedAllocationArgs
 from ksched.plugins.dynamicresources.cel import CelCache
 from ksched.plugins.dynamicresources.extended import resolver_for
+from ksched.plugins.feature import DEFAULT_FEATURES, Features
 from ksched.plugins.noderesources import dra_scoring
 from ksched.plugins.noderesources.dra_scoring import DRAScoring
 from ksched.plugins.noderesources.resource_allocation import ResourceAllocation
@@ -228,5 +229,9 @@ _SCORE: type[ScorePlugin] = BalancedAllocation
 _BATCH_SCORE: type[BatchScorePlugin] = BalancedAllocation
 
 
-def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle) -> BalancedAllocation:
-    return BalancedAllocation(args, handle=handle)
+def new(
+    args: NodeResourcesBalancedAllocationArgs | None, handle: Handle, features: Features = DEFAULT_FEATURES
+) -> BalancedAllocation:
+    return BalancedAllocation(
+        args, dra_extended_resource=features.enable_dra_extended_resource, handle=handle
+    )

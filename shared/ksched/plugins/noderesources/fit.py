@@ -76,6 +76,7 @@ from ksched.plugins.dynamicresources.extended import (
     is_dra_extended_resource_name,
     resolver_for,
 )
+from ksched.plugins.feature import DEFAULT_FEATURES, Features
 from ksched.plugins.helper.shape_score import scale_shape
 from ksched.plugins.noderesources import dra_scoring
 from ksched.plugins.noderesources.dra_scoring import DRAScoring
@@ -419,5 +420,5 @@ def requested_resources_increased(
     )
 
 
-def new(args: NodeResourcesFitArgs | None, handle: Handle) -> Fit:
-    return Fit(args, handle=handle)
+def new(args: NodeResourcesFitArgs | None, handle: Handle, features: Features = DEFAULT_FEATURES) -> Fit:
+    return Fit(args, FitFeatures(dra_extended_resource=features.enable_dra_extended_resource), handle)
