@@ -21,11 +21,12 @@ async def raw_request(
     path: str,
     body: Any = None,
     content_type: str = "application/json",
-    timeout: float = 10.0,
+    timeout: float | None = 10.0,
 ) -> tuple[int, bytes]:
     """One API request through ``api``'s connection pool and credentials, read undecoded: (HTTP
-    status, body). ``body``: bytes as they are, anything else JSON-encoded. Errors of the connection
-    raise; HTTP errors are the caller's to read.
+    status, body). ``body``: bytes as they are, anything else JSON-encoded. ``timeout``: seconds for
+    the whole request, None for none (a write whose outcome must not be guessed: a request that timed
+    out may still have been applied). Errors of the connection raise; HTTP errors are the caller's.
 
     Straight to the client's aiohttp session with what ``call_api`` would send (its default headers
     such as the User-Agent, the bearer token, refreshed as the configuration does, the proxy and
@@ -49,7 +50,7 @@ async def raw_request(
         (api.configuration.host or "") + path,
         data=data,
         headers=headers,
-        timeout=aiohttp.ClientTimeout(total=timeout),
+        timeout=aiohttp.ClientTimeout(total=timeout),  # total=None: none at all
         **extra,
     ) as resp:
         return resp.status, await resp.read()

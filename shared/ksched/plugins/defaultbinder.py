@@ -98,12 +98,11 @@ class DefaultBinder:
         except RuntimeError as exc:
             return Status.as_error(exc)
         try:
-            code, body = await raw_request(
-                api,
-                "POST",
-                binding_path(pod.namespace, pod.name),
-                _BINDING.encode(binding_body(pod, node_name)),
-            )
+            # no timeout, as client-go's: a binding given up on may still be applied by the server,
+            # and the pod decided again would then meet "already assigned" (seen in make chaos)
+            path = binding_path(pod.namespace, pod.name)
+            binding = _BINDING.encode(binding_body(pod, node_name))
+            code, body = await raw_request(api, "POST", path, binding, timeout=None)
         except (TimeoutError, aiohttp.ClientError) as exc:
             return Status.as_error(BindError(f"binding {pod.key} to {node_name}: {exc}"))
         if 200 <= code < 300:

@@ -9,6 +9,7 @@ against kubesim belongs to the binder service.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -47,9 +48,12 @@ class FakeAPIServer:
     url: str = ""
     reply: tuple[int, bytes] = (201, json.dumps(BINDING_201).encode())
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    delay: float = 0.0
+    """Seconds before answering (a loaded API server)."""
 
     async def handle(self, request: web.Request) -> web.Response:
         self.requests.append((request.path, await request.json()))
+        await asyncio.sleep(self.delay)
         status, body = self.reply
         return web.Response(status=status, body=body, content_type="application/json")
 
@@ -126,6 +130,14 @@ async def test_without_api_client_is_an_error_status() -> None:
     status = await DefaultBinder(FakeHandle()).bind(CycleState(), pod_foo(), "node-a")
     assert status is not None and status.code == Code.ERROR
     assert "needs a kubernetes_asyncio ApiClient" in status.message
+
+
+async def test_a_slow_binding_is_awaited(apiserver: FakeAPIServer, api_client: ApiClient) -> None:
+    """The server may apply a binding the client stopped waiting for; the pod decided again would meet
+    "already assigned" (make chaos saw it with a 10 s timeout), so no timeout, as client-go's."""
+    apiserver.delay = 10.5  # past raw_request's default timeout
+    status = await DefaultBinder(FakeHandle(client=api_client)).bind(CycleState(), pod_foo(), "node-a")
+    assert status is None
 
 
 def test_binding_body_omits_an_empty_uid() -> None:
