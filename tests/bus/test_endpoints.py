@@ -113,7 +113,7 @@ NUMBERED = {"trace_shard": "=shard"}
 def test_each_endpoint_is_its_subjects_member_with_its_kind(name: str) -> None:
     subjects = Subjects("inst.a")
     if name in NUMBERED:
-        subject = declared_endpoints()[name].to(3).subject(subjects)  # type: ignore[union-attr,arg-type]
+        subject = declared_endpoints()[name].to(3).subject(subjects)  # type: ignore[union-attr]
         assert subject == getattr(subjects, name)(3)
         family, token, number = subject.removeprefix("inst.a.").rsplit(".", 2)
         assert (token, number) == (NUMBERED[name], "3") and declared_endpoints()[name].kind == family

@@ -6,20 +6,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import pytest
 from prometheus_client import REGISTRY
-
-import msgspec
 
 from ksched.bus.connect import Bus
 from ksched.bus.endpoints import TRACE
 from ksched.bus.jetstream import ensure_stream
-from ksched.bus.streams import trace_stream
 from ksched.bus.messages import TraceEvent
+from ksched.bus.streams import trace_stream
 from ksched.bus.subjects import TRACE_SHARDS, Subjects, trace_shard_of
 from ksched.tracing import Phase, Tracer, new_trace_id, tracing_enabled
-from ksched.tracing.tracer import pod_sampled
 from ksched.tracing.reader import NoTraceStream, Traced, pod_history, stream_state
+from ksched.tracing.tracer import pod_sampled
 from tests.fixtures.nats import BusFactory
 
 

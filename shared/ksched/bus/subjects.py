@@ -190,7 +190,7 @@ class Subjects:
         return f"{self.prefix}.trace.{encode_token(namespace)}.{encode_token(name)}"
 
     def trace_shard(self, shard: int) -> str:
-        """Trace events of every pod of shard ``shard`` (:func:`trace_shard_of`) from one flush of one service."""
+        """Trace events of the pods of shard ``shard`` (:func:`trace_shard_of`), a flush of a service each."""
         if not 0 <= shard < TRACE_SHARDS:
             raise SubjectError(f"trace shard {shard}: expected 0 .. {TRACE_SHARDS - 1}")
         return f"{self.prefix}.trace.{TRACE_SHARD_TOKEN}.{shard}"

@@ -124,7 +124,9 @@ def trace_sample(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0.0 <= value <= 1.0:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction of pods from 0 to 1 (1 traces every pod)")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a fraction of pods from 0 to 1 (1 traces every pod)"
+        )
     return value
 
 
