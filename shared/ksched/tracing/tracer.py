@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
+import random
 import time
 import zlib
 from collections import deque
@@ -75,9 +75,14 @@ class SpanSink(Protocol):
     def shutdown(self) -> None: ...
 
 
+_ids = random.Random()  # seeded from os.urandom; its own, so a test's random.seed() repeats no id
+os.register_at_fork(after_in_child=_ids.seed)  # a forked child draws other ids than its parent
+
+
 def new_trace_id() -> str:
-    """A fresh trace id (16 hex digits) for one pod attempt."""
-    return secrets.token_hex(8)
+    """A fresh trace id (16 hex digits) for one pod attempt: unique, not secret (a Mersenne Twister
+    draw, ~0.2 µs, where ``secrets`` costs a system call per attempt)."""
+    return f"{_ids.getrandbits(64):016x}"
 
 
 def pod_sampled(namespace: str, name: str, sample: float) -> bool:
