@@ -137,6 +137,8 @@ class Tracer:
         self._task: asyncio.Task[None] | None = None
         self._stream_checked = False
         self._sampled: dict[tuple[str, str], bool] = {}
+        self._shards: dict[tuple[str, str], int] = {}
+        """Each pod's trace shard (a pod's events come in several flushes: computed once)."""
         self._endpoints: list[PublishEndpoint[TraceEvent | TraceBatch]] = [
             TRACE_SHARD.to(shard) for shard in range(TRACE_SHARDS)
         ]
@@ -235,11 +237,18 @@ class Tracer:
                 self._drop_all("disconnected")
                 break
             shards: list[list[TraceEvent]] = [[] for _ in range(TRACE_SHARDS)]
+            of_pod = self._shards
+            if len(of_pod) >= 65536:
+                of_pod.clear()
             for _ in range(min(_TURN, len(buffer))):
                 item = buffer.popleft()
                 event = built(item)
                 if event is not None:
-                    shards[trace_shard_of(item[3], item[4])].append(event)
+                    key = (item[3], item[4])
+                    shard = of_pod.get(key)
+                    if shard is None:
+                        shard = of_pod[key] = trace_shard_of(item[3], item[4])
+                    shards[shard].append(event)
             for shard, events in enumerate(shards):
                 for start in range(0, len(events), self.batch):
                     count = await self._publish(bus, shard, events[start : start + self.batch])
