@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 
 SCAN_IDLE = 1.0
 """Seconds without a message after which a scan asks its consumer whether anything is left."""
+SINCE_MARGIN = 300.0
+"""With ``since``, a shard is read from the messages stored this many seconds before it: an event's
+time is its service's clock, a message's the server's, and a flush publishes events emitted earlier."""
 TAIL_MESSAGES = 500
 """How many of the newest shard messages :func:`traced_pods` looks through."""
 
@@ -84,7 +87,8 @@ async def pod_history(bus: Bus, namespace: str, name: str, since: float | None =
                 out.append(Traced(seq, event))
 
     if await _stored(bus, shard):
-        await _scan(bus, shard, keep, last)
+        start = None if since is None else since - SINCE_MARGIN
+        await _scan(bus, shard, keep, last, start_time=start)
     out.extend(await _own_subject(bus, own, first, last, since))
     out.sort(key=lambda t: t.seq)
     return out
@@ -122,9 +126,11 @@ async def _scan(
     keep: Callable[[int, bytes, str], None],
     last: int,
     start_seq: int | None = None,
+    start_time: float | None = None,
 ) -> None:
-    """Hand every stored message on ``subject`` (from ``start_seq``) up to sequence ``last`` to
-    ``keep``, through an ordered push consumer (streamed: no round trip per message)."""
+    """Hand every stored message on ``subject`` (from ``start_seq``, or stored from ``start_time``)
+    up to sequence ``last`` to ``keep``, through an ordered push consumer (streamed: no round trip
+    per message)."""
     done = asyncio.Event()
     seen = 0
 
@@ -138,10 +144,13 @@ async def _scan(
         if seq >= last or not meta.num_pending:
             done.set()
 
-    if start_seq is None:
-        config = ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
-    else:
+    if start_seq is not None:
         config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start_seq)
+    elif start_time is not None:
+        start = datetime.datetime.fromtimestamp(max(start_time, 0.0), tz=datetime.UTC)
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=start)
+    else:
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
     sub = await bus.js.subscribe(
         subject, stream=bus.subjects.trace_stream, cb=on_message, ordered_consumer=True, config=config
     )
