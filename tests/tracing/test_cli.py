@@ -16,6 +16,8 @@ from ksched.bus.auth import OBSERVER, SERVICES, authorization_block
 from ksched.bus.connect import Bus, connect
 from ksched.bus.credentials import NatsCredentials
 from ksched.bus.embedded import EmbeddedNats
+from ksched.bus.endpoints import TRACE
+from ksched.bus.messages import TraceEvent
 from ksched.bus.subjects import Subjects
 from ksched.tracing import Phase, Tracer
 from ksched.tracing.cli import parse_duration, parse_pod
@@ -214,3 +216,51 @@ def test_parse_pod() -> None:
     for bad in ("/x", "ns/", "a/b/c"):
         with pytest.raises(ValueError, match="NAMESPACE/NAME"):
             parse_pod(bad)
+
+
+def old_release_event(name: str, phase: str, ts: float) -> TraceEvent:
+    """An event as a service of the release before trace shards wrote it (on the pod's own subject)."""
+    return TraceEvent(
+        trace_id="t-abc", pod_uid=f"uid-{name}", namespace="team-a", name=name, service="binder",
+        instance="b-0", phase=phase, ts=ts, details={"node": "n2"},
+    )  # fmt: skip
+
+
+async def test_a_rolling_upgrade_shows_the_events_of_both_releases(
+    bus_factory: BusFactory, nats_url: str
+) -> None:
+    """History and --follow of a pod read its trace shard and its own subject (older services)."""
+    bus = await bus_factory("cli")
+    now = time.time()
+    await publish_attempt(bus, name="mixed", now=now)  # creates the stream, on the shard
+    await bus.publish(TRACE.to("team-a", "mixed"), old_release_event("mixed", Phase.PREBIND, now + 0.015))
+    for _ in range(100):
+        if len(await pod_history(bus, "team-a", "mixed")) == 6:
+            break
+        await asyncio.sleep(0.02)
+    code, out, err = await ksched_trace("team-a/mixed", "--json", *common(bus, nats_url))
+    assert code == 0, err
+    phases = [json.loads(line)["phase"] for line in out.splitlines()]
+    assert phases == ["queued", "popped", "filter", "assumed", "prebind", "bound"]
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "ksched.cli", "trace", "team-a/live", "--follow", "--json",
+        *common(bus, nats_url), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        for _ in range(300):  # both its consumers exist (the shard's and the pod's own subject's)
+            if (await bus.js.stream_info(bus.subjects.trace_stream)).state.consumer_count >= 2:
+                break
+            await asyncio.sleep(0.1)
+        await publish_attempt(bus, name="live")
+        await bus.publish(TRACE.to("team-a", "live"), old_release_event("live", Phase.BOUND, time.time()))
+        seen: list[str] = []
+        while len(seen) < 6:
+            raw = await asyncio.wait_for(proc.stdout.readline(), 20)
+            assert raw, "ksched trace ended early"
+            seen.append(json.loads(raw)["phase"])
+    finally:
+        proc.terminate()
+        await proc.wait()
+    assert sorted(seen) == sorted(["bound", "queued", "popped", "filter", "assumed", "bound"])

@@ -6,13 +6,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import pytest
 from prometheus_client import REGISTRY
 
-from ksched.bus.connect import TRACE_ID_HEADER, Bus
-from ksched.bus.subjects import Subjects
+from ksched.bus.connect import Bus
+from ksched.bus.endpoints import TRACE
+from ksched.bus.jetstream import ensure_stream
+from ksched.bus.messages import TraceEvent
+from ksched.bus.streams import trace_stream
+from ksched.bus.subjects import TRACE_SHARDS, Subjects, trace_shard_of
 from ksched.tracing import Phase, Tracer, new_trace_id, tracing_enabled
 from ksched.tracing.reader import NoTraceStream, Traced, pod_history, stream_state
+from ksched.tracing.tracer import pod_sampled
 from tests.fixtures.nats import BusFactory
 
 
@@ -35,7 +41,7 @@ def emit(tracer: Tracer, phase: str, trace_id: str = "t1", name: str = "web-1", 
     tracer.emit(phase, trace_id, f"uid-{name}", "team.a", name, **kw)
 
 
-async def test_events_reach_the_stream_in_order_with_the_trace_id_header(bus_factory: BusFactory) -> None:
+async def test_events_reach_the_stream_in_order_on_the_pods_trace_shard(bus_factory: BusFactory) -> None:
     bus = await bus_factory("tracer")
     tracer = Tracer("scheduler", "s-0")
     tracer.start(bus)
@@ -58,26 +64,91 @@ async def test_events_reach_the_stream_in_order_with_the_trace_id_header(bus_fac
     assert first.ts == 100.0 and first.details == {"queue": "active"} and first.duration is None
     assert second.duration == 0.25 and second.details == {"rejected": {"NodeName": 2}}
     raw = await bus.js.get_msg(bus.subjects.trace_stream, seq=history[0].seq)
-    assert raw.headers is not None and raw.headers[TRACE_ID_HEADER] == "t1"
-    assert raw.subject == bus.subjects.trace("team.a", "web-1")
+    assert raw.subject == bus.subjects.trace_shard(trace_shard_of("team.a", "web-1"))
 
 
-async def test_a_pods_events_of_one_flush_are_one_stored_message(bus_factory: BusFactory) -> None:
+async def test_one_flush_is_one_stored_message_per_trace_shard(bus_factory: BusFactory) -> None:
+    """Forty pods' four events each: one message per shard the pods fall in (at most eight), not
+    one per pod; each pod's history is its own events only, in order."""
     bus = await bus_factory("tracer")
     tracer = Tracer("scheduler", "s-0")
     tracer.start(bus)
-    for phase in (Phase.SNAPSHOT, Phase.FILTER, Phase.SCORE, Phase.ASSUMED):
-        emit(tracer, phase, trace_id="t9")
-    emit(tracer, Phase.QUEUED, name="other")
+    names = [f"web-{i}" for i in range(40)]
+    for name in names:
+        for phase in (Phase.SNAPSHOT, Phase.FILTER, Phase.SCORE, Phase.ASSUMED):
+            emit(tracer, phase, trace_id=f"t-{name}", name=name)
     await tracer.close()
-    assert tracer.published == 5
-    history = await stored(bus, 4)
-    assert [t.event.phase for t in history] == ["snapshot", "filter", "score", "assumed"]
-    assert len({t.seq for t in history}) == 1, "one stream message for the pod's four events"
+    assert tracer.published == 160 and tracer.dropped == 0
+    shards = {trace_shard_of("team.a", name) for name in names}
+    for name in names:
+        history = await stored(bus, 4, name=name)
+        assert [t.event.phase for t in history] == ["snapshot", "filter", "score", "assumed"]
+        assert {(t.event.name, t.event.trace_id) for t in history} == {(name, f"t-{name}")}
     *_, messages = await stream_state(bus)
-    assert messages == 2  # web-1's batch and other's single event
-    raw = await bus.js.get_msg(bus.subjects.trace_stream, seq=history[0].seq)
-    assert raw.headers is not None and raw.headers[TRACE_ID_HEADER] == "t9"
+    assert messages == len(shards) <= TRACE_SHARDS
+
+
+async def test_a_pods_history_has_its_events_on_its_own_subject_too(bus_factory: BusFactory) -> None:
+    """A rolling upgrade: events an older release wrote on ``P.trace.<namespace>.<name>`` and the
+    tracer's on the pod's shard make one history, in stream order."""
+    bus = await bus_factory("tracer")
+    await ensure_stream(bus, trace_stream(bus.subjects))
+    old = TraceEvent(
+        trace_id="t1", pod_uid="uid-web-1", namespace="team.a", name="web-1", service="queue",
+        instance="q", phase=Phase.QUEUED, ts=99.0,
+    )  # fmt: skip
+    await bus.publish(TRACE.to("team.a", "web-1"), old)
+    await bus.publish(
+        TRACE.to("team.a", "web-2"), TraceEvent(**{**msgspec.structs.asdict(old), "name": "web-2"})
+    )
+    tracer = Tracer("scheduler", "s-0")
+    tracer.start(bus)
+    emit(tracer, Phase.FILTER, ts=100.0)
+    await tracer.close()
+    history = await stored(bus, 2)
+    assert [(t.event.service, t.event.phase) for t in history] == [
+        ("queue", "queued"),
+        ("scheduler", "filter"),
+    ]
+    raw = await bus.js.get_msg(bus.subjects.trace_stream, seq=history[1].seq)
+    assert raw.subject == bus.subjects.trace_shard(trace_shard_of("team.a", "web-1"))
+
+
+async def test_a_flush_too_large_for_one_message_is_split(bus_factory: BusFactory) -> None:
+    """Events whose batch is over the server's max_payload go in several messages, none dropped."""
+    bus = await bus_factory("tracer")
+    big = "x" * (bus.nc.max_payload // 3)
+    tracer = Tracer("scheduler", "s-0")
+    tracer.start(bus)
+    for i in range(6):
+        emit(tracer, Phase.FILTER, trace_id=f"t{i}", details={"message": big})
+    await tracer.close()
+    assert tracer.published == 6 and tracer.dropped == 0
+    history = await stored(bus, 6)
+    assert [t.event.trace_id for t in history] == [f"t{i}" for i in range(6)]
+    assert len({t.seq for t in history}) >= 3
+
+
+def test_sampling_keeps_the_same_pods_in_every_service() -> None:
+    queue, binder = Tracer("queue", "q", sample=0.25), Tracer("binder", "b", sample=0.25)
+    names = [f"web-{i}" for i in range(400)]
+    for tracer in (queue, binder):
+        for name in names:
+            emit(tracer, Phase.QUEUED, name=name)
+            emit(tracer, Phase.POPPED, name=name)  # every event of a sampled pod, none of the others
+    kept = [item[4] for item in queue._buffer]
+    assert kept == [item[4] for item in binder._buffer]
+    assert len(kept) % 2 == 0 and 60 <= len(kept) // 2 <= 140
+    assert set(kept) == {n for n in names if pod_sampled("team.a", n, 0.25)}
+    assert {trace_shard_of("team.a", n) for n in set(kept)} == set(range(TRACE_SHARDS))
+    everything = Tracer("queue", "q", sample=1.0)
+    emit(everything, Phase.QUEUED)
+    assert everything.buffered == 1
+    nothing = Tracer("queue", "q", sample=0.0)
+    emit(nothing, Phase.QUEUED)
+    assert nothing.buffered == 0 and not nothing.enabled
+    with pytest.raises(ValueError, match="fraction"):
+        Tracer("queue", "q", sample=1.5)
 
 
 async def test_the_background_task_publishes_without_being_asked(bus_factory: BusFactory) -> None:
@@ -170,3 +241,13 @@ def test_bad_settings_are_refused() -> None:
 
 def test_trace_subject_escapes_the_pod_name() -> None:
     assert Subjects("p").trace("team.a", "web-1") == "p.trace.team=2Ea.web-1"
+
+
+def test_trace_shard_subjects_collide_with_no_pods() -> None:
+    subjects = Subjects("p")
+    assert subjects.trace_shard(3) == "p.trace.=shard.3"
+    assert (
+        subjects.trace("s", "3") != subjects.trace_shard(3)
+        and subjects.trace("=shard", "3") != "p.trace.=shard.3"
+    )
+    assert trace_shard_of("team.a", "web-1") == trace_shard_of("team.a", "web-1") < TRACE_SHARDS

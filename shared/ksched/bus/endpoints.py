@@ -10,7 +10,7 @@ of another type on a subject, a reply decoded as the wrong type and a handler of
 - :class:`Wildcard` ``[M]``: a wildcard over publish endpoints, to subscribe to only;
 - :class:`RequestFamily` / :class:`PublishFamily`: one subject per pod, scheduler, resource ...,
   built from the :class:`~ksched.bus.subjects.Subjects` method with ``to(...)`` (typed like it), e.g.
-  ``UNRESERVE.to(scheduler_id)``, ``TRACE.to(namespace, name)``, ``PERMIT.any``.
+  ``UNRESERVE.to(scheduler_id)``, ``TRACE_SHARD.to(shard)``, ``PERMIT.any``.
 
 docs/bus.md's table of subjects lists exactly these (``tests/bus/test_endpoints.py`` checks both
 ways). Replies travel on the requester's inbox, bootstrap chunks on the inbox the request names
@@ -260,3 +260,8 @@ UNRESERVE = RequestFamily(Subjects.unreserve, UnreserveRequest, Ack, SubjectKind
 TRACE: PublishFamily[[str, str], TraceEvent | TraceBatch] = PublishFamily(
     Subjects.trace, (TraceEvent, TraceBatch), SubjectKind.TRACE, wildcard="trace_all"
 )
+"""A pod's events of one flush (releases before trace shards; still read, no longer written)."""
+TRACE_SHARD: PublishFamily[[int], TraceEvent | TraceBatch] = PublishFamily(
+    Subjects.trace_shard, (TraceEvent, TraceBatch), SubjectKind.TRACE, wildcard="trace_all"
+)
+"""The events of every pod of one shard from one flush of one service (docs/tracing.md)."""

@@ -12,12 +12,20 @@ the pod (``trace`` rather than ``ksched.trace.default.web=2E1``); each endpoint 
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass
 from enum import StrEnum
 
 from ksched.bus.tokens import encode_token
 
 DEFAULT_PREFIX = "ksched"
+
+TRACE_SHARDS = 8
+"""Trace shards: every service publishes one message per shard and flush on :meth:`Subjects.trace_shard`.
+Readers and writers must agree: changing it needs a reader that looks at both layouts."""
+TRACE_SHARD_TOKEN = "=shard"
+"""The token after ``trace`` of a shard subject: no :func:`encode_token` output (``=s`` is no escape),
+so no namespace can collide with it."""
 _PREFIX_RE = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
 
 
@@ -181,6 +189,16 @@ class Subjects:
         """Lifecycle trace events of one pod (JetStream stream :attr:`trace_stream`)."""
         return f"{self.prefix}.trace.{encode_token(namespace)}.{encode_token(name)}"
 
+    def trace_shard(self, shard: int) -> str:
+        """Trace events of the pods of shard ``shard`` (:func:`trace_shard_of`), a flush of a service each."""
+        if not 0 <= shard < TRACE_SHARDS:
+            raise SubjectError(f"trace shard {shard}: expected 0 .. {TRACE_SHARDS - 1}")
+        return f"{self.prefix}.trace.{TRACE_SHARD_TOKEN}.{shard}"
+
+    @property
+    def trace_shard_all(self) -> str:
+        return f"{self.prefix}.trace.{TRACE_SHARD_TOKEN}.*"
+
     def trace_namespace(self, namespace: str) -> str:
         return f"{self.prefix}.trace.{encode_token(namespace)}.*"
 
@@ -234,3 +252,8 @@ class Subjects:
         if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
             raise SubjectError(f"KV bucket name {name!r}: letters, digits, '_' or '-' only")
         return f"{self._name_base}_{name}"
+
+
+def trace_shard_of(namespace: str, name: str) -> int:
+    """The trace shard of pod ``namespace/name`` (CRC-32 of ``namespace/name``: the same in every process)."""
+    return zlib.crc32(f"{namespace}/{name}".encode()) % TRACE_SHARDS

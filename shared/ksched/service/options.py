@@ -10,7 +10,8 @@ Flag beats environment beats default: ``--nats`` / ``KSCHED_NATS``, ``--kubeconf
 service creates: 1 for one nats-server, 3 for a 3-server JetStream cluster; docs/bus.md),
 ``--feature-gates`` / ``KSCHED_FEATURE_GATES`` (upstream's syntax, docs/gang.md),
 ``--tracing-config-file`` / ``KSCHED_TRACING_CONFIG_FILE`` (Kubernetes' TracingConfiguration: export
-the trace as OpenTelemetry spans, docs/tracing.md).
+the trace as OpenTelemetry spans, docs/tracing.md), ``--trace-sample`` / ``KSCHED_TRACE_SAMPLE``
+(the fraction of pods traced, default 1: every pod; docs/tracing.md).
 
 NATS security (all optional): ``--nats-user`` / ``KSCHED_NATS_USER``, ``--nats-password`` /
 ``KSCHED_NATS_PASSWORD``, ``--nats-creds`` / ``KSCHED_NATS_CREDS``, ``--nats-tls-ca`` /
@@ -92,6 +93,8 @@ class CommonOptions:
     secure: SecureServing | None = None
     tracing: TracingConfig | None = None
     """``--tracing-config-file``'s configuration (None: no OpenTelemetry export)."""
+    trace_sample: float = 1.0
+    """``--trace-sample``: the fraction of pods whose events are traced (chosen by pod name)."""
     master: str | None = None
     """kube-scheduler's ``--master``: the API server's address, over the kubeconfig's server."""
 
@@ -110,6 +113,19 @@ def replica_count(text: str) -> int:
     if not 1 <= value <= MAX_REPLICAS:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a replica count from 1 to {MAX_REPLICAS} ({REPLICAS_SETTING})"
+        )
+    return value
+
+
+def trace_sample(text: str) -> float:
+    """argparse type of ``--trace-sample``: a fraction from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a fraction of pods from 0 to 1 (1 traces every pod)"
         )
     return value
 
@@ -194,6 +210,15 @@ def add_common_arguments(
         default=_env(e, "TRACING_CONFIG_FILE", None),
         help="Kubernetes TracingConfiguration (apiserver.config.k8s.io/v1): export each pod attempt as "
         "OpenTelemetry spans over OTLP/gRPC (needs pip install 'ksched[otel]'; docs/tracing.md)",
+    )
+    g.add_argument(
+        "--trace-sample",
+        type=trace_sample,
+        default=_env(e, "TRACE_SAMPLE", "1"),
+        metavar="FRACTION",
+        help="the fraction of pods whose lifecycle events are traced (ksched trace, ksched ui and the "
+        "OpenTelemetry export), chosen by a hash of namespace/name alike in every service: give every "
+        "service the same value (default 1: every pod; docs/tracing.md)",
     )
     add_nats_security_arguments(parser, e)
     add_secure_serving_arguments(parser, e, default_secure_port)
@@ -340,6 +365,7 @@ def common_options(ns: argparse.Namespace, service: str) -> CommonOptions:
         feature_gates=ns.feature_gates,
         secure=secure,
         tracing=tracing,
+        trace_sample=ns.trace_sample,
         master=ns.master,
     )
 

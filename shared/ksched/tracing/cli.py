@@ -154,7 +154,15 @@ async def _run(
             return 0
         namespace, name = pod
         if args.follow:
-            await _follow(bus, subjects.trace(namespace, name), since, args.json, out, with_pod=False)
+            await _follow(
+                bus,
+                reader.pod_subjects(subjects, namespace, name),
+                since,
+                args.json,
+                out,
+                with_pod=False,
+                pod=pod,
+            )
             return 0
         return await _show(bus, namespace, name, since, args.json, out)
     finally:
@@ -184,13 +192,14 @@ async def _show(bus: Bus, namespace: str, name: str, since: float | None, as_jso
 
 async def _follow(
     bus: Bus,
-    subject: str,
+    subject: str | list[str],
     since: float | None,
     as_json: bool,
     out: TextIO,
     *,
     with_pod: bool,
     new_only: bool = False,
+    pod: tuple[str, str] | None = None,
 ) -> None:
     live = timeline.LiveRenderer(with_pod=with_pod)
     held = reader.Reorder()
@@ -205,7 +214,7 @@ async def _follow(
         out.flush()
 
     async def pump() -> None:
-        async for item in reader.follow(bus, subject, since=since, new_only=new_only):
+        async for item in reader.follow(bus, subject, since=since, new_only=new_only, pod=pod):
             held.add(item)
 
     task = asyncio.create_task(pump())

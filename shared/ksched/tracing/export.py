@@ -26,5 +26,11 @@ def span_sink(config: TracingConfig | None, service: str, instance: str) -> Span
 
 
 def service_tracer(service: str, common: CommonOptions) -> Tracer:
-    """The tracer of a ``service`` instance (``--id``), its spans exported per ``--tracing-config-file``."""
-    return Tracer(service, common.identity, spans=span_sink(common.tracing, service, common.identity))
+    """The tracer of a ``service`` instance (``--id``), its spans exported per ``--tracing-config-file``,
+    tracing the ``--trace-sample`` fraction of the pods."""
+    return Tracer(
+        service,
+        common.identity,
+        spans=span_sink(common.tracing, service, common.identity),
+        sample=common.trace_sample,
+    )

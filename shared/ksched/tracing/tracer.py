@@ -2,12 +2,15 @@
 
 Fire-and-forget: :meth:`Tracer.emit` only appends to a bounded in-memory buffer (never blocks,
 never raises, never touches the network); a background task publishes the buffer every
-``interval`` seconds with core NATS publishes on ``P.trace.<namespace>.<name>``, one per pod and
-flush (a :class:`TraceBatch` when the pod has several events), which the JetStream stream
-``P_trace`` keeps (bounded: see ``ksched.bus.streams.trace_stream``). Events are
-dropped, and counted in ``ksched_trace_dropped_total{reason}``, when the buffer is full or NATS is
-away: trace data must never fill the connection's reconnect buffer, which the service's real
-messages need.
+``interval`` seconds with core NATS publishes on ``P.trace.=shard.<n>``, one per trace shard and
+flush (a :class:`TraceBatch` of every pod of the shard; a pod's shard is
+:func:`ksched.bus.subjects.trace_shard_of`), which the JetStream stream ``P_trace`` keeps (bounded:
+see ``ksched.bus.streams.trace_stream``). Events are dropped, and counted in
+``ksched_trace_dropped_total{reason}``, when the buffer is full or NATS is away: trace data must
+never fill the connection's reconnect buffer, which the service's real messages need.
+
+With ``sample`` below 1 only that fraction of the pods is traced, chosen by a hash of
+``namespace/name``, so every service and every attempt of a pod agree (``--trace-sample``).
 
 With a span sink (``--tracing-config-file``: :mod:`ksched.tracing.otel`) every event is also
 handed to it as it is built in the background task, with the ``traceparent`` of its parent span
@@ -24,19 +27,22 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
+import random
 import time
+import zlib
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from nats.errors import MaxPayloadError
 from nats.js.errors import NotFoundError
 
 from ksched.aio import cancel_and_wait
 from ksched.bus import jetstream, streams
 from ksched.bus.connect import Bus
-from ksched.bus.endpoints import TRACE, PublishEndpoint
+from ksched.bus.endpoints import TRACE_SHARD, PublishEndpoint
 from ksched.bus.messages import TraceBatch, TraceEvent
+from ksched.bus.subjects import TRACE_SHARDS, trace_shard_of
 from ksched.tracing import metrics
 from ksched.tracing.context import TRACEPARENT
 
@@ -49,8 +55,11 @@ ENV_SWITCH = "KSCHED_TRACE"
 _OFF = frozenset({"0", "false", "no", "off"})
 
 DEFAULT_CAPACITY = 10_000
-DEFAULT_INTERVAL = 0.05
+DEFAULT_INTERVAL = 0.2
 DEFAULT_BATCH = 512
+"""Events per message at most (a message too large for the server's max_payload is split further)."""
+_TURN = 4096
+"""Events built per turn of a flush before the loop gets a chance to run something else."""
 
 _Item = tuple[str, str, str, str, str, float, float | None, Details | None, str]
 """phase, trace id, pod uid, namespace, name, ts, duration, details, parent (a traceparent)."""
@@ -66,9 +75,23 @@ class SpanSink(Protocol):
     def shutdown(self) -> None: ...
 
 
+_ids = random.Random()  # seeded from os.urandom; its own, so a test's random.seed() repeats no id
+os.register_at_fork(after_in_child=_ids.seed)  # a forked child draws other ids than its parent
+
+
 def new_trace_id() -> str:
-    """A fresh trace id (16 hex digits) for one pod attempt."""
-    return secrets.token_hex(8)
+    """A fresh trace id (16 hex digits) for one pod attempt: unique, not secret (a Mersenne Twister
+    draw, ~0.2 µs, where ``secrets`` costs a system call per attempt)."""
+    return f"{_ids.getrandbits(64):016x}"
+
+
+def pod_sampled(namespace: str, name: str, sample: float) -> bool:
+    """Whether pod ``namespace/name`` is among the ``sample`` fraction of traced pods: the same
+    answer in every process (the high bits of the CRC-32 of ``namespace/name``; its low bits are the
+    trace shard, so the traced pods fall in every shard)."""
+    if sample >= 1.0:
+        return True
+    return zlib.crc32(f"{namespace}/{name}".encode()) < sample * 4294967296.0
 
 
 def tracing_enabled(env: Mapping[str, str] | None = None) -> bool:
@@ -91,15 +114,20 @@ class Tracer:
         batch: int = DEFAULT_BATCH,
         enabled: bool | None = None,
         spans: SpanSink | None = None,
+        sample: float = 1.0,
     ) -> None:
         if capacity <= 0 or interval <= 0 or batch <= 0:
             raise ValueError("tracer capacity, interval and batch must be positive")
+        if not 0.0 <= sample <= 1.0:
+            raise ValueError(f"tracer sample {sample!r}: expected a fraction from 0 to 1")
         self.service = service
         self.instance = instance
         self.capacity = capacity
         self.interval = interval
         self.batch = batch
-        self.enabled = tracing_enabled() if enabled is None else enabled
+        self.enabled = (tracing_enabled() if enabled is None else enabled) and sample > 0.0
+        #: the fraction of pods traced (1: every pod)
+        self.sample = sample
         #: the OpenTelemetry export (None: off)
         self.spans = spans
         self.published = 0
@@ -108,7 +136,12 @@ class Tracer:
         self._bus: Bus | None = None
         self._task: asyncio.Task[None] | None = None
         self._stream_checked = False
-        self._endpoints: dict[tuple[str, str], PublishEndpoint[TraceEvent | TraceBatch]] = {}
+        self._sampled: dict[tuple[str, str], bool] = {}
+        self._shards: dict[tuple[str, str], int] = {}
+        """Each pod's trace shard (a pod's events come in several flushes: computed once)."""
+        self._endpoints: list[PublishEndpoint[TraceEvent | TraceBatch]] = [
+            TRACE_SHARD.to(shard) for shard in range(TRACE_SHARDS)
+        ]
 
     @property
     def buffered(self) -> int:
@@ -132,6 +165,8 @@ class Tracer:
         the ``traceparent`` of the span it continues, for the OpenTelemetry export)."""
         if not self.enabled:
             return
+        if self.sample < 1.0 and not self._pod_sampled(namespace, name):
+            return
         if len(self._buffer) >= self.capacity:
             self._drop("buffer_full")
             return
@@ -148,6 +183,15 @@ class Tracer:
                 parent,
             )
         )
+
+    def _pod_sampled(self, namespace: str, name: str) -> bool:
+        key = (namespace, name)
+        sampled = self._sampled.get(key)
+        if sampled is None:
+            if len(self._sampled) >= 65536:
+                self._sampled.clear()
+            sampled = self._sampled[key] = pod_sampled(namespace, name, self.sample)
+        return sampled
 
     def traceparent(self, trace_id: str, phase: str) -> str:
         """The ``traceparent`` of ``phase``'s span in the attempt ``trace_id`` ("" without export)."""
@@ -187,42 +231,56 @@ class Tracer:
         if not self._stream_checked:
             await self._ensure_stream(bus)
         sent = 0
-        try:
-            while self._buffer:
-                if not bus.ready:
-                    self._drop_all("disconnected")
-                    break
-                per_pod: dict[tuple[str, str], list[TraceEvent]] = {}
-                for _ in range(min(self.batch, len(self._buffer))):
-                    item = self._buffer.popleft()
-                    event = self._built(item)
-                    if event is None:
-                        continue
-                    per_pod.setdefault((event.namespace, event.name), []).append(event)
-                for (namespace, name), events in per_pod.items():
-                    try:
-                        await self._publish(bus, namespace, name, events)
-                    except Exception as exc:
-                        log.debug("tracer: dropped %d events of %s/%s: %s", len(events), namespace, name, exc)
-                        self._drop("error", len(events))
-                        continue
-                    sent += len(events)
-                await asyncio.sleep(0)  # let the service breathe during a large flush
-        finally:  # counted even when a close cancels the flush half way
-            if sent:
-                self.published += sent
-                metrics.PUBLISHED.inc(sent)
+        buffer, built = self._buffer, self._built
+        while buffer:
+            if not bus.ready:
+                self._drop_all("disconnected")
+                break
+            shards: list[list[TraceEvent]] = [[] for _ in range(TRACE_SHARDS)]
+            of_pod = self._shards
+            if len(of_pod) >= 65536:
+                of_pod.clear()
+            for _ in range(min(_TURN, len(buffer))):
+                item = buffer.popleft()
+                event = built(item)
+                if event is not None:
+                    key = (item[3], item[4])
+                    shard = of_pod.get(key)
+                    if shard is None:
+                        shard = of_pod[key] = trace_shard_of(item[3], item[4])
+                    shards[shard].append(event)
+            for shard, events in enumerate(shards):
+                for start in range(0, len(events), self.batch):
+                    count = await self._publish(bus, shard, events[start : start + self.batch])
+                    if count:  # counted as they go: a close may cancel the flush half way
+                        sent += count
+                        self.published += count
+                        metrics.PUBLISHED.inc(count)
+            await asyncio.sleep(0)  # let the service breathe during a large flush
         return sent
 
-    async def _publish(self, bus: Bus, namespace: str, name: str, events: list[TraceEvent]) -> None:
-        """One message for a pod's events: the event itself, or a batch (header: the first trace id)."""
+    async def _publish(self, bus: Bus, shard: int, events: list[TraceEvent]) -> int:
+        """One message for ``events`` of one shard (halved while too large for the server); returns
+        how many were handed to NATS, the others dropped and counted."""
+        if not events:
+            return 0
         message: TraceEvent | TraceBatch = events[0] if len(events) == 1 else TraceBatch(events=events)
-        endpoint = self._endpoints.get((namespace, name))
-        if endpoint is None:
-            if len(self._endpoints) >= 4096:
-                self._endpoints.clear()
-            endpoint = self._endpoints[(namespace, name)] = TRACE.to(namespace, name)
-        await bus.publish(endpoint, message, trace_id=events[0].trace_id)
+        try:
+            await bus.publish(self._endpoints[shard], message)
+        except MaxPayloadError as exc:
+            if len(events) == 1:
+                log.debug("tracer: dropped a %s event too large to publish: %s", events[0].phase, exc)
+                self._drop("error")
+                return 0
+            half = len(events) // 2
+            return await self._publish(bus, shard, events[:half]) + await self._publish(
+                bus, shard, events[half:]
+            )
+        except Exception as exc:
+            log.debug("tracer: dropped %d events of trace shard %d: %s", len(events), shard, exc)
+            self._drop("error", len(events))
+            return 0
+        return len(events)
 
     def _built(self, item: _Item) -> TraceEvent | None:
         """The event of ``item``, handed to the span sink too; None (counted) when it cannot be built."""
