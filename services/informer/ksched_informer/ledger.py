@@ -116,9 +116,10 @@ class Ledger:
     async def flush_drops(self) -> None:
         drops, self._drops = self._drops, []
         if drops and self.kv is not None and self.bus is not None:
-            # A delete lost here is harmless: a restarted informer drops entries of bound pods.
+            # A delete lost here is harmless: a restarted informer drops entries of bound pods. So
+            # none waits for an ack (a round trip and a wake-up per flush saved).
             with contextlib.suppress(Exception):
-                await self.kv.delete_many(self.bus, drops)
+                await self.kv.delete_many(self.bus, drops, acked=False)
 
     async def drop(self, uid: str) -> None:
         """Take a forgotten or expired assumption out of the ledger now: its entry is rewritten
