@@ -124,9 +124,12 @@ def test_a_relabel_leaves_the_snapshot_as_a_removal_and_a_placement_do(
     fast, slow = snaps
     counted: list[int] = []
     account = NodeInfo._account
-    monkeypatch.setattr(
-        NodeInfo, "_account", lambda ni, pi, sign: (counted.append(sign), account(ni, pi, sign))
-    )
+
+    def counting(ni: NodeInfo, pi: PodInfo, sign: int) -> None:
+        counted.append(sign)
+        account(ni, pi, sign)
+
+    monkeypatch.setattr(NodeInfo, "_account", counting)
     for pod in pods[:2]:
         meta = msgspec.structs.replace(pod.metadata, labels={**pod.metadata.labels, "zone": "z1"})
         relabelled = msgspec.structs.replace(pod, metadata=meta)
