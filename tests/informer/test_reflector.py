@@ -109,3 +109,43 @@ async def test_watch_lines_are_whole_however_the_stream_is_cut(cut: int) -> None
             yield stream[start : start + cut]
 
     assert [line async for line in watch_lines(chunks())] == events
+
+
+async def test_each_kind_of_watch_line_is_handled_as_its_type_says() -> None:
+    """Object events decode in one pass; bookmarks move the resourceVersion only; an ERROR's Status
+    is read (410: relist); an object that does not decode is an error, not an empty pod."""
+    from ksched_informer.reflector import Gone
+    from ksched_informer.resources import PODS
+
+    from ksched.api.base import DECODE_ERRORS
+
+    seen: list[tuple[str, Any]] = []
+
+    async def on_event(kind: str, obj: Any) -> None:
+        seen.append((kind, obj))
+
+    async def on_list(items: list[Any]) -> None:
+        pass
+
+    r = Reflector(None, PODS, on_list, on_event)  # type: ignore[arg-type]
+    await r._handle(
+        b'{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p","namespace":"d","uid":"u",'
+        b'"resourceVersion":"7","managedFields":[{"manager":"m"}]},"spec":{"containers":[{"name":"c"}]}}}'
+    )
+    assert [(k, o.metadata.name, o.metadata.uid) for k, o in seen] == [("ADDED", "p", "u")]
+    assert isinstance(seen[0][1], Pod) and r.resource_version == "7"
+    await r._handle(b'{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"9"}}}')
+    assert len(seen) == 1 and r.resource_version == "9"
+    with pytest.raises(Gone):
+        await r._handle(
+            b'{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},'
+            b'"status":"Failure","message":"too old resource version","reason":"Expired","code":410}}'
+        )
+    with pytest.raises(RuntimeError, match="500 InternalError: boom"):
+        await r._handle(
+            b'{"type":"ERROR","object":{"kind":"Status","status":"Failure","message":"boom",'
+            b'"reason":"InternalError","code":500}}'
+        )
+    with pytest.raises(DECODE_ERRORS):
+        await r._handle(b'{"type":"MODIFIED","object":{"metadata":{"name":7}}}')
+    assert len(seen) == 1 and r.resource_version == "9"

@@ -332,6 +332,7 @@ async def test_a_batch_is_checked_in_order_and_recorded_as_one(
     entry = await informer.kv.get(keys[0])
     assert entry is not None and isinstance(entry.value, PlacementBatch)
     assert [p.pod_uid for p in entry.value.placements] == uids
+    assert not any(p.pod for p in entry.value.placements)  # the work-queue message carries the pods
     info = await bus.js.stream_info(bus.subjects.placement_stream)
     assert info.state.messages == 1
     stored = await bus.js.get_msg(bus.subjects.placement_stream, info.state.last_seq)

@@ -70,7 +70,7 @@ def decide(
     p = req.placement
     refused = refuse_early(cache, frameworks, epoch, p, serving)
     if refused is not None:
-        metrics.ASSUMES.labels(refused.code).inc()
+        metrics.ASSUMES_OF(refused.code).inc()
         cache.answers.answered(req.session, req.seq, accepted=False)
         return Verdict(refused)
     pod = cache.pending[p.pod_uid]
@@ -93,7 +93,7 @@ def decide(
         metrics.ASSUME_PLUGIN_RECHECKS.labels(plugin).inc()
     if not verdict.accepted:
         log.debug("assume rejected: %s", verdict.reason)
-        metrics.ASSUMES.labels(AssumeRejectCode.DOES_NOT_FIT).inc()
+        metrics.ASSUMES_OF(AssumeRejectCode.DOES_NOT_FIT).inc()
         reply = AssumeReply(
             accepted=False,
             code=AssumeRejectCode.DOES_NOT_FIT,

@@ -212,7 +212,7 @@ class GroupCommitter:
         problem = self._quorum_problem(req.group)
         if problem is not None:
             self._roll_back(req, assumed)
-            metrics.ASSUMES.labels(problem.code).inc()
+            metrics.ASSUMES_OF(problem.code).inc()
             return problem, []
         ref = GangRef(group=req.group, commit_id=req.commit_id, members=assumed)
         now = time.time()
@@ -229,10 +229,10 @@ class GroupCommitter:
         except Exception as exc:
             log.warning("group commit of %s accepted but not recorded (%s); rolled back", req.group, exc)
             self._roll_back(req, assumed)
-            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc()
+            metrics.ASSUMES_OF(AssumeRejectCode.NOT_READY).inc()
             return AssumeReply(accepted=False, code=AssumeRejectCode.NOT_READY, reason=str(exc)), []
         self.open[req.commit_id] = set(assumed)
-        metrics.ASSUMES.labels("accepted").inc(len(assumed))
+        metrics.ASSUMES_OF("accepted").inc(len(assumed))
         return AssumeReply(accepted=True, epoch=self.epoch(), generation=self.cache.generation), placements
 
     def _quorum_problem(self, group: str) -> AssumeReply | None:

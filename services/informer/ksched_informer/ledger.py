@@ -3,10 +3,10 @@ placement reaches the binders, so a restarted informer knows what may be being b
 placement publish, the deletes once the watch confirms, and the restore after a restart.
 
 Placements accepted together are one :class:`PlacementBatch`: one ledger entry (key: the batch
-id) and one work-queue message (msg id: the batch id). An entry is deleted once the watch has
-confirmed every pod of it; a forgotten or expired pod is taken out of its entry (rewritten, or
-deleted when it was the last). Entries of releases before batches hold one ``Placement`` under
-the pod's uid; they are read the same way."""
+id; the placements without their pod JSON) and one work-queue message (msg id: the batch id). An
+entry is deleted once the watch has confirmed every pod of it; a forgotten or expired pod is taken
+out of its entry (rewritten, or deleted when it was the last). Entries of releases before batches
+hold one ``Placement`` under the pod's uid; they are read the same way."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ import contextlib
 import logging
 from collections.abc import Mapping
 from typing import cast
+
+import msgspec
+from msgspec.structs import replace
 
 from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.connect import Bus
@@ -35,6 +38,12 @@ one placement, before publishing it to the binders."""
 
 LEDGER_ENTRY = cast("type[Message]", Placement | PlacementBatch)
 """What a ledger entry holds (``Placement``: entries written before batches)."""
+
+
+def without_pods(batch_id: str, placements: list[Placement]) -> PlacementBatch:
+    """The ledger entry of a batch: its placements without the pod JSON (the work-queue message
+    carries it; a restored placement takes the pending pod's, see :meth:`Ledger.restore`)."""
+    return PlacementBatch(batch_id=batch_id, placements=[replace(p, pod=b"") for p in placements])
 
 
 def entry_placements(value: Message) -> tuple[str, list[Placement]]:
@@ -78,7 +87,7 @@ class Ledger:
         key = encode_token(batch.batch_id)
         self._track(key, batch.batch_id, batch.placements)
         try:
-            await self.kv.put(key, batch)
+            await self.kv.put(key, without_pods(batch.batch_id, batch.placements))
             if len(batch.placements) > 1:
                 kill_point(KILL_AFTER_LEDGER)
             await publish(self.bus, PLACEMENTS, batch, msg_id=batch.batch_id, headers=headers, timeout=5)
@@ -116,9 +125,10 @@ class Ledger:
     async def flush_drops(self) -> None:
         drops, self._drops = self._drops, []
         if drops and self.kv is not None and self.bus is not None:
-            # A delete lost here is harmless: a restarted informer drops entries of bound pods.
+            # A delete lost here is harmless: a restarted informer drops entries of bound pods. So
+            # none waits for an ack (a round trip and a wake-up per flush saved).
             with contextlib.suppress(Exception):
-                await self.kv.delete_many(self.bus, drops)
+                await self.kv.delete_many(self.bus, drops, acked=False)
 
     async def drop(self, uid: str) -> None:
         """Take a forgotten or expired assumption out of the ledger now: its entry is rewritten
@@ -130,8 +140,7 @@ class Ledger:
         key, left = taken
         with contextlib.suppress(Exception):
             if left:
-                batch = PlacementBatch(batch_id=self._batch_id[key], placements=list(left.values()))
-                await self.kv.put(key, batch)
+                await self.kv.put(key, without_pods(self._batch_id[key], list(left.values())))
             else:
                 await self.kv.delete(key)
 
@@ -177,7 +186,8 @@ class Ledger:
                 if p.gang is not None:
                     gang_members.setdefault(p.gang.commit_id, set()).add(p.pod_uid)
                 self.publisher.emit_pending(PendingPodAction.DELETE, pod, PodLifecycle.ASSUMED)
-                left.append(p)
+                # a batch's entry holds no pod JSON: the binder gets the pending pod's
+                left.append(p if p.pod else replace(p, pod=msgspec.json.encode(pod)))
             if not left:
                 await self.kv.delete(key)
                 continue

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
+from ksched.service.metric_children import Children
+
 CACHE_SIZE = Gauge(
     "scheduler_cache_size",
     "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
@@ -15,6 +17,9 @@ EVENTS = Counter(
 ASSUMES = Counter(
     "ksched_assume_total", "Assume requests, by result (accepted or a reject code).", ["result"]
 )
+EVENTS_OF = Children(EVENTS)
+"""``EVENTS``'s children, kept (two watch events per pod)."""
+ASSUMES_OF = Children(ASSUMES)
 ASSUME_FULL_CHECKS = Counter(
     "ksched_assume_full_checks_total",
     "Assume checks that ran the profile's whole PreFilter and Filter, by why (the others read only "

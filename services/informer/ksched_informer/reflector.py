@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.api.base import DECODE_ERRORS
 from ksched.api.collections import Collection
 from ksched.service.listing import ListError, get, list_all, selector_query
 
@@ -26,6 +27,15 @@ DELETED = "DELETED"
 class _Event(msgspec.Struct):
     type: str
     object: msgspec.Raw
+
+
+_SPECIAL = ("BOOKMARK", "ERROR")
+"""Event types whose object is not of the watched resource's type."""
+
+
+def typed_event(struct: type[Any]) -> type[Any]:
+    """A watch event whose object decodes as ``struct`` in the same pass."""
+    return msgspec.defstruct(f"{struct.__name__}Event", [("type", str), ("object", struct)])
 
 
 class _Status(msgspec.Struct):
@@ -96,6 +106,8 @@ class Reflector:
         self.resource_version = ""
         self._event_decoder = msgspec.json.Decoder(_Event)
         self._object_decoder = msgspec.json.Decoder(resource.struct)
+        #: an event and its object in one pass (what nearly every line is)
+        self._typed_decoder = msgspec.json.Decoder(typed_event(resource.struct))
 
     async def run(self) -> None:
         """List and watch until cancelled."""
@@ -165,6 +177,21 @@ class Reflector:
             resp.release()
 
     async def _handle(self, line: bytes) -> None:
+        try:
+            typed = self._typed_decoder.decode(line)
+        except DECODE_ERRORS:
+            typed = None  # an ERROR's Status, or an object that does not decode: said below
+        if typed is None or typed.type in _SPECIAL:
+            await self._handle_in_two_steps(line)
+            return
+        obj = typed.object
+        rv = obj.metadata.resource_version
+        if rv:
+            self.resource_version = rv
+        await self.on_event(typed.type, obj)
+
+    async def _handle_in_two_steps(self, line: bytes) -> None:
+        """The event first, its object as its type says (bookmarks, errors, undecodable objects)."""
         event = self._event_decoder.decode(line)
         if event.type == "BOOKMARK":
             rv = msgspec.json.decode(event.object, type=_Bookmark).metadata.resource_version

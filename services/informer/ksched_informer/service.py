@@ -327,9 +327,9 @@ class InformerService:
                 replies[i] = AssumeReply(
                     accepted=False, code=AssumeRejectCode.NOT_READY, reason=str(exc), epoch=self.epoch
                 )
-            metrics.ASSUMES.labels(AssumeRejectCode.NOT_READY).inc(len(accepted))
+            metrics.ASSUMES_OF(AssumeRejectCode.NOT_READY).inc(len(accepted))
             return replies
-        metrics.ASSUMES.labels("accepted").inc(len(accepted))
+        metrics.ASSUMES_OF("accepted").inc(len(accepted))
         generation = self.cache.generation
         for i in accepted:
             replies[i] = AssumeReply(accepted=True, epoch=self.epoch, generation=generation)

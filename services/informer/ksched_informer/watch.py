@@ -63,7 +63,7 @@ class WatchHandlers:
                 await self.on_node_event("ADDED", node)
 
     async def on_node_event(self, kind: str, node: Node) -> None:
-        metrics.EVENTS.labels("Node", kind).inc()
+        metrics.EVENTS_OF("Node", kind).inc()
         name = node.metadata.name
         existing = self.cache.snapshot.node_map.get(name)
         old = existing.node if existing is not None else None
@@ -95,7 +95,7 @@ class WatchHandlers:
             await self.on_pod_event("ADDED", pod)
 
     async def on_pod_event(self, kind: str, pod: Pod) -> None:
-        metrics.EVENTS.labels("Pod", kind).inc()
+        metrics.EVENTS_OF("Pod", kind).inc()
         pod = self.gangs.adapt(pod)
         cache, publisher = self.cache, self.publisher
         uid = pod.metadata.uid
@@ -158,7 +158,7 @@ class WatchHandlers:
 
     def object_event(self, res: Collection) -> ObjectHandler:
         async def on_event(kind: str, obj: Any) -> None:
-            metrics.EVENTS.labels(res.kind, kind).inc()
+            metrics.EVENTS_OF(res.kind, kind).inc()
             key = object_key(obj)
             table = self.cache.snapshot.objects.table(res.kind)
             old = table.get(key)

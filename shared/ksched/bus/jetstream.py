@@ -436,17 +436,19 @@ class TypedKV(Generic[M]):
         except KeyWrongLastSequenceError as exc:
             raise CasConflict(self.bucket, key, f"not at revision {revision}") from exc
 
-    async def delete_many(self, bus: Bus, keys: Sequence[str]) -> None:
+    async def delete_many(self, bus: Bus, keys: Sequence[str], *, acked: bool = True) -> None:
         """Delete ``keys`` with one round trip: every delete but the last is a core publish (one
         buffered write), the last waits for its ack. The bucket's stream stores one connection's
-        messages in the order sent, so that ack confirms the batch was processed."""
+        messages in the order sent, so that ack confirms the batch was processed. ``acked=False``:
+        the last is a core publish too (no round trip; for deletes whose loss is harmless)."""
         if not keys:
             return
         for key in keys:
             self._check_key(key)
-        for key in keys[:-1]:
+        for key in keys[:-1] if acked else keys:
             await bus.nc.publish(f"$KV.{self.bucket}.{key}", b"", headers={_KV_OPERATION: "DEL"})
-        await self._kv.delete(keys[-1])
+        if acked:
+            await self._kv.delete(keys[-1])
 
     async def keys(self) -> list[str]:
         try:

@@ -111,15 +111,36 @@ class NodeInfo:
 
     # --- pods ------------------------------------------------------------------------------------
     def add_pod(self, pi: PodInfo) -> None:
+        self._list(pi)
+        self._account(pi, 1)
+
+    def remove_pod(self, uid: str) -> PodInfo | None:
+        """Remove the pod with ``uid``; returns it, or None when it is not on this node."""
+        pi = self._unlist(uid)
+        if pi is not None:
+            self._account(pi, -1)
+        return pi
+
+    def replace_pod(self, pi: PodInfo) -> PodInfo | None:
+        """Put ``pi`` in the place of the version of it on this node whose spec is the same (only
+        labels or other metadata changed): the pod lists end as :meth:`remove_pod` then
+        :meth:`add_pod` leave them, and what the spec alone decides (requests, ports, claims) is not
+        counted again. Returns the version replaced, or None (nothing changed) when it is not here."""
+        old = self._unlist(pi.uid)
+        if old is None:
+            return None
+        self._list(pi)
+        self.generation = next_generation()
+        return old
+
+    def _list(self, pi: PodInfo) -> None:
         self.pods.append(pi)
         if pi.has_affinity:
             self.pods_with_affinity.append(pi)
         if pi.has_required_anti_affinity:
             self.pods_with_required_anti_affinity.append(pi)
-        self._account(pi, 1)
 
-    def remove_pod(self, uid: str) -> PodInfo | None:
-        """Remove the pod with ``uid``; returns it, or None when it is not on this node."""
+    def _unlist(self, uid: str) -> PodInfo | None:
         for i, pi in enumerate(self.pods):
             if pi.uid == uid:
                 last = self.pods.pop()
@@ -134,7 +155,6 @@ class NodeInfo:
             self.pods_with_required_anti_affinity = [
                 p for p in self.pods_with_required_anti_affinity if p.uid != uid
             ]
-        self._account(pi, -1)
         return pi
 
     def _account(self, pi: PodInfo, sign: int) -> None:

@@ -138,8 +138,9 @@ class Snapshot:
                     known.pod = raw
                     return known
                 # Only its labels changed (the topology labels a binding adds): what PodInfo derives
-                # from the spec holds; the indexes that read labels are redone below.
-                pi = pi or known.with_pod(raw)
+                # from the spec holds, and so do the node's requests; the indexes that read labels
+                # are redone.
+                return self._relabel(known, pi or known.with_pod(raw), target)
             self.remove_pod(uid)
         if pi is None:
             pi = PodInfo(raw)
@@ -154,6 +155,25 @@ class Snapshot:
             self._sync_requested(ni)
             self._note_affinity(pi)
         self._bump()
+        return pi
+
+    def _relabel(self, known: PodInfo, pi: PodInfo, node_name: str) -> PodInfo:
+        """:meth:`remove_pod` of ``known`` then placing ``pi`` on the same node, for a version whose
+        spec is the same: the same lists, indexes and generations, without counting the requests
+        out and in again (nor rewriting the node's columns with the values they hold)."""
+        self.pod_groups.remove_pod(known.pod)
+        del self.pod_locations[pi.uid]  # re-inserted last, as a removal and a placement leave it
+        self.pod_locations[pi.uid] = (pi, node_name)
+        self.pod_groups.place_pod(pi.pod)
+        ni = self.node_map.get(node_name)
+        if ni is None:
+            waiting = self._waiting.get(node_name, [])
+            self._waiting[node_name] = [p for p in waiting if p.uid != pi.uid] + [pi]
+        else:
+            ni.replace_pod(pi)
+            self._note_affinity(known)
+            self._note_affinity(pi)
+        self.generation += 2  # a removal and a placement
         return pi
 
     def remove_pod(self, uid: str) -> PodInfo | None:
