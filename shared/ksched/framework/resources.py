@@ -249,11 +249,11 @@ def non_zero_requests(pod: Pod, requests: Mapping[str, int]) -> tuple[int, int]:
             defaults[CPU] = DEFAULT_MILLI_CPU_REQUEST
         if MEMORY not in requests:
             defaults[MEMORY] = DEFAULT_MEMORY_REQUEST
-    non0 = pod_requests(pod, defaults) if defaults and _some_container_lacks(pod, defaults) else requests
+    non0 = pod_requests(pod, defaults) if defaults and some_container_lacks(pod, defaults) else requests
     return non0.get(CPU, 0), non0.get(MEMORY, 0)
 
 
-def _some_container_lacks(pod: Pod, names: Iterable[str]) -> bool:
+def some_container_lacks(pod: Pod, names: Iterable[str]) -> bool:
     """Whether a container or init container requests none of some of ``names`` (when all request
     them, the defaults change nothing and the requests already computed are the non-zero ones)."""
     for containers in (pod.spec.containers, pod.spec.init_containers):

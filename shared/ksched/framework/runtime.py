@@ -78,6 +78,17 @@ class ScoreOutcome:
     totals: Int64Array
 
 
+def _first_out_of_range(matrix: Int64Array) -> tuple[int, int] | None:
+    """The first row (plugin) of ``matrix`` with a score outside [MIN_NODE_SCORE, MAX_NODE_SCORE] and
+    that score (its maximum when too high, else its minimum); None when all are in range."""
+    highest, lowest = matrix.max(axis=1), matrix.min(axis=1)
+    bad = (highest > MAX_NODE_SCORE) | (lowest < MIN_NODE_SCORE)
+    if not bad.any():
+        return None
+    i = int(np.flatnonzero(bad)[0])
+    return i, int(highest[i]) if highest[i] > MAX_NODE_SCORE else int(lowest[i])
+
+
 def _plugin_error(plugin: Any, exc: BaseException, point: str) -> Status:
     return Status.as_error(RuntimeError(f"running {point} plugin {plugin.name!r}: {exc}")).with_plugin(
         plugin.name
@@ -719,31 +730,33 @@ class Framework(PodGroupHandle):
     ) -> tuple[ScoreOutcome | None, Status | None]:
         """Score, normalize and weight; ``rows`` are the nodes' rows in the snapshot columns."""
         snapshot = self._snapshot
-        totals = np.zeros(len(nodes), dtype=np.int64)
-        per_plugin: dict[str, Int64Array] = {}
         skip = state.skip_score_plugins
         sampled = self._plugin_observer(state)
         evaluated = self.evaluations.score
         n_nodes = len(nodes)
         record = state.record
-        raw: Int64Array | None = None
-        for pl, weight in self.plugins.score:
-            if pl.name in skip:
-                continue
+        active = [(pl, weight) for pl, weight in self.plugins.score if pl.name not in skip]
+        # One row per plugin: the range check and the weighting are then a few numpy calls per
+        # cycle, not a few per plugin. As upstream, the range is checked once every plugin has
+        # scored and normalized.
+        matrix = np.empty((len(active), n_nodes), dtype=np.int64)
+        raws: list[Int64Array] = []
+        for i, (pl, _) in enumerate(active):
             evaluated[pl.name] += n_nodes
+            scores = matrix[i]
             try:
                 started = time.perf_counter() if sampled is not None else 0.0
                 if self._has(pl, ifc.BatchScorePlugin):
-                    scores = np.asarray(pl.score_batch(state, pod, snapshot, rows), dtype=np.int64)  # type: ignore[attr-defined]
+                    scores[:] = pl.score_batch(state, pod, snapshot, rows)  # type: ignore[attr-defined]
                 else:
-                    scores = np.fromiter(
-                        (pl.score(state, pod, n) for n in nodes), dtype=np.int64, count=len(nodes)
+                    scores[:] = np.fromiter(
+                        (pl.score(state, pod, n) for n in nodes), dtype=np.int64, count=n_nodes
                     )
-                if sampled is not None and len(nodes):
-                    per_node = (time.perf_counter() - started) / len(nodes)
-                    sampled(pl.name, "Score", "Success", per_node, len(nodes))
+                if sampled is not None and n_nodes:
+                    per_node = (time.perf_counter() - started) / n_nodes
+                    sampled(pl.name, "Score", "Success", per_node, n_nodes)
                 if record is not None:
-                    raw = scores.copy()  # before NormalizeScore changes it in place
+                    raws.append(scores.copy())  # before NormalizeScore changes it in place
                 if self._has(pl, ifc.ScoreExtensions):
                     normalize = pl.normalize_score  # type: ignore[attr-defined]
                     if sampled is None:
@@ -759,21 +772,24 @@ class Framework(PodGroupHandle):
                         )
             except Exception as exc:
                 return None, _plugin_error(pl, exc, "Score")
-            highest, lowest = (int(scores.max()), int(scores.min())) if len(scores) else (0, 0)
-            if highest > MAX_NODE_SCORE or lowest < MIN_NODE_SCORE:
-                bad = highest if highest > MAX_NODE_SCORE else lowest
+        if n_nodes and active:
+            out_of_range = _first_out_of_range(matrix)
+            if out_of_range is not None:
+                i, bad = out_of_range
                 return None, Status.as_error(
                     RuntimeError(
                         "applying score defaultWeights on Score plugins: "
-                        f"plugin {pl.name!r} returns an invalid score {bad}, "
+                        f"plugin {active[i][0].name!r} returns an invalid score {bad}, "
                         f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                     )
                 )
-            weighted = scores * weight
-            if record is not None and raw is not None:
-                record.add_scores(pl.name, [n.name for n in nodes], raw.tolist(), weighted.tolist())
-            per_plugin[pl.name] = weighted
-            totals += weighted
+        weighted = matrix * np.array([weight for _, weight in active], dtype=np.int64)[:, None]
+        totals = weighted.sum(axis=0) if active else np.zeros(n_nodes, dtype=np.int64)
+        per_plugin = {pl.name: weighted[i] for i, (pl, _) in enumerate(active)}
+        if record is not None:
+            names = [n.name for n in nodes]
+            for i, (pl, _) in enumerate(active):
+                record.add_scores(pl.name, names, raws[i].tolist(), weighted[i].tolist())
         return ScoreOutcome(per_plugin, totals), None
 
     # --- Reserve / Permit ------------------------------------------------------------------------

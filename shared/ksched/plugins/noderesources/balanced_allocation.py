@@ -47,7 +47,7 @@ from ksched.plugins.dynamicresources.extended import resolver_for
 from ksched.plugins.feature import DEFAULT_FEATURES, Features
 from ksched.plugins.noderesources import dra_scoring
 from ksched.plugins.noderesources.dra_scoring import DRAScoring
-from ksched.plugins.noderesources.resource_allocation import ResourceAllocation
+from ksched.plugins.noderesources.resource_allocation import ResourceAllocation, gathered
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -219,7 +219,8 @@ class BalancedAllocation:
         st = self._pre_score_state(state, pod)
         if st is None:
             return np.zeros(len(rows), dtype=np.int64)
-        return self.scorer.score_rows(snapshot.columns, rows, st.pod_requests, st.dra, snapshot.nodes)
+        block = gathered(state, snapshot, rows)
+        return self.scorer.score_rows(snapshot.columns, rows, st.pod_requests, st.dra, snapshot.nodes, block)
 
 
 # The extension points BalancedAllocation implements, checked by mypy against ksched.framework.interfaces

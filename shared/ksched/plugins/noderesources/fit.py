@@ -91,7 +91,7 @@ from ksched.plugins.noderesources.fits import (
 from ksched.plugins.noderesources.least_allocated import LeastAllocated
 from ksched.plugins.noderesources.most_allocated import MostAllocated
 from ksched.plugins.noderesources.requested_to_capacity_ratio import RequestedToCapacityRatio
-from ksched.plugins.noderesources.resource_allocation import AllocationStrategy, ResourceAllocation
+from ksched.plugins.noderesources.resource_allocation import AllocationStrategy, ResourceAllocation, gathered
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -244,7 +244,8 @@ class Fit:
 
     def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Int64Array:
         st = self._pre_score_state(state, pod)
-        return self.scorer.score_rows(snapshot.columns, rows, st.pod_requests, st.dra, snapshot.nodes)
+        block = gathered(state, snapshot, rows)
+        return self.scorer.score_rows(snapshot.columns, rows, st.pod_requests, st.dra, snapshot.nodes, block)
 
     # --- queueing --------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:

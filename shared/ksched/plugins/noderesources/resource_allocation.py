@@ -21,6 +21,7 @@ import numpy as np
 from ksched.api.core import Pod
 from ksched.apimachinery.gomath import Int64Array, wrap64
 from ksched.framework.columns import NodeColumns
+from ksched.framework.cycle_state import CycleState
 from ksched.framework.interfaces import Rows
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
@@ -32,7 +33,9 @@ from ksched.framework.resources import (
     MEMORY,
     is_scalar_resource,
     pod_requests,
+    some_container_lacks,
 )
+from ksched.framework.snapshot import Snapshot
 from ksched.plugins.noderesources.dra_scoring import DRAScoring
 
 NON_ZERO_DEFAULTS: Mapping[str, int] = {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQUEST}
@@ -51,6 +54,43 @@ def row_selector(rows: Rows, size: int) -> RowSelector:
     if int(rows[0]) != 0 or int(rows[-1]) != n - 1 or not bool(np.all(rows[1:] > rows[:-1])):
         return rows
     return slice(0, n)
+
+
+class Gathered:
+    """The snapshot columns' rows of the scored nodes, gathered once per cycle and shared by
+    NodeResourcesFit's and BalancedAllocation's scores (same pod, same nodes, same snapshot)."""
+
+    __slots__ = ("alloc", "generation", "nonzero", "req", "rows", "state")
+
+    def __init__(self, columns: NodeColumns, rows: Rows, state: object = None, generation: int = -1) -> None:
+        selector = row_selector(rows, columns.size)
+        self.rows = rows
+        self.state = state
+        self.generation = generation
+        self.alloc: Int64Array = columns.alloc[selector]
+        self.req: Int64Array = columns.req[selector]
+        self.nonzero: Int64Array = columns.nonzero[selector]
+
+
+class _LastGathered:
+    """One slot: the rows gathered by the last scorer, for the next one of the same cycle."""
+
+    value: Gathered | None = None
+
+
+def gathered(state: CycleState, snapshot: Snapshot, rows: Rows) -> Gathered:
+    """The rows of ``snapshot``'s columns for this cycle's scored ``rows``: those the previous scorer
+    gathered when it scored the same rows of the same snapshot generation in the same cycle (identity
+    checks: the slot keeps ``rows`` and ``state`` alive, so neither id can be reused), else new ones."""
+    found = _LastGathered.value
+    if (
+        found is None
+        or found.rows is not rows
+        or found.state is not state
+        or found.generation != snapshot.generation
+    ):
+        found = _LastGathered.value = Gathered(snapshot.columns, rows, state, snapshot.generation)
+    return found
 
 
 class ScoreError(RuntimeError):
@@ -93,7 +133,11 @@ def scoring_requests(pod_info: PodInfo, *, non_zero_defaults: bool, pod_level: b
     key = f"noderesources/requests/{int(non_zero_defaults)}{int(pod_level)}"
     cached = pod_info.cache.get(key)
     if cached is None:
-        if pod_level and not non_zero_defaults:
+        pod = pod_info.pod
+        if (pod_level or pod.spec.resources is None) and (
+            not non_zero_defaults or not some_container_lacks(pod, NON_ZERO_DEFAULTS)
+        ):
+            # the PodInfo's requests: the same pod's, and no container default would apply
             cached = pod_info.requests_map
         else:
             pod = pod_info.pod if pod_level else without_pod_level_resources(pod_info.pod)
@@ -174,18 +218,19 @@ class ResourceAllocation:
 
     # --- many nodes ------------------------------------------------------------------------------
     def _column_amounts(
-        self, columns: NodeColumns, rows: RowSelector, name: str
+        self, columns: NodeColumns, block: Gathered, name: str
     ) -> tuple[Int64Array, Int64Array] | None:
+        """(allocatable, allocated) of ``name`` over the gathered rows: views of ``block``."""
         if name in (CPU, MEMORY):
             base = 0 if name == CPU else 1
-            used = columns.req if self.use_requested else columns.nonzero
-            return columns.alloc[rows, base], used[rows, base]
+            used = block.req if self.use_requested else block.nonzero
+            return block.alloc[:, base], used[:, base]
         if name == EPHEMERAL_STORAGE:
-            return columns.alloc[rows, 2], columns.req[rows, 2]
+            return block.alloc[:, 2], block.req[:, 2]
         col = columns.resource_index.get(name)
         if col is None or not is_scalar_resource(name):
             return None
-        return columns.alloc[rows, col], columns.req[rows, col]
+        return block.alloc[:, col], block.req[:, col]
 
     def _with_dra(
         self,
@@ -217,21 +262,24 @@ class ResourceAllocation:
         pod_requests: Sequence[int],
         dra: DRAScoring | None = None,
         nodes: Sequence[NodeInfo] = (),
+        block: Gathered | None = None,
     ) -> tuple[list[Int64Array], list[Int64Array], list[Int64Array]]:
         """(requested incl. the pod, allocated, allocatable): one array over ``rows`` per resource.
 
         Unlike ``node_vectors`` the entries of a resource the node does not offer are not zeroed
-        (strategies ignore them); a resource left out entirely is all zeros.
+        (strategies ignore them); a resource left out entirely is all zeros. ``block``: the rows
+        already gathered this cycle (see :func:`gathered`).
         """
         zeros = np.zeros(len(rows), dtype=np.int64)
-        selector = row_selector(rows, columns.size)
+        if block is None or block.rows is not rows:
+            block = Gathered(columns, rows)
         requested: list[Int64Array] = []
         allocated: list[Int64Array] = []
         allocatable: list[Int64Array] = []
         for i, name in enumerate(self.names):
             amounts = None
             if pod_requests[i] != 0 or not self._scalar[i]:
-                amounts = self._column_amounts(columns, selector, name)
+                amounts = self._column_amounts(columns, block, name)
                 if dra is not None and self._scalar[i]:
                     amounts = self._with_dra(amounts, rows, name, dra, nodes)
             if amounts is None:
@@ -252,7 +300,8 @@ class ResourceAllocation:
         pod_requests: Sequence[int],
         dra: DRAScoring | None = None,
         nodes: Sequence[NodeInfo] = (),
+        block: Gathered | None = None,
     ) -> Int64Array:
         if not self.names:
             raise ScoreError("resources not found")
-        return self.strategy.score_batch(*self.node_arrays(columns, rows, pod_requests, dra, nodes))
+        return self.strategy.score_batch(*self.node_arrays(columns, rows, pod_requests, dra, nodes, block))

@@ -219,12 +219,22 @@ def build_default_constraints(
 ) -> list[Constraint]:
     """Upstream ``buildDefaultConstraints``: ``defaults`` of ``action`` with the pod's default selector;
     none when that selector is empty."""
-    constraints = filter_constraints(defaults, pod.metadata.labels, action)
-    if not constraints:
-        return []
-    selector = default_selector(pod, objects)
-    if selector.empty:
-        return []
+    if all(c.label_selector is None and not c.match_label_keys for c in defaults):
+        # Compiling these cannot fail (no selector to parse), so the (usually empty) default selector
+        # may be looked at first and the constraints compiled only when there is one.
+        if not any(c.when_unsatisfiable == action for c in defaults):
+            return []
+        selector = default_selector(pod, objects)
+        if selector.empty:
+            return []
+        constraints = filter_constraints(defaults, pod.metadata.labels, action)
+    else:
+        constraints = filter_constraints(defaults, pod.metadata.labels, action)
+        if not constraints:
+            return []
+        selector = default_selector(pod, objects)
+        if selector.empty:
+            return []
     key = selector_key(selector)
     return [
         Constraint(
