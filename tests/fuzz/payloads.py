@@ -58,7 +58,8 @@ def _oversized(draw: st.DrawFn, tree: dict[str, Any]) -> bytes:
     size = draw(st.integers(64 * 1024, MAX_OVERSIZE))
     value = parent[path[-1]]
     if isinstance(value, list):
-        parent[path[-1]] = [value[0] if value else "x"] * (size // 64)
+        element = value[0] if value else "x"  # copies of it up to ``size`` bytes, whatever its own size
+        parent[path[-1]] = [element] * max(1, size // len(_pack(element)))
     elif isinstance(value, bytes):
         parent[path[-1]] = b"{" * size
     else:
