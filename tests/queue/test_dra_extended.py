@@ -6,7 +6,6 @@ extended-resource cache requeues it; a pod asking for a resource no class backs 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
@@ -24,7 +23,6 @@ from ksched.bus.messages import DoneOutcome
 from ksched.features import FeatureGates
 from ksched.framework.events import ActionType, EventResource
 from ksched.service.options import CommonOptions
-from tests.fixtures.nats import BusFactory
 from tests.polling import until
 from tests.queue.fake_informer import FakeInformer
 from tests.queue.test_service import Harness, queue_settings
@@ -136,14 +134,6 @@ def test_without_the_gate_dra_backs_nothing() -> None:
 
 
 # --- the bootstrap over NATS ---------------------------------------------------------------------------
-@pytest.fixture
-async def harness(bus_factory: BusFactory) -> AsyncIterator[Harness]:
-    h = Harness(bus_factory)
-    await h.setup()
-    yield h
-    await h.close()
-
-
 async def test_the_bootstrap_brings_the_classes(harness: Harness) -> None:
     informer: FakeInformer = harness.informer
     informer.device_classes = [msgspec.json.encode(gpu_class())]

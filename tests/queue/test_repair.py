@@ -4,23 +4,12 @@ removed after the informer's list was taken are not brought back."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from ksched_queue.metrics import REPAIRED_PODS
 
 from ksched.bus.messages import PendingPodAction
-from tests.fixtures.nats import BusFactory
 from tests.queue.test_service import Harness
 from tests.queue.testing import new_core, pending_event, pending_of, pod
-
-
-@pytest.fixture
-async def harness(bus_factory: BusFactory) -> AsyncIterator[Harness]:
-    h = Harness(bus_factory)
-    await h.setup()
-    yield h
-    await h.close()
 
 
 async def test_a_pod_the_queue_lost_is_added_back_logged_and_counted(

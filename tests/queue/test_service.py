@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
-import pytest
 from ksched_queue.clock import SystemClock
 from ksched_queue.server import QueueServer
 from ksched_queue.service import QueueService
@@ -96,14 +94,6 @@ class Harness:
     async def close(self) -> None:
         for service in self.services:
             await service.stop()
-
-
-@pytest.fixture
-async def harness(bus_factory: BusFactory) -> AsyncIterator[Harness]:
-    h = Harness(bus_factory)
-    await h.setup()
-    yield h
-    await h.close()
 
 
 async def test_pop_end_to_end_with_leases(harness: Harness) -> None:
