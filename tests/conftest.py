@@ -5,4 +5,5 @@ pytest_plugins = [
     "tests.fixtures.kubesim",
     "tests.fixtures.logs",
     "tests.fixtures.repairs",
+    "tests.fixtures.hangs",
 ]
