@@ -7,7 +7,7 @@ import re
 import msgspec
 import pytest
 
-from ksched.bus.codec import BadMessage, Message, current_version, decode, encode
+from ksched.bus.codec import BadMessage, Message, _nesting_fields, current_version, decode, encode
 from ksched.bus.messages import ALL_MESSAGE_TYPES, Ack, AssumeRequest, DoneRequest, PopReply
 from tests.bus.samples import SAMPLES
 
@@ -112,3 +112,26 @@ def test_a_nested_message_of_an_unreadable_version_is_rejected() -> None:
     raw["placement"]["v"] = 5
     with pytest.raises(BadMessage, match="Placement version 5"):
         decode(msgspec.msgpack.encode(raw), AssumeRequest)
+
+
+def _holds_message(value: object) -> bool:
+    if isinstance(value, Message):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_message(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_message(v) for v in value.values())
+    return False
+
+
+@pytest.mark.parametrize("msg_type", ALL_MESSAGE_TYPES, ids=lambda t: t.__name__)
+def test_the_version_walk_visits_every_field_that_holds_a_message(msg_type: type[Message]) -> None:
+    """The version check walks only the fields whose annotation can hold a message: a sample's
+    message-holding fields are all among them."""
+    sample = SAMPLES[msg_type]
+    holding = {n for n in msg_type.__struct_fields__ if _holds_message(getattr(sample, n))}
+    assert holding <= set(_nesting_fields(msg_type))
+
+
+def test_the_version_walk_covers_samples_with_nested_messages() -> None:
+    assert any(_nesting_fields(t) for t in ALL_MESSAGE_TYPES)

@@ -9,7 +9,7 @@ decoder are ignored, which lets a version add optional fields without breaking o
 from __future__ import annotations
 
 import types
-from typing import Any, ClassVar, TypeVar, Union, get_args, overload
+from typing import Any, ClassVar, TypeVar, Union, get_args, get_type_hints, overload
 
 import msgspec
 
@@ -89,7 +89,7 @@ def _check_version(msg: Message) -> None:
             f"{msg_type.__name__} version {msg.v} is not readable here "
             f"(this build reads versions {msg_type.MIN_VERSION}..{newest})"
         )
-    for name in msg_type.__struct_fields__:
+    for name in _nesting_fields(msg_type):
         value = getattr(msg, name)
         if isinstance(value, Message):
             _check_version(value)
@@ -97,6 +97,31 @@ def _check_version(msg: Message) -> None:
             for item in value:
                 if isinstance(item, Message):
                     _check_version(item)
+
+
+_nesting: dict[type[Message], tuple[str, ...]] = {}
+
+
+def _nesting_fields(msg_type: type[Message]) -> tuple[str, ...]:
+    """The fields of ``msg_type`` whose type can hold a message (the others need no walk)."""
+    fields = _nesting.get(msg_type)
+    if fields is None:
+        try:
+            hints = get_type_hints(msg_type)
+        except Exception:  # an unresolvable annotation: walk every field, as safe
+            fields = tuple(msg_type.__struct_fields__)
+        else:
+            fields = tuple(n for n in msg_type.__struct_fields__ if _can_hold_message(hints.get(n, Any)))
+        _nesting[msg_type] = fields
+    return fields
+
+
+def _can_hold_message(annotation: object) -> bool:
+    if annotation is Any:
+        return False
+    if isinstance(annotation, type) and issubclass(annotation, Message):
+        return True
+    return any(_can_hold_message(arg) for arg in get_args(annotation))
 
 
 def _explain(data: bytes, target: object, exc: Exception) -> BadMessage:
