@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import numpy as np
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, SchedulingCycle
 from ksched_scheduler.tracing import (
     MAX_NAMES_PER_GROUP,
@@ -19,7 +20,8 @@ from ksched_scheduler.tracing import (
 from ksched.bus.messages import AssumeReply, LeasedPod, PendingPod
 from ksched.config import default_config
 from ksched.config.profile import build_frameworks
-from ksched.framework.algorithm import ScheduleAlgorithm, top_score_rows
+from ksched.framework.algorithm import ScheduleAlgorithm, ScheduleResult, top_score_rows
+from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.nominator import Nominator
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod, make_snapshot
@@ -185,3 +187,12 @@ def test_prefilter_rejection_is_one_group_without_names() -> None:
     assert len(outcome.diagnosis.node_to_status) == 0  # PreFilter ruled every node out
     (group,) = rejection_groups(outcome.diagnosis, outcome.num_nodes)
     assert group["count"] == 2 and group["nodes"] == [] and group["plugin"] == "PreFilter"
+
+
+def test_top_score_rows_are_best_first_with_ties_in_scan_order() -> None:
+    result = ScheduleResult("b", 5, 5)
+    result.scored_nodes = [NodeInfo(make_node(n)) for n in "abcde"]
+    result.score_totals = np.array([3, 7, 3, 7, 1], dtype=np.int64)
+    assert top_score_rows(result, 4) == [1, 3, 0, 2]
+    assert top_score_rows(result, 10) == [1, 3, 0, 2, 4]
+    assert top_score_rows(result, 0) == []

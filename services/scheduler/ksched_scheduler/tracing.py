@@ -88,13 +88,17 @@ def plugin_scores(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> list[dic
     nodes, totals, per_plugin = result.scored_nodes, result.score_totals, result.plugin_score_arrays
     if nodes is None or totals is None or per_plugin is None:
         return []
+    rows = top_score_rows(result, k)
+    if not rows:
+        return []
+    picked = {pl: arr[rows].tolist() for pl, arr in per_plugin.items()}  # one gather per plugin
     return [
         {
             "node": nodes[i].name,
             "total": int(totals[i]),
-            "scores": {pl: int(arr[i]) for pl, arr in per_plugin.items()},
+            "scores": {pl: values[j] for pl, values in picked.items()},
         }
-        for i in top_score_rows(result, k)
+        for j, i in enumerate(rows)
     ]
 
 

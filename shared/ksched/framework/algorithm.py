@@ -76,14 +76,10 @@ def top_score_rows(result: ScheduleResult, k: int = 3) -> list[int]:
     totals = result.score_totals
     if result.scored_nodes is None or totals is None or len(totals) == 0:
         return []
-    remaining = totals.copy()
-    lowest = np.iinfo(remaining.dtype).min
-    best: list[int] = []
-    for _ in range(min(k, len(remaining))):  # k argmax passes beat a partition for small k
-        i = int(remaining.argmax())
-        best.append(i)
-        remaining[i] = lowest
-    return best
+    if k <= 0:
+        return []
+    # a stable sort of the negated totals: best first, ties in scan order (one pass over the nodes)
+    return [int(i) for i in np.argsort(-totals.astype(np.int64), kind="stable")[:k]]
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
