@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import socket
 import time
 from collections.abc import Callable
@@ -92,3 +94,27 @@ async def test_a_comma_separated_server_list_connects_to_one_that_answers(nats_s
         assert bus.nc.connected_url.port == nats_server.port
     finally:
         await bus.close(drain=False)
+
+
+async def test_a_close_is_bounded_when_the_server_does_not_answer() -> None:
+    """nats-py's close waits on the server (a flush's PONG, the socket) without a limit of its own
+    making: a service whose server froze must still stop, and must not reconnect afterwards."""
+    server = EmbeddedNats()
+    await server.start()
+    bus = await connect(server.url, name="frozen", subjects=Subjects("frozen"), reconnect_time_wait=0.1)
+    pid = server.pid
+    assert pid is not None
+    try:
+        await bus.nc.subscribe("frozen.x")
+        os.kill(pid, signal.SIGSTOP)
+        started = time.monotonic()
+        await bus.close(timeout=1.0)
+        assert time.monotonic() - started < 3.0
+        assert bus.nc.is_closed
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    try:
+        await asyncio.sleep(0.5)  # time enough to reconnect to the thawed server, if it tried
+        assert bus.nc.is_closed and not bus.ready
+    finally:
+        await server.stop()

@@ -49,6 +49,7 @@ from ksched.service.kube import api_client
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
+from ksched.service.shutdown import stop_steps
 from ksched.service.simulator_results import with_binding
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase
@@ -159,16 +160,18 @@ class BinderService:
             if self.busy == 0:
                 break
             await asyncio.sleep(0.05)
-        await self.tasks.cancel_all(drain=5.0)  # the reporter's writes under way finish
-        if self.results is not None:
-            await self.results.drain()
-        await self.tracer.close()
-        if self.bus is not None:
-            await self.bus.close()
-        if self.api is not None:
-            await self.api.close()
-        await self.extenders.close()
-        await self.health.stop()
+        await stop_steps(
+            "binder",
+            [
+                ("tasks", lambda: self.tasks.cancel_all(drain=5.0)),  # reports under way finish
+                ("results", self.results.drain if self.results is not None else None),
+                ("tracer", self.tracer.close),
+                ("bus", self.bus.close if self.bus is not None else None),
+                ("api", self.api.close if self.api is not None else None),
+                ("extenders", self.extenders.close),
+                ("health", self.health.stop),
+            ],
+        )
 
     async def _depth_loop(self) -> None:
         while True:

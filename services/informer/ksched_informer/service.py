@@ -62,6 +62,7 @@ from ksched.service.http import service_health_server
 from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
 from ksched.service.reporter import Reporter
+from ksched.service.shutdown import stop_steps
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase
 from ksched.tracing.context import TRACEPARENT
@@ -216,20 +217,26 @@ class InformerService:
     async def stop(self) -> None:
         self._stopping = True  # no new assumes while the last changes go out
         self.leadership.stopping = True
-        await self.tasks.cancel_all()
+        await stop_steps(
+            "informer",
+            [
+                ("tasks", self.tasks.cancel_all),
+                ("final flush", self._final_flush),
+                ("leadership", self.leadership.close),  # step down, release: a standby takes over
+                ("tracer", self.tracer.close),
+                ("bus", self.bus.close if self.bus is not None else None),
+                ("api", self.api.close if self.api is not None else None),
+                ("health", self.health.stop),
+            ],
+        )
+
+    async def _final_flush(self) -> None:
+        """The last changes go out if NATS takes them soon; a successor re-lists anyway (new epoch)."""
         try:
-            # The last changes go out if NATS takes them soon; a successor re-lists anyway (new epoch).
             async with asyncio.timeout(FINAL_FLUSH_TIMEOUT):
                 await self.flush()
         except Exception as exc:
             log.warning("stopping: last snapshot changes not published (%r); a successor re-lists", exc)
-        await self.leadership.close()  # stopped acting: step down, release; a standby takes over
-        await self.tracer.close()
-        if self.bus is not None:
-            await self.bus.close()
-        if self.api is not None:
-            await self.api.close()
-        await self.health.stop()
 
     async def _flush_loop(self) -> None:
         await self.publisher.flush_loop(self.options.flush_interval)

@@ -16,6 +16,7 @@ from ksched.bus.subjects import Subjects
 from ksched.service.http import service_health_server
 from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
+from ksched.service.shutdown import stop_steps
 from ksched.service.tasks import TaskGroup
 from ksched.tracing.export import service_tracer
 
@@ -97,13 +98,15 @@ class QueueServer:
 
     async def stop(self) -> None:
         self.leadership.stopping = True
-        if self.service is not None:
-            await self.service.stop()
-        await self.tasks.cancel_all()
-        await self.leadership.close()  # stopped serving: now step down and release the Lease
-        if self.api is not None:
-            await self.api.close()
-        await self.tracer.close()
-        if self.bus is not None:
-            await self.bus.close()
-        await self.health.stop()
+        await stop_steps(
+            "queue",
+            [
+                ("queue", self.service.stop if self.service is not None else None),
+                ("tasks", self.tasks.cancel_all),
+                ("leadership", self.leadership.close),  # stopped serving: step down, release the Lease
+                ("api", self.api.close if self.api is not None else None),
+                ("tracer", self.tracer.close),
+                ("bus", self.bus.close if self.bus is not None else None),
+                ("health", self.health.stop),
+            ],
+        )

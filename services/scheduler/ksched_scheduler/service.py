@@ -66,6 +66,7 @@ from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
+from ksched.service.shutdown import stop_steps
 from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase
@@ -243,16 +244,18 @@ class SchedulerService:
 
     async def stop(self) -> None:
         """Graceful: stop popping, let assumes and reports under way finish, then disconnect."""
-        await self.tasks.cancel_all(drain=5.0)
-        if self.results is not None:
-            await self.results.drain()
-        await self.tracer.close()
-        if self.bus is not None:
-            await self.bus.close()
-        if self.api is not None:
-            await self.api.close()
-        await self.extenders.close()
-        await self.health.stop()
+        await stop_steps(
+            "scheduler",
+            [
+                ("tasks", lambda: self.tasks.cancel_all(drain=5.0)),  # reports under way finish
+                ("results", self.results.drain if self.results is not None else None),
+                ("tracer", self.tracer.close),
+                ("bus", self.bus.close if self.bus is not None else None),
+                ("api", self.api.close if self.api is not None else None),
+                ("extenders", self.extenders.close),
+                ("health", self.health.stop),
+            ],
+        )
 
     # --- the loop --------------------------------------------------------------------------------
     async def _schedule_loop(self) -> None:

@@ -38,6 +38,10 @@ TRACE_ID_HEADER = "Ksched-Trace-Id"
 """Header carrying the attempt's trace id across hops."""
 
 
+CLOSE_TIMEOUT = 18.0
+"""Seconds :meth:`Bus.close` may take (nats-py drains subscriptions for up to 5 s, then flushes for
+up to 10 s)."""
+
 REPLICAS_SETTING = "--jetstream-replicas / KSCHED_JETSTREAM_REPLICAS"
 """The service option that sets :attr:`Bus.jetstream_replicas` (named in errors about it)."""
 
@@ -165,8 +169,22 @@ class Bus:
         """Run ``hook`` at the start of :meth:`close` (pull consumers unsubscribe here)."""
         self._before_close.append(hook)
 
-    async def close(self, *, drain: bool = True) -> None:
-        """Stop pull consumers, then drain (let handlers finish, flush publishes) or close at once."""
+    async def close(self, *, drain: bool = True, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Stop pull consumers, then drain (let handlers finish, flush publishes) or close at once.
+
+        Bounded by ``timeout``: nats-py waits on the socket without a limit at the end of a close
+        (its write buffer drained, the connection closed), so past it the connection is dropped."""
+        closing = asyncio.ensure_future(self._close(drain))
+        done, _ = await asyncio.wait([closing], timeout=timeout)
+        if done:
+            closing.result()
+            return
+        log.warning("bus %s: closing took over %.0f s; dropping the connection", self.name, timeout)
+        _drop(self.nc)
+        closing.cancel()
+        await asyncio.wait([closing], timeout=1.0)
+
+    async def _close(self, drain: bool) -> None:
         hooks, self._before_close = self._before_close, []
         for hook in reversed(hooks):
             try:
@@ -184,6 +202,19 @@ class Bus:
                 log.debug("bus: drain failed (%s); closing", exc)
         with contextlib.suppress(Exception):
             await self.nc.close()
+
+
+def _drop(nc: NATS) -> None:
+    """Close ``nc``'s socket at once and stop its background tasks (nats-py has no public way to):
+    marked closed first, so that it does not reconnect."""
+    nc._status = NATS.CLOSED
+    for name in ("_reading_task", "_ping_interval_task", "_flusher_task", "_reconnection_task"):
+        task = getattr(nc, name, None)
+        if task is not None and not task.done():
+            task.cancel()
+    writer = getattr(getattr(nc, "_transport", None), "_io_writer", None)
+    if writer is not None:
+        writer.transport.abort()
 
 
 def _with_trace(headers: dict[str, str] | None, trace_id: str) -> dict[str, str] | None:
