@@ -26,9 +26,8 @@ _.create_all  # unused method (services/kubesim/ksched_kubesim/sim.py:233)
 _.load_yaml  # unused method (services/kubesim/ksched_kubesim/sim.py:256)
 _.list_objects  # unused method (services/kubesim/ksched_kubesim/sim.py:274)
 
-# PENDING: dead in code that other branches of issue 22 are reworking (the queue split, the informer's
-# assume ledger); remove with those merges. finish_binding is never called, so an assumption's ttl after
-# binding never starts (upstream calls FinishBinding after Bind): wire it or delete it there.
+# PENDING: dead in code that other branches of issue 22 are reworking (the queue split); remove with
+# those merges.
 # the informer's device check on assume (issue 18) will call it; templates are listed for it too
 _.resource_claim_templates  # unused attribute (shared/ksched/framework/objects.py)
 invalid_reason  # unused variable (shared/ksched/plugins/dynamicresources/pools.py): upstream's Pool.InvalidReason, for debugging
@@ -43,7 +42,6 @@ _.assumed_uids  # unused method (services/queue/ksched_queue/priority_queue.py:8
 _.recount  # unused method (services/queue/ksched_queue/rejections.py:58)
 _.resyncs  # unused attribute (services/queue/ksched_queue/service.py:81)
 _.resyncs  # unused attribute (services/queue/ksched_queue/service.py:215)
-_.finish_binding  # unused method (shared/ksched/cache/ledger.py:221)
 
 # msgspec fields: the wire format of API objects, bus messages and the configuration (decoded and encoded, not all read)
 int_values  # unused variable (shared/ksched/api/resource.py): list attributes, refused without DRAListTypeAttributes

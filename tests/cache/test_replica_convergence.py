@@ -145,14 +145,15 @@ def test_two_conflicting_assumes_for_the_last_slot() -> None:
 
 def test_assume_confirm_forget_expire() -> None:
     now = [0.0]
-    cache = ClusterCache(assumed_ttl=5, max_assumed_age=100, clock=lambda: now[0])
+    cache = ClusterCache(max_assumed_age=100, clock=lambda: now[0])
     cache.upsert_node(make_node("n", allocatable={"cpu": "2", "pods": "10"}))
     a = make_pod("a", uid="a", requests={"cpu": "1"})
     cache.upsert_pod(a)
     assert cache.assume(a, "n", generation=cache.generation, scheduler_id="s").accepted
     assert "a" not in cache.pending and "a" in cache.assumed
-    cache.finish_binding("a")
-    now[0] = 6
+    now[0] = 100
+    assert cache.expire() == []  # as old as allowed, not older
+    now[0] = 101
     assert cache.expire() == ["a"]
     assert "a" in cache.pending and cache.snapshot.location("a") is None
     assert cache.assume(a, "n", generation=cache.generation, scheduler_id="s").accepted

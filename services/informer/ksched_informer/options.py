@@ -19,10 +19,8 @@ class InformerOptions:
     common: CommonOptions
     flush_interval: float = 0.002
     """Seconds a flush waits after the first change, to publish the changes around it as one delta."""
-    assumed_ttl: float = 30.0
-    """Seconds an assumption lives after its binding finished without the watch showing it bound."""
     max_assumed_age: float = 900.0
-    """Seconds an assumption lives at most, binding finished or not."""
+    """Seconds an assumption lives at most without the watch showing its pod bound."""
     election: ElectionConfig | None = None
     """Leader election over a Lease; None: this instance is the only one and acts at once."""
 

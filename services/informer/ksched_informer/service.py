@@ -87,7 +87,7 @@ class InformerService:
         self.options = options
         self.config = config
         self.scheduler_names = {p.scheduler_name or "" for p in config.profiles}
-        self.cache = ClusterCache(assumed_ttl=options.assumed_ttl, max_assumed_age=options.max_assumed_age)
+        self.cache = ClusterCache(max_assumed_age=options.max_assumed_age)
         self.nominator = Nominator()
         self.frameworks: dict[str, Framework] = build_frameworks(
             config, self.cache.snapshot, nominator=self.nominator, gates=options.common.feature_gates

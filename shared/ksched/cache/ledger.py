@@ -42,8 +42,6 @@ class Assumption:
     node: str
     scheduler_id: str
     assumed_at: float
-    #: set when the binder reports the binding call done; expiry counts from then
-    binding_finished_at: float | None = None
     #: plugins holding what the placement takes (its devices) until it is bound or dropped
     holders: tuple[PlacementStatePlugin, ...] = ()
 
@@ -68,7 +66,6 @@ class ClusterCache:
     def __init__(
         self,
         *,
-        assumed_ttl: float = 30.0,
         max_assumed_age: float = 900.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -81,7 +78,6 @@ class ClusterCache:
         self.changes = ChangeLog()
         #: what assumes of each scheduler session were answered (the assume check's basis)
         self.answers = AnswerLog()
-        self._assumed_ttl = assumed_ttl
         self._max_assumed_age = max_assumed_age
         self._clock = clock
 
@@ -317,20 +313,12 @@ class ClusterCache:
         self.pending[uid] = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
         return True
 
-    def finish_binding(self, uid: str) -> None:
-        assumption = self.assumed.get(uid)
-        if assumption is not None and assumption.binding_finished_at is None:
-            assumption.binding_finished_at = self._clock()
-
     def expire(self) -> list[str]:
-        """Forget assumptions never confirmed: ttl after binding finished, or too old altogether."""
+        """Forget assumptions older than ``max_assumed_age`` that the watch never showed bound. Upstream
+        1.36 expires none (its cache lost the TTL after FinishBinding): this is ksched's safety net for
+        a placement whose binder and its redelivery both failed to report back."""
         now = self._clock()
-        expired = [
-            uid
-            for uid, a in self.assumed.items()
-            if (a.binding_finished_at is not None and now - a.binding_finished_at > self._assumed_ttl)
-            or now - a.assumed_at > self._max_assumed_age
-        ]
+        expired = [uid for uid, a in self.assumed.items() if now - a.assumed_at > self._max_assumed_age]
         for uid in expired:
             self.forget(uid)
         return expired
