@@ -49,7 +49,7 @@ from ksched.service.kube import api_client
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
-from ksched.service.shutdown import stop_steps
+from ksched.service.shutdown import stop_replica
 from ksched.service.simulator_results import with_binding
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase
@@ -160,18 +160,7 @@ class BinderService:
             if self.busy == 0:
                 break
             await asyncio.sleep(0.05)
-        await stop_steps(
-            "binder",
-            [
-                ("tasks", lambda: self.tasks.cancel_all(drain=5.0)),  # reports under way finish
-                ("results", self.results.drain if self.results is not None else None),
-                ("tracer", self.tracer.close),
-                ("bus", self.bus.close if self.bus is not None else None),
-                ("api", self.api.close if self.api is not None else None),
-                ("extenders", self.extenders.close),
-                ("health", self.health.stop),
-            ],
-        )
+        await stop_replica("binder", self)
 
     async def _depth_loop(self) -> None:
         while True:

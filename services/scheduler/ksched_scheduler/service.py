@@ -66,7 +66,7 @@ from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
-from ksched.service.shutdown import stop_steps
+from ksched.service.shutdown import stop_replica
 from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase
@@ -244,18 +244,7 @@ class SchedulerService:
 
     async def stop(self) -> None:
         """Graceful: stop popping, let assumes and reports under way finish, then disconnect."""
-        await stop_steps(
-            "scheduler",
-            [
-                ("tasks", lambda: self.tasks.cancel_all(drain=5.0)),  # reports under way finish
-                ("results", self.results.drain if self.results is not None else None),
-                ("tracer", self.tracer.close),
-                ("bus", self.bus.close if self.bus is not None else None),
-                ("api", self.api.close if self.api is not None else None),
-                ("extenders", self.extenders.close),
-                ("health", self.health.stop),
-            ],
-        )
+        await stop_replica("scheduler", self)
 
     # --- the loop --------------------------------------------------------------------------------
     async def _schedule_loop(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 
 log = logging.getLogger(__name__)
 
@@ -41,3 +42,56 @@ async def stop_steps(service: str, steps: Sequence[Step], timeout: float = STEP_
         if not task.cancelled() and task.exception() is not None:
             log.warning("%s: stopping: %s failed: %r", service, name, task.exception())
     return late
+
+
+class _Closes(Protocol):
+    def close(self) -> Awaitable[object]: ...
+
+
+class _Drains(Protocol):
+    def drain(self) -> Awaitable[object]: ...
+
+
+class _Stops(Protocol):
+    def stop(self) -> Awaitable[object]: ...
+
+
+class _Tasks(Protocol):
+    def cancel_all(self, *, drain: float = ...) -> Awaitable[None]: ...
+
+
+class ReplicaParts(Protocol):
+    """What a scheduler or binder replica holds that its stop must end."""
+
+    @property
+    def tasks(self) -> _Tasks: ...
+    @property
+    def results(self) -> _Drains | None: ...
+    @property
+    def tracer(self) -> _Closes: ...
+    @property
+    def bus(self) -> _Closes | None: ...
+    @property
+    def api(self) -> _Closes | None: ...
+    @property
+    def extenders(self) -> _Closes: ...
+    @property
+    def health(self) -> _Stops: ...
+
+
+async def stop_replica(service: str, parts: ReplicaParts) -> list[str]:
+    """A replica's stop: its jobs under way finish (up to 5 s: assumes, reports), then its results
+    writer, tracer, NATS, API client, extenders and HTTP server, in that order."""
+    results, bus, api = parts.results, parts.bus, parts.api
+    return await stop_steps(
+        service,
+        [
+            ("tasks", lambda: parts.tasks.cancel_all(drain=5.0)),
+            ("results", results.drain if results is not None else None),
+            ("tracer", parts.tracer.close),
+            ("bus", bus.close if bus is not None else None),
+            ("api", api.close if api is not None else None),
+            ("extenders", parts.extenders.close),
+            ("health", parts.health.stop),
+        ],
+    )

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ksched.service.shutdown import stop_steps
+from ksched.service.shutdown import stop_replica, stop_steps
 
 
 async def test_steps_run_in_order_and_none_is_skipped() -> None:
@@ -58,3 +58,40 @@ async def test_a_failing_step_is_logged_and_the_next_runs(caplog: pytest.LogCapt
         late = await stop_steps("svc", [("api", fails), ("health", last)])
     assert late == [] and ran == ["last"]
     assert "svc: stopping: api failed: RuntimeError('boom')" in caplog.text
+
+
+class _Part:
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.name, self.log = name, log
+
+    async def close(self) -> None:
+        self.log.append(self.name)
+
+    async def drain(self) -> None:
+        self.log.append(self.name)
+
+    async def stop(self) -> None:
+        self.log.append(self.name)
+
+    async def cancel_all(self, *, drain: float = 0.0) -> None:
+        self.log.append(f"{self.name}(drain={drain})")
+
+
+class _Replica:
+    def __init__(self, log: list[str], connected: bool) -> None:
+        self.tasks = _Part("tasks", log)
+        self.results = _Part("results", log) if connected else None
+        self.tracer = _Part("tracer", log)
+        self.bus = _Part("bus", log) if connected else None
+        self.api = _Part("api", log) if connected else None
+        self.extenders = _Part("extenders", log)
+        self.health = _Part("health", log)
+
+
+async def test_a_replica_stops_its_parts_in_order_and_skips_those_it_never_started() -> None:
+    log: list[str] = []
+    assert await stop_replica("scheduler", _Replica(log, connected=True)) == []
+    assert log == ["tasks(drain=5.0)", "results", "tracer", "bus", "api", "extenders", "health"]
+    log.clear()
+    await stop_replica("binder", _Replica(log, connected=False))
+    assert log == ["tasks(drain=5.0)", "tracer", "extenders", "health"]
