@@ -25,6 +25,8 @@ async def test_bench_reports_cpu_per_pod_of_every_process_and_the_ceiling() -> N
     single = max(per_pod["informer"], per_pod["queue"], per_pod["nats-server"])
     assert result["ceiling_pods_per_second"] == round(1000 / single, 1)
     assert (result["shape"], result["tls"]) == ("spread", True)
+    # the CPU is read once the binders' Scheduled events are written too
+    assert result["api_writes_lag_seconds"] is not None and result["api_writes_lag_seconds"] >= 0
     nats = result["nats_per_pod"]
     # every service's connection is named after its process; each published and received per pod
     assert {"informer", "queue", "scheduler-0", "binder-0", "binder-1"} <= set(nats), nats

@@ -182,6 +182,8 @@ class BinderService:
 
     async def _worker(self) -> None:
         while True:
+            if self.reporter is not None:  # the events of earlier bindings first, within a bound
+                await self.reporter.room()
             delivery = await self._work.get()
             if self._draining:
                 await delivery.nak()
@@ -457,6 +459,7 @@ class BinderService:
             "waiting_on_permit": len(self._permits),
             "tasks": self.tasks.names(),
             "background_jobs": self.tasks.jobs,
+            "pending_api_writes": self.reporter.pending if self.reporter is not None else 0,
         }
 
 

@@ -6,7 +6,10 @@ PodGroupScheduled condition (docs/gang.md).
 All writes run in the background with bounded concurrency, as jobs of the service's
 :class:`~ksched.service.tasks.TaskGroup` (named, and a bug in one ends the service instead of
 vanishing); a failed write is logged, never raised into the caller (the scheduling outcome does
-not depend on it).
+not depend on it). A caller that produces writes faster than the API takes them waits in
+:meth:`Reporter.room` (the binder, before its next placement), so the backlog stays bounded, as
+upstream's recorder bounds its queue, and events stay close behind what they report instead of
+dropping (upstream's recorder drops past 1,000 queued).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ SERIES_WINDOW = 6 * 60.0
 """Identical events within this window join one series instead of creating a new Event."""
 SERIES_PATCH_INTERVAL = 30.0
 """A series' count is written back at most this often."""
+MAX_BACKLOG = 64
+"""Writes handed over and not finished past which :meth:`Reporter.room` makes its caller wait."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,7 @@ class Reporter:
         reporting_controller: str = "default-scheduler",
         reporting_instance: str = "",
         concurrency: int = 16,
+        max_backlog: int = MAX_BACKLOG,
     ) -> None:
         self.api = api
         self.tasks = tasks
@@ -71,13 +77,33 @@ class Reporter:
         self._conditions: dict[str, tuple[str, str]] = {}
         self._group_conditions: dict[tuple[str, str], tuple[str, str, str]] = {}
         self._writes: set[asyncio.Task[None]] = set()
+        self._max_backlog = max_backlog
+        self._room = asyncio.Event()
+        self._room.set()
         self.failures = 0
 
     # --- background plumbing ----------------------------------------------------------------------
     def _spawn(self, name: str, coro: Any) -> None:
         task = self.tasks.job(name, coro)
         self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
+        task.add_done_callback(self._written)
+        if len(self._writes) >= self._max_backlog:
+            self._room.clear()
+
+    def _written(self, task: asyncio.Task[None]) -> None:
+        self._writes.discard(task)
+        if len(self._writes) < self._max_backlog:
+            self._room.set()
+
+    async def room(self) -> None:
+        """Return once fewer than ``max_backlog`` writes are pending (at once when they are)."""
+        while not self._room.is_set():
+            await self._room.wait()
+
+    @property
+    def pending(self) -> int:
+        """API writes handed to the reporter and not finished yet."""
+        return len(self._writes)
 
     async def drain(self, timeout: float = 5.0) -> None:
         """Wait for writes under way (graceful shutdown)."""
