@@ -17,6 +17,7 @@ from ksched import __version__
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.testing import FakeHandle, make_pod
+from ksched.apimachinery.rest import raw_request
 from ksched.plugins.defaultbinder import BindError, DefaultBinder, binding_path
 from ksched.service.kube import api_client, stop_trusting_env
 from tests.contract.testing import create_pod, node_manifest, unique
@@ -103,6 +104,18 @@ async def test_binding_answers_through_the_service_client(
     missing = await binder.bind(CycleState(), gone, node)
     assert missing is not None and isinstance(missing.error, BindError) and missing.error.code == 404
     assert pod_gone(missing)
+    # these writes went over the client's own HTTP/1.1 connections (ksched.apimachinery.http1)
+    pool = service_api.http1
+    assert pool is not None and pool._open, "raw_request did not use the service client's pool"
+
+
+async def test_writes_take_aiohttp_when_a_proxy_is_configured(cluster: Cluster) -> None:
+    """The small client speaks to the API server directly; a configured proxy keeps aiohttp's path."""
+    async with await api_client(str(cluster.kubeconfig)) as api:
+        api.rest_client.proxy = "http://127.0.0.1:9"  # nothing listens: a request must try it
+        with pytest.raises(Exception, match="127.0.0.1:9|Cannot connect"):
+            await raw_request(api, "GET", "/api/v1/namespaces")
+        assert api.http1 is not None and not api.http1._open
 
 
 def test_binding_path_escapes_segments() -> None:

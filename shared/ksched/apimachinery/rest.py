@@ -1,18 +1,65 @@
-"""One Kubernetes API request, straight to a kubernetes_asyncio client's connection pool.
+"""One Kubernetes API request, straight to the connections of a kubernetes_asyncio client.
 
 Every layer that writes to the API server on the hot path (the binder's Binding, Events, status
-patches) goes through :func:`raw_request`.
+patches) goes through :func:`raw_request`: on the client's :class:`~ksched.apimachinery.http1.Http1Pool`
+when it is a :class:`WriteClient` (what the services use) and no proxy is configured, else on the
+client's aiohttp session.
 """
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 import aiohttp
 import msgspec
-from kubernetes_asyncio.client import ApiClient
+from kubernetes_asyncio.client import ApiClient, Configuration
+from yarl import URL
+
+from ksched.apimachinery.http1 import Http1Pool
 
 _JSON = msgspec.json.Encoder()
+
+
+class WriteClient(ApiClient):
+    """kubernetes_asyncio's ApiClient with an :class:`Http1Pool` to the same server for
+    :func:`raw_request` (``http1``; None for a server address it cannot reach: not http(s))."""
+
+    def __init__(self, configuration: Configuration) -> None:
+        super().__init__(configuration=configuration)
+        self.http1 = http1_pool(configuration)
+
+    async def close(self) -> None:
+        if self.http1 is not None:
+            await self.http1.close()
+        await super().close()
+
+
+def http1_pool(cfg: Configuration) -> Http1Pool | None:
+    """A pool to ``cfg``'s server with the TLS settings kubernetes_asyncio's own session uses (CA,
+    client certificate, server name, verification); None unless the host is an http(s) URL."""
+    url = URL(cfg.host or "")
+    if url.scheme not in ("http", "https") or not url.host:
+        return None
+    context: ssl.SSLContext | None = None
+    if url.scheme == "https":
+        context = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
+        if cfg.cert_file:
+            context.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
+        if not cfg.verify_ssl:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        if cfg.disable_strict_ssl_verification:
+            context.verify_flags &= ~ssl.VERIFY_X509_STRICT
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return Http1Pool(
+        url.host,
+        port,
+        context,
+        cfg.tls_server_name or None,
+        max_connections=cfg.connection_pool_maxsize,
+        path_prefix=url.raw_path.rstrip("/"),
+    )
 
 
 async def raw_request(
@@ -35,7 +82,11 @@ async def raw_request(
     headers = {**api.default_headers, "Content-Type": content_type, "Accept": "application/json"}
     for setting in (await api.configuration.auth_settings()).values():
         headers[setting["key"]] = setting["value"]
+    data = body if body is None or isinstance(body, bytes) else _JSON.encode(body)
     rest = api.rest_client
+    pool: Http1Pool | None = getattr(api, "http1", None)
+    if pool is not None and not rest.proxy:
+        return await pool.request(method, path, headers, data, timeout)
     extra: dict[str, Any] = {}
     if rest.proxy:
         extra["proxy"] = rest.proxy
@@ -43,7 +94,6 @@ async def raw_request(
         extra["proxy_headers"] = rest.proxy_headers
     if getattr(rest, "server_hostname", None):
         extra["server_hostname"] = rest.server_hostname
-    data = body if body is None or isinstance(body, bytes) else _JSON.encode(body)
     session: aiohttp.ClientSession = rest.pool_manager
     async with session.request(
         method,

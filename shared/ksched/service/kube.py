@@ -19,6 +19,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 from yarl import URL
 
 from ksched import __version__
+from ksched.apimachinery.rest import WriteClient
 
 READ_BUFFER_SIZE = 2**21
 """As kubernetes_asyncio's own session: watch events with large objects exceed aiohttp's default."""
@@ -55,7 +56,7 @@ async def api_client(
     if master:
         cfg.host = master.rstrip("/")
     cfg.connection_pool_maxsize = qps_connections
-    client = ApiClient(configuration=cfg)
+    client = WriteClient(configuration=cfg)
     client.user_agent = f"{component}/{__version__}"
     stop_trusting_env(client)
     return client
