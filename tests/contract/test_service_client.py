@@ -14,10 +14,10 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient, Configuration
 
 from ksched import __version__
+from ksched.apimachinery.rest import WriteClient, raw_request
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.testing import FakeHandle, make_pod
-from ksched.apimachinery.rest import raw_request
 from ksched.plugins.defaultbinder import BindError, DefaultBinder, binding_path
 from ksched.service.kube import api_client, stop_trusting_env
 from tests.contract.testing import create_pod, node_manifest, unique
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.contract
 
 
 @pytest.fixture
-async def service_api(cluster: Cluster) -> AsyncIterator[ApiClient]:
+async def service_api(cluster: Cluster) -> AsyncIterator[WriteClient]:
     api = await api_client(str(cluster.kubeconfig))
     async with api:
         yield api
@@ -83,7 +83,7 @@ async def test_environment_proxy_is_resolved_once(monkeypatch: pytest.MonkeyPatc
 
 
 async def test_binding_answers_through_the_service_client(
-    service_api: ApiClient, api: ApiClient, cluster: Cluster, node: str
+    service_api: WriteClient, api: ApiClient, cluster: Cluster, node: str
 ) -> None:
     binder = DefaultBinder(FakeHandle(client=service_api))
     pi = await pod_info(api, cluster.namespace, unique("svc-bind"))
@@ -113,7 +113,7 @@ async def test_writes_take_aiohttp_when_a_proxy_is_configured(cluster: Cluster) 
     """The small client speaks to the API server directly; a configured proxy keeps aiohttp's path."""
     async with await api_client(str(cluster.kubeconfig)) as api:
         api.rest_client.proxy = "http://127.0.0.1:9"  # nothing listens: a request must try it
-        with pytest.raises(Exception, match="127.0.0.1:9|Cannot connect"):
+        with pytest.raises(Exception, match=r"127\.0\.0\.1:9|Cannot connect"):
             await raw_request(api, "GET", "/api/v1/namespaces")
         assert api.http1 is not None and not api.http1._open
 

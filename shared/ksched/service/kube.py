@@ -40,7 +40,7 @@ async def api_client(
     qps_connections: int = 64,
     component: str = "ksched",
     master: str | None = None,
-) -> ApiClient:
+) -> WriteClient:
     """An ApiClient for ``kubeconfig`` (or the in-cluster service account when None) that names
     ``component`` in its User-Agent (``ksched-binder/0.4.0``), as kube-scheduler names itself: the
     API server's audit log and field managers show which service made a call.
