@@ -57,3 +57,19 @@ def test_an_import_error_inside_the_module_is_raised(
 def test_a_present_subcommand_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     name = subcommand(tmp_path, monkeypatch, "def main(argv):\n    return len(argv)\n")
     assert cli.main([name, "a", "b"]) == 2
+
+
+def test_ksched_profile_charges_cpu_time_not_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``KSCHED_PROFILE=DIR``: the subcommand's cProfile stats, on the process's CPU clock (a sleep
+    costs no CPU, so it must not show as time spent)."""
+    import pstats
+
+    source = "import time\n\ndef main(argv):\n    time.sleep(0.3)\n    return 0\n"
+    name = subcommand(tmp_path, monkeypatch, source)
+    out = tmp_path / "profiles"
+    monkeypatch.setenv("KSCHED_PROFILE", str(out))
+    assert cli.main([name]) == 0
+    (path,) = out.glob(f"{name}-*.prof")
+    stats = pstats.Stats(str(path))
+    sleep = [v for k, v in stats.stats.items() if k[2] == "<built-in method time.sleep>"]  # type: ignore[attr-defined]
+    assert sleep and sleep[0][3] < 0.1, sleep  # cumulative: CPU, not the 0.3 s of wall time

@@ -93,10 +93,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _profiled(func: _Main, argv: list[str], name: str, directory: str) -> int:
-    """Run a subcommand under cProfile (``KSCHED_PROFILE=DIR``): stats land in DIR/<cmd>-<pid>.prof."""
+    """Run a subcommand under cProfile (``KSCHED_PROFILE=DIR``): stats land in DIR/<cmd>-<pid>.prof.
+    The clock is the process's CPU time: with wall time a call charges the time the process waited
+    for a core (on a busy machine, a socket send that wakes its reader is preempted there)."""
     import cProfile
+    import time
 
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)
     try:
         return int(profiler.runcall(func, argv))
     finally:
