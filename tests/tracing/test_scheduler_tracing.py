@@ -26,6 +26,7 @@ from ksched.framework.nominator import Nominator
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod, make_snapshot
 from ksched.tracing import Details, Tracer
+from ksched.tracing.scores import scored_nodes
 
 TAINT = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
 
@@ -119,7 +120,10 @@ def test_scheduled_pod_gets_its_top_three_scores_and_no_rejection_counts() -> No
     assert len(top) == 3 and top[0][0] == score["node"]
     assert [s for _, s in top] == sorted((s for _, s in top), reverse=True)
     assert top[0][0] == "n4"  # the emptiest node wins under LeastAllocated
-    scored = score["plugin_scores"]
+    # one table: the plugins named once, a row of scores per node
+    assert set(score) == {"node", "top", "score_plugins", "score_rows"}
+    assert all(len(row[2]) == len(score["score_plugins"]) for row in score["score_rows"])
+    scored = scored_nodes(score)
     assert [[row["node"], row["total"]] for row in scored[:3]] == top and len(scored) == 5
     for row in scored:  # the weighted per-plugin scores add up to the total
         assert sum(row["scores"].values()) == row["total"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from ksched_scheduler.cycle import SchedulingCycle
 from ksched_scheduler.tracing import trace_cycle
 from ksched_ui import views
@@ -223,3 +224,9 @@ def test_unexpected_detail_shapes_are_skipped() -> None:
     )  # fmt: skip
     last = views.pod_view("default", "p", [event])["last"]
     assert last["scores"] == [{"node": "n", "total": 3, "scores": {"A": 3}}] and last["plugins"] == ["A"]
+    # the table form (score_plugins + score_rows): a row of another width is left out
+    table = {"node": "n", "score_plugins": ["A", "B"], "score_rows": [["n", 5, [2, 3]], ["m", 1, [1]], "x"]}
+    event = msgspec.structs.replace(event, details=table)
+    last = views.pod_view("default", "p", [event])["last"]
+    assert last["scores"] == [{"node": "n", "total": 5, "scores": {"A": 2, "B": 3}}]
+    assert last["plugins"] == ["A", "B"]

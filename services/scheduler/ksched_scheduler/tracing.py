@@ -13,6 +13,7 @@ from ksched.bus.messages import AssumeReply, LeasedPod
 from ksched.framework.algorithm import ScheduleResult, top_score_rows
 from ksched.framework.results import Diagnosis
 from ksched.tracing import Phase, Tracer
+from ksched.tracing.scores import score_table, scored_nodes
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome
 
 PRE_FILTER = "PreFilter"
@@ -82,24 +83,31 @@ def rejection_groups(diagnosis: Diagnosis, num_nodes: int) -> list[dict[str, Any
     return rows
 
 
-def plugin_scores(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> list[dict[str, Any]]:
-    """The ``k`` best scored nodes, best first: ``node``, ``total`` and ``scores`` (plugin -> weighted
-    score), from the arrays the algorithm kept by reference (empty when it kept none)."""
+ScoreRow = tuple[str, int, list[int]]
+"""A scored node: its name, total score, and weighted score per plugin."""
+
+
+def score_rows(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> tuple[list[str], list[ScoreRow]]:
+    """The plugins and the ``k`` best scored nodes, best first: (node, total, weighted score per
+    plugin), from the arrays the algorithm kept by reference (no rows when it kept none)."""
     nodes, totals, per_plugin = result.scored_nodes, result.score_totals, result.plugin_score_arrays
     if nodes is None or totals is None or per_plugin is None:
-        return []
+        return [], []
     rows = top_score_rows(result, k)
     if not rows:
-        return []
-    picked = {pl: arr[rows].tolist() for pl, arr in per_plugin.items()}  # one gather per plugin
-    return [
-        {
-            "node": nodes[i].name,
-            "total": int(totals[i]),
-            "scores": {pl: values[j] for pl, values in picked.items()},
-        }
-        for j, i in enumerate(rows)
+        return [], []
+    plugins = list(per_plugin)
+    picked = [per_plugin[pl][rows].tolist() for pl in plugins]  # one gather per plugin
+    return plugins, [
+        (nodes[i].name, int(totals[i]), [values[j] for values in picked]) for j, i in enumerate(rows)
     ]
+
+
+def plugin_scores(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> list[dict[str, Any]]:
+    """:func:`score_rows` as readers of the ``score`` event see them: ``node``, ``total`` and
+    ``scores`` (plugin -> weighted score)."""
+    plugins, rows = score_rows(result, k)
+    return scored_nodes(score_table(plugins, rows))
 
 
 def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Callable[[], Mapping[str, Any]]:
@@ -128,11 +136,11 @@ def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Calla
 
 def _score_details(result: ScheduleResult, node: str) -> Callable[[], Mapping[str, Any]]:
     def build() -> Mapping[str, Any]:
-        scored = plugin_scores(result)
+        plugins, rows = score_rows(result)
         return {
             "node": node,
-            "top": [[row["node"], row["total"]] for row in scored[:3]],
-            "plugin_scores": scored,
+            "top": [[name, total] for name, total, _ in rows[:3]],
+            **score_table(plugins, rows),
         }
 
     return build

@@ -10,6 +10,7 @@ from typing import Any
 from ksched.bus.messages import QueueListEntry, QueueListReply, TraceEvent
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.snapshot import Snapshot
+from ksched.tracing import scores
 from ksched.tracing.phases import Phase
 from ksched.tracing.timeline import Attempt, attempts
 
@@ -97,7 +98,7 @@ def queue_view(reply: QueueListReply | None, error: str = "") -> Json:
 
 
 def _event_json(event: TraceEvent, offset: float, took: float | None, measured: bool) -> Json:
-    details = {k: v for k, v in event.details.items() if k not in ("rejections", "plugin_scores")}
+    details = {k: v for k, v in event.details.items() if k != "rejections" and k not in scores.KEYS}
     return {
         "ts": event.ts,
         "offset": offset,
@@ -153,13 +154,8 @@ def last_verdicts(attempt: Attempt) -> Json:
             if isinstance(details.get("message"), str):
                 out["message"] = details["message"]
         elif event.phase == Phase.SCORE:
-            scored = details.get("plugin_scores")
-            if isinstance(scored, list):
-                scored = [
-                    row
-                    for row in scored
-                    if isinstance(row, Mapping) and isinstance(row.get("scores"), Mapping)
-                ]
+            scored = scores.scored_nodes(details)
+            if scored:
                 out["scores"] = scored
                 out["plugins"] = sorted({str(pl) for row in scored for pl in row["scores"]})
             out["node"] = str(details.get("node") or "")

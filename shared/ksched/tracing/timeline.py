@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from ksched.bus.messages import TraceEvent
+from ksched.tracing import scores
 from ksched.tracing.phases import OUTCOMES, Phase
 
 
@@ -115,7 +116,7 @@ def fmt_time(ts: float) -> str:
 
 
 _LONG_KEYS = ("message", "reason")
-_UI_KEYS = ("rejections", "plugin_scores")
+_UI_KEYS = ("rejections", *scores.KEYS)
 """Per-node details for ``ksched ui`` (rejected nodes by plugin and reason, per-plugin scores): the
 text timeline leaves them out (``rejected`` and ``top`` summarise them); ``--json`` has them."""
 
