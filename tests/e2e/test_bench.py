@@ -9,7 +9,9 @@ from ksched.bench.e2e import Settings, measure
 
 
 async def test_bench_reports_cpu_per_pod_of_every_process_and_the_ceiling() -> None:
-    result = await measure(Settings(nodes=12, pods=40, binders=2, workers=8, shape="spread", tls=True))
+    result = await measure(
+        Settings(nodes=12, pods=40, binders=2, workers=8, shape="spread", tls=True, rate=100.0)
+    )
     assert result["bound"] == 40
     per_pod = result["cpu_ms_per_pod"]
     assert set(per_pod) == {
@@ -24,7 +26,8 @@ async def test_bench_reports_cpu_per_pod_of_every_process_and_the_ceiling() -> N
     assert all(ms > 0 for ms in per_pod.values()), per_pod
     single = max(per_pod["informer"], per_pod["queue"], per_pod["nats-server"])
     assert result["ceiling_pods_per_second"] == round(1000 / single, 1)
-    assert (result["shape"], result["tls"]) == ("spread", True)
+    assert (result["shape"], result["tls"], result["rate"]) == ("spread", True, 100.0)
+    assert result["seconds"] >= 39 / 100.0  # the last pod was created no earlier than 0.39 s in
     # the CPU is read once the binders' Scheduled events are written too
     assert result["api_writes_lag_seconds"] is not None and result["api_writes_lag_seconds"] >= 0
     nats = result["nats_per_pod"]

@@ -85,6 +85,12 @@ def e2e_main(argv: Sequence[str]) -> int:
         "SchedulingPreferredPodAntiAffinity",
     )
     p.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="create pods at this many per second (default 0: as fast as 64 clients can)",
+    )
+    p.add_argument(
         "--no-tls",
         dest="tls",
         action="store_false",
@@ -102,7 +108,10 @@ def e2e_main(argv: Sequence[str]) -> int:
         workers=ns.binder_workers,
         shape=ns.shape,
         tls=ns.tls,
+        rate=ns.rate,
     )
+    if ns.rate < 0:
+        p.error(f"--rate must not be negative, got {ns.rate}")
     _print(run(settings), ns.json)
     return 0
 

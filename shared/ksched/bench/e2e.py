@@ -108,6 +108,9 @@ class Settings:
     shape: str = "plain"
     tls: bool = True
     """kubesim serves HTTPS, as a real API server does (the informer's watch pays for TLS)."""
+    rate: float = 0.0
+    """Pods created per second (0: as fast as 64 concurrent clients can). A steady rate compares
+    shapes or trees at the same load: the leaders' cost per pod falls as the rate rises."""
 
 
 def _pids(stack: Stack) -> dict[str, int | None]:
@@ -175,6 +178,8 @@ async def measure(s: Settings) -> dict[str, Any]:
 
         async def create(i: int) -> None:
             body = shapes.pod(s.shape, f"bench-{i:06d}", NAMESPACE)
+            if s.rate > 0:  # pod i is due i/rate seconds after the start
+                await asyncio.sleep(max(0.0, start + i / s.rate - time.perf_counter()))
             async with sem:
                 resp = await api.call_api(
                     f"/api/v1/namespaces/{NAMESPACE}/pods",
@@ -212,6 +217,7 @@ async def measure(s: Settings) -> dict[str, Any]:
             "pods": s.pods,
             "shape": s.shape,
             "tls": s.tls,
+            "rate": s.rate,
             "bound": len(bound),
             "schedulers": s.schedulers,
             "binders": s.binders,
