@@ -5,9 +5,9 @@ and auth handling, tracing hooks) cost about 0.45 ms of client CPU per request o
 machine; one request here costs about 0.2 ms, most of it TLS and the event loop (docs/benchmarks.md,
 "The API writes without aiohttp"). What it does, and only this: keep-alive connections (TLS or
 plain TCP) to one API server, at most ``max_connections`` open; one request at a time on a
-connection; responses with a Content-Length or chunked. No proxies, redirects, compression or
-HTTP/2: :func:`ksched.apimachinery.rest.raw_request` sends through aiohttp whenever a proxy is
-configured.
+connection; response bodies with a Content-Length, chunked, or ended by closing the connection.
+No proxies, redirects, compression or HTTP/2: :func:`ksched.apimachinery.rest.raw_request` sends
+through aiohttp whenever a proxy is configured.
 
 A request on a reused connection that the server closed before answering a single byte is sent
 once more on a new connection, as Go's transport does for a connection the server closed while
@@ -46,9 +46,11 @@ class _Head:
     status: int
     body_start: int
     length: int | None
-    """Content-Length; None with chunked transfer coding."""
+    """Content-Length; None with chunked transfer coding or a body that ends with the connection."""
     close: bool
     """The server closes the connection after this response."""
+    until_close: bool = False
+    """Neither a length nor chunked: the body is what arrives until the server closes (RFC 9112 6.3)."""
 
 
 def parse_head(buf: bytes | bytearray) -> _Head | None:
@@ -63,7 +65,7 @@ def parse_head(buf: bytes | bytearray) -> _Head | None:
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
         raise ProtocolError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
     status = int(parts[1])
-    length: int | None = 0
+    length: int | None = None
     chunked = False
     close = parts[0] == b"HTTP/1.0"
     for line in lines[1:]:
@@ -80,7 +82,11 @@ def parse_head(buf: bytes | bytearray) -> _Head | None:
             close = b"close" in value
     if status in (204, 304) or 100 <= status < 200:
         length, chunked = 0, False
-    return _Head(status, end + 4, None if chunked else length, close)
+    if chunked:
+        return _Head(status, end + 4, None, close)
+    if length is None:
+        return _Head(status, end + 4, None, True, until_close=True)
+    return _Head(status, end + 4, length, close)
 
 
 def parse_chunked(buf: bytes | bytearray, start: int) -> tuple[bytes, int] | None:
@@ -152,6 +158,8 @@ class _Connection(asyncio.Protocol):
             if self.head is None:
                 return None
         head = self.head
+        if head.until_close:
+            return None  # complete when the connection ends (connection_lost)
         if head.length is None:
             parsed = parse_chunked(self.buffer, head.body_start)
             if parsed is None:
@@ -175,6 +183,12 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        head, waiter = self.head, self.waiter
+        if exc is None and head is not None and head.until_close and waiter is not None:
+            self.waiter = None
+            if not waiter.done():
+                waiter.set_result((head.status, bytes(self.buffer[head.body_start :])))
+            return
         answered = bool(self.buffer)
         self._fail(ServerClosed(f"the server closed the connection ({exc or 'EOF'})", answered))
 

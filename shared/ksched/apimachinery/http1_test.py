@@ -42,6 +42,9 @@ class ScriptedServer:
                     return
                 writer.write(reply)
                 await writer.drain()
+                if b"connection: close" in reply.partition(b"\r\n\r\n")[0].lower():
+                    writer.close()
+                    return
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
 
@@ -154,6 +157,13 @@ async def test_a_header_with_a_line_break_is_refused_before_sending(serve: Start
     with pytest.raises(ValueError, match="line break"):
         await pool.request("GET", "/", {"Authorization": "Bearer a\r\nX-Injected: 1"}, None)
     assert script.requests == []
+
+
+async def test_a_body_that_ends_with_the_connection(serve: Start) -> None:
+    script, pool = await serve([lambda _: b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end"])
+    assert await pool.request("GET", "/", {}, None) == (200, b"until the end")
+    assert await pool.request("GET", "/", {}, None) == (200, b"until the end")  # a new connection
+    assert script.connections == 2
 
 
 def test_parse_head_fields() -> None:
