@@ -22,10 +22,12 @@ import contextlib
 import ssl
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 _MAX_HEAD = 64 * 1024
 """A response head longer than this is not an API server's."""
+CONNECT_TIMEOUT = 10.0
+"""Seconds to open a connection (TCP and TLS handshake)."""
 
 
 class ProtocolError(ConnectionError):
@@ -126,8 +128,8 @@ class _Connection(asyncio.Protocol):
         self.used = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a Transport by contract; uvloop's TLS transport is one without subclassing asyncio's
+        self.transport = cast(asyncio.Transport, transport)
 
     def send(self, data: bytes) -> asyncio.Future[tuple[int, bytes]]:
         assert self.transport is not None and self.waiter is None
@@ -270,11 +272,14 @@ class Http1Pool:
         return None
 
     async def _connect(self) -> _Connection:
+        """A new connection, within ``CONNECT_TIMEOUT`` even when the request has no timeout (nothing
+        was sent yet, so giving up is safe)."""
         loop = asyncio.get_running_loop()
         extra: dict[str, Any] = {}
         if self.ssl_context is not None:
             extra = {"ssl": self.ssl_context, "server_hostname": self.server_hostname or self.host}
-        _, conn = await loop.create_connection(_Connection, self.host, self.port, **extra)
+        async with asyncio.timeout(CONNECT_TIMEOUT):
+            _, conn = await loop.create_connection(_Connection, self.host, self.port, **extra)
         self._open.add(conn)
         return conn
 

@@ -4,10 +4,13 @@ reuses and replaces connections, and fails."""
 from __future__ import annotations
 
 import asyncio
+import ssl
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from ksched.apimachinery import http1
 from ksched.apimachinery.http1 import Http1Pool, ProtocolError, ServerClosed, parse_chunked, parse_head
 
 Reply = Callable[[bytes], bytes | None]
@@ -164,6 +167,42 @@ async def test_a_body_that_ends_with_the_connection(serve: Start) -> None:
     assert await pool.request("GET", "/", {}, None) == (200, b"until the end")
     assert await pool.request("GET", "/", {}, None) == (200, b"until the end")  # a new connection
     assert script.connections == 2
+
+
+async def test_a_connection_that_never_completes_its_handshake_times_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bind has no timeout (its outcome must not be guessed), but opening its connection has one."""
+    silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)  # accepts, never speaks TLS
+    port = silent.sockets[0].getsockname()[1]
+    monkeypatch.setattr(http1, "CONNECT_TIMEOUT", 0.3)
+    pool = Http1Pool("127.0.0.1", port, ssl.create_default_context())
+    try:
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(pool.request("POST", "/", {}, b"{}", timeout=None), 5.0)
+        assert time.monotonic() - started < 2.0  # the connect timeout, not the test's own 5 s
+    finally:
+        await pool.close()
+        silent.close()
+
+
+async def test_requests_work_on_uvloop() -> None:
+    """uvloop's transports are not asyncio's classes; the client takes them as they are."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def on_uvloop() -> tuple[int, bytes]:
+        script = ScriptedServer([plain(200, b"uv")])
+        server = await asyncio.start_server(script.handle, "127.0.0.1", 0)
+        pool = Http1Pool("127.0.0.1", server.sockets[0].getsockname()[1], None)
+        try:
+            return await pool.request("GET", "/", {}, None)
+        finally:
+            await pool.close()
+            server.close()
+
+    result = await asyncio.get_running_loop().run_in_executor(None, uvloop.run, on_uvloop())
+    assert result == (200, b"uv")
 
 
 def test_parse_head_fields() -> None:
