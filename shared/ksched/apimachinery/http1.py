@@ -125,7 +125,6 @@ class _Connection(asyncio.Protocol):
         self.head: _Head | None = None
         self.waiter: asyncio.Future[tuple[int, bytes]] | None = None
         self.closed = False
-        self.used = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a Transport by contract; uvloop's TLS transport is one without subclassing asyncio's
@@ -250,7 +249,6 @@ class Http1Pool:
         return result
 
     async def _exchange(self, conn: _Connection, data: bytes) -> tuple[int, bytes]:
-        conn.used = True
         try:
             result = await conn.send(data)
         except BaseException:
@@ -284,9 +282,11 @@ class Http1Pool:
         return conn
 
     def _encode(self, method: str, path: str, headers: dict[str, str], body: bytes | None) -> bytes:
-        for text in (method, path, *headers, *headers.values()):
-            if "\r" in text or "\n" in text:
-                raise ValueError(f"a line break in the request line or a header of {method} {path}: {text!r}")
+        if any("\r" in text or "\n" in text for text in (method, path)):
+            raise ValueError(f"a line break in the request line {method!r} {path!r}")
+        for name, value in headers.items():
+            if any("\r" in text or "\n" in text for text in (name, value)):  # the value is not shown: a token
+                raise ValueError(f"a line break in header {name!r} of {method} {path}")
         lines = [f"{method} {self.path_prefix}{path} HTTP/1.1", f"Host: {self._authority}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
         lines.append(f"Content-Length: {len(body) if body is not None else 0}")
