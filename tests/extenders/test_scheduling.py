@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from ksched_scheduler.tracing import plugin_scores
+from ksched_scheduler.tracing import score_rows
 
 from ksched.api.core import Node
 from ksched.config import parse_config
@@ -29,6 +29,7 @@ from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import container, make_node, make_pod, make_snapshot
 from ksched.plugins.args.types import NodeResourcesFitArgs
+from ksched.tracing.scores import score_table, scored_nodes
 from tests.extenders.server import (
     OK,
     UNRESOLVABLE,
@@ -418,7 +419,7 @@ async def test_extender_scores_are_scaled_and_weighted_and_reported_under_its_na
     }
     assert result.totals == {"node1": 31, "node2": 301}
     assert result.suggested_host == "node2"
-    assert plugin_scores(result) == [  # what the scheduler's trace reports
+    assert scored_nodes(score_table(*score_rows(result))) == [  # what the scheduler's trace reports
         {"node": "node2", "total": 301, "scores": {"EqualPrioritizerPlugin": 1, name: 300}},
         {"node": "node1", "total": 31, "scores": {"EqualPrioritizerPlugin": 1, name: 30}},
     ]

@@ -10,9 +10,9 @@ import numpy as np
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, SchedulingCycle
 from ksched_scheduler.tracing import (
     MAX_NAMES_PER_GROUP,
-    plugin_scores,
     rejection_groups,
     rejections_by_plugin,
+    score_rows,
     trace_assume,
     trace_cycle,
 )
@@ -146,7 +146,7 @@ def test_top_scores_of_a_single_feasible_node_is_empty() -> None:
     cycle = cycle_on(make_snapshot([small("only")]))
     outcome = cycle.run(make_pod("web", uid="uid-web", requests={"cpu": "1"}))
     assert outcome.kind == SCHEDULED and outcome.result is not None
-    assert top_score_rows(outcome.result) == [] and plugin_scores(outcome.result) == []
+    assert top_score_rows(outcome.result) == [] and score_rows(outcome.result) == ([], [])
 
 
 def test_assume_outcomes() -> None:

@@ -13,7 +13,7 @@ from ksched.bus.messages import AssumeReply, LeasedPod
 from ksched.framework.algorithm import ScheduleResult, top_score_rows
 from ksched.framework.results import Diagnosis
 from ksched.tracing import Phase, Tracer
-from ksched.tracing.scores import score_table, scored_nodes
+from ksched.tracing.scores import score_table
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, CycleOutcome
 
 PRE_FILTER = "PreFilter"
@@ -101,13 +101,6 @@ def score_rows(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> tuple[list[
     return plugins, [
         (nodes[i].name, int(totals[i]), [values[j] for values in picked]) for j, i in enumerate(rows)
     ]
-
-
-def plugin_scores(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> list[dict[str, Any]]:
-    """:func:`score_rows` as readers of the ``score`` event see them: ``node``, ``total`` and
-    ``scores`` (plugin -> weighted score)."""
-    plugins, rows = score_rows(result, k)
-    return scored_nodes(score_table(plugins, rows))
 
 
 def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Callable[[], Mapping[str, Any]]:

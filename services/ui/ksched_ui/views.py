@@ -12,7 +12,7 @@ from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.tracing import scores
 from ksched.tracing.phases import Phase
-from ksched.tracing.timeline import Attempt, attempts
+from ksched.tracing.timeline import UI_KEYS, Attempt, attempts
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 NO_ZONE = ""
@@ -98,7 +98,7 @@ def queue_view(reply: QueueListReply | None, error: str = "") -> Json:
 
 
 def _event_json(event: TraceEvent, offset: float, took: float | None, measured: bool) -> Json:
-    details = {k: v for k, v in event.details.items() if k != "rejections" and k not in scores.KEYS}
+    details = {k: v for k, v in event.details.items() if k not in UI_KEYS}
     return {
         "ts": event.ts,
         "offset": offset,

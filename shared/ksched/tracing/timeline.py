@@ -116,7 +116,7 @@ def fmt_time(ts: float) -> str:
 
 
 _LONG_KEYS = ("message", "reason")
-_UI_KEYS = ("rejections", *scores.KEYS)
+UI_KEYS = ("rejections", *scores.KEYS)
 """Per-node details for ``ksched ui`` (rejected nodes by plugin and reason, per-plugin scores): the
 text timeline leaves them out (``rejected`` and ``top`` summarise them); ``--json`` has them."""
 
@@ -149,7 +149,7 @@ def describe(details: Mapping[str, Any]) -> tuple[str, list[str]]:
     words: list[str] = []
     extra: list[str] = []
     for key, value in details.items():
-        if value is None or value in ("", [], {}) or key in _UI_KEYS:
+        if value is None or value in ("", [], {}) or key in UI_KEYS:
             continue
         if key in _LONG_KEYS and isinstance(value, str):
             extra.append(f"{key}: {value}")
