@@ -359,7 +359,9 @@ async def test_every_documented_series_moves(stack: Stack, api: ApiClient) -> No
         assert await eventually(lambda: bound("urgent"), timeout=60)  # the victim made room: 1 cpu left
 
         # in flight while a pod placed on its node by no replica fills it: NodeResourcesFit runs
-        # again alone and refuses the placement (an assume conflict)
+        # again alone and refuses the placement (an assume conflict). The count is read before the
+        # replica stops: once it continues, its conflict may be counted before any later scrape.
+        conflicts = await metric(session, stack, "scheduler-0", "ksched_assume_conflicts_total")
         async with held(stack, api, "held-placed"):
             seen.append(await scrape(session, stack, ("informer", "queue", "binder-0")))  # leases
             pods = await metric(session, stack, "informer", "scheduler_cache_size")
@@ -369,7 +371,6 @@ async def test_every_documented_series_moves(stack: Stack, api: ApiClient) -> No
                 return await metric(session, stack, "informer", "scheduler_cache_size") > pods
 
             assert await eventually(informed, timeout=30)
-        conflicts = await metric(session, stack, "scheduler-0", "ksched_assume_conflicts_total")
 
         async def refused() -> bool:
             return await metric(session, stack, "scheduler-0", "ksched_assume_conflicts_total") > conflicts
