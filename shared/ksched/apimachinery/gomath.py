@@ -15,6 +15,8 @@ import numpy.typing as npt
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
+Int64Rows = Int64Array | Sequence[Int64Array]
+"""Equal-length int64 vectors: the rows of a 2-D array (one numpy call covers them all) or a list."""
 
 _INT64_SIGN = 1 << 63
 _UINT64_MASK = (1 << 64) - 1

@@ -374,9 +374,11 @@ class ScheduleAlgorithm:
                 cut = int(np.flatnonzero(part == last)[0]) + 1
                 part, tail = part[:cut], part[cut:]
                 feasible = feasible[:keep]
-                kept = set(part.tolist())
+                # the rows kept matter only for rows rejected or holding nominated pods
+                kept = set(part.tolist()) if outcome.rejected_by or outcome.nominated else set()
                 fw.forget_filter_evaluations(state, outcome, tail, kept)
-                outcome.rejected_by = {r: j for r, j in outcome.rejected_by.items() if r in kept}
+                if outcome.rejected_by:
+                    outcome.rejected_by = {r: j for r, j in outcome.rejected_by.items() if r in kept}
             feasible_parts.append(feasible)
             found += len(feasible)
             merged.rejected_by.update(outcome.rejected_by)

@@ -14,6 +14,7 @@ import numpy.typing as npt
 from ksched.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource
 
 Int64Array = npt.NDArray[np.int64]
+IntpArray = npt.NDArray[np.intp]
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 
 
@@ -90,3 +91,38 @@ class NodeColumns:
             self.req[row, col] = amount
         self.nonzero[row, 0] = non0_cpu
         self.nonzero[row, 1] = non0_mem
+
+
+RowRuns = slice | tuple[slice, slice] | IntpArray
+"""How to read some rows of a column matrix: one slice (a view), two slices (the search's rotation
+wrapped past the last node), or the rows themselves (a gather)."""
+
+
+def row_runs(rows: IntpArray, size: int) -> RowRuns:
+    """``rows`` (of a matrix with ``size`` rows) as a slice when they are one ascending run
+    ``a..b``, as two when they are ``a..size-1`` then ``0..b`` (the search's rotating start), else
+    the rows. The search examines nodes in such runs unless a PreFilter narrowed them, and reading a
+    run is a view or a copy of memory where a gather costs per row."""
+    n = len(rows)
+    if n < 2:
+        return rows
+    first, last = int(rows[0]), int(rows[-1])
+    if last - first == n - 1:
+        if bool(np.all(rows[1:] > rows[:-1])):
+            return slice(first, last + 1)
+        return rows
+    k = size - first  # the length of the first run if rows wrap
+    if last < first and n == k + last + 1 and int(rows[k - 1]) == size - 1 and int(rows[k]) == 0:
+        steps = rows[1:] - rows[:-1]
+        if int(np.count_nonzero(steps != 1)) == 1:  # the one step back is at k-1 (checked above)
+            return slice(first, size), slice(0, last + 1)
+    return rows
+
+
+def take_rows(matrix: npt.NDArray[np.int64], runs: RowRuns) -> npt.NDArray[np.int64]:
+    """The rows ``runs`` (see :func:`row_runs`) of ``matrix``, in order: a view for one run."""
+    if isinstance(runs, slice):
+        return matrix[runs]
+    if isinstance(runs, tuple):
+        return np.concatenate((matrix[runs[0]], matrix[runs[1]]))
+    return matrix[runs]

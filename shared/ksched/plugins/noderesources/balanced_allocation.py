@@ -20,6 +20,7 @@ import numpy as np
 from ksched.apimachinery.field import aggregate_message
 from ksched.apimachinery.gomath import (
     Float64Array,
+    Int64Rows,
     div,
     div_array,
     float_to_int64,
@@ -90,18 +91,19 @@ def _scores_from_std(std: Float64Array) -> Int64Array:
 
 
 def balanced_resource_score_batch(
-    values: Sequence[Int64Array], present: Sequence[BoolArray], capacity: Sequence[Float64Array]
+    values: Int64Rows, present: BoolArray, capacity: Float64Array
 ) -> Int64Array:
     """``balanced_resource_score`` per node, with the same float operations in the same order.
 
-    ``present[i]`` marks nodes offering resource ``i``; ``capacity[i]`` is its allocatable as
-    float64 (any non-zero value where absent).
+    Rows are resources, columns nodes: ``present`` marks nodes offering the row's resource;
+    ``capacity`` is its allocatable as float64 (any non-zero value where absent).
     """
-    fractions = [np.minimum(v.astype(np.float64) / c, 1.0) for v, c in zip(values, capacity, strict=True)]
+    # int64 / float64 converts the amounts to float64 first, as float(req) / float(cap) does
+    fractions = np.minimum(np.asarray(values, dtype=np.int64) / capacity, 1.0)
     if len(fractions) == 2:  # the usual cpu + memory: std is |f0 - f1| / 2 where both count
         std = np.where(present[0] & present[1], np.abs((fractions[0] - fractions[1]) / 2), 0.0)
         return _scores_from_std(std)
-    n = len(values[0])
+    n = fractions.shape[1]
     total = np.zeros(n, dtype=np.float64)
     first = np.zeros_like(total)
     second = np.zeros_like(total)
@@ -130,16 +132,10 @@ class Balanced:
         without_pod = balanced_resource_score(allocated, allocatable)
         return _HALF + div(_HALF + with_pod - without_pod, 2)
 
-    def score_batch(
-        self,
-        requested: Sequence[Int64Array],
-        allocated: Sequence[Int64Array],
-        allocatable: Sequence[Int64Array],
-    ) -> Int64Array:
-        present = [cap != 0 for cap in allocatable]
-        capacity = [
-            np.where(p, cap.astype(np.float64), 1.0) for p, cap in zip(present, allocatable, strict=True)
-        ]
+    def score_batch(self, requested: Int64Rows, allocated: Int64Rows, allocatable: Int64Rows) -> Int64Array:
+        cap = np.asarray(allocatable, dtype=np.int64)
+        present = cap != 0
+        capacity = np.where(present, cap, 1).astype(np.float64)
         with_pod = balanced_resource_score_batch(requested, present, capacity)
         without_pod = balanced_resource_score_batch(allocated, present, capacity)
         return _HALF + div_array(_HALF + with_pod - without_pod, 2)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ksched.api.core import Pod
 from ksched.apimachinery.gomath import wrap64
-from ksched.framework.columns import NodeColumns
+from ksched.framework.columns import NodeColumns, row_runs, take_rows
 from ksched.framework.interfaces import BoolArray, Rows
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
@@ -22,7 +22,7 @@ from ksched.framework.resources import (
     is_scalar_resource,
     pod_requests,
 )
-from ksched.plugins.noderesources.resource_allocation import row_selector, without_pod_level_resources
+from ksched.plugins.noderesources.resource_allocation import without_pod_level_resources
 
 REASON_TOO_MANY_PODS = "Too many pods"
 REASON_INSUFFICIENT_CPU = "Insufficient cpu"
@@ -163,14 +163,14 @@ def fits_rows(
     request: FitRequest, columns: NodeColumns, rows: Rows, ignored: IgnoredResources = NOTHING_IGNORED
 ) -> BoolArray:
     """For each row, whether ``fits_request`` would report nothing."""
-    alloc, req = columns.alloc, columns.req
-    sel = row_selector(rows, columns.size)
-    ok: BoolArray = req[sel, 3] < alloc[sel, 3]
+    runs = row_runs(rows, columns.size)
+    alloc, req = take_rows(columns.alloc, runs), take_rows(columns.req, runs)
+    ok: BoolArray = req[:, 3] < alloc[:, 3]
     if request.empty:
         return ok
     for base, want in ((0, request.milli_cpu), (1, request.memory), (2, request.ephemeral_storage)):
         if want > 0:
-            ok &= alloc[sel, base] - req[sel, base] >= want
+            ok &= alloc[:, base] - req[:, base] >= want
     for name, want in request.scalars:
         if want == 0 or name in ignored:
             continue
@@ -180,6 +180,6 @@ def fits_rows(
             if delegated:
                 continue
             return np.zeros(len(ok), dtype=np.bool_)
-        fits = alloc[sel, col] - req[sel, col] >= want
-        ok &= (alloc[sel, col] <= 0) | fits if delegated else fits
+        fits = alloc[:, col] - req[:, col] >= want
+        ok &= (alloc[:, col] <= 0) | fits if delegated else fits
     return ok

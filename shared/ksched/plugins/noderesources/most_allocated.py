@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ksched.apimachinery.gomath import Int64Array, all_small_non_negative, div, div_array, wrap64
+from ksched.apimachinery.gomath import Int64Array, Int64Rows, all_small_non_negative, div, div_array, wrap64
 from ksched.framework.interfaces import MAX_NODE_SCORE
 
 
@@ -39,9 +39,9 @@ class MostAllocated:
 
     def score_batch(
         self,
-        requested: Sequence[Int64Array],
-        allocated: Sequence[Int64Array],
-        allocatable: Sequence[Int64Array],
+        requested: Int64Rows,
+        allocated: Int64Rows,
+        allocatable: Int64Rows,
     ) -> Int64Array:
         exact = not all_small_non_negative([*requested, *allocatable])
         node_score: Int64Array | int = 0

@@ -12,6 +12,7 @@ import numpy as np
 
 from ksched.apimachinery.gomath import (
     Int64Array,
+    Int64Rows,
     div,
     div_array,
     round_half_away,
@@ -48,9 +49,9 @@ class RequestedToCapacityRatio:
 
     def score_batch(
         self,
-        requested: Sequence[Int64Array],
-        allocated: Sequence[Int64Array],
-        allocatable: Sequence[Int64Array],
+        requested: Int64Rows,
+        allocated: Int64Rows,
+        allocatable: Int64Rows,
     ) -> Int64Array:
         node_score = np.zeros(len(requested[0]), dtype=np.int64)
         weight_sum = np.zeros_like(node_score)

@@ -19,8 +19,8 @@ import msgspec
 import numpy as np
 
 from ksched.api.core import Pod
-from ksched.apimachinery.gomath import Int64Array, wrap64
-from ksched.framework.columns import NodeColumns
+from ksched.apimachinery.gomath import Int64Array, Int64Rows, wrap64
+from ksched.framework.columns import NodeColumns, row_runs, take_rows
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.interfaces import Rows
 from ksched.framework.nodeinfo import NodeInfo
@@ -42,20 +42,6 @@ NON_ZERO_DEFAULTS: Mapping[str, int] = {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: 
 """Requests a container leaves out count as 100m cpu / 200Mi memory when scoring (non-zero requests)."""
 
 
-RowSelector = slice | Rows
-"""Rows of the snapshot's columns: a slice when the rows are all nodes in order (a view, no copy)."""
-
-
-def row_selector(rows: Rows, size: int) -> RowSelector:
-    """``slice(0, size)`` when ``rows`` is exactly ``0..size-1`` in order, else ``rows`` itself."""
-    n = len(rows)
-    if n != size or n == 0:
-        return rows
-    if int(rows[0]) != 0 or int(rows[-1]) != n - 1 or not bool(np.all(rows[1:] > rows[:-1])):
-        return rows
-    return slice(0, n)
-
-
 class Gathered:
     """The snapshot columns' rows of the scored nodes, gathered once per cycle and shared by
     NodeResourcesFit's and BalancedAllocation's scores (same pod, same nodes, same snapshot)."""
@@ -63,13 +49,13 @@ class Gathered:
     __slots__ = ("alloc", "generation", "nonzero", "req", "rows", "state")
 
     def __init__(self, columns: NodeColumns, rows: Rows, state: object = None, generation: int = -1) -> None:
-        selector = row_selector(rows, columns.size)
+        runs = row_runs(rows, columns.size)
         self.rows = rows
         self.state = state
         self.generation = generation
-        self.alloc: Int64Array = columns.alloc[selector]
-        self.req: Int64Array = columns.req[selector]
-        self.nonzero: Int64Array = columns.nonzero[selector]
+        self.alloc: Int64Array = take_rows(columns.alloc, runs)
+        self.req: Int64Array = take_rows(columns.req, runs)
+        self.nonzero: Int64Array = take_rows(columns.nonzero, runs)
 
 
 class _LastGathered:
@@ -111,9 +97,9 @@ class AllocationStrategy(Protocol):
 
     def score_batch(
         self,
-        requested: Sequence[Int64Array],
-        allocated: Sequence[Int64Array],
-        allocatable: Sequence[Int64Array],
+        requested: Int64Rows,
+        allocated: Int64Rows,
+        allocatable: Int64Rows,
     ) -> Int64Array: ...
 
 
@@ -165,6 +151,7 @@ class ResourceAllocation:
         self.use_requested = use_requested
         self.pod_level_resources = pod_level_resources
         self._scalar = tuple(is_scalar_resource(n) for n in self.names)
+        self._cpu_memory = self.names == (CPU, MEMORY)  # the defaults: columns 0 and 1, no DRA
 
     # --- the pod ---------------------------------------------------------------------------------
     def pod_requests(self, pod_info: PodInfo) -> tuple[int, ...]:
@@ -263,16 +250,24 @@ class ResourceAllocation:
         dra: DRAScoring | None = None,
         nodes: Sequence[NodeInfo] = (),
         block: Gathered | None = None,
-    ) -> tuple[list[Int64Array], list[Int64Array], list[Int64Array]]:
-        """(requested incl. the pod, allocated, allocatable): one array over ``rows`` per resource.
+    ) -> tuple[Int64Rows, Int64Rows, Int64Rows]:
+        """(requested incl. the pod, allocated, allocatable): a row over ``rows`` per resource.
 
         Unlike ``node_vectors`` the entries of a resource the node does not offer are not zeroed
         (strategies ignore them); a resource left out entirely is all zeros. ``block``: the rows
-        already gathered this cycle (see :func:`gathered`).
+        already gathered this cycle (see :func:`gathered`). For cpu and memory (the defaults) each is
+        one 2-D array.
         """
-        zeros = np.zeros(len(rows), dtype=np.int64)
         if block is None or block.rows is not rows:
             block = Gathered(columns, rows)
+        if self._cpu_memory:  # DRA backs scalar resources only
+            used_block = block.req if self.use_requested else block.nonzero
+            # contiguous rows: numpy is several times slower on the transposed views
+            allocatable_2d = np.ascontiguousarray(block.alloc[:, :2].T)
+            allocated_2d = np.ascontiguousarray(used_block[:, :2].T)
+            pod = np.array([wrap64(pod_requests[0]), wrap64(pod_requests[1])], dtype=np.int64)
+            return allocated_2d + pod[:, None], allocated_2d, allocatable_2d
+        zeros = np.zeros(len(rows), dtype=np.int64)
         requested: list[Int64Array] = []
         allocated: list[Int64Array] = []
         allocatable: list[Int64Array] = []
