@@ -27,6 +27,8 @@ class NodeColumns:
         self.alloc: Int64Array = np.zeros((capacity, len(BASE_RESOURCES)), dtype=np.int64)
         self.req: Int64Array = np.zeros_like(self.alloc)
         self.nonzero: Int64Array = np.zeros((capacity, 2), dtype=np.int64)
+        #: each row's ``NodeInfo.generation``, as the snapshot last wrote it
+        self.generations: Int64Array = np.zeros(capacity, dtype=np.int64)
 
     # --- shape -----------------------------------------------------------------------------------
     def column(self, name: str) -> int:
@@ -44,9 +46,9 @@ class NodeColumns:
         if rows <= self.alloc.shape[0]:
             return
         cap = max(rows, self.alloc.shape[0] * 2)
-        for attr in ("alloc", "req", "nonzero"):
+        for attr in ("alloc", "req", "nonzero", "generations"):
             old = getattr(self, attr)
-            new = np.zeros((cap, old.shape[1]), dtype=np.int64)
+            new = np.zeros((cap, *old.shape[1:]), dtype=np.int64)
             new[: self.size] = old[: self.size]
             setattr(self, attr, new)
 
@@ -58,12 +60,14 @@ class NodeColumns:
         self.alloc[row] = 0
         self.req[row] = 0
         self.nonzero[row] = 0
+        self.generations[row] = 0
         return row
 
     def move_row(self, src: int, dst: int) -> None:
         self.alloc[dst] = self.alloc[src]
         self.req[dst] = self.req[src]
         self.nonzero[dst] = self.nonzero[src]
+        self.generations[dst] = self.generations[src]
 
     def pop_row(self) -> None:
         self.size -= 1

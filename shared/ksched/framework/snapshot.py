@@ -7,6 +7,8 @@ import itertools
 from collections.abc import Iterator
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from ksched.api.core import Node, Pod
 from ksched.framework.columns import NodeColumns
@@ -77,7 +79,7 @@ class Snapshot:
             self.node_map[name] = ni
             for pi in self._waiting.pop(name, []):
                 ni.add_pod(pi)
-                self._note_affinity(pi)
+                self._note_affinity(pi, ni)
         else:
             self._count_images(ni, -1)
             ni.set_node(node)
@@ -102,8 +104,7 @@ class Snapshot:
         self.columns.pop_row()
         if ni.pods:
             self._waiting[name] = list(ni.pods)
-        if ni.pods_with_affinity:
-            self._affinity_version += 1
+        self._affinity_version += 1  # rows moved: the lists are in row order
         self.nodes_version = next(_node_versions)
         self._bump()
 
@@ -153,7 +154,7 @@ class Snapshot:
         else:
             ni.add_pod(pi)
             self._sync_requested(ni)
-            self._note_affinity(pi)
+            self._note_affinity(pi, ni)
         self._bump()
         return pi
 
@@ -170,9 +171,8 @@ class Snapshot:
             waiting = self._waiting.get(node_name, [])
             self._waiting[node_name] = [p for p in waiting if p.uid != pi.uid] + [pi]
         else:
-            ni.replace_pod(pi)
-            self._note_affinity(known)
-            self._note_affinity(pi)
+            ni.replace_pod(pi)  # the same spec: the same lists the node is in
+            self.columns.generations[ni.index] = ni.generation
         self.generation += 2  # a removal and a placement
         return pi
 
@@ -186,7 +186,7 @@ class Snapshot:
         if ni is not None:
             ni.remove_pod(uid)
             self._sync_requested(ni)
-            self._note_affinity(pi)
+            self._note_affinity(pi, ni)
         else:
             waiting = self._waiting.get(node_name, [])
             self._waiting[node_name] = [p for p in waiting if p.uid != uid]
@@ -197,7 +197,14 @@ class Snapshot:
         entry = self.pod_locations.get(uid)
         return entry[1] if entry else None
 
+    def node_generations(self) -> npt.NDArray[np.int64]:
+        """``NodeInfo.generation`` of every node by row, without reading the nodes (a view: copy it
+        to keep it). Per-node indexes compare it with what they saw to find the nodes that changed."""
+        columns = self.columns
+        return columns.generations[: columns.size]
+
     def _sync_requested(self, ni: NodeInfo) -> None:
+        self.columns.generations[ni.index] = ni.generation
         self.columns.set_requested(
             ni.index,
             ni.requested,
@@ -206,8 +213,14 @@ class Snapshot:
             ni.non_zero_requested.memory,
         )
 
-    def _note_affinity(self, pi: PodInfo) -> None:
-        if pi.has_affinity or pi.has_required_anti_affinity:
+    def _note_affinity(self, pi: PodInfo, ni: NodeInfo) -> None:
+        """After ``pi`` was added to or removed from ``ni``: invalidate the lists of nodes with
+        pods with (anti-)affinity when ``ni`` may have joined or left one (its list of such pods
+        now holds at most that pod). Other changes keep the lists: they hold the nodes, whose pods
+        are read from the nodes themselves."""
+        if (pi.has_affinity and len(ni.pods_with_affinity) <= 1) or (
+            pi.has_required_anti_affinity and len(ni.pods_with_required_anti_affinity) <= 1
+        ):
             self._affinity_version += 1
 
     # --- derived lists (upstream's HavePodsWithAffinityList / ...RequiredAntiAffinityList) -------

@@ -45,7 +45,7 @@ class LowerPriorityIndex:
             self._rebuild(snapshot)
             return
         nodes = snapshot.nodes
-        generations = np.fromiter((ni.generation for ni in nodes), dtype=np.int64, count=len(nodes))
+        generations = snapshot.node_generations().copy()
         for row in np.flatnonzero(generations != self._generations).tolist():
             self._replace(row, nodes[row])
         self._generations = generations
@@ -62,9 +62,7 @@ class LowerPriorityIndex:
         self._segments = []
         for ni in snapshot.nodes:
             self._segments.append(self._append(ni))
-        self._generations = np.fromiter(
-            (ni.generation for ni in snapshot.nodes), dtype=np.int64, count=len(snapshot.nodes)
-        )
+        self._generations = snapshot.node_generations().copy()
 
     def _allocate(self, capacity: int) -> None:
         self._node_row = np.zeros(capacity, dtype=np.int64)

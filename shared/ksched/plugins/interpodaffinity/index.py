@@ -18,7 +18,6 @@ A cycle then evaluates each distinct term or class once instead of once per pod.
 from __future__ import annotations
 
 from itertools import repeat
-from operator import attrgetter
 from typing import TypeVar
 
 import numpy as np
@@ -31,8 +30,6 @@ from ksched.plugins.interpodaffinity.terms import AffinityTerm, LabelClass, labe
 K = TypeVar("K")
 ValueCounts = dict[str, int]
 """topology value -> count"""
-
-_generation_of = attrgetter("generation")
 
 
 def bump(table: dict[K, ValueCounts], key: K, value: str, delta: int) -> None:
@@ -154,7 +151,7 @@ class AffinityIndex:
             return
         nodes = snapshot.nodes
         n = len(nodes)
-        gens = np.fromiter(map(_generation_of, nodes), dtype=np.int64, count=n)
+        gens = snapshot.node_generations().copy()
         old = self._gens
         common = min(n, len(old))
         changed = np.flatnonzero(gens[:common] != old[:common]).tolist()
