@@ -32,11 +32,38 @@ ValueCounts = dict[str, int]
 """topology value -> count"""
 
 
+class IndexedCounts(dict[str, int]):
+    """The value counts of an index table. Once read as an array by value code
+    (:meth:`KeyColumn.lookup`), the array is kept and adjusted by :func:`bump` with every change,
+    so a cycle reads it without converting the counts again."""
+
+    __slots__ = ("column", "dense")
+
+    def __init__(self, counts: ValueCounts) -> None:
+        super().__init__(counts)
+        self.dense: npt.NDArray[np.int64] | None = None
+        self.column: KeyColumn | None = None
+
+    def adjust_dense(self, value: str, delta: int) -> None:
+        """Apply a change of ``value``'s count to the kept array (dropped when the value has no code
+        inside it: the next lookup builds it again)."""
+        dense, column = self.dense, self.column
+        if dense is None or column is None:
+            return
+        code = column.code_of.get(value)
+        if code is None or code >= len(dense) - 1:  # the last slot is the code -1's, always 0
+            self.dense = None
+            return
+        dense.flags.writeable = True
+        dense[code] += delta
+        dense.flags.writeable = False
+
+
 def bump(table: dict[K, ValueCounts], key: K, value: str, delta: int) -> None:
     """``table[key][value] += delta``, dropping entries that reach zero."""
     inner = table.get(key)
     if inner is None:
-        table[key] = {value: delta}
+        table[key] = IndexedCounts({value: delta})
         return
     n = inner.get(value, 0) + delta
     if n:
@@ -45,6 +72,9 @@ def bump(table: dict[K, ValueCounts], key: K, value: str, delta: int) -> None:
         del inner[value]
         if not inner:
             del table[key]
+            return
+    if isinstance(inner, IndexedCounts):
+        inner.adjust_dense(value, delta)
 
 
 class KeyColumn:
@@ -70,7 +100,19 @@ class KeyColumn:
             self.codes[row] = code
 
     def lookup(self, counts: ValueCounts | None) -> npt.NDArray[np.int64]:
-        """An array indexed by code (and by -1 -> its last slot, always 0) holding ``counts``."""
+        """An array indexed by code (and by -1 -> its last slot, always 0) holding ``counts``. For an
+        index table's counts it is the array kept up to date with them: read it, never write it."""
+        if isinstance(counts, IndexedCounts):
+            dense = counts.dense
+            if dense is not None and counts.column is self and len(dense) == len(self.code_of) + 1:
+                return dense
+            dense = self._array(counts)
+            dense.flags.writeable = False
+            counts.dense, counts.column = dense, self
+            return dense
+        return self._array(counts)
+
+    def _array(self, counts: ValueCounts | None) -> npt.NDArray[np.int64]:
         out = np.zeros(len(self.code_of) + 1, dtype=np.int64)
         if counts:
             codes = np.fromiter(map(self.code_of.get, counts, repeat(-1)), dtype=np.int64)

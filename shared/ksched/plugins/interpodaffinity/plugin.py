@@ -46,6 +46,7 @@ from ksched.plugins.interpodaffinity.filtering import (
 from ksched.plugins.interpodaffinity.index import AffinityIndex
 from ksched.plugins.interpodaffinity.scoring import (
     PRE_SCORE_STATE_KEY,
+    Contribution,
     PreScoreState,
     TopologyScore,
     existing_terms_score_by_walk,
@@ -207,19 +208,22 @@ class InterPodAffinity:
         snapshot = self.handle.snapshot
         ns_labels = snapshot.objects.namespace_labels(pod.namespace)
         hard_weight = self.args.hard_pod_affinity_weight
-        topology_score: TopologyScore = {}
         walk = None if has_constraints else self._nodes_to_walk(snapshot, snapshot.have_pods_with_affinity)
         if walk is not None:
+            topology_score: TopologyScore = {}
             existing_terms_score_by_walk(topology_score, walk, pod, ns_labels, hard_weight)
+            scores = PreScoreState.of(topology_score)
         else:
             index = self._synced_index(snapshot)
             preferred = self._resolve_weighted(snapshot, parsed.preferred_affinity)
             preferred_anti = self._resolve_weighted(snapshot, parsed.preferred_anti_affinity)
-            incoming_terms_score(topology_score, preferred, preferred_anti, index)
-            existing_terms_score_from_index(topology_score, pod, ns_labels, hard_weight, index)
-        if not topology_score:
+            contributions: list[Contribution] = []
+            incoming_terms_score(contributions, preferred, preferred_anti, index)
+            existing_terms_score_from_index(contributions, pod, ns_labels, hard_weight, index)
+            scores = PreScoreState(contributions)
+        if not scores.contributions:  # upstream: no topology score at all
             return Status.skip()
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(topology_score))
+        state.write(PRE_SCORE_STATE_KEY, scores)
         return None
 
     @staticmethod
@@ -242,7 +246,7 @@ class InterPodAffinity:
             s = self._pre_score_state(state)
         except LookupError as exc:
             return Status.as_error(exc)
-        if s.topology_score:
+        if s.contributions:
             normalize(scores)
         return None
 

@@ -18,6 +18,9 @@ PRE_SCORE_STATE_KEY: Final = "PreScoreInterPodAffinity"
 TopologyScore = dict[str, ValueCounts]
 """topology key -> topology value -> summed weight (upstream ``scoreMap``)."""
 
+Contribution = tuple[str, ValueCounts, int]
+"""(topology key, topology value -> count, weight): ``weight * count`` for each value of the key."""
+
 
 def _add_weighted(scores: TopologyScore, key: str, values: ValueCounts, weight: int) -> None:
     inner = scores.setdefault(key, {})
@@ -26,15 +29,33 @@ def _add_weighted(scores: TopologyScore, key: str, values: ValueCounts, weight: 
 
 
 class PreScoreState:
-    """The topology scores of one cycle; read-only after PreScore, so ``clone`` shares it."""
+    """The topology scores of one cycle, kept as the weighted counts they sum (an index's counts
+    are read as arrays by value code, kept up to date by the index); read-only after PreScore, so
+    ``clone`` shares it."""
 
-    __slots__ = ("topology_score",)
+    __slots__ = ("_merged", "contributions")
 
-    def __init__(self, topology_score: TopologyScore) -> None:
-        self.topology_score = topology_score
+    def __init__(self, contributions: list[Contribution]) -> None:
+        self.contributions = contributions
+        self._merged: TopologyScore | None = None
+
+    @classmethod
+    def of(cls, topology_score: TopologyScore) -> PreScoreState:
+        """The state of scores already summed per topology value."""
+        return cls([(key, values, 1) for key, values in topology_score.items()])
 
     def clone(self) -> PreScoreState:
         return self
+
+    @property
+    def topology_score(self) -> TopologyScore:
+        """topology key -> topology value -> summed weight (upstream ``scoreMap``)."""
+        if self._merged is None:
+            merged: TopologyScore = {}
+            for key, values, weight in self.contributions:
+                _add_weighted(merged, key, values, weight)
+            self._merged = merged
+        return self._merged
 
     def score(self, labels: Mapping[str, str]) -> int:
         total = 0
@@ -45,15 +66,19 @@ class PreScoreState:
         return total
 
     def score_batch(self, index: AffinityIndex, rows: Rows) -> Int64Array:
+        by_key: dict[str, Int64Array] = {}
+        for key, values, weight in self.contributions:
+            array = index.column(key).lookup(values)
+            summed = by_key.get(key)
+            by_key[key] = weight * array if summed is None else summed + weight * array
         total = np.zeros(len(rows), dtype=np.int64)
-        for key, values in self.topology_score.items():
-            column = index.column(key)
-            total += column.lookup(values)[column.codes[rows]]
+        for key, summed in by_key.items():
+            total += summed[index.column(key).codes[rows]]
         return total
 
 
 def incoming_terms_score(
-    scores: TopologyScore,
+    scores: list[Contribution],
     preferred_affinity: Sequence[WeightedTerm],
     preferred_anti: Sequence[WeightedTerm],
     index: AffinityIndex,
@@ -69,11 +94,11 @@ def incoming_terms_score(
         for (term, weight), per_class in zip(weighted, per_key, strict=True):
             values = per_class.get(cls)
             if values and term.matches_class(cls):
-                _add_weighted(scores, term.topology_key, values, weight)
+                scores.append((term.topology_key, values, weight))
 
 
 def existing_terms_score_from_index(
-    scores: TopologyScore,
+    scores: list[Contribution],
     pod: PodInfo,
     namespace_labels: Mapping[str, str],
     hard_pod_affinity_weight: int,
@@ -85,10 +110,10 @@ def existing_terms_score_from_index(
     if hard_pod_affinity_weight > 0:
         for term, values in index.affinity.items():
             if term.matches_class(incoming, namespace_labels):
-                _add_weighted(scores, term.topology_key, values, hard_pod_affinity_weight)
+                scores.append((term.topology_key, values, hard_pod_affinity_weight))
     for (term, weight), values in index.preferred.items():
         if term.matches_class(incoming, namespace_labels):
-            _add_weighted(scores, term.topology_key, values, weight)
+            scores.append((term.topology_key, values, weight))
 
 
 def existing_terms_score_by_walk(
