@@ -389,13 +389,20 @@ class ScheduleAlgorithm:
         merged.feasible = np.concatenate(feasible_parts) if feasible_parts else merged.feasible
         nodes = fw.snapshot.nodes
         must_explain = explain or found == 0
-        for row in merged.rejected_by:
+        # Not materialized: the rejecting plugin only (no message needed on success), one status per
+        # plugin shared by its nodes (as NodeToStatus.absent is shared by the nodes not listed)
+        placeholders: dict[int, Status] = {}
+        for row, j in merged.rejected_by.items():
             st = fw.status_for(state, pod, merged, row) if must_explain else merged.statuses.get(row)
             if st is None:
-                # Not materialized: record the rejecting plugin only (no message needed on success).
-                plugin = fw.active_filters(state)[merged.rejected_by[row]].name
-                st = Status(Code.UNSCHEDULABLE, plugin=plugin)
-            elif st.code == Code.ERROR:
+                st = placeholders.get(j)
+                if st is None:
+                    plugin = fw.active_filters(state)[j].name
+                    st = placeholders[j] = Status(Code.UNSCHEDULABLE, plugin=plugin)
+                    diagnosis.add_plugin_status(st)
+                diagnosis.node_to_status.set(nodes[row].name, st)
+                continue
+            if st.code == Code.ERROR:
                 raise SchedulingError(st)
             diagnosis.node_to_status.set(nodes[row].name, st)
             diagnosis.add_plugin_status(st)
