@@ -29,9 +29,10 @@ def _add_weighted(scores: TopologyScore, key: str, values: ValueCounts, weight: 
 
 
 class PreScoreState:
-    """The topology scores of one cycle, kept as the weighted counts they sum (an index's counts
-    are read as arrays by value code, kept up to date by the index); read-only after PreScore, so
-    ``clone`` shares it."""
+    """The topology scores of one cycle, kept as the weighted counts they sum: an index's counts,
+    read in place (as arrays by value code, kept up to date by the index), so the state holds for
+    the cycle that wrote it, whose Score follows its PreScore with no change of the snapshot in
+    between. Read-only after PreScore, so ``clone`` shares it."""
 
     __slots__ = ("_merged", "contributions")
 
