@@ -54,9 +54,9 @@ class IndexedCounts(dict[str, int]):
         if code is None or code >= len(dense) - 1:  # the last slot is the code -1's, always 0
             self.dense = None
             return
-        dense.flags.writeable = True
+        dense.setflags(write=True)
         dense[code] += delta
-        dense.flags.writeable = False
+        dense.setflags(write=False)
 
 
 def bump(table: dict[K, ValueCounts], key: K, value: str, delta: int) -> None:
@@ -107,7 +107,7 @@ class KeyColumn:
             if dense is not None and counts.column is self and len(dense) == len(self.code_of) + 1:
                 return dense
             dense = self._array(counts)
-            dense.flags.writeable = False
+            dense.setflags(write=False)
             counts.dense, counts.column = dense, self
             return dense
         return self._array(counts)
