@@ -14,6 +14,7 @@ from ksched.bus.jetstream import Delivery
 from ksched.bus.messages import Placement, PlacementBatch
 from ksched.service.reporter import Reporter
 from tests.binder.test_metrics import binder, placement
+from tests.service.test_reporter_backlog import held_writes
 
 
 class Raw:
@@ -43,15 +44,7 @@ def delivery(name: str) -> tuple[Delivery[Placement | PlacementBatch], Raw]:
 async def test_a_worker_waits_for_room_in_the_event_backlog(monkeypatch: pytest.MonkeyPatch) -> None:
     service = binder()
     reporter = Reporter(api=Any, tasks=service.tasks, max_backlog=1)  # type: ignore[arg-type]
-    api_answers = asyncio.Event()
-    events: list[str] = []
-
-    async def slow_event_write(method: str, path: str, body: Any, content_type: str = "") -> int:
-        await api_answers.wait()
-        events.append(body["regarding"]["name"])
-        return 201
-
-    monkeypatch.setattr(reporter, "_call", slow_event_write)
+    api_answers, events = held_writes(reporter, monkeypatch)
     service.reporter = reporter
     service._work = asyncio.Queue()
     (first_delivery, first), (second_delivery, second) = delivery("first"), delivery("second")

@@ -12,17 +12,24 @@ from ksched.service.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 
 
-async def test_room_waits_while_the_backlog_is_full(monkeypatch: pytest.MonkeyPatch) -> None:
-    reporter = Reporter(api=Any, tasks=TaskGroup(), max_backlog=2)  # type: ignore[arg-type]
+def held_writes(reporter: Reporter, monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, list[str]]:
+    """The reporter's API writes wait until the event returned is set, then record the pod each
+    event is about (in the list returned) and succeed."""
     release = asyncio.Event()
     written: list[str] = []
 
-    async def slow_write(method: str, path: str, body: Any, content_type: str = "") -> int:
+    async def held_write(method: str, path: str, body: Any, content_type: str = "") -> int:
         await release.wait()
         written.append(body["regarding"]["name"])
         return 201
 
-    monkeypatch.setattr(reporter, "_call", slow_write)
+    monkeypatch.setattr(reporter, "_call", held_write)
+    return release, written
+
+
+async def test_room_waits_while_the_backlog_is_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    reporter = Reporter(api=Any, tasks=TaskGroup(), max_backlog=2)  # type: ignore[arg-type]
+    release, written = held_writes(reporter, monkeypatch)
     reporter.scheduled(PodRef("default", "a", "uid-a"), "n1")
     await asyncio.wait_for(reporter.room(), 1.0)  # one pending: below the bound
     reporter.scheduled(PodRef("default", "b", "uid-b"), "n1")
