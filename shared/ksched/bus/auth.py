@@ -78,6 +78,12 @@ def _ordered_consumer(stream: str) -> list[str]:
     ]
 
 
+def _key_listing(stream: str) -> list[str]:
+    """List a KV bucket's keys (``ksched.bus.kv_keys``): an ephemeral pull consumer on ``stream``,
+    created, fetched from and deleted (its create and delete are in :func:`_ordered_consumer`)."""
+    return [f"{JS_API}.CONSUMER.MSG.NEXT.{stream}.*"]
+
+
 def _kv_bucket(bucket: str) -> list[str]:
     """Open (create), read, write, delete and list the keys of one KV bucket."""
     stream = f"KV_{bucket}"
@@ -88,6 +94,7 @@ def _kv_bucket(bucket: str) -> list[str]:
         f"{JS_API}.DIRECT.GET.{stream}.>",
         f"{JS_API}.STREAM.MSG.GET.{stream}",
         *_ordered_consumer(stream),
+        *_key_listing(stream),
     ]
 
 
@@ -101,6 +108,7 @@ def _kv_bucket_migration(bucket: str) -> list[str]:
         f"{JS_API}.DIRECT.GET.{stream}.>",
         f"{JS_API}.STREAM.MSG.GET.{stream}",
         *_ordered_consumer(stream),
+        *_key_listing(stream),
     ]
 
 

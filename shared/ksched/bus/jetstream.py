@@ -31,7 +31,6 @@ from nats.js.errors import (
     BucketNotFoundError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
-    NoKeysError,
 )
 from nats.js.kv import KeyValue
 
@@ -39,6 +38,7 @@ from ksched.bus.codec import BadMessage, Message, decode, encode
 from ksched.bus.connect import REPLICAS_SETTING, Bus, check_replicas
 from ksched.bus.endpoints import PublishEndpoint, Wildcard
 from ksched.bus.handlers import guarded, report_bad_message
+from ksched.bus.kv_keys import live_keys
 from ksched.bus.limits import check_message
 from ksched.bus.streams import all_streams
 from ksched.bus.subjects import SubjectKind
@@ -355,7 +355,8 @@ class TypedKV(Generic[M]):
     """A JetStream KV bucket holding one message type. Keys must match ``[-/_=.a-zA-Z0-9]+``
     (escape free-form parts with :func:`ksched.bus.tokens.encode_token`)."""
 
-    def __init__(self, kv: KeyValue, bucket: str, msg_type: type[M]) -> None:
+    def __init__(self, js: JetStreamContext, kv: KeyValue, bucket: str, msg_type: type[M]) -> None:
+        self._js = js
         self._kv = kv
         self.bucket = bucket
         self._msg_type = msg_type
@@ -387,7 +388,7 @@ class TypedKV(Generic[M]):
                 raise
             kv = await bus.js.key_value(bucket)
             await ensure_replicas(bus, f"KV_{bucket}", count)
-        return cls(kv, bucket, msg_type)
+        return cls(bus.js, kv, bucket, msg_type)
 
     def _check_key(self, key: str) -> None:
         if not _KEY_RE.fullmatch(key) or key.startswith(".") or key.endswith(".") or ".." in key:
@@ -451,10 +452,8 @@ class TypedKV(Generic[M]):
             await self._kv.delete(keys[-1])
 
     async def keys(self) -> list[str]:
-        try:
-            return list(await self._kv.keys())
-        except nats.js.errors.NoKeysError:
-            return []
+        """The keys holding a value (not deleted), in the order they were last written."""
+        return await live_keys(self._js, self.bucket)
 
 
 async def migrate_kv_bucket(bus: Bus, legacy_bucket: str, target: TypedKV[M]) -> int:
@@ -468,10 +467,7 @@ async def migrate_kv_bucket(bus: Bus, legacy_bucket: str, target: TypedKV[M]) ->
         legacy = await bus.js.key_value(legacy_bucket)
     except BucketNotFoundError:
         return 0
-    try:
-        keys = list(await legacy.keys())
-    except NoKeysError:
-        keys = []
+    keys = await live_keys(bus.js, legacy_bucket)
     copied = 0
     for key in keys:
         try:
