@@ -1,6 +1,7 @@
 """Listing a KV bucket's keys on a real server (``ksched.bus.kv_keys``): only live keys, every one
 of a bucket larger than a fetch, none for an empty bucket, and no consumer left behind. nats-py's
-``KeyValue.keys()`` fails the last test: it reports no keys while other keys are being written."""
+``KeyValue.keys()`` fails the last test in most runs: now and then it reports no keys while other
+keys are written, and it leaves its consumers behind."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ async def test_every_listing_sees_the_keys_written_before_it(bus: Bus) -> None:
 
     task = asyncio.create_task(writer())
     try:
-        for _ in range(30):
+        for _ in range(300):
             assert "ledger.entry" in await live_keys(bus.js, kv.bucket)
     finally:
         stop.set()
