@@ -49,8 +49,9 @@ def test_binder_options() -> None:
 
 
 def test_scheduler_options() -> None:
-    options = configure(scheduler_cli, [*COMMON, "--batch", "3", "--seed", "7"])
-    assert options == SchedulerOptions(common=EXPECTED_COMMON, batch=3, seed=7)
+    options = configure(scheduler_cli, [*COMMON, "--batch", "3", "--pop-window", "0.02", "--seed", "7"])
+    assert options == SchedulerOptions(common=EXPECTED_COMMON, batch=3, pop_window=0.02, seed=7)
+    assert configure(scheduler_cli, COMMON) == SchedulerOptions(common=EXPECTED_COMMON)
 
 
 def test_informer_options_without_and_with_an_election(tmp_path: Path) -> None:
@@ -101,6 +102,7 @@ def test_defaults_are_unchanged(cli: Any, port: int) -> None:
     [
         (binder_cli, ["--workers", "0"], "ksched binder: --workers must be at least 1, got 0"),
         (scheduler_cli, ["--batch", "-1"], "ksched scheduler: --batch must be at least 1, got -1"),
+        (scheduler_cli, ["--pop-window", "0"], "ksched scheduler: --pop-window must be a positive number"),
         (queue_cli, ["--lease-duration", "0s", "--no-leader-elect"], "ksched queue: --lease-duration"),
         (informer_cli, ["--leader-elect"], "ksched informer: --leader-elect needs the Kubernetes API"),
     ],

@@ -79,6 +79,7 @@ from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.group_cycle import GroupCycle
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
 from ksched_scheduler.options import SchedulerOptions
+from ksched_scheduler.pop_size import PopSize
 from ksched_scheduler.preemption import PreemptionRunner, status_nomination
 from ksched_scheduler.tracing import trace_assume, trace_cycle
 
@@ -177,6 +178,7 @@ class SchedulerService:
         self._inflight: OrderedDict[str, InFlight] = OrderedDict()
         self._inflight_of: dict[str, str] = {}  # pod uid -> its placement id in _inflight
         self._held: dict[str, LeasedPod] = {}
+        self.pop_size = PopSize(options.batch, options.pop_window)
         #: this process's assumes are numbered in decision order within a random session (the
         #: informer tells from them which placements a decision counted); those not answered yet
         self._session = uuid.uuid4().hex[:16]
@@ -254,7 +256,7 @@ class SchedulerService:
             request = PopRequest(
                 scheduler_id=self.identity,
                 scheduler_names=self.scheduler_names,
-                max_pods=self.options.batch,
+                max_pods=self.pop_size.next(),
                 wait_seconds=0.5,
             )
             try:
@@ -263,6 +265,7 @@ class SchedulerService:
                 log.debug("pop failed: %s", exc)
                 await asyncio.sleep(0.2)
                 continue
+            started = time.perf_counter()
             for batch in leased_batches(reply.pods, group_cycles=self.group_cycle is not None):
                 for leased in batch:
                     self._held[leased.lease_id] = leased
@@ -277,6 +280,7 @@ class SchedulerService:
                     await self._schedule_one(batch[0])
                 finally:
                     unbind(token)
+            self.pop_size.spent(time.perf_counter() - started, len(reply.pods))
 
     async def _prepared(self, leased: LeasedPod) -> Prepared | None:
         """The leased pod, once the replica has caught up with its newest event; None (and the
