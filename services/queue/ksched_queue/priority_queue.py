@@ -54,9 +54,9 @@ from .events import (
     event_label,
     matches_any,
 )
-from .heap import KeyedHeap
+from .heap import KeyedHeap, SortKeyHeap
 from .nominations import Nominations
-from .profiles import LessFn, QueueProfile, plugin_events
+from .profiles import LessFn, QueueProfile, SortKeyFn, plugin_events
 from .queued_pod import QueuedPod, decode_pending_pod
 from .queueing_hints import InFlightEvent, Strategy, hint_for_in_flight, is_event_of_interest, worth_requeuing
 from .rejections import RejectorTally
@@ -103,6 +103,7 @@ class SchedulingQueue:
         pop_from_backoff: bool = True,
         on_incoming: IncomingObserver | None = None,
         group_scheduling: bool = False,
+        sort_key: SortKeyFn | None = None,
     ) -> None:
         if not profiles:
             raise ValueError("the scheduling queue needs at least one profile")
@@ -118,9 +119,15 @@ class SchedulingQueue:
         self.on_move: MoveObserver | None = None
         self._less = less
         self._plugin_events = plugin_events(self.profiles.values())
-        self._active: dict[str, KeyedHeap[QueuedPod]] = {
-            name: KeyedHeap(_uid, self._active_less) for name in self.profiles
-        }
+        self._active: dict[str, KeyedHeap[QueuedPod] | SortKeyHeap[QueuedPod]]
+        if sort_key is None:
+            self._active = {name: KeyedHeap(_uid, self._active_less) for name in self.profiles}
+        else:  # the same order as _active_less: the plugin's, then first in first out
+
+            def active_key(entry: QueuedPod) -> tuple[tuple[float, ...], int]:
+                return (sort_key(entry.info), entry.seq)
+
+            self._active = {name: SortKeyHeap(_uid, active_key) for name in self.profiles}
         self.backoff = BackoffQueue(
             self.profiles,
             self._active_less,

@@ -28,6 +28,8 @@ from .events import event_matches
 log = logging.getLogger(__name__)
 
 LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+SortKeyFn = Callable[[QueuedPodInfo], tuple[float, ...]]
+"""A QueueSort plugin's ``sort_key`` (``ksched.framework.interfaces.QueueSortKey``)."""
 
 
 def always_queue(pod: object, old: object, new: object) -> QueueingHint:

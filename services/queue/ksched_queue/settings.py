@@ -101,6 +101,7 @@ def build_core(
         pod_max_in_unschedulable=settings.pod_max_in_unschedulable,
         on_incoming=on_incoming,
         group_scheduling=gangs is not None,
+        sort_key=next(iter(frameworks.values())).queue_sort_key(),
     )
     leases = LeaseTable(clock, settings.lease_seconds)
     classes = QueueDeviceClasses(snapshot.objects) if gates.enabled(DRA_EXTENDED_RESOURCE) else None

@@ -297,6 +297,11 @@ class Framework(PodGroupHandle):
         pl = self.plugins.queue_sort[0]
         return pl.less
 
+    def queue_sort_key(self) -> Callable[[QueuedPodInfo], tuple[float, ...]] | None:
+        """The QueueSort plugin's ``sort_key`` (``QueueSortKey``), or None if it orders by ``less`` only."""
+        pl = self.plugins.queue_sort[0]
+        return pl.sort_key if isinstance(pl, ifc.QueueSortKey) else None
+
     # --- PreFilter -------------------------------------------------------------------------------
     @_timed("PreFilter", lambda r: r[1])
     def run_pre_filter_plugins(

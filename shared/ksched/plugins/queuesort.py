@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ksched.framework.handle import Handle
-from ksched.framework.interfaces import QueueSortPlugin
+from ksched.framework.interfaces import QueueSortKey, QueueSortPlugin
 from ksched.framework.results import QueuedPodInfo
 
 NAME = "PrioritySort"
@@ -21,10 +21,15 @@ class PrioritySort:
         p2 = b.pod_info.priority
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
 
+    def sort_key(self, info: QueuedPodInfo) -> tuple[float, ...]:
+        """``less`` as a key: higher priority first, then the older timestamp."""
+        return (-info.pod_info.priority, info.timestamp)
+
 
 # The extension points PrioritySort implements, checked by mypy against ksched.framework.interfaces
 # (upstream's ``var _ fwk.<Point>Plugin = &PrioritySort{}`` lines).
 _QUEUE_SORT: type[QueueSortPlugin] = PrioritySort
+_SORT_KEY: type[QueueSortKey] = PrioritySort
 
 
 def new(args: Any, handle: Handle) -> PrioritySort:

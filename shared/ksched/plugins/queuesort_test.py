@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import QueuedPodInfo
@@ -37,4 +39,19 @@ def queued(priority: int | None, timestamp: float = 0.0) -> QueuedPodInfo:
     ],
 )
 def test_less(p1: QueuedPodInfo, p2: QueuedPodInfo, expected: bool) -> None:
-    assert new(None, None).less(p1, p2) is expected  # type: ignore[arg-type]
+    plugin = new(None, None)  # type: ignore[arg-type]
+    assert plugin.less(p1, p2) is expected
+    assert (plugin.sort_key(p1) < plugin.sort_key(p2)) is expected  # the key the queue orders by
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)),
+    st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)),
+    st.floats(0, 2e9, allow_nan=False),
+    st.floats(0, 2e9, allow_nan=False),
+)
+def test_the_sort_key_orders_as_less(p1: int | None, p2: int | None, t1: float, t2: float) -> None:
+    plugin = new(None, None)  # type: ignore[arg-type]
+    a, b = queued(p1, t1), queued(p2, t2)
+    assert plugin.less(a, b) is (plugin.sort_key(a) < plugin.sort_key(b))
