@@ -184,6 +184,7 @@ async def test_metrics_after_a_run(stack: Stack, api: ApiClient) -> None:
             'scheduler_plugin_execution_duration_seconds_bucket{extension_point="Filter",le="1e-05",'
             'plugin="NodeResourcesFit",status="Success"}',
             "ksched_snapshot_generation",
+            'ksched_scheduler_pop_pods_bucket{le="1.0"}',
             fit_filtered,
             evaluations("NodeResourcesFit", "PreFilter"),
             evaluations("TaintToleration", "PreScore"),  # at 0 if no cycle had two feasible nodes

@@ -59,6 +59,12 @@ UNSCHEDULABLE_PODS = Counter(
 ASSUME_LATENCY = Histogram(
     "ksched_assume_request_duration_seconds", "Round trip of an assume request.", buckets=_BUCKETS
 )
+POP_PODS = Histogram(
+    "ksched_scheduler_pop_pods",
+    "Pods received per pop from the queue, pops that brought none left out (the size asked for "
+    "follows --pop-window and --batch).",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+)
 ASSUME_CONFLICTS = Counter(
     "ksched_assume_conflicts_total", "Placements the informer rejected, by reason code.", ["code"]
 )

@@ -266,6 +266,8 @@ class SchedulerService:
                 await asyncio.sleep(0.2)
                 continue
             started = time.perf_counter()
+            if reply.pods:
+                metrics.POP_PODS.observe(len(reply.pods))
             for batch in leased_batches(reply.pods, group_cycles=self.group_cycle is not None):
                 for leased in batch:
                     self._held[leased.lease_id] = leased
