@@ -1,12 +1,11 @@
 """The live keys of a JetStream KV bucket, read without nats-py's ``KeyValue.keys()``.
 
-nats-py lists keys with a push consumer and decides that the bucket is empty when the consumer's
-info (``num_pending == 0``) reaches it before the first delivery. The server sends the info reply
-and the deliveries on different internal queues, so under load the reply can overtake a delivered
-message, and ``keys()`` then reports an empty bucket that holds keys (an informer restoring its
-ledger or its group commits found none). A pull consumer delivers nothing before it is asked:
-the count of messages it holds is known when it is created, and the listing reads exactly that
-many.
+nats-py lists keys with a push consumer and ends the listing at a marker it places from the
+consumer's info (nothing pending, nothing delivered yet) or from a message's ``num_pending``. While
+other keys were being written it now and then reported no keys for a bucket holding one
+(``tests/bus/test_kv_keys.py``), and an informer restoring its ledger or its group commits would
+then find none. A pull consumer delivers nothing before it is asked: the count of messages it
+holds is known when it is created, and the listing reads exactly that many.
 """
 
 from __future__ import annotations
