@@ -38,7 +38,7 @@ from ksched.bus.codec import BadMessage, Message, decode, encode
 from ksched.bus.connect import REPLICAS_SETTING, Bus, check_replicas
 from ksched.bus.endpoints import PublishEndpoint, Wildcard
 from ksched.bus.handlers import guarded, report_bad_message
-from ksched.bus.kv_keys import live_keys
+from ksched.bus.kv_keys import KV_OPERATION, live_keys
 from ksched.bus.limits import check_message
 from ksched.bus.streams import all_streams
 from ksched.bus.subjects import SubjectKind
@@ -347,10 +347,6 @@ class KVEntry(Generic[M]):
         return f"KVEntry({self.key!r}, {self.value!r}, revision={self.revision})"
 
 
-_KV_OPERATION = "KV-Operation"
-"""The header a KV delete marker carries (nats-py's ``KV_OP``)."""
-
-
 class TypedKV(Generic[M]):
     """A JetStream KV bucket holding one message type. Keys must match ``[-/_=.a-zA-Z0-9]+``
     (escape free-form parts with :func:`ksched.bus.tokens.encode_token`)."""
@@ -447,7 +443,7 @@ class TypedKV(Generic[M]):
         for key in keys:
             self._check_key(key)
         for key in keys[:-1] if acked else keys:
-            await bus.nc.publish(f"$KV.{self.bucket}.{key}", b"", headers={_KV_OPERATION: "DEL"})
+            await bus.nc.publish(f"$KV.{self.bucket}.{key}", b"", headers={KV_OPERATION: "DEL"})
         if acked:
             await self._kv.delete(keys[-1])
 

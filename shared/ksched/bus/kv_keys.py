@@ -21,14 +21,15 @@ from nats.js.errors import NotFoundError
 
 FETCH_BATCH = 256
 FETCH_TIMEOUT = 5.0
-_OPERATION = "KV-Operation"
+KV_OPERATION = "KV-Operation"
+"""The header a KV delete or purge marker carries (nats-py's ``KV_OP``)."""
 _MARKER_REASON = "Nats-Marker-Reason"  # nats-server 2.11+: a marker placed by the server (TTL, purge)
 _GONE = {"DEL", "PURGE"}
 
 
 def _is_live(msg: Msg) -> bool:
     headers = msg.headers or {}
-    return headers.get(_OPERATION) not in _GONE and _MARKER_REASON not in headers
+    return headers.get(KV_OPERATION) not in _GONE and _MARKER_REASON not in headers
 
 
 async def live_keys(js: JetStreamContext, bucket: str) -> list[str]:
