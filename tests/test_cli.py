@@ -73,3 +73,18 @@ def test_ksched_profile_charges_cpu_time_not_waiting(tmp_path: Path, monkeypatch
     stats = pstats.Stats(str(path))
     sleep = [v for k, v in stats.stats.items() if k[2] == "<built-in method time.sleep>"]  # type: ignore[attr-defined]
     assert sleep and sleep[0][3] < 0.1, sleep  # cumulative: CPU, not the 0.3 s of wall time
+
+
+def test_ksched_profile_only_profiles_the_commands_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``KSCHED_PROFILE_ONLY=a,b``: only those subcommands are profiled (one service of a stack)."""
+    name = subcommand(tmp_path, monkeypatch, "def main(argv):\n    return 0\n")
+    out = tmp_path / "profiles"
+    monkeypatch.setenv("KSCHED_PROFILE", str(out))
+    monkeypatch.setenv("KSCHED_PROFILE_ONLY", "informer,queue")
+    assert cli.main([name]) == 0
+    assert not list(out.glob("*.prof"))
+    monkeypatch.setenv("KSCHED_PROFILE_ONLY", f"informer,{name}")
+    assert cli.main([name]) == 0
+    assert len(list(out.glob(f"{name}-*.prof"))) == 1

@@ -87,13 +87,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ksched {name}: not yet available in this build ({exc.name} is missing)", file=sys.stderr)
         return 2
     profile_dir = os.environ.get("KSCHED_PROFILE")
-    if profile_dir:
+    only = os.environ.get("KSCHED_PROFILE_ONLY", "")  # subcommands to profile, comma-separated: all if ""
+    if profile_dir and (not only or name in only.split(",")):
         return _profiled(func, rest, name, profile_dir)
     return func(rest)
 
 
 def _profiled(func: _Main, argv: list[str], name: str, directory: str) -> int:
-    """Run a subcommand under cProfile (``KSCHED_PROFILE=DIR``): stats land in DIR/<cmd>-<pid>.prof.
+    """Run a subcommand under cProfile (``KSCHED_PROFILE=DIR``, and ``KSCHED_PROFILE_ONLY=a,b`` to
+    profile only those subcommands): stats land in DIR/<cmd>-<pid>.prof.
     The clock is the process's CPU time: with wall time a call charges the time the process waited
     for a core (on a busy machine, a socket send that wakes its reader is preempted there)."""
     import cProfile

@@ -534,3 +534,14 @@ def test_change_log_keeps_what_a_pod_without_constraints_needs_apart() -> None:
     assert log.anti_affinity_placed_since(2) == []
     assert log.objects_since(3) == [ObjectChange(4, "Namespace", "default")] and log.objects_since(4) == []
     assert log.nodes_since(4) == [NodeChange(5, "n3")]
+
+
+def test_change_log_drops_its_oldest_changes_in_one_go_past_its_slack() -> None:
+    log = ChangeLog(capacity=4, slack=2)
+    for gen in range(1, 7):
+        log.record(NodeChange(gen, "n"))
+    assert len(log) == 6 and log.covers(0)  # within the slack: nothing dropped yet
+    log.record(NodeChange(7, "n"))
+    assert len(log) == 4 and [c.generation for c in log.since(0)] == [4, 5, 6, 7]
+    assert not log.covers(2) and log.covers(3)
+    assert [c.generation for c in log.nodes_since(0)] == [4, 5, 6, 7]

@@ -164,6 +164,29 @@ def test_a_crashing_background_task_ends_the_command_with_status_1(
     assert "RuntimeError: a bug in the loop" in log
 
 
+def test_ksched_loop_cpu_writes_the_service_s_report_when_it_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``KSCHED_LOOP_CPU=DIR``: the service's CPU by event-loop callback in DIR/<name>-<pid>.txt, on
+    asyncio's loop even for a uvloop service; the loop is as before afterwards."""
+    monkeypatch.setenv("KSCHED_LOOP_CPU", str(tmp_path))
+    crashing = command.ServiceCommand(
+        name="crashing",
+        description="a service that crashes",
+        default_http_port=0,
+        add_arguments=lambda parser: None,
+        options=lambda ns, common, config: common,
+        service=Crashing,
+        uvloop=True,
+    )
+    original = asyncio.events.Handle._run
+    assert command.main(crashing, ["--log-format", "text"]) == FAILED_EXIT_CODE
+    (report,) = tmp_path.glob("crashing-*.txt")
+    text = report.read_text()
+    assert "in event-loop callbacks" in text and "task:TaskGroup._guard[watch-loop]" in text
+    assert asyncio.events.Handle._run is original
+
+
 async def test_serve_returns_0_after_a_requested_stop() -> None:
     service = Crashing(EXPECTED_COMMON, KubeSchedulerConfiguration())
     service.start = lambda: asyncio.sleep(0)  # type: ignore[method-assign]

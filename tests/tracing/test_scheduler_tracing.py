@@ -7,6 +7,8 @@ from typing import Any
 
 import msgspec
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 from ksched_scheduler.cycle import SCHEDULED, UNSCHEDULABLE, SchedulingCycle
 from ksched_scheduler.tracing import (
     MAX_NAMES_PER_GROUP,
@@ -200,3 +202,12 @@ def test_top_score_rows_are_best_first_with_ties_in_scan_order() -> None:
     assert top_score_rows(result, 4) == [1, 3, 0, 2]
     assert top_score_rows(result, 10) == [1, 3, 0, 2, 4]
     assert top_score_rows(result, 0) == []
+
+
+@given(st.lists(st.integers(0, 6), max_size=40), st.integers(0, 45))
+def test_top_score_rows_are_the_head_of_a_stable_sort(totals: list[int], k: int) -> None:
+    """Whatever the ties, the k best rows are the first k of a stable sort of the negated totals."""
+    result = ScheduleResult("a", len(totals), len(totals))
+    result.scored_nodes = [NodeInfo(make_node(f"n{i}")) for i in range(len(totals))]
+    result.score_totals = np.array(totals, dtype=np.int64)
+    assert top_score_rows(result, k) == sorted(range(len(totals)), key=lambda i: -totals[i])[:k]

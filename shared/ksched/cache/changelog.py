@@ -72,8 +72,9 @@ class _Run(Generic[C]):
         self._changes.append(change)
         self._generations.append(change.generation)
 
-    def oldest_generation(self) -> int:
-        return self._generations[self._start]
+    def generation_at(self, index: int) -> int:
+        """The generation of the ``index``-th oldest change kept (0: the oldest)."""
+        return self._generations[self._start + index]
 
     def first_after(self, generation: int) -> int:
         return bisect_right(self._generations, generation, lo=self._start)
@@ -94,11 +95,14 @@ class _Run(Generic[C]):
 
 
 class ChangeLog:
-    """The last ``capacity`` changes (a change carries the cache generation that includes it; one
-    generation may have several, e.g. a pod's old and new version)."""
+    """At least the last ``capacity`` changes and at most ``slack`` more (a change carries the cache
+    generation that includes it; one generation may have several, e.g. a pod's old and new version)."""
 
-    def __init__(self, capacity: int = CAPACITY) -> None:
+    def __init__(self, capacity: int = CAPACITY, slack: int | None = None) -> None:
         self.capacity = capacity
+        #: changes past ``capacity`` before the oldest are dropped, all at once (a drop per change
+        #: cost four searches of the runs)
+        self.slack = capacity // 8 if slack is None else slack
         self._all: _Run[Change] = _Run()
         self._nodes: _Run[NodeChange] = _Run()
         self._objects: _Run[ObjectChange] = _Run()
@@ -124,8 +128,9 @@ class ChangeLog:
             self._nodes.append(change)
         else:
             self._objects.append(change)
-        if len(self._all) > self.capacity:
-            self.floor = self._all.oldest_generation()
+        excess = len(self._all) - self.capacity
+        if excess > self.slack:
+            self.floor = self._all.generation_at(excess - 1)
             for run in (self._all, self._nodes, self._objects, self._anti):
                 run.drop_through(self.floor)
 

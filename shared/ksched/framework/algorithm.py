@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ksched.framework.columns import take_items
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.extender import EXTENDER_NAME, Extender, ExtenderError
 from ksched.framework.extender_calls import (
@@ -140,8 +141,7 @@ class ScheduleAlgorithm:
         if len(feasible) == 1:
             host = snapshot.nodes[int(feasible[0])].name
             return ScheduleResult(host, evaluated, 1, diagnosis=diagnosis if explain else None)
-        all_nodes = snapshot.nodes
-        nodes = [all_nodes[r] for r in feasible.tolist()]  # tolist: Python ints, no per-row numpy scalar
+        nodes = take_items(snapshot.nodes, feasible)
         if not fw.has_score_plugins():
             totals: Int64Array = np.ones(len(nodes), dtype=np.int64)
             per_plugin: dict[str, Int64Array] = {}

@@ -8,6 +8,8 @@ Column 0..3 are cpu (millicores), memory, ephemeral-storage and pods; scalar res
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import numpy.typing as npt
 
@@ -121,6 +123,20 @@ def row_runs(rows: IntpArray, size: int) -> RowRuns:
         if int(np.count_nonzero(steps != 1)) == 1:  # the one step back is at k-1 (checked above)
             return slice(first, size), slice(0, last + 1)
     return rows
+
+
+T = TypeVar("T")
+
+
+def take_items(items: list[T], rows: IntpArray) -> list[T]:
+    """``[items[r] for r in rows]``, read as one or two slices of the list when ``rows`` are the
+    search's runs (see :func:`row_runs`): a copy of memory where the comprehension costs per row."""
+    runs = row_runs(rows, len(items))
+    if isinstance(runs, slice):
+        return items[runs]
+    if isinstance(runs, tuple):
+        return items[runs[0]] + items[runs[1]]
+    return [items[r] for r in rows.tolist()]  # tolist: Python ints, no per-row numpy scalar
 
 
 def take_rows(matrix: npt.NDArray[np.int64], runs: RowRuns) -> npt.NDArray[np.int64]:

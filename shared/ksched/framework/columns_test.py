@@ -1,5 +1,5 @@
-"""row_runs / take_rows: the search's rows read as views or two-slice copies, in order, and any
-other rows gathered; the result is always what fancy indexing gives."""
+"""row_runs / take_rows / take_items: the search's rows read as views or two-slice copies, in order,
+and any other rows gathered; the result is always what indexing row by row gives."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ksched.framework.columns import row_runs, take_rows
+from ksched.framework.columns import row_runs, take_items, take_rows
 
 SIZE = 10
 
@@ -61,3 +61,12 @@ def test_take_rows_is_fancy_indexing(arbitrary: list[int], start: int, length: i
     rotated = np.roll(np.arange(SIZE, dtype=np.intp), -start)[:length]
     for candidate in (np.array(arbitrary, dtype=np.intp), rotated):
         assert np.array_equal(take_rows(matrix, row_runs(candidate, SIZE)), matrix[candidate])
+
+
+@given(st.lists(st.integers(0, SIZE - 1), max_size=2 * SIZE), st.integers(0, SIZE - 1), st.integers(0, SIZE))
+def test_take_items_is_indexing_row_by_row(arbitrary: list[int], start: int, length: int) -> None:
+    """The search's runs (sliced) and arbitrary rows (gathered) give the items of a list in row order."""
+    items = [f"node-{i}" for i in range(SIZE)]
+    rotated = np.roll(np.arange(SIZE, dtype=np.intp), -start)[:length]
+    for candidate in (np.array(arbitrary, dtype=np.intp), rotated):
+        assert take_items(items, candidate) == [items[int(r)] for r in candidate]

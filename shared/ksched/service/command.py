@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Generic, NoReturn, TypeVar
 
 from ksched.config import ConfigError, KubeSchedulerConfiguration
 from ksched.extenders import ExtenderConfigError, HTTPExtenders
+from ksched.service import loop_cpu
 from ksched.service.election import add_leader_election_arguments
 from ksched.service.lifecycle import Service, serve
 from ksched.service.logs import setup_logging
@@ -105,12 +108,31 @@ def main(command: ServiceCommand[OptionsT], argv: Sequence[str]) -> int:
             return 0  # --write-config-to (or --help) done
         raise
     service = command.service(options, config)
-    runner = asyncio.Runner(loop_factory=_uvloop() if command.uvloop else None)
+    accounting = loop_cpu.directory()
+    # accounting times asyncio's own loop (docs: ksched.service.loop_cpu)
+    runner = asyncio.Runner(loop_factory=_uvloop() if command.uvloop and accounting is None else None)
     with runner:
         try:
+            if accounting is not None:
+                return runner.run(_serve_accounted(service, accounting, command.name))
             return runner.run(serve(service))
         except KeyboardInterrupt:
             return 130
+
+
+async def _serve_accounted(service: Service, directory: Path, name: str) -> int:
+    """:func:`serve` with its CPU accounted by event-loop callback (``KSCHED_LOOP_CPU``)."""
+    accounting = loop_cpu.LoopCpu()
+    accounting.install()
+    writer = asyncio.create_task(accounting.write_every(directory, name), name="loop-cpu-report")
+    try:
+        return await serve(service)
+    finally:
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writer
+        accounting.write(directory, name)
+        accounting.uninstall()
 
 
 def _exit(message: str) -> NoReturn:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from kubernetes_asyncio.client import ApiClient
 from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
 from ksched.apimachinery.rest import raw_request
+from ksched.apimachinery.validation import dns1123_subdomain_errors
 from ksched.service.tasks import TaskGroup
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,14 @@ SERIES_PATCH_INTERVAL = 30.0
 """A series' count is written back at most this often."""
 MAX_BACKLOG = 64
 """Writes handed over and not finished past which :meth:`Reporter.room` makes its caller wait."""
+
+
+def event_name(regarding: str, unix_nano: int) -> str:
+    """An Event's name as upstream's recorder makes it (``GenerateEventName``): the name of the
+    object it is about, a dot and the time in hexadecimal nanoseconds; a random UUID when that is not
+    a valid object name (a name near the 253-character limit)."""
+    name = f"{regarding}.{unix_nano:x}"
+    return str(uuid.uuid4()) if dns1123_subdomain_errors(name) else name
 
 
 @dataclass(frozen=True)
@@ -138,7 +147,8 @@ class Reporter:
         """Record an event about ``pod`` (Normal/Warning), merged into a series when it repeats;
         ``related`` is a second pod involved (the preemptor of a Preempted victim)."""
         key = (pod.uid, reason, note)
-        now = time.time()
+        now_ns = time.time_ns()
+        now = now_ns / 1e9
         series = self._series.get(key)
         if series is not None and now - series.first < SERIES_WINDOW:
             series.count += 1
@@ -146,7 +156,7 @@ class Reporter:
                 series.pending_patch = True
                 self._spawn("event-series", self._patch_series(series))
             return
-        name = f"{pod.name}.{secrets.token_hex(8)}"
+        name = event_name(pod.name, now_ns)
         self._series[key] = _Series(name, pod.namespace, 1, now, now)
         if len(self._series) > 50_000:
             cutoff = now - SERIES_WINDOW

@@ -1,0 +1,55 @@
+"""Event names as upstream's recorder makes them (client-go ``GenerateEventName``): the regarding
+object's name, a dot, the time in hexadecimal nanoseconds; a UUID when that is no valid name."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from ksched.service.reporter import PodRef, Reporter, event_name
+from ksched.service.tasks import TaskGroup
+
+
+def test_the_name_is_the_object_s_and_the_time_in_hex_nanoseconds() -> None:
+    assert event_name("bind-me", 0x18EB480564F1706E) == "bind-me.18eb480564f1706e"
+
+
+@pytest.mark.parametrize(
+    "regarding",
+    [
+        "p" * 240,  # valid, but no room for the dot and 16 hex digits within 253 characters
+        "Upper-Case",  # not a valid object name (an object the API validated would not have it)
+    ],
+)
+def test_a_name_that_would_not_be_valid_is_a_uuid(regarding: str) -> None:
+    name = event_name(regarding, 0x18EB480564F1706E)
+    assert str(uuid.UUID(name)) == name
+
+
+def test_a_pod_name_just_short_enough_keeps_upstream_s_form() -> None:
+    regarding = "p" * (253 - 17)
+    assert event_name(regarding, 0x18EB480564F1706E) == f"{regarding}.18eb480564f1706e"
+
+
+async def test_the_reporter_names_its_events_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    reporter = Reporter(api=Any, tasks=TaskGroup())  # type: ignore[arg-type]
+    bodies: list[dict[str, Any]] = []
+
+    async def write(method: str, path: str, body: Any, content_type: str = "") -> int:
+        bodies.append(body)
+        return 201
+
+    monkeypatch.setattr(reporter, "_call", write)
+    before = time.time_ns()
+    reporter.scheduled(PodRef("default", "bind-me", "uid-1"), "n1")
+    await asyncio.wait_for(reporter.drain(1.0), 2.0)
+    after = time.time_ns()
+    (body,) = bodies
+    match = re.fullmatch(r"bind-me\.([0-9a-f]+)", body["metadata"]["name"])
+    assert match is not None, body["metadata"]["name"]
+    assert before <= int(match.group(1), 16) <= after
