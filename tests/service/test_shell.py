@@ -5,6 +5,7 @@ crashed background task ends the service with status 1 and its name in the log."
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +141,21 @@ class Crashing:
         self.stopped = True
 
 
+def crashing_command(
+    service: Callable[[CommonOptions, KubeSchedulerConfiguration], Crashing], *, uvloop: bool = False
+) -> command.ServiceCommand[CommonOptions]:
+    """``ksched crashing``: a command whose service is :class:`Crashing`."""
+    return command.ServiceCommand(
+        name="crashing",
+        description="a service that crashes",
+        default_http_port=0,
+        add_arguments=lambda parser: None,
+        options=lambda ns, common, config: common,
+        service=service,
+        uvloop=uvloop,
+    )
+
+
 def test_a_crashing_background_task_ends_the_command_with_status_1(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -149,15 +165,7 @@ def test_a_crashing_background_task_ends_the_command_with_status_1(
         made.append(Crashing(options, config))
         return made[-1]
 
-    crashing = command.ServiceCommand(
-        name="crashing",
-        description="a service that crashes",
-        default_http_port=0,
-        add_arguments=lambda parser: None,
-        options=lambda ns, common, config: common,
-        service=service,
-    )
-    assert command.main(crashing, ["--log-format", "text"]) == FAILED_EXIT_CODE
+    assert command.main(crashing_command(service), ["--log-format", "text"]) == FAILED_EXIT_CODE
     assert made[0].stopped
     log = capsys.readouterr().err
     assert "task watch-loop failed; stopping the service" in log
@@ -170,17 +178,8 @@ def test_ksched_loop_cpu_writes_the_service_s_report_when_it_stops(
     """``KSCHED_LOOP_CPU=DIR``: the service's CPU by event-loop callback in DIR/<name>-<pid>.txt, on
     asyncio's loop even for a uvloop service; the loop is as before afterwards."""
     monkeypatch.setenv("KSCHED_LOOP_CPU", str(tmp_path))
-    crashing = command.ServiceCommand(
-        name="crashing",
-        description="a service that crashes",
-        default_http_port=0,
-        add_arguments=lambda parser: None,
-        options=lambda ns, common, config: common,
-        service=Crashing,
-        uvloop=True,
-    )
     original = asyncio.events.Handle._run
-    assert command.main(crashing, ["--log-format", "text"]) == FAILED_EXIT_CODE
+    assert command.main(crashing_command(Crashing, uvloop=True), ["--log-format", "text"]) == FAILED_EXIT_CODE
     (report,) = tmp_path.glob("crashing-*.txt")
     text = report.read_text()
     assert "in event-loop callbacks" in text and "task:TaskGroup._guard[watch-loop]" in text
