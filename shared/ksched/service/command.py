@@ -108,13 +108,13 @@ def main(command: ServiceCommand[OptionsT], argv: Sequence[str]) -> int:
             return 0  # --write-config-to (or --help) done
         raise
     service = command.service(options, config)
-    accounting = loop_cpu.directory()
-    # accounting times asyncio's own loop (docs: ksched.service.loop_cpu)
-    runner = asyncio.Runner(loop_factory=_uvloop() if command.uvloop and accounting is None else None)
+    loop_cpu_dir = loop_cpu.directory()
+    # the accounting times asyncio's own loop (see ksched.service.loop_cpu)
+    runner = asyncio.Runner(loop_factory=_uvloop() if command.uvloop and loop_cpu_dir is None else None)
     with runner:
         try:
-            if accounting is not None:
-                return runner.run(_serve_accounted(service, accounting, command.name))
+            if loop_cpu_dir is not None:
+                return runner.run(_serve_accounted(service, loop_cpu_dir, command.name))
             return runner.run(serve(service))
         except KeyboardInterrupt:
             return 130
