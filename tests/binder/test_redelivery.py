@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import msgspec
 import pytest
 from prometheus_client import REGISTRY
 
@@ -65,14 +66,16 @@ class Reporter:
     def __init__(self, has_event: bool | None) -> None:
         self._has_event = has_event
         self.scheduled_events: list[tuple[str, str]] = []
+        self.names_ns: list[int | None] = []
         self.asked: list[str] = []
 
     async def has_event(self, ref: PodRef, reason: str) -> bool | None:
         self.asked.append(f"{ref.name} {reason}")
         return self._has_event
 
-    def scheduled(self, ref: PodRef, node: str) -> None:
+    def scheduled(self, ref: PodRef, node: str, name_ns: int | None = None) -> None:
         self.scheduled_events.append((ref.name, node))
+        self.names_ns.append(name_ns)
 
 
 @pytest.mark.parametrize(("has_event", "events"), [(False, [("gone-binder", "n1")]), (None, [])])
@@ -91,6 +94,35 @@ async def test_a_repeat_reports_scheduled_only_if_the_api_has_no_such_event(
     assert await service.bind(placement("gone-binder", flushed=False)) == "bound"
     assert reporter.asked == ["gone-binder Scheduled"]
     assert reporter.scheduled_events == events and plugin.post_binds == 0
+
+
+ASSUMED_AT = 1_764_403_200.123456
+
+
+@pytest.mark.parametrize("has_event", [False, None])
+async def test_a_repeat_names_its_event_by_the_placement(has_event: bool | None) -> None:
+    """The first binder's event may still be on its way (that binder was paused): the repeat's event
+    has the same name, so the API keeps one; so when the API cannot tell, the repeat sends it too."""
+    service = binder()
+    plugin = AlreadyBound("n1")
+    fw = Framework("default-scheduler", Snapshot())
+    fw.set_plugins(PluginsByPoint(bind=[plugin], post_bind=[plugin]))
+    service.frameworks = {"default-scheduler": fw}
+    reporter = Reporter(has_event=has_event)
+    service.reporter = cast(Any, reporter)
+    p = msgspec.structs.replace(placement("paused-binder", flushed=False), assumed_at=ASSUMED_AT)
+    assert await service.bind(p) == "bound"
+    assert reporter.scheduled_events == [("paused-binder", "n1")]
+    assert reporter.names_ns == [int(ASSUMED_AT * 1e9)]
+
+
+async def test_the_first_binding_names_its_event_by_the_placement_too() -> None:
+    service = binder()
+    reporter = Reporter(has_event=None)
+    service.reporter = cast(Any, reporter)
+    p = msgspec.structs.replace(placement("first", flushed=False), assumed_at=ASSUMED_AT)
+    assert await service.bind(p) == "bound"
+    assert reporter.names_ns == [int(ASSUMED_AT * 1e9)] and reporter.asked == []
 
 
 async def test_already_assigned_to_another_node_fails_the_binding() -> None:

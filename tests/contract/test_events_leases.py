@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+import uuid
 from typing import Any
 
 import pytest
@@ -9,6 +11,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.timestamps import micro_time
+from ksched.service.reporter import PodRef, Reporter
+from ksched.service.tasks import TaskGroup
 from tests import kube
 from tests.contract.testing import unique
 from tests.fixtures.kubesim import Cluster, Raw
@@ -119,6 +123,23 @@ async def test_typed_events_client(api: ApiClient, cluster: Cluster) -> None:
         cluster.namespace, field_selector=f"metadata.name={name}"
     )
     assert [e.reason for e in listed.items] == ["Scheduled"]
+
+
+async def test_two_reporters_of_one_placement_leave_one_event(api: ApiClient, cluster: Cluster) -> None:
+    """Two binders report the same placement's binding (a redelivery while the first binder's event
+    was still on its way): both name the event by the placement, the API refuses the second (409)."""
+    pod = PodRef(cluster.namespace, unique("bound-twice"), str(uuid.uuid4()))
+    placed_ns = time.time_ns()
+    reporters = [Reporter(api, TaskGroup(), reporting_instance=f"binder-{i}") for i in range(2)]
+    for reporter in reporters:
+        reporter.scheduled(pod, "node-a", placed_ns)
+        await reporter.drain(5.0)
+    listed = await client.CoreV1Api(api).list_namespaced_event(
+        cluster.namespace, field_selector=f"involvedObject.uid={pod.uid}"
+    )
+    assert [(e.reason, e.metadata.name) for e in listed.items] == [("Scheduled", f"{pod.name}.{placed_ns:x}")]
+    assert [r.failures for r in reporters] == [0, 0]
+    assert await reporters[1].has_event(pod, "Scheduled") is True
 
 
 # --- leases ----------------------------------------------------------------------------------------

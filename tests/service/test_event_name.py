@@ -29,6 +29,8 @@ def test_the_name_is_the_object_s_and_the_time_in_hex_nanoseconds() -> None:
 def test_a_name_that_would_not_be_valid_is_a_uuid(regarding: str) -> None:
     name = event_name(regarding, 0x18EB480564F1706E)
     assert str(uuid.UUID(name)) == name
+    assert event_name(regarding, 0x18EB480564F1706E) == name  # the same happening, the same Event
+    assert event_name(regarding, 0x18EB480564F1706F) != name
 
 
 def test_a_pod_name_just_short_enough_keeps_upstream_s_form() -> None:
@@ -53,3 +55,20 @@ async def test_the_reporter_names_its_events_so(monkeypatch: pytest.MonkeyPatch)
     match = re.fullmatch(r"bind-me\.([0-9a-f]+)", body["metadata"]["name"])
     assert match is not None, body["metadata"]["name"]
     assert before <= int(match.group(1), 16) <= after
+
+
+async def test_a_repeat_named_by_the_same_time_is_written_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A redelivered placement in the binder that reported it: no second write, no series."""
+    reporter = Reporter(api=Any, tasks=TaskGroup())  # type: ignore[arg-type]
+    bodies: list[dict[str, Any]] = []
+
+    async def write(method: str, path: str, body: Any, content_type: str = "") -> int:
+        bodies.append(body)
+        return 201
+
+    monkeypatch.setattr(reporter, "_call", write)
+    pod = PodRef("default", "bind-me", "uid-1")
+    reporter.scheduled(pod, "n1", 0x18EB480564F1706E)
+    reporter.scheduled(pod, "n1", 0x18EB480564F1706E)
+    await asyncio.wait_for(reporter.drain(1.0), 2.0)
+    assert [b["metadata"]["name"] for b in bodies] == ["bind-me.18eb480564f1706e"]

@@ -75,6 +75,12 @@ def already_bound_to(status: Status, node: str) -> bool:
     return "is already assigned to node" in text and f'node "{node}"' in text
 
 
+def _event_ns(p: Placement) -> int | None:
+    """The time that names a placement's Scheduled event: when the informer accepted it, the same
+    in every delivery of it (None for a placement without one)."""
+    return int(p.assumed_at * 1e9) if p.assumed_at else None
+
+
 def pod_gone(status: Status) -> bool:
     err = status.error
     return getattr(err, "code", 0) == 404 or "not found" in status.message
@@ -314,18 +320,22 @@ class BinderService:
             # before acknowledging): that binder reported the binding; upstream reports one binding
             # once, so no second PostBind or attempts/SLI sample here, and a Scheduled event only if
             # the API has none (that binder died before sending it: with a batch half bound, the
-            # pods it bound last).
+            # pods it bound last). Its event may still be on its way (that binder paused, or this
+            # one with its own first report still queued): both are named by the placement, so the
+            # API refuses the second.
             self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt, redelivered=True)
             ref = PodRef(p.namespace, p.name, p.pod_uid)
-            if self.reporter is not None and await self.reporter.has_event(ref, "Scheduled") is False:
-                self.reporter.scheduled(ref, p.node_name)
+            if self.reporter is not None:
+                known = await self.reporter.has_event(ref, "Scheduled")
+                if known is False or (known is None and _event_ns(p) is not None):
+                    self.reporter.scheduled(ref, p.node_name, _event_ns(p))
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
         self._write_results(p, state)
         ref = PodRef(p.namespace, p.name, p.pod_uid)
         if self.reporter is not None:
-            self.reporter.scheduled(ref, p.node_name)
+            self.reporter.scheduled(ref, p.node_name, _event_ns(p))
         await fw.run_post_bind_plugins(state, pi, p.node_name)
         metrics.POD_SCHEDULING_ATTEMPTS.observe(max(p.attempt, 1))
         since_queued = p.initial_attempt_at or p.assumed_at  # assumed_at: placements of older schedulers

@@ -42,10 +42,11 @@ MAX_BACKLOG = 64
 
 def event_name(regarding: str, unix_nano: int) -> str:
     """An Event's name as upstream's recorder makes it (``GenerateEventName``): the name of the
-    object it is about, a dot and the time in hexadecimal nanoseconds; a random UUID when that is not
-    a valid object name (a name near the 253-character limit)."""
+    object it is about, a dot and the time in hexadecimal nanoseconds; a UUID when that is not a
+    valid object name (a name near the 253-character limit). The UUID is derived from the two, so
+    the same name and time name the same Event (upstream's is random)."""
     name = f"{regarding}.{unix_nano:x}"
-    return str(uuid.uuid4()) if dns1123_subdomain_errors(name) else name
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, name)) if dns1123_subdomain_errors(name) else name
 
 
 @dataclass(frozen=True)
@@ -142,21 +143,34 @@ class Reporter:
 
     # --- events ------------------------------------------------------------------------------------
     def event(
-        self, pod: PodRef, type_: str, reason: str, action: str, note: str, related: PodRef | None = None
+        self,
+        pod: PodRef,
+        type_: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: PodRef | None = None,
+        name_ns: int | None = None,
     ) -> None:
         """Record an event about ``pod`` (Normal/Warning), merged into a series when it repeats;
-        ``related`` is a second pod involved (the preemptor of a Preempted victim)."""
+        ``related`` is a second pod involved (the preemptor of a Preempted victim). ``name_ns``
+        names the Event by that time instead of now: whoever reports the same happening with the
+        same time writes the same Event, and the API refuses the second (409), so it is reported
+        once however many processes report it."""
         key = (pod.uid, reason, note)
         now_ns = time.time_ns()
         now = now_ns / 1e9
         series = self._series.get(key)
+        name = event_name(pod.name, name_ns) if name_ns is not None else ""
+        if series is not None and series.name == name:
+            return  # this process reported it already
         if series is not None and now - series.first < SERIES_WINDOW:
             series.count += 1
             if not series.pending_patch and now - series.last_patch >= SERIES_PATCH_INTERVAL:
                 series.pending_patch = True
                 self._spawn("event-series", self._patch_series(series))
             return
-        name = event_name(pod.name, now_ns)
+        name = name or event_name(pod.name, now_ns)
         self._series[key] = _Series(name, pod.namespace, 1, now, now)
         if len(self._series) > 50_000:
             cutoff = now - SERIES_WINDOW
@@ -262,7 +276,9 @@ class Reporter:
                 return None
         return bool(body.get("items"))
 
-    def scheduled(self, pod: PodRef, node: str) -> None:
+    def scheduled(self, pod: PodRef, node: str, name_ns: int | None = None) -> None:
+        """The Scheduled event of a binding; ``name_ns`` (the placement's time) makes a repeat of
+        the same placement's report (a redelivery) the same Event, refused by the API."""
         self._conditions.pop(pod.uid, None)
         self.event(
             pod,
@@ -270,6 +286,7 @@ class Reporter:
             "Scheduled",
             "Binding",
             f"Successfully assigned {pod.namespace}/{pod.name} to {node}",
+            name_ns=name_ns,
         )
 
     def forget(self, uid: str) -> None:
