@@ -18,6 +18,7 @@ COMMAND = command.ServiceCommand(
     add_arguments=options.add_arguments,
     options=options.from_args,
     service=InformerService,
+    uvloop=True,
     leader_election=True,
 )
 

@@ -17,6 +17,7 @@ COMMAND = command.ServiceCommand(
     add_arguments=options.add_arguments,
     options=options.from_args,
     service=SchedulerService,
+    uvloop=True,
 )
 
 
