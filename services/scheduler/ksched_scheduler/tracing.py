@@ -9,6 +9,8 @@ import heapq
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from ksched.bus.messages import AssumeReply, LeasedPod
 from ksched.framework.algorithm import ScheduleResult, top_score_rows
 from ksched.framework.results import Diagnosis
@@ -97,7 +99,8 @@ def score_rows(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> tuple[list[
     if not rows:
         return [], []
     plugins = list(per_plugin)
-    picked = [per_plugin[pl][rows].tolist() for pl in plugins]  # one gather per plugin
+    at = np.array(rows, dtype=np.intp)
+    picked = [per_plugin[pl].take(at).tolist() for pl in plugins]  # one gather per plugin
     return plugins, [
         (nodes[i].name, int(totals[i]), [values[j] for values in picked]) for j, i in enumerate(rows)
     ]

@@ -80,7 +80,8 @@ def top_score_rows(result: ScheduleResult, k: int = 3) -> list[int]:
     if k <= 0:
         return []
     # a stable sort of the negated totals: best first, ties in scan order (one pass over the nodes)
-    return [int(i) for i in np.argsort(-totals.astype(np.int64), kind="stable")[:k]]
+    order: list[int] = np.argsort(-totals.astype(np.int64), kind="stable")[:k].tolist()
+    return order
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
