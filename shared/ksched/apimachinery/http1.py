@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ssl
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 _MAX_HEAD = 64 * 1024
 """A response head longer than this is not an API server's."""
@@ -55,6 +56,10 @@ class _Head:
     """Neither a length nor chunked: the body is what arrives until the server closes (RFC 9112 6.3)."""
 
 
+_FRAMING = re.compile(rb"\r\n[ \t\v\f]*(content-length|transfer-encoding|connection)[ \t\v\f]*:([^\r\n]*)")
+"""The header lines that frame a response, in a lowercased head (the others are not read)."""
+
+
 def parse_head(buf: bytes | bytearray) -> _Head | None:
     """The response head at the start of ``buf``; None while it is incomplete."""
     end = buf.find(b"\r\n\r\n")
@@ -62,25 +67,27 @@ def parse_head(buf: bytes | bytearray) -> _Head | None:
         if len(buf) > _MAX_HEAD:
             raise ProtocolError(f"a response head longer than {_MAX_HEAD} bytes")
         return None
-    lines = bytes(buf[:end]).split(b"\r\n")
-    parts = lines[0].split(b" ", 2)
+    head = bytes(buf[:end])
+    line_end = head.find(b"\r\n")
+    status_line = head if line_end < 0 else head[:line_end]
+    parts = status_line.split(b" ", 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-        raise ProtocolError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
+        raise ProtocolError(f"not an HTTP/1.x status line: {status_line[:80]!r}")
     status = int(parts[1])
     length: int | None = None
     chunked = False
     close = parts[0] == b"HTTP/1.0"
-    for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        name = name.strip().lower()
-        value = value.strip().lower()
-        if name == b"content-length" and not chunked:
+    for name, raw in _FRAMING.findall(head.lower()):
+        value = raw.strip()
+        if name == b"content-length":
+            if chunked:
+                continue
             if not value.isdigit():
                 raise ProtocolError(f"Content-Length {value[:40]!r}")
             length = int(value)
         elif name == b"transfer-encoding":
             chunked = value.endswith(b"chunked")
-        elif name == b"connection":
+        else:
             close = b"close" in value
     if status in (204, 304) or 100 <= status < 200:
         length, chunked = 0, False
@@ -89,6 +96,17 @@ def parse_head(buf: bytes | bytearray) -> _Head | None:
     if length is None:
         return _Head(status, end + 4, None, True, until_close=True)
     return _Head(status, end + 4, length, close)
+
+
+def _refuse_line_breaks(method: str, path: str, headers: dict[str, str]) -> NoReturn:
+    """The error for a request whose line or headers hold a line break (a header's value is not
+    shown: it may be a token)."""
+    if any("\r" in text or "\n" in text for text in (method, path)):
+        raise ValueError(f"a line break in the request line {method!r} {path!r}")
+    for name, value in headers.items():
+        if "\r" in name or "\n" in name or "\r" in value or "\n" in value:
+            raise ValueError(f"a line break in header {name!r} of {method} {path}")
+    raise ValueError(f"a line break in the request {method} {path}")  # the prefix or the host
 
 
 def parse_chunked(buf: bytes | bytearray, start: int) -> tuple[bytes, int] | None:
@@ -282,15 +300,13 @@ class Http1Pool:
         return conn
 
     def _encode(self, method: str, path: str, headers: dict[str, str], body: bytes | None) -> bytes:
-        if any("\r" in text or "\n" in text for text in (method, path)):
-            raise ValueError(f"a line break in the request line {method!r} {path!r}")
-        for name, value in headers.items():
-            if any("\r" in text or "\n" in text for text in (name, value)):  # the value is not shown: a token
-                raise ValueError(f"a line break in header {name!r} of {method} {path}")
         lines = [f"{method} {self.path_prefix}{path} HTTP/1.1", f"Host: {self._authority}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
         lines.append(f"Content-Length: {len(body) if body is not None else 0}")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        text = "\r\n".join(lines)
+        if text.count("\n") != len(lines) - 1 or text.count("\r") != len(lines) - 1:
+            _refuse_line_breaks(method, path, headers)
+        head = (text + "\r\n\r\n").encode("latin-1")
         return head + body if body else head
 
     async def close(self) -> None:

@@ -9,6 +9,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ksched.apimachinery import http1
 from ksched.apimachinery.http1 import Http1Pool, ProtocolError, ServerClosed, parse_chunked, parse_head
@@ -215,6 +217,88 @@ def test_parse_head_fields() -> None:
     assert parse_head(b"HTTP/1.1 200 OK\r\nContent-Le") is None
     with pytest.raises(ProtocolError, match="Content-Length"):
         parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")
+
+
+def test_parse_head_framing_headers() -> None:
+    head = parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\nContent-Length: x\r\n\r\n")
+    assert head is not None and (head.length, head.until_close) == (None, False)  # chunked wins
+    head = parse_head(b"HTTP/1.1 200 OK\r\nX-Content-Length: 3\r\nconnection :  Close\r\n\r\n")
+    assert head is not None and (head.length, head.close, head.until_close) == (None, True, True)
+    head = parse_head(
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\nConnection: keep-alive\r\nContent-Length:7\r\n\r\n"
+    )
+    assert head is not None and (head.length, head.close) == (7, False)  # the last one counts
+
+
+def _reference_head(buf: bytes) -> tuple[int, int, int | None, bool, bool] | str:
+    """parse_head read line by line, every header split at its first colon (the model)."""
+    end = buf.find(b"\r\n\r\n")
+    lines = buf[:end].split(b"\r\n")
+    parts = lines[0].split(b" ", 2)
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+        return "status line"
+    status, length, chunked, close = int(parts[1]), None, False, parts[0] == b"HTTP/1.0"
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name, value = name.strip(b" \t\v\f").lower(), value.strip().lower()
+        if name == b"content-length" and not chunked:
+            if not value.isdigit():
+                return "Content-Length"
+            length = int(value)
+        elif name == b"transfer-encoding":
+            chunked = value.endswith(b"chunked")
+        elif name == b"connection":
+            close = b"close" in value
+    if status in (204, 304) or 100 <= status < 200:
+        length, chunked = 0, False
+    if chunked:
+        return (status, end + 4, None, close, False)
+    if length is None:
+        return (status, end + 4, None, True, True)
+    return (status, end + 4, length, close, False)
+
+
+_HEADER_LINES = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "Content-Length",
+                "content-length ",
+                "Transfer-Encoding",
+                "Connection",
+                " connection",
+                "X-Other",
+                "Content-Type",
+            ]
+        ),
+        st.sampled_from(["5", " 12 ", "x", "chunked", "gzip, chunked", "close", "keep-alive", "Close", ""]),
+    ),
+    max_size=6,
+)
+
+
+@given(
+    status=st.sampled_from(
+        [
+            b"HTTP/1.1 200 OK",
+            b"HTTP/1.0 201 Created",
+            b"HTTP/1.1 204 No Content",
+            b"HTTP/2 200",
+            b"HTTP/1.1 1xx",
+        ]
+    ),
+    headers=_HEADER_LINES,
+)
+def test_parse_head_reads_as_the_line_by_line_model(status: bytes, headers: list[tuple[str, str]]) -> None:
+    raw = status + b"".join(f"\r\n{n}:{v}".encode() for n, v in headers) + b"\r\n\r\nbody"
+    expected = _reference_head(raw)
+    if isinstance(expected, str):
+        with pytest.raises(ProtocolError, match=expected):
+            parse_head(raw)
+        return
+    head = parse_head(raw)
+    assert head is not None
+    assert (head.status, head.body_start, head.length, head.close, head.until_close) == expected
 
 
 def test_parse_chunked_waits_for_every_part() -> None:
