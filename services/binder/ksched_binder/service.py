@@ -19,6 +19,7 @@ from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
+from ksched.apimachinery.rest import WriteClient
 from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
 from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
@@ -46,6 +47,7 @@ from ksched.service import gc_pacing
 from ksched.service.http import service_health_server
 from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client
+from ksched.service.options import CommonOptions
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
@@ -60,6 +62,11 @@ from ksched_binder.options import BinderOptions
 
 log = logging.getLogger(__name__)
 
+API_CONNECTIONS = 16
+"""Keep-alive connections to the API server for the bindings and events (the workers and the events
+reporter share them). Each costs a TLS handshake on both sides; with 64 a binder opened all 64 at
+the first burst and bound 10 % fewer pods per second in ``bench e2e`` than with 16
+(docs/benchmarks.md). client-go multiplexes kube-scheduler's requests on one HTTP/2 connection."""
 KILL_MID_BATCH = "binder-mid-batch"
 """Test hook (:mod:`ksched.service.kill_hooks`): killed once a pod of a batch is bound, the batch
 not yet acknowledged."""
@@ -67,6 +74,13 @@ STOP_BEFORE_PREBIND_ENV = "KSCHED_TEST_STOP_BEFORE_PREBIND"
 """Test hook: ``namespace/name`` of pods, comma-separated; a binder about to run PreBind for one of
 them stops itself (SIGSTOP), once per pod, so a test can kill it between Reserve and PreBind. Unset
 in production."""
+
+
+async def binder_api(common: CommonOptions) -> WriteClient:
+    """The binder's API client: at most :data:`API_CONNECTIONS` connections."""
+    return await api_client(
+        common.kubeconfig, qps_connections=API_CONNECTIONS, component="ksched-binder", master=common.master
+    )
 
 
 def already_bound_to(status: Status, node: str) -> bool:
@@ -128,7 +142,7 @@ class BinderService:
         )
         await ensure_streams(self.bus)
         self.tracer.start(self.bus)
-        self.use_api(await api_client(common.kubeconfig, component="ksched-binder", master=common.master))
+        self.use_api(await binder_api(common))
         self.consumer = await PullConsumer.create(
             self.bus,
             endpoints.PLACEMENTS,
