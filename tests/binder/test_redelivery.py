@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import msgspec
 import pytest
+from ksched_binder.service import BinderService
 from prometheus_client import REGISTRY
 
 from ksched.bus.messages import Placement
@@ -46,14 +47,20 @@ def attempts_observed() -> float:
     return REGISTRY.get_sample_value("scheduler_pod_scheduling_attempts_count") or 0.0
 
 
-async def test_a_redelivered_placement_is_bound_and_reported_once() -> None:
+def already_bound_binder(reporter: Reporter) -> tuple[BinderService, AlreadyBound]:
+    """A binder whose Bind answers as the API does for a pod bound to n1, reporting to ``reporter``."""
     service = binder()
     plugin = AlreadyBound("n1")
     fw = Framework("default-scheduler", Snapshot())
     fw.set_plugins(PluginsByPoint(bind=[plugin], post_bind=[plugin]))
     service.frameworks = {"default-scheduler": fw}
-    reporter = Reporter(has_event=True)
     service.reporter = cast(Any, reporter)
+    return service, plugin
+
+
+async def test_a_redelivered_placement_is_bound_and_reported_once() -> None:
+    reporter = Reporter(has_event=True)
+    service, plugin = already_bound_binder(reporter)
     before = attempts_observed()
     assert await service.bind(placement("again", flushed=True)) == "bound"
     assert reporter.scheduled_events == [] and plugin.post_binds == 0
@@ -84,13 +91,8 @@ async def test_a_repeat_reports_scheduled_only_if_the_api_has_no_such_event(
 ) -> None:
     """The binder that bound the pod died before its Scheduled event went out (a batch half bound):
     the repeat sends it; if the API cannot tell, nothing (never two)."""
-    service = binder()
-    plugin = AlreadyBound("n1")
-    fw = Framework("default-scheduler", Snapshot())
-    fw.set_plugins(PluginsByPoint(bind=[plugin], post_bind=[plugin]))
-    service.frameworks = {"default-scheduler": fw}
     reporter = Reporter(has_event=has_event)
-    service.reporter = cast(Any, reporter)
+    service, plugin = already_bound_binder(reporter)
     assert await service.bind(placement("gone-binder", flushed=False)) == "bound"
     assert reporter.asked == ["gone-binder Scheduled"]
     assert reporter.scheduled_events == events and plugin.post_binds == 0
@@ -103,13 +105,8 @@ ASSUMED_AT = 1_764_403_200.123456
 async def test_a_repeat_names_its_event_by_the_placement(has_event: bool | None) -> None:
     """The first binder's event may still be on its way (that binder was paused): the repeat's event
     has the same name, so the API keeps one; so when the API cannot tell, the repeat sends it too."""
-    service = binder()
-    plugin = AlreadyBound("n1")
-    fw = Framework("default-scheduler", Snapshot())
-    fw.set_plugins(PluginsByPoint(bind=[plugin], post_bind=[plugin]))
-    service.frameworks = {"default-scheduler": fw}
     reporter = Reporter(has_event=has_event)
-    service.reporter = cast(Any, reporter)
+    service, _ = already_bound_binder(reporter)
     p = msgspec.structs.replace(placement("paused-binder", flushed=False), assumed_at=ASSUMED_AT)
     assert await service.bind(p) == "bound"
     assert reporter.scheduled_events == [("paused-binder", "n1")]

@@ -38,7 +38,8 @@ def test_a_pod_name_just_short_enough_keeps_upstream_s_form() -> None:
     assert event_name(regarding, 0x18EB480564F1706E) == f"{regarding}.18eb480564f1706e"
 
 
-async def test_the_reporter_names_its_events_so(monkeypatch: pytest.MonkeyPatch) -> None:
+def recording_reporter(monkeypatch: pytest.MonkeyPatch) -> tuple[Reporter, list[dict[str, Any]]]:
+    """A reporter whose API writes succeed and are kept (their bodies, in the list returned)."""
     reporter = Reporter(api=Any, tasks=TaskGroup())  # type: ignore[arg-type]
     bodies: list[dict[str, Any]] = []
 
@@ -47,6 +48,11 @@ async def test_the_reporter_names_its_events_so(monkeypatch: pytest.MonkeyPatch)
         return 201
 
     monkeypatch.setattr(reporter, "_call", write)
+    return reporter, bodies
+
+
+async def test_the_reporter_names_its_events_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    reporter, bodies = recording_reporter(monkeypatch)
     before = time.time_ns()
     reporter.scheduled(PodRef("default", "bind-me", "uid-1"), "n1")
     await asyncio.wait_for(reporter.drain(1.0), 2.0)
@@ -59,14 +65,7 @@ async def test_the_reporter_names_its_events_so(monkeypatch: pytest.MonkeyPatch)
 
 async def test_a_repeat_named_by_the_same_time_is_written_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A redelivered placement in the binder that reported it: no second write, no series."""
-    reporter = Reporter(api=Any, tasks=TaskGroup())  # type: ignore[arg-type]
-    bodies: list[dict[str, Any]] = []
-
-    async def write(method: str, path: str, body: Any, content_type: str = "") -> int:
-        bodies.append(body)
-        return 201
-
-    monkeypatch.setattr(reporter, "_call", write)
+    reporter, bodies = recording_reporter(monkeypatch)
     pod = PodRef("default", "bind-me", "uid-1")
     reporter.scheduled(pod, "n1", 0x18EB480564F1706E)
     reporter.scheduled(pod, "n1", 0x18EB480564F1706E)
