@@ -23,8 +23,10 @@ from ksched.bus.messages import AssumeReply, LeasedPod, PendingPod
 from ksched.config import default_config
 from ksched.config.profile import build_frameworks
 from ksched.framework.algorithm import ScheduleAlgorithm, ScheduleResult, top_score_rows
+from ksched.framework.cycle_state import CycleState
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.nominator import Nominator
+from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod, make_snapshot
 from ksched.tracing import Details, Tracer
@@ -144,6 +146,24 @@ def test_prefilter_rejection_counts_every_node_for_the_prefilter_plugin() -> Non
     assert sum(counts.values()) == 2 and len(counts) == 1
 
 
+def test_score_rows_read_the_score_matrix_as_the_per_plugin_arrays() -> None:
+    """The table gathered from the scores' matrix (one gather) is the one gathered plugin by plugin
+    (a result whose extenders added scores has no matrix)."""
+    nodes = [
+        make_node(f"n{i}", allocatable={"cpu": str(2 + i % 7), "memory": f"{4 + i % 5}Gi", "pods": "110"})
+        for i in range(60)
+    ]
+    snapshot = make_snapshot(nodes)
+    fw = build_frameworks(default_config(), snapshot)["default-scheduler"]
+    result = ScheduleAlgorithm(seed=1).schedule_pod(
+        fw, CycleState(), PodInfo(make_pod("p", requests={"cpu": "1"}))
+    )
+    assert result.plugin_score_matrix is not None
+    from_matrix = score_rows(result)
+    result.plugin_score_matrix = None
+    assert score_rows(result) == from_matrix and len(from_matrix[1]) == 10
+
+
 def test_top_scores_of_a_single_feasible_node_is_empty() -> None:
     cycle = cycle_on(make_snapshot([small("only")]))
     outcome = cycle.run(make_pod("web", uid="uid-web", requests={"cpu": "1"}))
@@ -204,9 +224,10 @@ def test_top_score_rows_are_best_first_with_ties_in_scan_order() -> None:
     assert top_score_rows(result, 0) == []
 
 
-@given(st.lists(st.integers(0, 6), max_size=40), st.integers(0, 45))
+@given(st.lists(st.integers(0, 6) | st.integers(0, 10_000), max_size=120), st.integers(0, 45))
 def test_top_score_rows_are_the_head_of_a_stable_sort(totals: list[int], k: int) -> None:
-    """Whatever the ties, the k best rows are the first k of a stable sort of the negated totals."""
+    """Whatever the ties, the k best rows are the first k of a stable sort of the negated totals
+    (more than 4k rows take the partition path)."""
     result = ScheduleResult("a", len(totals), len(totals))
     result.scored_nodes = [NodeInfo(make_node(f"n{i}")) for i in range(len(totals))]
     result.score_totals = np.array(totals, dtype=np.int64)

@@ -100,10 +100,13 @@ def score_rows(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> tuple[list[
         return [], []
     plugins = list(per_plugin)
     at = np.array(rows, dtype=np.intp)
-    picked = [per_plugin[pl].take(at).tolist() for pl in plugins]  # one gather per plugin
-    return plugins, [
-        (nodes[i].name, int(totals[i]), [values[j] for values in picked]) for j, i in enumerate(rows)
-    ]
+    matrix = result.plugin_score_matrix
+    if matrix is not None and len(matrix) == len(plugins):  # one gather for every plugin
+        per_node: list[list[int]] = matrix.take(at, axis=1).T.tolist()
+    else:  # one gather per plugin
+        picked = [per_plugin[pl].take(at).tolist() for pl in plugins]
+        per_node = [[values[j] for values in picked] for j in range(len(rows))]
+    return plugins, [(nodes[i].name, int(totals[i]), per_node[j]) for j, i in enumerate(rows)]
 
 
 def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Callable[[], Mapping[str, Any]]:

@@ -68,6 +68,9 @@ class ScheduleResult:
     #: the weighted per-plugin scores aligned with ``scored_nodes``, also by reference (the trace's
     #: ``plugin_scores``)
     plugin_score_arrays: dict[str, Int64Array] | None = None
+    #: the same scores as one array, a row per plugin in ``plugin_score_arrays``' order (None when
+    #: extenders added theirs)
+    plugin_score_matrix: Int64Array | None = None
 
 
 def top_score_rows(result: ScheduleResult, k: int = 3) -> list[int]:
@@ -79,9 +82,18 @@ def top_score_rows(result: ScheduleResult, k: int = 3) -> list[int]:
         return []
     if k <= 0:
         return []
-    # a stable sort of the negated totals: best first, ties in scan order (one pass over the nodes)
-    order: list[int] = np.argsort(-totals.astype(np.int64), kind="stable")[:k].tolist()
-    return order
+    negated = -totals.astype(np.int64)
+    if len(negated) > 4 * k:
+        # the rows at least as good as the k-th best (ties with it included), in scan order
+        kth = np.partition(negated, k - 1)[k - 1]
+        candidates = np.flatnonzero(negated <= kth)
+        negated = negated[candidates]
+    else:
+        candidates = None
+    # a stable sort of the negated totals: best first, ties in scan order
+    order = np.argsort(negated, kind="stable")[:k]
+    rows: list[int] = (order if candidates is None else candidates[order]).tolist()
+    return rows
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -146,6 +158,7 @@ class ScheduleAlgorithm:
         if not fw.has_score_plugins():
             totals: Int64Array = np.ones(len(nodes), dtype=np.int64)
             per_plugin: dict[str, Int64Array] = {}
+            matrix: Int64Array | None = None
         else:
             st = fw.run_pre_score_plugins(state, pod, nodes)
             if st is not None:
@@ -153,13 +166,14 @@ class ScheduleAlgorithm:
             outcome, st = fw.run_score_plugins(state, pod, nodes, feasible)
             if st is not None or outcome is None:
                 raise SchedulingError(st or Status.as_error("score plugins returned nothing"))
-            totals, per_plugin = outcome.totals, outcome.plugin_scores
+            totals, per_plugin, matrix = outcome.totals, outcome.plugin_scores, outcome.matrix
         best = np.flatnonzero(totals == totals.max())
         pick = int(best[0]) if len(best) == 1 else int(best[self.rng.randrange(len(best))])
         result = ScheduleResult(
             nodes[pick].name, evaluated, len(nodes), diagnosis=diagnosis if explain else None
         )
         result.scored_nodes, result.score_totals, result.plugin_score_arrays = nodes, totals, per_plugin
+        result.plugin_score_matrix = matrix
         if explain:
             names = [n.name for n in nodes]
             result.totals = dict(zip(names, totals.tolist(), strict=True))

@@ -76,6 +76,8 @@ class ScoreOutcome:
 
     plugin_scores: dict[str, Int64Array]
     totals: Int64Array
+    matrix: Int64Array | None = None
+    """The weighted scores, a row per plugin in ``plugin_scores``' order (its values are the rows)."""
 
 
 def _first_out_of_range(matrix: Int64Array) -> tuple[int, int] | None:
@@ -795,7 +797,7 @@ class Framework(PodGroupHandle):
             names = [n.name for n in nodes]
             for i, (pl, _) in enumerate(active):
                 record.add_scores(pl.name, names, raws[i].tolist(), weighted[i].tolist())
-        return ScoreOutcome(per_plugin, totals), None
+        return ScoreOutcome(per_plugin, totals, weighted), None
 
     # --- Reserve / Permit ------------------------------------------------------------------------
     @_timed("Reserve", lambda r: r)
