@@ -340,9 +340,10 @@ class BinderService:
             self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt, redelivered=True)
             ref = PodRef(p.namespace, p.name, p.pod_uid)
             if self.reporter is not None:
+                name_ns = _event_ns(p)
                 known = await self.reporter.has_event(ref, "Scheduled")
-                if known is False or (known is None and _event_ns(p) is not None):
-                    self.reporter.scheduled(ref, p.node_name, _event_ns(p))
+                if known is False or (known is None and name_ns is not None):
+                    self.reporter.scheduled(ref, p.node_name, name_ns)
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
