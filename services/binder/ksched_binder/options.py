@@ -22,7 +22,13 @@ class BinderOptions:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workers", type=int, default=32, help="placements bound concurrently (default 32)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=32,
+        help="placements bound concurrently (default 32); the binder keeps 16 API connections, or one "
+        "per two workers with more",
+    )
 
 
 def from_args(

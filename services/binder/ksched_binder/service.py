@@ -63,10 +63,11 @@ from ksched_binder.options import BinderOptions
 log = logging.getLogger(__name__)
 
 API_CONNECTIONS = 16
-"""Keep-alive connections to the API server for the bindings and events (the workers and the events
-reporter share them). Each costs a TLS handshake on both sides; with 64 a binder opened all 64 at
-the first burst and bound 10 % fewer pods per second in ``bench e2e`` than with 16
-(docs/benchmarks.md). client-go multiplexes kube-scheduler's requests on one HTTP/2 connection."""
+"""Keep-alive connections to the API server for the bindings and events of a binder with the default
+32 workers (the workers and the events reporter share them); one per two workers with more. Each
+costs a TLS handshake on both sides; with 64 a binder opened all 64 at the first burst and bound
+10 % fewer pods per second in ``bench e2e`` than with 16 (docs/benchmarks.md). client-go
+multiplexes kube-scheduler's requests on one HTTP/2 connection."""
 KILL_MID_BATCH = "binder-mid-batch"
 """Test hook (:mod:`ksched.service.kill_hooks`): killed once a pod of a batch is bound, the batch
 not yet acknowledged."""
@@ -76,10 +77,18 @@ them stops itself (SIGSTOP), once per pod, so a test can kill it between Reserve
 in production."""
 
 
-async def binder_api(common: CommonOptions) -> WriteClient:
-    """The binder's API client: at most :data:`API_CONNECTIONS` connections."""
+def api_connections(workers: int) -> int:
+    """The most connections a binder with ``workers`` workers keeps to the API server."""
+    return max(API_CONNECTIONS, workers // 2)
+
+
+async def binder_api(common: CommonOptions, workers: int) -> WriteClient:
+    """The binder's API client, with at most :func:`api_connections` connections."""
     return await api_client(
-        common.kubeconfig, qps_connections=API_CONNECTIONS, component="ksched-binder", master=common.master
+        common.kubeconfig,
+        qps_connections=api_connections(workers),
+        component="ksched-binder",
+        master=common.master,
     )
 
 
@@ -142,7 +151,7 @@ class BinderService:
         )
         await ensure_streams(self.bus)
         self.tracer.start(self.bus)
-        self.use_api(await binder_api(common))
+        self.use_api(await binder_api(common, self.options.workers))
         self.consumer = await PullConsumer.create(
             self.bus,
             endpoints.PLACEMENTS,
