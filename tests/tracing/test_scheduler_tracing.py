@@ -146,22 +146,26 @@ def test_prefilter_rejection_counts_every_node_for_the_prefilter_plugin() -> Non
     assert sum(counts.values()) == 2 and len(counts) == 1
 
 
-def test_score_rows_read_the_score_matrix_as_the_per_plugin_arrays() -> None:
-    """The table gathered from the scores' matrix (one gather) is the one gathered plugin by plugin
-    (a result whose extenders added scores has no matrix)."""
+def test_score_rows_are_the_per_plugin_scores_of_the_best_nodes() -> None:
+    """The table gathered from the scores' matrix holds each plugin's weighted score as
+    ``plugin_score_arrays`` has it, for the 10 best nodes, best first."""
     nodes = [
         make_node(f"n{i}", allocatable={"cpu": str(2 + i % 7), "memory": f"{4 + i % 5}Gi", "pods": "110"})
         for i in range(60)
     ]
     snapshot = make_snapshot(nodes)
     fw = build_frameworks(default_config(), snapshot)["default-scheduler"]
-    result = ScheduleAlgorithm(seed=1).schedule_pod(
-        fw, CycleState(), PodInfo(make_pod("p", requests={"cpu": "1"}))
-    )
-    assert result.plugin_score_matrix is not None
-    from_matrix = score_rows(result)
-    result.plugin_score_matrix = None
-    assert score_rows(result) == from_matrix and len(from_matrix[1]) == 10
+    pod = PodInfo(make_pod("p", requests={"cpu": "1"}))
+    result = ScheduleAlgorithm(seed=1).schedule_pod(fw, CycleState(), pod)
+    assert result.plugin_score_arrays is not None and result.scored_nodes is not None
+    plugins, rows = score_rows(result)
+    assert plugins == list(result.plugin_score_arrays) and len(rows) == 10
+    position = {ni.name: i for i, ni in enumerate(result.scored_nodes)}
+    for name, total, scores in rows:
+        at = position[name]
+        assert scores == [int(result.plugin_score_arrays[pl][at]) for pl in plugins]
+        assert sum(scores) == total
+    assert [total for _, total, _ in rows] == sorted((t for _, t, _ in rows), reverse=True)
 
 
 def test_top_scores_of_a_single_feasible_node_is_empty() -> None:
@@ -226,8 +230,7 @@ def test_top_score_rows_are_best_first_with_ties_in_scan_order() -> None:
 
 @given(st.lists(st.integers(0, 6) | st.integers(0, 10_000), max_size=120), st.integers(0, 45))
 def test_top_score_rows_are_the_head_of_a_stable_sort(totals: list[int], k: int) -> None:
-    """Whatever the ties, the k best rows are the first k of a stable sort of the negated totals
-    (more than 4k rows take the partition path)."""
+    """Whatever the ties, the k best rows are the first k of a stable sort of the negated totals."""
     result = ScheduleResult("a", len(totals), len(totals))
     result.scored_nodes = [NodeInfo(make_node(f"n{i}")) for i in range(len(totals))]
     result.score_totals = np.array(totals, dtype=np.int64)

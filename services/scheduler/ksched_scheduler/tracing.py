@@ -93,20 +93,15 @@ def score_rows(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> tuple[list[
     """The plugins and the ``k`` best scored nodes, best first: (node, total, weighted score per
     plugin), from the arrays the algorithm kept by reference (no rows when it kept none)."""
     nodes, totals, per_plugin = result.scored_nodes, result.score_totals, result.plugin_score_arrays
-    if nodes is None or totals is None or per_plugin is None:
+    matrix = result.plugin_score_matrix
+    if nodes is None or totals is None or per_plugin is None or matrix is None:
         return [], []
     rows = top_score_rows(result, k)
     if not rows:
         return [], []
-    plugins = list(per_plugin)
-    at = np.array(rows, dtype=np.intp)
-    matrix = result.plugin_score_matrix
-    if matrix is not None and len(matrix) == len(plugins):  # one gather for every plugin
-        per_node: list[list[int]] = matrix.take(at, axis=1).T.tolist()
-    else:  # one gather per plugin
-        picked = [per_plugin[pl].take(at).tolist() for pl in plugins]
-        per_node = [[values[j] for values in picked] for j in range(len(rows))]
-    return plugins, [(nodes[i].name, int(totals[i]), per_node[j]) for j, i in enumerate(rows)]
+    # one gather for every plugin: a row per node of its score per plugin
+    per_node: list[list[int]] = matrix.take(np.array(rows, dtype=np.intp), axis=1).T.tolist()
+    return list(per_plugin), [(nodes[i].name, int(totals[i]), per_node[j]) for j, i in enumerate(rows)]
 
 
 def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Callable[[], Mapping[str, Any]]:

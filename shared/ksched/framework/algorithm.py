@@ -68,8 +68,8 @@ class ScheduleResult:
     #: the weighted per-plugin scores aligned with ``scored_nodes``, also by reference (the trace's
     #: ``plugin_scores``)
     plugin_score_arrays: dict[str, Int64Array] | None = None
-    #: the same scores as one array, a row per plugin in ``plugin_score_arrays``' order (None when
-    #: extenders added theirs)
+    #: the same scores as one array, a row per plugin in ``plugin_score_arrays``' order (the
+    #: arrays are its rows)
     plugin_score_matrix: Int64Array | None = None
 
 
@@ -82,17 +82,8 @@ def top_score_rows(result: ScheduleResult, k: int = 3) -> list[int]:
         return []
     if k <= 0:
         return []
-    negated = -totals.astype(np.int64)
-    if len(negated) > 4 * k:
-        # the rows at least as good as the k-th best (ties with it included), in scan order
-        kth = np.partition(negated, k - 1)[k - 1]
-        candidates = np.flatnonzero(negated <= kth)
-        negated = negated[candidates]
-    else:
-        candidates = None
-    # a stable sort of the negated totals: best first, ties in scan order
-    order = np.argsort(negated, kind="stable")[:k]
-    rows: list[int] = (order if candidates is None else candidates[order]).tolist()
+    # a stable sort of the negated totals: best first, ties in scan order (one pass over the nodes)
+    rows: list[int] = np.argsort(-totals.astype(np.int64), kind="stable")[:k].tolist()
     return rows
 
 
@@ -158,7 +149,7 @@ class ScheduleAlgorithm:
         if not fw.has_score_plugins():
             totals: Int64Array = np.ones(len(nodes), dtype=np.int64)
             per_plugin: dict[str, Int64Array] = {}
-            matrix: Int64Array | None = None
+            matrix: Int64Array = np.empty((0, len(nodes)), dtype=np.int64)
         else:
             st = fw.run_pre_score_plugins(state, pod, nodes)
             if st is not None:
@@ -213,7 +204,8 @@ class ScheduleAlgorithm:
             raise SchedulingError(st or Status.as_error("score plugins returned nothing"))
         totals, per_plugin = outcome.totals, dict(outcome.plugin_scores)
         names = [ni.name for ni in nodes]
-        for ext_name, by_node in (await prioritize_with_extenders(extenders, pod.pod, nodes)).items():
+        prioritized = await prioritize_with_extenders(extenders, pod.pod, nodes)
+        for ext_name, by_node in prioritized.items():
             scores = np.fromiter((by_node.get(n, 0) for n in names), dtype=np.int64, count=len(names))
             per_plugin[ext_name] = per_plugin[ext_name] + scores if ext_name in per_plugin else scores
             totals = totals + scores
@@ -221,6 +213,7 @@ class ScheduleAlgorithm:
         pick = int(best[0]) if len(best) == 1 else int(best[self.rng.randrange(len(best))])
         result = ScheduleResult(names[pick], evaluated, len(names), diagnosis=diagnosis if explain else None)
         result.scored_nodes, result.score_totals, result.plugin_score_arrays = nodes, totals, per_plugin
+        result.plugin_score_matrix = np.stack(list(per_plugin.values())) if prioritized else outcome.matrix
         if explain:
             result.totals = dict(zip(names, totals.tolist(), strict=True))
             result.scores = {

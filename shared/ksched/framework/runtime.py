@@ -76,7 +76,7 @@ class ScoreOutcome:
 
     plugin_scores: dict[str, Int64Array]
     totals: Int64Array
-    matrix: Int64Array | None = None
+    matrix: Int64Array
     """The weighted scores, a row per plugin in ``plugin_scores``' order (its values are the rows)."""
 
 
