@@ -8,7 +8,6 @@ from collections import Counter
 import numpy as np
 import pytest
 from ksched_scheduler.cycle import SchedulingCycle
-from prometheus_client import CollectorRegistry, generate_latest
 
 from ksched.api.core import Node
 from ksched.config import default_config
@@ -26,8 +25,6 @@ from ksched.service.plugin_metrics import (
     PLUGIN_DURATION_BUCKETS,
     SAMPLE_PERCENT_ENV,
     CycleSampler,
-    WeightedHistogram,
-    exponential_buckets,
     sample_percent,
 )
 
@@ -227,28 +224,6 @@ def test_upstream_buckets() -> None:
     assert len(PLUGIN_DURATION_BUCKETS) == 20
     assert PLUGIN_DURATION_BUCKETS[0] == pytest.approx(0.00001)
     assert PLUGIN_DURATION_BUCKETS[-1] == pytest.approx(0.00001 * 1.5**19)  # ~22 ms
-    assert exponential_buckets(0.0001, 2, 12)[-1] == pytest.approx(0.2048)
-    with pytest.raises(ValueError, match="factor > 1"):
-        exponential_buckets(1, 1, 3)
-
-
-def test_weighted_histogram_counts_multiplicities() -> None:
-    registry = CollectorRegistry()
-    h = WeightedHistogram("x_seconds", "test", ["plugin"], [0.001, 0.01], registry=registry)
-    h.observe(("a",), 0.001, 5)  # on a bound: counted in that bucket (le)
-    h.observe(("a",), 0.005, 2)
-    h.observe(("a",), 1.0)
-    h.observe(("b",), 0.5, 0)  # nothing
-    text = generate_latest(registry).decode()
-    assert 'x_seconds_bucket{le="0.001",plugin="a"} 5.0' in text
-    assert 'x_seconds_bucket{le="0.01",plugin="a"} 7.0' in text
-    assert 'x_seconds_bucket{le="+Inf",plugin="a"} 8.0' in text
-    assert 'x_seconds_count{plugin="a"} 8.0' in text
-    assert 'x_seconds_sum{plugin="a"} 1.015' in text
-    assert 'plugin="b"' not in text
-    assert h.count(("a",)) == 8
-    with pytest.raises(ValueError, match="do not match"):
-        h.observe(("a", "b"), 1.0)
 
 
 def test_sample_percent_from_the_environment() -> None:

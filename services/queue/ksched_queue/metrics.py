@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+from prometheus_client import REGISTRY, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from ksched.api.lifecycle import PodLifecycle
 from ksched.service.framework_metrics import EXTENSION_POINT_DURATION
+from ksched.service.histogram import Histogram, exponential_buckets
 from ksched.service.metric_children import Children
-from ksched.service.plugin_metrics import CycleSampler, exponential_buckets, observe_plugin, sample_percent
+from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 
 if TYPE_CHECKING:
     from .core import QueueCore
@@ -74,8 +75,8 @@ _GAUGE_STATES = (PodLifecycle.ACTIVE, PodLifecycle.BACKOFF, PodLifecycle.UNSCHED
 
 
 _INCOMING = Children(INCOMING_PODS)
-_EVENT_HANDLING = Children(EVENT_HANDLING_DURATION)
-_EXTENSION_POINT = Children(EXTENSION_POINT_DURATION)
+_EVENT_HANDLING = EVENT_HANDLING_DURATION.labels
+_EXTENSION_POINT = EXTENSION_POINT_DURATION.labels
 
 
 def observe_incoming(queue: str, event: str) -> None:

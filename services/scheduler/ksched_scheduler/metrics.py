@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge
 
 from ksched.service.framework_metrics import EXTENSION_POINT_DURATION, PLUGIN_EVALUATIONS
+from ksched.service.histogram import Histogram, exponential_buckets
 from ksched.service.metric_children import Children
-from ksched.service.plugin_metrics import exponential_buckets
 
 __all__ = ["EXTENSION_POINT_DURATION", "PLUGIN_EVALUATIONS"]
 
@@ -27,7 +27,7 @@ ATTEMPT_DURATION = Histogram(
     buckets=_ATTEMPT_BUCKETS,
 )
 ATTEMPTS_OF = Children(ATTEMPTS)
-ATTEMPT_DURATION_OF = Children(ATTEMPT_DURATION)
+ATTEMPT_DURATION_OF = ATTEMPT_DURATION.labels
 ALGORITHM_DURATION = Histogram(
     "scheduler_scheduling_algorithm_duration_seconds",
     "Scheduling algorithm latency in seconds",

@@ -62,7 +62,6 @@ from ksched.service import gc_pacing
 from ksched.service.http import service_health_server
 from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client, api_reachable
-from ksched.service.metric_children import Children
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
@@ -817,7 +816,7 @@ def _percentiles(samples: Any) -> dict[str, float]:
 
 
 def _observer(profile: str) -> Any:
-    children = Children(metrics.EXTENSION_POINT_DURATION)
+    children = metrics.EXTENSION_POINT_DURATION.labels
 
     def observe(point: str, status: str, seconds: float) -> None:
         children(point, status, profile).observe(seconds)

@@ -85,13 +85,13 @@ def rejection_groups(diagnosis: Diagnosis, num_nodes: int) -> list[dict[str, Any
     return rows
 
 
-ScoreRow = tuple[str, int, list[int]]
-"""A scored node: its name, total score, and weighted score per plugin."""
+ScoreRow = list[Any]
+"""A scored node: ``[name, total, [weighted score per plugin]]`` (a row of the event's table as is)."""
 
 
 def score_rows(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> tuple[list[str], list[ScoreRow]]:
-    """The plugins and the ``k`` best scored nodes, best first: (node, total, weighted score per
-    plugin), from the arrays the algorithm kept by reference (no rows when it kept none)."""
+    """The plugins and the ``k`` best scored nodes, best first, from the arrays the algorithm kept by
+    reference (no rows when it kept none)."""
     nodes, totals, per_plugin = result.scored_nodes, result.score_totals, result.plugin_score_arrays
     matrix = result.plugin_score_matrix
     if nodes is None or totals is None or per_plugin is None or matrix is None:
@@ -99,9 +99,11 @@ def score_rows(result: ScheduleResult, k: int = MAX_SCORED_NODES) -> tuple[list[
     rows = top_score_rows(result, k)
     if not rows:
         return [], []
+    at = np.array(rows, dtype=np.intp)
     # one gather for every plugin: a row per node of its score per plugin
-    per_node: list[list[int]] = matrix.take(np.array(rows, dtype=np.intp), axis=1).T.tolist()
-    return list(per_plugin), [(nodes[i].name, int(totals[i]), per_node[j]) for j, i in enumerate(rows)]
+    per_node: list[list[int]] = matrix.take(at, axis=1).T.tolist()
+    best: list[int] = totals.take(at).tolist()
+    return list(per_plugin), [[nodes[i].name, t, s] for i, t, s in zip(rows, best, per_node, strict=True)]
 
 
 def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Callable[[], Mapping[str, Any]]:
@@ -131,11 +133,7 @@ def _filter_details(outcome: CycleOutcome, diagnosis: Diagnosis | None) -> Calla
 def _score_details(result: ScheduleResult, node: str) -> Callable[[], Mapping[str, Any]]:
     def build() -> Mapping[str, Any]:
         plugins, rows = score_rows(result)
-        return {
-            "node": node,
-            "top": [[name, total] for name, total, _ in rows[:3]],
-            **score_table(plugins, rows),
-        }
+        return {"node": node, "top": [row[:2] for row in rows[:3]], **score_table(plugins, rows)}
 
     return build
 

@@ -83,7 +83,7 @@ def top_score_rows(result: ScheduleResult, k: int = 3) -> list[int]:
     if k <= 0:
         return []
     # a stable sort of the negated totals: best first, ties in scan order (one pass over the nodes)
-    rows: list[int] = np.argsort(-totals.astype(np.int64), kind="stable")[:k].tolist()
+    rows: list[int] = np.argsort(-totals.astype(np.int64, copy=False), kind="stable")[:k].tolist()
     return rows
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import REGISTRY, CollectorRegistry, Histogram
+from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, Metric
 
 from ksched.framework.evaluations import PluginEvaluations
-from ksched.service.plugin_metrics import exponential_buckets
+from ksched.service.histogram import Histogram, exponential_buckets
 
 EXTENSION_POINT_DURATION = Histogram(
     "scheduler_framework_extension_point_duration_seconds",

@@ -9,7 +9,7 @@ before that table hold ``plugin_scores``, one ``{node, total, scores: {plugin: s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 PLUGINS_KEY = "score_plugins"
@@ -19,10 +19,10 @@ KEYS = (PLUGINS_KEY, ROWS_KEY, LEGACY_KEY)
 """The details that carry per-node scores (for ``ksched ui``; the text timeline leaves them out)."""
 
 
-def score_table(plugins: Sequence[str], rows: Sequence[tuple[str, int, Sequence[int]]]) -> dict[str, Any]:
-    """The details of a ``score`` event for ``rows`` of (node, total, score per plugin of ``plugins``)."""
-    table = [[node, total, list(scores)] for node, total, scores in rows]
-    return {PLUGINS_KEY: list(plugins), ROWS_KEY: table}
+def score_table(plugins: list[str], rows: list[list[Any]]) -> dict[str, Any]:
+    """The details of a ``score`` event for ``rows`` of ``[node, total, [score per plugin of
+    plugins]]`` (taken as they are, not copied)."""
+    return {PLUGINS_KEY: plugins, ROWS_KEY: rows}
 
 
 def scored_nodes(details: Mapping[str, Any]) -> list[dict[str, Any]]:
