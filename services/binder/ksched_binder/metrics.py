@@ -5,10 +5,12 @@ from __future__ import annotations
 from prometheus_client import Counter, Gauge
 
 from ksched.service.histogram import Histogram, exponential_buckets
+from ksched.service.metric_children import Children
 
 _BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 BINDINGS = Counter("ksched_binder_bindings_total", "Placements finished, by result.", ["result"])
+BINDINGS_OF = Children(BINDINGS)
 BIND_DURATION = Histogram(
     "ksched_binder_binding_duration_seconds",
     "WaitOnPermit + PreBind + Bind + PostBind per placement.",
@@ -30,7 +32,9 @@ SLI_DURATION = Histogram(
 QUEUE_DEPTH = Gauge(
     "ksched_binder_queue_depth", "Placements waiting in the binder work queue (pending + unacked)."
 )
-BUSY_WORKERS = Gauge("ksched_binder_busy_workers", "Binder workers handling a placement now.")
+BUSY_WORKERS = Gauge(
+    "ksched_binder_busy_workers", "Binder workers handling a placement now (read at scrape time)."
+)
 POD_SCHEDULING_ATTEMPTS = Histogram(
     "scheduler_pod_scheduling_attempts",
     "Number of attempts to successfully schedule a pod.",

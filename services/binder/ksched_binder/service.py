@@ -135,6 +135,7 @@ class BinderService:
         self._stop_before_prebind = {k for k in os.environ.get(STOP_BEFORE_PREBIND_ENV, "").split(",") if k}
         self._draining = False
         self.busy = 0
+        metrics.BUSY_WORKERS.set_function(lambda: self.busy)  # the last binder of a process wins
 
     async def start(self) -> None:
         common = self.options.common
@@ -218,12 +219,10 @@ class BinderService:
                 await delivery.nak()
                 continue
             self.busy += 1
-            metrics.BUSY_WORKERS.set(self.busy)
             try:
                 await self.handle(delivery)
             finally:
                 self.busy -= 1
-                metrics.BUSY_WORKERS.set(self.busy)
 
     async def handle(self, delivery: Delivery[Placement | PlacementBatch]) -> None:
         """Bind the placements of one work-queue message (a ``Placement``, or a ``PlacementBatch``
@@ -268,7 +267,7 @@ class BinderService:
             kill_point(KILL_MID_BATCH)
         metrics.BIND_DURATION.observe(time.perf_counter() - started)
         if result != "retry":
-            metrics.BINDINGS.labels(result if result in ("bound", "gone") else "failed").inc()
+            metrics.BINDINGS_OF(result if result in ("bound", "gone") else "failed").inc()
         return result
 
     async def _keep_alive(self, delivery: Delivery[Placement | PlacementBatch]) -> None:

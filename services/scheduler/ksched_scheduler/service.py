@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import os
 import signal
@@ -498,7 +497,7 @@ class SchedulerService:
         """Number the next assume of this session; it stays unanswered until its reply."""
         self._seq += 1
         self._unanswered.add(self._seq)
-        return dataclasses.replace(basis, seq=self._seq)
+        return Basis(basis.epoch, basis.generation, basis.first_unanswered, self._seq)
 
     def _placement(self, leased: LeasedPod, outcome: CycleOutcome, basis: Basis) -> Placement:
         """The decision of ``outcome`` as the informer assumes it and the binder binds it."""
