@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from prometheus_client.core import REGISTRY, HistogramMetricFamily, Metric
 from prometheus_client.registry import CollectorRegistry
@@ -101,9 +101,6 @@ class Histogram:
         """Observations under ``values`` so far (tests, debugging)."""
         series = self._series.get(values)
         return sum(series.counts) if series is not None else 0
-
-    def series(self) -> Iterable[tuple[str, ...]]:
-        return list(self._series)
 
     def _family(self) -> HistogramMetricFamily:
         return HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
