@@ -14,7 +14,7 @@ from ksched.api.core import Namespace, Pod
 from ksched.cache import assume_check
 from ksched.cache.answers import AnswerLog
 from ksched.cache.assume_check import FullCheck, spread_slack
-from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange
+from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange, changed_label_keys
 from ksched.cache.ledger import AssumeVerdict, ClusterCache
 from ksched.config import default_config, load_config
 from ksched.config.profile import build_frameworks
@@ -219,6 +219,25 @@ def test_a_label_change_that_keeps_a_pod_counted_is_no_change() -> None:
     # No longer counted: a removal, which may lower the minimum.
     verdict = informer.assume(s2, "n1", decided_at, spread_slack=0)
     assert "PodTopologySpread" in verdict.rerun
+
+
+def test_a_pod_relabelled_into_the_selector_counts_even_beside_a_label_it_does_not_read() -> None:
+    informer = zone_a()
+    old = informer.bound("old", "n2", labels={"app": "t"})  # not counted: the selector is app=s
+    s1 = informer.pending("s1", labels={"app": "s"}, spec=spread(ZONE, "s"))
+    decided_at = informer.cache.generation  # a: 0, b: 0
+    meta = msgspec.structs.replace(old.metadata, labels={"app": "s", ZONE: "a"})  # counted now, in a
+    informer.cache.upsert_pod(msgspec.structs.replace(old, metadata=meta))
+    verdict = informer.assume(s1, "n1", decided_at, spread_slack=0)  # a: 2, b: 0 > maxSkew 1
+    assert not verdict.accepted and verdict.rerun == ("PodTopologySpread",)
+
+
+def test_changed_label_keys() -> None:
+    same = {"app": "s"}
+    assert changed_label_keys(same, same) == frozenset()
+    assert changed_label_keys({"app": "s"}, {"app": "s", ZONE: "a"}) == {ZONE}
+    assert changed_label_keys({"app": "s", "x": "1"}, {"app": "t"}) == {"app", "x"}
+    assert changed_label_keys({"app": "s"}, {"app": "s"}) == frozenset()
 
 
 def test_required_affinity_rechecks_when_a_pod_it_counts_leaves() -> None:

@@ -221,6 +221,7 @@ class Cluster:
                 "bind",
                 "remove",
                 "relabel-pod",
+                "relabel-unread",
                 "terminating",
                 "zone",
                 "taint",
@@ -232,6 +233,7 @@ class Cluster:
             (
                 8,
                 4,
+                self.focus.label_changes,
                 self.focus.label_changes,
                 self.focus.label_changes,
                 1,
@@ -247,10 +249,12 @@ class Cluster:
             self.bind_new(near)
         elif kind == "remove" and placed:
             cache.remove_pod(r.choice(placed).metadata.uid)
-        elif kind in ("relabel-pod", "terminating") and placed:
+        elif kind in ("relabel-pod", "relabel-unread", "terminating") and placed:
             meta = r.choice(placed).metadata
             if kind == "relabel-pod":
                 meta = msgspec.structs.replace(meta, labels={"app": _app(r)})
+            elif kind == "relabel-unread":  # a label no selector reads (a binding's zone label, say)
+                meta = msgspec.structs.replace(meta, labels={**meta.labels, ZONE: r.choice("abc")})
             else:
                 meta = msgspec.structs.replace(meta, deletion_timestamp="2026-01-01T00:00:00Z")
             pod = next(p for p in placed if p.metadata.uid == meta.uid)

@@ -367,7 +367,7 @@ def _plan(
         if log.count_since(since) > 4 * SCAN_LIMIT:
             rerun |= own  # reading them would cost more than running the plugins
         else:
-            scanned = [c for c in log.since(since) if isinstance(c, PodChange)]
+            scanned = log.pods_since(since)
             rerun |= _own_terms_rerun(scanned, pod, node, needs, decision, snapshot)
     if profile.inter_pod_affinity and INTER_POD_AFFINITY not in rerun:
         # The anti-affinity rules for the pods placed since (the replica's own were in its basis,
@@ -415,9 +415,11 @@ def _own_terms_rerun(
     counter = _SpreadCounter(needs.spread, pod, node, snapshot, decision.spread_slack or 0)
     removed = [PodChange(0, refused, "", placed=False) for refused in decision.refused]
     examined = 0
-    for change in (*removed, *changes):
-        if _own(change, decision):
-            continue
+    session = decision.session
+    for change in (*removed, *changes) if removed else changes:
+        origin = change.origin
+        if origin and origin == session and change.placed:
+            continue  # the decision's own (:func:`_own`), inline: most of the changes read
         examined += 1
         if examined > SCAN_LIMIT:
             return needs.own_plugins()  # reading on would cost about what the plugins cost
@@ -454,6 +456,8 @@ class _SpreadCounter:
         self.slack = slack
         self.raised = [0] * len(constraints)
         self._matches: dict[tuple[int, LabelClass], bool] = {}
+        #: the label keys any constraint's selector reads (a change of other labels counts alike)
+        self._keys = frozenset(r.key for c in constraints for r in c.selector.requirements)
 
     def _counted(self, i: int, pi: PodInfo) -> bool:
         """Whether the constraint counts ``pi`` (its namespace, not terminating, selected)."""
@@ -465,7 +469,21 @@ class _SpreadCounter:
             hit = self._matches[(i, cls)] = self.constraints[i].matches(cls.labels)
         return hit
 
+    def _alike(self, change: PodChange) -> bool:
+        """A pod that stayed (``before``) and whose change no constraint can see: the same
+        namespace and terminating state, no label a selector reads changed (a binding's topology
+        labels, say)."""
+        before, changed = change.before, change.changed_labels
+        if before is None or changed is None or not changed.isdisjoint(self._keys):
+            return False
+        now, was = change.pod.pod.metadata, before.pod.metadata
+        return now.namespace == was.namespace and (now.deletion_timestamp is None) == (
+            was.deletion_timestamp is None
+        )
+
     def raises(self, change: PodChange) -> bool:
+        if self._alike(change):
+            return False
         for i, constraint in enumerate(self.constraints):
             now = self._counted(i, change.pod)
             if change.before is not None:

@@ -8,6 +8,7 @@ placed on each node), so the check of such a pod does not read the rest."""
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -32,6 +33,9 @@ class PodChange:
     before: PodInfo | None = None
     """For a pod that stayed on ``node`` with the same spec: its previous version (only labels or
     other metadata changed)."""
+    changed_labels: frozenset[str] | None = None
+    """With ``before``: the label keys whose value (or presence) differs between the two versions;
+    None: not known. A selector that reads none of them matches both alike."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,13 @@ class ObjectChange:
     generation: int
     kind: str
     key: str
+
+
+def changed_label_keys(before: Mapping[str, str], after: Mapping[str, str]) -> frozenset[str]:
+    """The keys whose value differs between two label sets (added and removed ones included)."""
+    if before is after:
+        return frozenset()
+    return frozenset(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
 
 Change = PodChange | NodeChange | ObjectChange
@@ -104,6 +115,7 @@ class ChangeLog:
         #: cost four searches of the runs)
         self.slack = capacity // 8 if slack is None else slack
         self._all: _Run[Change] = _Run()
+        self._pods: _Run[PodChange] = _Run()
         self._nodes: _Run[NodeChange] = _Run()
         self._objects: _Run[ObjectChange] = _Run()
         self._anti: _Run[PodChange] = _Run()
@@ -119,6 +131,7 @@ class ChangeLog:
     def record(self, change: Change) -> None:
         self._all.append(change)
         if isinstance(change, PodChange):
+            self._pods.append(change)
             if change.placed:
                 if change.before is None:  # requests and ports on the node changed
                     self._note_placed(change)
@@ -131,7 +144,7 @@ class ChangeLog:
         excess = len(self._all) - self.capacity
         if excess > self.slack:
             self.floor = self._all.generation_at(excess - 1)
-            for run in (self._all, self._nodes, self._objects, self._anti):
+            for run in (self._all, self._pods, self._nodes, self._objects, self._anti):
                 run.drop_through(self.floor)
 
     def covers(self, generation: int) -> bool:
@@ -144,6 +157,10 @@ class ChangeLog:
 
     def count_since(self, generation: int) -> int:
         return self._all.count_since(generation)
+
+    def pods_since(self, generation: int) -> list[PodChange]:
+        """The pod changes after ``generation``, oldest first."""
+        return self._pods.since(generation)
 
     def nodes_since(self, generation: int) -> list[NodeChange]:
         return self._nodes.since(generation)

@@ -18,7 +18,7 @@ from ksched.api.base import K8s
 from ksched.api.core import Node, Pod
 from ksched.cache.answers import AnswerLog
 from ksched.cache.assume_check import Decision, check_placement
-from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange
+from ksched.cache.changelog import ChangeLog, NodeChange, ObjectChange, PodChange, changed_label_keys
 from ksched.cache.delta import (
     DeltaOp,
     NodeRemove,
@@ -178,7 +178,10 @@ class ClusterCache:
         elif old[1] == node and old[0].pod.spec == pi.pod.spec:
             # Only its labels or metadata changed (say, the zone labels a binding adds): one change
             # that knows both versions, not a departure and an arrival.
-            self.changes.record(PodChange(gen, pi, node, placed=True, origin=origin, before=old[0]))
+            changed = changed_label_keys(old[0].pod.metadata.labels, pi.pod.metadata.labels)
+            self.changes.record(
+                PodChange(gen, pi, node, placed=True, origin=origin, before=old[0], changed_labels=changed)
+            )
         else:
             self._pod_left(*old)
             self.changes.record(PodChange(gen, pi, node, placed=True, origin=origin))
