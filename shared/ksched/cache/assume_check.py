@@ -419,7 +419,9 @@ def _own_terms_rerun(
     for change in (*removed, *changes) if removed else changes:
         origin = change.origin
         if origin and origin == session and change.placed:
-            continue  # the decision's own (:func:`_own`), inline: most of the changes read
+            # :func:`_own`'s test, inline: most of the changes read are the replica's own, and the
+            # call per change cost the informer 0.01-0.02 ms per pod with hard spread constraints
+            continue
         examined += 1
         if examined > SCAN_LIMIT:
             return needs.own_plugins()  # reading on would cost about what the plugins cost

@@ -24,8 +24,8 @@ from prometheus_client.utils import floatToGoString
 _go_float: Callable[[float], str] = floatToGoString
 """How Prometheus spells a bucket bound (``1e-05``, ``0.0001``, ``+Inf``)."""
 
-DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
-"""prometheus_client's (and the Go client's) default bucket bounds."""
+DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""The Go client's ``prometheus.DefBuckets`` (upstream's histograms that name no buckets)."""
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
