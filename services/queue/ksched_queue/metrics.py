@@ -75,8 +75,6 @@ _GAUGE_STATES = (PodLifecycle.ACTIVE, PodLifecycle.BACKOFF, PodLifecycle.UNSCHED
 
 
 _INCOMING = Children(INCOMING_PODS)
-_EVENT_HANDLING = EVENT_HANDLING_DURATION.labels
-_EXTENSION_POINT = EXTENSION_POINT_DURATION.labels
 
 
 def observe_incoming(queue: str, event: str) -> None:
@@ -95,11 +93,11 @@ def bind_gauges(counts: Callable[[], dict[str, int]], leases: Callable[[], int])
 
 
 def observe_event_handling(event: str, seconds: float) -> None:
-    _EVENT_HANDLING(event).observe(seconds)
+    EVENT_HANDLING_DURATION.labels(event).observe(seconds)
 
 
 def observe_pre_enqueue(profile: str, status: str, seconds: float) -> None:
-    _EXTENSION_POINT("PreEnqueue", status, profile).observe(seconds)
+    EXTENSION_POINT_DURATION.labels("PreEnqueue", status, profile).observe(seconds)
 
 
 class QueueStateCollector:

@@ -27,7 +27,6 @@ ATTEMPT_DURATION = Histogram(
     buckets=_ATTEMPT_BUCKETS,
 )
 ATTEMPTS_OF = Children(ATTEMPTS)
-ATTEMPT_DURATION_OF = ATTEMPT_DURATION.labels
 ALGORITHM_DURATION = Histogram(
     "scheduler_scheduling_algorithm_duration_seconds",
     "Scheduling algorithm latency in seconds",

@@ -460,7 +460,7 @@ class SchedulerService:
         result = "unschedulable" if outcome.kind == UNSCHEDULABLE else "error"
         log.debug("Unable to schedule pod (%s): %s", result, outcome.message)
         metrics.ATTEMPTS_OF(result, profile).inc()
-        metrics.ATTEMPT_DURATION_OF(result, profile).observe(elapsed)
+        metrics.ATTEMPT_DURATION.labels(result, profile).observe(elapsed)
         for plugin in outcome.plugins:
             metrics.UNSCHEDULABLE_PODS.labels(plugin, profile).inc()
         ref = PodRef(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid)
@@ -591,7 +591,7 @@ class SchedulerService:
         profile = outcome.pod.pod.spec.scheduler_name
         if reply.accepted:
             metrics.ATTEMPTS_OF("scheduled", profile).inc()
-            metrics.ATTEMPT_DURATION_OF("scheduled", profile).observe(elapsed)
+            metrics.ATTEMPT_DURATION.labels("scheduled", profile).observe(elapsed)
             self._remember(placement.placement_id, leased, outcome)
             log.debug(
                 "Pod assumed on node (%d/%d nodes feasible, %d evaluated)",
@@ -815,10 +815,8 @@ def _percentiles(samples: Any) -> dict[str, float]:
 
 
 def _observer(profile: str) -> Any:
-    children = metrics.EXTENSION_POINT_DURATION.labels
-
     def observe(point: str, status: str, seconds: float) -> None:
-        children(point, status, profile).observe(seconds)
+        metrics.EXTENSION_POINT_DURATION.labels(point, status, profile).observe(seconds)
 
     return observe
 
