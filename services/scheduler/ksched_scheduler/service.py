@@ -284,15 +284,16 @@ class SchedulerService:
 
     async def _prepared(self, leased: LeasedPod) -> Prepared | None:
         """The leased pod, once the replica has caught up with its newest event; None (and the
-        attempt ended as an error) for a pod that does not decode."""
+        attempt ended) for a pod that does not decode, or when the replica is still behind it."""
         assert self.follower is not None
         replica = self.follower.replica
         arrived, wait_started = time.time(), time.perf_counter()
         if leased.epoch == replica.epoch and leased.min_generation > replica.generation:
-            for _ in range(1000):  # up to ~2 s for the replica to catch up with the pod's event
-                if replica.generation >= leased.min_generation:
-                    break
-                await asyncio.sleep(0.002)
+            seen = replica.generation
+            await self._catch_up(leased.epoch, leased.min_generation)
+            if replica.epoch == leased.epoch and replica.generation < leased.min_generation:
+                await self._behind(leased, stalled=replica.generation == seen)
+                return None
         try:
             pod = msgspec.json.decode(leased.pod.pod, type=Pod)
         except DECODE_ERRORS as exc:
@@ -615,6 +616,24 @@ class SchedulerService:
         await self._done(
             leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}", span=Phase.ASSUME_CONFLICT
         )
+
+    async def _behind(self, leased: LeasedPod, *, stalled: bool) -> None:
+        """The replica did not reach the pod's newest event in time: give the pod back (no backoff)
+        rather than decide on a snapshot older than what the queue knew of the cluster (a verdict of
+        unschedulable there waits for an event that already happened). A replica whose deltas did
+        not move at all while it waited lost its stream: it bootstraps again."""
+        assert self.follower is not None
+        replica = self.follower.replica
+        log.warning(
+            "replica at generation %d, %s's newest event at %d: %s",
+            replica.generation,
+            leased.pod.name,
+            leased.min_generation,
+            "no delta arrived for 2s; re-bootstrapping" if stalled else "still catching up; pod given back",
+        )
+        if stalled:
+            self.follower.request_resync()
+        await self._done(leased, DoneOutcome.RETRY, message="snapshot replica behind the pod's newest event")
 
     async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
         """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``."""
