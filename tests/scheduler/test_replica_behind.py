@@ -101,3 +101,19 @@ async def test_a_replica_that_catches_up_in_time_schedules_the_pod() -> None:
     await mover
     assert prepared is not None and prepared.pod.metadata.name == "p"
     assert ended == [] and follower.resyncs == 0
+
+
+async def test_pods_leased_together_are_given_back_together_with_one_bootstrap() -> None:
+    service, follower, ended = _service(generation=4)
+    first, second = _leased(min_generation=3), _leased(min_generation=9)
+    assert await service._prepared_all([first, second]) == [None, None]
+    assert [outcome for outcome, _ in ended] == [DoneOutcome.RETRY, DoneOutcome.RETRY]
+    assert follower.resyncs == 1
+
+
+async def test_pods_of_another_epoch_do_not_wait() -> None:
+    service, follower, ended = _service(generation=4)
+    other = _leased(min_generation=9)
+    other.epoch = "e0"  # leased before the informer's failover: its generations are not comparable
+    prepared = await service._prepared_all([other])
+    assert prepared[0] is not None and ended == [] and follower.resyncs == 0

@@ -285,22 +285,37 @@ class SchedulerService:
     async def _prepared(self, leased: LeasedPod) -> Prepared | None:
         """The leased pod, once the replica has caught up with its newest event; None (and the
         attempt ended) for a pod that does not decode, or when the replica is still behind it."""
+        return (await self._prepared_all([leased]))[0]
+
+    async def _prepared_all(self, batch: list[LeasedPod]) -> list[Prepared | None]:
+        """:meth:`_prepared` for pods leased together: the replica waits once, up to 2 s, for the
+        newest event of them all; still behind, it gives every one of them back (:meth:`_behind`)."""
         assert self.follower is not None
         replica = self.follower.replica
         arrived, wait_started = time.time(), time.perf_counter()
-        if leased.epoch == replica.epoch and leased.min_generation > replica.generation:
-            seen = replica.generation
-            await self._catch_up(leased.epoch, leased.min_generation)
-            if replica.epoch == leased.epoch and replica.generation < leased.min_generation:
-                await self._behind(leased, stalled=replica.generation == seen)
-                return None
-        try:
-            pod = msgspec.json.decode(leased.pod.pod, type=Pod)
-        except DECODE_ERRORS as exc:
-            await self._done(leased, DoneOutcome.ERROR, message=f"undecodable pod: {exc}")
-            return None
-        self.nominations.observe(leased.pod)
-        return Prepared(leased, pod, arrived, time.perf_counter() - wait_started)
+        epoch, seen = replica.epoch, replica.generation
+        needed = max((leased.min_generation for leased in batch if leased.epoch == epoch), default=0)
+        if needed > seen:
+            await self._catch_up(epoch, needed)
+            if replica.epoch == epoch and replica.generation < needed:
+                stalled = replica.generation == seen
+                if stalled:
+                    self.follower.request_resync()
+                for leased in batch:
+                    await self._behind(leased, stalled=stalled)
+                return [None] * len(batch)
+        waited = time.perf_counter() - wait_started
+        prepared: list[Prepared | None] = []
+        for leased in batch:
+            try:
+                pod = msgspec.json.decode(leased.pod.pod, type=Pod)
+            except DECODE_ERRORS as exc:
+                await self._done(leased, DoneOutcome.ERROR, message=f"undecodable pod: {exc}")
+                prepared.append(None)
+                continue
+            self.nominations.observe(leased.pod)
+            prepared.append(Prepared(leased, pod, arrived, waited))
+        return prepared
 
     def _traced(self, p: Prepared, outcome: CycleOutcome, elapsed: float) -> None:
         assert self.follower is not None
@@ -346,7 +361,7 @@ class SchedulerService:
         """One pod group cycle over the members the queue leased together, then their outcomes: a
         gang's placements in one group commit, a basic group's one by one; the PodGroup's condition."""
         assert self.group_cycle is not None
-        ready = [p for p in [await self._prepared(leased) for leased in batch] if p is not None]
+        ready = [p for p in await self._prepared_all(batch) if p is not None]
         if not ready:
             return
         ready = [ready[i] for i in GroupCycle.order([(p.pod, p.leased.initial_attempt_at) for p in ready])]
@@ -620,19 +635,16 @@ class SchedulerService:
     async def _behind(self, leased: LeasedPod, *, stalled: bool) -> None:
         """The replica did not reach the pod's newest event in time: give the pod back (no backoff)
         rather than decide on a snapshot older than what the queue knew of the cluster (a verdict of
-        unschedulable there waits for an event that already happened). A replica whose deltas did
-        not move at all while it waited lost its stream: it bootstraps again."""
+        unschedulable there waits for an event that already happened). ``stalled``: no delta moved
+        it while it waited, its stream is lost (the caller has it bootstrap again)."""
         assert self.follower is not None
-        replica = self.follower.replica
         log.warning(
             "replica at generation %d, %s's newest event at %d: %s",
-            replica.generation,
+            self.follower.replica.generation,
             leased.pod.name,
             leased.min_generation,
             "no delta arrived for 2s; re-bootstrapping" if stalled else "still catching up; pod given back",
         )
-        if stalled:
-            self.follower.request_resync()
         await self._done(leased, DoneOutcome.RETRY, message="snapshot replica behind the pod's newest event")
 
     async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
