@@ -2,7 +2,9 @@
 nothing else changes in the cluster. The pod is bound; so is one created right after a restart of the
 queue, of a scheduler replica, and after the leading informer is killed and its standby takes over
 (short Lease timings). Each case has a stack of its own, so each pod is created while nothing else
-happens in the cluster."""
+happens in the cluster. Last, a pod that needs a node added while the scheduler replicas' delta
+stream is gone (its JetStream consumers deleted): the replicas notice the stall and bootstrap again
+instead of finding the pod unschedulable on their old snapshots."""
 
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ import signal
 from typing import Any
 
 import aiohttp
+import nats
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.bus.subjects import Subjects
 from ksched.launcher.stack import Stack
 from tests import kube
-from tests.e2e.testing import eventually, holder, pod, ready, stack_fixture
+from tests.e2e.testing import create_nodes, eventually, holder, node, pod, ready, stack_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -30,9 +34,9 @@ ELECTION = {
 stack = stack_fixture("quiet", scope="function", nodes=5, informers=2, schedulers=2, extra_env=ELECTION)
 
 
-async def _bound(api: ApiClient, name: str, timeout: float = 30.0) -> str:
+async def _bound(api: ApiClient, name: str, timeout: float = 30.0, **spec: Any) -> str:
     v1 = client.CoreV1Api(api)
-    await v1.create_namespaced_pod("default", kube.body(pod(name)))
+    await v1.create_namespaced_pod("default", kube.body(pod(name, **spec)))
 
     async def node_of() -> str:
         return str((await v1.read_namespaced_pod(name, "default")).spec.node_name or "")
@@ -83,3 +87,23 @@ async def test_a_pod_created_right_after_an_informer_failover_is_bound(stack: St
     await eventually(queue_follows_the_standby, timeout=30)
     assert await _bound(api, "after-informer-failover")
     await stack.restart(leader)
+
+
+async def test_a_pod_for_a_node_added_while_the_delta_stream_is_lost_is_bound(
+    stack: Stack, api: ApiClient
+) -> None:
+    stream = Subjects(stack.options.prefix).snapshot_stream
+    nc = await nats.connect(stack.nats.url)
+    try:
+        js = nc.jetstream()
+        consumers = await js.consumers_info(stream)
+        assert consumers, f"no consumer on {stream}: the replicas follow it"
+        for info in consumers:
+            await js.delete_consumer(stream, info.name)
+    finally:
+        await nc.close()
+    await create_nodes(api, [node("late")])
+    # On a snapshot without node "late" the pod is unschedulable, and no later event would move it
+    # for 5 minutes: bound in time only if the replica noticed its stream stalled.
+    placed = await _bound(api, "needs-late", timeout=20, nodeSelector={"kubernetes.io/hostname": "late"})
+    assert placed == "late"
