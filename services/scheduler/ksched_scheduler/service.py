@@ -639,8 +639,9 @@ class SchedulerService:
         it while it waited, its stream is lost (the caller has it bootstrap again)."""
         assert self.follower is not None
         log.warning(
-            "replica at generation %d, %s's newest event at %d: %s",
+            "replica at generation %d, the newest event of %s/%s at %d: %s",
             self.follower.replica.generation,
+            leased.pod.namespace,
             leased.pod.name,
             leased.min_generation,
             "no delta arrived for 2s; re-bootstrapping" if stalled else "still catching up; pod given back",
