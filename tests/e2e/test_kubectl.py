@@ -1,6 +1,7 @@
 """A newcomer's first steps with a real kubectl: `ksched up`, the kubectl command it prints, `get nodes`,
 then `kubectl apply` of one ordinary pod (client-side validation included) in a quiet cluster, which is
-bound. Skipped where no kubectl is installed."""
+bound; and `ksched up` starting again a service that exits, as a kubelet would. Skipped where no
+kubectl is installed."""
 
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ spec:
 
 
 @contextlib.asynccontextmanager
-async def ksched_up(workdir: Path) -> AsyncIterator[str]:
-    """``ksched up --nodes 3`` as a user runs it; yields the kubectl command line it prints."""
+async def ksched_up(workdir: Path, env: dict[str, str] | None = None) -> AsyncIterator[KschedUp]:
+    """``ksched up --nodes 3`` as a user runs it, once it printed all it prints at start."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -49,22 +50,49 @@ async def ksched_up(workdir: Path) -> AsyncIterator[str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
+        env={**os.environ, **(env or {})},
     )
-    assert proc.stdout is not None
+    up = KschedUp(proc)
     try:
-        command = ""
-        async with asyncio.timeout(90):
-            while not command:
-                line = (await proc.stdout.readline()).decode()
-                assert line, "ksched up exited before it was up"
-                if line.strip().startswith("kubectl "):
-                    command = line.split(None, 1)[1].strip()
-        yield command
+        await up.wait_for("Ctrl-C stops everything", timeout=90)
+        yield up
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGINT)
         async with asyncio.timeout(30):
             await proc.wait()
+
+
+class KschedUp:
+    """A running ``ksched up``: what it printed so far."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.kubectl_command = ""
+        self.pids: dict[str, int] = {}
+        """Each service's pid as printed at start (``  queue        pid 1234  http://...``)."""
+
+    async def next_line(self) -> str:
+        assert self.proc.stdout is not None
+        line = (await self.proc.stdout.readline()).decode()
+        assert line, "ksched up exited"
+        words = line.split()
+        if line.strip().startswith("kubectl "):
+            self.kubectl_command = line.split(None, 1)[1].strip()
+        elif len(words) >= 3 and words[1] == "pid" and words[2].isdigit():
+            self.pids[words[0]] = int(words[2])
+        return line
+
+    async def wait_for(self, text: str, timeout: float) -> str:
+        """The next printed line containing ``text``."""
+        async with asyncio.timeout(timeout):
+            while text not in (line := await self.next_line()):
+                pass
+        return line
+
+    @property
+    def kubeconfig(self) -> str:
+        return self.kubectl_command.split()[2]
 
 
 async def kubectl(*args: str, stdin: str | None = None) -> str:
@@ -80,19 +108,45 @@ async def kubectl(*args: str, stdin: str | None = None) -> str:
     return out.decode()
 
 
+async def node_of_hello(kubeconfig: str) -> str:
+    """Pod ``hello``'s node once it is bound ('' if not within 30 s)."""
+    node = ""
+    for _ in range(150):
+        node = await kubectl(
+            "--kubeconfig", kubeconfig, "get", "pod", "hello", "-o", "jsonpath={.spec.nodeName}"
+        )
+        if node:
+            break
+        await asyncio.sleep(0.2)
+    return node
+
+
 async def test_kubectl_works_on_the_stack_ksched_up_starts(tmp_path: Path) -> None:
-    async with ksched_up(tmp_path) as printed:
+    async with ksched_up(tmp_path) as up:
+        printed = up.kubectl_command
         assert printed.startswith("kubectl --kubeconfig ") and printed.endswith(" get nodes")
-        kubeconfig = printed.split()[2]
+        kubeconfig = up.kubeconfig
         nodes = await kubectl("--kubeconfig", kubeconfig, "get", "nodes", "-o", "name")
         assert len(nodes.split()) == 3
         assert "pod/hello created" in await kubectl("--kubeconfig", kubeconfig, "apply", "-f", "-", stdin=POD)
-        node = ""
-        for _ in range(150):
-            node = await kubectl(
-                "--kubeconfig", kubeconfig, "get", "pod", "hello", "-o", "jsonpath={.spec.nodeName}"
-            )
-            if node:
-                break
-            await asyncio.sleep(0.2)
-        assert node.startswith("node-"), "the pod was not bound"
+        assert (await node_of_hello(kubeconfig)).startswith("node-"), "the pod was not bound"
+
+
+ELECTION = {
+    "KSCHED_LEADER_ELECT_LEASE_DURATION": "3s",
+    "KSCHED_LEADER_ELECT_RENEW_DEADLINE": "2s",
+    "KSCHED_LEADER_ELECT_RETRY_PERIOD": "1s",
+}
+
+
+async def test_ksched_up_starts_again_a_service_that_exits(tmp_path: Path) -> None:
+    """As a kubelet would: the queue killed, started again, and a pod created after is bound."""
+    async with ksched_up(tmp_path, env=ELECTION) as up:
+        os.kill(up.pids["queue"], signal.SIGKILL)
+        assert "status -9" in await up.wait_for("queue exited", timeout=30)
+        await up.wait_for("queue is up again", timeout=60)
+        assert "pod/hello created" in await kubectl(
+            "--kubeconfig", up.kubeconfig, "apply", "-f", "-", stdin=POD
+        )
+        node = await node_of_hello(up.kubeconfig)
+        assert node.startswith("node-"), "the pod was not bound after the queue was started again"

@@ -11,6 +11,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from ksched.aio import cancel_and_wait
+from ksched.launcher.keeper import keep_services
 from ksched.launcher.stack import UI_PORT, Stack, StackOptions
 from ksched.service.goflags import GoFlagParser
 from ksched.service.options import add_feature_gates_argument
@@ -71,6 +73,7 @@ async def _up(options: StackOptions) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
+    keeper: asyncio.Task[None] | None = None
     try:
         await stack.start()
         print(f"ksched is up (logs in {options.workdir}):")
@@ -82,19 +85,28 @@ async def _up(options: StackOptions) -> int:
         for proc in stack.procs.values():
             where = f"http://127.0.0.1:{proc.http_port}/metrics" if proc.http_port else ""
             print(f"  {proc.name:<12} pid {proc.pid}  {where}")
-        print("Ctrl-C stops everything.")
+        print("Ctrl-C stops everything; a service that exits is started again.", flush=True)
+        keeper = asyncio.create_task(keep_services(stack, _say), name="up:keep-services")
+        keeper.add_done_callback(lambda _: stop.set())  # it ends only by failing: show that, stop
         await stop.wait()
         return 0
     finally:
+        if keeper is not None:
+            await cancel_and_wait(keeper)
         print("stopping...", flush=True)
         await stack.stop()
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
 
 
 def up_main(argv: Sequence[str]) -> int:
     p = GoFlagParser(
         prog="ksched up",
         description="Start NATS, kubesim (unless --kubeconfig) and every ksched service as separate "
-        "processes on this machine, and keep them running until Ctrl-C.",
+        "processes on this machine, and keep them running until Ctrl-C (a service that exits is started "
+        "again, as a kubelet would).",
     )
     stack_arguments(p)
     ns = p.parse_args(list(argv))
