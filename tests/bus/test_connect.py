@@ -1,4 +1,5 @@
-"""The service connection: readiness follows the connection, reconnects forever, bounded first connect."""
+"""The service connection: readiness follows the connection, reconnects forever (hooks run after each
+reconnect), bounded first connect."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ksched.bus.connect import Bus, BusConnectError, connect
 from ksched.bus.embedded import EmbeddedNats
 from ksched.bus.messages import Ack, UnreserveRequest
 from ksched.bus.subjects import Subjects
+from ksched.cache.follower import ReplicaFollower
 from tests.bus.samples import sample
 from tests.bus.testing import PING
 
@@ -36,13 +38,19 @@ async def test_readiness_follows_the_connection_across_a_server_restart() -> Non
     await first.start()
     port = first.port
     bus = await connect(first.url, name="queue", subjects=Subjects("restart"), reconnect_time_wait=0.2)
+    reconnects: list[bool] = []
+    bus.after_reconnect(lambda: reconnects.append(bus.ready))
+    follower = ReplicaFollower(bus, "r1")  # a replica bootstraps again after a reconnect
     try:
         assert bus.ready
         assert bus.nc.options["max_reconnect_attempts"] == -1
         await first.stop()
         assert await wait_until(lambda: not bus.ready, 5)
+        assert reconnects == [] and not follower.resync_requested
         async with EmbeddedNats(port=port):
             assert await wait_until(lambda: bus.ready, 10)
+            assert await wait_until(lambda: reconnects == [True], 5)
+            assert follower.resync_requested
 
             async def pong(msg: Ack, raw: Msg) -> Ack:
                 return Ack(reason="pong")

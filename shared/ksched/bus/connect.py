@@ -73,6 +73,8 @@ class Bus:
         self.js: JetStreamContext = nc.jetstream()
         self._subscriptions: list[Subscription] = []
         self._before_close: list[Callable[[], Awaitable[None]]] = []
+        self.reconnect_hooks: list[Callable[[], None]] = []
+        """Called after each reconnect (see :meth:`after_reconnect`)."""
 
     @property
     def ready(self) -> bool:
@@ -165,6 +167,11 @@ class Bus:
                 await sub.unsubscribe()
 
     # --- lifecycle -----------------------------------------------------------------------------------
+    def after_reconnect(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` after each reconnect: a restarted server has lost the ordered consumers
+        (kept in memory), which nats-py recreates only after missing heartbeats for 10-20 s."""
+        self.reconnect_hooks.append(hook)
+
     def before_close(self, hook: Callable[[], Awaitable[None]]) -> None:
         """Run ``hook`` at the start of :meth:`close` (pull consumers unsubscribe here)."""
         self._before_close.append(hook)
@@ -231,6 +238,7 @@ class _ConnectionLog:
         self.quiet_seconds = quiet_seconds
         self._last_error: tuple[str, float] = ("", 0.0)
         self.nc: NATS | None = None
+        self.bus: Bus | None = None
 
     async def error(self, exc: Exception) -> None:
         text = f"{type(exc).__name__}: {exc}"
@@ -247,6 +255,11 @@ class _ConnectionLog:
     async def reconnected(self) -> None:
         self._last_error = ("", 0.0)
         log.info("bus %s: reconnected to NATS", self.name)
+        for hook in self.bus.reconnect_hooks if self.bus is not None else ():
+            try:
+                hook()
+            except Exception:
+                log.exception("bus %s: a reconnect hook failed", self.name)
 
     async def closed(self) -> None:
         log.info("bus %s: NATS connection closed", self.name)
@@ -317,4 +330,5 @@ async def connect(
         with contextlib.suppress(Exception):
             await nc.close()
         raise BusConnectError(f"no NATS connection to {servers} within {initial_timeout} s") from exc
-    return Bus(nc, subjects, name, jetstream_replicas=jetstream_replicas)
+    events.bus = Bus(nc, subjects, name, jetstream_replicas=jetstream_replicas)
+    return events.bus

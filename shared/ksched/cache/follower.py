@@ -1,5 +1,5 @@
 """Keeps a SnapshotReplica in sync with the informer over the bus: bootstrap, then apply the
-ordered delta stream; a gap or a new epoch triggers a new bootstrap."""
+ordered delta stream; a gap, a new epoch or a reconnect to NATS triggers a new bootstrap."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ class ReplicaFollower:
         self.bootstrap_seconds = 0.0
         self._resync = asyncio.Event()
         self._sub: object | None = None
+        bus.after_reconnect(self.request_resync)  # its ordered consumer may be gone with the server
 
     async def run(self) -> None:
         """Bootstrap and follow until cancelled, re-bootstrapping whenever the stream breaks."""
@@ -122,6 +123,11 @@ class ReplicaFollower:
             self.lag_samples.append(self.last_delta_lag)
         if self.on_change is not None:
             self.on_change()
+
+    @property
+    def resync_requested(self) -> bool:
+        """A new bootstrap is due (:meth:`request_resync`, a broken stream)."""
+        return self._resync.is_set()
 
     def request_resync(self) -> None:
         """Force a new bootstrap (e.g. the informer said our epoch is stale)."""
