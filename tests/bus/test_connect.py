@@ -46,11 +46,11 @@ async def test_readiness_follows_the_connection_across_a_server_restart() -> Non
         assert bus.nc.options["max_reconnect_attempts"] == -1
         await first.stop()
         assert await wait_until(lambda: not bus.ready, 5)
-        assert reconnects == [] and not follower.resync_requested
+        assert reconnects == [] and not follower._resync.is_set()
         async with EmbeddedNats(port=port):
             assert await wait_until(lambda: bus.ready, 10)
             assert await wait_until(lambda: reconnects == [True], 5)
-            assert follower.resync_requested
+            assert follower._resync.is_set()  # its run loop bootstraps again
 
             async def pong(msg: Ack, raw: Msg) -> Ack:
                 return Ack(reason="pong")

@@ -124,11 +124,6 @@ class ReplicaFollower:
         if self.on_change is not None:
             self.on_change()
 
-    @property
-    def resync_requested(self) -> bool:
-        """A new bootstrap is due (:meth:`request_resync`, a broken stream)."""
-        return self._resync.is_set()
-
     def request_resync(self) -> None:
         """Force a new bootstrap (e.g. the informer said our epoch is stale)."""
         self.synced.clear()
