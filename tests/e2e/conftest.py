@@ -4,13 +4,12 @@ that used a stack reports each service's state and last log lines (CI keeps noth
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Generator
-from pathlib import Path
 
 import pytest
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack
-from tests.e2e.testing import kube_api
+from tests.e2e.testing import kube_api, process_state
 
 LOG_LINES = 25
 """Last log lines of each service reported with a failed test."""
@@ -28,11 +27,8 @@ def _state(pid: int | None, returncode: int | None) -> str:
         return "not started"
     if returncode is not None:
         return f"exited {returncode}"
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return "gone"
-    return f"pid {pid}, state {stat.rsplit(')', 1)[1].split()[0]}"
+    state = process_state(pid)
+    return f"pid {pid}, state {state}" if state is not None else "gone"
 
 
 def stack_report(stack: Stack) -> str:

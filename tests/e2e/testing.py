@@ -283,13 +283,20 @@ async def assert_bound_once(api: ApiClient, namespace: str) -> None:
     assert not rejected, rejected
 
 
+def process_state(pid: int) -> str | None:
+    """The state letter of process ``pid`` in ``/proc`` (``T``: stopped by a signal); None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
 def stopped_scheduler(stack: Stack) -> int | None:
     """The pid of a scheduler process stopped by a signal (``KSCHED_TEST_STOP_BEFORE_ASSUME``), if one is."""
     for proc in stack.procs.values():
-        if proc.service == "scheduler" and proc.pid is not None:
-            stat = Path(f"/proc/{proc.pid}/stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[0] == "T":
-                return proc.pid
+        if proc.service == "scheduler" and proc.pid is not None and process_state(proc.pid) == "T":
+            return proc.pid
     return None
 
 

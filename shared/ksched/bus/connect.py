@@ -73,8 +73,7 @@ class Bus:
         self.js: JetStreamContext = nc.jetstream()
         self._subscriptions: list[Subscription] = []
         self._before_close: list[Callable[[], Awaitable[None]]] = []
-        self.reconnect_hooks: list[Callable[[], None]] = []
-        """Called after each reconnect (see :meth:`after_reconnect`)."""
+        self._reconnect_hooks: list[Callable[[], None]] = []
 
     @property
     def ready(self) -> bool:
@@ -170,7 +169,15 @@ class Bus:
     def after_reconnect(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` after each reconnect: a restarted server has lost the ordered consumers
         (kept in memory), which nats-py recreates only after missing heartbeats for 10-20 s."""
-        self.reconnect_hooks.append(hook)
+        self._reconnect_hooks.append(hook)
+
+    def _reconnected(self) -> None:
+        """Run the :meth:`after_reconnect` hooks (a failing one is logged, the others still run)."""
+        for hook in self._reconnect_hooks:
+            try:
+                hook()
+            except Exception:
+                log.exception("bus %s: a reconnect hook failed", self.name)
 
     def before_close(self, hook: Callable[[], Awaitable[None]]) -> None:
         """Run ``hook`` at the start of :meth:`close` (pull consumers unsubscribe here)."""
@@ -255,11 +262,8 @@ class _ConnectionLog:
     async def reconnected(self) -> None:
         self._last_error = ("", 0.0)
         log.info("bus %s: reconnected to NATS", self.name)
-        for hook in self.bus.reconnect_hooks if self.bus is not None else ():
-            try:
-                hook()
-            except Exception:
-                log.exception("bus %s: a reconnect hook failed", self.name)
+        if self.bus is not None:
+            self.bus._reconnected()
 
     async def closed(self) -> None:
         log.info("bus %s: NATS connection closed", self.name)
