@@ -3,6 +3,7 @@
 pytest_plugins = [
     "tests.fixtures.nats",
     "tests.fixtures.kubesim",
+    "tests.fixtures.kube136",
     "tests.fixtures.logs",
     "tests.fixtures.repairs",
     "tests.fixtures.hangs",
