@@ -91,7 +91,9 @@ class ControlPlane:
             command += ["--with", ",".join(self.parts)]
         self.dir.mkdir(parents=True, exist_ok=True)
         try:
-            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+            done = subprocess.run(
+                command, env=env, capture_output=True, text=True, timeout=timeout, check=False
+            )
         except subprocess.TimeoutExpired as exc:
             self.down()
             raise ControlPlaneError(f"{shlex.join(command)}: not up in {timeout:.0f} s") from exc
@@ -105,7 +107,10 @@ class ControlPlane:
         """Stop what ``up`` started (idempotent)."""
         if self.script.is_file():
             subprocess.run(
-                ["bash", str(self.script), "down", str(self.dir)], capture_output=True, timeout=60, check=False
+                ["bash", str(self.script), "down", str(self.dir)],
+                capture_output=True,
+                timeout=60,
+                check=False,
             )
 
 
