@@ -23,7 +23,7 @@ from kubernetes_asyncio.client import ApiClient
 from prometheus_client import REGISTRY
 
 from ksched.api.timestamps import micro_time
-from ksched.service.leader import ElectionConfig, LeaseElector
+from ksched.service.leader import ElectionConfig, ElectionThread, LeaseElector
 from tests.ha.proxy import CuttableProxy
 
 NAMESPACE = "kube-system"
@@ -378,3 +378,45 @@ async def test_exactly_one_leader_at_any_moment(
             await proxy.stop()
         for api in apis:
             await api.close()
+
+
+def _burn(seconds: float) -> None:
+    """Hold the event loop: pure Python work that never yields (a relist, a burst of decisions)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        sum(range(200))
+
+
+async def test_a_busy_loop_does_not_starve_the_renewal_thread(kube136_api: ApiClient) -> None:
+    """The loop held for 3 x renewDeadline: the elector's own thread renews all along, so the
+    leader never steps down; the same election on the busy loop itself does (the reason for the
+    thread). On the real API server: kubesim in this process would be held as well."""
+    name = lease_name()
+    stopped: list[str] = []
+    thread = ElectionThread(
+        kube136_api, election(name, "busy"), on_stopped_leading_now=lambda: stopped.append("now")
+    )
+    ended = thread.start()
+    try:
+        await asyncio.wait_for(thread.wait_leader(), 10)
+        before = (await read_lease(kube136_api, name))["spec"]["renewTime"]
+        _burn(3 * FAST["renew_deadline"])
+        assert thread.is_leader and not stopped and not ended.done(), thread.lost_reason
+        during = (await read_lease(kube136_api, name))["spec"]["renewTime"]
+        assert during > before
+        assert thread.describe()["thread"] is True
+    finally:
+        await thread.stop()
+    await asyncio.wait_for(ended, 5)
+    assert stopped == []  # stopping is not losing: nothing ran "now"
+    assert (await read_lease(kube136_api, name))["spec"]["holderIdentity"] == ""  # released
+
+    same_loop = candidate(kube136_api, lease_name(), "same-loop")
+    same_loop.campaign()
+    try:
+        await asyncio.wait_for(same_loop.elector.wait_leader(), 10)
+        _burn(3 * FAST["renew_deadline"])
+        await until(lambda: bool(same_loop.stopped), 5)
+        assert "renewDeadline" in same_loop.elector.lost_reason
+    finally:
+        await same_loop.stop()

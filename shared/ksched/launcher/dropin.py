@@ -39,7 +39,7 @@ from ksched.launcher.dropin_options import DropInOptions, parse
 from ksched.launcher.stack import Stack, StackOptions
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
-from ksched.service.leader import ElectionConfig, LeaseElector
+from ksched.service.leader import ElectionConfig, ElectionThread
 from ksched.service.logs import setup_logging
 from ksched.service.upstream_flags import write_config
 
@@ -79,7 +79,7 @@ class DropIn:
         self.workdir = workdir
         self.kubeconfig = options.kubeconfig
         self.stack: Stack | None = None
-        self.elector: LeaseElector | None = None
+        self.elector: ElectionThread | None = None
         self.children: dict[str, tuple[bool, str]] = {}
         self.health = HealthServer(
             "127.0.0.1",
@@ -122,12 +122,15 @@ class DropIn:
                 await asyncio.sleep(_POLL_SECONDS)
 
     # --- running -----------------------------------------------------------------------------------
+    def _kill_now(self) -> None:
+        """In the election thread, the moment the Lease is lost: stop acting this instant, before
+        anyone may take over, however busy this process's loop is."""
+        if not self.stopping.is_set() and self.stack is not None:
+            self.stack.kill_all_now()
+
     def _on_stopped_leading(self) -> None:
-        if self.stopping.is_set():
-            return
-        if self.stack is not None:
-            self.stack.kill_all_now()  # stop acting this instant, before anyone may take over
-        self.lost.set()
+        if not self.stopping.is_set():
+            self.lost.set()
 
     async def run(self) -> int:
         await self.health.start()
@@ -138,7 +141,12 @@ class DropIn:
                 return await self._lead()
             api = await api_client(self.kubeconfig, component="kube-scheduler", master=self.options.master)
             try:
-                self.elector = LeaseElector(api, config, on_stopped_leading=self._on_stopped_leading)
+                self.elector = ElectionThread(
+                    api,
+                    config,
+                    on_stopped_leading=self._on_stopped_leading,
+                    on_stopped_leading_now=self._kill_now,
+                )
                 election = self.elector.start()
                 if not await _first(self.elector.wait_leader(), self.stopping.wait()):
                     await self.elector.stop()

@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from prometheus_client import Gauge
 
 from ksched.aio import cancel_and_wait
 from ksched.api.timestamps import micro_time
+from ksched.service.kube import stop_trusting_env
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +232,7 @@ class LeaseElector:
         task, self._task = self._task, None
         if task is not None and not task.done():
             await cancel_and_wait(task)
-        self._step_down("shutting down")
+        self.step_down("shutting down")
         if self.config.release_on_cancel:
             await self.release()
 
@@ -248,9 +250,7 @@ class LeaseElector:
         try:
             await self._renew_loop()
         except BaseException as exc:
-            self._step_down(
-                "shutting down" if isinstance(exc, asyncio.CancelledError) else f"failed: {exc!r}"
-            )
+            self.step_down("shutting down" if isinstance(exc, asyncio.CancelledError) else f"failed: {exc!r}")
             raise
 
     # --- leading ------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ class LeaseElector:
         if self.on_started_leading is not None:
             self.on_started_leading()
 
-    def _step_down(self, reason: str) -> None:
+    def step_down(self, reason: str) -> None:
         if not self._leading:
             return
         self._leading = False
@@ -279,7 +279,7 @@ class LeaseElector:
             await asyncio.sleep(self.config.retry_period)
             reason = await self._renew_once()
             if reason:
-                self._step_down(reason)
+                self.step_down(reason)
                 # Stopped acting; now give up the Lease if it still names us (409 if someone took it).
                 with contextlib.suppress(Exception):
                     await self.release()
@@ -552,7 +552,173 @@ def _describe(status: int, doc: dict[str, Any] | None) -> str:
     return f"HTTP {status}: {message}" if message else f"HTTP {status}"
 
 
-def exit_on_lost_leadership(service: str, elector: LeaseElector) -> NoReturn:
+class ElectionThread:
+    """A :class:`LeaseElector` on an event loop of its own, in a thread of its own, so the work on
+    the caller's loop cannot delay renewal past the deadline (upstream renews from a goroutine of
+    its own for the same reason). A loop busy for seconds (a relist of 20,000 pods, a burst of
+    decisions) still leaves the renewal thread its turns: CPython switches threads every
+    ``sys.getswitchinterval()`` (5 ms) however long a coroutine runs.
+
+    The elector talks to the API server through an ``ApiClient`` of its own (the same configuration
+    as ``api``, its own connections), created on its loop. ``is_leader`` and ``status()`` read the
+    elector's state (plain attributes, safe across threads); the callbacks run on the caller's loop,
+    except ``on_stopped_leading_now``, which runs in the election thread the moment leadership is lost
+    (to stop acting even while the caller's loop is busy: kill children, or exit the process); it
+    does not run on ``stop()``.
+    """
+
+    def __init__(
+        self,
+        api: ApiClient,
+        config: ElectionConfig,
+        *,
+        on_started_leading: Callback | None = None,
+        on_stopped_leading: Callback | None = None,
+        on_stopped_leading_now: Callback | None = None,
+    ) -> None:
+        self.config = config
+        self._configuration = api.configuration
+        self._user_agent = api.user_agent
+        self._on_started = on_started_leading
+        self._on_stopped = on_stopped_leading
+        self._on_stopped_now = on_stopped_leading_now
+        self._caller: asyncio.AbstractEventLoop | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._started = threading.Event()
+        self._leading = asyncio.Event()
+        self._ended: asyncio.Future[None] | None = None
+        self.elector: LeaseElector | None = None
+        self._stop_requested: asyncio.Event | None = None
+
+    # --- the caller's side -------------------------------------------------------------------------
+    @property
+    def identity(self) -> str:
+        return self.config.identity
+
+    @property
+    def lease_ref(self) -> str:
+        return f"{self.config.namespace}/{self.config.name}"
+
+    @property
+    def leader(self) -> str:
+        return self.elector.leader if self.elector is not None else ""
+
+    @property
+    def lost_reason(self) -> str:
+        return self.elector.lost_reason if self.elector is not None else ""
+
+    @property
+    def is_leader(self) -> bool:
+        return self.elector is not None and self.elector.is_leader
+
+    def status(self) -> tuple[bool, str]:
+        if self.elector is None:
+            return False, f"election for {self.lease_ref} not started"
+        return self.elector.status()
+
+    def describe(self) -> dict[str, Any]:
+        return {**(self.elector.describe() if self.elector is not None else {}), "thread": True}
+
+    async def wait_leader(self) -> None:
+        await self._leading.wait()
+
+    def start(self) -> asyncio.Future[None]:
+        """Start the thread; the future completes (on the caller's loop) when the election ends:
+        leadership lost, or ``stop()``; with the election's exception if it failed."""
+        if self._ended is not None:
+            return self._ended
+        self._caller = asyncio.get_running_loop()
+        self._ended = self._caller.create_future()
+        self._thread = threading.Thread(
+            target=self._main, name=f"lease-renewal:{self.config.name}", daemon=True
+        )
+        self._thread.start()
+        self._started.wait()
+        return self._ended
+
+    async def stop(self) -> None:
+        """Step down and release the Lease (on the election's loop), then end the thread."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or not thread.is_alive():
+            return
+        if self.elector is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._stop_elector(), loop))
+        await asyncio.to_thread(thread.join, self.config.renew_deadline + 5)
+
+    # --- the election thread -----------------------------------------------------------------------
+    def _main(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._run())
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    async def _run(self) -> None:
+        api = ApiClient(configuration=self._configuration)
+        if self._user_agent:
+            api.user_agent = self._user_agent
+        stop_trusting_env(api)
+        self.elector = LeaseElector(
+            api,
+            self.config,
+            on_started_leading=self._started_leading,
+            on_stopped_leading=self._stopped_leading,
+        )
+        stop_requested = self._stop_requested = asyncio.Event()
+        self._started.set()
+        error: BaseException | None = None
+        try:
+            run = asyncio.create_task(self.elector.run(), name=f"leader-election:{self.config.name}")
+            stop = asyncio.create_task(stop_requested.wait())
+            await asyncio.wait((run, stop), return_when=asyncio.FIRST_COMPLETED)
+            if not run.done():
+                await cancel_and_wait(run)
+            elif not run.cancelled():
+                error = run.exception()
+            stop.cancel()
+        finally:
+            if stop_requested.is_set():
+                self.elector.step_down("shutting down")
+                if self.config.release_on_cancel:
+                    await self.elector.release()
+            await api.close()
+            self._to_caller(self._finish, error)
+
+    async def _stop_elector(self) -> None:
+        if self._stop_requested is not None:
+            self._stop_requested.set()
+
+    def _started_leading(self) -> None:
+        self._to_caller(self._leading.set)
+        if self._on_started is not None:
+            self._to_caller(self._on_started)
+
+    def _stopped_leading(self) -> None:
+        stopping = self._stop_requested is not None and self._stop_requested.is_set()
+        if self._on_stopped_now is not None and not stopping:
+            self._on_stopped_now()
+        self._to_caller(self._leading.clear)
+        if self._on_stopped is not None:
+            self._to_caller(self._on_stopped)
+
+    def _finish(self, error: BaseException | None) -> None:
+        if self._ended is not None and not self._ended.done():
+            if error is not None:
+                self._ended.set_exception(error)
+            else:
+                self._ended.set_result(None)
+
+    def _to_caller(self, callback: Callable[..., None], *args: Any) -> None:
+        caller = self._caller
+        if caller is not None and not caller.is_closed():
+            caller.call_soon_threadsafe(callback, *args)
+
+
+def exit_on_lost_leadership(service: str, elector: LeaseElector | ElectionThread) -> NoReturn:
     """Stop acting at once: log why, then leave the process without any cleanup that could still
     write (no flush, no graceful drain). The supervisor (Kubernetes, systemd, ``ksched up``)
     restarts the process, which comes back as a standby."""

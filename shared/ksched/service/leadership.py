@@ -16,7 +16,7 @@ from typing import Any
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.service.http import HealthServer
-from ksched.service.leader import ElectionConfig, LeaseElector, exit_on_lost_leadership
+from ksched.service.leader import ElectionConfig, ElectionThread, exit_on_lost_leadership
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +28,10 @@ class Leadership:
         self.service = service
         self.identity = identity
         self.config = config
-        self.elector: LeaseElector | None = None
+        self.elector: ElectionThread | None = None
         self.on_lost: Callable[[], None] = self._exit
-        """What losing the leadership does (default: exit the process; tests replace it)."""
+        """What losing the leadership does (default: exit the process, from the election thread at
+        once, however busy the service's loop is; a replacement runs on the service's loop)."""
         self.stopping = False
         self._lost = False
 
@@ -51,7 +52,12 @@ class Leadership:
     def start(self, api: ApiClient, health: HealthServer) -> None:
         """Campaign for the Lease through ``api``; ``health`` reports the election's readiness."""
         assert self.config is not None, "no election configured"
-        self.elector = LeaseElector(api, self.config, on_stopped_leading=self._stopped_leading)
+        self.elector = ElectionThread(
+            api,
+            self.config,
+            on_stopped_leading=self._stopped_leading,
+            on_stopped_leading_now=self._stopped_now,
+        )
         health.ready_checks["leader-election"] = self.elector.status
         self.elector.start().add_done_callback(self._election_ended)
         log.info("%s %s: standby, waiting for lease %s", self.service, self.identity, self.elector.lease_ref)
@@ -77,7 +83,12 @@ class Leadership:
         self._lost = True
         self.on_lost()
 
-    def _election_ended(self, task: asyncio.Task[None]) -> None:
+    def _stopped_now(self) -> None:
+        """In the election thread: exit before anything more is written, however busy the loop."""
+        if self.on_lost == self._exit and not self.stopping and not self._lost:
+            self._exit()
+
+    def _election_ended(self, task: asyncio.Future[None]) -> None:
         """After losing, the callback already ran; an exception (a bug) counts as losing too."""
         if not self.stopping and not task.cancelled() and task.exception() is not None:
             log.error("%s: leader election failed: %r", self.service, task.exception())
