@@ -154,6 +154,12 @@ def compare_main(argv: Sequence[str]) -> int:
         help="seconds to wait for the bindings once every pod is created (default 60 + pods/20)",
     )
     p.add_argument("--workdir", type=Path, help="keep the clusters' and services' files here")
+    p.add_argument(
+        "--sides-at-once",
+        action="store_true",
+        help="run both sides at the same time: quicker, but they share the CPU and their figures are not "
+        "comparable (for testing the bench itself)",
+    )
     ns = p.parse_args(list(argv))
     chosen = tuple(part.strip() for part in ns.shape.split(",") if part.strip())
     if not chosen or any(shape not in SHAPES for shape in chosen):
@@ -177,6 +183,7 @@ def compare_main(argv: Sequence[str]) -> int:
             clients=ns.clients,
             connections=ns.connections,
             timeout=ns.timeout,
+            sides_at_once=ns.sides_at_once,
             workdir=ns.workdir.resolve() if ns.workdir else None,
         )
     )

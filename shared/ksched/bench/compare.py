@@ -78,6 +78,9 @@ class Settings:
     """Connections (requests in flight) per creating process."""
     timeout: float = 0.0
     """Seconds to wait for the last binding once every pod is created; 0: 60 + pods / 20."""
+    sides_at_once: bool = False
+    """Run both sides at the same time: quicker, but they share the CPU, so their figures are not
+    comparable (for tests of the bench itself)."""
     workdir: Path | None = None
     """Where the clusters and ksched's logs go (a new temporary folder when None; removed after a
     run that bound every pod)."""
@@ -474,24 +477,33 @@ def _summary(shape: str, out: Mapping[str, Any], pods: int) -> str:
     return text
 
 
-async def run_side(name: str, s: Settings, workdir: Path) -> dict[str, dict[str, Any]]:
+async def run_side(
+    name: str, s: Settings, workdir: Path, quiet: asyncio.Task[None] | None = None
+) -> tuple[dict[str, dict[str, Any]], asyncio.Task[None]]:
+    """Side ``name``'s figures per shape, and the task that stops its control plane. ``quiet``: the
+    other side's control plane stopping, awaited before the first measurement (not before this
+    side's own start, which it overlaps)."""
     plane = ControlPlane(
         kube=s.kube, dir=workdir / name, parts=("scheduler",) if name == "kube_scheduler" else ()
     )
     side = Side(name, s, plane)
+    results: dict[str, dict[str, Any]] = {}
     try:
         await side.up()
-        results: dict[str, dict[str, Any]] = {}
+        if quiet is not None:
+            await quiet
         for i, shape in enumerate(s.shapes):
             results[shape] = await side.measure(shape)
             if i + 1 < len(s.shapes):
                 assert side.api is not None
                 await delete_pods(side.api, f"bench-{shape}")
                 await asyncio.sleep(1.0)
-        return results
-    finally:
+    except BaseException:
         await side.down()
         await asyncio.to_thread(plane.down)
+        raise
+    await side.down()
+    return results, asyncio.create_task(asyncio.to_thread(plane.down), name=f"down-{name}")
 
 
 def parameters(s: Settings, shape: str) -> dict[str, Any]:
@@ -513,7 +525,21 @@ def parameters(s: Settings, shape: str) -> dict[str, Any]:
 async def compare(s: Settings) -> list[dict[str, Any]]:
     """Both sides, one after the other; one report per shape (``ok``: both bound every pod)."""
     workdir = s.workdir or Path(tempfile.mkdtemp(prefix="ksched-compare-"))
-    by_side = {name: await run_side(name, s, workdir) for name in SIDES}
+    by_side: dict[str, dict[str, dict[str, Any]]] = {}
+    if s.sides_at_once:
+        async with asyncio.TaskGroup() as group:
+            tasks = {name: group.create_task(run_side(name, s, workdir)) for name in SIDES}
+        for name, task in tasks.items():
+            by_side[name], down = task.result()
+            await down
+    else:
+        down = None
+        try:
+            for name in SIDES:
+                by_side[name], down = await run_side(name, s, workdir, quiet=down)
+        finally:
+            if down is not None:
+                await down
     reports = []
     for shape in s.shapes:
         report = parameters(s, shape)
