@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import msgspec
 from kubernetes_asyncio.client import ApiClient
 
@@ -203,32 +204,40 @@ class Watch:
     _version: str = ""
 
     async def run(self) -> None:
-        """Watch until cancelled, resuming after the last event when the server ends the watch."""
+        """Watch until cancelled, resuming after the last event when the server ends the watch or
+        the connection breaks."""
         decoder = msgspec.json.Decoder(_Event)
         while True:
-            params: list[tuple[str, Any]] = [("watch", "true"), ("timeoutSeconds", 3600)]
-            if self._version:
-                params.append(("resourceVersion", self._version))
-            resp = await self.api.call_api(
-                f"/api/v1/namespaces/{self.namespace}/pods",
-                "GET",
-                query_params=params,
-                header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-            )
-            self.connected.set()
-            buffer = b""
             try:
-                async for chunk in resp.content.iter_any():
-                    now = time.monotonic()
-                    buffer += chunk
-                    while (end := buffer.find(b"\n")) >= 0:
-                        line, buffer = buffer[:end], buffer[end + 1 :]
-                        if line.strip():
-                            self._event(decoder.decode(line), now)
-            finally:
-                resp.release()
+                await self._watch(decoder)
+            except (aiohttp.ClientError, ConnectionError, TimeoutError) as exc:
+                print(f"watch of {self.namespace} broke ({exc!r}); resuming", flush=True)
+                await asyncio.sleep(0.5)
+
+    async def _watch(self, decoder: msgspec.json.Decoder[_Event]) -> None:
+        params: list[tuple[str, Any]] = [("watch", "true"), ("timeoutSeconds", 3600)]
+        if self._version:
+            params.append(("resourceVersion", self._version))
+        resp = await self.api.call_api(
+            f"/api/v1/namespaces/{self.namespace}/pods",
+            "GET",
+            query_params=params,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+        )
+        self.connected.set()
+        buffer = b""
+        try:
+            async for chunk in resp.content.iter_any():
+                now = time.monotonic()
+                buffer += chunk
+                while (end := buffer.find(b"\n")) >= 0:
+                    line, buffer = buffer[:end], buffer[end + 1 :]
+                    if line.strip():
+                        self._event(decoder.decode(line), now)
+        finally:
+            resp.release()
 
     def _event(self, event: _Event, now: float) -> None:
         if event.type == "ERROR":  # resource version too old: start over (the bindings are then late)
