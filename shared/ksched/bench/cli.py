@@ -5,6 +5,9 @@ ksched bench dra --nodes N --devices D --init I --pods M [--json]
                                                     in-process pods with claims from a template
 ksched bench e2e --nodes N --pods M [--schedulers K] [--binders B] [--shape S] [--json]
                                                     creation-to-bound through every service
+ksched bench compare --kube PATH --nodes N --pods M --shape S[,S...] [--rate R] [--schedulers K]
+                    [--binders B]                  the real kube-scheduler and ksched, each on a fresh
+                                                    real control plane (docs/benchmarks.md)
 ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--nats-servers 1|3] [--json FILE]
                                                     faults under load; exit 1 on a lost,
                                                     double-bound or overcommitted pod
@@ -116,6 +119,76 @@ def e2e_main(argv: Sequence[str]) -> int:
     return 0
 
 
+def compare_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="ksched bench compare",
+        description="The real kube-scheduler 1.36.2 and ksched on the same nodes and pods, each side on a "
+        "fresh real control plane started by PATH/cluster.sh (ksched with the cluster's admin kubeconfig). "
+        "Prints progress, then one JSON line per shape: pods_per_second, cpu_ms_per_pod per process, "
+        "latency_ms from create to bound. Exit 1 when a side left pods unbound.",
+    )
+    p.add_argument("--kube", type=Path, required=True, help="a folder laid out as ../shared/kube-1.36")
+    p.add_argument("--nodes", type=int, default=2000)
+    p.add_argument("--pods", type=int, default=5000)
+    p.add_argument(
+        "--shape",
+        default="plain",
+        help=f"one of {', '.join(SHAPES)}, or several comma-separated (one after the other on the same "
+        "clusters, the pods of the previous shape deleted first)",
+    )
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="pods created per second by one client (default 0: a burst from --clients clients)",
+    )
+    p.add_argument("--schedulers", type=int, default=1, help="ksched scheduler replicas")
+    p.add_argument("--binders", type=int, default=1, help="ksched binder replicas")
+    p.add_argument("--binder-workers", type=int, default=64)
+    p.add_argument("--clients", type=int, default=2, help="pod-creating processes in a burst")
+    p.add_argument("--connections", type=int, default=16, help="connections per pod-creating process")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=0.0,
+        help="seconds to wait for the bindings once every pod is created (default 60 + pods/20)",
+    )
+    p.add_argument("--workdir", type=Path, help="keep the clusters' and services' files here")
+    p.add_argument(
+        "--sides-at-once",
+        action="store_true",
+        help="run both sides at the same time: quicker, but they share the CPU and their figures are not "
+        "comparable (for testing the bench itself)",
+    )
+    ns = p.parse_args(list(argv))
+    chosen = tuple(part.strip() for part in ns.shape.split(",") if part.strip())
+    if not chosen or any(shape not in SHAPES for shape in chosen):
+        p.error(f"--shape: {ns.shape!r}: each one of {', '.join(SHAPES)}")
+    if ns.rate < 0:
+        p.error(f"--rate must not be negative, got {ns.rate}")
+    if min(ns.nodes, ns.pods, ns.schedulers, ns.binders, ns.clients, ns.connections) < 1:
+        p.error("--nodes, --pods, --schedulers, --binders, --clients and --connections must be at least 1")
+    from ksched.bench.compare import Settings, main
+
+    return main(
+        Settings(
+            kube=ns.kube.resolve(),
+            nodes=ns.nodes,
+            pods=ns.pods,
+            shapes=chosen,
+            rate=ns.rate,
+            schedulers=ns.schedulers,
+            binders=ns.binders,
+            binder_workers=ns.binder_workers,
+            clients=ns.clients,
+            connections=ns.connections,
+            timeout=ns.timeout,
+            sides_at_once=ns.sides_at_once,
+            workdir=ns.workdir.resolve() if ns.workdir else None,
+        )
+    )
+
+
 def gangs_main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(
         prog="ksched bench gangs",
@@ -216,6 +289,7 @@ COMMANDS = {
     "cycle": cycle_main,
     "dra": dra_main,
     "e2e": e2e_main,
+    "compare": compare_main,
     "chaos": chaos_main,
     "gangs": gangs_main,
     "all": all_main,

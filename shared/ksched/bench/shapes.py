@@ -5,7 +5,8 @@ TopologySpreading (``pod-with-topology-spreading.yaml``) and SchedulingPreferred
 
 The nodes are kubesim's synthetic ones: three ``topology.kubernetes.io/zone`` values, as the
 TopologySpreading workload labels its nodes (``moon-1..3``), and a ``kubernetes.io/hostname``
-label as real nodes have. The anti-affinity term names the bench's namespace where the template
+label as real nodes have; :func:`node` is the same node for a real API server (``ksched bench
+compare``). The anti-affinity term names the bench's namespace where the template
 names the workload's two.
 """
 
@@ -14,6 +15,47 @@ from __future__ import annotations
 from typing import Any
 
 SHAPES = ("plain", "spread", "antiaffinity")
+
+ZONES = ("zone-a", "zone-b", "zone-c")
+CAPACITY = {"cpu": "32", "memory": "128Gi", "pods": "110", "ephemeral-storage": "500Gi"}
+
+
+def node_name(index: int) -> str:
+    return f"node-{index:04d}"
+
+
+def node(index: int) -> dict[str, Any]:
+    """Node ``node-NNNN`` as kubesim's ``--nodes`` makes it (32 cpu, 128Gi, 110 pods, Ready, zone
+    ``zone-{a,b,c}`` by index mod 3), to create on an API server that has no kubelets: the API
+    server keeps the status of a Node it creates."""
+    name = node_name(index)
+    ready = {
+        "type": "Ready",
+        "status": "True",
+        "reason": "KubeletReady",
+        "message": "kubelet is posting ready status",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "topology.kubernetes.io/region": "region-1",
+                "topology.kubernetes.io/zone": ZONES[index % len(ZONES)],
+                "type": "kwok",
+            },
+        },
+        "status": {
+            "capacity": dict(CAPACITY),
+            "allocatable": dict(CAPACITY),
+            "conditions": [ready],
+            "addresses": [{"type": "Hostname", "address": name}],
+        },
+    }
 
 
 def _container() -> dict[str, Any]:

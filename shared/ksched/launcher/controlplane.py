@@ -15,13 +15,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-GANG_GATES = "GenericWorkload=true,GangScheduling=true"
-"""The alpha gates of workload-aware (gang) scheduling, on the API server and the schedulers."""
-GANG_APISERVER_ARGS = f"--feature-gates={GANG_GATES} --runtime-config=scheduling.k8s.io/v1alpha2=true"
-"""kube-apiserver flags that serve scheduling.k8s.io/v1alpha2 PodGroups and Workloads."""
-
-PARTS = ("etcd", "apiserver", "controller-manager", "scheduler")
-
 
 class ControlPlaneError(RuntimeError):
     """``cluster.sh`` failed; the message carries its last lines of output."""
@@ -51,11 +44,6 @@ class ControlPlane:
     def admin_kubeconfig(self) -> Path:
         """``system:masters``: for tests, setup and kubectl."""
         return self.dir / "admin.kubeconfig"
-
-    @property
-    def scheduler_kubeconfig(self) -> Path:
-        """The user ``system:kube-scheduler``: kubeadm's ``scheduler.conf``, nothing more."""
-        return self.dir / "scheduler.kubeconfig"
 
     @property
     def server(self) -> str:
