@@ -317,12 +317,8 @@ UPSTREAM: set[Grant] = {
 }
 #: what ksched grants beyond upstream, and why
 EXTRA: dict[Grant, str] = {
-    ("scheduling.k8s.io", "priorityclasses", "list"): "the informer caches PriorityClasses",
-    ("scheduling.k8s.io", "priorityclasses", "watch"): "the informer caches PriorityClasses",
     ("coordination.k8s.io", "leases", "list"): "the elector watches its Lease (namespaced Role)",
     ("coordination.k8s.io", "leases", "watch"): "the elector watches its Lease (namespaced Role)",
-    ("resource.k8s.io", "resourceclaimtemplates", "list"): "the snapshot holds the four DRA kinds",
-    ("resource.k8s.io", "resourceclaimtemplates", "watch"): "the snapshot holds the four DRA kinds",
 }
 EXPECTED: dict[str, set[Grant]] = {
     "informer": {
@@ -341,7 +337,6 @@ EXPECTED: dict[str, set[Grant]] = {
         ),
         *(("apps", r, v) for r in ("replicasets", "statefulsets") for v in ("list", "watch")),
         *(("policy", "poddisruptionbudgets", v) for v in ("list", "watch")),
-        *(("scheduling.k8s.io", "priorityclasses", v) for v in ("list", "watch")),
         *(
             ("storage.k8s.io", r, v)
             for r in ("storageclasses", "csinodes", "csidrivers", "csistoragecapacities")
@@ -349,7 +344,7 @@ EXPECTED: dict[str, set[Grant]] = {
         ),
         *(
             ("resource.k8s.io", r, v)
-            for r in ("deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates")
+            for r in ("deviceclasses", "resourceslices", "resourceclaims")
             for v in ("list", "watch")
         ),
         *(("coordination.k8s.io", "leases", v) for v in ("get", "list", "watch", "create", "update")),
@@ -424,7 +419,7 @@ GATES = "GenericWorkload=true,GangScheduling=true"
 #: checks the calls of a running stack against it)
 GANG_GRANTS: dict[str, set[Grant]] = {
     "informer": {  # PodGroupScheduled=True of a committed group (docs/gang.md)
-        *(("scheduling.k8s.io", r, v) for r in ("podgroups", "workloads") for v in ("list", "watch")),
+        *(("scheduling.k8s.io", "podgroups", v) for v in ("list", "watch")),
         *(("scheduling.x-k8s.io", "podgroups", v) for v in ("list", "watch")),
         ("scheduling.k8s.io", "podgroups", "get"),
         ("scheduling.k8s.io", "podgroups/status", "update"),
@@ -458,7 +453,6 @@ def test_the_gang_component_grants_what_the_alpha_api_calls_need(tmp_path: Path)
         assert grants_of(base, account) <= grants_of(resources, account)
     granted = set().union(*GANG_GRANTS.values())
     assert granted - UPSTREAM_GANGS == {
-        *(("scheduling.k8s.io", "workloads", v) for v in ("list", "watch")),  # the snapshot holds them
         *(("scheduling.x-k8s.io", "podgroups", v) for v in ("list", "watch")),  # the Coscheduling adapter
     }
     for res in resources:

@@ -74,7 +74,8 @@ class DropIn:
         return (self.workdir / "informer.log").exists()
 
 
-async def start(tmp: Path, name: str, kubeconfig: str) -> DropIn:
+async def start(tmp: Path, name: str, kubeconfig: str, *extra: str) -> DropIn:
+    """kubeadm's command line (with ``extra`` flags after it), its log ``tmp/<name>.log``."""
     port = free_port()
     workdir = tmp / name
     workdir.mkdir()
@@ -87,6 +88,7 @@ async def start(tmp: Path, name: str, kubeconfig: str) -> DropIn:
             "kube-scheduler",
             *kubeadm_command_line(kubeconfig, port),
             f"--workdir={workdir}",
+            *extra,
             stdout=out,
             stderr=out,
             stdin=asyncio.subprocess.DEVNULL,

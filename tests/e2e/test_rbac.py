@@ -4,7 +4,12 @@ a scenario drives each API-facing path (leader election, informers, FailedSchedu
 binding, VolumeBinding's PreBind with a local PV and a provisioned one), and every (group, resource,
 verb) a service used must be granted to its ServiceAccount by deploy/base's Roles and ClusterRoles.
 tests/deploy/test_manifests.py checks the grants against the table of intended rights; this test
-checks that table against the running code."""
+checks that table against the running code.
+
+The same scenario through the pipeline as ``ksched kube-scheduler`` runs it (informer and queue without
+their own elections) checks that every call is one upstream's bootstrap ClusterRoles
+``system:kube-scheduler`` and ``system:volume-scheduler`` grant, so kubeadm's ``scheduler.conf`` is
+enough for the drop-in (tests/e2e/test_dropin_kube136.py runs it against the real API server)."""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack
 from tests.deploy.rbac import Grant, grants_of
-from tests.deploy.test_manifests import render
+from tests.deploy.test_manifests import UPSTREAM, render
 from tests.e2e.testing import (
     claim,
     create_nodes,
@@ -53,7 +58,10 @@ EXERCISED: dict[str, set[Grant]] = {
 }
 
 
-stack = stack_fixture("stack", pod_start_delay=0.1, time_scale=0.01)
+stack = stack_fixture("stack", scope="function", pod_start_delay=0.1, time_scale=0.01)
+dropin_stack = stack_fixture(
+    "dropin", scope="function", pod_start_delay=0.1, time_scale=0.01, singleton_election=False
+)
 
 
 async def calls_by_service(api: ApiClient) -> dict[str, set[Grant]]:
@@ -103,6 +111,29 @@ def _with_claim(name: str, claim_name: str) -> dict[str, Any]:
 
 
 async def test_every_call_a_service_makes_is_granted_to_its_service_account(stack: Stack) -> None:
+    calls = await _scenario(stack)
+    resources = render("base")
+    for service in SERVICES:
+        granted = grants_of(resources, f"ksched-{service}")
+        assert calls[service] - granted == set(), f"ksched-{service} calls what its ServiceAccount may not"
+        assert EXERCISED[service] <= calls[service], f"the scenario did not exercise ksched-{service}"
+
+
+async def test_the_drop_in_pipeline_calls_only_what_kube_schedulers_roles_grant(dropin_stack: Stack) -> None:
+    calls = await _scenario(dropin_stack)
+    for service in SERVICES:
+        assert calls[service] - UPSTREAM == set(), (
+            f"ksched-{service} calls what system:kube-scheduler may not"
+        )
+    assert not calls["queue"], "the queue of the drop-in calls the API server"
+    assert ("coordination.k8s.io", "leases", "create") not in calls["informer"]  # the process is elected
+    for service in ("scheduler", "binder"):
+        assert EXERCISED[service] <= calls[service], f"the scenario did not exercise ksched-{service}"
+
+
+async def _scenario(stack: Stack) -> dict[str, set[Grant]]:
+    """Priority preemption, FailedScheduling, binding and volume binding (a local PV, a provisioned
+    one); the calls each service made."""
     async with kube_api(stack.kubeconfig) as api:
         await _priority_classes(api)
         await _volumes(api)
@@ -127,10 +158,4 @@ async def test_every_call_a_service_makes_is_granted_to_its_service_account(stac
             return bool(placed.get("db") and placed.get("cache"))
 
         await eventually(volumes_bound, timeout=60)
-        calls = await calls_by_service(api)
-
-    resources = render("base")
-    for service in SERVICES:
-        granted = grants_of(resources, f"ksched-{service}")
-        assert calls[service] - granted == set(), f"ksched-{service} calls what its ServiceAccount may not"
-        assert EXERCISED[service] <= calls[service], f"the scenario did not exercise ksched-{service}"
+        return await calls_by_service(api)

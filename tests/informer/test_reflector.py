@@ -149,3 +149,61 @@ async def test_each_kind_of_watch_line_is_handled_as_its_type_says() -> None:
     with pytest.raises(DECODE_ERRORS):
         await r._handle(b'{"type":"MODIFIED","object":{"metadata":{"name":7}}}')
     assert len(seen) == 1 and r.resource_version == "9"
+
+
+async def test_an_optional_resource_refused_or_not_served_is_empty_said_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 403 (a grant kube-scheduler's role lacks) or 404 (an API not served) of an optional resource
+    syncs as empty with one line each time the answer changes; once listed, its items arrive."""
+    from ksched_informer import reflector
+    from ksched_informer.reflector import NotServed
+
+    from ksched.service.listing import ListError
+
+    optional = Collection("Pod", "/api/v1/pods", Pod, optional=True)
+    answers: list[int] = [403, 403, 404, 200]
+    listed: list[list[Any]] = []
+
+    async def list_all(api: Any, collection: Collection, struct: Any, page: int) -> tuple[list[Any], str]:
+        status = answers.pop(0)
+        if status != 200:
+            raise ListError(collection, status, b"{}")
+        return ["p"], "5"
+
+    async def on_list(items: list[Any]) -> None:
+        listed.append(items)
+
+    monkeypatch.setattr(reflector, "list_all", list_all)
+    r = Reflector(None, optional, on_list, on_list)  # type: ignore[arg-type]
+    caplog.set_level("INFO", logger=reflector.__name__)
+    for _ in range(3):
+        with pytest.raises(NotServed):
+            await r._list()
+        assert r.synced.is_set()
+    await r._list()
+    assert listed == [[], [], [], ["p"]] and r.resource_version == "5"
+    lines = [(rec.levelname, rec.getMessage()) for rec in caplog.records]
+    assert [level for level, _ in lines] == ["WARNING", "INFO", "INFO"], lines
+    assert "forbidden" in lines[0][1] and "/api/v1/pods" in lines[0][1]
+    assert "not served" in lines[1][1] and "listed now" in lines[2][1]
+
+
+async def test_a_required_resource_refused_is_an_error_not_an_empty_list(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ksched_informer import reflector
+
+    from ksched.service.listing import ListError
+
+    async def list_all(api: Any, collection: Collection, struct: Any, page: int) -> tuple[list[Any], str]:
+        raise ListError(collection, 403, b"{}")
+
+    async def on_list(items: list[Any]) -> None:
+        raise AssertionError("listed")
+
+    monkeypatch.setattr(reflector, "list_all", list_all)
+    r = Reflector(None, PODS, on_list, on_list)  # type: ignore[arg-type]
+    with pytest.raises(ListError):
+        await r._list()
+    assert not r.synced.is_set()

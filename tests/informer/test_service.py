@@ -279,7 +279,6 @@ async def test_dra_objects_reach_the_replica(
         await until(lambda: "default/c1" in objects.resource_claims)
         assert "gpu" in objects.device_classes
         assert objects.resource_slices["n1-gpu"].spec.devices[0].name == "gpu-0"
-        assert "default/one-gpu" in objects.resource_claim_templates
         allocation = {
             "devices": {
                 "results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]

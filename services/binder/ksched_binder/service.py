@@ -340,18 +340,15 @@ class BinderService:
         if redelivered:
             # An earlier delivery of this placement bound the pod (its binder died or lost the ack
             # before acknowledging): that binder reported the binding; upstream reports one binding
-            # once, so no second PostBind or attempts/SLI sample here, and a Scheduled event only if
-            # the API has none (that binder died before sending it: with a batch half bound, the
-            # pods it bound last). Its event may still be on its way (that binder paused, or this
-            # one with its own first report still queued): both are named by the placement, so the
-            # API refuses the second.
+            # once, so no second PostBind or attempts/SLI sample here. The Scheduled event is sent
+            # again, in case that binder died before sending it (with a batch half bound, the pods
+            # it bound last): both are named by the placement, so the API refuses the second (409).
+            # No read of the events first: kube-scheduler's role may create events, not list them.
+            # A placement without the time that names its event (an older scheduler's) sends none.
             self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt, redelivered=True)
-            ref = PodRef(p.namespace, p.name, p.pod_uid)
-            if self.reporter is not None:
-                name_ns = _event_ns(p)
-                known = await self.reporter.has_event(ref, "Scheduled")
-                if known is False or (known is None and name_ns is not None):
-                    self.reporter.scheduled(ref, p.node_name, name_ns)
+            name_ns = _event_ns(p)
+            if self.reporter is not None and name_ns is not None:
+                self.reporter.scheduled(PodRef(p.namespace, p.name, p.pod_uid), p.node_name, name_ns)
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from ksched.api.collections import COSCHEDULING_POD_GROUPS, POD_GROUPS, WORKLOADS, Collection
+from ksched.api.collections import COSCHEDULING_POD_GROUPS, POD_GROUPS, Collection
 from ksched.api.core import Pod
 from ksched.api.coscheduling import CoschedulingPodGroup, as_pod_group, is_adapted, with_label_group
 from ksched.api.scheduling import PodGroup
@@ -152,7 +152,6 @@ class Gangs:
         native = upsert(POD_GROUPS)
         out = [
             (POD_GROUPS, self.sources.native_list(lister(POD_GROUPS), native), self.sources.native(native)),
-            (WORKLOADS, lister(WORKLOADS), upsert(WORKLOADS)),
         ]
         if self.adapter:
             adapted = (self.sources.adapted_list(native), self.sources.adapted_event(native))

@@ -57,11 +57,11 @@ class Gone(Exception):
 
 
 OPTIONAL_RETRY = 30.0
-"""Seconds before listing an optional resource that was not served again."""
+"""Seconds before listing an optional resource that was not served (or refused) again."""
 
 
 class NotServed(Exception):
-    """The API server does not serve an optional resource (404)."""
+    """The API server does not serve an optional resource (404), or refuses it to us (403)."""
 
 
 OnList = Callable[[list[Any]], Awaitable[None]]
@@ -104,6 +104,8 @@ class Reflector:
         self.max_backoff = max_backoff
         self.synced = asyncio.Event()
         self.resource_version = ""
+        #: the status (403, 404) an optional resource was last left empty for (logged once per change)
+        self.unavailable: int | None = None
         self._event_decoder = msgspec.json.Decoder(_Event)
         self._object_decoder = msgspec.json.Decoder(resource.struct)
         #: an event and its object in one pass (what nearly every line is)
@@ -141,16 +143,32 @@ class Reflector:
                 self.api, self.resource, self.resource.struct, self.page_size
             )
         except ListError as exc:
-            if exc.status == 404 and self.resource.optional:
-                await self._not_served()
+            if exc.status in (403, 404) and self.resource.optional:
+                await self._not_served(exc.status)
             raise
+        if self.unavailable is not None:
+            log.info("%s: %s is listed now", self.resource.kind, self.resource.path)
+            self.unavailable = None
         await self.on_list(items)
         self.synced.set()
 
-    async def _not_served(self) -> None:
-        """An optional resource is not served: it holds nothing (for now); the caller retries later."""
-        if not self.synced.is_set():
-            log.info("%s: %s is not served; treating it as empty", self.resource.kind, self.resource.path)
+    async def _not_served(self, status: int) -> None:
+        """An optional resource is not served (404) or not granted to us (403): it holds nothing
+        (for now), said once; the caller tries again every :data:`OPTIONAL_RETRY` seconds."""
+        if status != self.unavailable:
+            kind, path = self.resource.kind, self.resource.path
+            if status == 403:
+                log.warning(
+                    "%s: list %s is forbidden to this scheduler's user (HTTP 403); going on without "
+                    "%ss (grant list and watch on it to use them; checked again every %.0f s)",
+                    kind,
+                    path,
+                    kind,
+                    OPTIONAL_RETRY,
+                )
+            else:
+                log.info("%s: %s is not served; treating it as empty", kind, path)
+            self.unavailable = status
         await self.on_list([])
         self.synced.set()
         raise NotServed()

@@ -2,7 +2,11 @@
 the selectors upstream's informers use.
 
 One table for everything that lists the cluster: the informer's list-watch and ``ksched simulate
---from-cluster`` read the same kinds, so an offline run sees what the services see.
+--from-cluster`` read the same kinds, so an offline run sees what the services see. Every required
+collection is one kube-scheduler 1.36 reads and its bootstrap ClusterRoles (``system:kube-scheduler``,
+``system:volume-scheduler``) grant, so ``ksched kube-scheduler`` runs with kubeadm's
+``scheduler.conf`` alone; the optional ones (:attr:`Collection.optional`) may be refused or not
+served and then count as empty.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from ksched.api.core import (
 )
 from ksched.api.coscheduling import CoschedulingPodGroup
 from ksched.api.kinds import GROUP_KINDS, KINDS
-from ksched.api.policy import PodDisruptionBudget, PriorityClass
-from ksched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
-from ksched.api.scheduling import PodGroup, Workload
+from ksched.api.policy import PodDisruptionBudget
+from ksched.api.resource import DeviceClass, ResourceClaim, ResourceSlice
+from ksched.api.scheduling import PodGroup
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.api.workloads import ReplicaSet, StatefulSet
 
@@ -38,7 +42,8 @@ class Collection:
     field_selector: str | None = None
     label_selector: str | None = None
     optional: bool = False
-    """A resource the cluster may not serve (a CRD): a 404 counts as an empty list, retried later."""
+    """A resource the cluster may not serve (an alpha API, a CRD) or the caller may not read (one the
+    bootstrap ClusterRoles lack): a 404 or 403 counts as an empty list, retried later."""
 
     @property
     def api_version(self) -> str:
@@ -65,7 +70,8 @@ POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 NODES = Collection("Node", "/api/v1/nodes", Node)
 PODS = Collection("Pod", "/api/v1/pods", Pod, field_selector=POD_FIELD_SELECTOR)
 
-#: Every other kind a plugin reads.
+#: Every other kind a plugin reads (not PriorityClasses: a pod carries its priority; not
+#: ResourceClaimTemplates: kube-controller-manager makes the claims, the scheduler reads those).
 OBJECTS: tuple[Collection, ...] = (
     Collection("Namespace", "/api/v1/namespaces", Namespace),
     Collection("Service", "/api/v1/services", Service),
@@ -75,7 +81,6 @@ OBJECTS: tuple[Collection, ...] = (
     Collection("ReplicaSet", "/apis/apps/v1/replicasets", ReplicaSet),
     Collection("StatefulSet", "/apis/apps/v1/statefulsets", StatefulSet),
     Collection("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", PodDisruptionBudget),
-    Collection("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", PriorityClass),
     Collection("StorageClass", "/apis/storage.k8s.io/v1/storageclasses", StorageClass),
     Collection("CSINode", "/apis/storage.k8s.io/v1/csinodes", CSINode),
     Collection("CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", CSIDriver),
@@ -83,18 +88,17 @@ OBJECTS: tuple[Collection, ...] = (
     Collection("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", DeviceClass),
     Collection("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", ResourceSlice),
     Collection("ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", ResourceClaim),
-    Collection(
-        "ResourceClaimTemplate", "/apis/resource.k8s.io/v1/resourceclaimtemplates", ResourceClaimTemplate
-    ),
 )
 
 #: Everything the scheduler reads, nodes and pods first (pod groups: :func:`pod_group_collections`).
 ALL: tuple[Collection, ...] = (NODES, PODS, *OBJECTS)
 
-#: Workload-aware scheduling (alpha, behind the GenericWorkload gate): upstream's own objects.
-POD_GROUPS = Collection("PodGroup", "/apis/scheduling.k8s.io/v1alpha2/podgroups", PodGroup)
-WORKLOADS = Collection("Workload", "/apis/scheduling.k8s.io/v1alpha2/workloads", Workload)
-#: scheduler-plugins' Coscheduling PodGroup, adapted (behind GangScheduling); a CRD the cluster may lack.
+#: Workload-aware scheduling (alpha, behind the GenericWorkload gate): upstream's PodGroups (not
+#: Workloads: kube-scheduler 1.36 reads only the groups, and its role grants only them). Optional: an
+#: API server without the alpha API serves none.
+POD_GROUPS = Collection("PodGroup", "/apis/scheduling.k8s.io/v1alpha2/podgroups", PodGroup, optional=True)
+#: scheduler-plugins' Coscheduling PodGroup, adapted (behind GangScheduling); a CRD the cluster may
+#: lack, and kube-scheduler's role does not grant.
 COSCHEDULING_POD_GROUPS = Collection(
     "CoschedulingPodGroup",
     "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
@@ -108,4 +112,4 @@ def pod_group_collections(workloads: bool, coscheduling: bool) -> tuple[Collecti
     Coscheduling's with GangScheduling (the gates are the caller's to read)."""
     if not workloads:
         return ()
-    return (POD_GROUPS, WORKLOADS, *((COSCHEDULING_POD_GROUPS,) if coscheduling else ()))
+    return (POD_GROUPS, *((COSCHEDULING_POD_GROUPS,) if coscheduling else ()))

@@ -1,12 +1,16 @@
-"""Cluster objects other than nodes and pods that plugins consult (upstream's listers)."""
+"""Cluster objects other than nodes and pods that plugins consult (upstream's listers).
+
+Only kinds a plugin reads: a PriorityClass (the pod carries its priority) or a ResourceClaimTemplate
+(kube-controller-manager makes the claims) in a cluster file is decoded and left out, as the
+informer, which does not list them (kube-scheduler's role grants neither), never has them."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ksched.api.core import Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service
-from ksched.api.policy import PodDisruptionBudget, PriorityClass
-from ksched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from ksched.api.policy import PodDisruptionBudget
+from ksched.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from ksched.api.scheduling import PodGroup, Workload
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.api.workloads import ReplicaSet, StatefulSet
@@ -28,11 +32,9 @@ class ClusterObjects:
         self.csi_drivers: dict[str, CSIDriver] = {}
         self.csi_storage_capacities: dict[str, CSIStorageCapacity] = {}
         self.pod_disruption_budgets: dict[str, PodDisruptionBudget] = {}
-        self.priority_classes: dict[str, PriorityClass] = {}
         self.device_classes: dict[str, DeviceClass] = {}
         self.resource_slices: dict[str, ResourceSlice] = {}
         self.resource_claims: dict[str, ResourceClaim] = {}
-        self.resource_claim_templates: dict[str, ResourceClaimTemplate] = {}
         self.pod_groups: dict[str, PodGroup] = {}
         self.workloads: dict[str, Workload] = {}
 
@@ -73,11 +75,9 @@ TABLES: dict[str, tuple[str, type[Any]]] = {
     "CSIDriver": ("csi_drivers", CSIDriver),
     "CSIStorageCapacity": ("csi_storage_capacities", CSIStorageCapacity),
     "PodDisruptionBudget": ("pod_disruption_budgets", PodDisruptionBudget),
-    "PriorityClass": ("priority_classes", PriorityClass),
     "DeviceClass": ("device_classes", DeviceClass),
     "ResourceSlice": ("resource_slices", ResourceSlice),
     "ResourceClaim": ("resource_claims", ResourceClaim),
-    "ResourceClaimTemplate": ("resource_claim_templates", ResourceClaimTemplate),
     "PodGroup": ("pod_groups", PodGroup),
     "Workload": ("workloads", Workload),
 }

@@ -15,6 +15,8 @@ One port (``--bind-address``:``--secure-port``, 10259, HTTPS as kube-scheduler's
 authentication and authorization; a plain-HTTP loopback port too) serves /healthz, /livez and
 /readyz for all of them: while leading, each child's /readyz (polled every second) and that every
 child runs; as a standby, the election's own health (a standby is ready, as kube-scheduler's is).
+Its /metrics is this process's registry and, while leading, every child's series merged
+(:mod:`ksched.launcher.pipeline_metrics`), behind the same authentication and authorization.
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import aiohttp
+from prometheus_client import CollectorRegistry
 
 from ksched.apimachinery.duration import seconds
 from ksched.config import ConfigError
 from ksched.launcher.dropin_options import DropInOptions, parse
+from ksched.launcher.pipeline_metrics import Child, PipelineMetrics
 from ksched.launcher.stack import Stack, StackOptions
 from ksched.service.http import HealthServer
 from ksched.service.kube import api_client
@@ -81,13 +85,18 @@ class DropIn:
         self.stack: Stack | None = None
         self.elector: ElectionThread | None = None
         self.children: dict[str, tuple[bool, str]] = {}
+        self.metrics = PipelineMetrics(self._metric_children)
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(self.metrics)
         self.health = HealthServer(
             "127.0.0.1",
             options.http_port,
+            registry=registry,
             secure=options.secure,
             component="kube-scheduler",
             config=options.config,
         )
+        self.health.before_metrics = self.metrics.refresh
         self.health.live_checks["pipeline"] = self._live
         self.health.ready_checks["pipeline"] = self._ready
         self.lost = asyncio.Event()
@@ -112,6 +121,14 @@ class DropIn:
         if not self.children or failing:
             return False, "; ".join(failing) or "services not checked yet"
         return True, "every service ready"
+
+    def _metric_children(self) -> list[Child]:
+        """The running services whose /metrics the drop-in's /metrics merges."""
+        stack = self.stack
+        if stack is None:
+            return []
+        procs = stack.procs.values()
+        return [Child(p.name, p.service, p.http_port) for p in procs if p.http_port and p.running]
 
     async def _poll_children(self, stack: Stack) -> None:
         timeout = aiohttp.ClientTimeout(total=2)

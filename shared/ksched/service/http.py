@@ -94,6 +94,8 @@ class HealthServer:
         self._authorizer = Authorizer(None)
         self.ready_checks: dict[str, ReadyCheck] = {}
         self.live_checks: dict[str, ReadyCheck] = {}
+        self.before_metrics: Callable[[], Awaitable[None]] | None = None
+        """Awaited before each /metrics answer (``ksched kube-scheduler`` scrapes its services)."""
         self._debug = debug
         self._registry = registry or REGISTRY
         self._routes = list(routes)
@@ -108,7 +110,7 @@ class HealthServer:
                 self.host,
             )
         app = web.Application(middlewares=[self._guard])
-        app.router.add_get("/metrics", make_aiohttp_handler(self._registry))
+        app.router.add_get("/metrics", self._metrics(make_aiohttp_handler(self._registry)))
         app.router.add_get("/healthz", self._live)
         app.router.add_get("/livez", self._live)
         app.router.add_get("/readyz", self._ready)
@@ -212,6 +214,14 @@ class HealthServer:
         ]
         lines.append("ok" if ok else "not ready")
         return web.Response(status=200 if ok else 503, text="\n".join(lines) + "\n")
+
+    def _metrics(self, exposition: Handler) -> Handler:
+        async def metrics(request: web.Request) -> web.StreamResponse:
+            if self.before_metrics is not None:
+                await self.before_metrics()
+            return await exposition(request)
+
+        return metrics
 
     async def _live(self, request: web.Request) -> web.Response:
         return self._report(self.live_checks)

@@ -250,32 +250,6 @@ class Reporter:
             "application/strategic-merge-patch+json",
         )
 
-    async def has_event(self, pod: PodRef, reason: str) -> bool | None:
-        """Whether the API holds an event ``reason`` about ``pod`` (None: it could not be read). For
-        the rare repeats after a crash, not for every pod: it is one more request."""
-        query = [("fieldSelector", f"involvedObject.uid={pod.uid},reason={reason}"), ("limit", "1")]
-        async with self._sem:
-            try:
-                resp = await self.api.call_api(
-                    f"/api/v1/namespaces/{pod.namespace}/events",
-                    "GET",
-                    query_params=query,
-                    header_params={"Accept": "application/json"},
-                    auth_settings=["BearerToken"],
-                    _preload_content=False,
-                    _request_timeout=10,
-                )
-                try:
-                    if resp.status != 200:
-                        return None
-                    body = await resp.json()
-                finally:
-                    resp.release()
-            except Exception as exc:
-                log.warning("reading the %s events of %s/%s failed: %s", reason, pod.namespace, pod.name, exc)
-                return None
-        return bool(body.get("items"))
-
     def scheduled(self, pod: PodRef, node: str, name_ns: int | None = None) -> None:
         """The Scheduled event of a binding; ``name_ns`` (the placement's time) makes a repeat of
         the same placement's report (a redelivery) the same Event, refused by the API."""

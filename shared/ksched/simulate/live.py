@@ -2,13 +2,18 @@
 read-only, as the objects of a cluster file.
 
 The list is the informer's (:data:`ksched.api.collections.ALL`), so an offline run sees what the
-services see. Items come back as plain mappings with ``apiVersion`` and ``kind`` set (list items
-carry neither) and without ``managedFields`` (as ``kubectl get -o yaml`` prints them), ready to be
-decoded like a file's objects or written out with :func:`dump_cluster`.
+services see, and kube-scheduler's own rights are enough to read it. An optional collection (the
+alpha PodGroups, the Coscheduling CRD) the cluster does not serve or the caller may not list counts
+as empty, with a note on standard error for a refusal.
+
+Items come back as plain mappings with ``apiVersion`` and ``kind`` set (list items carry neither)
+and without ``managedFields`` (as ``kubectl get -o yaml`` prints them), ready to be decoded like a
+file's objects or written out with :func:`dump_cluster`.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +54,13 @@ async def _list(api: Any, collection: Collection) -> list[dict[str, Any]]:
     except ListError as exc:
         if exc.status == 404 and collection.optional:
             return []  # a CRD this cluster does not serve
+        if exc.status == 403 and collection.optional:
+            print(
+                f"ksched simulate: --from-cluster: {collection.kind}: list {collection.path} is forbidden "
+                f"(HTTP 403); read as empty",
+                file=sys.stderr,
+            )
+            return []
         hint = " (the caller needs list on it: see docs/simulate.md)" if exc.status == 403 else ""
         raise ClusterReadError(f"{collection.kind}: {exc}{hint}") from None
     except OSError as exc:
