@@ -30,10 +30,11 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from ksched.launcher.controlplane import GANG_GATES, ControlPlane
+from ksched.launcher.controlplane import ControlPlane
 from tests import kube
 from tests.e2e.test_dropin import DropIn, lease_holder, probe, start, stop
 from tests.e2e.testing import create_namespace, create_nodes, create_pods, eventually, node, pod
+from tests.fixtures.kube136 import GANG_GATES
 from tests.fixtures.kubesim import api_client_for
 
 pytestmark = pytest.mark.e2e
@@ -61,7 +62,9 @@ async def dropin(
     """kubeadm's kube-scheduler command line with scheduler.kubeconfig, ready (it leads: the Lease is
     free in this cluster); stopped by SIGTERM at the end, which must exit 0."""
     d = await start(
-        tmp_path_factory.mktemp("dropin-kube136"), "kube-scheduler", str(kube136.scheduler_kubeconfig)
+        tmp_path_factory.mktemp("dropin-kube136"),
+        "kube-scheduler",
+        str(kube136.dir / "scheduler.kubeconfig"),
     )
     try:
 
@@ -320,7 +323,7 @@ async def test_with_the_gang_gates_an_ungranted_crd_is_one_warning_not_a_stall(
     ready, PodGroups listed (the 1.36 role grants them with GenericWorkload), the Coscheduling CRD
     refused once and said once; ``ksched simulate --from-cluster`` with the same user reads the
     cluster, noting the refusal."""
-    kubeconfig = str(kube136.scheduler_kubeconfig)
+    kubeconfig = str(kube136.dir / "scheduler.kubeconfig")
     d = await start(tmp_path, "gated", kubeconfig, f"--feature-gates={GANG_GATES}", "--leader-elect=false")
     try:
 
