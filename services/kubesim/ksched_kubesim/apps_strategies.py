@@ -197,6 +197,20 @@ def _immutable(new: JSON, old: JSON, *names: str) -> list[FieldError]:
     ]
 
 
+def _default_claim_template(claim: JSON) -> JSON:
+    """A StatefulSet's volume claim template as stored: typed (``v1``/``PersistentVolumeClaim``), with
+    the claim defaults (``volumeMode: Filesystem``, ``status.phase: Pending``)."""
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", **claim}
+    claim["metadata"] = dict(_dict(claim.get("metadata")))
+    spec = dict(_dict(claim.get("spec")))
+    spec.setdefault("volumeMode", "Filesystem")
+    claim["spec"] = spec
+    status = dict(_dict(claim.get("status")))
+    status.setdefault("phase", "Pending")
+    claim["status"] = status
+    return ordered(claim, ("apiVersion", "kind", "metadata", "spec", "status"))
+
+
 class _WorkloadStrategy(Strategy):
     """What the apps/v1 and batch/v1 kinds share: spec defaults in Go order, the zero status on create,
     ``/status`` writes that keep the spec and take metadata."""
@@ -302,6 +316,11 @@ class StatefulSetStrategy(_WorkloadStrategy):
         retention.setdefault("whenDeleted", "Retain")
         retention.setdefault("whenScaled", "Retain")
         spec["persistentVolumeClaimRetentionPolicy"] = ordered(retention, ("whenDeleted", "whenScaled"))
+        claims = spec.get("volumeClaimTemplates")
+        if isinstance(claims, list):
+            spec["volumeClaimTemplates"] = [
+                _default_claim_template(c) if isinstance(c, dict) else c for c in claims
+            ]
 
     def validate_update(self, new: JSON, old: JSON, lookup: Lookup) -> list[FieldError]:
         errs = super().validate_update(new, old, lookup)

@@ -141,6 +141,44 @@ def image_pull_policy(image: str) -> str:
     return "Always" if tag == "latest" else "IfNotPresent"
 
 
+PROBE_ORDER = (
+    "exec",
+    "httpGet",
+    "tcpSocket",
+    "grpc",
+    "initialDelaySeconds",
+    "timeoutSeconds",
+    "periodSeconds",
+    "successThreshold",
+    "failureThreshold",
+    "terminationGracePeriodSeconds",
+)
+
+
+def _default_http_get(handler: JSON) -> None:
+    """SetDefaults_HTTPGetAction: path ``/``, scheme ``HTTP``."""
+    action = handler.get("httpGet")
+    if isinstance(action, dict):
+        action = dict(action)
+        action["path"] = action.get("path") or "/"
+        action["scheme"] = action.get("scheme") or "HTTP"
+        handler["httpGet"] = ordered(action, ("path", "port", "host", "scheme", "httpHeaders"))
+
+
+def _default_probe(probe: JSON) -> JSON:
+    """SetDefaults_Probe (timeout 1 s, period 10 s, success 1, failure 3) and its HTTP action's."""
+    for key, value in (
+        ("timeoutSeconds", 1),
+        ("periodSeconds", 10),
+        ("successThreshold", 1),
+        ("failureThreshold", 3),
+    ):
+        if not probe.get(key):
+            probe[key] = value
+    _default_http_get(probe)
+    return ordered(probe, PROBE_ORDER)
+
+
 def default_container(container: JSON, host_network: bool, pod: bool = True) -> JSON:
     """SetDefaults_Container; for a pod (``pod``, not a template) also SetDefaults_Pod's part: requests
     copied from limits, host ports for host-network pods."""
@@ -162,6 +200,14 @@ def default_container(container: JSON, host_network: bool, pod: bool = True) -> 
             field_ref = source.get("fieldRef") if isinstance(source, dict) else None
             if isinstance(source, dict) and isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
                 source["fieldRef"] = {"apiVersion": "v1", **field_ref}  # SetDefaults_ObjectFieldSelector
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if isinstance(container.get(probe), dict):
+            container[probe] = _default_probe(dict(container[probe]))
+    lifecycle = container.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        for hook in ("postStart", "preStop"):
+            if isinstance(lifecycle.get(hook), dict):
+                _default_http_get(lifecycle[hook])
     container.setdefault("terminationMessagePath", "/dev/termination-log")
     container.setdefault("terminationMessagePolicy", "File")
     if "imagePullPolicy" not in container:

@@ -53,16 +53,20 @@ def index_of(pod: JSON) -> int | None:
 
 
 def format_indexes(indexes: set[int]) -> str:
-    """Upstream's interval text of completed indexes: ``0-2,5``."""
-    out: list[str] = []
+    """Upstream's text of completed indexes: intervals ``0-2``, two in a row as ``4,5``."""
+    intervals: list[list[int]] = []
     for i in sorted(indexes):
-        if out and "-" in out[-1] and int(out[-1].rsplit("-", 1)[1]) == i - 1:
-            out[-1] = f"{out[-1].rsplit('-', 1)[0]}-{i}"
-        elif out and "-" not in out[-1] and int(out[-1]) == i - 1:
-            out[-1] = f"{out[-1]}-{i}"
+        if intervals and intervals[-1][1] == i - 1:
+            intervals[-1][1] = i
         else:
-            out.append(str(i))
-    return ",".join(out)
+            intervals.append([i, i])
+    parts = []
+    for first, last in intervals:
+        if last == first:
+            parts.append(str(first))
+        else:
+            parts.append(f"{first}{',' if last == first + 1 else '-'}{last}")
+    return ",".join(parts)
 
 
 def parse_indexes(text: str) -> set[int]:

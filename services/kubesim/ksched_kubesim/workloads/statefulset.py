@@ -190,6 +190,8 @@ class StatefulSetController(Controller):
                 continue
             claim = copy.deepcopy(template)
             claim.pop("status", None)
+            claim.pop("apiVersion", None)
+            claim.pop("kind", None)
             meta = claim.setdefault("metadata", {})
             volume = str(meta.get("name") or "")
             meta["name"] = f"{volume}-{sts['metadata']['name']}-{ordinal}"
