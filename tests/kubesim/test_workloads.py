@@ -504,6 +504,24 @@ async def test_scale_subresource_and_tables(sim: KubeSim) -> None:
         assert table["rows"][0]["cells"][:3] == ["web-798d5ddbbb", 3, 3]
 
 
+async def test_openapi_lists_the_workload_kinds_for_kubectl(sim: KubeSim) -> None:
+    """kubectl validates server-side when the group version's document has the kind's PATCH operation
+    with ``fieldValidation``; the document's hash (kubectl's cache key) follows what is served."""
+    headers = {"Authorization": f"Bearer {sim.token}"}
+    async with aiohttp.ClientSession(headers=headers) as http:
+        async with http.get(f"{sim.url}/openapi/v3") as resp:
+            index = (await resp.json())["paths"]
+        for gv, kinds in (("apis/apps/v1", {"Deployment", "StatefulSet"}), ("apis/batch/v1", {"Job"})):
+            async with http.get(sim.url + index[gv]["serverRelativeURL"]) as resp:
+                doc = await resp.json()
+            patched = {
+                op["patch"]["x-kubernetes-group-version-kind"]["kind"]
+                for op in doc["paths"].values()
+                if any(p["name"] == "fieldValidation" for p in op["patch"]["parameters"])
+            }
+            assert kinds <= patched
+
+
 async def test_a_selector_that_does_not_match_the_template_is_invalid(sim: KubeSim) -> None:
     bad = deployment()
     bad["spec"]["selector"] = {"matchLabels": {"app": "other"}}
