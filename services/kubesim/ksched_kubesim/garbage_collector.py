@@ -51,7 +51,10 @@ class OwnerIndex:
     def on_change(self, table: Table, change: Change) -> None:
         entry = change.new or change.old
         assert entry is not None
+        has_refs = change.new is not None and b'"ownerReferences"' in change.new.body
         key: Dependent = (table.rt.storage_key, entry.namespace, entry.name)
+        if not has_refs and key not in self._owners:
+            return  # the common case: an object without owners before and after
         old_uids = self._owners.pop(key, ())
         for uid in old_uids:
             found = self.dependents.get(uid)

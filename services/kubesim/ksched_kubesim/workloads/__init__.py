@@ -24,6 +24,7 @@ __all__ = ["WorkloadControllers"]
 #: seconds an owner waits after a change of what it owns before it syncs: the changes of a burst
 #: (pods bound, started ...) make one sync, as upstream's work queue coalesces them
 DEPENDENT_DELAY = 0.05
+_TRACKING = TRACKING_FINALIZER.encode()
 
 
 class WorkloadControllers:
@@ -38,6 +39,9 @@ class WorkloadControllers:
             c.rt.kind: c for c in (self.deployments, self.replica_sets, self.stateful_sets, self.jobs)
         }
         self._by_key: dict[str, Controller] = {c.rt.storage_key: c for c in self._by_kind.values()}
+        #: resources whose objects' controllers look again when they change
+        self._dependents = frozenset({PODS.storage_key, REPLICA_SETS.storage_key, REVISIONS.storage_key})
+        self._pods = PODS.storage_key
 
     def catch_up(self) -> None:
         """Sync every existing workload (adopting orphans), as the controllers do when they start."""
@@ -55,17 +59,13 @@ class WorkloadControllers:
                 controller.queue_adopting(change.new)
             else:
                 controller.queue(entry.namespace, entry.name)
-        if key not in (PODS.storage_key, REPLICA_SETS.storage_key, REVISIONS.storage_key):
+        if key not in self._dependents:
             return
         for ref in owner_references(entry):
             owner = self._by_kind.get(str(ref.get("kind") or ""))
             if ref.get("controller") and owner is not None:
                 owner.queue(entry.namespace, str(ref.get("name") or ""), DEPENDENT_DELAY)
-        if (
-            key == PODS.storage_key
-            and change.new is not None
-            and TRACKING_FINALIZER.encode() in change.new.body
-        ):
+        if key == self._pods and change.new is not None and _TRACKING in change.new.body:
             self.later(
                 (PODS.key, entry.namespace, entry.name, "job-tracking"),
                 0.0,
