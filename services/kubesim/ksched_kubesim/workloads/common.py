@@ -176,6 +176,9 @@ class Controller:
         except ApiError as exc:  # a conflict with a concurrent write, a refused create ...
             log.debug("%s %s/%s: %s; retrying", self.rt.kind, namespace, name, exc)
             self.queue(namespace, name, RETRY_DELAY)
+        except Exception:  # a kubesim bug: logged, and the object is looked at again later
+            log.exception("%s controller failed on %s/%s", self.rt.kind, namespace, name)
+            self.queue(namespace, name, RETRY_DELAY * 10)
 
     def sync(self, namespace: str, name: str) -> None:
         raise NotImplementedError
