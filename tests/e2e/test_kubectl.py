@@ -1,7 +1,8 @@
 """A newcomer's first steps with a real kubectl: `ksched up`, the kubectl command it prints, `get nodes`,
 then `kubectl apply` of one ordinary pod (client-side validation included) in a quiet cluster, which is
-bound; and `ksched up` starting again a service that exits, as a kubelet would. Skipped where no
-kubectl is installed."""
+bound; a Deployment applied, changed, scaled and deleted with kubectl, its pods bound by ksched; and
+`ksched up` starting again a service that exits, as a kubelet would. Skipped where no kubectl is
+installed."""
 
 from __future__ import annotations
 
@@ -130,6 +131,95 @@ async def test_kubectl_works_on_the_stack_ksched_up_starts(tmp_path: Path) -> No
         assert len(nodes.split()) == 3
         assert "pod/hello created" in await kubectl("--kubeconfig", kubeconfig, "apply", "-f", "-", stdin=POD)
         assert (await node_of_hello(kubeconfig)).startswith("node-"), "the pod was not bound"
+
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: c
+        image: registry.k8s.io/pause:3.10
+        resources:
+          requests:
+            cpu: 100m
+"""
+
+
+async def web_pods(kubeconfig: str) -> list[tuple[str, str]]:
+    """(name, node) of the Deployment's pods that are not being deleted."""
+    out = await kubectl(
+        "--kubeconfig",
+        kubeconfig,
+        "get",
+        "pods",
+        "-l",
+        "app=web",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName} "
+        "{.metadata.deletionTimestamp}{'\\n'}{end}",
+    )
+    rows = [line.split(" ") for line in out.splitlines() if line.strip()]
+    return [(row[0], row[1]) for row in rows if len(row) < 3 or not row[2]]
+
+
+async def until_web_pods(kubeconfig: str, count: int) -> list[tuple[str, str]]:
+    """The Deployment's ``count`` pods once they are all bound (AssertionError after 60 s)."""
+    found: list[tuple[str, str]] = []
+    for _ in range(300):
+        found = await web_pods(kubeconfig)
+        if len(found) == count and all(node for _, node in found):
+            return found
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"expected {count} bound pods of deployment web, found {found}")
+
+
+async def test_a_deployment_applied_with_kubectl_is_scheduled(tmp_path: Path) -> None:
+    """The first thing a newcomer applies: its ReplicaSet and pods are made by kubesim's controllers,
+    the pods bound by ksched; changed with `apply` (a strategic-merge patch), scaled, deleted."""
+    async with ksched_up(tmp_path) as up:
+        kc = up.kubeconfig
+        assert "deployment.apps/web created" in await kubectl(
+            "--kubeconfig", kc, "apply", "-f", "-", stdin=DEPLOYMENT
+        )
+        pods = await until_web_pods(kc, 3)
+        assert all(node.startswith("node-") for _, node in pods)
+        rs = (await kubectl("--kubeconfig", kc, "get", "rs", "-l", "app=web", "-o", "name")).split()
+        assert len(rs) == 1 and rs[0].startswith("replicaset.apps/web-")
+        assert all(name.startswith(rs[0].split("/")[1] + "-") for name, _ in pods)
+        rollout = await kubectl("--kubeconfig", kc, "rollout", "status", "deployment/web", "--timeout=60s")
+        assert "successfully rolled out" in rollout
+        applied = await kubectl(
+            "--kubeconfig", kc, "apply", "-f", "-", stdin=DEPLOYMENT.replace("replicas: 3", "replicas: 4")
+        )
+        assert "deployment.apps/web configured" in applied
+        await until_web_pods(kc, 4)
+        assert "deployment.apps/web scaled" in await kubectl(
+            "--kubeconfig", kc, "scale", "deployment/web", "--replicas=2"
+        )
+        await until_web_pods(kc, 2)
+        listing = await kubectl("--kubeconfig", kc, "get", "deploy,rs,pods")
+        assert "deployment.apps/web" in listing and "2/2" in listing
+        assert 'deployment.apps "web" deleted' in await kubectl(
+            "--kubeconfig", kc, "delete", "deployment", "web"
+        )
+        for _ in range(150):
+            if not (await kubectl("--kubeconfig", kc, "get", "rs", "-o", "name")).strip():
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise AssertionError("the ReplicaSet was not deleted with its Deployment")
+        assert await web_pods(kc) == [], "the pods are not being deleted"
 
 
 ELECTION = {

@@ -31,6 +31,7 @@ _SUBRESOURCE_VERBS = {
     "binding": ("create",),
     "eviction": ("create",),
     "finalize": ("update",),
+    "scale": ("get", "patch", "update"),
 }
 
 
@@ -40,6 +41,8 @@ def _subresource_kind(rt: ResourceType, sub: str) -> tuple[str, str, str]:
         return "", "", "Binding"
     if sub == "eviction":
         return "policy", "v1", "Eviction"
+    if sub == "scale":
+        return "autoscaling", "v1", "Scale"
     return "", "", rt.kind
 
 

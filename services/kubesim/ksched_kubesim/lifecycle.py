@@ -11,7 +11,10 @@
 * PVs and PVCs are bound, provisioned and released (PV controller, ``pv_controller``; off by default
   in the Python API, on in ``ksched kubesim``);
 * ResourceClaims are created from templates for pods, released when their pods end and deleted with
-  them (resourceclaim controller, ``claim_controller``).
+  them (resourceclaim controller, ``claim_controller``);
+* Deployments, ReplicaSets, StatefulSets and Jobs make their ReplicaSets, ControllerRevisions and
+  pods (``workloads``), and the garbage collector deletes or orphans what deleted owners owned
+  (``garbage_collector``).
 
 Controllers react to store changes through a listener and act later via the event loop, never
 inside the write that triggered them.
@@ -29,6 +32,7 @@ from ksched.apimachinery.labels import Selector, SelectorError
 
 from .claim_controller import CLAIMS, TEMPLATES, ResourceClaimController
 from .errors import ApiError
+from .garbage_collector import GarbageCollector, OwnerIndex
 from .jsonio import JSON, rfc3339
 from .managed_fields import CONTROLLER_MANAGER, KUBELET_MANAGER
 from .podgroup_protection import POD_GROUPS, PodGroupProtection
@@ -39,6 +43,7 @@ from .resources import BY_KEY
 from .selectors import label_selector_of
 from .store import Change, Table
 from .strategies import normalize_node_status
+from .workloads import WorkloadControllers
 
 PVS = BY_KEY["persistentvolumes"]
 PVCS = BY_KEY["persistentvolumeclaims"]
@@ -59,6 +64,8 @@ class LifecycleSettings:
     pv_bind_delay: float = 0.1
     #: create claims from templates, release and delete them (see ``claim_controller``)
     claim_controller: bool = True
+    #: the Deployment, ReplicaSet, StatefulSet and Job controllers and the garbage collector
+    workload_controllers: bool = True
 
 
 def _node_conditions(now: str) -> list[JSON]:
@@ -101,6 +108,11 @@ class Lifecycle:
         self.claims = (
             ResourceClaimController(registry, 0.0, self._later) if settings.claim_controller else None
         )
+        self.owners = OwnerIndex()
+        self.garbage = GarbageCollector(registry, self.owners, self._later)
+        self.workloads = (
+            WorkloadControllers(registry, self.owners, self._later) if settings.workload_controllers else None
+        )
         self.running = False
 
     # --- wiring -------------------------------------------------------------------------------
@@ -112,6 +124,11 @@ class Lifecycle:
         self.running = True
         self.registry.store.listeners.append(self._on_change)
         tables = self.registry.store.tables
+        if self.workloads is not None:
+            self.registry.garbage_collection = True
+            for table in tables.values():
+                for entry in list(table.objects.values()):
+                    self.owners.on_change(table, Change(entry.rv, entry, None))
         for table in (
             tables[NODES.key],
             tables[PODS.key],
@@ -127,9 +144,12 @@ class Lifecycle:
                 self._on_change(groups, Change(entry.rv, entry, None))
         if self.claims is not None:
             self.claims.catch_up()
+        if self.workloads is not None:
+            self.workloads.catch_up()
 
     def stop(self) -> None:
         self.running = False
+        self.registry.garbage_collection = False
         with contextlib.suppress(ValueError):
             self.registry.store.listeners.remove(self._on_change)
         for timer in self._timers.values():
@@ -160,6 +180,10 @@ class Lifecycle:
 
     def _on_change(self, table: Table, change: Change) -> None:
         key = table.rt.key
+        if self.workloads is not None:
+            self.owners.on_change(table, change)
+            self.garbage.on_change(table, change)
+            self.workloads.on_change(table, change)
         if key == PODS.key:
             self._pod_changed(change)
             if self.settings.disruption_controller:

@@ -18,15 +18,21 @@ def _gv_path(api_version: str) -> str:
     return "api/v1" if api_version == "v1" else f"apis/{api_version}"
 
 
-def _hash(api_version: str) -> str:
-    return hashlib.sha256(f"kubesim/{api_version}".encode()).hexdigest()[:32].upper()
+def _hash(api_version: str, gates: FeatureGates) -> str:
+    """The document's hash in its URL, which clients cache by (kubectl's disk cache): it changes with
+    the resources the group version serves."""
+    served = ",".join(
+        sorted(rt.plural for rt in RESOURCES if rt.api_version == api_version and rt.served(gates))
+    )
+    return hashlib.sha256(f"kubesim/{api_version}/{served}".encode()).hexdigest()[:32].upper()
 
 
 def index(gates: FeatureGates = DEFAULT_GATES) -> JSON:
     versions = sorted({rt.api_version for rt in RESOURCES if rt.served(gates)})
     return {
         "paths": {
-            _gv_path(v): {"serverRelativeURL": f"/openapi/v3/{_gv_path(v)}?hash={_hash(v)}"} for v in versions
+            _gv_path(v): {"serverRelativeURL": f"/openapi/v3/{_gv_path(v)}?hash={_hash(v, gates)}"}
+            for v in versions
         }
     }
 

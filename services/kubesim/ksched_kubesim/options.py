@@ -93,6 +93,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="do not bind PVs and PVCs nor provision volumes (PV controller and external provisioner)",
     )
     p.add_argument(
+        "--no-workload-controllers",
+        action="store_true",
+        help="do not run the Deployment, ReplicaSet, StatefulSet and Job controllers nor the garbage "
+        "collector (loaded workloads stay as given)",
+    )
+    p.add_argument(
         "--pv-bind-delay",
         type=float,
         default=0.1,
@@ -166,6 +172,7 @@ def from_args(args: argparse.Namespace) -> KubeSimConfig:
             time_scale=args.time_scale,
             pv_controller=not args.no_pv_controller,
             pv_bind_delay=args.pv_bind_delay,
+            workload_controllers=not args.no_workload_controllers,
         ),
     )
 

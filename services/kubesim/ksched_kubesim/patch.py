@@ -181,6 +181,8 @@ SCHEMAS: dict[str, Schema] = {
     "ReplicaSet": {"metadata": _METADATA, "spec": {"template": _TEMPLATE}, "status": _CONDITIONS},
     "ReplicationController": {"metadata": _METADATA, "spec": {"template": _TEMPLATE}, "status": _CONDITIONS},
     "StatefulSet": {"metadata": _METADATA, "spec": {"template": _TEMPLATE}, "status": _CONDITIONS},
+    "Deployment": {"metadata": _METADATA, "spec": {"template": _TEMPLATE}, "status": _CONDITIONS},
+    "Job": {"metadata": _METADATA, "spec": {"template": _TEMPLATE}, "status": _CONDITIONS},
     "Service": {"metadata": _METADATA, "spec": {"ports": ("port", {})}, "status": _CONDITIONS},
     "Namespace": {"metadata": _METADATA, "status": _CONDITIONS},
     "ResourceClaim": {"metadata": _METADATA, "status": {"reservedFor": ("uid", {})}},

@@ -141,18 +141,73 @@ def image_pull_policy(image: str) -> str:
     return "Always" if tag == "latest" else "IfNotPresent"
 
 
-def default_container(container: JSON, host_network: bool) -> JSON:
+PROBE_ORDER = (
+    "exec",
+    "httpGet",
+    "tcpSocket",
+    "grpc",
+    "initialDelaySeconds",
+    "timeoutSeconds",
+    "periodSeconds",
+    "successThreshold",
+    "failureThreshold",
+    "terminationGracePeriodSeconds",
+)
+
+
+def _default_http_get(handler: JSON) -> None:
+    """SetDefaults_HTTPGetAction: path ``/``, scheme ``HTTP``."""
+    action = handler.get("httpGet")
+    if isinstance(action, dict):
+        action = dict(action)
+        action["path"] = action.get("path") or "/"
+        action["scheme"] = action.get("scheme") or "HTTP"
+        handler["httpGet"] = ordered(action, ("path", "port", "host", "scheme", "httpHeaders"))
+
+
+def _default_probe(probe: JSON) -> JSON:
+    """SetDefaults_Probe (timeout 1 s, period 10 s, success 1, failure 3) and its HTTP action's."""
+    for key, value in (
+        ("timeoutSeconds", 1),
+        ("periodSeconds", 10),
+        ("successThreshold", 1),
+        ("failureThreshold", 3),
+    ):
+        if not probe.get(key):
+            probe[key] = value
+    _default_http_get(probe)
+    return ordered(probe, PROBE_ORDER)
+
+
+def default_container(container: JSON, host_network: bool, pod: bool = True) -> JSON:
+    """SetDefaults_Container; for a pod (``pod``, not a template) also SetDefaults_Pod's part: requests
+    copied from limits, host ports for host-network pods."""
     resources = container.get("resources")
     if not isinstance(resources, dict):
         resources = {}
     limits = resources.get("limits")
-    if isinstance(limits, dict) and limits:
+    if pod and isinstance(limits, dict) and limits:
         requests = resources.get("requests")
         requests = dict(requests) if isinstance(requests, dict) else {}
         for name, value in limits.items():
             requests.setdefault(name, value)
         resources = {**resources, "requests": requests}
     container["resources"] = ordered(resources, ("limits", "requests", "claims"))
+    env = container.get("env")
+    if isinstance(env, list):
+        for var in env:
+            source = var.get("valueFrom") if isinstance(var, dict) else None
+            field_ref = source.get("fieldRef") if isinstance(source, dict) else None
+            if isinstance(source, dict) and isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
+                source["fieldRef"] = {"apiVersion": "v1", **field_ref}  # SetDefaults_ObjectFieldSelector
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if isinstance(container.get(probe), dict):
+            container[probe] = _default_probe(dict(container[probe]))
+    lifecycle = container.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        for hook in ("postStart", "preStop"):
+            if isinstance(lifecycle.get(hook), dict):
+                _default_http_get(lifecycle[hook])
     container.setdefault("terminationMessagePath", "/dev/termination-log")
     container.setdefault("terminationMessagePolicy", "File")
     if "imagePullPolicy" not in container:
@@ -164,7 +219,7 @@ def default_container(container: JSON, host_network: bool) -> JSON:
             if isinstance(port, dict):
                 port = dict(port)
                 port.setdefault("protocol", "TCP")
-                if host_network and "hostPort" not in port and "containerPort" in port:
+                if pod and host_network and "hostPort" not in port and "containerPort" in port:
                     port["hostPort"] = port["containerPort"]
                 port = ordered(port, ("name", "hostPort", "containerPort", "protocol", "hostIP"))
             new_ports.append(port)
@@ -175,21 +230,23 @@ def default_container(container: JSON, host_network: bool) -> JSON:
 _MODE_VOLUMES = ("secret", "configMap", "downwardAPI", "projected")
 
 
-def default_pod_spec(spec: JSON) -> JSON:
-    """SetDefaults for a PodSpec (pods and pod templates); returns the spec in Go field order."""
+def default_pod_spec(spec: JSON, pod: bool = True) -> JSON:
+    """SetDefaults for a PodSpec; returns the spec in Go field order. ``pod=False`` for a pod template,
+    which SetDefaults_Pod's part (enableServiceLinks, requests from limits, host ports) leaves alone."""
     host_network = bool(spec.get("hostNetwork"))
     for field in ("initContainers", "containers", "ephemeralContainers"):
         items = spec.get(field)
         if isinstance(items, list):
             spec[field] = [
-                default_container(dict(c), host_network) if isinstance(c, dict) else c for c in items
+                default_container(dict(c), host_network, pod) if isinstance(c, dict) else c for c in items
             ]
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("enableServiceLinks", True)
+    if pod:
+        spec.setdefault("enableServiceLinks", True)
     canonicalize_quantities(spec)
     volumes = spec.get("volumes")
     if isinstance(volumes, list):

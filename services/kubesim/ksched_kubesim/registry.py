@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from . import errors, managed_fields, patch
+from .apps_strategies import STRATEGIES as APPS_STRATEGIES
 from .dra_strategies import dra_strategy
 from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
 from .events_api import core_to_events, events_to_core
@@ -47,12 +48,19 @@ class DeleteOptions:
     uid: str | None = None
     resource_version: str | None = None
     dry_run: bool = False
+    #: ``propagationPolicy``: Orphan, Background, Foreground (None: the resource's default)
+    propagation: str | None = None
+    #: the deprecated ``orphanDependents`` (None: not given)
+    orphan_dependents: bool | None = None
 
     @classmethod
     def from_request(cls, query: dict[str, str], body: JSON | None) -> DeleteOptions:
         opts = cls()
         opts.grace_period = query_int64(query, "gracePeriodSeconds")
         opts.dry_run = query.get("dryRun") == "All"
+        opts.propagation = query.get("propagationPolicy") or None
+        if "orphanDependents" in query:
+            opts.orphan_dependents = query["orphanDependents"] == "true"
         if body:
             opts.merge(body)
         return opts
@@ -60,11 +68,43 @@ class DeleteOptions:
     def merge(self, body: JSON) -> None:
         if body.get("gracePeriodSeconds") is not None:
             self.grace_period = int(body["gracePeriodSeconds"])
+        if isinstance(body.get("propagationPolicy"), str):
+            self.propagation = body["propagationPolicy"]
+        if isinstance(body.get("orphanDependents"), bool):
+            self.orphan_dependents = body["orphanDependents"]
         pre = body.get("preconditions") or {}
         self.uid = pre.get("uid") or self.uid
         self.resource_version = pre.get("resourceVersion") or self.resource_version
         if body.get("dryRun"):
             self.dry_run = "All" in body["dryRun"]
+
+
+ORPHAN_FINALIZER = "orphan"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+#: resources whose dependents a deletion orphans by default (batch/v1 Jobs, for compatibility)
+ORPHAN_BY_DEFAULT = frozenset({"jobs.batch"})
+
+
+def _gc_finalizers(rt: ResourceType, finalizers: list[str], opts: DeleteOptions) -> list[str]:
+    """The finalizers after the API server's garbage-collection step of a deletion: ``orphan`` or
+    ``foregroundDeletion`` per the options, else per the finalizers already there, else per the
+    resource's default (orphan for Jobs, background for the rest)."""
+    policy = opts.propagation
+    if opts.orphan_dependents is not None:
+        policy = "Orphan" if opts.orphan_dependents else "Background"
+    if policy not in ("Orphan", "Background", "Foreground"):
+        if ORPHAN_FINALIZER in finalizers:
+            policy = "Orphan"
+        elif FOREGROUND_FINALIZER in finalizers:
+            policy = "Foreground"
+        else:
+            policy = "Orphan" if rt.storage_key in ORPHAN_BY_DEFAULT else "Background"
+    kept = [f for f in finalizers if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+    if policy == "Orphan":
+        kept.append(ORPHAN_FINALIZER)
+    elif policy == "Foreground":
+        kept.append(FOREGROUND_FINALIZER)
+    return kept
 
 
 @dataclass(slots=True)
@@ -129,7 +169,7 @@ class Registry:
         self.strategies: dict[str, Strategy] = {}
         for rt in RESOURCES:
             if rt.storage_of is None:
-                extra = WORKLOAD_STRATEGIES.get(rt.key)
+                extra = WORKLOAD_STRATEGIES.get(rt.key) or APPS_STRATEGIES.get(rt.key)
                 if extra is not None:
                     self.strategies[rt.key] = extra(rt)
                 else:
@@ -138,6 +178,9 @@ class Registry:
             rt.key: View(rt, core_to_events, events_to_core) for rt in RESOURCES if rt.storage_of == "events"
         }
         self.max_watch_pending_bytes = 256 * 1024 * 1024
+        #: a garbage collector runs (the lifecycle's): deletions add its ``orphan`` and
+        #: ``foregroundDeletion`` finalizers, as the API server does with garbage collection enabled
+        self.garbage_collection = False
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -589,8 +632,14 @@ class Registry:
             return self._delete_namespace(old)
         obj = old.obj()
         meta = obj["metadata"]
-        if meta.get("finalizers"):
+        finalizers = list(meta.get("finalizers") or [])
+        if self.garbage_collection:
+            finalizers = _gc_finalizers(rt, finalizers, opts)
+        if finalizers:
+            meta["finalizers"] = finalizers
             if meta.get("deletionTimestamp"):
+                if finalizers != old.obj()["metadata"].get("finalizers"):
+                    return self.put(rt, obj, old), False
                 return old, False
             meta["deletionTimestamp"] = rfc3339()
             meta["deletionGracePeriodSeconds"] = 0

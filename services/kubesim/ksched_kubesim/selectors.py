@@ -72,3 +72,26 @@ def matches_label_selector(obj: object, object_labels: Mapping[str, str]) -> boo
         return label_selector_of(obj).matches(object_labels)
     except SelectorError:
         return False
+
+
+def format_label_selector(obj: object) -> str:
+    """``metav1.FormatLabelSelector``: ``app=web,tier in (a,b)`` (requirements by key), ``<none>``
+    for an empty selector, ``<error>`` for an invalid one."""
+    if not isinstance(obj, dict):
+        return "<none>"
+    parts: list[tuple[str, str]] = [
+        (k, f"{k}={v}") for k, v in sorted((obj.get("matchLabels") or {}).items())
+    ]
+    for expr in obj.get("matchExpressions") or []:
+        if not isinstance(expr, dict):
+            return "<error>"
+        key, op = str(expr.get("key", "")), expr.get("operator")
+        values = ",".join(sorted(str(v) for v in expr.get("values") or []))
+        text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key}.get(
+            str(op), f"!{key}" if op == "DoesNotExist" else ""
+        )
+        if not text:
+            return "<error>"
+        parts.append((key, text))
+    parts.sort(key=lambda p: p[0])
+    return ",".join(text for _, text in parts) or "<none>"

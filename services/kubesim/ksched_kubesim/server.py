@@ -17,7 +17,7 @@ from ksched.aio import cancel_and_wait
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 
-from . import access, discovery, errors, managed_fields, openapi, pod_actions, tables
+from . import access, discovery, errors, managed_fields, openapi, pod_actions, scale, tables
 from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -264,6 +264,8 @@ class ApiServer:
         self.metrics.observe_client(request.headers.get("User-Agent", ""), verb, rt, req.subresource)
         if req.subresource is None and verb not in rt.verbs:
             raise errors.method_not_allowed()
+        if req.subresource == "scale" and req.name is not None:
+            return await self._scale(request, req)
         if method == "GET":
             if verb == "watch":
                 return await self._watch(request, req)
@@ -308,6 +310,31 @@ class ApiServer:
         if method == "DELETE":
             return await self._delete(request, req)
         raise errors.method_not_allowed()
+
+    async def _scale(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:
+        """GET, PUT and PATCH of ``/scale`` (``ksched_kubesim.scale``)."""
+        namespace, name = req.namespace or "", req.name or ""
+        dry_run = request.query.get("dryRun") == "All"
+        if request.method == "GET":
+            body = scale.get_scale(self.registry, req.rt, namespace, name)
+        elif request.method == "PUT":
+            body = scale.update_scale(
+                self.registry, req.rt, namespace, name, await self._body(request), dry_run, _manager(request)
+            )
+        elif request.method == "PATCH":
+            body = scale.patch_scale(
+                self.registry,
+                req.rt,
+                namespace,
+                name,
+                request.headers.get("Content-Type", ""),
+                await request.read(),
+                dry_run,
+                _manager(request),
+            )
+        else:
+            raise errors.method_not_allowed()
+        return self._json(request, 200, body)
 
     async def _body(self, request: web.BaseRequest) -> Any:
         raw = await request.read()

@@ -197,7 +197,59 @@ def _conditions(go: str) -> ListOf:
     return ListOf(_struct(go, type=STRING, status=STRING, reason=STRING, message=STRING))
 
 
+_POD_TEMPLATE = _struct("v1.PodTemplateSpec", metadata=OBJECT_META, spec=POD_SPEC)
+
+
+def _workload(go: str, **fields: Shape) -> Struct:
+    """apps/v1 and batch/v1 kinds: the spec fields the workload controllers read."""
+    spec = _struct(f"{go}Spec", selector=LABEL_SELECTOR, template=_POD_TEMPLATE, **fields)
+    return _struct(go, spec=spec)
+
+
 _SCHEMAS: dict[str, Struct] = {
+    "deployments.apps": _workload(
+        "v1.Deployment",
+        replicas=INT32,
+        minReadySeconds=INT32,
+        revisionHistoryLimit=INT32,
+        paused=BOOL,
+        progressDeadlineSeconds=INT32,
+        strategy=_struct(
+            "v1.DeploymentStrategy",
+            type=STRING,
+            rollingUpdate=_struct(
+                "v1.RollingUpdateDeployment", maxUnavailable=IntOrString(), maxSurge=IntOrString()
+            ),
+        ),
+    ),
+    "replicasets.apps": _workload("v1.ReplicaSet", replicas=INT32, minReadySeconds=INT32),
+    "statefulsets.apps": _workload(
+        "v1.StatefulSet",
+        replicas=INT32,
+        serviceName=STRING,
+        podManagementPolicy=STRING,
+        revisionHistoryLimit=INT32,
+        minReadySeconds=INT32,
+        updateStrategy=_struct(
+            "v1.StatefulSetUpdateStrategy",
+            type=STRING,
+            rollingUpdate=_struct(
+                "v1.RollingUpdateStatefulSetStrategy", partition=INT32, maxUnavailable=IntOrString()
+            ),
+        ),
+        ordinals=_struct("v1.StatefulSetOrdinals", start=INT32),
+    ),
+    "jobs.batch": _workload(
+        "v1.Job",
+        parallelism=INT32,
+        completions=INT32,
+        activeDeadlineSeconds=INT64,
+        backoffLimit=INT32,
+        manualSelector=BOOL,
+        completionMode=STRING,
+        suspend=BOOL,
+        podReplacementPolicy=STRING,
+    ),
     "pods": _struct(
         "v1.Pod",
         spec=POD_SPEC,

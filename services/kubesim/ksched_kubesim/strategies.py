@@ -456,7 +456,8 @@ class ServiceStrategy(Strategy):
 
 
 class TemplateStrategy(Strategy):
-    """ReplicaSets, ReplicationControllers and StatefulSets: replicas and pod template defaults."""
+    """ReplicationControllers: replicas, the selector from the template's labels, template defaults
+    (apps/v1 and batch/v1 kinds: ``apps_strategies``)."""
 
     def prepare_create(self, obj: JSON, lookup: Lookup) -> None:
         super().prepare_create(obj, lookup)
@@ -466,32 +467,19 @@ class TemplateStrategy(Strategy):
         template = spec.get("template")
         if isinstance(template, dict) and isinstance(template.get("spec"), dict):
             template = dict(template)
-            template["spec"] = pods.default_pod_spec(dict(template["spec"]))
+            template["spec"] = pods.default_pod_spec(dict(template["spec"]), pod=False)
             template.setdefault("metadata", {})
             spec["template"] = template
-        if (
-            self.rt.kind == "ReplicationController"
-            and not spec.get("selector")
-            and isinstance(template, dict)
-        ):
+        if not spec.get("selector") and isinstance(template, dict):
             spec["selector"] = dict((template.get("metadata") or {}).get("labels") or {})
-        if self.rt.kind == "StatefulSet":
-            spec.setdefault("podManagementPolicy", "OrderedReady")
-            spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
-            spec.setdefault("revisionHistoryLimit", 10)
-            spec.setdefault(
-                "persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"}
-            )
         obj["spec"] = spec
-        obj["status"] = (
-            {"replicas": 0} if self.rt.kind != "StatefulSet" else {"replicas": 0, "availableReplicas": 0}
-        )
+        obj["status"] = {"replicas": 0}
 
     def prepare_update(self, new: JSON, old: JSON) -> None:
         super().prepare_update(new, old)
         template = (new.get("spec") or {}).get("template")
         if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-            template["spec"] = pods.default_pod_spec(dict(template["spec"]))
+            template["spec"] = pods.default_pod_spec(dict(template["spec"]), pod=False)
 
     def validate(self, obj: JSON, lookup: Lookup) -> list[FieldError]:
         spec = obj.get("spec") or {}
@@ -741,8 +729,6 @@ _STRATEGIES: dict[str, type[Strategy]] = {
     "namespaces": NamespaceStrategy,
     "services": ServiceStrategy,
     "replicationcontrollers": TemplateStrategy,
-    "replicasets.apps": TemplateStrategy,
-    "statefulsets.apps": TemplateStrategy,
     "poddisruptionbudgets.policy": PodDisruptionBudgetStrategy,
     "priorityclasses.scheduling.k8s.io": PriorityClassStrategy,
     "leases.coordination.k8s.io": LeaseStrategy,

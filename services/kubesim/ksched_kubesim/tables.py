@@ -7,6 +7,7 @@ from typing import Any
 
 from .jsonio import JSON, now, parse_time
 from .resources import ResourceType
+from .selectors import format_label_selector
 
 
 def human_duration(seconds: float) -> str:
@@ -128,6 +129,192 @@ _NODE_COLUMNS = [
 ]
 
 
+_CONTAINERS = _column("Containers", "string", "Names of each container in the template.", 1)
+_IMAGES = _column("Images", "string", "Images referenced by each container in the template.", 1)
+_READY = _column("Ready", "string", "Number of the pod with ready state")
+_DEPLOYMENT_COLUMNS = [
+    _NAME,
+    _READY,
+    _column(
+        "Up-to-date",
+        "string",
+        "Total number of non-terminating pods targeted by this deployment that have the desired template "
+        "spec.",
+    ),
+    _column(
+        "Available",
+        "string",
+        "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by "
+        "this deployment.",
+    ),
+    _AGE,
+    _CONTAINERS,
+    _IMAGES,
+    _column(
+        "Selector",
+        "string",
+        "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones "
+        "affected by this deployment. It must match the pod template's labels.",
+        1,
+    ),
+]
+_REPLICA_SET_COLUMNS = [
+    _NAME,
+    _column(
+        "Desired",
+        "integer",
+        "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and "
+        "unspecified. Defaults to 1. More info: "
+        "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+    ),
+    _column(
+        "Current",
+        "integer",
+        "Replicas is the most recently observed number of non-terminating pods. More info: "
+        "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+    ),
+    _column(
+        "Ready",
+        "integer",
+        "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+    ),
+    _AGE,
+    _CONTAINERS,
+    _IMAGES,
+    _column(
+        "Selector",
+        "string",
+        "Selector is a label query over pods that should match the replica count. Label keys and values that "
+        "must match in order to be controlled by this replica set. It must match the pod template's labels. "
+        "More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        1,
+    ),
+]
+_STATEFUL_SET_COLUMNS = [_NAME, _READY, _AGE, _CONTAINERS, _IMAGES]
+_JOB_COLUMNS = [
+    _NAME,
+    _column("Status", "string", "Status of the job."),
+    _column(
+        "Completions",
+        "string",
+        "The number of pods which reached phase Succeeded. The value increases monotonically for a given "
+        "spec. However, it may decrease in reaction to scale down of elastic indexed jobs.",
+    ),
+    _column("Duration", "string", "Time required to complete the job."),
+    _AGE,
+    _CONTAINERS,
+    _IMAGES,
+    _column(
+        "Selector",
+        "string",
+        "A label query over pods that should match the pod count. Normally, the system sets this field for "
+        "you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/"
+        "#label-selectors",
+        1,
+    ),
+]
+_REVISION_COLUMNS = [
+    _NAME,
+    _column("Controller", "string", "Controller of the object"),
+    _column("Revision", "string", "Revision indicates the revision of the state represented by Data."),
+    _AGE,
+]
+
+
+def _template_cells(obj: JSON) -> list[Any]:
+    """Containers and images of a workload's pod template."""
+    containers = (((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+    names = ",".join(str(c.get("name", "")) for c in containers if isinstance(c, dict))
+    images = ",".join(str(c.get("image", "")) for c in containers if isinstance(c, dict))
+    return [names, images]
+
+
+def _deployment_cells(obj: JSON) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return [
+        obj["metadata"]["name"],
+        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        status.get("updatedReplicas", 0),
+        status.get("availableReplicas", 0),
+        _age(obj),
+        *_template_cells(obj),
+        format_label_selector(spec.get("selector")),
+    ]
+
+
+def _replica_set_cells(obj: JSON) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return [
+        obj["metadata"]["name"],
+        spec.get("replicas", 0),
+        status.get("replicas", 0),
+        status.get("readyReplicas", 0),
+        _age(obj),
+        *_template_cells(obj),
+        format_label_selector(spec.get("selector")),
+    ]
+
+
+def _stateful_set_cells(obj: JSON) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    ready = f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}"
+    return [obj["metadata"]["name"], ready, _age(obj), *_template_cells(obj)]
+
+
+def _job_cells(obj: JSON) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    true = {c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"}
+    if "Complete" in true:
+        state = "Complete"
+    elif "Failed" in true:
+        state = "Failed"
+    elif obj["metadata"].get("deletionTimestamp"):
+        state = "Terminating"
+    else:
+        state = next(
+            (t for t in ("Suspended", "FailureTarget", "SuccessCriteriaMet") if t in true), "Running"
+        )
+    succeeded = status.get("succeeded", 0)
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{spec['completions']}"
+    elif int(spec.get("parallelism") or 0) > 1:
+        completions = f"{succeeded}/1 of {spec['parallelism']}"
+    else:
+        completions = f"{succeeded}/1"
+    duration = ""
+    if status.get("startTime"):
+        end = parse_time(status["completionTime"]) if status.get("completionTime") else now()
+        duration = human_duration((end - parse_time(status["startTime"])).total_seconds())
+    return [
+        obj["metadata"]["name"],
+        state,
+        completions,
+        duration,
+        _age(obj),
+        *_template_cells(obj),
+        format_label_selector(spec.get("selector")),
+    ]
+
+
+def _revision_cells(obj: JSON) -> list[Any]:
+    controller = "<none>"
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+            kind = str(ref.get("kind", "")).lower()
+            controller = f"{kind}.{group}/{ref.get('name')}" if group else f"{kind}/{ref.get('name')}"
+    return [obj["metadata"]["name"], controller, obj.get("revision", 0), _age(obj)]
+
+
+_KINDS: dict[str, tuple[list[JSON], Callable[[JSON], list[Any]]]] = {
+    "Deployment": (_DEPLOYMENT_COLUMNS, _deployment_cells),
+    "ReplicaSet": (_REPLICA_SET_COLUMNS, _replica_set_cells),
+    "StatefulSet": (_STATEFUL_SET_COLUMNS, _stateful_set_cells),
+    "Job": (_JOB_COLUMNS, _job_cells),
+    "ControllerRevision": (_REVISION_COLUMNS, _revision_cells),
+}
+
+
 def _generic_cells(obj: JSON) -> list[Any]:
     return [obj["metadata"]["name"], _age(obj)]
 
@@ -140,6 +327,8 @@ def table(rt: ResourceType, objects: list[JSON], resource_version: str, include:
         columns, cells = _POD_COLUMNS, _pod_cells
     elif rt.kind == "Node":
         columns, cells = _NODE_COLUMNS, _node_cells
+    elif rt.kind in _KINDS:
+        columns, cells = _KINDS[rt.kind]
     else:
         columns, cells = [_NAME, _AGE], _generic_cells
 

@@ -108,6 +108,18 @@ _SCHEMAS: dict[str, Schema] = {
         "deprecatedLastTimestamp": _time("Event"),
     },
     "replicasets.apps": {"spec": {"template": _POD_TEMPLATE}, "status": _conditions("ReplicaSetCondition")},
+    "deployments.apps": {
+        "spec": {"template": _POD_TEMPLATE},
+        "status": _conditions("DeploymentCondition", "lastUpdateTime"),
+    },
+    "jobs.batch": {
+        "spec": {"template": _POD_TEMPLATE},
+        "status": {
+            **_conditions("JobCondition", "lastProbeTime"),
+            "startTime": _time("JobStatus"),
+            "completionTime": _time("JobStatus"),
+        },
+    },
     "statefulsets.apps": {
         "spec": {
             "template": _POD_TEMPLATE,

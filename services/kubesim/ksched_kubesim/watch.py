@@ -39,9 +39,30 @@ _ZERO_FIELDS: dict[str, JSON] = {
         "status": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0},
     },
     "ReplicaSet": {
-        "spec": {"selector": None, "template": {"metadata": {}, "spec": {"containers": None}}},
+        "spec": {"replicas": 0, "selector": None, "template": {"metadata": {}, "spec": {"containers": None}}},
         "status": {"replicas": 0},
     },
+    "Deployment": {
+        "spec": {
+            "replicas": 0,
+            "selector": None,
+            "template": {"metadata": {}, "spec": {"containers": None}},
+            "strategy": {},
+        },
+        "status": {},
+    },
+    "StatefulSet": {
+        "spec": {
+            "replicas": 0,
+            "selector": None,
+            "template": {"metadata": {}, "spec": {"containers": None}},
+            "serviceName": "",
+            "updateStrategy": {},
+        },
+        "status": {"replicas": 0, "availableReplicas": 0},
+    },
+    "Job": {"spec": {"template": {"metadata": {}, "spec": {"containers": None}}}, "status": {}},
+    "ControllerRevision": {"data": None, "revision": 0},
     "PersistentVolume": {"spec": {}, "status": {}},
     "PersistentVolumeClaim": {"spec": {}, "status": {}},
 }
