@@ -85,14 +85,123 @@ async def test_a_patch_making_a_field_the_wrong_type_is_422(raw: Raw, cluster: C
     )
 
 
-async def test_type_meta_of_the_wrong_type(raw: Raw, cluster: Cluster) -> None:
-    body = pod_manifest(unique("p"))
-    body["apiVersion"] = ["v1"]
+UNRECOGNIZED = "the object provided is unrecognized (must be of type {kind}): "
+NO_TYPE_META = "couldn't get version/kind; json parse error: "
+TYPE_META_STRUCT = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        (
+            b'{"apiVersion":["v1"],"kind":"Pod","metadata":{"name":"x"}}',
+            NO_TYPE_META + "json: cannot unmarshal array into Go struct field .apiVersion of type string "
+            '({"apiVersion":["v1"],"kind":"P ...)',
+        ),
+        (
+            b'{"kind":5}',
+            NO_TYPE_META
+            + 'json: cannot unmarshal number into Go struct field .kind of type string ({"kind":5})',
+        ),
+        (b"", NO_TYPE_META + "unexpected end of JSON input (<empty>)"),
+        (
+            b"[1]",
+            NO_TYPE_META + f"json: cannot unmarshal array into Go value of type {TYPE_META_STRUCT} (5b315d)",
+        ),
+        (
+            b'"x"',
+            NO_TYPE_META + f"json: cannot unmarshal string into Go value of type {TYPE_META_STRUCT} (227822)",
+        ),
+        (b'{"a":', NO_TYPE_META + 'unexpected end of JSON input ({"a":)'),
+        (
+            b'{"apiVersion":"v1","kind":"Pod"} x',
+            NO_TYPE_META
+            + 'invalid character \'x\' after top-level value ({"apiVersion":"v1","kind":"Pod ...)',
+        ),
+        (
+            b'{"metadata":{"name":"a\\q"}}',
+            NO_TYPE_META + 'invalid escape sequence `\\q` in string ({"metadata":{"name":"a\\q"}})',
+        ),
+        (b'{"a":1.}', NO_TYPE_META + "invalid character '}' in numeric literal ({\"a\":1.})"),
+        (b'{"a":tru}', NO_TYPE_META + "invalid character '}' in literal true (expecting 'e') ({\"a\":tru})"),
+        (b'{"a":"\x01"}', NO_TYPE_META + 'invalid character \'\\x01\' in string ({"a":"\x01"})'),
+        (b"\xc3\xa9", NO_TYPE_META + "invalid character 'é' looking for beginning of value (c3a9)"),
+        (
+            b' {"kind":[]}',
+            NO_TYPE_META + "json: cannot unmarshal array into Go struct field .kind of type string "
+            "(207b226b696e64223a5b5d7d)",
+        ),
+    ],
+    ids=[
+        "api-version-array",
+        "kind-number",
+        "empty",
+        "array",
+        "string",
+        "cut-short",
+        "trailing",
+        "escape",
+        "number",
+        "literal",
+        "control-character",
+        "not-json",
+        "leading-space",
+    ],
+)
+async def test_a_body_whose_type_meta_does_not_read(
+    raw: Raw, cluster: Cluster, data: bytes, error: str
+) -> None:
+    """The 400 names the expected kind, Go's error and the body's first 30 bytes (hex unless it
+    starts with ``{``)."""
+    resp = await raw.send("POST", f"/api/v1/namespaces/{cluster.namespace}/pods", data)
+    assert resp.status == 400, resp.body
+    assert resp.json()["message"] == UNRECOGNIZED.format(kind="Pod") + error
+
+
+async def test_the_type_meta_of_yaml_and_of_subresources(raw: Raw, cluster: Cluster) -> None:
+    pods = f"/api/v1/namespaces/{cluster.namespace}/pods"
+    yaml_body = b"apiVersion: [v1]\nkind: Pod\n"
+    resp = await raw.send("POST", pods, yaml_body, "application/yaml")
+    assert resp.status == 400, resp.body
+    assert resp.json()["message"] == UNRECOGNIZED.format(kind="Pod") + NO_TYPE_META + (
+        f"json: cannot unmarshal array into Go struct field .apiVersion of type string ({yaml_body.hex()})"
+    )
+    name = unique("p")
+    assert (await raw.request("POST", pods, body=pod_manifest(name))).status == 201
+    for subresource, kind in (("binding", "Binding"), ("eviction", "Eviction")):
+        resp = await raw.send("POST", f"{pods}/{name}/{subresource}", b"[]")
+        assert resp.status == 400, resp.body
+        assert resp.json()["message"] == UNRECOGNIZED.format(kind=kind) + NO_TYPE_META + (
+            f"json: cannot unmarshal array into Go value of type {TYPE_META_STRUCT} (5b5d)"
+        )
+    resp = await raw.send("PUT", f"{pods}/{name}", b'{"kind":true}')
+    assert resp.status == 400, resp.body
+    assert resp.json()["message"] == UNRECOGNIZED.format(kind="Pod") + NO_TYPE_META + (
+        'json: cannot unmarshal bool into Go struct field .kind of type string ({"kind":true})'
+    )
+
+
+async def test_null_is_an_empty_object(raw: Raw, cluster: Cluster) -> None:
+    pods = f"/api/v1/namespaces/{cluster.namespace}/pods"
+    for data in (b"null", b"{}", b"apiVersion: v1\n"):
+        content_type = "application/yaml" if data.startswith(b"api") else "application/json"
+        resp = await raw.send("POST", pods, data, content_type)
+        assert resp.status == 422, resp.body
+        assert resp.json()["message"] == (
+            'Pod "" is invalid: [metadata.name: Required value: name or generateName is required, '
+            "spec.containers: Required value]"
+        )
+
+
+async def test_metadata_of_the_wrong_type(raw: Raw, cluster: Cluster) -> None:
+    body = {**pod_manifest(unique("p")), "metadata": ["x"]}
     resp = await raw.request("POST", f"/api/v1/namespaces/{cluster.namespace}/pods", body=body)
-    assert resp.status == 400
+    assert resp.status == 400, resp.body
     assert resp.json()["message"] == (
-        "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go struct field "
-        ".apiVersion of type string"
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal array into Go struct field '
+        "Pod.metadata of type v1.ObjectMeta"
     )
 
 
@@ -108,26 +217,47 @@ PERCENT = (
         ("minAvailable", "half", f'Invalid value: "half": {PERCENT}'),
         ("minAvailable", -1, "Invalid value: -1: must be greater than or equal to 0"),
         ("maxUnavailable", "150%", 'Invalid value: "150%": must not be greater than 100%'),
-        ("minAvailable", {"n": 1}, None),
     ],
-    ids=["not-a-percent", "negative", "over-100", "object"],
+    ids=["not-a-percent", "negative", "over-100"],
 )
-async def test_pdb_int_or_percent(
-    raw: Raw, cluster: Cluster, field: str, value: Any, detail: str | None
-) -> None:
+async def test_pdb_int_or_percent(raw: Raw, cluster: Cluster, field: str, value: Any, detail: str) -> None:
     name = unique("pdb")
-    body = {
+    resp = await raw.request("POST", _pdbs(cluster), body=_pdb(name, {field: value}))
+    assert resp.status == 422, resp.body
+    assert resp.json()["message"] == f'PodDisruptionBudget.policy "{name}" is invalid: spec.{field}: {detail}'
+
+
+def _pdbs(cluster: Cluster) -> str:
+    return f"/apis/policy/v1/namespaces/{cluster.namespace}/poddisruptionbudgets"
+
+
+def _pdb(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
         "metadata": {"name": name},
-        "spec": {field: value, "selector": {"matchLabels": {"app": "x"}}},
+        "spec": {**spec, "selector": {"matchLabels": {"app": "x"}}},
     }
-    resp = await raw.request(
-        "POST", f"/apis/policy/v1/namespaces/{cluster.namespace}/poddisruptionbudgets", body=body
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "json_value"),
+    [
+        ("minAvailable", {"n": 1}, "object"),
+        ("maxUnavailable", [1], "array"),
+        ("maxUnavailable", True, "bool"),
+        ("minAvailable", 1.5, "number 1.5"),
+        ("minAvailable", 2**31, "number 2147483648"),
+    ],
+    ids=["object", "array", "bool", "fraction", "beyond-int32"],
+)
+async def test_pdb_int_or_percent_of_another_type(
+    raw: Raw, cluster: Cluster, field: str, value: Any, json_value: str
+) -> None:
+    """IntOrString decodes what is no string as an int32; the error names the field."""
+    resp = await raw.request("POST", _pdbs(cluster), body=_pdb(unique("pdb"), {field: value}))
+    assert resp.status == 400, resp.body
+    assert resp.json()["message"] == (
+        'PodDisruptionBudget in version "v1" cannot be handled as a PodDisruptionBudget: json: cannot '
+        f"unmarshal {json_value} into Go struct field PodDisruptionBudgetSpec.spec.{field} of type int32"
     )
-    if detail is None:  # IntOrString decodes a non-string as an int32
-        assert resp.status == 400, resp.body
-        assert resp.json()["message"].endswith("json: cannot unmarshal object into Go value of type int32")
-        return
-    assert resp.status == 422, resp.body
-    assert resp.json()["message"] == f'PodDisruptionBudget.policy "{name}" is invalid: spec.{field}: {detail}'

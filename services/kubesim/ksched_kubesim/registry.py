@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from . import errors, managed_fields, patch
+from . import bodies, errors, managed_fields, patch
 from .dra_strategies import dra_strategy
 from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
 from .events_api import core_to_events, events_to_core
@@ -29,7 +29,7 @@ from .selectors import FieldSelector, Selector
 from .shapes import decode_shapes
 from .store import Entry, Store, Table, View, encode_body, with_kind
 from .strategies import Strategy, strategy_for
-from .time_fields import DecodeFailure, decode_times, json_kind
+from .time_fields import DecodeFailure, decode_times
 from .validation import validate_metadata
 from .watch import Watcher, error_line
 from .workload_strategies import STRATEGIES as WORKLOAD_STRATEGIES
@@ -174,20 +174,13 @@ class Registry:
     def list_objs(self, key: str) -> list[JSON]:
         return [e.obj() for e in self.store.tables[key].objects.values()]
 
-    def _check_kind(self, rt: ResourceType, obj: Any) -> JSON:
-        if not isinstance(obj, dict):
-            raise errors.bad_request(
-                "the body of the request was in an unknown format - accepted media types include: "
-                "application/json"
-            )
+    def _check_kind(self, rt: ResourceType, body: Any) -> JSON:
+        problem = bodies.type_meta_error(body)  # the type meta is read first (HTTP bodies: bodies.read)
+        if problem is not None:
+            raise bodies.no_type_meta(rt.kind, problem, encode(body))
+        obj: JSON = body if body is not None else {}
         kind = obj.get("kind")
         api_version = obj.get("apiVersion")
-        for field, value in (("apiVersion", api_version), ("kind", kind)):
-            if value is not None and not isinstance(value, str):  # the type meta is read first
-                raise errors.bad_request(
-                    "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                    f"{json_kind(value)} into Go struct field .{field} of type string"
-                )
         if kind and kind != rt.kind:
             raise errors.bad_request(
                 f'{kind} in version "{rt.version}" cannot be handled as a {rt.kind}: the kind of the object '
@@ -198,15 +191,9 @@ class Registry:
                 f"the API version in the data ({api_version}) does not match the expected API version "
                 f"({rt.api_version})"
             )
-        meta = obj.get("metadata")
-        if meta is None:
+        if obj.get("metadata") is None:
             obj["metadata"] = {}
-        elif not isinstance(meta, dict):
-            raise errors.bad_request(
-                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: metadata '
-                "must be an object"
-            )
-        return obj
+        return obj  # metadata of another type: _decode_body's error
 
     def _to_storage(self, rt: ResourceType, obj: JSON) -> JSON:
         view = self.view(rt)

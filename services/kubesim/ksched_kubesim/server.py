@@ -17,7 +17,7 @@ from ksched.aio import cancel_and_wait
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 
-from . import access, discovery, errors, managed_fields, openapi, pod_actions, tables
+from . import access, bodies, discovery, errors, managed_fields, openapi, pod_actions, tables
 from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -172,8 +172,12 @@ class ApiServer:
                 kind = path.rsplit("/", 1)[1]
                 text = f'User "{user}" cannot create resource "{kind}" in API group "{path.split("/")[2]}" '
                 raise errors.forbidden(kind, path.split("/")[2], None, text + "at the cluster scope")
-            review = self.access.token_review if path == _REVIEWS[0] else self.access.access_review
-            return self._json(request, 201, review(await self._body(request)))
+            if path == _REVIEWS[0]:
+                return self._json(
+                    request, 201, self.access.token_review(await self._body(request, "TokenReview"))
+                )
+            asked = await self._body(request, "SubjectAccessReview")
+            return self._json(request, 201, self.access.access_review(asked))
         parsed = parse_resource_path(path)
         if not authenticated:
             raise self._anonymous_forbidden(request, parsed, user)
@@ -278,7 +282,7 @@ class ApiServer:
         if method == "PUT":
             if req.name is None:
                 raise errors.method_not_allowed()
-            body = await self._body(request)
+            body = await self._body(request, rt.kind)
             entry = self.registry.update(
                 rt,
                 req.namespace or "",
@@ -309,30 +313,26 @@ class ApiServer:
             return await self._delete(request, req)
         raise errors.method_not_allowed()
 
-    async def _body(self, request: web.BaseRequest) -> Any:
+    async def _body(self, request: web.BaseRequest, kind: str) -> JSON:
+        """The request body, an object for ``kind`` (JSON or YAML), read as the real handlers read it."""
         raw = await request.read()
         content_type = (
             request.headers.get("Content-Type", "application/json").split(";", 1)[0].strip().lower()
         )
-        if content_type in ("application/yaml", "application/x-yaml"):
-            import yaml
-
-            try:
-                return yaml.safe_load(raw.decode())
-            except Exception as exc:
-                raise errors.bad_request(f"error converting YAML to JSON: {exc}") from None
-        if content_type not in ("application/json", "", "*/*", "application/merge-patch+json"):
+        if content_type not in (
+            "application/json",
+            "",
+            "*/*",
+            "application/merge-patch+json",
+            *bodies.YAML_TYPES,
+        ):
             raise errors.unsupported_media_type(content_type, ["application/json", "application/yaml"])
-        if not raw:
-            return None
-        try:
-            return decode(raw)
-        except Exception as exc:
-            raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+        return bodies.read(raw, kind, content_type)
 
     async def _post(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:
         rt = req.rt
-        body = await self._body(request)
+        kind = {"binding": "Binding", "eviction": "Eviction"}.get(req.subresource or "", rt.kind)
+        body = await self._body(request, kind)
         namespace = req.namespace or ""
         if rt.plural == "bindings" and rt.group == "":
             name = ((body or {}).get("metadata") or {}).get("name", "") if isinstance(body, dict) else ""

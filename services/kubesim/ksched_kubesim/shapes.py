@@ -348,8 +348,12 @@ def _check(shape: Shape, value: Any, struct: str, path: str) -> None:
             return
         ok, kind = _scalar_ok(INT32, value)
         if not ok:
-            text = f"json: cannot unmarshal {kind} into Go value of type int32"
-            raise _Mismatch(DecodeFailure(text, text))
+            # IntOrString's UnmarshalJSON decodes a non-string into its int32; encoding/json adds the
+            # field's context to that error, the unstructured converter (patches) does not
+            typed = f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} of type int32"
+            raise _Mismatch(
+                DecodeFailure(typed, f"json: cannot unmarshal {kind} into Go value of type int32")
+            )
         return
     if isinstance(shape, Scalar):
         ok, kind = _scalar_ok(shape, value)
