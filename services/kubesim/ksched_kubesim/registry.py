@@ -219,6 +219,17 @@ class Registry:
             failure = DecodeFailure(problem, problem) if problem else None
         return failure
 
+    def decode_request(self, rt: ResourceType, body: Any) -> JSON:
+        """A request body of ``rt`` that is stored nowhere (the reviews), its kind checked and its
+        fields decoded as the Go type's (400 as for any other body)."""
+        obj = self._check_kind(rt, body)
+        failure = decode_shapes(rt.key, rt.kind, obj)
+        if failure:
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {failure.typed}'
+            )
+        return obj
+
     def _decode_body(self, rt: ResourceType, obj: JSON) -> None:
         """400 for a request body that does not decode."""
         failure = self._decode(rt, obj)

@@ -418,6 +418,20 @@ RESOURCES: tuple[ResourceType, ...] = (
 #: the legacy ``bindings`` collection (create-only) is listed in discovery but stores nothing
 BINDINGS = ResourceType("", "v1", "bindings", "Binding", True, "binding", verbs=("create",))
 
+#: the review APIs: create-only, nothing stored, answered by access.py
+TOKEN_REVIEWS = ResourceType(
+    "authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, "tokenreview", verbs=("create",)
+)
+SUBJECT_ACCESS_REVIEWS = ResourceType(
+    "authorization.k8s.io",
+    "v1",
+    "subjectaccessreviews",
+    "SubjectAccessReview",
+    False,
+    "subjectaccessreview",
+    verbs=("create",),
+)
+
 #: group order of the real ``/apis`` (restricted to the groups kubesim serves)
 GROUP_ORDER = (
     "apps",

@@ -24,7 +24,7 @@ from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import ApiMetrics
 from .params import query_bool, query_int64
 from .registry import DeleteOptions, ListQuery, Registry, WatchQuery
-from .resources import ResourceType
+from .resources import SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS, ResourceType
 from .routing import ResourceRequest, parse_resource_path
 from .selectors import parse_field_selector, parse_label_selector
 
@@ -172,12 +172,9 @@ class ApiServer:
                 kind = path.rsplit("/", 1)[1]
                 text = f'User "{user}" cannot create resource "{kind}" in API group "{path.split("/")[2]}" '
                 raise errors.forbidden(kind, path.split("/")[2], None, text + "at the cluster scope")
-            if path == _REVIEWS[0]:
-                return self._json(
-                    request, 201, self.access.token_review(await self._body(request, "TokenReview"))
-                )
-            asked = await self._body(request, "SubjectAccessReview")
-            return self._json(request, 201, self.access.access_review(asked))
+            rt = TOKEN_REVIEWS if path == _REVIEWS[0] else SUBJECT_ACCESS_REVIEWS
+            asked = self.registry.decode_request(rt, await self._body(request, rt.kind))
+            return self._json(request, 201, self.access.review(rt, asked, _manager(request)))
         parsed = parse_resource_path(path)
         if not authenticated:
             raise self._anonymous_forbidden(request, parsed, user)

@@ -197,7 +197,39 @@ def _conditions(go: str) -> ListOf:
     return ListOf(_struct(go, type=STRING, status=STRING, reason=STRING, message=STRING))
 
 
+_USER_INFO = _struct("v1.UserInfo", username=STRING, uid=STRING, groups=STRINGS)
+
 _SCHEMAS: dict[str, Struct] = {
+    "tokenreviews.authentication.k8s.io": _struct(
+        "v1.TokenReview",
+        spec=_struct("v1.TokenReviewSpec", token=STRING, audiences=STRINGS),
+        status=_struct(
+            "v1.TokenReviewStatus", authenticated=BOOL, user=_USER_INFO, audiences=STRINGS, error=STRING
+        ),
+    ),
+    "subjectaccessreviews.authorization.k8s.io": _struct(
+        "v1.SubjectAccessReview",
+        spec=_struct(
+            "v1.SubjectAccessReviewSpec",
+            resourceAttributes=_struct(
+                "v1.ResourceAttributes",
+                namespace=STRING,
+                verb=STRING,
+                group=STRING,
+                version=STRING,
+                resource=STRING,
+                subresource=STRING,
+                name=STRING,
+            ),
+            nonResourceAttributes=_struct("v1.NonResourceAttributes", path=STRING, verb=STRING),
+            user=STRING,
+            groups=STRINGS,
+            uid=STRING,
+        ),
+        status=_struct(
+            "v1.SubjectAccessReviewStatus", allowed=BOOL, denied=BOOL, reason=STRING, evaluationError=STRING
+        ),
+    ),
     "pods": _struct(
         "v1.Pod",
         spec=POD_SPEC,
