@@ -796,11 +796,13 @@ class Registry:
             self.max_watch_pending_bytes,
         )
         rv_text = query.resource_version
-        if query.send_initial_events:
+        legacy = rv_text in ("", "0") and query.send_initial_events is None
+        watcher.start_rv = self.store.rv
+        if query.send_initial_events or legacy:
+            # a watch from "" or "0" sends the initial events as one asking for them (the WatchList
+            # defaulting), with their closing bookmark when bookmarks are allowed
             watcher.initial(table.sorted_entries())
             watcher.bookmark(initial_events_end=True)
-        elif rv_text in ("", "0") and query.send_initial_events is None:
-            watcher.initial(table.sorted_entries())
         elif rv_text not in ("", "0"):
             requested = self.parse_rv(rv_text)
             if not self.store.can_replay_from(table, requested):
@@ -810,8 +812,10 @@ class Registry:
                 watcher.push(error_line(status))
                 watcher.close()
                 return watcher
+            watcher.start_rv = requested
             for change in self.store.changes_since(table, requested):
                 watcher.offer(change)
+                watcher.start_rv = change.rv
         table.watchers.append(watcher)
         return watcher
 

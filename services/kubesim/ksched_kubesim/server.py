@@ -33,6 +33,9 @@ log = logging.getLogger("ksched_kubesim")
 #: request key under which the verb and resource of a resource request are kept for /metrics
 _COUNTED: web.RequestKey[tuple[str, ResourceRequest]] = web.RequestKey("kubesim.counted")
 #: the review endpoints kubesim answers (ksched_kubesim.access)
+#: seconds before its timeout a watch gets a bookmark (the watch cache's; none for a shorter watch)
+PRE_TIMEOUT_BOOKMARK = 2.0
+
 _REVIEWS = (
     "/apis/authentication.k8s.io/v1/tokenreviews",
     "/apis/authorization.k8s.io/v1/subjectaccessreviews",
@@ -459,8 +462,8 @@ class ApiServer:
             await response.prepare(request)
             if timeout > 0:
                 watcher.schedule(timeout, watcher.close)
-                if query.bookmarks:
-                    watcher.schedule(max(timeout / 2, timeout - 2.0), watcher.bookmark)
+                if query.bookmarks and timeout > PRE_TIMEOUT_BOOKMARK:
+                    watcher.schedule(timeout - PRE_TIMEOUT_BOOKMARK, watcher.bookmark)
             await watcher.run(response.write)
         except ConnectionResetError:
             pass
