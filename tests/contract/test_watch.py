@@ -108,6 +108,26 @@ async def test_watch_without_resource_version_starts_with_the_existing_objects(
         assert events[0]["object"]["metadata"]["name"] == name
 
 
+async def test_a_watch_from_now_with_bookmarks_closes_its_initial_events(
+    raw: Raw, api: ApiClient, cluster: Cluster
+) -> None:
+    """Without a resourceVersion (or with "0") a watch asks for its initial events (the WatchList
+    defaulting): allowing bookmarks, they end with the annotated one."""
+    name = unique("existing")
+    await create_pod(api, cluster.namespace, name)
+    for rv in ("", "0"):
+        query = {
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": "2",
+            "fieldSelector": f"metadata.name={name}",
+        }
+        if rv:
+            query["resourceVersion"] = rv
+        events = await raw.watch(f"/api/v1/namespaces/{cluster.namespace}/pods", query, limit=5)
+        assert _types(events) == ["ADDED", "BOOKMARK"]
+        assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
 async def test_send_initial_events_ends_with_an_annotated_bookmark(
     raw: Raw, api: ApiClient, cluster: Cluster
 ) -> None:
