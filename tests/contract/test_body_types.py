@@ -261,3 +261,99 @@ async def test_pdb_int_or_percent_of_another_type(
         'PodDisruptionBudget in version "v1" cannot be handled as a PodDisruptionBudget: json: cannot '
         f"unmarshal {json_value} into Go struct field PodDisruptionBudgetSpec.spec.{field} of type int32"
     )
+
+
+SCHEME = 'in scheme "pkg/runtime/scheme.go:111"'
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "message"),
+    [
+        (
+            "pods",
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}},
+            'Node in version "v1" cannot be handled as a Pod: converting (v1.Node) to (core.Pod): '
+            "unknown conversion",
+        ),
+        (
+            "pods",
+            {"apiVersion": "v1", "kind": "Node", "spec": 5},
+            'Node in version "v1" cannot be handled as a Pod: json: cannot unmarshal number into '
+            "Go struct field Node.spec of type v1.NodeSpec",
+        ),
+        (
+            "pods",
+            {"apiVersion": "apps/v1", "kind": "Pod"},
+            'Pod in version "v1" cannot be handled as a Pod: no kind "Pod" is registered for '
+            f'version "apps/v1" {SCHEME}',
+        ),
+        (
+            "pods",
+            {"apiVersion": "batch/v1", "kind": "Job"},
+            'Job in version "v1" cannot be handled as a Pod: converting (v1.Job) to (core.Pod): '
+            "unknown conversion",
+        ),
+        (
+            "leases",
+            {"apiVersion": "coordination.k8s.io/v1beta1", "kind": "Lease"},
+            "the API version in the data (coordination.k8s.io/v1beta1) does not match the expected "
+            "API version (coordination.k8s.io/v1)",
+        ),
+        (
+            "leases",
+            {"apiVersion": "v1", "kind": "DeleteOptions"},
+            'DeleteOptions in version "v1" cannot be handled as a Lease: converting (v1.DeleteOptions) to '
+            "(coordination.Lease): unknown conversion",
+        ),
+        (
+            "events",
+            {"apiVersion": "events.k8s.io/v1", "kind": "Event"},
+            "the API version in the data (events.k8s.io/v1) does not match the expected API version (v1)",
+        ),
+        (
+            "events.k8s.io",
+            {"apiVersion": "v1", "kind": "Node"},
+            'Node in version "v1" cannot be handled as a Event: converting (v1.Node) to '
+            "(core.Event): unknown conversion",
+        ),
+        (
+            "poddisruptionbudgets",
+            {"apiVersion": "v1", "kind": "PodDisruptionBudget"},
+            'PodDisruptionBudget in version "v1" cannot be handled as a PodDisruptionBudget: no kind '
+            f'"PodDisruptionBudget" is registered for version "v1" {SCHEME}',
+        ),
+        (
+            "pods",
+            {"apiVersion": "a/b/c", "kind": "Pod"},
+            "the object provided is unrecognized (must be of type Pod): unexpected GroupVersion "
+            "string: a/b/c "
+            '({"apiVersion": "a/b/c", "kind" ...)',
+        ),
+    ],
+    ids=[
+        "another-kind",
+        "another-kind-of-the-wrong-type",
+        "a-group-without-the-kind",
+        "a-kind-of-another-group",
+        "another-version",
+        "an-options-kind",
+        "events-api-event-on-core",
+        "node-on-the-events-api",
+        "core-version-for-policy",
+        "three-part-api-version",
+    ],
+)
+async def test_a_body_of_another_kind_or_version(
+    raw: Raw, cluster: Cluster, path: str, body: dict[str, Any], message: str
+) -> None:
+    """Decoded as the type it names, then converted to the URL's: the error says which step failed."""
+    urls = {
+        "pods": f"/api/v1/namespaces/{cluster.namespace}/pods",
+        "leases": f"/apis/coordination.k8s.io/v1/namespaces/{cluster.namespace}/leases",
+        "events": f"/api/v1/namespaces/{cluster.namespace}/events",
+        "events.k8s.io": f"/apis/events.k8s.io/v1/namespaces/{cluster.namespace}/events",
+        "poddisruptionbudgets": _pdbs(cluster),
+    }
+    resp = await raw.request("POST", urls[path], body=body)
+    assert resp.status == 400, resp.body
+    assert resp.json()["message"] == message

@@ -55,20 +55,32 @@ def unrecognized(kind: str, problem: str, data: bytes) -> ApiError:
     )
 
 
+NO_TYPE_META = "couldn't get version/kind; json parse error: "
+
+
 def no_type_meta(kind: str, detail: str, data: bytes) -> ApiError:
     """400 for a body of ``kind`` whose type meta does not read (``detail``: Go's JSON error)."""
-    return unrecognized(kind, f"couldn't get version/kind; json parse error: {detail}", data)
+    return unrecognized(kind, NO_TYPE_META + detail, data)
 
 
 def type_meta_error(obj: Any) -> str | None:
-    """Go's error reading the type meta of decoded JSON ``obj`` (None: it reads)."""
+    """The error reading the type meta of decoded JSON ``obj`` (None: it reads): Go's JSON error, or
+    an apiVersion of more than group and version."""
     if obj is None:
         return None
     if not isinstance(obj, dict):
-        return f"json: cannot unmarshal {json_kind(obj)} into Go value of type {TYPE_META_STRUCT}"
+        return (
+            NO_TYPE_META + f"json: cannot unmarshal {json_kind(obj)} into Go value of type {TYPE_META_STRUCT}"
+        )
     for key, value in obj.items():
         if key in ("apiVersion", "kind") and value is not None and not isinstance(value, str):
-            return f"json: cannot unmarshal {json_kind(value)} into Go struct field .{key} of type string"
+            return (
+                NO_TYPE_META
+                + f"json: cannot unmarshal {json_kind(value)} into Go struct field .{key} of type string"
+            )
+    api_version = obj.get("apiVersion")
+    if isinstance(api_version, str) and api_version.count("/") > 1:
+        return f"unexpected GroupVersion string: {api_version}"
     return None
 
 
@@ -87,7 +99,7 @@ def read(data: bytes, kind: str, content_type: str = "application/json") -> dict
             obj = _decode_leniently(data, kind)
     problem = type_meta_error(obj)
     if problem is not None:
-        raise no_type_meta(kind, problem, data)
+        raise unrecognized(kind, problem, data)
     return obj if obj is not None else {}
 
 

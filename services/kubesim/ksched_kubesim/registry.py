@@ -17,14 +17,14 @@ from typing import Any
 
 import msgspec
 
-from . import bodies, errors, managed_fields, patch
+from . import bodies, errors, managed_fields, patch, scheme
 from .dra_strategies import dra_strategy
 from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
 from .events_api import core_to_events, events_to_core
 from .events_api import validate as validate_event
 from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffix, rfc3339
 from .params import query_int64
-from .resources import BY_KEY, RESOURCES, ResourceType
+from .resources import BY_KEY, CUSTOM_GROUPS, EVICTIONS, RESOURCES, ResourceType, by_kind
 from .selectors import FieldSelector, Selector
 from .shapes import decode_shapes
 from .store import Entry, Store, Table, View, encode_body, with_kind
@@ -177,23 +177,55 @@ class Registry:
     def _check_kind(self, rt: ResourceType, body: Any) -> JSON:
         problem = bodies.type_meta_error(body)  # the type meta is read first (HTTP bodies: bodies.read)
         if problem is not None:
-            raise bodies.no_type_meta(rt.kind, problem, encode(body))
+            raise bodies.unrecognized(rt.kind, problem, encode(body))
         obj: JSON = body if body is not None else {}
-        kind = obj.get("kind")
-        api_version = obj.get("apiVersion")
-        if kind and kind != rt.kind:
-            raise errors.bad_request(
-                f'{kind} in version "{rt.version}" cannot be handled as a {rt.kind}: the kind of the object '
-                f"({kind}) does not match the kind of the URL ({rt.kind})"
-            )
-        if api_version and api_version.rpartition("/")[0] != rt.group:
-            raise errors.bad_request(
-                f"the API version in the data ({api_version}) does not match the expected API version "
-                f"({rt.api_version})"
-            )
+        kind = obj.get("kind") or rt.kind
+        api_version = obj.get("apiVersion") or rt.api_version
+        group, _, version = api_version.rpartition("/")
+        if (group, version, kind) != (rt.group, rt.version, rt.kind):
+            self._another_type(rt, group, version, kind, obj)
         if obj.get("metadata") is None:
             obj["metadata"] = {}
         return obj  # metadata of another type: _decode_body's error
+
+    def _another_type(self, rt: ResourceType, group: str, version: str, kind: str, obj: JSON) -> None:
+        """400 for a body of another kind or version than ``rt``'s, as decoding it into the type it
+        names and converting that to ``rt``'s fails (scheme.py). Custom resources (not in the
+        scheme) must name ``rt``'s kind and group."""
+        api_version = f"{group}/{version}" if group else version
+        if rt.group in CUSTOM_GROUPS:
+            if kind != rt.kind:
+                raise errors.bad_request(
+                    f'{kind} in version "{version}" cannot be handled as a {rt.kind}: the kind of the object '
+                    f"({kind}) does not match the kind of the URL ({rt.kind})"
+                )
+            if group != rt.group:
+                raise errors.bad_request(
+                    f"the API version in the data ({api_version}) does not match the expected API version "
+                    f"({rt.api_version})"
+                )
+            return
+        prefix = f'{kind} in version "{version}" cannot be handled as a {rt.kind}: '
+        if not scheme.registered(group, version, kind):
+            raise errors.bad_request(
+                f'{prefix}no kind "{kind}" is registered for version "{api_version}" in scheme '
+                '"pkg/runtime/scheme.go:111"'
+            )
+        named = by_kind(api_version, kind)
+        failure = decode_shapes(named.key if named else "", kind, obj)
+        if failure:
+            raise errors.bad_request(prefix + failure.typed)
+        target = scheme.internal_type(rt.group, rt.kind)
+        if scheme.internal_type(group, kind) != target:
+            raise errors.bad_request(
+                f"{prefix}converting ({version}.{kind}) to ({target}): unknown conversion"
+            )
+        if rt is EVICTIONS and api_version == "policy/v1beta1":
+            return
+        raise errors.bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API version "
+            f"({rt.api_version})"
+        )
 
     def _to_storage(self, rt: ResourceType, obj: JSON) -> JSON:
         view = self.view(rt)

@@ -24,7 +24,7 @@ from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import ApiMetrics
 from .params import query_bool, query_int64
 from .registry import DeleteOptions, ListQuery, Registry, WatchQuery
-from .resources import SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS, ResourceType
+from .resources import BINDINGS, EVICTIONS, SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS, ResourceType
 from .routing import ResourceRequest, parse_resource_path
 from .selectors import parse_field_selector, parse_label_selector
 
@@ -331,18 +331,21 @@ class ApiServer:
 
     async def _post(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:
         rt = req.rt
-        kind = {"binding": "Binding", "eviction": "Eviction"}.get(req.subresource or "", rt.kind)
-        body = await self._body(request, kind)
+        if rt is BINDINGS or req.subresource == "binding":
+            rt = BINDINGS
+        elif req.subresource == "eviction":
+            rt = EVICTIONS
+        body = await self._body(request, rt.kind)
         namespace = req.namespace or ""
-        if rt.plural == "bindings" and rt.group == "":
-            name = ((body or {}).get("metadata") or {}).get("name", "") if isinstance(body, dict) else ""
+        if rt is BINDINGS and (req.subresource == "binding" or req.name is None):
+            body = self.registry.decode_request(rt, body)
+            name = req.name if req.name is not None else body["metadata"].get("name") or ""
+            if not name:
+                raise errors.bad_request("Name parameter required.")
             pod_actions.bind(self.registry, namespace, name, body)
             return self._json(request, 201, errors.success(201))
-        if req.subresource == "binding" and req.name:
-            pod_actions.bind(self.registry, namespace, req.name, body)
-            return self._json(request, 201, errors.success(201))
-        if req.subresource == "eviction" and req.name:
-            pod_actions.evict(self.registry, namespace, req.name, body)
+        if rt is EVICTIONS and req.name:
+            pod_actions.evict(self.registry, namespace, req.name, self.registry.decode_request(rt, body))
             return self._json(request, 201, errors.success(201))
         if req.name is not None or (rt.namespaced and req.namespace is None):
             raise errors.method_not_allowed()

@@ -200,6 +200,31 @@ def _conditions(go: str) -> ListOf:
 _USER_INFO = _struct("v1.UserInfo", username=STRING, uid=STRING, groups=STRINGS)
 
 _SCHEMAS: dict[str, Struct] = {
+    "bindings": _struct(
+        "v1.Binding",
+        target=_struct(
+            "v1.ObjectReference",
+            kind=STRING,
+            namespace=STRING,
+            name=STRING,
+            uid=STRING,
+            apiVersion=STRING,
+            resourceVersion=STRING,
+            fieldPath=STRING,
+        ),
+    ),
+    "evictions.policy": _struct(
+        "v1.Eviction",
+        deleteOptions=_struct(
+            "v1.DeleteOptions",
+            gracePeriodSeconds=INT64,
+            preconditions=_struct("v1.Preconditions", uid=STRING, resourceVersion=STRING),
+            orphanDependents=BOOL,
+            propagationPolicy=STRING,
+            dryRun=STRINGS,
+            ignoreStoreReadErrorWithClusterBreakingPotential=BOOL,
+        ),
+    ),
     "tokenreviews.authentication.k8s.io": _struct(
         "v1.TokenReview",
         spec=_struct("v1.TokenReviewSpec", token=STRING, audiences=STRINGS),
