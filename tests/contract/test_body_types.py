@@ -227,6 +227,20 @@ async def test_pdb_int_or_percent(raw: Raw, cluster: Cluster, field: str, value:
     assert resp.json()["message"] == f'PodDisruptionBudget.policy "{name}" is invalid: spec.{field}: {detail}'
 
 
+async def test_pdb_with_both_bounds(raw: Raw, cluster: Cluster) -> None:
+    """The error shows the spec as the internal Go type prints (field names, every field)."""
+    name = unique("pdb")
+    body = _pdb(name, {"minAvailable": 1, "maxUnavailable": "50%"})
+    body["spec"]["selector"] = {"matchLabels": {"b": "2", "a": "1"}}
+    resp = await raw.request("POST", _pdbs(cluster), body=body)
+    assert resp.status == 422, resp.body
+    assert resp.json()["message"] == (
+        f'PodDisruptionBudget.policy "{name}" is invalid: spec: Invalid value: {{"MinAvailable":1,"Selector":'
+        '{"matchLabels":{"a":"1","b":"2"}},"MaxUnavailable":"50%","UnhealthyPodEvictionPolicy":null}: '
+        "minAvailable and maxUnavailable cannot be both set"
+    )
+
+
 def _pdbs(cluster: Cluster) -> str:
     return f"/apis/policy/v1/namespaces/{cluster.namespace}/poddisruptionbudgets"
 
