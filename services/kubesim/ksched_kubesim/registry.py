@@ -286,7 +286,8 @@ class Registry:
         return self.store.put(self.table(rt), obj, old, strategy.fields(obj))
 
     def _invalid(self, rt: ResourceType, name: str, errs: list[FieldError]) -> ApiError:
-        return invalid(rt.kind, rt.group, name, errs)
+        # a view validates the internal type of its storage: events.k8s.io's Event is core's
+        return invalid(rt.kind, BY_KEY[rt.storage_key].group, name, errs)
 
     # --- create -------------------------------------------------------------------------------
 
