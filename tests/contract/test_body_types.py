@@ -6,6 +6,7 @@ PodDisruptionBudget's minAvailable / maxUnavailable validation (which a bad valu
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -70,9 +71,12 @@ async def test_pod_fields_of_the_wrong_type(
 
 
 async def test_a_patch_making_a_field_the_wrong_type_is_422(raw: Raw, cluster: Cluster) -> None:
+    """The 422 quotes the merge patch's result as the API server's json-patch library writes it: the
+    objects the patch merges into (the document, ``spec``) with sorted keys, the rest as served."""
     pods = f"/api/v1/namespaces/{cluster.namespace}/pods"
     name = unique("p")
     assert (await raw.request("POST", pods, body=pod_manifest(name))).status == 201
+    served = (await raw.get(f"{pods}/{name}")).json()
     resp = await raw.request(
         "PATCH",
         f"{pods}/{name}",
@@ -80,8 +84,13 @@ async def test_a_patch_making_a_field_the_wrong_type_is_422(raw: Raw, cluster: C
         content_type="application/merge-patch+json",
     )
     assert resp.status == 422, resp.body
-    assert resp.json()["message"].endswith(
-        "json: cannot unmarshal string into Go struct field PodSpec.spec.tolerations of type []v1.Toleration"
+    patched = dict(
+        sorted({**served, "spec": dict(sorted({**served["spec"], "tolerations": "all"}.items()))}.items())
+    )
+    quoted = json.dumps(json.dumps(patched, separators=(",", ":"), ensure_ascii=False), ensure_ascii=False)
+    assert resp.json()["message"] == (
+        f' "" is invalid: patch: Invalid value: {quoted}: json: cannot unmarshal string into Go struct field '
+        "PodSpec.spec.tolerations of type []v1.Toleration"
     )
 
 

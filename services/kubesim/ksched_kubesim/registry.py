@@ -15,7 +15,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
+from ksched.apimachinery.field import go_json
 
 from . import bodies, errors, managed_fields, patch, scheme
 from .dra_strategies import dra_strategy
@@ -270,14 +270,17 @@ class Registry:
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {failure.typed}'
             )
 
-    def _decode_patched(self, rt: ResourceType, media: str, doc: Any, result: JSON) -> None:
+    def _decode_patched(self, rt: ResourceType, media: str, doc: Any, current: JSON, result: JSON) -> None:
         """422 for a patch whose result does not decode: JSON and merge patches quote the patched
-        object, strategic-merge (and apply) patches the patch as Go prints a map."""
+        object as the json-patch library writes it, strategic-merge (and apply) patches the patch as
+        Go prints a map."""
         failure = self._decode(rt, result)
         if failure is None:
             return
-        if media in (patch.MERGE_PATCH, patch.JSON_PATCH):
-            raise errors.patch_invalid(msgspec.json.encode(result, order="sorted").decode(), failure.typed)
+        if media == patch.MERGE_PATCH:
+            raise errors.patch_invalid(go_json(patch.merge_patched_as_go_writes(current, doc)), failure.typed)
+        if media == patch.JSON_PATCH:
+            raise errors.patch_invalid(go_json(patch.json_patched_as_go_writes(result, doc)), failure.typed)
         raise errors.patch_invalid(errors.go_sprint(doc), failure.unstructured)
 
     def put(self, rt: ResourceType, obj: JSON, old: Entry | None) -> Entry:
@@ -566,7 +569,7 @@ class Registry:
             result = patch.strategic_merge(current, doc, patch.schema_for(rt.kind))
         if not isinstance(result, dict) or not isinstance(result.get("metadata", {}), dict):
             raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
-        self._decode_patched(rt, media, doc, result)
+        self._decode_patched(rt, media, doc, current, result)
         patch_rv = None
         if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
             patch_rv = doc["metadata"].get("resourceVersion")
