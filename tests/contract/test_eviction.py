@@ -132,3 +132,41 @@ async def test_eviction_respects_the_disruption_budget(raw: Raw, api: ApiClient,
     )
     pdb = (await raw.get(f"{pdbs}/{pdb_name}")).json()
     assert pdb["status"]["disruptionsAllowed"] == 0
+
+
+async def test_what_an_eviction_body_must_be(raw: Raw, api: ApiClient, cluster: Cluster) -> None:
+    """An Eviction (policy/v1 or v1beta1) naming the pod, its deleteOptions decoding as DeleteOptions."""
+    name = unique("evict-body")
+    await create_pod(api, cluster.namespace, name)
+    path = f"/api/v1/namespaces/{cluster.namespace}/pods/{name}/eviction"
+    refused = [
+        (
+            {"apiVersion": "policy/v1", "kind": "Eviction"},
+            "name in URL does not match name in Eviction object",
+        ),
+        (
+            {"apiVersion": "v1", "kind": "Eviction", "metadata": {"name": name}},
+            'Eviction in version "v1" cannot be handled as a Eviction: no kind "Eviction" is '
+            "registered for version "
+            '"v1" in scheme "pkg/runtime/scheme.go:111"',
+        ),
+        (
+            {"kind": "Eviction", "metadata": {"name": name}, "deleteOptions": {"gracePeriodSeconds": "5"}},
+            'Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal '
+            "string into Go struct field DeleteOptions.deleteOptions.gracePeriodSeconds of type int64",
+        ),
+    ]
+    for body, message in refused:
+        resp = await raw.request("POST", path, body=body)
+        assert resp.status == 400, resp.body
+        assert resp.json()["message"] == message
+    body = {
+        "apiVersion": "policy/v1beta1",
+        "kind": "Eviction",
+        "metadata": {"name": name},
+        "deleteOptions": {"dryRun": ["All"]},
+    }
+    resp = await raw.request("POST", path, body=body)
+    assert resp.status == 201, resp.body
+    pod = await client.CoreV1Api(api).read_namespaced_pod(name, cluster.namespace)
+    assert pod.metadata.deletion_timestamp is None

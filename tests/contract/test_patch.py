@@ -119,6 +119,77 @@ async def test_json_patch(raw: Raw, pod_path: str) -> None:
     failing = [{"op": "test", "path": "/metadata/labels/added", "value": "no"}]
     resp = await raw.request("PATCH", pod_path, body=failing, content_type=JSON_PATCH)
     assert resp.status == 422
+    assert resp.json() == REJECTED
+
+
+#: the API server's answer to any JSON patch that does not apply (it shows nothing of the reason)
+REJECTED = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "the server rejected our request due to an error in our request",
+    "reason": "Invalid",
+    "details": {},
+    "code": 422,
+}
+
+
+@pytest.mark.parametrize(
+    ("ops", "labels"),
+    [
+        ([{"op": "replace", "path": "/metadata/labels/new", "value": "x"}], {"app": "db", "new": "x"}),
+        ([{"op": "replace", "path": "/metadata/nope/x", "value": "x"}], None),
+        ([{"op": "remove", "path": "/metadata/labels/nope"}], None),
+        ([{"op": "move", "from": "/metadata/labels/nope", "path": "/metadata/labels/b"}], None),
+        ([{"op": "replace", "path": "/spec/containers/5", "value": {}}], None),
+        ([{"op": "add", "path": "", "value": {}}], None),
+        ([{"op": "frob", "path": "/x"}], None),
+        ([{"op": "test", "path": "/metadata/labels/nope", "value": None}], {"app": "db"}),
+    ],
+    ids=[
+        "replace-a-missing-key",
+        "missing-parent",
+        "remove-missing",
+        "move-missing",
+        "index",
+        "add-root",
+        "op",
+        "test-null",
+    ],
+)
+async def test_json_patch_operations(
+    raw: Raw, pod_path: str, ops: list[Any], labels: dict[str, str] | None
+) -> None:
+    """As the API server's json-patch library applies them: replacing a missing key of an object sets
+    it, a missing key tests equal to null; what does not apply is one generic 422."""
+    resp = await raw.request("PATCH", pod_path, body=ops, content_type=JSON_PATCH)
+    if labels is None:
+        assert resp.status == 422, resp.body
+        assert resp.json() == REJECTED
+    else:
+        assert resp.status == 200, resp.body
+        assert resp.json()["metadata"]["labels"] == labels
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"op": "add"}, "cannot unmarshal object into Go value of type []handlers.jsonPatchOp"),
+        ([1], "cannot unmarshal number into Go value of type handlers.jsonPatchOp"),
+        (
+            [{"op": "add", "path": 5}],
+            "cannot unmarshal number into Go struct field jsonPatchOp.path of type string",
+        ),
+    ],
+    ids=["object", "number", "path"],
+)
+async def test_a_json_patch_that_does_not_decode_is_400(
+    raw: Raw, pod_path: str, body: Any, error: str
+) -> None:
+    resp = await raw.request("PATCH", pod_path, body=body, content_type=JSON_PATCH)
+    assert resp.status == 400, resp.body
+    assert resp.json()["message"] == f"error decoding patch: json: {error}"
 
 
 async def test_patch_with_stale_resource_version_is_409(raw: Raw, pod_path: str) -> None:

@@ -226,8 +226,12 @@ async def test_invalid_pod_is_422_with_causes(raw: Raw, cluster: Cluster) -> Non
     assert resp.status == 422
     status = resp.json()
     assert status["reason"] == "Invalid"
-    assert status["message"].startswith(
-        'Pod "Bad_Name" is invalid: [metadata.name: Invalid value: "Bad_Name": '
+    assert status["message"] == (
+        'Pod "Bad_Name" is invalid: [metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 '
+        "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+        "with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), "
+        'spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0]'
     )
     assert status["details"]["kind"] == "Pod"
     fields = [(c["reason"], c["field"]) for c in status["details"]["causes"]]

@@ -25,24 +25,36 @@ async def _current_rv(raw: Raw, namespace: str) -> str:
 
 
 async def test_watch_stream_of_a_pods_life(raw: Raw, api: ApiClient, cluster: Cluster) -> None:
+    """A pod's life as a watch from before it sees it live, and as a watch from the same
+    resourceVersion opened afterwards replays it: the same events, then (a bookmark being asked for)
+    the bookmark 2 s before ``timeoutSeconds`` ends the stream, once the resourceVersion has moved
+    past the last event (another pod's creation). The live watch asks for no bookmark: its one would
+    come at a time the writes race. (The watch cache tries that bookmark on a 1 s tick from a second
+    before it is due, so the real server may send a second one: the stream is read to the first.)"""
     ns, name = cluster.namespace, unique("w")
     core = client.CoreV1Api(api)
     rv = await _current_rv(raw, ns)
-    query = {
-        "resourceVersion": rv,
-        "allowWatchBookmarks": "true",
-        "timeoutSeconds": "3",
-        "fieldSelector": f"metadata.name={name}",
-    }
-    watcher = asyncio.create_task(raw.watch(f"/api/v1/namespaces/{ns}/pods", query, limit=8))
+    path = f"/api/v1/namespaces/{ns}/pods"
+    selector = f"metadata.name={name}"
+    live_query = {"resourceVersion": rv, "timeoutSeconds": "30", "fieldSelector": selector}
+    live = asyncio.create_task(raw.watch(path, live_query, until=6))
     await create_pod(api, ns, name, labels={"app": "watch"}, terminationGracePeriodSeconds=600)
     await core.patch_namespaced_pod(name, ns, {"metadata": {"labels": {"step": "patched"}}})
     assert (await bind(api, ns, name, cluster.name("ghost")))[0] == 201
     graceful = await core.delete_namespaced_pod(name, ns)
     assert graceful.metadata.deletion_grace_period_seconds == 600
     await core.delete_namespaced_pod(name, ns, grace_period_seconds=0)
-    events = await watcher
+    seen = await live
+    query = {**live_query, "timeoutSeconds": "4", "allowWatchBookmarks": "true"}
+    arrived: asyncio.Queue[Any] = asyncio.Queue()
+    replay = asyncio.create_task(raw.watch(path, query, until=7, limit=8, seen=arrived))
+    for _ in range(6):
+        await asyncio.wait_for(arrived.get(), 5)
+    # the bookmark is sent only at a resourceVersion newer than the replay's last event
+    await create_pod(api, ns, unique("other"))
+    events = await replay
     assert _types(events) == ["ADDED", "MODIFIED", "MODIFIED", "MODIFIED", "MODIFIED", "DELETED", "BOOKMARK"]
+    assert events[:6] == seen
     objects = [e["object"] for e in events]
     rvs = [int(o["metadata"]["resourceVersion"]) for o in objects]
     assert rvs == sorted(rvs) and len(set(rvs[:-1])) == 6
@@ -64,6 +76,24 @@ async def test_watch_stream_of_a_pods_life(raw: Raw, api: ApiClient, cluster: Cl
     assert int(bookmark["metadata"]["resourceVersion"]) >= rvs[5]
 
 
+async def test_which_watches_get_a_bookmark_before_their_end(
+    raw: Raw, api: ApiClient, cluster: Cluster
+) -> None:
+    """The bookmark before the end is due 2 s before it (a watch of 2 s or less gets none), and only
+    at a resourceVersion newer than where the watch started."""
+    path = f"/api/v1/namespaces/{cluster.namespace}/pods"
+    query = {"allowWatchBookmarks": "true", "fieldSelector": "metadata.name=none"}
+    rv = await _current_rv(raw, cluster.namespace)
+    short = asyncio.create_task(raw.watch(path, {**query, "resourceVersion": rv, "timeoutSeconds": "2"}))
+    longer = asyncio.create_task(raw.watch(path, {**query, "resourceVersion": rv, "timeoutSeconds": "3"}))
+    await asyncio.sleep(0.2)
+    await create_pod(api, cluster.namespace, unique("other"))
+    assert await short == []
+    bookmarks = await longer
+    assert bookmarks and _types(bookmarks) == ["BOOKMARK"] * len(bookmarks)
+    assert int(bookmarks[0]["object"]["metadata"]["resourceVersion"]) > int(rv)
+
+
 async def test_watch_without_resource_version_starts_with_the_existing_objects(
     raw: Raw, api: ApiClient, cluster: Cluster
 ) -> None:
@@ -76,6 +106,26 @@ async def test_watch_without_resource_version_starts_with_the_existing_objects(
         events = await raw.watch(f"/api/v1/namespaces/{cluster.namespace}/pods", query, limit=5)
         assert _types(events) == ["ADDED"]
         assert events[0]["object"]["metadata"]["name"] == name
+
+
+async def test_a_watch_from_now_with_bookmarks_closes_its_initial_events(
+    raw: Raw, api: ApiClient, cluster: Cluster
+) -> None:
+    """Without a resourceVersion (or with "0") a watch asks for its initial events (the WatchList
+    defaulting): allowing bookmarks, they end with the annotated one."""
+    name = unique("existing")
+    await create_pod(api, cluster.namespace, name)
+    for rv in ("", "0"):
+        query = {
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": "2",
+            "fieldSelector": f"metadata.name={name}",
+        }
+        if rv:
+            query["resourceVersion"] = rv
+        events = await raw.watch(f"/api/v1/namespaces/{cluster.namespace}/pods", query, limit=5)
+        assert _types(events) == ["ADDED", "BOOKMARK"]
+        assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
 async def test_send_initial_events_ends_with_an_annotated_bookmark(

@@ -264,7 +264,7 @@ async def test_watch_streams_match_the_captures(replay: Replay) -> None:
     r = replay
     await r.check("02a")
     list_rv = (await r.call("GET", "/api/v1/namespaces/default/pods"))[2]["metadata"]["resourceVersion"]
-    query = {"resourceVersion": list_rv, "allowWatchBookmarks": "true", "timeoutSeconds": "2"}
+    query = {"resourceVersion": list_rv, "allowWatchBookmarks": "true", "timeoutSeconds": "3"}
     stream = asyncio.create_task(r.watch("/api/v1/namespaces/default/pods", query))
     pod = _simple_pod("w1", {"app": "watch"})
     pod["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "100m"}

@@ -108,7 +108,7 @@ async def test_the_pod_watch_stream_is_the_real_one_byte_for_byte(client: Client
     await c.call("POST", node["path"], node["body"])
     rv = (await c.call("GET", PODS))["metadata"]["resourceVersion"]
     stream = asyncio.create_task(
-        c.watch_lines(PODS, resourceVersion=rv, allowWatchBookmarks="true", timeoutSeconds="2")
+        c.watch_lines(PODS, resourceVersion=rv, allowWatchBookmarks="true", timeoutSeconds="3")
     )
     await c.call("POST", PODS, _pod("w1", {"app": "watch"}, {"cpu": "100m"}))
     await c.call("PATCH", f"{PODS}/w1", {"metadata": {"labels": {"step": "patched"}}}, MERGE)

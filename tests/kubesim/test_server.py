@@ -44,12 +44,30 @@ POD = {
 }
 
 
-async def test_periodic_bookmarks(http: aiohttp.ClientSession) -> None:
+async def test_periodic_bookmarks(sim: KubeSim, http: aiohttp.ClientSession) -> None:
+    """A bookmark every interval, once the resourceVersion is newer than where the watch started
+    (the watch cache sends none at a resourceVersion the watcher has already seen)."""
     params = {"watch": "1", "allowWatchBookmarks": "true", "timeoutSeconds": "1", "resourceVersion": "1"}
-    types = []
+    types: list[str] = []
     async with http.get("/api/v1/nodes", params=params) as resp:
-        async for line in resp.content:
-            types.append(json.loads(line)["type"])
+
+        async def read() -> None:
+            async for line in resp.content:
+                types.append(json.loads(line)["type"])
+
+        reader = asyncio.create_task(read())
+        await asyncio.sleep(0.35)
+        before = list(types)
+        sim.create(
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": "p"},
+                "value": 1,
+            }
+        )
+        await reader
+    assert before == ["ADDED", "ADDED"], before
     assert types.count("BOOKMARK") >= 3, types
 
 

@@ -19,7 +19,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from . import errors, managed_fields
+from .errors import FieldError, invalid_value
 from .jsonio import JSON
+from .resources import SUBJECT_ACCESS_REVIEWS, ResourceType
+from .store import canonical_metadata
 
 AUDIENCE = "https://kubernetes.default.svc.cluster.local"
 MASTERS = "system:masters"
@@ -146,70 +150,133 @@ class Access:
                 return True, grant.reason()
         return False, ""
 
-    def token_review(self, body: Any) -> JSON:
-        """The TokenReview the API server returns (201) for ``body``."""
-        self.reviews["tokenreviews"] = self.reviews["tokenreviews"] + 1
-        spec = body.get("spec") if isinstance(body, dict) else None
-        spec = spec if isinstance(spec, dict) else {}
-        token = spec.get("token") if isinstance(spec.get("token"), str) else ""
-        audiences = [a for a in spec.get("audiences") or [] if isinstance(a, str)]
-        out_spec: JSON = {}
-        if token:
-            out_spec["token"] = token
-        if audiences:
-            out_spec["audiences"] = audiences
-        who = self._identities.get(token) if token else None
-        status: JSON
-        if who is None:
-            status = {"user": {}, "error": "invalid bearer token"}
-        elif audiences and AUDIENCE not in audiences:
-            wanted = ", ".join(json.dumps(a) for a in audiences)
-            status = {
-                "user": {},
-                "error": f"[invalid bearer token, token audiences [{json.dumps(AUDIENCE)}] is invalid for "
-                f"the target audiences [{wanted}]]",
-            }
+    def review(self, rt: ResourceType, asked: JSON, manager: str) -> JSON:
+        """The TokenReview or SubjectAccessReview the API server answers (201) for the decoded
+        request ``asked``, written by ``manager``. As for any create, the request's metadata loses
+        the system fields (uid, creationTimestamp ...) and the namespace, and gains the
+        ``managedFields`` entry of what the request set (its status too: a review has no status
+        subresource); the answer keeps that metadata and the spec and replaces the status."""
+        meta = {k: v for k, v in asked["metadata"].items() if k not in _WIPED_META}
+        review = rt.kind == "TokenReview"
+        request: JSON = {"metadata": meta, "spec": _token_spec(asked) if review else _access_spec(asked)}
+        status = asked.get("status")
+        if isinstance(status, dict) and status:
+            request["status"] = status
+        managed_fields.record(None, request, manager=manager, api_version=rt.api_version, kind=rt.kind)
+        if review:
+            status = self._token_status(request["spec"], asked.get("status"))
         else:
-            user: JSON = {"username": who.username}
+            _validate_access_review(request)
+            status = self._access_status(request["spec"])
+        return {
+            "kind": rt.kind,
+            "apiVersion": rt.api_version,
+            "metadata": canonical_metadata(request["metadata"]),
+            "spec": request["spec"],
+            "status": status,
+        }
+
+    def _token_status(self, spec: JSON, given: Any) -> JSON:
+        """The request's status with what authenticating the token found: ``authenticated``, and
+        the error, or the user and audiences (what it does not find stays as sent)."""
+        self.reviews["tokenreviews"] = self.reviews["tokenreviews"] + 1
+        token = spec.get("token")
+        if not token:
+            raise errors.bad_request("token is required for TokenReview in authentication")
+        given = given if isinstance(given, dict) else {}
+        user, audiences, error = given.get("user") or {}, given.get("audiences"), given.get("error")
+        asked = spec.get("audiences") or []
+        who = self._identities.get(token)
+        authenticated = False
+        if who is None:
+            error = "invalid bearer token"
+        elif asked and AUDIENCE not in asked:
+            wanted = ", ".join(json.dumps(a) for a in asked)
+            error = (
+                f"[invalid bearer token, token audiences [{json.dumps(AUDIENCE)}] is invalid for the target "
+                f"audiences [{wanted}]]"
+            )
+        else:
+            user = {"username": who.username}
             if who.uid:
                 user["uid"] = who.uid
             user["groups"] = list(who.groups)
             if who.credential_id:
                 user["extra"] = {"authentication.kubernetes.io/credential-id": [who.credential_id]}
-            status = {"authenticated": True, "user": user, "audiences": audiences or [AUDIENCE]}
-        return {
-            "kind": "TokenReview",
-            "apiVersion": "authentication.k8s.io/v1",
-            "metadata": {},
-            "spec": out_spec,
-            "status": status,
-        }
+            audiences = asked or [AUDIENCE]
+            authenticated = True
+        status: JSON = {"authenticated": True} if authenticated else {}
+        status["user"] = user
+        if audiences:
+            status["audiences"] = audiences
+        if error:
+            status["error"] = error
+        return status
 
-    def access_review(self, body: Any) -> JSON:
-        """The SubjectAccessReview the API server returns (201) for ``body``."""
+    def _access_status(self, spec: JSON) -> JSON:
         self.reviews["subjectaccessreviews"] = self.reviews["subjectaccessreviews"] + 1
-        spec = body.get("spec") if isinstance(body, dict) else None
-        spec = spec if isinstance(spec, dict) else {}
         user = str(spec.get("user") or "")
-        groups = [g for g in spec.get("groups") or [] if isinstance(g, str)]
-        out_spec: JSON = {}
-        for key in ("resourceAttributes", "nonResourceAttributes", "user", "groups", "extra", "uid"):
-            if spec.get(key):
-                out_spec[key] = spec[key]
+        groups = list(spec.get("groups") or [])
         non_resource = spec.get("nonResourceAttributes")
         if isinstance(non_resource, dict):
             allowed, reason = self.allows(
-                user, groups, str(non_resource.get("path", "")), str(non_resource.get("verb", ""))
+                user, groups, str(non_resource.get("path") or ""), str(non_resource.get("verb") or "")
             )
         else:
             allowed, reason = MASTERS in groups, ""
         status: JSON = {"allowed": allowed}
         if reason:
             status["reason"] = reason
-        return {
-            "kind": "SubjectAccessReview",
-            "apiVersion": "authorization.k8s.io/v1",
-            "metadata": {},
-            "spec": out_spec,
-            "status": status,
-        }
+        return status
+
+
+#: what the create handler wipes from a request's metadata (rest.WipeObjectMetaSystemFields), and the
+#: namespace of a cluster-scoped object
+_WIPED_META = frozenset(
+    {"creationTimestamp", "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "namespace"}
+)
+#: SubjectAccessReviewSpec's fields in Go order
+_ACCESS_SPEC = ("resourceAttributes", "nonResourceAttributes", "user", "groups", "extra", "uid")
+
+
+def _token_spec(asked: JSON) -> JSON:
+    """TokenReviewSpec as Go writes it back (empty fields omitted)."""
+    spec = asked.get("spec") or {}
+    return {key: spec[key] for key in ("token", "audiences") if spec.get(key)}
+
+
+def _access_spec(asked: JSON) -> JSON:
+    spec = asked.get("spec") or {}
+    return {key: spec[key] for key in _ACCESS_SPEC if spec.get(key)}
+
+
+def _validate_access_review(request: JSON) -> None:
+    """422 as ValidateSubjectAccessReview: exactly one kind of attributes, a user or a group, and
+    no metadata but managedFields (the error shows them)."""
+    spec = request["spec"]
+    resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    errs: list[FieldError] = []
+    if resource is not None and non_resource is not None:
+        errs.append(
+            invalid_value(
+                "spec.nonResourceAttributes",
+                # the internal type, without json tags: Go's field names, every field
+                {"Path": non_resource.get("path") or "", "Verb": non_resource.get("verb") or ""},
+                "cannot be specified in combination with resourceAttributes",
+            )
+        )
+    if resource is None and non_resource is None:
+        errs.append(
+            invalid_value(
+                "spec.resourceAttributes",
+                None,
+                "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+            )
+        )
+    if not spec.get("user") and not spec.get("groups"):
+        errs.append(invalid_value("spec.user", "", "at least one of user or group must be specified"))
+    meta = canonical_metadata(request["metadata"])
+    if any(key != "managedFields" for key in meta):
+        errs.append(invalid_value("metadata", meta, "must be empty"))
+    if errs:
+        raise errors.invalid("", SUBJECT_ACCESS_REVIEWS.group, "", errs)

@@ -87,7 +87,8 @@ def _details(name: str | None, group: str, kind: str, **extra: Any) -> JSON:
         details["name"] = name
     if group:
         details["group"] = group
-    details["kind"] = kind
+    if kind:  # omitempty: the reviews' validation names no kind
+        details["kind"] = kind
     details.update(extra)
     return details
 

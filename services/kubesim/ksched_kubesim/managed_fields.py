@@ -101,7 +101,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 DEFAULT_SCHEMA: dict[str, Any] = {"metadata": _METADATA, "status": _CONDITIONS}
 
 #: What the live object is on create: the kind's zero value as Go serialises it.
-ZERO: dict[str, JSON] = {"Pod": {"metadata": {}, "spec": {"containers": None}, "status": {}}}
+ZERO: dict[str, JSON] = {
+    "Pod": {"metadata": {}, "spec": {"containers": None}, "status": {}},
+    "TokenReview": {"metadata": {}, "spec": {}, "status": {"user": {}}},
+    "SubjectAccessReview": {"metadata": {}, "spec": {}, "status": {"allowed": False}},
+}
 DEFAULT_ZERO: JSON = {"metadata": {}, "spec": {}, "status": {}}
 
 #: ObjectMeta fields no manager owns (structured-merge-diff's strip set).

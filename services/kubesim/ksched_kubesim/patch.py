@@ -12,6 +12,7 @@ import copy
 from typing import Any
 
 from .errors import ApiError, bad_request, failure
+from .time_fields import json_kind
 
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -42,99 +43,179 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+def merge_patched_as_go_writes(target: Any, patch: Any) -> Any:
+    """``merge_patch(target, patch)`` in the key order the API server's json-patch library writes it
+    (gopkg.in/evanphx/json-patch.v4): an object the patch merges into, and an object the patch brings,
+    is a Go map (keys sorted); what the patch does not reach keeps its order (raw JSON)."""
+    if not isinstance(patch, dict) or not isinstance(target, dict):
+        return _go_pruned(patch)
+    out = dict(target)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        elif out.get(key) is None:
+            out[key] = _go_pruned(value)
+        elif isinstance(out[key], dict) and not isinstance(value, dict):
+            out[key] = value  # the patch's raw value, as written
+        else:
+            out[key] = merge_patched_as_go_writes(out[key], value)
+    return dict(sorted(out.items()))
+
+
+def _go_pruned(value: Any) -> Any:
+    """A value the patch brings: objects (also in lists) become Go maps without their null members."""
+    if isinstance(value, dict):
+        return {k: _go_pruned(v) for k, v in sorted(value.items()) if v is not None}
+    if isinstance(value, list):
+        return [_go_pruned(v) for v in value]
+    return value
+
+
+def json_patched_as_go_writes(result: Any, operations: list[Any]) -> Any:
+    """``result`` of a JSON patch in the key order the json-patch library writes it: the document and
+    every object on an operation's path (``path`` and ``from``) are Go maps (keys sorted)."""
+    reached: set[tuple[str, ...]] = {()}
+    for op in operations:
+        for field in ("path", "from"):
+            pointer = op.get(field) if isinstance(op, dict) else None
+            if isinstance(pointer, str) and pointer.startswith("/"):
+                parts = tuple(_pointer(pointer))[:-1]
+                reached.update(parts[:i] for i in range(len(parts) + 1))
+    return _sorted_where(result, (), reached)
+
+
+def _sorted_where(value: Any, at: tuple[str, ...], reached: set[tuple[str, ...]]) -> Any:
+    if isinstance(value, dict):
+        items = sorted(value.items()) if at in reached else value.items()
+        return {k: _sorted_where(v, (*at, k), reached) for k, v in items}
+    if isinstance(value, list):
+        return [_sorted_where(v, (*at, str(i)), reached) for i, v in enumerate(value)]
+    return value
+
+
 # --- JSON patch --------------------------------------------------------------------------------
+
+#: the answer to a JSON patch that does not apply: the API server shows none of the library's error
+JSON_PATCH_REJECTED = "the server rejected our request due to an error in our request"
+
+
+class _Rejected(Exception):
+    pass
 
 
 def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
     if not path.startswith("/"):
-        raise patch_error(f'JSON pointer "{path}" must start with "/"')
+        raise _Rejected
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
-def _walk(doc: Any, parts: list[str], path: str) -> Any:
-    node = doc
-    for part in parts:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            raise patch_error(f'doc is missing path: "{path}": missing value')
-    return node
+def _position(container: list[Any], part: str, end: int) -> int:
+    if not part.isdigit() or int(part) > end:
+        raise _Rejected
+    return int(part)
 
 
-def _container(doc: Any, parts: list[str], path: str) -> tuple[Any, str]:
-    return _walk(doc, parts[:-1], path), parts[-1]
-
-
-def _get(doc: Any, path: str) -> Any:
-    return _walk(doc, _pointer(path), path)
-
-
-def _add(doc: Any, path: str, value: Any) -> Any:
+def _parent(doc: Any, path: str) -> tuple[Any, str]:
+    """The object or array holding ``path``'s last part, and that part (json-patch's findObject)."""
     parts = _pointer(path)
-    if not parts:
-        return value
-    parent, last = _container(doc, parts, path)
-    if isinstance(parent, dict):
-        parent[last] = value
-    elif isinstance(parent, list):
-        if last == "-":
-            parent.append(value)
-        elif last.isdigit() and int(last) <= len(parent):
-            parent.insert(int(last), value)
+    node = doc
+    for part in parts[:-1]:
+        if isinstance(node, dict) and node.get(part) is not None:
+            node = node[part]
+        elif isinstance(node, list):
+            node = node[_position(node, part, len(node) - 1)]
         else:
-            raise patch_error(f'add operation does not apply: doc is missing path: "{path}": missing value')
+            raise _Rejected
+    if not isinstance(node, dict | list):
+        raise _Rejected
+    return node, parts[-1]
+
+
+def _apply(doc: Any, op: dict[str, Any]) -> Any:
+    """One operation as gopkg.in/evanphx/json-patch.v4 applies it; returns the (new) document."""
+    kind, path = op.get("op") or "", op.get("path") or ""
+    if kind == "replace" and path == "":
+        value = op.get("value")
+        if not isinstance(value, dict | list):
+            raise _Rejected
+        return copy.deepcopy(value)
+    if kind in ("move", "copy"):
+        source, key = _parent(doc, op.get("from") or "")
+        if isinstance(source, dict):
+            if kind == "move" and key not in source:
+                raise _Rejected
+            value = source.pop(key) if kind == "move" else copy.deepcopy(source.get(key))
+        else:
+            at = _position(source, key, len(source) - 1)
+            value = source.pop(at) if kind == "move" else copy.deepcopy(source[at])
+        kind, op = "add", {**op, "value": value}
+    parent, key = _parent(doc, path)
+    value = copy.deepcopy(op.get("value"))
+    if kind == "add":
+        if isinstance(parent, dict):
+            parent[key] = value
+        elif key == "-":
+            parent.append(value)
+        else:
+            parent.insert(_position(parent, key, len(parent)), value)
+    elif kind == "remove":
+        if isinstance(parent, dict):
+            if key not in parent:
+                raise _Rejected
+            del parent[key]
+        else:
+            parent.pop(_position(parent, key, len(parent) - 1))
+    elif kind == "replace":  # a missing key of an object is set, not refused
+        if isinstance(parent, dict):
+            parent[key] = value
+        else:
+            parent[_position(parent, key, len(parent) - 1)] = value
+    elif kind == "test":
+        current = (
+            parent.get(key) if isinstance(parent, dict) else parent[_position(parent, key, len(parent) - 1)]
+        )
+        if current != value:
+            raise _Rejected
     else:
-        raise patch_error(f'doc is missing path: "{path}": missing value')
+        raise _Rejected
     return doc
 
 
-def _remove(doc: Any, path: str, op: str = "remove") -> Any:
-    parts = _pointer(path)
-    if not parts:
-        raise patch_error(f'{op} operation does not apply: doc is missing path: "{path}": missing value')
-    parent, last = _container(doc, parts, path)
-    if isinstance(parent, dict) and last in parent:
-        return parent.pop(last)
-    if isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
-        return parent.pop(int(last))
-    raise patch_error(f'{op} operation does not apply: doc is missing path: "{path}": missing value')
+def _decode_operations(operations: Any) -> list[dict[str, Any]]:
+    """The patch as the API server decodes it first (into its ``[]jsonPatchOp``): 400 for a value of
+    the wrong JSON type, naming it as encoding/json does."""
+    prefix = "error decoding patch: json: cannot unmarshal"
+    if operations is None:
+        return []
+    if not isinstance(operations, list):
+        raise bad_request(f"{prefix} {json_kind(operations)} into Go value of type []handlers.jsonPatchOp")
+    decoded: list[dict[str, Any]] = []
+    for op in operations:
+        if op is None:
+            decoded.append({})
+            continue
+        if not isinstance(op, dict):
+            raise bad_request(f"{prefix} {json_kind(op)} into Go value of type handlers.jsonPatchOp")
+        for field, value in op.items():
+            if field in ("op", "path", "from") and value is not None and not isinstance(value, str):
+                raise bad_request(
+                    f"{prefix} {json_kind(value)} into Go struct field jsonPatchOp.{field} of type string"
+                )
+        decoded.append(op)
+    return decoded
 
 
 def json_patch(doc: Any, operations: Any) -> Any:
-    """Apply an RFC 6902 JSON patch to a deep copy of ``doc``."""
-    if not isinstance(operations, list):
-        raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    """Apply an RFC 6902 JSON patch to a deep copy of ``doc`` as the API server's library does (a
+    ``replace`` of a missing key sets it, a ``copy`` of one copies null); any operation that does not
+    apply is the API server's generic 422, which names nothing."""
+    ops = _decode_operations(operations)
     result = copy.deepcopy(doc)
-    for op in operations:
-        if not isinstance(op, dict):
-            raise bad_request("json: cannot unmarshal into Go value of type jsonpatch.Operation")
-        kind = op.get("op")
-        path, source = op.get("path", ""), op.get("from", "")
-        if not isinstance(path, str):
-            raise patch_error("path must be a string")
-        if not isinstance(source, str):
-            raise patch_error("from must be a string")
-        if kind == "add":
-            result = _add(result, path, copy.deepcopy(op.get("value")))
-        elif kind == "remove":
-            _remove(result, path)
-        elif kind == "replace":
-            _remove(result, path, "replace")
-            result = _add(result, path, copy.deepcopy(op.get("value")))
-        elif kind == "move":
-            value = _remove(result, source, "move")
-            result = _add(result, path, value)
-        elif kind == "copy":
-            result = _add(result, path, copy.deepcopy(_get(result, source)))
-        elif kind == "test":
-            if _get(result, path) != op.get("value"):
-                raise patch_error(f"testing value {path} failed: test failed")
-        else:
-            raise patch_error(f"Unexpected kind: {kind}")
+    try:
+        for op in ops:
+            result = _apply(result, op)
+    except _Rejected:
+        raise patch_error(JSON_PATCH_REJECTED) from None
     return result
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ksched.apimachinery.field import aggregate_message
+
 from . import errors
-from .errors import FieldError, invalid, not_supported, required
+from .errors import ApiError, FieldError, not_supported, required
 from .jsonio import JSON, rfc3339
 from .pods import POD_SPEC_ORDER, ordered, set_condition
 from .registry import NODES, PDBS, PODS, DeleteOptions, Registry
@@ -20,7 +22,7 @@ def bind(registry: Registry, namespace: str, name: str, binding: Any) -> Entry:
     if not isinstance(binding, dict):
         raise errors.bad_request("the body of the request was in an unknown format")
     meta = binding.get("metadata") or {}
-    if meta.get("name") and meta["name"] != name:
+    if (meta.get("name") or "") != name:
         raise errors.bad_request("name in URL does not match name in Binding object")
     if meta.get("namespace") and meta["namespace"] != namespace:
         raise errors.bad_request(
@@ -32,8 +34,8 @@ def bind(registry: Registry, namespace: str, name: str, binding: Any) -> Entry:
         errs.append(not_supported("target.kind", target["kind"], ["Node", "<empty>"]))
     if not target.get("name"):
         errs.append(required("target.name"))
-    if errs:
-        raise invalid("Binding", "", name, errs)
+    if errs:  # the binding REST returns the field errors as they are: a 500 with their text
+        raise ApiError(errors.failure(500, "", aggregate_message(errs)))
     old = registry.get(PODS, namespace, name)
     pod = old.obj()
     pod_meta, spec = pod["metadata"], pod.setdefault("spec", {})
@@ -71,7 +73,7 @@ def evict(registry: Registry, namespace: str, name: str, eviction: Any) -> None:
     if not isinstance(eviction, dict):
         raise errors.bad_request("the body of the request was in an unknown format")
     meta = eviction.get("metadata") or {}
-    if meta.get("name") and meta["name"] != name:
+    if (meta.get("name") or "") != name:
         raise errors.bad_request("name in URL does not match name in Eviction object")
     opts = DeleteOptions()
     if isinstance(eviction.get("deleteOptions"), dict):

@@ -563,8 +563,8 @@ def _validate_containers(path: str, containers: Any, seen: set[str]) -> list[Fie
 
 
 def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
-    if not isinstance(spec, dict):
-        return [required(path)]
+    if not isinstance(spec, dict):  # absent: Go's zero PodSpec (another type was refused by decoding)
+        spec = {}
     errs: list[FieldError] = []
     containers = spec.get("containers")
     if not containers:

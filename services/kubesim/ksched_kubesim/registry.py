@@ -15,9 +15,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
+from ksched.apimachinery.field import go_json
 
-from . import errors, managed_fields, patch
+from . import bodies, errors, managed_fields, patch, scheme
 from .apps_strategies import STRATEGIES as APPS_STRATEGIES
 from .dra_strategies import dra_strategy
 from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
@@ -25,12 +25,12 @@ from .events_api import core_to_events, events_to_core
 from .events_api import validate as validate_event
 from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffix, rfc3339
 from .params import query_int64
-from .resources import BY_KEY, RESOURCES, ResourceType
+from .resources import BY_KEY, CUSTOM_GROUPS, EVICTIONS, RESOURCES, ResourceType, by_kind
 from .selectors import FieldSelector, Selector
 from .shapes import decode_shapes
 from .store import Entry, Store, Table, View, encode_body, with_kind
 from .strategies import Strategy, strategy_for
-from .time_fields import DecodeFailure, decode_times, json_kind
+from .time_fields import DecodeFailure, decode_times
 from .validation import validate_metadata
 from .watch import Watcher, error_line
 from .workload_strategies import STRATEGIES as WORKLOAD_STRATEGIES
@@ -217,39 +217,58 @@ class Registry:
     def list_objs(self, key: str) -> list[JSON]:
         return [e.obj() for e in self.store.tables[key].objects.values()]
 
-    def _check_kind(self, rt: ResourceType, obj: Any) -> JSON:
-        if not isinstance(obj, dict):
-            raise errors.bad_request(
-                "the body of the request was in an unknown format - accepted media types include: "
-                "application/json"
-            )
-        kind = obj.get("kind")
-        api_version = obj.get("apiVersion")
-        for field, value in (("apiVersion", api_version), ("kind", kind)):
-            if value is not None and not isinstance(value, str):  # the type meta is read first
-                raise errors.bad_request(
-                    "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                    f"{json_kind(value)} into Go struct field .{field} of type string"
-                )
-        if kind and kind != rt.kind:
-            raise errors.bad_request(
-                f'{kind} in version "{rt.version}" cannot be handled as a {rt.kind}: the kind of the object '
-                f"({kind}) does not match the kind of the URL ({rt.kind})"
-            )
-        if api_version and api_version.rpartition("/")[0] != rt.group:
-            raise errors.bad_request(
-                f"the API version in the data ({api_version}) does not match the expected API version "
-                f"({rt.api_version})"
-            )
-        meta = obj.get("metadata")
-        if meta is None:
+    def _check_kind(self, rt: ResourceType, body: Any) -> JSON:
+        problem = bodies.type_meta_error(body)  # the type meta is read first (HTTP bodies: bodies.read)
+        if problem is not None:
+            raise bodies.unrecognized(rt.kind, problem, encode(body))
+        obj: JSON = body if body is not None else {}
+        kind = obj.get("kind") or rt.kind
+        api_version = obj.get("apiVersion") or rt.api_version
+        group, _, version = api_version.rpartition("/")
+        if (group, version, kind) != (rt.group, rt.version, rt.kind):
+            self._another_type(rt, group, version, kind, obj)
+        if obj.get("metadata") is None:
             obj["metadata"] = {}
-        elif not isinstance(meta, dict):
+        return obj  # metadata of another type: _decode_body's error
+
+    def _another_type(self, rt: ResourceType, group: str, version: str, kind: str, obj: JSON) -> None:
+        """400 for a body of another kind or version than ``rt``'s, as decoding it into the type it
+        names and converting that to ``rt``'s fails (scheme.py). Custom resources (not in the
+        scheme) must name ``rt``'s kind and group."""
+        api_version = f"{group}/{version}" if group else version
+        if rt.group in CUSTOM_GROUPS:
+            if kind != rt.kind:
+                raise errors.bad_request(
+                    f'{kind} in version "{version}" cannot be handled as a {rt.kind}: the kind of the object '
+                    f"({kind}) does not match the kind of the URL ({rt.kind})"
+                )
+            if group != rt.group:
+                raise errors.bad_request(
+                    f"the API version in the data ({api_version}) does not match the expected API version "
+                    f"({rt.api_version})"
+                )
+            return
+        prefix = f'{kind} in version "{version}" cannot be handled as a {rt.kind}: '
+        if not scheme.registered(group, version, kind):
             raise errors.bad_request(
-                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: metadata '
-                "must be an object"
+                f'{prefix}no kind "{kind}" is registered for version "{api_version}" in scheme '
+                '"pkg/runtime/scheme.go:111"'
             )
-        return obj
+        named = by_kind(api_version, kind)
+        failure = decode_shapes(named.key if named else "", kind, obj)
+        if failure:
+            raise errors.bad_request(prefix + failure.typed)
+        target = scheme.internal_type(rt.group, rt.kind)
+        if scheme.internal_type(group, kind) != target:
+            raise errors.bad_request(
+                f"{prefix}converting ({version}.{kind}) to ({target}): unknown conversion"
+            )
+        if rt is EVICTIONS and api_version == "policy/v1beta1":
+            return
+        raise errors.bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API version "
+            f"({rt.api_version})"
+        )
 
     def _to_storage(self, rt: ResourceType, obj: JSON) -> JSON:
         view = self.view(rt)
@@ -275,6 +294,17 @@ class Registry:
             failure = DecodeFailure(problem, problem) if problem else None
         return failure
 
+    def decode_request(self, rt: ResourceType, body: Any) -> JSON:
+        """A request body of ``rt`` that is stored nowhere (the reviews), its kind checked and its
+        fields decoded as the Go type's (400 as for any other body)."""
+        obj = self._check_kind(rt, body)
+        failure = decode_shapes(rt.key, rt.kind, obj)
+        if failure:
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {failure.typed}'
+            )
+        return obj
+
     def _decode_body(self, rt: ResourceType, obj: JSON) -> None:
         """400 for a request body that does not decode."""
         failure = self._decode(rt, obj)
@@ -283,14 +313,17 @@ class Registry:
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {failure.typed}'
             )
 
-    def _decode_patched(self, rt: ResourceType, media: str, doc: Any, result: JSON) -> None:
+    def _decode_patched(self, rt: ResourceType, media: str, doc: Any, current: JSON, result: JSON) -> None:
         """422 for a patch whose result does not decode: JSON and merge patches quote the patched
-        object, strategic-merge (and apply) patches the patch as Go prints a map."""
+        object as the json-patch library writes it, strategic-merge (and apply) patches the patch as
+        Go prints a map."""
         failure = self._decode(rt, result)
         if failure is None:
             return
-        if media in (patch.MERGE_PATCH, patch.JSON_PATCH):
-            raise errors.patch_invalid(msgspec.json.encode(result, order="sorted").decode(), failure.typed)
+        if media == patch.MERGE_PATCH:
+            raise errors.patch_invalid(go_json(patch.merge_patched_as_go_writes(current, doc)), failure.typed)
+        if media == patch.JSON_PATCH:
+            raise errors.patch_invalid(go_json(patch.json_patched_as_go_writes(result, doc)), failure.typed)
         raise errors.patch_invalid(errors.go_sprint(doc), failure.unstructured)
 
     def put(self, rt: ResourceType, obj: JSON, old: Entry | None) -> Entry:
@@ -299,7 +332,8 @@ class Registry:
         return self.store.put(self.table(rt), obj, old, strategy.fields(obj))
 
     def _invalid(self, rt: ResourceType, name: str, errs: list[FieldError]) -> ApiError:
-        return invalid(rt.kind, rt.group, name, errs)
+        # a view validates the internal type of its storage: events.k8s.io's Event is core's
+        return invalid(rt.kind, BY_KEY[rt.storage_key].group, name, errs)
 
     # --- create -------------------------------------------------------------------------------
 
@@ -578,7 +612,7 @@ class Registry:
             result = patch.strategic_merge(current, doc, patch.schema_for(rt.kind))
         if not isinstance(result, dict) or not isinstance(result.get("metadata", {}), dict):
             raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
-        self._decode_patched(rt, media, doc, result)
+        self._decode_patched(rt, media, doc, current, result)
         patch_rv = None
         if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
             patch_rv = doc["metadata"].get("resourceVersion")
@@ -847,11 +881,13 @@ class Registry:
             self.max_watch_pending_bytes,
         )
         rv_text = query.resource_version
-        if query.send_initial_events:
+        legacy = rv_text in ("", "0") and query.send_initial_events is None
+        watcher.start_rv = self.store.rv
+        if query.send_initial_events or legacy:
+            # a watch from "" or "0" sends the initial events as one asking for them (the WatchList
+            # defaulting), with their closing bookmark when bookmarks are allowed
             watcher.initial(table.sorted_entries())
             watcher.bookmark(initial_events_end=True)
-        elif rv_text in ("", "0") and query.send_initial_events is None:
-            watcher.initial(table.sorted_entries())
         elif rv_text not in ("", "0"):
             requested = self.parse_rv(rv_text)
             if not self.store.can_replay_from(table, requested):
@@ -861,8 +897,10 @@ class Registry:
                 watcher.push(error_line(status))
                 watcher.close()
                 return watcher
+            watcher.start_rv = requested
             for change in self.store.changes_since(table, requested):
                 watcher.offer(change)
+                watcher.start_rv = change.rv
         table.watchers.append(watcher)
         return watcher
 

@@ -451,8 +451,28 @@ RESOURCES: tuple[ResourceType, ...] = (
     ),
 )
 
+#: groups served as custom resources (as if their CRD were installed)
+CUSTOM_GROUPS = frozenset({"scheduling.x-k8s.io"})
+
 #: the legacy ``bindings`` collection (create-only) is listed in discovery but stores nothing
 BINDINGS = ResourceType("", "v1", "bindings", "Binding", True, "binding", verbs=("create",))
+
+#: the body of pods/eviction (the subresource also takes policy/v1beta1's)
+EVICTIONS = ResourceType("policy", "v1", "evictions", "Eviction", True, "eviction", verbs=("create",))
+
+#: the review APIs: create-only, nothing stored, answered by access.py
+TOKEN_REVIEWS = ResourceType(
+    "authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, "tokenreview", verbs=("create",)
+)
+SUBJECT_ACCESS_REVIEWS = ResourceType(
+    "authorization.k8s.io",
+    "v1",
+    "subjectaccessreviews",
+    "SubjectAccessReview",
+    False,
+    "subjectaccessreview",
+    verbs=("create",),
+)
 
 #: group order of the real ``/apis`` (restricted to the groups kubesim serves)
 GROUP_ORDER = (

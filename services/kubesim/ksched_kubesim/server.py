@@ -17,14 +17,14 @@ from ksched.aio import cancel_and_wait
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 
-from . import access, discovery, errors, managed_fields, openapi, pod_actions, scale, tables
+from . import access, bodies, discovery, errors, managed_fields, openapi, pod_actions, scale, tables
 from .errors import ApiError
 from .jsonio import JSON, decode, encode, pretty
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import ApiMetrics
 from .params import query_bool, query_int64
 from .registry import DeleteOptions, ListQuery, Registry, WatchQuery
-from .resources import ResourceType
+from .resources import BINDINGS, EVICTIONS, SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS, ResourceType
 from .routing import ResourceRequest, parse_resource_path
 from .selectors import parse_field_selector, parse_label_selector
 
@@ -33,6 +33,9 @@ log = logging.getLogger("ksched_kubesim")
 #: request key under which the verb and resource of a resource request are kept for /metrics
 _COUNTED: web.RequestKey[tuple[str, ResourceRequest]] = web.RequestKey("kubesim.counted")
 #: the review endpoints kubesim answers (ksched_kubesim.access)
+#: seconds before its timeout a watch gets a bookmark (the watch cache's; none for a shorter watch)
+PRE_TIMEOUT_BOOKMARK = 2.0
+
 _REVIEWS = (
     "/apis/authentication.k8s.io/v1/tokenreviews",
     "/apis/authorization.k8s.io/v1/subjectaccessreviews",
@@ -172,8 +175,9 @@ class ApiServer:
                 kind = path.rsplit("/", 1)[1]
                 text = f'User "{user}" cannot create resource "{kind}" in API group "{path.split("/")[2]}" '
                 raise errors.forbidden(kind, path.split("/")[2], None, text + "at the cluster scope")
-            review = self.access.token_review if path == _REVIEWS[0] else self.access.access_review
-            return self._json(request, 201, review(await self._body(request)))
+            rt = TOKEN_REVIEWS if path == _REVIEWS[0] else SUBJECT_ACCESS_REVIEWS
+            asked = self.registry.decode_request(rt, await self._body(request, rt.kind))
+            return self._json(request, 201, self.access.review(rt, asked, _manager(request)))
         parsed = parse_resource_path(path)
         if not authenticated:
             raise self._anonymous_forbidden(request, parsed, user)
@@ -280,7 +284,7 @@ class ApiServer:
         if method == "PUT":
             if req.name is None:
                 raise errors.method_not_allowed()
-            body = await self._body(request)
+            body = await self._body(request, rt.kind)
             entry = self.registry.update(
                 rt,
                 req.namespace or "",
@@ -319,7 +323,13 @@ class ApiServer:
             body = scale.get_scale(self.registry, req.rt, namespace, name)
         elif request.method == "PUT":
             body = scale.update_scale(
-                self.registry, req.rt, namespace, name, await self._body(request), dry_run, _manager(request)
+                self.registry,
+                req.rt,
+                namespace,
+                name,
+                await self._body(request, "Scale"),
+                dry_run,
+                _manager(request),
             )
         elif request.method == "PATCH":
             body = scale.patch_scale(
@@ -336,40 +346,39 @@ class ApiServer:
             raise errors.method_not_allowed()
         return self._json(request, 200, body)
 
-    async def _body(self, request: web.BaseRequest) -> Any:
+    async def _body(self, request: web.BaseRequest, kind: str) -> JSON:
+        """The request body, an object for ``kind`` (JSON or YAML), read as the real handlers read it."""
         raw = await request.read()
         content_type = (
             request.headers.get("Content-Type", "application/json").split(";", 1)[0].strip().lower()
         )
-        if content_type in ("application/yaml", "application/x-yaml"):
-            import yaml
-
-            try:
-                return yaml.safe_load(raw.decode())
-            except Exception as exc:
-                raise errors.bad_request(f"error converting YAML to JSON: {exc}") from None
-        if content_type not in ("application/json", "", "*/*", "application/merge-patch+json"):
+        if content_type not in (
+            "application/json",
+            "",
+            "*/*",
+            "application/merge-patch+json",
+            *bodies.YAML_TYPES,
+        ):
             raise errors.unsupported_media_type(content_type, ["application/json", "application/yaml"])
-        if not raw:
-            return None
-        try:
-            return decode(raw)
-        except Exception as exc:
-            raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+        return bodies.read(raw, kind, content_type)
 
     async def _post(self, request: web.BaseRequest, req: ResourceRequest) -> web.StreamResponse:
         rt = req.rt
-        body = await self._body(request)
+        if rt is BINDINGS or req.subresource == "binding":
+            rt = BINDINGS
+        elif req.subresource == "eviction":
+            rt = EVICTIONS
+        body = await self._body(request, rt.kind)
         namespace = req.namespace or ""
-        if rt.plural == "bindings" and rt.group == "":
-            name = ((body or {}).get("metadata") or {}).get("name", "") if isinstance(body, dict) else ""
+        if rt is BINDINGS and (req.subresource == "binding" or req.name is None):
+            body = self.registry.decode_request(rt, body)
+            name = req.name if req.name is not None else body["metadata"].get("name") or ""
+            if not name:
+                raise errors.bad_request("Name parameter required.")
             pod_actions.bind(self.registry, namespace, name, body)
             return self._json(request, 201, errors.success(201))
-        if req.subresource == "binding" and req.name:
-            pod_actions.bind(self.registry, namespace, req.name, body)
-            return self._json(request, 201, errors.success(201))
-        if req.subresource == "eviction" and req.name:
-            pod_actions.evict(self.registry, namespace, req.name, body)
+        if rt is EVICTIONS and req.name:
+            pod_actions.evict(self.registry, namespace, req.name, self.registry.decode_request(rt, body))
             return self._json(request, 201, errors.success(201))
         if req.name is not None or (rt.namespaced and req.namespace is None):
             raise errors.method_not_allowed()
@@ -489,8 +498,8 @@ class ApiServer:
             await response.prepare(request)
             if timeout > 0:
                 watcher.schedule(timeout, watcher.close)
-                if query.bookmarks:
-                    watcher.schedule(max(timeout / 2, timeout - 2.0), watcher.bookmark)
+                if query.bookmarks and timeout > PRE_TIMEOUT_BOOKMARK:
+                    watcher.schedule(timeout - PRE_TIMEOUT_BOOKMARK, watcher.bookmark)
             await watcher.run(response.write)
         except ConnectionResetError:
             pass

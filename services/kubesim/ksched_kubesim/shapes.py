@@ -206,6 +206,8 @@ def _workload(go: str, **fields: Shape) -> Struct:
     return _struct(go, spec=spec)
 
 
+_USER_INFO = _struct("v1.UserInfo", username=STRING, uid=STRING, groups=STRINGS)
+
 _SCHEMAS: dict[str, Struct] = {
     "deployments.apps": _workload(
         "v1.Deployment",
@@ -249,6 +251,61 @@ _SCHEMAS: dict[str, Struct] = {
         completionMode=STRING,
         suspend=BOOL,
         podReplacementPolicy=STRING,
+    ),
+    "bindings": _struct(
+        "v1.Binding",
+        target=_struct(
+            "v1.ObjectReference",
+            kind=STRING,
+            namespace=STRING,
+            name=STRING,
+            uid=STRING,
+            apiVersion=STRING,
+            resourceVersion=STRING,
+            fieldPath=STRING,
+        ),
+    ),
+    "evictions.policy": _struct(
+        "v1.Eviction",
+        deleteOptions=_struct(
+            "v1.DeleteOptions",
+            gracePeriodSeconds=INT64,
+            preconditions=_struct("v1.Preconditions", uid=STRING, resourceVersion=STRING),
+            orphanDependents=BOOL,
+            propagationPolicy=STRING,
+            dryRun=STRINGS,
+            ignoreStoreReadErrorWithClusterBreakingPotential=BOOL,
+        ),
+    ),
+    "tokenreviews.authentication.k8s.io": _struct(
+        "v1.TokenReview",
+        spec=_struct("v1.TokenReviewSpec", token=STRING, audiences=STRINGS),
+        status=_struct(
+            "v1.TokenReviewStatus", authenticated=BOOL, user=_USER_INFO, audiences=STRINGS, error=STRING
+        ),
+    ),
+    "subjectaccessreviews.authorization.k8s.io": _struct(
+        "v1.SubjectAccessReview",
+        spec=_struct(
+            "v1.SubjectAccessReviewSpec",
+            resourceAttributes=_struct(
+                "v1.ResourceAttributes",
+                namespace=STRING,
+                verb=STRING,
+                group=STRING,
+                version=STRING,
+                resource=STRING,
+                subresource=STRING,
+                name=STRING,
+            ),
+            nonResourceAttributes=_struct("v1.NonResourceAttributes", path=STRING, verb=STRING),
+            user=STRING,
+            groups=STRINGS,
+            uid=STRING,
+        ),
+        status=_struct(
+            "v1.SubjectAccessReviewStatus", allowed=BOOL, denied=BOOL, reason=STRING, evaluationError=STRING
+        ),
     ),
     "pods": _struct(
         "v1.Pod",
@@ -400,8 +457,12 @@ def _check(shape: Shape, value: Any, struct: str, path: str) -> None:
             return
         ok, kind = _scalar_ok(INT32, value)
         if not ok:
-            text = f"json: cannot unmarshal {kind} into Go value of type int32"
-            raise _Mismatch(DecodeFailure(text, text))
+            # IntOrString's UnmarshalJSON decodes a non-string into its int32; encoding/json adds the
+            # field's context to that error, the unstructured converter (patches) does not
+            typed = f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} of type int32"
+            raise _Mismatch(
+                DecodeFailure(typed, f"json: cannot unmarshal {kind} into Go value of type int32")
+            )
         return
     if isinstance(shape, Scalar):
         ok, kind = _scalar_ok(shape, value)

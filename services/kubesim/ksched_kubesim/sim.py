@@ -318,7 +318,8 @@ class KubeSim:
         return [self.render(rt, e) for e in entries if namespace is None or e.namespace == namespace]
 
     def bind(self, namespace: str, name: str, node: str) -> JSON:
-        entry = pod_actions.bind(self.registry, namespace, name, {"target": {"kind": "Node", "name": node}})
+        binding = {"metadata": {"name": name}, "target": {"kind": "Node", "name": node}}
+        entry = pod_actions.bind(self.registry, namespace, name, binding)
         return self.render(PODS, entry)
 
     def delete(

@@ -518,6 +518,29 @@ def _int_or_percent_errors(path: str, value: Any) -> list[FieldError]:
     return []
 
 
+def _internal_pdb_spec(spec: JSON) -> JSON:
+    """The spec as the error shows it: the internal Go type, which has no json tags (Go's field
+    names, every field, null for an unset pointer)."""
+    selector = spec.get("selector")
+    if isinstance(selector, dict):
+        selector = {
+            **(
+                {"matchLabels": dict(sorted(selector["matchLabels"].items()))}
+                if selector.get("matchLabels")
+                else {}
+            ),
+            **(
+                {"matchExpressions": selector["matchExpressions"]} if selector.get("matchExpressions") else {}
+            ),
+        }
+    return {
+        "MinAvailable": spec.get("minAvailable"),
+        "Selector": selector,
+        "MaxUnavailable": spec.get("maxUnavailable"),
+        "UnhealthyPodEvictionPolicy": spec.get("unhealthyPodEvictionPolicy"),
+    }
+
+
 class PodDisruptionBudgetStrategy(Strategy):
     def prepare_create(self, obj: JSON, lookup: Lookup) -> None:
         obj["status"] = {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
@@ -526,7 +549,11 @@ class PodDisruptionBudgetStrategy(Strategy):
         spec = obj.get("spec") or {}
         errs: list[FieldError] = []
         if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
-            errs.append(invalid_value("spec", spec, "minAvailable and maxUnavailable cannot be both set"))
+            errs.append(
+                invalid_value(
+                    "spec", _internal_pdb_spec(spec), "minAvailable and maxUnavailable cannot be both set"
+                )
+            )
         for name in ("minAvailable", "maxUnavailable"):
             errs.extend(_int_or_percent_errors(f"spec.{name}", spec.get(name)))
         return errs

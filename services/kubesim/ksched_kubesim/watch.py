@@ -135,6 +135,9 @@ class Watcher:
         self.overflowed = False
         self.wakeup = asyncio.Event()
         self._timers: list[asyncio.TimerHandle] = []
+        self.start_rv = 0
+        """Where the watch started: the resourceVersion asked for, that of the last change replayed or
+        of the initial events. A bookmark no newer is not sent (the watch cache's rule)."""
 
     # --- filtering ----------------------------------------------------------------------------
 
@@ -182,7 +185,11 @@ class Watcher:
         self.wakeup.set()
 
     def bookmark(self, initial_events_end: bool = False) -> None:
-        if self.bookmarks and not self.closed:
+        """A bookmark at the current resourceVersion: the one closing the initial events, else only if
+        something was written since the watch started."""
+        if not self.bookmarks or self.closed:
+            return
+        if initial_events_end or self.store.rv > self.start_rv:
             self.push(bookmark_line(self.rt, self.store.rv, initial_events_end))
 
     def close(self) -> None:
