@@ -51,6 +51,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.apimachinery.rest import raw_request
 from ksched.bench import procstat, shapes
+from ksched.bench.e2e import PodEvent
 from ksched.launcher.controlplane import ControlPlane
 from ksched.launcher.stack import Stack, StackOptions
 from ksched.service.kube import api_client
@@ -171,25 +172,6 @@ async def delete_pods(api: ApiClient, namespace: str, timeout: float = 120.0) ->
 # --- the watch -----------------------------------------------------------------------------------
 
 
-class _Meta(msgspec.Struct, rename="camel"):
-    name: str = ""
-    resource_version: str = ""
-
-
-class _Spec(msgspec.Struct, rename="camel"):
-    node_name: str = ""
-
-
-class _Object(msgspec.Struct):
-    metadata: _Meta = msgspec.field(default_factory=_Meta)
-    spec: _Spec = msgspec.field(default_factory=_Spec)
-
-
-class _Event(msgspec.Struct):
-    type: str
-    object: _Object
-
-
 @dataclass
 class Watch:
     """The pods of a namespace, on one watch: when each was first seen and first seen bound."""
@@ -206,7 +188,7 @@ class Watch:
     async def run(self) -> None:
         """Watch until cancelled, resuming after the last event when the server ends the watch or
         the connection breaks."""
-        decoder = msgspec.json.Decoder(_Event)
+        decoder = msgspec.json.Decoder(PodEvent)
         while True:
             try:
                 await self._watch(decoder)
@@ -214,7 +196,7 @@ class Watch:
                 print(f"watch of {self.namespace} broke ({exc!r}); resuming", flush=True)
                 await asyncio.sleep(0.5)
 
-    async def _watch(self, decoder: msgspec.json.Decoder[_Event]) -> None:
+    async def _watch(self, decoder: msgspec.json.Decoder[PodEvent]) -> None:
         params: list[tuple[str, Any]] = [("watch", "true"), ("timeoutSeconds", 3600)]
         if self._version:
             params.append(("resourceVersion", self._version))
@@ -239,7 +221,7 @@ class Watch:
         finally:
             resp.release()
 
-    def _event(self, event: _Event, now: float) -> None:
+    def _event(self, event: PodEvent, now: float) -> None:
         if event.type == "ERROR":  # resource version too old: start over (the bindings are then late)
             self._version = ""
             return

@@ -43,7 +43,9 @@ class _Pod(msgspec.Struct):
     spec: _Spec = msgspec.field(default_factory=_Spec)
 
 
-class _Event(msgspec.Struct):
+class PodEvent(msgspec.Struct):
+    """A pod watch event, decoded only as far as the benchmarks read it (name, resourceVersion, node)."""
+
     type: str
     object: _Pod
 
@@ -72,7 +74,7 @@ async def _api_writes_drained(stack: Stack, binders: int, timeout: float) -> flo
 
 
 async def _watch_bound(api: Any, bound: dict[str, float], stop: asyncio.Event) -> None:
-    decoder = msgspec.json.Decoder(_Event)
+    decoder = msgspec.json.Decoder(PodEvent)
     resp = await api.call_api(
         f"/api/v1/namespaces/{NAMESPACE}/pods",
         "GET",
