@@ -80,7 +80,7 @@ class Reporter:
         self.asked.append(f"{ref.name} {reason}")
         return self._has_event
 
-    def scheduled(self, ref: PodRef, node: str, name_ns: int | None = None) -> None:
+    def scheduled(self, ref: PodRef, node: str, name_ns: int | None = None, controller: str = "") -> None:
         self.scheduled_events.append((ref.name, node))
         self.names_ns.append(name_ns)
 

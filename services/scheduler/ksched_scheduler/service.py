@@ -482,7 +482,7 @@ class SchedulerService:
         ref = PodRef(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid)
         if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
             nomination = status_nomination(outcome.pod, outcome.post_filter)
-            self.reporter.unschedulable(ref, outcome.message, nomination)
+            self.reporter.unschedulable(ref, outcome.message, nomination, controller=profile)
         if self.results is not None and outcome.state.record is not None:
             self.results.write(ref.namespace, ref.name, ref.uid, result_annotations(outcome.state.record))
         if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
