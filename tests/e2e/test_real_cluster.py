@@ -330,6 +330,7 @@ async def test_preemption_honours_a_pdb_whose_status_the_controller_computed(
         )
 
     assert await settle(stack, computed)
+    await asyncio.sleep(0.5)  # the informer's PDB watch is as quick; ksched must decide on this status
 
     seen: list[tuple[str, str]] = []  # (nominatedNodeName, nodeName) of each version of the preemptor
     stream = watch.Watch()
