@@ -36,6 +36,8 @@ from tests.e2e.testing import eventually, kube_api, queue_repairs
 
 NAMESPACE = "ksched"
 """deploy/'s namespace: its ServiceAccounts, the leader-election Role and the Leases."""
+PREFIX = "rc-"
+"""The name prefix of every namespace and node of these tests (``rc-<topic>``)."""
 PROFILE = "ksched"
 """The schedulerName of deploy/base/config/ksched-config.yaml's profile."""
 CONFIG = DEPLOY / "base" / "config" / "ksched-config.yaml"
@@ -187,7 +189,21 @@ async def real_stack(
         assert not any(repaired.values()), f"the queue's safety net had to add back lost pods: {repaired}"
         assert_nothing_forbidden(stack)
     finally:
-        await stack.stop()
+        try:
+            await delete_pods(plane)
+        finally:
+            await stack.stop()
+
+
+async def delete_pods(plane: ControlPlane) -> None:
+    """Delete the pods of the namespaces ``rc-*`` at once (grace period 0: no kubelet confirms a
+    graceful deletion), so that no later module of the session, a drop-in of default-scheduler say,
+    meets pods of these tests."""
+    async with kube_api(str(plane.admin_kubeconfig)) as api:
+        core = client.CoreV1Api(api)
+        for ns in (await core.list_namespace()).items:
+            if ns.metadata.name.startswith(PREFIX):
+                await core.delete_collection_namespaced_pod(ns.metadata.name, grace_period_seconds=0)
 
 
 # --- 403s -----------------------------------------------------------------------------------------
