@@ -255,8 +255,10 @@ async def test_dra_claims_made_from_templates_by_the_controller_manager(stack: S
     }
     assert any("cannot allocate all claims" in (n or "") for n in notes), notes
 
-    # a pod deleted (at once: no kubelet would confirm a graceful deletion): the controller deletes
-    # its claim, the GPU is free again
+    # a pod deleted (at once: no kubelet would confirm a graceful deletion): the controller
+    # deallocates its claim and deletes it, the GPU is free again. The claim is allocated and
+    # deallocated within moments: the replica that reserved it must not keep it in flight, and the
+    # pod woken by the deallocation must be tried on a snapshot that has it.
     gone, freed = next(iter(bound.items()))
     await core.delete_namespaced_pod(gone, ns, grace_period_seconds=0)
 

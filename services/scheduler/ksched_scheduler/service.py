@@ -664,10 +664,13 @@ class SchedulerService:
             self._inflight_of.pop(oldest.leased.pod.uid, None)
 
     def _bound(self, uid: str) -> None:
-        """The binder is done with the pod's placement: no Unreserve will come for it."""
+        """The binder is done with the pod's placement: no Unreserve will come for it, and what its
+        PreBind wrote is no longer in flight here."""
         placement_id = self._inflight_of.pop(uid, None)
         if placement_id is not None:
-            self._inflight.pop(placement_id, None)
+            entry = self._inflight.pop(placement_id, None)
+            if entry is not None and self.cycle is not None:
+                self.cycle.bound_locally(entry.outcome)
 
     async def _done(
         self,
