@@ -75,7 +75,7 @@ class Reporter:
         self.scheduled_events: list[tuple[str, str]] = []
         self.names_ns: list[int | None] = []
 
-    def scheduled(self, ref: PodRef, node: str, name_ns: int | None = None) -> None:
+    def scheduled(self, ref: PodRef, node: str, name_ns: int | None = None, controller: str = "") -> None:
         self.scheduled_events.append((ref.name, node))
         self.names_ns.append(name_ns)
 

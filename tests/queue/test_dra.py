@@ -8,6 +8,7 @@ from ksched_queue.core import QueueCore
 
 from ksched.api.core import Pod
 from ksched.api.lifecycle import PodLifecycle
+from ksched.bus.messages import ClusterEventMsg, LeasedPod, PopRequest
 from ksched.framework.events import ActionType, EventResource
 from ksched.plugins.dynamicresources.testing import allocation, claim, request
 from tests.queue.testing import event_msg, new_core, pending_of, pod
@@ -58,3 +59,40 @@ def test_a_deallocation_wakes_pods_waiting_for_devices() -> None:
         event_msg(EventResource.RESOURCE_CLAIM, ActionType.UPDATE, allocated, freed)
     )
     assert moved == 1
+
+
+def _deallocation(generation: int) -> ClusterEventMsg:
+    status = {"allocation": allocation("n1", ("gpu", "gpu.example.com", "n1", "gpu-0"))}
+    allocated = claim("other", request("gpu", "gpu"), namespace="default", status=status)
+    freed = claim("other", request("gpu", "gpu"), namespace="default")
+    return event_msg(EventResource.RESOURCE_CLAIM, ActionType.UPDATE, allocated, freed, generation=generation)
+
+
+def _pop(core: QueueCore) -> LeasedPod:
+    (leased,) = core.pop(PopRequest(scheduler_id="r1", scheduler_names=["default-scheduler"]))
+    return leased
+
+
+def test_a_pod_woken_by_a_deallocation_is_scheduled_on_a_snapshot_that_has_it() -> None:
+    """Upstream's cache holds a change before the queue moves pods for it; here the lease names the
+    event's cache generation, so the replica waits for it. Otherwise a replica a little behind sees the
+    device still allocated, refuses the pod again, and nothing wakes it any more (found on the real
+    control plane: the resourceclaim controller deallocates the claim of a deleted pod)."""
+    core, clock = new_core()
+    _unschedulable_by_dra(core, pod("trainer", spec=BY_NAME))
+    clock.advance(5)
+    assert core.apply_cluster_event(_deallocation(generation=42)) == 1
+    assert _pop(core).min_generation == 42
+
+
+def test_a_deallocation_seen_while_the_pod_was_in_flight_is_on_its_next_snapshot() -> None:
+    core, clock = new_core()
+    core.queue.add(pending_of(pod("trainer", spec=BY_NAME)), generation=3)
+    first = _pop(core)
+    assert first.min_generation == 3
+    assert core.apply_cluster_event(_deallocation(generation=42)) == 0  # in flight: recorded
+    core.leases.release(first.lease_id)
+    assert core.queue.failed("uid-trainer", (DRA,), ()) == PodLifecycle.BACKOFF
+    clock.advance(5)
+    core.queue.flush_backoff_completed()
+    assert _pop(core).min_generation == 42

@@ -280,7 +280,7 @@ class Reporter:
     def pod_group_scheduled(self, namespace: str, name: str, status: str, reason: str, message: str) -> None:
         self.groups.append((namespace, name, status, reason, message))
 
-    def unschedulable(self, *_: Any) -> None:
+    def unschedulable(self, *_: Any, **__: Any) -> None:
         pass
 
 

@@ -1,4 +1,5 @@
-"""A replica keeps each accepted placement (for the binder's Unreserve) until the pod is seen bound."""
+"""A replica keeps each accepted placement (for the binder's Unreserve) until the pod is seen bound,
+when what its Reserve put in flight ends (the binder's PreBind wrote it)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ from ksched.service.options import CommonOptions
 class _Cycle:
     def __init__(self) -> None:
         self.forgotten: list[object] = []
+        self.bound: list[object] = []
 
     def forget_locally(self, outcome: object) -> None:
         self.forgotten.append(outcome)
+
+    def bound_locally(self, outcome: object) -> None:
+        self.bound.append(outcome)
 
 
 def _service() -> tuple[SchedulerService, _Cycle]:
@@ -55,9 +60,10 @@ async def test_unreserve_before_the_binding_undoes_the_local_assumption() -> Non
 
 async def test_a_pod_seen_bound_is_no_longer_held() -> None:
     service, cycle = _service()
-    placement_id, _ = _placement(service, "a")
+    placement_id, outcome = _placement(service, "a")
     _placement(service, "b")
     service._bound("a")
+    assert cycle.bound == [outcome]
     ack = await service.on_unreserve(_unreserve(placement_id, "a"), cast(Any, None))
     assert not ack.ok and ack.code == "Unknown" and cycle.forgotten == []
     assert service.debug_state()["inflight_placements"] == 1  # b's

@@ -71,3 +71,15 @@ async def test_a_repeat_named_by_the_same_time_is_written_once(monkeypatch: pyte
     reporter.scheduled(pod, "n1", 0x18EB480564F1706E)
     await asyncio.wait_for(reporter.drain(1.0), 2.0)
     assert [b["metadata"]["name"] for b in bodies] == ["bind-me.18eb480564f1706e"]
+
+
+async def test_the_reporting_controller_is_the_pod_s_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As upstream's recorder per profile (``profile.NewRecorderFactory``): a second scheduler's
+    events name its schedulerName; without a profile, the reporter's own (default-scheduler)."""
+    reporter, bodies = recording_reporter(monkeypatch)
+    reporter.scheduled(PodRef("default", "ours", "uid-1"), "n1", controller="ksched")
+    reporter.unschedulable(PodRef("default", "huge", "uid-2"), "0/1 nodes are available", controller="ksched")
+    reporter.scheduled(PodRef("default", "theirs", "uid-3"), "n1")
+    await asyncio.wait_for(reporter.drain(1.0), 2.0)
+    controllers = {b["regarding"]["name"]: b["reportingController"] for b in bodies if "regarding" in b}
+    assert controllers == {"ours": "ksched", "huge": "ksched", "theirs": "default-scheduler"}

@@ -310,7 +310,7 @@ class QueueCore:
         else:
             entry = self.queue.add(pending, generation)
         if known is None and self.gang_events:
-            self.queue.on_cluster_event(EVENT_UNSCHEDULED_POD_ADD, None, entry.pod)
+            self.queue.on_cluster_event(EVENT_UNSCHEDULED_POD_ADD, None, entry.pod, generation=generation)
 
     def _removed(self, uid: str) -> None:
         if self._removed_during_repair is not None:
@@ -381,7 +381,7 @@ class QueueCore:
             self.gangs.pod_group_changed(old, new)  # before the hints: PreEnqueue reads the PodGroup
         if device_class and self.device_classes is not None:
             self.device_classes.changed(old, new)  # before the hints: NodeResourcesFit's read the classes
-        return self.queue.on_cluster_event(event, old, new) if wanted else 0
+        return self.queue.on_cluster_event(event, old, new, generation=message.generation) if wanted else 0
 
     def rebuild(
         self,

@@ -58,7 +58,14 @@ from .heap import KeyedHeap, SortKeyHeap
 from .nominations import Nominations
 from .profiles import LessFn, QueueProfile, SortKeyFn, plugin_events
 from .queued_pod import QueuedPod, decode_pending_pod
-from .queueing_hints import InFlightEvent, Strategy, hint_for_in_flight, is_event_of_interest, worth_requeuing
+from .queueing_hints import (
+    InFlightEvent,
+    Strategy,
+    hint_for_in_flight,
+    is_event_of_interest,
+    newest_generation,
+    worth_requeuing,
+)
 from .rejections import RejectorTally
 
 log = logging.getLogger(__name__)
@@ -408,13 +415,17 @@ class SchedulingQueue:
     def _worth_requeuing(self, entry: QueuedPod, event: ClusterEvent, old: object, new: object) -> Strategy:
         return worth_requeuing(self.profiles[entry.scheduler_name], entry, event, old, new)
 
-    def _record_in_flight(self, event: ClusterEvent, old: object, new: object) -> None:
+    def _record_in_flight(self, event: ClusterEvent, old: object, new: object, generation: int = 0) -> None:
         if self._in_flight:
             self._event_seq += 1
-            self._events.append(InFlightEvent(self._event_seq, event, old, new))
+            self._events.append(InFlightEvent(self._event_seq, event, old, new, generation))
 
-    def _move_pods(self, entries: Iterable[QueuedPod], event: ClusterEvent, old: object, new: object) -> int:
-        """Upstream ``movePodsToActiveOrBackoffQueue``; returns how many pods left unschedulable."""
+    def _move_pods(
+        self, entries: Iterable[QueuedPod], event: ClusterEvent, old: object, new: object, generation: int = 0
+    ) -> int:
+        """Upstream ``movePodsToActiveOrBackoffQueue``; returns how many pods left unschedulable. A pod
+        moved is to be scheduled on a snapshot that has the event (``generation``, the cache's): upstream
+        updates its cache before it moves pods; here the replica waits for it (LeasedPod.min_generation)."""
         if not self.is_event_of_interest(event):
             return 0
         label = event_label(event)
@@ -425,21 +436,28 @@ class SchedulingQueue:
             strategy = self._worth_requeuing(entry, event, old, new)
             if strategy == Strategy.SKIP:
                 continue
+            entry.generation = max(entry.generation, generation)
             self._remove_from_queues(entry)
             if self._requeue(entry, strategy, label) in (PodLifecycle.ACTIVE, PodLifecycle.BACKOFF):
                 moved += 1
-        self._record_in_flight(event, old, new)
+        self._record_in_flight(event, old, new, generation)
         return moved
 
     # --- cluster events ------------------------------------------------------------------------------------
     def on_cluster_event(
-        self, event: ClusterEvent, old: object = None, new: object = None, pre_check: PreCheck | None = None
+        self,
+        event: ClusterEvent,
+        old: object = None,
+        new: object = None,
+        pre_check: PreCheck | None = None,
+        generation: int = 0,
     ) -> int:
-        """Upstream ``MoveAllToActiveOrBackoffQueue``; returns how many pods moved to active/backoff."""
+        """Upstream ``MoveAllToActiveOrBackoffQueue``; returns how many pods moved to active/backoff.
+        ``generation``: the cache generation that includes the change (:meth:`_move_pods`)."""
         if not self.is_event_of_interest(event):
             return 0
         entries = [e for e in self._unschedulable.values() if pre_check is None or pre_check(e.pod)]
-        return self._move_pods(entries, event, old, new)
+        return self._move_pods(entries, event, old, new, generation)
 
     # --- pending-pod feed --------------------------------------------------------------------------------
     def add(self, pending: PendingPod, generation: int = 0) -> QueuedPod:
@@ -672,6 +690,8 @@ class SchedulingQueue:
             strategy = Strategy.AFTER_BACKOFF
         else:
             strategy = hint_for_in_flight(self.profiles[entry.scheduler_name], entry, self._events)
+        if strategy != Strategy.SKIP:  # an event the attempt did not see: the next one must
+            entry.generation = max(entry.generation, newest_generation(entry, self._events))
         self._done(uid)
         where = self._requeue(entry, strategy, SCHEDULE_ATTEMPT_FAILURE)
         if nominated_node is not None:

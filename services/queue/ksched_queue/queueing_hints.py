@@ -39,6 +39,8 @@ class InFlightEvent:
     event: ClusterEvent
     old: object
     new: object
+    generation: int = 0
+    """The cache generation that includes the change (0: not known)."""
 
 
 def is_event_of_interest(profiles: Mapping[str, QueueProfile], event: ClusterEvent) -> bool:
@@ -85,6 +87,12 @@ def worth_requeuing(
                 return Strategy.AFTER_BACKOFF
             strategy = Strategy.AFTER_BACKOFF
     return strategy
+
+
+def newest_generation(entry: QueuedPod, events: Iterable[InFlightEvent]) -> int:
+    """The newest cache generation among the events that arrived while ``entry`` was popped: a pod
+    they requeue must be scheduled on a snapshot that has them."""
+    return max((e.generation for e in events if e.seq > entry.in_flight_seq), default=0)
 
 
 def hint_for_in_flight(profile: QueueProfile, entry: QueuedPod, events: Iterable[InFlightEvent]) -> Strategy:

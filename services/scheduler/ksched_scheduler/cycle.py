@@ -16,6 +16,7 @@ from ksched.framework.results import Diagnosis, FitError, PostFilterResult
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
+from ksched.plugins.dynamicresources.plugin import NAME as DYNAMIC_RESOURCES
 from ksched.service.plugin_metrics import CycleSampler, sample_percent
 
 SCHEDULED = "scheduled"
@@ -189,6 +190,13 @@ class SchedulingCycle:
         """Count the placement in our snapshot at once, so the next cycle sees it."""
         self.snapshot.add_pod(out.pod.placed_on(out.node), out.node)
         self.nominator.remove(out.pod.uid)
+
+    def bound_locally(self, out: CycleOutcome) -> None:
+        """The snapshot shows the placement bound, so the binder's PreBind wrote what Reserve put in
+        flight: DynamicResources' allocations end (as upstream's PreBind ends them)."""
+        dra = out.fw.plugin(DYNAMIC_RESOURCES)
+        if dra is not None:
+            dra.bound_elsewhere(out.state, out.pod)
 
     def forget_locally(self, out: CycleOutcome) -> None:
         """Undo our local assumption (assume rejected, or reserve failed), running Unreserve."""

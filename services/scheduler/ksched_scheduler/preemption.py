@@ -113,7 +113,13 @@ class PreemptionRunner:
                 info = PodInfo(victim)
                 if info.key in deleted:
                     self.reporter.event(
-                        _ref(info), "Normal", "Preempted", "Preempting", note, _ref(preemptor)
+                        _ref(info),
+                        "Normal",
+                        "Preempted",
+                        "Preempting",
+                        note,
+                        _ref(preemptor),
+                        controller=plan.preemptor.spec.scheduler_name,
                     )
         if not report.ok:
             self.failed += 1

@@ -482,7 +482,7 @@ class SchedulerService:
         ref = PodRef(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid)
         if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
             nomination = status_nomination(outcome.pod, outcome.post_filter)
-            self.reporter.unschedulable(ref, outcome.message, nomination)
+            self.reporter.unschedulable(ref, outcome.message, nomination, controller=profile)
         if self.results is not None and outcome.state.record is not None:
             self.results.write(ref.namespace, ref.name, ref.uid, result_annotations(outcome.state.record))
         if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
@@ -664,10 +664,13 @@ class SchedulerService:
             self._inflight_of.pop(oldest.leased.pod.uid, None)
 
     def _bound(self, uid: str) -> None:
-        """The binder is done with the pod's placement: no Unreserve will come for it."""
+        """The binder is done with the pod's placement: no Unreserve will come for it, and what its
+        PreBind wrote is no longer in flight here."""
         placement_id = self._inflight_of.pop(uid, None)
         if placement_id is not None:
-            self._inflight.pop(placement_id, None)
+            entry = self._inflight.pop(placement_id, None)
+            if entry is not None and self.cycle is not None:
+                self.cycle.bound_locally(entry.outcome)
 
     async def _done(
         self,

@@ -10,7 +10,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +78,10 @@ class StackOptions:
     scenarios: Sequence[str] = ()
     kubeconfig: str | None = None
     """None: start kubesim; "": the in-cluster configuration (the services get no --kubeconfig)."""
+    kubeconfigs: Mapping[str, str] = field(default_factory=dict)
+    """A kubeconfig of its own per service (``informer``, ``queue``, ``scheduler``, ``binder``, ``ui``),
+    e.g. a token of that service's ServiceAccount, as each Deployment of deploy/ runs under its own;
+    a service not named gets ``kubeconfig``. Every replica of a service gets the same one."""
     config: str | None = None
     schedulers: int = 1
     binders: int = 1
@@ -173,11 +177,14 @@ class Stack:
         return self.cluster.pid(index) if self.cluster is not None else self.nats.pid
 
     # --- building ----------------------------------------------------------------------------------
-    def _common(self) -> list[str]:
+    def _common(self, service: str = "") -> list[str]:
         args = ["--nats", self.nats_urls, "--subject-prefix", self.options.prefix]
         if self.cluster is not None and self.nats_url is None:
             args += ["--jetstream-replicas", str(min(3, self.cluster.size))]
-        if self.options.kubeconfig != "":
+        own_kubeconfig = self.options.kubeconfigs.get(service)
+        if own_kubeconfig:
+            args += ["--kubeconfig", own_kubeconfig]
+        elif self.options.kubeconfig != "":
             args += ["--kubeconfig", self.kubeconfig]
         args += ["--log-level", self.options.log_level, "--log-format", self.options.log_format]
         if self.options.config:
@@ -189,7 +196,7 @@ class Stack:
     def _service(self, name: str, service: str, extra: Sequence[str] = (), port: int = 0) -> Proc:
         port = free_port(port)
         own = self.options.service_args if service in ("informer", "queue", "scheduler", "binder") else ()
-        args = [service, *self._common(), "--http-port", str(port), "--id", name, *own, *extra]
+        args = [service, *self._common(service), "--http-port", str(port), "--id", name, *own, *extra]
         if not self.options.singleton_election and service in ("informer", "queue"):
             args.append("--no-leader-elect")
         proc = Proc(name, service, args, port, self.workdir / f"{name}.log")

@@ -31,3 +31,23 @@ def test_service_args_reach_every_service(tmp_path: Path) -> None:
     )
     for name, service in (("informer", "informer"), ("binder-0", "binder")):
         assert "--master=m" in stack._service(name, service).args
+
+
+def test_a_service_may_have_a_kubeconfig_of_its_own(tmp_path: Path) -> None:
+    stack = Stack(
+        StackOptions(
+            workdir=tmp_path,
+            kubeconfig="/admin",
+            nats_url="nats://n",
+            kubeconfigs={"binder": "/binder", "informer": "/informer"},
+        )
+    )
+    for name, service, expected in (
+        ("informer", "informer", "/informer"),
+        ("queue", "queue", "/admin"),
+        ("binder-0", "binder", "/binder"),
+        ("binder-1", "binder", "/binder"),
+    ):
+        args = stack._service(name, service).args
+        assert args[args.index("--kubeconfig") + 1] == expected, name
+        assert args.count("--kubeconfig") == 1

@@ -151,9 +151,12 @@ class Reporter:
         note: str,
         related: PodRef | None = None,
         name_ns: int | None = None,
+        controller: str = "",
     ) -> None:
         """Record an event about ``pod`` (Normal/Warning), merged into a series when it repeats;
-        ``related`` is a second pod involved (the preemptor of a Preempted victim). ``name_ns``
+        ``related`` is a second pod involved (the preemptor of a Preempted victim). ``controller`` is
+        the reportingController, the profile's schedulerName (upstream's recorder per profile), this
+        reporter's own when empty. ``name_ns``
         names the Event by that time instead of now: whoever reports the same happening with the
         same time writes the same Event, and the API refuses the second (409), so it is reported
         once however many processes report it."""
@@ -180,7 +183,7 @@ class Reporter:
             "kind": "Event",
             "metadata": {"name": name, "namespace": pod.namespace},
             "eventTime": micro_time(now),
-            "reportingController": self.controller,
+            "reportingController": controller or self.controller,
             "reportingInstance": self.instance,
             "action": action,
             "reason": reason,
@@ -219,9 +222,12 @@ class Reporter:
         )
 
     # --- pod status --------------------------------------------------------------------------------
-    def unschedulable(self, pod: PodRef, message: str, nominated_node: str | None = None) -> None:
-        """FailedScheduling event plus PodScheduled=False/Unschedulable (and nominatedNodeName)."""
-        self.event(pod, "Warning", "FailedScheduling", "Scheduling", message)
+    def unschedulable(
+        self, pod: PodRef, message: str, nominated_node: str | None = None, controller: str = ""
+    ) -> None:
+        """FailedScheduling event plus PodScheduled=False/Unschedulable (and nominatedNodeName);
+        ``controller``: the pod's profile (:meth:`event`)."""
+        self.event(pod, "Warning", "FailedScheduling", "Scheduling", message, controller=controller)
         condition = ("Unschedulable", message)
         if self._conditions.get(pod.uid) == condition and nominated_node is None:
             return
@@ -250,9 +256,10 @@ class Reporter:
             "application/strategic-merge-patch+json",
         )
 
-    def scheduled(self, pod: PodRef, node: str, name_ns: int | None = None) -> None:
+    def scheduled(self, pod: PodRef, node: str, name_ns: int | None = None, controller: str = "") -> None:
         """The Scheduled event of a binding; ``name_ns`` (the placement's time) makes a repeat of
-        the same placement's report (a redelivery) the same Event, refused by the API."""
+        the same placement's report (a redelivery) the same Event, refused by the API;
+        ``controller``: the pod's profile (:meth:`event`)."""
         self._conditions.pop(pod.uid, None)
         self.event(
             pod,
@@ -261,6 +268,7 @@ class Reporter:
             "Binding",
             f"Successfully assigned {pod.namespace}/{pod.name} to {node}",
             name_ns=name_ns,
+            controller=controller,
         )
 
     def forget(self, uid: str) -> None:

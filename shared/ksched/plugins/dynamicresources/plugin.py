@@ -610,6 +610,20 @@ class DynamicResources:
         if st.claims.extended() is not None:
             self.tracker.maybe_remove_pending_allocation(st.claims.initial_extended_uid)
 
+    def bound_elsewhere(self, state: CycleState, pod: PodInfo) -> None:
+        """The deciding replica saw the pod bound: the binder's PreBind wrote the allocations this
+        Reserve put in flight, which end here, as upstream's PreBind ends them once written
+        (``MaybeRemoveClaimPendingAllocation(uid, force)``). Left to the snapshot, one would end only
+        when the replica's snapshot shows its claim allocated; a claim allocated, then deallocated (its
+        pod deleted) between two looks would stay taken for as long as it exists."""
+        st = state.get(STATE_KEY, DRAState)
+        if st is None or not st.has_claims:
+            return
+        for _, claim in st.claims.all_user_claims():
+            self.tracker.maybe_remove_pending_allocation(claim.metadata.uid, force=True)
+        if st.claims.extended() is not None:
+            self.tracker.maybe_remove_pending_allocation(st.claims.initial_extended_uid, force=True)
+
     async def unreserve_api(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Unreserve's API half, run by the binder when a binding cycle fails, with the state PreBind
         left: the pod is removed from the ``reservedFor`` of the claims PreBind reserved (upstream

@@ -359,6 +359,26 @@ def test_an_allocation_seen_in_the_snapshot_ends_the_in_flight_one() -> None:
     assert "resource.kubernetes.io/delete-protection" in written.metadata.finalizers
 
 
+def test_the_pod_seen_bound_ends_the_in_flight_allocation() -> None:
+    """The claim was allocated and deallocated again (its pod deleted) before the replica looked: the
+    snapshot never showed the allocation, but the pod was bound, so PreBind wrote it; the device is
+    free (found on the real control plane, whose resourceclaim controller deallocates the claim of a
+    deleted pod)."""
+    plugin, handle = world([gpu_claim()], nodes=("worker",))
+    state, pi, _ = cycle(plugin, handle, pod_with(by_name("c")))
+    plugin.filter(state, pi, handle.snapshot.get("worker"))
+    plugin.reserve(state, pi, "worker")
+    deallocated = gpu_claim()
+    deallocated.metadata.resource_version = "99"
+    handle.snapshot.objects.put(deallocated)
+    assert plugin.tracker.pending_allocation("uid-my-claim") is not None  # the snapshot cannot tell
+    plugin.bound_elsewhere(state, pi)
+    assert plugin.tracker.pending_allocation("uid-my-claim") is None
+    other = pod_with(by_name("c"), uid="uid-2", name="pod-2")
+    state2, pi2, status = cycle(plugin, handle, other)
+    assert status is None and plugin.filter(state2, pi2, handle.snapshot.get("worker")) is None
+
+
 def test_reserve_without_a_filter_result_is_an_error() -> None:
     plugin, handle = world([gpu_claim()], nodes=("worker",))
     state, pi, _ = cycle(plugin, handle, pod_with(by_name("c")))
