@@ -298,3 +298,27 @@ def test_the_state_machine_check_catches_a_state_the_enum_lacks() -> None:
         "QUEUED drawn as ['ACTIVE', 'BACKOFF', 'UNSCHEDULABLE'], lifecycle.QUEUED is "
         "['ACTIVE', 'BACKOFF', 'GATED', 'UNSCHEDULABLE']",
     ]
+
+
+FIDELITY_CLAIM = re.compile(r"\ball (\d+) (?:recorded scenarios|agree)")
+"""How README and CONTRIBUTING state the agreement of ``make fidelity``: "all N ..."."""
+
+
+def fidelity_claims(text: str) -> list[int]:
+    return [int(n) for n in FIDELITY_CLAIM.findall(text)]
+
+
+def test_readme_and_contributing_state_the_same_fidelity_figure() -> None:
+    """The figure README and CONTRIBUTING give for the recorded scenarios is one, and it is the
+    number of scenarios in ../shared/fidelity-public when that folder is here."""
+    readme = fidelity_claims((ROOT / "README.md").read_text())
+    contributing = fidelity_claims((ROOT / "CONTRIBUTING.md").read_text())
+    assert readme and contributing, "README and CONTRIBUTING each state the fidelity figure"
+    assert set(readme) == set(contributing) and len(set(readme)) == 1, (readme, contributing)
+    scenarios = ROOT.parent / "shared" / "fidelity-public"
+    if scenarios.is_dir():
+        assert readme[0] == len(list(scenarios.glob("*.expected.json")))
+
+
+def test_the_fidelity_figure_check_reads_both_forms() -> None:
+    assert fidelity_claims("agrees on all 80 recorded scenarios; (all 72 agree)") == [80, 72]
