@@ -39,4 +39,3 @@ def test_stored_case(case: Stored) -> None:
         pytest.xfail(f"{case.name}: open disagreement: {found[0]}")
     else:
         pytest.fail(f"{case.name} agrees now: set its status to {FIXED!r} in {case.name}.expected.json")
-

@@ -8,7 +8,8 @@ A case ``NAME`` is two or three files in one folder (``tests/differential/cases/
 * ``NAME.config.yaml`` (only for a non-default profile): the configuration to give ``--config``;
 * ``NAME.expected.json``: the real scheduler's answer for each pending pod (``pods``, in the shape of
   the fidelity goldens), ``status`` (``open`` while ksched disagrees, ``fixed`` once it agrees), what
-  differed when it was found (``found``, and the failed checks in ``checks``), and where it came from (``category``, ``seed``, ``index``).
+  differed when it was found (``found``, and the failed checks in ``checks``), and where it came from
+  (``category``, ``seed``, ``index``).
 """
 
 from __future__ import annotations
