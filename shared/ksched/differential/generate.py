@@ -479,12 +479,8 @@ def _profile(g: Gen) -> Obj:
         config.append(
             {
                 "name": "NodeResourcesBalancedAllocation",
-                "args": {
-                    "resources": [
-                        {"name": "cpu", "weight": 1},
-                        {"name": "memory", "weight": g.rng.randint(1, 3)},
-                    ]
-                },
+                # upstream's validation: every weight must be 1
+                "args": {"resources": [{"name": r, "weight": 1} for r in g.some(("cpu", "memory"), 1)]},
             }
         )
     if g.chance(0.3):
