@@ -5,8 +5,6 @@ from __future__ import annotations
 import gc
 import weakref
 
-import numpy as np
-
 from ksched.framework.testing import make_node, make_pod, make_snapshot
 from ksched.plugins.helper.nodeindex import node_index
 
