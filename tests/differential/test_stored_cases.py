@@ -39,3 +39,7 @@ def test_stored_case(case: Stored) -> None:
         pytest.xfail(f"{case.name}: open disagreement: {found[0]}")
     else:
         pytest.fail(f"{case.name} agrees now: set its status to {FIXED!r} in {case.name}.expected.json")
+
+
+def test_the_folder_has_cases() -> None:
+    assert STORED, f"{CASES}: no regression cases"
