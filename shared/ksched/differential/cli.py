@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ksched.differential.generate import CATEGORIES, generate_cases
 from ksched.differential.model import Case
-from ksched.differential.run import Summary, run_cases
+from ksched.differential.run import Summary, refused_profiles, run_cases
 from ksched.differential.upstream import Upstream, UpstreamError
 from ksched.launcher.controlplane import ControlPlaneError
 
@@ -95,11 +95,17 @@ def main(argv: Sequence[str]) -> int:
 async def _run(
     kube: Path, workdir: Path, cases: list[Case], store: Path | None, shrink: int, deadline: float | None
 ) -> Summary:
+    summary = Summary()
+    refused = refused_profiles(cases)
+    for result in refused:
+        say(f"{result.case.name}: not played: {result.error}")
+        summary.add(result)
+    cases = [c for c in cases if all(c is not r.case for r in refused)]
     profiles = [c.profile for c in cases if c.profile is not None]
     upstream = Upstream(kube, workdir, profiles, say=say)
     say(f"starting kube-apiserver, kube-controller-manager and kube-scheduler 1.36.2 in {workdir}")
-    await upstream.start()
     try:
-        return await run_cases(upstream, cases, say, store, shrink, deadline)
+        await upstream.start()
+        return await run_cases(upstream, cases, say, store, shrink, deadline, summary)
     finally:
         await upstream.stop()

@@ -11,8 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from ksched.config import ConfigError, parse_config
 from ksched.differential.compare import CHECKS, agrees, compare
-from ksched.differential.model import Case, Obj, key
+from ksched.differential.model import Case, Obj, config_document, key
 from ksched.differential.replay import replay
 from ksched.differential.store import read_cases, write_case
 from ksched.differential.upstream import Played, Upstream, UpstreamError
@@ -82,6 +85,15 @@ async def play_and_judge(upstream: Upstream, case: Case) -> Result:
     return judge(case, played)
 
 
+def _outcome(golden: dict[str, Any]) -> str:
+    """``->node``, ``~>node`` (nominated), or ``-`` (unschedulable)."""
+    if golden.get("node"):
+        return f"->{golden['node']}"
+    if golden.get("nominated"):
+        return f"~>{golden['nominated']}"
+    return " -"
+
+
 # --- shrinking ------------------------------------------------------------------------------------------
 def _without(case: Case, drop: Obj) -> Case:
     """``case`` without ``drop`` (a node takes its bound pods along)."""
@@ -134,6 +146,9 @@ async def shrink(upstream: Upstream, result: Result, budget: int, say: Callable[
 
 
 # --- the batch ------------------------------------------------------------------------------------------
+OUTCOMES = ("placed", "nominated", "unschedulable")
+
+
 @dataclass
 class Summary:
     cases: int = 0
@@ -143,6 +158,8 @@ class Summary:
     disagreeing: list[str] = field(default_factory=list)
     stored: list[str] = field(default_factory=list)
     error_cases: list[str] = field(default_factory=list)
+    outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    """How upstream decided the pods compared: placed, nominated (preemption) or unschedulable."""
 
     def add(self, result: Result) -> None:
         cat = self.by_category.setdefault(result.case.category, {"cases": 0, "disagreements": 0})
@@ -152,6 +169,16 @@ class Summary:
             return
         self.cases += 1
         cat["cases"] += 1
+        for pod in result.pods:
+            golden = pod.golden
+            kind = (
+                "placed"
+                if golden.get("node")
+                else "nominated"
+                if golden.get("nominated")
+                else "unschedulable"
+            )
+            self.outcomes[kind] += 1
         if result.disagrees:
             self.disagreements += 1
             cat["disagreements"] += 1
@@ -166,7 +193,22 @@ class Summary:
             "disagreeing": self.disagreeing,
             "stored": self.stored,
             "error_cases": self.error_cases,
+            "pods": self.outcomes,
         }
+
+
+def refused_profiles(cases: list[Case]) -> list[Result]:
+    """The cases whose profile ksched refuses (the generator's bug, or a validation of ksched's that
+    upstream lacks): not played, as the real scheduler would not start with an invalid profile."""
+    out = []
+    for case in cases:
+        if case.profile is None:
+            continue
+        try:
+            parse_config(yaml.safe_dump(config_document([case.profile])))
+        except ConfigError as exc:
+            out.append(Result(case, error=f"ksched refuses its profile: {exc}"))
+    return out
 
 
 def signature(result: Result) -> tuple[str, frozenset[str]]:
@@ -182,10 +224,11 @@ async def run_cases(
     store: Path | None = None,
     shrink_budget: int = 30,
     deadline: float | None = None,
+    summary: Summary | None = None,
 ) -> Summary:
     """Play every case (until ``deadline``, a ``time.monotonic()`` value), shrink and store each new
     kind of disagreement in ``store``."""
-    summary = Summary()
+    summary = summary if summary is not None else Summary()
     # one regression case per kind of disagreement: none for a kind an open stored case has already
     kinds = {c.signature for c in read_cases(store) if c.is_open} if store is not None else set()
     for i, case in enumerate(cases):
@@ -200,7 +243,7 @@ async def run_cases(
             say(f"[{i + 1}/{len(cases)}] {case.name}: not compared: {result.error} ({took:.1f} s)")
             continue
         verdict = "DISAGREES" if result.disagrees else "agrees"
-        placed = ", ".join(f"{p.golden['pod']}->{p.golden['node'] or '-'}" for p in result.pods)
+        placed = ", ".join(f"{p.golden['pod']}{_outcome(p.golden)}" for p in result.pods)
         say(f"[{i + 1}/{len(cases)}] {case.name}: {verdict} ({placed}; {took:.1f} s)")
         if not result.disagrees:
             continue
