@@ -579,6 +579,105 @@ def _configs(g: Gen) -> Case:
     return g.finish()
 
 
+def _images(g: Gen) -> Case:
+    sizes = {image: g.rng.randrange(10, 1200) * 2**20 for image in IMAGES}
+    for _ in range(g.rng.randint(3, 8)):
+        node = g.node(
+            g.pick(("2", "4", "8")), g.pick(("4Gi", "8Gi", "16Gi")), zone=g.pick(("zone-a", "zone-b"))
+        )
+        images = []
+        for image in g.some(IMAGES, 0, 3):
+            size = sizes[image] if g.chance(0.8) else g.rng.randrange(10, 1200) * 2**20
+            names = [image] if ":" in image else [f"{image}:latest"]
+            if g.chance(0.5):
+                names.insert(0, f"docker.io/library/{names[0]}")
+            images.append({"names": names, "sizeBytes": size})
+        if images:
+            node["status"]["images"] = images
+    g.random_bound(0, 4)
+    for j in range(g.rng.randint(1, 3)):
+        containers = [g.container(f"c{i}", g.requests()) for i in range(g.rng.randint(1, 3))]
+        spec: Obj = {}
+        if g.chance(0.3):
+            spec["initContainers"] = [g.container("init")]
+        g.pending(g.pod(f"p{j}", containers, **spec))
+    return g.finish()
+
+
+def _defaultspread(g: Gen) -> Case:
+    """System default spreading: the pods of Services and ReplicaSets spread by hostname and zone (the
+    ReplicaSet controller does not run: it would adopt the pods and make or delete some)."""
+    g.random_nodes(3, 8)
+    extra: list[Obj] = []
+    namespaces = ("default", "team-a")
+    for i, app in enumerate(g.some(APPS, 1, 3)):
+        ns = g.pick(namespaces)
+        if g.chance(0.6):
+            extra.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {"name": f"{g.prefix}-svc{i}", "namespace": ns},
+                    "spec": {"selector": {"app": app}, "ports": [{"port": 80}]},
+                }
+            )
+        if g.chance(0.6):
+            labels = {"app": app, "pod-template-hash": "h1"}
+            extra.append(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "metadata": {"name": f"{g.prefix}-rs{i}", "namespace": ns},
+                    "spec": {
+                        "replicas": g.rng.randint(1, 3),
+                        "selector": {"matchLabels": labels},
+                        "template": {
+                            "metadata": {"labels": labels},
+                            "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]},
+                        },
+                    },
+                }
+            )
+    for i in range(g.rng.randint(0, 8)):
+        app = g.pick(APPS)
+        pod = g.pod(
+            f"b{i}-{app}", namespace=g.pick(namespaces), labels={"app": app, "pod-template-hash": "h1"}
+        )
+        g.bind(pod, g.pick(g.nodes))
+    for j in range(g.rng.randint(1, 3)):
+        app = g.pick(APPS)
+        labels = {"app": app, "pod-template-hash": "h1"} if g.chance(0.7) else {"app": app}
+        g.pending(g.pod(f"p{j}", namespace=g.pick(namespaces), labels=labels))
+    return g.finish(extra)
+
+
+def _sequences(g: Gen) -> Case:
+    """Longer sequences (3-6 pending pods): each meets what the earlier ones left, with requests,
+    spreading, (anti-)affinity, host ports and tolerations mixed."""
+    g.random_nodes(3, 6)
+    for node in g.nodes:
+        if g.chance(0.2):
+            g.taint(node, "dedicated", "a", g.pick(("NoSchedule", "PreferNoSchedule")))
+    g.random_bound(0, 4)
+    for j in range(g.rng.randint(3, 6)):
+        app = g.pick(APPS)
+        spec: Obj = {}
+        if g.chance(0.35):
+            spec["topologySpreadConstraints"] = [_spread_constraint(g, app)]
+        if g.chance(0.35):
+            affinity = _pod_affinity(g)
+            if affinity:
+                spec["affinity"] = affinity
+        if g.chance(0.2):
+            spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+        extra: Obj = {}
+        if g.chance(0.2):
+            extra["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
+        containers = [g.container("c", g.requests(cpu_max=2000, mem_max=4096), **extra)]
+        g.pending(g.pod(f"p{j}", containers, labels={"app": app, "tier": g.pick(("fe", "be"))}, **spec))
+    return g.finish()
+
+
 GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "resources": _resources,
     "taints": _taints,
@@ -588,6 +687,9 @@ GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "spread": _spread,
     "preemption": _preemption,
     "configs": _configs,
+    "images": _images,
+    "defaultspread": _defaultspread,
+    "sequences": _sequences,
 }
 CATEGORIES = tuple(GENERATORS)
 

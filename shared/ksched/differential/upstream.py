@@ -51,6 +51,31 @@ from ksched.simulate.live import list_cluster
 SCHEDULER_FLAGS = "--v=3 --vmodule=schedule_one=10,eventhandlers=4"
 """What the log needs: V(3) for informer events, attempts and outcomes (V(2)) and preemption; V(10) in
 schedule_one.go for every plugin's score; V(4) in eventhandlers.go for pod updates."""
+CONTROLLERS = ",".join(
+    [
+        "--controllers=*",
+        *(
+            f"-{name}"
+            for name in (
+                # cluster.sh's own exclusions (its flag is given first; this one is the last word)
+                "node-lifecycle-controller",
+                "service-lb-controller",
+                "cloud-node-lifecycle-controller",
+                # nothing may create, adopt, delete or evict a case's pods behind its back
+                "replicaset-controller",
+                "replicationcontroller-controller",
+                "statefulset-controller",
+                "deployment-controller",
+                "daemonset-controller",
+                "job-controller",
+                "cronjob-controller",
+                "taint-eviction-controller",
+            )
+        ),
+    ]
+)
+"""The controller manager runs the controllers whose work a case reads (disruption: PDB status;
+persistentvolume-binder; resourceclaim) and none that would change its pods."""
 BATCHING_WINDOW = 0.6
 """Seconds between two pending pods: longer than upstream's opportunistic batching keeps a result."""
 DECISION_TIMEOUT = 30.0
@@ -99,7 +124,12 @@ class Upstream:
         self.workdir = workdir
         self.profiles = list(profiles)
         self.say = say
-        self.plane = ControlPlane(kube=kube, dir=workdir, parts=("controller-manager", "scheduler"))
+        self.plane = ControlPlane(
+            kube=kube,
+            dir=workdir,
+            parts=("controller-manager", "scheduler"),
+            controller_manager_args=CONTROLLERS,
+        )
         self.log = LogReader(workdir / "scheduler.log")
         self.entries: list[Entry] = []
         self.baseline: set[tuple[str, str]] = set()
