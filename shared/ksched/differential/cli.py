@@ -49,6 +49,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument(
         "--budget", type=float, default=None, metavar="SECONDS", help="stop starting cases after this"
     )
+    p.add_argument("--verbose", "-v", action="store_true", help="print every FailedScheduling message")
     p.add_argument("--workdir", help="folder for the cluster (default: a new temporary folder)")
     p.add_argument(
         "--pipeline",
@@ -80,7 +81,9 @@ def main(argv: Sequence[str]) -> int:
     started = time.monotonic()
     deadline = started + args.budget if args.budget else None
     try:
-        summary = asyncio.run(_run(Path(args.kube), workdir, cases, store, args.shrink, deadline))
+        summary = asyncio.run(
+            _run(Path(args.kube), workdir, cases, store, args.shrink, deadline, args.verbose)
+        )
     except (ControlPlaneError, UpstreamError) as exc:
         print(f"ksched differential: {exc}", file=sys.stderr)
         return 2
@@ -93,7 +96,13 @@ def main(argv: Sequence[str]) -> int:
 
 
 async def _run(
-    kube: Path, workdir: Path, cases: list[Case], store: Path | None, shrink: int, deadline: float | None
+    kube: Path,
+    workdir: Path,
+    cases: list[Case],
+    store: Path | None,
+    shrink: int,
+    deadline: float | None,
+    verbose: bool,
 ) -> Summary:
     summary = Summary()
     refused = refused_profiles(cases)
@@ -106,6 +115,6 @@ async def _run(
     say(f"starting kube-apiserver, kube-controller-manager and kube-scheduler 1.36.2 in {workdir}")
     try:
         await upstream.start()
-        return await run_cases(upstream, cases, say, store, shrink, deadline, summary)
+        return await run_cases(upstream, cases, say, store, shrink, deadline, summary, verbose)
     finally:
         await upstream.stop()

@@ -7,6 +7,7 @@ server accepts; every object is plain data, created as it is (the API server app
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable
 from typing import Any
@@ -678,6 +679,112 @@ def _sequences(g: Gen) -> Case:
     return g.finish()
 
 
+DRIVER = "csi.example.com"
+ACCESS_MODES = ("ReadWriteOnce", "ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod")
+
+
+def _volume(g: Gen, name: str, storage_class: str, zones: tuple[str, ...]) -> Obj:
+    pv: Obj = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {
+            "capacity": {"storage": f"{g.rng.randint(1, 10)}Gi"},
+            "accessModes": [g.pick(ACCESS_MODES)],
+            "storageClassName": storage_class,
+            "persistentVolumeReclaimPolicy": "Retain",
+            "csi": {"driver": DRIVER, "volumeHandle": name},
+        },
+    }
+    zone = g.pick(zones)
+    if g.chance(0.7):
+        term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
+        pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [term]}}
+    if g.chance(0.3):
+        pv["metadata"]["labels"] = {ZONE: zone}
+    return pv
+
+
+def _volumes(g: Gen) -> Case:
+    """PersistentVolumes and claims: bound and unbound, Immediate and WaitForFirstConsumer classes,
+    volume node affinity and zone labels, CSI volume limits (CSINode), ReadWriteOncePod. One pending
+    pod: a later one would meet the volumes the first one's binding made."""
+    zones = ("zone-a", "zone-b", "zone-c")
+    for _ in range(g.rng.randint(3, 6)):
+        g.node(g.pick(("2", "4")), g.pick(("4Gi", "8Gi")), zone=g.pick(zones))
+    extra: list[Obj] = []
+    for node in g.nodes:
+        if g.chance(0.6):
+            name = node["metadata"]["name"]
+            driver = {"name": DRIVER, "nodeID": name, "allocatable": {"count": g.rng.randint(1, 3)}}
+            extra.append(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSINode",
+                    "metadata": {"name": name},
+                    "spec": {"drivers": [driver]},
+                }
+            )
+    classes = {f"{g.prefix}-wffc": "WaitForFirstConsumer", f"{g.prefix}-now": "Immediate"}
+    for name, mode in classes.items():
+        sc: Obj = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": name},
+            "provisioner": DRIVER,
+            "volumeBindingMode": mode,
+        }
+        if mode == "WaitForFirstConsumer" and g.chance(0.3):
+            allowed = [{"key": ZONE, "values": g.some(zones, 1, 2)}]
+            sc["allowedTopologies"] = [{"matchLabelExpressions": allowed}]
+        extra.append(sc)
+    pvs = [_volume(g, f"{g.prefix}-pv{i}", g.pick(classes), zones) for i in range(g.rng.randint(0, 5))]
+    ns = g.pick(NAMESPACES)
+    claims = []
+    wffc, now = classes
+    for i in range(g.rng.randint(1, 4)):
+        cls = wffc if g.chance(0.75) else now
+        mode = g.pick(ACCESS_MODES)
+        size = g.rng.randint(1, 8)
+        claim: Obj = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": f"{g.prefix}-claim{i}", "namespace": ns},
+            "spec": {
+                "storageClassName": cls,
+                "accessModes": [mode],
+                "resources": {"requests": {"storage": f"{size}Gi"}},
+            },
+        }
+        if cls == now and g.chance(0.8):  # mostly a volume the PersistentVolume controller binds it to
+            pv = copy.deepcopy(g.pick(pvs)) if pvs else _volume(g, f"{g.prefix}-pv{len(pvs)}", now, zones)
+            pv["metadata"]["name"] = f"{g.prefix}-pv{len(pvs)}"
+            pv["spec"].update(storageClassName=now, accessModes=[mode], capacity={"storage": f"{size + 1}Gi"})
+            pv["spec"]["csi"]["volumeHandle"] = pv["metadata"]["name"]
+            pvs.append(pv)
+        elif pvs and g.chance(0.2):
+            claim["spec"]["volumeName"] = g.pick(pvs)["metadata"]["name"]
+        claims.append(claim)
+    names = [c["metadata"]["name"] for c in claims]
+
+    def volumes(low: int, high: int) -> list[Obj]:
+        return [
+            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}}
+            for i, c in enumerate(g.some(names, low, high))
+        ]
+
+    for i in range(g.rng.randint(0, 3)):
+        pod = g.pod(f"b{i}", namespace=ns, volumes=volumes(0, 1))
+        g.bind(pod, g.pick(g.nodes))
+    spec: Obj = {"volumes": volumes(1, 2)}
+    if g.chance(0.05):
+        spec["volumes"].append(
+            {"name": "missing", "persistentVolumeClaim": {"claimName": f"{g.prefix}-none"}}
+        )
+    g.pending(g.pod("p0", namespace=ns, **spec))
+    return g.finish([*extra, *pvs, *claims])
+
+
 GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "resources": _resources,
     "taints": _taints,
@@ -690,6 +797,7 @@ GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "images": _images,
     "defaultspread": _defaultspread,
     "sequences": _sequences,
+    "volumes": _volumes,
 }
 CATEGORIES = tuple(GENERATORS)
 

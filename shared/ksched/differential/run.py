@@ -225,6 +225,7 @@ async def run_cases(
     shrink_budget: int = 30,
     deadline: float | None = None,
     summary: Summary | None = None,
+    verbose: bool = False,
 ) -> Summary:
     """Play every case (until ``deadline``, a ``time.monotonic()`` value), shrink and store each new
     kind of disagreement in ``store``."""
@@ -245,6 +246,10 @@ async def run_cases(
         verdict = "DISAGREES" if result.disagrees else "agrees"
         placed = ", ".join(f"{p.golden['pod']}{_outcome(p.golden)}" for p in result.pods)
         say(f"[{i + 1}/{len(cases)}] {case.name}: {verdict} ({placed}; {took:.1f} s)")
+        if verbose:
+            for pod in result.pods:
+                if pod.golden.get("message"):
+                    say(f"    {pod.golden['pod']}: {pod.golden['message']}")
         if not result.disagrees:
             continue
         for line in result.diff_lines():

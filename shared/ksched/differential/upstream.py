@@ -21,6 +21,7 @@ Per case:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -262,7 +263,22 @@ class Upstream:
             await self._wait_pdb(pdb, case)
         if pdbs:
             await asyncio.sleep(0.3)  # the scheduler's PDB informer (no log line tells)
+        volumes = any(o["kind"] in ("PersistentVolume", "PersistentVolumeClaim") for o in case.objects)
+        if volumes:
+            await self._settle_volumes()
         objects = self._case_objects(await self.read_back(), case)
+        provisioner = asyncio.create_task(self._provision()) if volumes else None
+        try:
+            answers = await self._decide(case, objects)
+        finally:
+            if provisioner is not None:
+                provisioner.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await provisioner
+        return Played(objects, answers)
+
+    async def _decide(self, case: Case, objects: list[Obj]) -> list[dict[str, Any]]:
+        """Create the pending pods one by one, each once the previous one is decided; their answers."""
         answers: list[dict[str, Any]] = []
         for i, pod in enumerate(case.pending):
             if i:
@@ -281,7 +297,44 @@ class Upstream:
             if attempt.node is None and attempt.nominated is None:
                 await self.delete(object_path(pod))
                 await self.wait_seen([("Delete event for unscheduled pod", "pod", pod_key)])
-        return Played(objects, answers)
+        return answers
+
+    async def _volume_versions(self) -> list[tuple[str, str]]:
+        out = []
+        for path in ("/api/v1/persistentvolumes", "/api/v1/persistentvolumeclaims"):
+            status, body = await self.request("GET", path)
+            if status == 200 and isinstance(body, dict):
+                out += [(key(o), o["metadata"]["resourceVersion"]) for o in body.get("items") or []]
+        return sorted(out)
+
+    async def _settle_volumes(self) -> None:
+        """Until the PersistentVolume controller is done with the case's volumes and claims (nothing
+        changed for a second), then a moment for the scheduler's informers."""
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        last, since = await self._volume_versions(), time.monotonic()
+        while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+            now = await self._volume_versions()
+            if now != last:
+                last, since = now, time.monotonic()
+        await asyncio.sleep(0.3)
+
+    async def _provision(self) -> None:
+        """A stand-in for a CSI provisioner: a claim the scheduler chose a node for (its PreBind set
+        ``volume.kubernetes.io/selected-node`` and now waits) gets a volume on that node, so that the
+        binding completes and the log says where the pod went."""
+        done: set[str] = set()
+        while True:
+            status, body = await self.request("GET", "/api/v1/persistentvolumeclaims")
+            for pvc in (body or {}).get("items") or [] if status == 200 else []:
+                meta, spec = pvc["metadata"], pvc["spec"]
+                annotations = meta.get("annotations") or {}
+                node = annotations.get("volume.kubernetes.io/selected-node")
+                if not node or spec.get("volumeName") or meta["uid"] in done:
+                    continue
+                done.add(meta["uid"])
+                await self.create(_provisioned(pvc, node))
+            await asyncio.sleep(0.1)
 
     async def _wait_pdb(self, pdb: Obj, case: Case) -> None:
         """Until the disruption controller has counted ``pdb``'s pods (every bound pod is healthy)."""
@@ -313,26 +366,33 @@ class Upstream:
         return [o for o in listed if identity(o) in keep or identity(o) in own]
 
     async def cleanup(self, case: Case) -> None:
-        """Delete everything ``case`` made; raises :class:`LeakError` if anything is left."""
+        """Delete everything ``case`` made, and whatever else appeared since the batch started (volumes
+        provisioned for it, claims made from templates); raises :class:`LeakError` if anything is left."""
         self._poll()
         pods = {key(o) for o in [*case.objects, *case.pending] if o["kind"] == "Pod"}
         pods = {
             p for p in pods if self.seen("Add event for scheduled pod", "pod", p) or self._pending_known(p)
         }
         for ns in NAMESPACES:
-            for kind in ("Pod", "PodDisruptionBudget"):
-                collection = PATHS[kind]
-                base, resource = collection.path.rsplit("/", 1)
-                await self.delete(f"{base}/namespaces/{ns}/{resource}")
-        for obj in case.objects:
-            if obj["kind"] not in ("Pod", "PodDisruptionBudget"):
+            collection = PATHS["Pod"]
+            base, resource = collection.path.rsplit("/", 1)
+            await self.delete(f"{base}/namespaces/{ns}/{resource}")
+        for _ in range(3):
+            left = [o for o in await self.read_back() if identity(o) not in self.baseline]
+            if not left:
+                break
+            for obj in left:
+                if obj["metadata"].get("finalizers"):  # pvc- and pv-protection: nothing to protect here
+                    patch = {"metadata": {"finalizers": None}}
+                    await self.request("PATCH", object_path(obj), patch, "application/merge-patch+json")
                 await self.delete(object_path(obj))
         gone = [("Delete event for node", "node", key(o)) for o in case.objects if o["kind"] == "Node"]
         await self.wait_seen(gone)
         await self.wait_log(lambda: all(self._pod_gone(p) for p in pods), "the deletion of every pod")
-        left = {identity(o) for o in await self.read_back()} - self.baseline
+        left = [o for o in await self.read_back() if identity(o) not in self.baseline]
         if left:
-            raise LeakError(f"case {case.name}: left in the cluster after cleanup: {sorted(left)}")
+            names = sorted(identity(o) for o in left)
+            raise LeakError(f"case {case.name}: left in the cluster after cleanup: {names}")
 
     def _pending_known(self, pod: str) -> bool:
         return self.seen("Add event for unscheduled pod", "pod", pod) and not self.seen(
@@ -343,6 +403,36 @@ class Upstream:
         if self.seen("Add event for scheduled pod", "pod", pod):
             return self.seen("Delete event for scheduled pod", "pod", pod)
         return self.seen("Delete event for unscheduled pod", "pod", pod)
+
+
+def _provisioned(pvc: Obj, node: str) -> Obj:
+    """The volume a provisioner would make for ``pvc`` on ``node``, bound to it."""
+    meta, spec = pvc["metadata"], pvc["spec"]
+    driver = (meta.get("annotations") or {}).get(
+        "volume.kubernetes.io/storage-provisioner", "csi.example.com"
+    )
+    name = f"pvc-{meta['uid']}"
+    at_node = {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "annotations": {"pv.kubernetes.io/provisioned-by": driver}},
+        "spec": {
+            "capacity": {"storage": spec["resources"]["requests"]["storage"]},
+            "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+            "storageClassName": spec.get("storageClassName") or "",
+            "persistentVolumeReclaimPolicy": "Retain",
+            "claimRef": {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "namespace": meta["namespace"],
+                "name": meta["name"],
+                "uid": meta["uid"],
+            },
+            "csi": {"driver": driver, "volumeHandle": name},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [at_node]}]}},
+        },
+    }
 
 
 def _short(out: Any) -> str:
