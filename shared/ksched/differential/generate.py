@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ksched.differential.model import NAMESPACES, Case, Obj
+from ksched.differential.model import NAMESPACES, RUNTIME_CLASS, Case, Obj
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -180,7 +180,7 @@ def _resources(g: Gen) -> Case:
 def _resource_pod(g: Gen, name: str) -> Obj:
     containers = []
     for i in range(g.rng.randint(1, 2)):
-        requests = g.requests(cpu_max=3000, mem_max=6144, none=0.15)
+        requests = g.requests(cpu_max=2000, mem_max=4096, none=0.15)
         if g.chance(0.15):
             requests["ephemeral-storage"] = g.pick(("1Gi", "20Gi"))
         if g.chance(0.2):
@@ -196,12 +196,34 @@ def _resource_pod(g: Gen, name: str) -> Obj:
                 container["resources"] = {"requests": requests}
         containers.append(container)
     spec: dict[str, Any] = {}
+    if g.chance(0.15):
+        spec["runtimeClassName"] = RUNTIME_CLASS  # admission sets the pod's overhead from it
     if g.chance(0.3):
         init = g.container("init", g.requests(cpu_max=4000, mem_max=4096, none=0.0))
         if g.chance(0.5):
             init["restartPolicy"] = "Always"  # a sidecar
         spec["initContainers"] = [init]
+    if g.chance(0.15):  # pod-level requests: at least what every container asks (validation)
+        every = [*containers, *spec.get("initContainers", [])]
+        cpu = sum(_milli(c, "cpu") for c in every) + g.rng.randrange(0, 1000, 100)
+        mem = sum(_mebi(c) for c in every) + g.rng.randrange(0, 1024, 64)
+        spec["resources"] = {"requests": {"cpu": f"{max(cpu, 100)}m", "memory": f"{max(mem, 64)}Mi"}}
     return g.pod(name, containers, labels={"app": g.pick(APPS)}, **spec)
+
+
+def _requests_of(container: Obj) -> dict[str, str]:
+    resources = container.get("resources") or {}
+    return {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+
+
+def _milli(container: Obj, name: str) -> int:
+    value = _requests_of(container).get(name, "0m")
+    return int(value[:-1]) if value.endswith("m") else int(value) * 1000
+
+
+def _mebi(container: Obj) -> int:
+    value = _requests_of(container).get("memory", "0Mi")
+    return int(value[:-2]) if value.endswith("Mi") else int(value[:-2]) * 1024
 
 
 TAINT_KEYS = ("dedicated", "gpu", "spot")

@@ -26,6 +26,17 @@ PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
 }
 """The PriorityClasses every case may name (value, preemptionPolicy), created once per batch."""
 
+RUNTIME_CLASS = "with-overhead"
+RUNTIME_CLASS_OBJECT: Obj = {
+    "apiVersion": "node.k8s.io/v1",
+    "kind": "RuntimeClass",
+    "metadata": {"name": RUNTIME_CLASS},
+    "handler": "runc",
+    "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+}
+"""A RuntimeClass with a pod overhead (created once per batch): admission copies it into the pods that
+name it, where the scheduler counts it."""
+
 
 @dataclass
 class Case:

@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from ksched.api.base import K8s
 from ksched.api.collections import ALL, Collection
 from ksched.apimachinery.rest import WriteClient, raw_request
 from ksched.differential.answers import Attempt, answer, first_attempt
@@ -39,6 +40,7 @@ from ksched.differential.model import (
     DEFAULT_SCHEDULER,
     NAMESPACES,
     PRIORITY_CLASSES,
+    RUNTIME_CLASS_OBJECT,
     Case,
     Obj,
     config_document,
@@ -82,7 +84,11 @@ BATCHING_WINDOW = 0.6
 DECISION_TIMEOUT = 30.0
 SYNC_TIMEOUT = 20.0
 
-PATHS: dict[str, Collection] = {c.object_kind: c for c in ALL}
+PATHS: dict[str, Collection] = {
+    **{c.object_kind: c for c in ALL},
+    # created once per batch, never listed: admission reads it, the scheduler does not
+    "RuntimeClass": Collection("RuntimeClass", "/apis/node.k8s.io/v1/runtimeclasses", K8s),
+}
 
 
 class UpstreamError(RuntimeError):
@@ -157,6 +163,7 @@ class Upstream:
                 "preemptionPolicy": policy,
             }
             await self.create(pc)
+        await self.create(RUNTIME_CLASS_OBJECT)
         self.baseline = {identity(o) for o in await self.read_back()}
 
     async def stop(self) -> None:
@@ -185,7 +192,7 @@ class Upstream:
         """``obj`` created; the API server's answer (the object as stored), with apiVersion and kind."""
         body = {k: v for k, v in obj.items() if k != "status" or obj["kind"] == "Node"}
         status, out = await self.request("POST", object_path(obj, named=False), body)
-        if status == 409 and obj["kind"] in ("Namespace", "PriorityClass"):
+        if status == 409 and obj["kind"] in ("Namespace", "PriorityClass", "RuntimeClass"):
             return obj  # the batch's own, from an earlier start on the same cluster
         if status not in (200, 201):
             raise UpstreamError(f"create {obj['kind']} {key(obj)}: HTTP {status}: {_short(out)}")
