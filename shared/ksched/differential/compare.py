@@ -13,14 +13,17 @@ Checks (a case agrees when all hold for each of its pods):
 * ``e``: the chosen node is among upstream's top-total nodes (upstream breaks ties at random, so
   the node itself is not compared);
 * ``f-pre``: the FailedScheduling text before its first ``". "``; ``f-full``: the whole text;
-* ``p``: for a pod upstream did not place, the nominated node and the victims (sorted ``ns/name``).
+* ``p``: for a pod upstream did not place, the nominated node and the victims (sorted ``ns/name``);
+* ``q``: for a pod with ResourceClaims, the node and devices (``driver/pool/device``) of each claim's
+  allocation once placed, ``{}`` when not placed; not when the two sides placed the pod on different
+  nodes of equal totals (upstream's draw).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-CHECKS = ("a", "b", "c", "d", "e", "f-pre", "f-full", "p")
+CHECKS = ("a", "b", "c", "d", "e", "f-pre", "f-full", "p", "q")
 
 
 def filter_part(message: str | None) -> str | None:
@@ -95,7 +98,27 @@ def compare(golden: dict[str, Any], ours: dict[str, Any] | None) -> tuple[dict[s
         if sorted(victims or []) != sorted(golden.get("victims") or []):
             res["p"] = False
             diffs.append(f"(p) victims: upstream {golden.get('victims')}, ksched {victims}")
+    res["q"] = True
+    if "claims" in golden and (knode == gnode or gnode is None):
+        res["q"] = _claims(ours.get("claims")) == golden["claims"]
+        if not res["q"]:
+            diffs.append(f"(q) claims: upstream {golden['claims']}, ksched {_claims(ours.get('claims'))}")
     return res, diffs
+
+
+def _claims(claims: Any) -> dict[str, Any]:
+    """ksched's ``claims`` as the golden has them: only allocated ones, devices as sorted strings."""
+
+    def device(d: Any) -> str:
+        if isinstance(d, dict):
+            return f"{d.get('driver')}/{d.get('pool')}/{d.get('device')}"
+        return str(d)
+
+    return {
+        name: {"node": c.get("node"), "devices": sorted(device(d) for d in c.get("devices") or [])}
+        for name, c in _dict(claims).items()
+        if isinstance(c, dict) and (c.get("devices") or c.get("node"))
+    }
 
 
 def agrees(checks: dict[str, bool]) -> bool:

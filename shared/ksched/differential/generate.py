@@ -807,6 +807,122 @@ def _volumes(g: Gen) -> Case:
     return g.finish([*extra, *pvs, *claims])
 
 
+GPU_DRIVER = "gpu.example.com"
+GPU_MODELS = {"t4": "16Gi", "a100": "40Gi", "h100": "80Gi"}
+
+
+def _claim(g: Gen, name: str, ns: str, classes: tuple[str, str]) -> Obj:
+    """A ResourceClaim of one request: a count of devices, all of them, one with a model selector,
+    or a prioritized list (``firstAvailable``)."""
+    gpu, big = classes
+    shape = g.pick(("count", "count", "all", "selector", "first"))
+    request: Obj = {"name": "gpu"}
+    if shape == "first":
+        request["firstAvailable"] = [
+            {"name": "big", "deviceClassName": big, "count": 1},
+            {"name": "any", "deviceClassName": gpu, "count": g.rng.randint(1, 2)},
+        ]
+    else:
+        exactly: Obj = {"deviceClassName": g.pick(classes)}
+        if shape == "all":
+            exactly["allocationMode"] = "All"
+        else:
+            exactly["count"] = g.rng.randint(1, 2)
+        if shape == "selector":
+            model = g.pick(GPU_MODELS)
+            expression = f'device.attributes["{GPU_DRIVER}"].model == "{model}"'
+            exactly["selectors"] = [{"cel": {"expression": expression}}]
+        request["exactly"] = exactly
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"devices": {"requests": [request]}},
+    }
+
+
+def _claiming_pod(g: Gen, name: str, ns: str, claims: list[str], **spec: Any) -> Obj:
+    refs = [{"name": f"r{i}", "resourceClaimName": c} for i, c in enumerate(claims)]
+    container = g.container("c", g.requests())
+    container.setdefault("resources", {})["claims"] = [{"name": r["name"]} for r in refs]
+    return g.pod(name, [container], namespace=ns, resourceClaims=refs, **spec)
+
+
+def _dra(g: Gen) -> Case:
+    """Dynamic Resource Allocation (resource.k8s.io/v1): a DeviceClass by driver and one by capacity, a
+    ResourceSlice of GPUs on most nodes, claims by name (a count, all, a CEL selector on the model, a
+    prioritized list), devices already allocated to pods the scheduler placed first, a claim shared
+    with such a pod. One pending pod: its claims' allocation (node and devices) is compared too."""
+    for _ in range(g.rng.randint(3, 5)):
+        g.node(g.pick(("4", "8")), g.pick(("8Gi", "16Gi")), zone=g.pick(("zone-a", "zone-b")))
+    gpu, big = f"{g.prefix}-gpu", f"{g.prefix}-big"
+    extra: list[Obj] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": gpu},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": big},
+            "spec": {
+                "selectors": [
+                    {
+                        "cel": {
+                            "expression": f'device.driver == "{GPU_DRIVER}" && '
+                            f'device.capacity["{GPU_DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0'
+                        }
+                    }
+                ]
+            },
+        },
+    ]
+    for node in g.nodes:
+        if not g.chance(0.8):
+            continue
+        name = node["metadata"]["name"]
+        model = g.pick(GPU_MODELS)
+        devices = [
+            {
+                "name": f"gpu-{i}",
+                "attributes": {"model": {"string": model}, "index": {"int": i}},
+                "capacity": {"memory": {"value": GPU_MODELS[model]}},
+            }
+            for i in range(g.rng.randint(1, 4))
+        ]
+        extra.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{name}-gpu"},
+                "spec": {
+                    "driver": GPU_DRIVER,
+                    "nodeName": name,
+                    "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                    "devices": devices,
+                },
+            }
+        )
+    ns = g.pick(NAMESPACES)
+    claims = [_claim(g, f"{g.prefix}-claim{i}", ns, (gpu, big)) for i in range(g.rng.randint(1, 4))]
+    names = [c["metadata"]["name"] for c in claims]
+    used: list[str] = []
+    for i in range(g.rng.randint(0, 2)):  # placed by the scheduler: their claims get allocated
+        claim = names[i % len(names)]
+        used.append(claim)
+        pin = {HOSTNAME: g.pick(g.nodes)["metadata"]["name"]}
+        g.case.preplaced.append(_claiming_pod(g, f"b{i}", ns, [claim], nodeSelector=pin))
+    g.random_bound(0, 3)
+    free = [n for n in names if n not in used]
+    mine = g.some(free, 1, 2) if free else []
+    if used and (not mine or g.chance(0.2)):
+        mine.append(g.pick(used))  # a claim shared with a placed pod
+    g.pending(_claiming_pod(g, "p0", ns, mine))
+    return g.finish([*extra, *claims])
+
+
 GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "resources": _resources,
     "taints": _taints,
@@ -820,6 +936,7 @@ GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "defaultspread": _defaultspread,
     "sequences": _sequences,
     "volumes": _volumes,
+    "dra": _dra,
 }
 CATEGORIES = tuple(GENERATORS)
 

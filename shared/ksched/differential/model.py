@@ -50,6 +50,9 @@ class Case:
     pending: list[Obj] = field(default_factory=list)
     profile: Obj | None = None
     """A non-default profile (category ``configs``): its ``schedulerName`` is the pending pods'."""
+    preplaced: list[Obj] = field(default_factory=list)
+    """Pods the real scheduler places before the pending ones (not compared): what a bound pod cannot
+    be made of by hand, such as the ResourceClaims its placement allocated (category ``dra``)."""
 
     @property
     def name(self) -> str:

@@ -106,6 +106,7 @@ def _without(case: Case, drop: Obj) -> Case:
             ("Pod", key(o)) for o in case.objects if o["kind"] == "Pod" and o["spec"].get("nodeName") == name
         }
     out.objects = [o for o in out.objects if (o["kind"], key(o)) not in gone]
+    out.preplaced = [o for o in out.preplaced if (o["kind"], key(o)) not in gone]
     out.pending = [o for o in out.pending if (o["kind"], key(o)) not in gone]
     return out
 
@@ -115,7 +116,7 @@ def _candidates(case: Case, keep_pod: str) -> list[Obj]:
     pending = [p for p in case.pending if key(p) != keep_pod]
     nodes = [o for o in case.objects if o["kind"] == "Node"]
     rest = [o for o in case.objects if o["kind"] != "Node"]
-    return [*pending, *nodes, *rest]
+    return [*pending, *nodes, *case.preplaced, *rest]
 
 
 async def shrink(upstream: Upstream, result: Result, budget: int, say: Callable[[str], None]) -> Result:

@@ -83,6 +83,7 @@ BATCHING_WINDOW = 0.6
 """Seconds between two pending pods: longer than upstream's opportunistic batching keeps a result."""
 DECISION_TIMEOUT = 30.0
 SYNC_TIMEOUT = 20.0
+START_TIMEOUT = 90.0
 
 PATHS: dict[str, Collection] = {
     **{c.object_kind: c for c in ALL},
@@ -164,7 +165,16 @@ class Upstream:
             }
             await self.create(pc)
         await self.create(RUNTIME_CLASS_OBJECT)
+        await self._scheduler_ready()
         self.baseline = {identity(o) for o in await self.read_back()}
+
+    async def _scheduler_ready(self) -> None:
+        """Until the scheduler's informers run: a node made and deleted, both seen in its log."""
+        sentinel = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "differential-sentinel"}}
+        await self.create(sentinel)
+        await self.wait_seen([("Add event for node", "node", key(sentinel))], START_TIMEOUT)
+        await self.delete(object_path(sentinel))
+        await self.wait_seen([("Delete event for node", "node", key(sentinel))], START_TIMEOUT)
 
     async def stop(self) -> None:
         if self._api is not None:
@@ -233,14 +243,14 @@ class Upstream:
     def seen(self, msg: str, field: str, value: str) -> bool:
         return any(e.msg == msg and e.values.get(field) == value for e in self.entries)
 
-    async def wait_seen(self, pairs: list[tuple[str, str, str]]) -> None:
+    async def wait_seen(self, pairs: list[tuple[str, str, str]], timeout: float = SYNC_TIMEOUT) -> None:
         missing = list(pairs)
 
         def done() -> bool:
             missing[:] = [p for p in missing if not self.seen(*p)]
             return not missing
 
-        await self.wait_log(done, f"{len(pairs)} informer event(s) ({missing[:1]} …)")
+        await self.wait_log(done, f"{len(pairs)} informer event(s) ({missing[:1]} …)", timeout)
 
     # --- one case ------------------------------------------------------------------------------------
     async def play(self, case: Case) -> Played:
@@ -270,6 +280,7 @@ class Upstream:
             await self._wait_pdb(pdb, case)
         if pdbs:
             await asyncio.sleep(0.3)  # the scheduler's PDB informer (no log line tells)
+        await self._preplace(case)
         volumes = any(o["kind"] in ("PersistentVolume", "PersistentVolumeClaim") for o in case.objects)
         if volumes:
             await self._settle_volumes()
@@ -283,6 +294,49 @@ class Upstream:
                 with contextlib.suppress(asyncio.CancelledError):
                     await provisioner
         return Played(objects, answers)
+
+    async def _preplace(self, case: Case) -> None:
+        """The case's pods to be placed by the scheduler itself before the pending ones; one that is
+        not placed is deleted (the case goes on without it)."""
+        for pod in case.preplaced:
+            await self.create(pod)
+            pod_key = key(pod)
+
+            def done(pod_key: str = pod_key) -> bool:
+                return first_attempt(self.entries, pod_key).complete
+
+            await self.wait_log(done, f"a decision for pod {pod_key}", DECISION_TIMEOUT)
+            if first_attempt(self.entries, pod_key).node is None:
+                await self.delete(object_path(pod))
+                await self.wait_seen([("Delete event for unscheduled pod", "pod", pod_key)])
+        if case.preplaced:
+            await asyncio.sleep(BATCHING_WINDOW)
+
+    async def _claims(self, pod: Obj, placed: bool) -> dict[str, Any]:
+        """The allocation of each of ``pod``'s ResourceClaims (``ns/name`` -> {"node", "devices"}),
+        ``{}`` when the pod was not placed."""
+        if not placed:
+            return {}
+        out: dict[str, Any] = {}
+        ns = pod["metadata"]["namespace"]
+        for ref in pod["spec"].get("resourceClaims") or []:
+            name = ref.get("resourceClaimName")
+            if not name:
+                continue
+            claim = {"kind": "ResourceClaim", "metadata": {"name": name, "namespace": ns}}
+            status, body = await self.request("GET", object_path(claim))
+            allocation = ((body or {}).get("status") or {}).get("allocation") if status == 200 else None
+            if not allocation:
+                continue
+            node = None
+            for term in (allocation.get("nodeSelector") or {}).get("nodeSelectorTerms") or []:
+                for req in term.get("matchFields") or []:
+                    if req.get("key") == "metadata.name" and len(req.get("values") or []) == 1:
+                        node = req["values"][0]
+            results = (allocation.get("devices") or {}).get("results") or []
+            devices = sorted(f"{r['driver']}/{r['pool']}/{r['device']}" for r in results)
+            out[f"{ns}/{name}"] = {"node": node, "devices": devices}
+        return out
 
     async def _decide(self, case: Case, objects: list[Obj]) -> list[dict[str, Any]]:
         """Create the pending pods one by one, each once the previous one is decided; their answers."""
@@ -300,7 +354,10 @@ class Upstream:
                 return attempt.complete
 
             await self.wait_log(decided, f"a decision for pod {pod_key}", DECISION_TIMEOUT)
-            answers.append(answer(attempt))
+            decision = answer(attempt)
+            if pod["spec"].get("resourceClaims"):
+                decision["claims"] = await self._claims(pod, attempt.node is not None)
+            answers.append(decision)
             if attempt.node is None and attempt.nominated is None:
                 await self.delete(object_path(pod))
                 await self.wait_seen([("Delete event for unscheduled pod", "pod", pod_key)])
@@ -368,7 +425,7 @@ class Upstream:
     def _case_objects(self, listed: list[Obj], case: Case) -> list[Obj]:
         """The listing without what the cluster has for itself (its namespaces, system priority
         classes, the ``kubernetes`` Service): the batch's namespaces and priority classes stay."""
-        keep = {identity(o) for o in case.objects}
+        keep = {identity(o) for o in [*case.objects, *case.preplaced]}
         own = {("Namespace", n) for n in NAMESPACES} | {("PriorityClass", n) for n in PRIORITY_CLASSES}
         return [o for o in listed if identity(o) in keep or identity(o) in own]
 
@@ -376,7 +433,7 @@ class Upstream:
         """Delete everything ``case`` made, and whatever else appeared since the batch started (volumes
         provisioned for it, claims made from templates); raises :class:`LeakError` if anything is left."""
         self._poll()
-        pods = {key(o) for o in [*case.objects, *case.pending] if o["kind"] == "Pod"}
+        pods = {key(o) for o in [*case.objects, *case.preplaced, *case.pending] if o["kind"] == "Pod"}
         pods = {
             p for p in pods if self.seen("Add event for scheduled pod", "pod", p) or self._pending_known(p)
         }
