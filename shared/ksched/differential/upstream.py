@@ -31,8 +31,7 @@ from typing import Any
 
 import yaml
 
-from ksched.api.base import K8s
-from ksched.api.collections import ALL, Collection
+from ksched.api.collections import ALL
 from ksched.apimachinery.rest import WriteClient, raw_request
 from ksched.differential.answers import Attempt, answer, first_attempt
 from ksched.differential.klog import Entry, LogReader
@@ -85,11 +84,26 @@ DECISION_TIMEOUT = 30.0
 SYNC_TIMEOUT = 20.0
 START_TIMEOUT = 90.0
 
-PATHS: dict[str, Collection] = {
-    **{c.object_kind: c for c in ALL},
-    # created once per batch, never listed: admission reads it, the scheduler does not
-    "RuntimeClass": Collection("RuntimeClass", "/apis/node.k8s.io/v1/runtimeclasses", K8s),
+PATHS: dict[str, str] = {
+    **{c.object_kind: c.path for c in ALL},  # whatever the listing returns can be deleted
+    # what the generators create, whether the scheduler's listing has it or not
+    "Node": "/api/v1/nodes",
+    "Pod": "/api/v1/pods",
+    "Namespace": "/api/v1/namespaces",
+    "Service": "/api/v1/services",
+    "PersistentVolume": "/api/v1/persistentvolumes",
+    "PersistentVolumeClaim": "/api/v1/persistentvolumeclaims",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "PodDisruptionBudget": "/apis/policy/v1/poddisruptionbudgets",
+    "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
+    "RuntimeClass": "/apis/node.k8s.io/v1/runtimeclasses",
+    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
+    "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+    "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
 }
+"""Collection paths by kind."""
 
 
 class UpstreamError(RuntimeError):
@@ -111,9 +125,9 @@ class Played:
 
 def object_path(obj: Obj, named: bool = True) -> str:
     collection = PATHS[str(obj["kind"])]
-    base, resource = collection.path.rsplit("/", 1)
+    base, resource = collection.rsplit("/", 1)
     ns = (obj.get("metadata") or {}).get("namespace")
-    path = f"{base}/namespaces/{ns}/{resource}" if ns else collection.path
+    path = f"{base}/namespaces/{ns}/{resource}" if ns else collection
     return f"{path}/{obj['metadata']['name']}" if named else path
 
 
@@ -438,8 +452,7 @@ class Upstream:
             p for p in pods if self.seen("Add event for scheduled pod", "pod", p) or self._pending_known(p)
         }
         for ns in NAMESPACES:
-            collection = PATHS["Pod"]
-            base, resource = collection.path.rsplit("/", 1)
+            base, resource = PATHS["Pod"].rsplit("/", 1)
             await self.delete(f"{base}/namespaces/{ns}/{resource}")
         for _ in range(3):
             left = [o for o in await self.read_back() if identity(o) not in self.baseline]
