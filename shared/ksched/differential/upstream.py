@@ -289,7 +289,7 @@ class Upstream:
                 expect.append(("Add event for scheduled pod", "pod", key(obj)))
             elif obj["kind"] == "PodDisruptionBudget":
                 pdbs.append(created)
-        await self.wait_seen(expect)
+        await self._synced(case, expect)
         for pdb in pdbs:
             await self._wait_pdb(pdb, case)
         if pdbs:
@@ -314,15 +314,8 @@ class Upstream:
         not placed is deleted (the case goes on without it)."""
         for pod in case.preplaced:
             await self.create(pod)
-            pod_key = key(pod)
-
-            def done(pod_key: str = pod_key) -> bool:
-                return first_attempt(self.entries, pod_key).complete
-
-            await self.wait_log(done, f"a decision for pod {pod_key}", DECISION_TIMEOUT)
-            if first_attempt(self.entries, pod_key).node is None:
-                await self.delete(object_path(pod))
-                await self.wait_seen([("Delete event for unscheduled pod", "pod", pod_key)])
+            if (await self._attempt(pod))["node"] is None:
+                await self._remove_pending(pod)
         if case.preplaced:
             await asyncio.sleep(BATCHING_WINDOW)
 
@@ -359,23 +352,47 @@ class Upstream:
             if i:
                 await asyncio.sleep(BATCHING_WINDOW)
             objects.append(await self.create(pod))
-            pod_key = key(pod)
-            attempt = Attempt(pod_key)
-
-            def decided(pod_key: str = pod_key) -> bool:
-                nonlocal attempt
-                attempt = first_attempt(self.entries, pod_key)
-                return attempt.complete
-
-            await self.wait_log(decided, f"a decision for pod {pod_key}", DECISION_TIMEOUT)
-            decision = answer(attempt)
+            decision = await self._attempt(pod)
             if pod["spec"].get("resourceClaims"):
-                decision["claims"] = await self._claims(pod, attempt.node is not None)
+                decision["claims"] = await self._claims(pod, decision["node"] is not None)
             answers.append(decision)
-            if attempt.node is None and attempt.nominated is None:
-                await self.delete(object_path(pod))
-                await self.wait_seen([("Delete event for unscheduled pod", "pod", pod_key)])
+            if decision["node"] is None and decision.get("nominated") is None:
+                await self._remove_pending(pod)
         return answers
+
+    # --- what the scheduler's log tells (a subclass may learn it otherwise) ------------------------
+    async def _synced(self, case: Case, expect: list[tuple[str, str, str]]) -> None:
+        """Until the scheduler's informers have the case's nodes and bound pods (``expect``: the log
+        lines that tell)."""
+        await self.wait_seen(expect)
+
+    async def _attempt(self, pod: Obj) -> dict[str, Any]:
+        """The answer for ``pod``, once its first attempt is over."""
+        pod_key = key(pod)
+        attempt = Attempt(pod_key)
+
+        def decided() -> bool:
+            nonlocal attempt
+            attempt = first_attempt(self.entries, pod_key)
+            return attempt.complete
+
+        await self.wait_log(decided, f"a decision for pod {pod_key}", DECISION_TIMEOUT)
+        return answer(attempt)
+
+    async def _remove_pending(self, pod: Obj) -> None:
+        """Delete a pod left pending, until the scheduler saw it go."""
+        await self.delete(object_path(pod))
+        await self.wait_seen([("Delete event for unscheduled pod", "pod", key(pod))])
+
+    async def _seen_gone(self, case: Case) -> None:
+        """Until the scheduler saw every node and pod of ``case`` go."""
+        pods = {key(o) for o in [*case.objects, *case.preplaced, *case.pending] if o["kind"] == "Pod"}
+        pods = {
+            p for p in pods if self.seen("Add event for scheduled pod", "pod", p) or self._pending_known(p)
+        }
+        gone = [("Delete event for node", "node", key(o)) for o in case.objects if o["kind"] == "Node"]
+        await self.wait_seen(gone)
+        await self.wait_log(lambda: all(self._pod_gone(p) for p in pods), "the deletion of every pod")
 
     async def _volume_versions(self) -> list[tuple[str, str]]:
         out = []
@@ -447,10 +464,6 @@ class Upstream:
         """Delete everything ``case`` made, and whatever else appeared since the batch started (volumes
         provisioned for it, claims made from templates); raises :class:`LeakError` if anything is left."""
         self._poll()
-        pods = {key(o) for o in [*case.objects, *case.preplaced, *case.pending] if o["kind"] == "Pod"}
-        pods = {
-            p for p in pods if self.seen("Add event for scheduled pod", "pod", p) or self._pending_known(p)
-        }
         for ns in NAMESPACES:
             base, resource = PATHS["Pod"].rsplit("/", 1)
             await self.delete(f"{base}/namespaces/{ns}/{resource}")
@@ -463,9 +476,7 @@ class Upstream:
                     patch = {"metadata": {"finalizers": None}}
                     await self.request("PATCH", object_path(obj), patch, "application/merge-patch+json")
                 await self.delete(object_path(obj))
-        gone = [("Delete event for node", "node", key(o)) for o in case.objects if o["kind"] == "Node"]
-        await self.wait_seen(gone)
-        await self.wait_log(lambda: all(self._pod_gone(p) for p in pods), "the deletion of every pod")
+        await self._seen_gone(case)
         left = [o for o in await self.read_back() if identity(o) not in self.baseline]
         if left:
             names = sorted(identity(o) for o in left)
