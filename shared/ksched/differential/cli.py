@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ksched.differential.generate import CATEGORIES, generate_cases
 from ksched.differential.model import Case
+from ksched.differential.pipeline import Pipeline
 from ksched.differential.run import Summary, refused_profiles, run_cases
 from ksched.differential.upstream import Upstream, UpstreamError
 from ksched.launcher.controlplane import ControlPlaneError
@@ -54,7 +55,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument(
         "--pipeline",
         action="store_true",
-        help="not available yet: the whole ksched pipeline against the real API server",
+        help="also play every case on a second cluster scheduled by ksched's whole pipeline "
+        "(ksched kube-scheduler) and compare what the API server shows",
     )
     args = p.parse_args(list(argv))
     unknown = [c for c in args.categories.split(",") if c and c not in CATEGORIES]
@@ -71,9 +73,6 @@ def say(line: str) -> None:
 
 def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
-    if args.pipeline:
-        print("ksched differential: --pipeline is not implemented yet", file=sys.stderr)
-        return 2
     categories = tuple(c for c in args.categories.split(",") if c)
     cases = generate_cases(args.cases, args.seed, categories)
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="ksched-differential-"))
@@ -82,7 +81,7 @@ def main(argv: Sequence[str]) -> int:
     deadline = started + args.budget if args.budget else None
     try:
         summary = asyncio.run(
-            _run(Path(args.kube), workdir, cases, store, args.shrink, deadline, args.verbose)
+            _run(Path(args.kube), workdir, cases, store, args.shrink, deadline, args.verbose, args.pipeline)
         )
     except (ControlPlaneError, UpstreamError) as exc:
         print(f"ksched differential: {exc}", file=sys.stderr)
@@ -103,6 +102,7 @@ async def _run(
     shrink: int,
     deadline: float | None,
     verbose: bool,
+    pipeline: bool = False,
 ) -> Summary:
     summary = Summary()
     refused = refused_profiles(cases)
@@ -111,10 +111,16 @@ async def _run(
         summary.add(result)
     cases = [c for c in cases if all(c is not r.case for r in refused)]
     profiles = [c.profile for c in cases if c.profile is not None]
-    upstream = Upstream(kube, workdir, profiles, say=say)
+    upstream = Upstream(kube, workdir / "upstream", profiles, say=say)
+    ksched = Pipeline(kube, workdir / "pipeline", profiles, say=say) if pipeline else None
     say(f"starting kube-apiserver, kube-controller-manager and kube-scheduler 1.36.2 in {workdir}")
     try:
         await upstream.start()
-        return await run_cases(upstream, cases, say, store, shrink, deadline, summary, verbose)
+        if ksched is not None:
+            say("starting a second cluster for ksched kube-scheduler (--pipeline)")
+            await ksched.start()
+        return await run_cases(upstream, cases, say, store, shrink, deadline, summary, verbose, ksched)
     finally:
         await upstream.stop()
+        if ksched is not None:
+            await ksched.stop()

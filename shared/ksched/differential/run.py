@@ -160,6 +160,17 @@ class Summary:
     stored: list[str] = field(default_factory=list)
     error_cases: list[str] = field(default_factory=list)
     outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    pipeline: dict[str, Any] = field(
+        default_factory=lambda: {
+            "cases": 0,
+            "disagreements": 0,
+            "errors": 0,
+            "pods_not_compared": 0,
+            "by_category": {},
+            "disagreeing": [],
+        }
+    )
+    """``--pipeline``: the same cases scheduled by ksched's whole pipeline on the real API server."""
     """How upstream decided the pods compared: placed, nominated (preemption) or unschedulable."""
 
     def add(self, result: Result) -> None:
@@ -195,7 +206,53 @@ class Summary:
             "stored": self.stored,
             "error_cases": self.error_cases,
             "pods": self.outcomes,
+            **({"pipeline": self.pipeline} if self.pipeline["cases"] or self.pipeline["errors"] else {}),
         }
+
+
+PIPELINE_CHECKS = ("a", "e", "f-pre", "f-full", "p")
+"""What the API server shows of a decision: placed or not, where, the FailedScheduling text (the pod's
+PodScheduled condition), the nomination and the victims (no feasible set, no scores)."""
+
+
+def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> tuple[list[str], int]:
+    """(what differs, pods not compared) between the real scheduler's answers and what ksched's
+    pipeline did with the same pods; once the pipeline put a pod elsewhere than upstream (a tie), the
+    later pods meet another cluster and are not compared."""
+    diffs: list[str] = []
+    for i, (want, got) in enumerate(zip(golden, seen, strict=False)):
+        checks, lines = compare(want, got)
+        for check in PIPELINE_CHECKS:
+            if not checks[check]:
+                diffs += [f"{want['pod']}: {line}" for line in lines if line.startswith(f"({check[0]})")]
+        if got.get("node") != want.get("node") or got.get("nominated") != want.get("nominated"):
+            return diffs, len(golden) - i - 1
+    return diffs, 0
+
+
+async def _pipeline(
+    pipeline: Upstream, case: Case, played: Played, summary: Summary, say: Callable[[str], None]
+) -> None:
+    stats = summary.pipeline
+    cat = stats["by_category"].setdefault(case.category, {"cases": 0, "disagreements": 0})
+    try:
+        seen = (await pipeline.play(case)).answers
+    except UpstreamError as exc:
+        stats["errors"] += 1
+        say(f"    pipeline: not compared: {exc}")
+        return
+    diffs, skipped = judge_pipeline(played.answers, seen)
+    stats["cases"] += 1
+    cat["cases"] += 1
+    stats["pods_not_compared"] += skipped
+    placed = ", ".join(f"{a['pod']}{_outcome(a)}" for a in seen)
+    say(f"    pipeline: {'DISAGREES' if diffs else 'agrees'} ({placed})")
+    if diffs:
+        stats["disagreements"] += 1
+        cat["disagreements"] += 1
+        stats["disagreeing"].append(case.name)
+        for line in diffs:
+            say(f"    pipeline: {line}")
 
 
 def refused_profiles(cases: list[Case]) -> list[Result]:
@@ -227,9 +284,10 @@ async def run_cases(
     deadline: float | None = None,
     summary: Summary | None = None,
     verbose: bool = False,
+    pipeline: Upstream | None = None,
 ) -> Summary:
     """Play every case (until ``deadline``, a ``time.monotonic()`` value), shrink and store each new
-    kind of disagreement in ``store``."""
+    kind of disagreement in ``store``; with ``pipeline``, play it there too and compare."""
     summary = summary if summary is not None else Summary()
     # one regression case per kind of disagreement: none for a kind an open stored case has already
     kinds = {c.signature for c in read_cases(store) if c.is_open} if store is not None else set()
@@ -251,6 +309,8 @@ async def run_cases(
             for pod in result.pods:
                 if pod.golden.get("message"):
                     say(f"    {pod.golden['pod']}: {pod.golden['message']}")
+        if pipeline is not None and result.played is not None:
+            await _pipeline(pipeline, case, result.played, summary, say)
         if not result.disagrees:
             continue
         for line in result.diff_lines():

@@ -161,9 +161,10 @@ class Upstream:
     async def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "scheduler-config.yaml"
-        config.write_text(scheduler_config(self.profiles, self.plane.scheduler_kubeconfig))
+        config.write_text(scheduler_config(self.profiles, self.scheduler_kubeconfig))
         self.plane.scheduler_args = f"--config={config} {SCHEDULER_FLAGS}"
         await asyncio.to_thread(self.plane.up)
+        await self._launch(config)
         self._api = await api_client(str(self.plane.admin_kubeconfig), component="ksched-differential")
         for name, labels in NAMESPACES.items():
             if name != "default":
@@ -181,6 +182,14 @@ class Upstream:
         await self.create(RUNTIME_CLASS_OBJECT)
         await self._scheduler_ready()
         self.baseline = {identity(o) for o in await self.read_back()}
+
+    @property
+    def scheduler_kubeconfig(self) -> Path:
+        return self.plane.scheduler_kubeconfig
+
+    async def _launch(self, config: Path) -> None:
+        """Start the scheduler with ``config`` once the control plane is up (cluster.sh started
+        kube-scheduler already)."""
 
     async def _scheduler_ready(self) -> None:
         """Until the scheduler's informers run: a node made and deleted, both seen in its log."""
