@@ -48,10 +48,16 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="plays spent shrinking a disagreement (0: none)",
     )
     p.add_argument(
+        "--only",
+        default="",
+        metavar="INDEXES",
+        help="play only these cases of the seed, e.g. 3,7-9 (a case's index is its name's last number)",
+    )
+    p.add_argument(
         "--budget", type=float, default=None, metavar="SECONDS", help="stop starting cases after this"
     )
     p.add_argument("--verbose", "-v", action="store_true", help="print every FailedScheduling message")
-    p.add_argument("--workdir", help="folder for the cluster (default: a new temporary folder)")
+    p.add_argument("--workdir", help="folder for the clusters (default: a new temporary folder)")
     p.add_argument(
         "--pipeline",
         action="store_true",
@@ -67,6 +73,16 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
+def indexes(text: str) -> set[int]:
+    """``3,7-9`` -> {3, 7, 8, 9}."""
+    out: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.strip().partition("-")
+        if first:
+            out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
 def say(line: str) -> None:
     print(line, flush=True)
 
@@ -75,6 +91,9 @@ def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
     categories = tuple(c for c in args.categories.split(",") if c)
     cases = generate_cases(args.cases, args.seed, categories)
+    if args.only:
+        wanted = indexes(args.only)
+        cases = [c for c in cases if c.index in wanted]
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="ksched-differential-"))
     store = Path(args.store) if args.store else None
     started = time.monotonic()
@@ -91,7 +110,7 @@ def main(argv: Sequence[str]) -> int:
         f"{summary.errors} error(s) in {time.monotonic() - started:.0f} s (seed {args.seed})"
     )
     print(json.dumps({**summary.to_json(), "seed": args.seed}), flush=True)
-    return 1 if summary.disagreements else 0
+    return 1 if summary.disagreements or summary.pipeline["disagreements"] else 0
 
 
 async def _run(

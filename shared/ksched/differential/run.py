@@ -224,7 +224,11 @@ def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> 
         checks, lines = compare(want, got)
         for check in PIPELINE_CHECKS:
             if not checks[check]:
-                diffs += [f"{want['pod']}: {line}" for line in lines if line.startswith(f"({check[0]})")]
+                diffs += [
+                    f"{want['pod']}: {line}"
+                    for line in lines
+                    if line.startswith(f"({check[0]})") and f"{want['pod']}: {line}" not in diffs
+                ]
         if got.get("node") != want.get("node") or got.get("nominated") != want.get("nominated"):
             return diffs, len(golden) - i - 1
     return diffs, 0
