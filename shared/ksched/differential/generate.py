@@ -7,7 +7,6 @@ server accepts; every object is plain data, created as it is (the API server app
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable
 from typing import Any
@@ -760,10 +759,14 @@ def _volumes(g: Gen) -> Case:
             allowed = [{"key": ZONE, "values": g.some(zones, 1, 2)}]
             sc["allowedTopologies"] = [{"matchLabelExpressions": allowed}]
         extra.append(sc)
-    pvs = [_volume(g, f"{g.prefix}-pv{i}", g.pick(classes), zones) for i in range(g.rng.randint(0, 5))]
+    # Nothing may depend on the PersistentVolume controller's timing (with --pipeline, two clusters
+    # must end up alike): free volumes are of the WaitForFirstConsumer class (the scheduler binds
+    # them), an Immediate claim's volume is made for it (claimRef), a claim names a volume of its own.
+    wffc, now = classes
+    pvs = [_volume(g, f"{g.prefix}-pv{i}", wffc, zones) for i in range(g.rng.randint(0, 5))]
+    free = list(pvs)
     ns = g.pick(NAMESPACES)
     claims = []
-    wffc, now = classes
     for i in range(g.rng.randint(1, 4)):
         cls = wffc if g.chance(0.75) else now
         mode = g.pick(ACCESS_MODES)
@@ -779,13 +782,12 @@ def _volumes(g: Gen) -> Case:
             },
         }
         if cls == now and g.chance(0.8):  # mostly a volume the PersistentVolume controller binds it to
-            pv = copy.deepcopy(g.pick(pvs)) if pvs else _volume(g, f"{g.prefix}-pv{len(pvs)}", now, zones)
-            pv["metadata"]["name"] = f"{g.prefix}-pv{len(pvs)}"
-            pv["spec"].update(storageClassName=now, accessModes=[mode], capacity={"storage": f"{size + 1}Gi"})
-            pv["spec"]["csi"]["volumeHandle"] = pv["metadata"]["name"]
+            pv = _volume(g, f"{g.prefix}-pv{len(pvs)}", now, zones)
+            pv["spec"].update(accessModes=[mode], capacity={"storage": f"{size + 1}Gi"})
+            pv["spec"]["claimRef"] = {"namespace": ns, "name": claim["metadata"]["name"]}
             pvs.append(pv)
-        elif pvs and g.chance(0.2):
-            claim["spec"]["volumeName"] = g.pick(pvs)["metadata"]["name"]
+        elif free and g.chance(0.2):
+            claim["spec"]["volumeName"] = free.pop(g.rng.randrange(len(free)))["metadata"]["name"]
         claims.append(claim)
     names = [c["metadata"]["name"] for c in claims]
 

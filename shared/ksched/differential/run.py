@@ -234,17 +234,51 @@ def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> 
     return diffs, 0
 
 
+def _state(objects: list[Obj]) -> dict[str, Any]:
+    """What controllers and the scheduler made of a case's objects: claims and volumes bound, PDB
+    counts, devices allocated, placed pods."""
+    out: dict[str, Any] = {}
+    for o in objects:
+        kind, spec, status = o["kind"], o.get("spec") or {}, o.get("status") or {}
+        name = f"{kind} {key(o)}"
+        if kind == "PersistentVolumeClaim":
+            out[name] = (spec.get("volumeName"), status.get("phase"))
+        elif kind == "PersistentVolume":
+            ref = spec.get("claimRef") or {}
+            out[name] = (ref.get("namespace"), ref.get("name"), status.get("phase"))
+        elif kind == "PodDisruptionBudget":
+            out[name] = tuple(status.get(f) for f in ("disruptionsAllowed", "currentHealthy", "expectedPods"))
+        elif kind == "ResourceClaim":
+            results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+            out[name] = sorted(f"{r.get('pool')}/{r.get('device')}" for r in results)
+        elif kind == "Pod" and spec.get("nodeName"):
+            out[name] = spec["nodeName"]
+    return out
+
+
+def state_differences(ours: list[Obj], theirs: list[Obj]) -> list[str]:
+    """Where the two clusters' objects of one case differ (see :func:`_state`)."""
+    a, b = _state(ours), _state(theirs)
+    return [f"{k}: {a.get(k)} vs {b.get(k)}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+
+
 async def _pipeline(
     pipeline: Upstream, case: Case, played: Played, summary: Summary, say: Callable[[str], None]
 ) -> None:
     stats = summary.pipeline
     cat = stats["by_category"].setdefault(case.category, {"cases": 0, "disagreements": 0})
     try:
-        seen = (await pipeline.play(case)).answers
+        there = await pipeline.play(case)
     except UpstreamError as exc:
         stats["errors"] += 1
         say(f"    pipeline: not compared: {exc}")
         return
+    differ = state_differences(played.objects, there.objects)
+    if differ:  # the controllers of the two clusters did not do the same: nothing to compare
+        stats["errors"] += 1
+        say(f"    pipeline: not compared: the two clusters differ: {'; '.join(differ[:3])}")
+        return
+    seen = there.answers
     diffs, skipped = judge_pipeline(played.answers, seen)
     stats["cases"] += 1
     cat["cases"] += 1
