@@ -157,3 +157,30 @@ def test_each_pod_is_replayed_on_what_upstreams_earlier_choices_left() -> None:
     ours = replay(objects, None, answers)
     assert ours["default/p2"]["node"] == "a"
     assert ours["default/p2"]["totals"]["a"] > ours["default/p2"]["totals"]["b"]
+
+
+def test_the_pipeline_is_compared_until_a_tie_sends_it_elsewhere() -> None:
+    from ksched.differential.run import judge_pipeline
+
+    first = {**GOLDEN, "pod": "ns/p1"}
+    second = {**GOLDEN, "pod": "ns/p2", "node": None, "feasible": [], "totals": {}, "top_nodes": []}
+    second.update(message="0/2 nodes are available: 2 Insufficient cpu.", nominated=None, victims=[])
+    seen: list[dict[str, Any]] = [
+        {"pod": "ns/p1", "node": "b"},
+        {"pod": "ns/p2", "node": None, "message": "other", "nominated": None, "victims": []},
+    ]
+    diffs, skipped = judge_pipeline([first, second], seen)
+    assert skipped == 0 and len(diffs) == 1 and diffs[0].startswith("ns/p2: (f) message")
+    seen[0]["node"] = "a"  # the other node of the tie: the second pod met another cluster
+    assert judge_pipeline([first, second], seen) == ([], 1)
+
+
+def test_two_clusters_differ_where_controllers_did_not_do_the_same() -> None:
+    from ksched.differential.run import state_differences
+
+    claim = {"kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "ns"}, "spec": {}}
+    bound = {**claim, "spec": {"volumeName": "v"}, "status": {"phase": "Bound"}}
+    assert state_differences([claim], [claim]) == []
+    assert state_differences([claim], [bound]) == [
+        "PersistentVolumeClaim ns/c: (None, None) vs ('v', 'Bound')"
+    ]
