@@ -258,6 +258,10 @@ def _taints(g: Gen) -> Case:
             tolerations.append(t)
         if g.chance(0.05):
             tolerations.append({"operator": "Exists"})
+        if g.chance(0.1):
+            tolerations.append(
+                {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+            )
         spec: Obj = {"tolerations": tolerations} if tolerations else {}
         g.pending(g.pod(f"p{j}", **spec))
     return g.finish()
@@ -353,6 +357,8 @@ def _pod_term(g: Gen, labels: dict[str, str]) -> Obj:
             "matchExpressions": [{"key": key, "operator": g.pick(("In", "NotIn")), "values": [value]}]
         }
     term: Obj = {"labelSelector": selector, "topologyKey": g.pick((HOSTNAME, ZONE, ZONE))}
+    if g.chance(0.15):  # the API server merges the pod's own value of the key into labelSelector
+        term[g.pick(("matchLabelKeys", "mismatchLabelKeys"))] = ["version"]
     if g.chance(0.2):
         term["namespaces"] = g.some(NAMESPACES, 1, 2)
     elif g.chance(0.2):
@@ -387,7 +393,7 @@ def _pod_affinity(g: Gen, kinds: tuple[str, ...] = ("podAffinity", "podAntiAffin
 def _interpod(g: Gen) -> Case:
     g.random_nodes(3, 7)
     for i in range(g.rng.randint(1, 6)):
-        labels = {"app": g.pick(APPS), "tier": g.pick(("fe", "be"))}
+        labels = {"app": g.pick(APPS), "tier": g.pick(("fe", "be")), "version": g.pick(("1", "2"))}
         spec: Obj = {}
         if g.chance(0.3):
             affinity = _pod_affinity(g)
@@ -395,7 +401,7 @@ def _interpod(g: Gen) -> Case:
                 spec["affinity"] = affinity
         g.bind(g.pod(f"b{i}", labels=labels, **spec), g.pick(g.nodes))
     for j in range(g.rng.randint(1, 3)):
-        labels = {"app": g.pick(APPS), "tier": g.pick(("fe", "be"))}
+        labels = {"app": g.pick(APPS), "tier": g.pick(("fe", "be")), "version": g.pick(("1", "2"))}
         affinity = _pod_affinity(g)
         spec = {"affinity": affinity} if affinity else {}
         g.pending(g.pod(f"p{j}", labels=labels, **spec))
@@ -533,18 +539,15 @@ def _profile(g: Gen) -> Obj:
         )
     if g.chance(0.25):
         pref = {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}
-        config.append(
-            {
-                "name": "NodeAffinity",
-                "args": {
-                    "addedAffinity": {
-                        "preferredDuringSchedulingIgnoredDuringExecution": [
-                            {"weight": g.rng.randint(1, 100), "preference": pref}
-                        ]
-                    }
-                },
-            }
-        )
+        added: Obj = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": g.rng.randint(1, 100), "preference": pref}
+            ]
+        }
+        if g.chance(0.4):
+            term = {"matchExpressions": [{"key": "disk", "operator": "Exists"}]}
+            added["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [term]}
+        config.append({"name": "NodeAffinity", "args": {"addedAffinity": added}})
     score_plugins = (
         "NodeResourcesFit",
         "NodeResourcesBalancedAllocation",
