@@ -476,6 +476,9 @@ class Upstream:
         for ns in NAMESPACES:
             base, resource = PATHS["Pod"].rsplit("/", 1)
             await self.delete(f"{base}/namespaces/{ns}/{resource}")
+        for obj in case.objects:  # also what the listing below may not show
+            if obj["kind"] != "Pod":
+                await self.delete(object_path(obj))
         for _ in range(3):
             left = [o for o in await self.read_back() if identity(o) not in self.baseline]
             if not left:
