@@ -448,8 +448,8 @@ def _spread(g: Gen) -> Case:
 
 def _preemption(g: Gen) -> Case:
     for _ in range(g.rng.randint(2, 5)):
-        g.node(g.pick(("2", "4")), g.pick(("4Gi", "8Gi")), zone=g.pick(("zone-a", "zone-b")))
-    for i in range(g.rng.randint(3, 9)):
+        g.node(g.pick(("2", "2", "4")), g.pick(("4Gi", "8Gi")), zone=g.pick(("zone-a", "zone-b")))
+    for i in range(g.rng.randint(2 * len(g.nodes), 3 * len(g.nodes))):  # the nodes mostly full
         app = g.pick(APPS)
         spec: Obj = {}
         if g.chance(0.8):
