@@ -35,6 +35,7 @@ OPTION_TABLES = {
     "tracing.md": ("trace",),
     "ui.md": ("ui",),
     "ha.md": ("informer", "queue"),
+    "differential.md": ("differential",),
 }
 BENCH_WITHOUT_OPTIONS = {"all"}
 """``ksched bench all`` parses nothing (and runs for minutes): it is checked by name only."""

@@ -36,6 +36,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("ksched.launcher.cli:demo_main", "the `make run` demo: start everything, run a workload"),
     "trace": ("ksched.tracing.cli:main", "print a pod's scheduling timeline across services"),
     "bench": ("ksched.bench.cli:main", "performance benchmarks (figures, not pass/fail)"),
+    "differential": (
+        "ksched.differential.cli:main",
+        "random cases decided by the real kube-scheduler and by `ksched simulate`, compared",
+    ),
 }
 
 

@@ -207,3 +207,52 @@ async def test_a_required_resource_refused_is_an_error_not_an_empty_list(
     with pytest.raises(ListError):
         await r._list()
     assert not r.synced.is_set()
+
+
+async def test_nulls_the_real_api_server_writes_for_empty_lists_decode(
+    kube136_api: ApiClient, kube136: Any
+) -> None:
+    """The real API server writes ``null`` for an empty list without ``omitempty`` (``drivers`` of a
+    CSINode without CSI drivers, every kubelet's node without one; ``topologyKeys`` of a driver): the
+    list and the watch take it as absent (found by ``ksched differential --pipeline``)."""
+    from ksched.api.collections import OBJECTS
+    from ksched.apimachinery.rest import raw_request
+
+    csi_nodes = next(c for c in OBJECTS if c.kind == "CSINode")
+
+    names: dict[str, list[Any]] = {
+        "reflector-null-a": [],
+        "reflector-null-b": [{"name": "csi.example.com", "nodeID": "b"}],
+    }
+
+    async def create(name: str) -> None:
+        body = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": name},
+            "spec": {"drivers": names[name]},
+        }
+        status, answer = await raw_request(kube136_api, "POST", "/apis/storage.k8s.io/v1/csinodes", body)
+        assert status == 201, answer
+
+    seen: dict[str, Any] = {}
+
+    async def on_list(items: list[Any]) -> None:
+        seen.update({o.metadata.name: o for o in items})
+
+    async def on_event(kind: str, obj: Any) -> None:
+        seen[obj.metadata.name] = obj
+
+    await create("reflector-null-a")
+    reflector = Reflector(kube136_api, csi_nodes, on_list, on_event)
+    task = asyncio.create_task(reflector.run())
+    try:
+        await asyncio.wait_for(reflector.synced.wait(), 10)
+        assert seen["reflector-null-a"].spec.drivers == []
+        await create("reflector-null-b")
+        await until(lambda: "reflector-null-b" in seen)
+        assert seen["reflector-null-b"].spec.drivers[0].topology_keys == []
+    finally:
+        task.cancel()
+        for name in names:
+            await raw_request(kube136_api, "DELETE", f"/apis/storage.k8s.io/v1/csinodes/{name}")

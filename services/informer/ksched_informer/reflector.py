@@ -18,6 +18,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.collections import Collection
+from ksched.api.kinds import decode_lenient
 from ksched.service.listing import ListError, get, list_all, selector_query
 
 log = logging.getLogger(__name__)
@@ -221,7 +222,10 @@ class Reflector:
             if status.code == 410:
                 raise Gone()
             raise RuntimeError(f"watch {self.resource.path}: {status.code} {status.reason}: {status.message}")
-        obj = self._object_decoder.decode(event.object)
+        try:
+            obj = self._object_decoder.decode(event.object)
+        except msgspec.ValidationError:  # a null where a list belongs (CSINode drivers …)
+            obj = decode_lenient(event.object, self.resource.struct)
         rv = obj.metadata.resource_version  # type: ignore[attr-defined]
         if rv:
             self.resource_version = rv

@@ -126,3 +126,18 @@ def drop_nulls(value: Any) -> Any:
     if isinstance(value, list):
         return [drop_nulls(v) for v in value]
     return value
+
+
+def decode_lenient(data: bytes, type_: type[Any]) -> Any:
+    """``data`` (JSON from the API server) decoded as ``type_``, ``null`` fields taken as absent.
+
+    The API server writes ``null`` for a list without ``omitempty`` that is empty when stored (protobuf
+    keeps no empty list): a CSINode without drivers has ``"drivers": null``, a driver without topology
+    keys ``"topologyKeys": null``, a ResourceClaim without requests ``"requests": null``, a node image
+    without names ``"names": null``. Go decodes those to the zero value; msgspec refuses ``null`` for a
+    list. The strict decoder stays the fast path: only a document it refuses is decoded again with its
+    nulls dropped (raises ``msgspec.ValidationError`` / ``DecodeError`` if that fails too)."""
+    try:
+        return msgspec.json.decode(data, type=type_)
+    except msgspec.ValidationError:
+        return msgspec.convert(drop_nulls(msgspec.json.decode(data)), type=type_)

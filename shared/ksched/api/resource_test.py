@@ -145,3 +145,19 @@ def test_device_class_and_template_decode() -> None:
     assert isinstance(template, ResourceClaimTemplate)
     exactly = template.spec.spec.devices.requests[0].exactly
     assert exactly is not None and exactly.allocation_mode == "All"
+
+
+def test_nulls_of_empty_lists_decode_as_absent() -> None:
+    """What the real API server writes for lists without ``omitempty`` that are empty."""
+    from ksched.api.core import Node
+    from ksched.api.kinds import decode_lenient
+    from ksched.api.storage import CSINode
+
+    csi = decode_lenient(b'{"metadata":{"name":"n"},"spec":{"drivers":null}}', CSINode)
+    assert csi.spec.drivers == []
+    csi = decode_lenient(b'{"spec":{"drivers":[{"name":"d","nodeID":"n","topologyKeys":null}]}}', CSINode)
+    assert csi.spec.drivers[0].topology_keys == []
+    node = decode_lenient(b'{"status":{"images":[{"names":null,"sizeBytes":5}]}}', Node)
+    assert node.status.images[0].names == [] and node.status.images[0].size_bytes == 5
+    claim = decode_lenient(b'{"metadata":{"name":"c"},"spec":{"devices":{"requests":null}}}', ResourceClaim)
+    assert claim.spec.devices.requests == []

@@ -102,7 +102,11 @@ class NodeInfo:
         self.node = node
         self.name = node.metadata.name
         self.allocatable = Resource.from_list(node.status.allocatable)
-        self.image_sizes = {name: img.size_bytes for img in node.status.images for name in img.names}
+        sizes: dict[str, int] = {}
+        for img in node.status.images:
+            for name in img.names:
+                sizes.setdefault(name, img.size_bytes)  # a name listed twice: the first image's size
+        self.image_sizes = sizes
         self.generation = next_generation()
 
     @property

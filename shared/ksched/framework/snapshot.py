@@ -45,6 +45,10 @@ class Snapshot:
         self._waiting: dict[str, list[PodInfo]] = {}
         #: image name -> number of nodes that have it
         self.image_num_nodes: dict[str, int] = {}
+        #: image name -> its size as upstream's cache keeps it: one state per name, made by the first
+        #: node that reported the name (in the order nodes were added) and kept while any node has it,
+        #: so every node that has the image counts that node's size, not its own
+        self.image_sizes: dict[str, int] = {}
         self._affinity_version = 0
         self._affinity_cache: tuple[int, list[NodeInfo], list[NodeInfo]] | None = None
 
@@ -109,12 +113,14 @@ class Snapshot:
         self._bump()
 
     def _count_images(self, ni: NodeInfo, sign: int) -> None:
-        for image in ni.image_sizes:
+        for image, size in ni.image_sizes.items():
             n = self.image_num_nodes.get(image, 0) + sign
             if n > 0:
                 self.image_num_nodes[image] = n
+                self.image_sizes.setdefault(image, size)
             else:
                 self.image_num_nodes.pop(image, None)
+                self.image_sizes.pop(image, None)
 
     # --- pods ------------------------------------------------------------------------------------
     def add_pod(self, pod: Pod | PodInfo, node_name: str | None = None) -> PodInfo:

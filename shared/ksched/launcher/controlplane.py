@@ -46,6 +46,11 @@ class ControlPlane:
         return self.dir / "admin.kubeconfig"
 
     @property
+    def scheduler_kubeconfig(self) -> Path:
+        """The user ``system:kube-scheduler``: kubeadm's ``scheduler.conf``, nothing more."""
+        return self.dir / "scheduler.kubeconfig"
+
+    @property
     def server(self) -> str:
         return self.env["KUBE136_APISERVER"]
 

@@ -2,7 +2,9 @@
 scaled down by how widely each image has spread (upstream ``imagelocality``).
 
 Names are matched verbatim after ``:latest`` is appended to untagged names; images of init
-containers, containers and image volumes (``volumes[].image.reference``) all count.
+containers, containers and image volumes (``volumes[].image.reference``) all count. An image's size
+is the one upstream's cache keeps for its name: that of the first node that reported it
+(``Snapshot.image_sizes``), on every node that has it.
 """
 
 from __future__ import annotations
@@ -92,12 +94,11 @@ class ImageLocality:
         images = pod_images(pod)
         total = len(snapshot.nodes)
         num_nodes = snapshot.image_num_nodes
-        sizes = node.image_sizes
+        on_node = node.image_sizes
         summed = 0
         for name in images.names:
-            size = sizes.get(name)
-            if size is not None:
-                summed += scaled_image_score(size, num_nodes.get(name, 0), total)
+            if name in on_node:
+                summed += scaled_image_score(snapshot.image_sizes[name], num_nodes.get(name, 0), total)
         return calculate_priority(summed, images.num_containers)
 
     def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Int64Array:
@@ -110,8 +111,8 @@ class ImageLocality:
         summed = np.zeros(len(rows), dtype=np.int64)
         for name, repeats in present.items():
             spread = snapshot.image_num_nodes[name] / total
-            sizes = index.image_sizes(name)[rows].astype(np.float64)
-            summed += (sizes * spread).astype(np.int64) * repeats
+            scaled = int(float(snapshot.image_sizes[name]) * spread)
+            summed += np.where(index.has_image(name)[rows], scaled, 0).astype(np.int64) * repeats
         if images.num_containers == 0:
             return np.array([calculate_priority(int(s), 0) for s in summed], dtype=np.int64)
         max_threshold = MAX_CONTAINER_THRESHOLD * images.num_containers

@@ -189,3 +189,21 @@ def test_batch_score_agrees_with_per_node(
     assert pl.score_batch(state, pi, snapshot, rows).tolist() == [
         pl.score(state, pi, snapshot.nodes[r]) for r in rows
     ]
+
+
+def test_an_image_counts_the_size_of_the_first_node_that_reported_it() -> None:
+    """Upstream's cache keeps one state per image name, made by the first node added with it: a node
+    reporting another size for that name scores the first one's (found by ``ksched differential``)."""
+    big, small = 860 * MB, 123 * MB
+    snapshot = make_snapshot([node("a", [(["nginx:1.27"], big)]), node("b", [(["nginx:1.27"], small)])])
+    assert snapshot.image_sizes == {"nginx:1.27": big}
+    pl = ImageLocality(FakeHandle(snapshot))
+    pi = PodInfo(pod_with(["nginx:1.27"], (), ()))
+    state = CycleState()
+    scores = [pl.score(state, pi, ni) for ni in snapshot.nodes]
+    assert scores[0] == scores[1] == calculate_priority(big, 1)
+    assert pl.score_batch(state, pi, snapshot, np.arange(2, dtype=np.intp)).tolist() == scores
+    snapshot.remove_node("a")  # b still has it: the state and its size stay
+    assert snapshot.image_sizes == {"nginx:1.27": big}
+    snapshot.remove_node("b")
+    assert snapshot.image_sizes == {}

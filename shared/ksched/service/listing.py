@@ -12,6 +12,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.collections import Collection
+from ksched.api.kinds import decode_lenient
 from ksched.api.meta import ListMeta
 
 T = TypeVar("T")
@@ -79,7 +80,10 @@ async def list_all(
             continue
         if status != 200:
             raise ListError(collection, status, body)
-        page = decoder.decode(body)
+        try:
+            page = decoder.decode(body)
+        except msgspec.ValidationError:  # a null where a list belongs: see decode_lenient
+            page = decode_lenient(body, _List[item_type])  # type: ignore[valid-type]
         items.extend(page.items or [])
         cont = page.metadata.continue_
         if not cont:

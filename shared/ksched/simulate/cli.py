@@ -228,6 +228,18 @@ def _pods(paths: Sequence[str]) -> list[K8s]:
     return pods
 
 
+def decide(
+    objects: list[K8s],
+    config: KubeSchedulerConfiguration,
+    seed: int | None,
+    gates: FeatureGates | None = None,
+) -> list[PodOutcome]:
+    """What ``ksched simulate --cluster FILE --config CONFIG --seed SEED`` decides for the objects of
+    FILE under CONFIG (``ksched differential`` replays its cases with it); :class:`Refused` names an
+    object or a configuration the run cannot take."""
+    return _simulate(objects, "cluster", None, config, seed, gates or FeatureGates())
+
+
 def _simulate(
     objects: list[K8s],
     source: str,

@@ -1,8 +1,8 @@
 """Per-snapshot columns derived from node objects, for batch filters and scores.
 
 Label values are stored as integer codes per key, taints as a class id per row (nodes with
-the same taints share a class, so a pod's tolerations are checked once per class), and image
-sizes per image name. Columns are built lazily and dropped when any node object changes. The
+the same taints share a class, so a pod's tolerations are checked once per class), and which
+nodes have an image, per image name. Columns are built lazily and dropped when any node object changes. The
 check costs nothing while only pods change: the node objects are compared (one C-level list
 comparison) only when the snapshot's ``nodes_version`` moved, i.e. a node was added, replaced or
 removed, not on every snapshot generation.
@@ -53,7 +53,7 @@ class NodeIndex:
         self._labels: dict[str, tuple[Int32Array, dict[str, int]]] = {}
         self._ints: dict[str, tuple[Int64Array, BoolArray]] = {}
         self._taints: TaintClasses | None = None
-        self._images: dict[str, Int64Array] = {}
+        self._images: dict[str, BoolArray] = {}
 
     def refresh(self, snap: Snapshot) -> NodeIndex:
         """Drop the columns if a node object or the row order of ``snap`` changed since the last call."""
@@ -127,13 +127,13 @@ class NodeIndex:
         return self._taints
 
     # --- images ----------------------------------------------------------------------------------
-    def image_sizes(self, image: str) -> Int64Array:
-        """Per row, the size the node reports for ``image`` (0 when it does not have it)."""
+    def has_image(self, image: str) -> BoolArray:
+        """Per row, whether the node reports ``image``."""
         col = self._images.get(image)
         if col is None:
             col = np.fromiter(
-                (ni.image_sizes.get(image, 0) for ni in self._node_list),
-                dtype=np.int64,
+                (image in ni.image_sizes for ni in self._node_list),
+                dtype=np.bool_,
                 count=len(self._nodes),
             )
             self._images[image] = col

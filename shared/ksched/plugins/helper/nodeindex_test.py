@@ -5,8 +5,6 @@ from __future__ import annotations
 import gc
 import weakref
 
-import numpy as np
-
 from ksched.framework.testing import make_node, make_pod, make_snapshot
 from ksched.plugins.helper.nodeindex import node_index
 
@@ -84,9 +82,9 @@ def test_taint_classes_share_identical_taint_lists() -> None:
     assert len(classes.taints) == 2 and classes.taints[0] == ()
 
 
-def test_image_sizes_column() -> None:
+def test_image_presence_column() -> None:
     snapshot = make_snapshot([make_node("a", images=[(["img:1"], 5)]), make_node("b")])
-    assert np.array_equal(node_index(snapshot).image_sizes("img:1"), np.array([5, 0]))
+    assert node_index(snapshot).has_image("img:1").tolist() == [True, False]
 
 
 def test_index_does_not_keep_its_snapshot_alive() -> None:

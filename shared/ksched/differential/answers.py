@@ -1,0 +1,145 @@
+"""The real scheduler's answer for one pod, read from its log: the first scheduling attempt of the pod
+(what ``ksched simulate``, which tries each pod once, decides too).
+
+The answer has the shape of the goldens of ``../shared/fidelity-public`` (``NNN.expected.json``):
+``pod``, ``node`` (None when not placed), ``feasible`` (sorted), ``scores`` {node: {plugin: weighted
+score}}, ``totals``, ``top_nodes``, ``message`` (the FailedScheduling text), ``scoring_skipped``,
+and for a pod that was not placed ``nominated`` and ``victims``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ksched.differential.klog import Entry
+
+ATTEMPT = "Attempting to schedule pod"
+SCORED = "Plugin scored node for pod"
+TOTAL = "Calculated node's final score for pod"
+BOUND = "Successfully bound pod to node"
+NO_FIT = "Unable to schedule pod; no fit; waiting"
+NO_NODES = "Unable to schedule pod; no nodes are registered to the cluster; waiting"
+GROUP_WAIT = "Unable to schedule pod belonging to a pod group; waiting"
+FAILED_ENDS = (NO_FIT, NO_NODES, GROUP_WAIT)
+ERROR_ENDS = ("Error scheduling pod; retrying", "Failed to bind pod")
+NOMINATION = "Updating pod condition and nominated node name"
+PREEMPTION_START = "Start the preemption asynchronously"
+PREEMPTED = "Preemptor Pod preempted victim Pod"
+ALREADY_DELETING = "Victim Pod is already being deleted, skipping the API call for it"
+PREEMPTION_DONE = "Async Preemption finished completely"
+
+
+@dataclass
+class Attempt:
+    """What the log says about a pod's first attempt so far."""
+
+    pod: str
+    started: bool = False
+    ended: bool = False
+    node: str | None = None
+    feasible_count: int | None = None
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=dict)
+    message: str | None = None
+    error: str | None = None
+    nomination_seen: bool = False
+    nominated: str | None = None
+    preemption_started: bool = False
+    preemption_done: bool = False
+    victims: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Nothing more to wait for: ended, and when not placed, the nomination is recorded and an
+        asynchronous preemption has deleted its victims."""
+        if not self.ended:
+            return False
+        if self.node is not None or self.error is not None:
+            return True
+        return self.nomination_seen and (self.preemption_done or not self.preemption_started)
+
+
+def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
+    """The first attempt of ``pod`` (``ns/name``) in ``entries``, as far as they go."""
+    out = Attempt(pod)
+    for e in entries:
+        values = e.values
+        if e.msg in (PREEMPTION_START, PREEMPTED, ALREADY_DELETING, PREEMPTION_DONE):
+            if values.get("preemptor") == pod and out.started:
+                _preemption(out, e)
+            continue
+        if values.get("pod") != pod:
+            continue
+        if e.msg == ATTEMPT:
+            if out.started:
+                break  # a later attempt: only the first one counts
+            out.started = True
+        elif not out.started:
+            continue
+        elif out.ended:
+            if e.msg == NOMINATION and not out.nomination_seen:
+                out.nomination_seen = True
+                out.nominated = values.get("nominatedNodeName") or None
+        elif e.msg == SCORED:
+            out.scores.setdefault(values["node"], {})[values["plugin"]] = int(values["score"])
+        elif e.msg == TOTAL:
+            out.totals[values["node"]] = int(values["score"])
+        elif e.msg == BOUND:
+            out.ended = True
+            out.node = values.get("node")
+            count = values.get("feasibleNodes")
+            out.feasible_count = int(count) if count and count.isdigit() else None
+        elif e.msg in FAILED_ENDS:
+            out.ended = True
+            out.message = values.get("err")
+        elif e.msg in ERROR_ENDS:
+            out.ended = True
+            out.error = values.get("err") or e.msg
+    return out
+
+
+def _preemption(out: Attempt, e: Entry) -> None:
+    if e.msg == PREEMPTION_START:
+        out.preemption_started = True
+    elif e.msg == PREEMPTION_DONE:
+        out.preemption_done = True
+    else:
+        victim = e.values.get("victim")
+        if victim and victim not in out.victims:
+            out.victims.append(victim)
+
+
+def answer(attempt: Attempt) -> dict[str, Any]:
+    """The golden of one pod from its attempt (see the module's docstring). ``feasible`` is None
+    when the log does not tell (a placement without scores on more than one feasible node)."""
+    node = attempt.node
+    feasible: list[str] | None
+    skipped = False
+    if node is None:
+        feasible, totals = [], {}
+    elif attempt.totals:
+        feasible, totals = sorted(attempt.totals), attempt.totals
+    elif attempt.feasible_count in (1, None):
+        feasible, totals, skipped = [node], {}, True
+    else:
+        feasible, totals = None, {}
+    best = max(totals.values(), default=None)
+    top = sorted(n for n, t in totals.items() if t == best) if totals else ([node] if node else [])
+    out: dict[str, Any] = {
+        "pod": attempt.pod,
+        "node": node,
+        "feasible": feasible,
+        "scores": attempt.scores if totals else {},
+        "totals": totals,
+        "top_nodes": top,
+        "message": attempt.message,
+        "scoring_skipped": skipped,
+    }
+    if node is None and attempt.error is None:
+        out["nominated"] = attempt.nominated
+        out["victims"] = sorted(attempt.victims)
+    if attempt.error is not None:
+        out["error"] = attempt.error
+    return out

@@ -1,0 +1,125 @@
+"""Comparing ``ksched simulate``'s entry for a pod with the real scheduler's answer: the rules of
+``../shared/fidelity-public/compare.py``, and the whole FailedScheduling text too.
+
+Checks (a case agrees when all hold for each of its pods):
+
+* ``a``: placed or not, on both sides;
+* ``b``: the feasible set (upstream: the nodes it scored, or the one node it placed the pod on
+  without scoring; ksched: the keys of its totals, else the node it chose);
+* ``c``: every plugin's weighted score on every feasible node (a plugin one side does not report
+  counts as 0: upstream does not log a plugin whose PreScore skipped); not when upstream skipped
+  scoring;
+* ``d``: every node's total (same rule);
+* ``e``: the chosen node is among upstream's top-total nodes (upstream breaks ties at random, so
+  the node itself is not compared);
+* ``f-pre``: the FailedScheduling text before its first ``". "``; ``f-full``: the whole text;
+* ``p``: for a pod upstream did not place, the nominated node and the victims (sorted ``ns/name``);
+* ``q``: for a pod with ResourceClaims, the node and devices (``driver/pool/device``) of each claim's
+  allocation once placed, ``{}`` when not placed; not when the two sides placed the pod on different
+  nodes of equal totals (upstream's draw).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CHECKS = ("a", "b", "c", "d", "e", "f-pre", "f-full", "p", "q")
+
+
+def filter_part(message: str | None) -> str | None:
+    """``0/5 nodes are available: 5 Insufficient cpu. preemption: ...`` -> ``0/5 nodes are
+    available: 5 Insufficient cpu``."""
+    if not message:
+        return None
+    return message.split(". ", 1)[0].rstrip(". ").strip()
+
+
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
+
+
+def compare(golden: dict[str, Any], ours: dict[str, Any] | None) -> tuple[dict[str, bool], list[str]]:
+    """({check: held}, what differs, one line each) for one pod; ``ours`` None: ksched has no entry."""
+    if ours is None:
+        return dict.fromkeys(CHECKS, False), [f"ksched simulate has no entry for {golden['pod']}"]
+    res: dict[str, bool] = {}
+    diffs: list[str] = []
+    gnode, knode = golden.get("node"), ours.get("node") or None
+    res["a"] = (gnode is None) == (knode is None)
+    if not res["a"]:
+        diffs.append(f"(a) placed: upstream {gnode!r}, ksched {knode!r}")
+    ktot, ksc = _dict(ours.get("totals")), _dict(ours.get("scores"))
+    feasible = golden.get("feasible")
+    if feasible is None:  # the log does not tell
+        res["b"] = res["c"] = res["d"] = res["e"] = True
+    else:
+        kfeas = sorted(ktot) if ktot else (sorted(ksc) if ksc else ([knode] if knode else []))
+        res["b"] = kfeas == sorted(feasible)
+        if not res["b"]:
+            miss, extra = sorted(set(feasible) - set(kfeas)), sorted(set(kfeas) - set(feasible))
+            diffs.append(f"(b) feasible: missing {miss} extra {extra}")
+        res["c"] = res["d"] = True
+        if not golden.get("scoring_skipped") and golden.get("totals"):
+            for node, gps in sorted(_dict(golden.get("scores")).items()):
+                kps = _dict(ksc.get(node))
+                for plugin in sorted(set(gps) | set(kps)):
+                    if (gps.get(plugin) or 0) != (kps.get(plugin) or 0):
+                        res["c"] = False
+                        diffs.append(
+                            f"(c) {node} {plugin}: upstream {gps.get(plugin)}, ksched {kps.get(plugin)}"
+                        )
+            for node, total in sorted(golden["totals"].items()):
+                if ktot.get(node) != total:
+                    res["d"] = False
+                    diffs.append(f"(d) {node} total: upstream {total}, ksched {ktot.get(node)}")
+        if gnode is None:
+            res["e"] = knode is None
+        else:
+            res["e"] = knode in golden.get("top_nodes", [])
+            if not res["e"]:
+                diffs.append(
+                    f"(e) chosen {knode!r} not among upstream's top nodes {golden.get('top_nodes')} "
+                    f"(upstream chose {gnode!r})"
+                )
+    gm, km = golden.get("message") or None, ours.get("message") or None
+    res["f-pre"] = filter_part(gm) == filter_part(km)
+    res["f-full"] = gm == km
+    if not res["f-full"]:
+        diffs.append(f"(f) message:\n      upstream: {gm}\n      ksched:   {km}")
+    res["p"] = True
+    if "nominated" in golden:
+        if "nominated" not in ours:
+            res["p"] = False
+            diffs.append(f"(p) ksched reports no nomination (upstream {golden['nominated']!r})")
+        elif (ours.get("nominated") or None) != golden["nominated"]:
+            res["p"] = False
+            diffs.append(f"(p) nominated: upstream {golden['nominated']!r}, ksched {ours.get('nominated')!r}")
+        victims = ours.get("victims")
+        if sorted(victims or []) != sorted(golden.get("victims") or []):
+            res["p"] = False
+            diffs.append(f"(p) victims: upstream {golden.get('victims')}, ksched {victims}")
+    res["q"] = True
+    if "claims" in golden and (knode == gnode or gnode is None):
+        res["q"] = _claims(ours.get("claims")) == golden["claims"]
+        if not res["q"]:
+            diffs.append(f"(q) claims: upstream {golden['claims']}, ksched {_claims(ours.get('claims'))}")
+    return res, diffs
+
+
+def _claims(claims: Any) -> dict[str, Any]:
+    """ksched's ``claims`` as the golden has them: only allocated ones, devices as sorted strings."""
+
+    def device(d: Any) -> str:
+        if isinstance(d, dict):
+            return f"{d.get('driver')}/{d.get('pool')}/{d.get('device')}"
+        return str(d)
+
+    return {
+        name: {"node": c.get("node"), "devices": sorted(device(d) for d in c.get("devices") or [])}
+        for name, c in _dict(claims).items()
+        if isinstance(c, dict) and (c.get("devices") or c.get("node"))
+    }
+
+
+def agrees(checks: dict[str, bool]) -> bool:
+    return all(checks.get(c, True) for c in CHECKS)

@@ -1,0 +1,90 @@
+"""A differential case: the objects of a small cluster, the pods to schedule in order, and the profile
+they are scheduled with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+"""A Kubernetes object as plain data (what the API server accepts and returns as JSON)."""
+
+DEFAULT_SCHEDULER = "default-scheduler"
+
+NAMESPACES: dict[str, dict[str, str]] = {
+    "default": {},
+    "team-a": {"team": "a", "env": "prod"},
+    "team-b": {"team": "b", "env": "dev"},
+}
+"""The namespaces every case may use (created once per batch, never deleted), with their labels."""
+
+PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
+    "low": (100, "PreemptLowerPriority"),
+    "mid": (1000, "PreemptLowerPriority"),
+    "high": (100000, "PreemptLowerPriority"),
+    "high-never": (100000, "Never"),
+}
+"""The PriorityClasses every case may name (value, preemptionPolicy), created once per batch."""
+
+RUNTIME_CLASS = "with-overhead"
+RUNTIME_CLASS_OBJECT: Obj = {
+    "apiVersion": "node.k8s.io/v1",
+    "kind": "RuntimeClass",
+    "metadata": {"name": RUNTIME_CLASS},
+    "handler": "runc",
+    "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+}
+"""A RuntimeClass with a pod overhead (created once per batch): admission copies it into the pods that
+name it, where the scheduler counts it."""
+
+
+@dataclass
+class Case:
+    """One generated case: ``objects`` are created in order (nodes, bound pods with ``nodeName``,
+    what plugins read), then each of ``pending`` in turn, once the previous one is decided."""
+
+    category: str
+    seed: int
+    index: int
+    objects: list[Obj] = field(default_factory=list)
+    pending: list[Obj] = field(default_factory=list)
+    profile: Obj | None = None
+    """A non-default profile (category ``configs``): its ``schedulerName`` is the pending pods'."""
+    preplaced: list[Obj] = field(default_factory=list)
+    """Pods the real scheduler places before the pending ones (not compared): what a bound pod cannot
+    be made of by hand, such as the ResourceClaims its placement allocated (category ``dra``)."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.category}-s{self.seed}-{self.index}"
+
+    @property
+    def scheduler_name(self) -> str:
+        return str(self.profile["schedulerName"]) if self.profile else DEFAULT_SCHEDULER
+
+
+def key(obj: Obj) -> str:
+    """``ns/name`` of a namespaced object, ``name`` of a cluster-scoped one."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta['name']}" if ns else str(meta["name"])
+
+
+def identity(obj: Obj) -> tuple[str, str]:
+    """(kind, key): what tells two objects of a cluster apart."""
+    return str(obj.get("kind")), key(obj)
+
+
+def config_document(profiles: list[Obj], kubeconfig: str | None = None) -> Obj:
+    """A KubeSchedulerConfiguration with ``profiles`` (the default profile when empty), as the real
+    scheduler of a batch runs it (``kubeconfig``) and as ``ksched simulate`` reads it."""
+    connection: Obj = {"qps": 5000, "burst": 5000}
+    if kubeconfig:
+        connection = {"kubeconfig": kubeconfig, **connection}
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": connection,
+        "leaderElection": {"leaderElect": False},
+        "profiles": profiles or [{"schedulerName": DEFAULT_SCHEDULER}],
+    }

@@ -1,0 +1,196 @@
+"""``ksched differential --pipeline``: the same cases on a second cluster, where ksched's whole pipeline
+schedules (``ksched kube-scheduler``, the drop-in: an embedded nats-server, informer, queue, scheduler
+and binder) instead of kube-scheduler.
+
+The pipeline's decisions are read from the API server, as any client sees them: the pod's
+``nodeName``, or its ``PodScheduled`` condition (the FailedScheduling text) and ``nominatedNodeName``,
+and the victims being deleted. Its informers are known to be in step with a case when a probe pod,
+created after the case's objects and pinned to its last node, is placed there, or is refused with
+``0/N nodes`` for the case's N nodes: the pod watch delivers in order, so the informer has every
+earlier pod event then, and the node watch every node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from ksched.differential.generate import HOSTNAME
+from ksched.differential.model import Case, Obj, key
+from ksched.differential.upstream import (
+    DECISION_TIMEOUT,
+    START_TIMEOUT,
+    SYNC_TIMEOUT,
+    Upstream,
+    UpstreamError,
+    object_path,
+)
+
+_NODES = re.compile(r"^0/(\d+) nodes are available")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Pipeline(Upstream):
+    """A cluster without kube-scheduler, scheduled by ``ksched kube-scheduler`` under the batch's
+    configuration (as ``system:masters``: the drop-in's own RBAC is another test's subject)."""
+
+    def __init__(self, kube: Path, workdir: Path, profiles: Any = (), say: Any = print) -> None:
+        super().__init__(kube, workdir, profiles, say)
+        self.plane.parts = ("controller-manager",)
+        self.process: asyncio.subprocess.Process | None = None
+        self.port = 0
+
+    @property
+    def scheduler_kubeconfig(self) -> Path:
+        return self.plane.admin_kubeconfig
+
+    async def _launch(self, config: Path) -> None:
+        self.port = free_port()
+        kubeconfig = self.plane.admin_kubeconfig
+        with (self.workdir / "ksched.log").open("ab") as out:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "ksched.cli",
+                "kube-scheduler",
+                f"--config={config}",
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={self.port}",
+                f"--workdir={self.workdir / 'pipeline'}",
+                stdout=out,
+                stderr=out,
+                stdin=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+            )
+
+    async def _scheduler_ready(self) -> None:
+        """Until the drop-in's /readyz answers 200 (every service of the pipeline ready)."""
+        deadline = time.monotonic() + START_TIMEOUT
+        url = f"https://127.0.0.1:{self.port}/readyz"
+        async with aiohttp.ClientSession() as http:
+            while time.monotonic() < deadline:
+                if self.process is not None and self.process.returncode is not None:
+                    raise UpstreamError(
+                        f"ksched kube-scheduler exited {self.process.returncode}: see {self.workdir}"
+                    )
+                with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                    async with http.get(url, ssl=False, timeout=aiohttp.ClientTimeout(total=2)) as r:
+                        if r.status == 200:
+                            return
+                await asyncio.sleep(0.5)
+        raise UpstreamError(f"ksched kube-scheduler not ready in {START_TIMEOUT:.0f} s: see {self.workdir}")
+
+    async def stop(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.process.wait(), 30)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
+        await super().stop()
+
+    # --- what the API server tells --------------------------------------------------------------------
+    async def _synced(self, case: Case, expect: list[tuple[str, str, str]]) -> None:
+        nodes = [o for o in case.objects if o["kind"] == "Node"]
+        if not nodes:
+            await asyncio.sleep(0.5)
+            return
+        last = nodes[-1]["metadata"]["name"]
+        probe: Obj = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"probe-{case.seed}-{case.index}", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c", "image": "probe"}],
+                "tolerations": [{"operator": "Exists"}],
+                "nodeSelector": {HOSTNAME: last},
+            },
+        }
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        while time.monotonic() < deadline:
+            await self.create(probe)
+            seen = await self._observe(probe)
+            await self.delete(object_path(probe))
+            await self._gone(probe)
+            counted = _NODES.match(seen.get("message") or "")
+            if seen["node"] == last or (counted and int(counted.group(1)) == len(nodes)):
+                return
+            await asyncio.sleep(0.2)
+        raise UpstreamError(f"ksched's informer did not catch up with case {case.name}")
+
+    async def _gone(self, pod: Obj) -> None:
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        while time.monotonic() < deadline:
+            status, _ = await self.request("GET", object_path(pod))
+            if status == 404:
+                return
+            await asyncio.sleep(0.05)
+
+    async def _observe(self, pod: Obj) -> dict[str, Any]:
+        """``pod`` once placed, or refused (its PodScheduled condition), as read from the API server."""
+        deadline = time.monotonic() + DECISION_TIMEOUT
+        while time.monotonic() < deadline:
+            status, body = await self.request("GET", object_path(pod))
+            if status == 200 and isinstance(body, dict):
+                if body["spec"].get("nodeName"):
+                    return {"pod": key(pod), "node": body["spec"]["nodeName"]}
+                for cond in (body.get("status") or {}).get("conditions") or []:
+                    if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                        await asyncio.sleep(0.3)  # the nomination may come in a write of its own
+                        status, body = await self.request("GET", object_path(pod))
+                        st = (body or {}).get("status") or {}
+                        for c in st.get("conditions") or []:
+                            if c.get("type") == "PodScheduled":
+                                cond = c
+                        return {
+                            "pod": key(pod),
+                            "node": None,
+                            "message": cond.get("message"),
+                            "nominated": st.get("nominatedNodeName") or None,
+                        }
+            await asyncio.sleep(0.05)
+        raise UpstreamError(f"ksched: no decision for pod {key(pod)} in {DECISION_TIMEOUT:.0f} s")
+
+    async def _attempt(self, pod: Obj) -> dict[str, Any]:
+        out = await self._observe(pod)
+        if out["node"] is None:
+            out["victims"] = await self._victims(pod) if out.get("nominated") else []
+        return out
+
+    async def _victims(self, pod: Obj) -> list[str]:
+        """The pods being deleted once that set has not changed for a second."""
+        last: list[str] = []
+        since = time.monotonic()
+        deadline = since + SYNC_TIMEOUT
+        while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
+            status, body = await self.request("GET", "/api/v1/pods")
+            items = (body or {}).get("items") or [] if status == 200 else []
+            now = sorted(key(p) for p in items if p["metadata"].get("deletionTimestamp"))
+            if now != last:
+                last, since = now, time.monotonic()
+            await asyncio.sleep(0.1)
+        return last
+
+    async def _remove_pending(self, pod: Obj) -> None:
+        await self.delete(object_path(pod))  # the next pod's events come after this deletion's
+
+    async def _seen_gone(self, case: Case) -> None:
+        """Nothing to wait for: the next case's probe pod comes after every deletion."""

@@ -1,0 +1,373 @@
+"""A batch of cases: each played on the real scheduler, replayed through ``ksched simulate`` and
+compared; a disagreement shrunk (objects taken away while it persists) and written as a regression
+case."""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ksched.config import ConfigError, parse_config
+from ksched.differential.compare import CHECKS, agrees, compare
+from ksched.differential.model import Case, Obj, config_document, key
+from ksched.differential.replay import replay
+from ksched.differential.store import read_cases, write_case
+from ksched.differential.upstream import Played, Upstream, UpstreamError
+
+
+@dataclass
+class PodResult:
+    golden: dict[str, Any]
+    ours: dict[str, Any] | None
+    checks: dict[str, bool]
+    diffs: list[str]
+
+    @property
+    def agrees(self) -> bool:
+        return agrees(self.checks)
+
+
+@dataclass
+class Result:
+    """One case's outcome: its pods compared, or the error that kept it from being compared."""
+
+    case: Case
+    played: Played | None = None
+    pods: list[PodResult] = field(default_factory=list)
+    error: str | None = None
+    stored: Path | None = None
+
+    @property
+    def disagrees(self) -> bool:
+        return self.error is None and any(not p.agrees for p in self.pods)
+
+    @property
+    def failed(self) -> set[str]:
+        """The checks some pod failed, as ``pod:check``."""
+        return {f"{p.golden['pod']}:{c}" for p in self.pods for c in CHECKS if not p.checks.get(c, True)}
+
+    def diff_lines(self) -> list[str]:
+        return [f"{p.golden['pod']}: {d}" for p in self.pods if not p.agrees for d in p.diffs]
+
+
+def judge(case: Case, played: Played) -> Result:
+    """Replay ``played`` through ``ksched simulate`` and compare pod by pod."""
+    result = Result(case, played)
+    try:
+        ours: dict[str, dict[str, Any]] | None = replay(played.objects, case.profile, played.answers)
+        crash = None
+    except Exception as exc:  # a crash of ksched is a disagreement, named
+        ours, crash = None, f"ksched simulate failed: {type(exc).__name__}: {exc}"
+    for golden in played.answers:
+        if "error" in golden:
+            result.error = f"upstream: {golden['pod']}: {golden['error']}"
+            return result
+        if crash is not None:
+            result.pods.append(PodResult(golden, None, dict.fromkeys(CHECKS, False), [crash]))
+            continue
+        entry = (ours or {}).get(golden["pod"])
+        checks, diffs = compare(golden, entry)
+        result.pods.append(PodResult(golden, entry, checks, diffs))
+    return result
+
+
+async def play_and_judge(upstream: Upstream, case: Case) -> Result:
+    try:
+        played = await upstream.play(case)
+    except UpstreamError as exc:
+        return Result(case, error=str(exc))
+    return judge(case, played)
+
+
+def _outcome(golden: dict[str, Any]) -> str:
+    """``->node``, ``~>node`` (nominated), or ``-`` (unschedulable)."""
+    if golden.get("node"):
+        return f"->{golden['node']}"
+    if golden.get("nominated"):
+        return f"~>{golden['nominated']}"
+    return " -"
+
+
+# --- shrinking ------------------------------------------------------------------------------------------
+def _without(case: Case, drop: Obj) -> Case:
+    """``case`` without ``drop`` (a node takes its bound pods along)."""
+    out = copy.deepcopy(case)
+    ident = (drop["kind"], key(drop))
+    gone = {ident}
+    if drop["kind"] == "Node":
+        name = drop["metadata"]["name"]
+        gone |= {
+            ("Pod", key(o)) for o in case.objects if o["kind"] == "Pod" and o["spec"].get("nodeName") == name
+        }
+    out.objects = [o for o in out.objects if (o["kind"], key(o)) not in gone]
+    out.preplaced = [o for o in out.preplaced if (o["kind"], key(o)) not in gone]
+    out.pending = [o for o in out.pending if (o["kind"], key(o)) not in gone]
+    return out
+
+
+def _candidates(case: Case, keep_pod: str) -> list[Obj]:
+    """What to try taking away, biggest first: other pending pods, nodes, then single objects."""
+    pending = [p for p in case.pending if key(p) != keep_pod]
+    nodes = [o for o in case.objects if o["kind"] == "Node"]
+    rest = [o for o in case.objects if o["kind"] != "Node"]
+    return [*pending, *nodes, *case.preplaced, *rest]
+
+
+async def shrink(upstream: Upstream, result: Result, budget: int, say: Callable[[str], None]) -> Result:
+    """Take objects away from a disagreeing case while the same checks still fail on the same pod
+    (at most ``budget`` plays of the real scheduler); the smallest case found."""
+    target = result.failed
+    pods = {f.split(":", 1)[0] for f in target}
+    keep_pod = sorted(pods)[0]
+    best = result
+    plays = 0
+    progress = True
+    while progress and plays < budget:
+        progress = False
+        for drop in _candidates(best.case, keep_pod):
+            if plays >= budget:
+                break
+            smaller = _without(best.case, drop)
+            if not smaller.pending:
+                continue
+            plays += 1
+            tried = await play_and_judge(upstream, smaller)
+            if tried.disagrees and tried.failed & target:
+                say(f"    shrink: without {drop['kind']} {key(drop)}: still disagrees")
+                best = tried
+                progress = True
+                break
+    return best
+
+
+# --- the batch ------------------------------------------------------------------------------------------
+OUTCOMES = ("placed", "nominated", "unschedulable")
+
+
+@dataclass
+class Summary:
+    cases: int = 0
+    disagreements: int = 0
+    errors: int = 0
+    by_category: dict[str, dict[str, int]] = field(default_factory=dict)
+    disagreeing: list[str] = field(default_factory=list)
+    stored: list[str] = field(default_factory=list)
+    error_cases: list[str] = field(default_factory=list)
+    outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    pipeline: dict[str, Any] = field(
+        default_factory=lambda: {
+            "cases": 0,
+            "disagreements": 0,
+            "errors": 0,
+            "pods_not_compared": 0,
+            "by_category": {},
+            "disagreeing": [],
+        }
+    )
+    """``--pipeline``: the same cases scheduled by ksched's whole pipeline on the real API server."""
+    """How upstream decided the pods compared: placed, nominated (preemption) or unschedulable."""
+
+    def add(self, result: Result) -> None:
+        cat = self.by_category.setdefault(result.case.category, {"cases": 0, "disagreements": 0})
+        if result.error is not None:
+            self.errors += 1
+            self.error_cases.append(f"{result.case.name}: {result.error}")
+            return
+        self.cases += 1
+        cat["cases"] += 1
+        for pod in result.pods:
+            golden = pod.golden
+            kind = (
+                "placed"
+                if golden.get("node")
+                else "nominated"
+                if golden.get("nominated")
+                else "unschedulable"
+            )
+            self.outcomes[kind] += 1
+        if result.disagrees:
+            self.disagreements += 1
+            cat["disagreements"] += 1
+            self.disagreeing.append(result.case.name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "disagreements": self.disagreements,
+            "by_category": self.by_category,
+            "errors": self.errors,
+            "disagreeing": self.disagreeing,
+            "stored": self.stored,
+            "error_cases": self.error_cases,
+            "pods": self.outcomes,
+            **({"pipeline": self.pipeline} if self.pipeline["cases"] or self.pipeline["errors"] else {}),
+        }
+
+
+PIPELINE_CHECKS = ("a", "e", "f-pre", "f-full", "p")
+"""What the API server shows of a decision: placed or not, where, the FailedScheduling text (the pod's
+PodScheduled condition), the nomination and the victims (no feasible set, no scores)."""
+
+
+def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> tuple[list[str], int]:
+    """(what differs, pods not compared) between the real scheduler's answers and what ksched's
+    pipeline did with the same pods; once the pipeline put a pod elsewhere than upstream (a tie), the
+    later pods meet another cluster and are not compared."""
+    diffs: list[str] = []
+    for i, (want, got) in enumerate(zip(golden, seen, strict=False)):
+        checks, lines = compare(want, got)
+        for check in PIPELINE_CHECKS:
+            if not checks[check]:
+                diffs += [
+                    f"{want['pod']}: {line}"
+                    for line in lines
+                    if line.startswith(f"({check[0]})") and f"{want['pod']}: {line}" not in diffs
+                ]
+        if got.get("node") != want.get("node") or got.get("nominated") != want.get("nominated"):
+            return diffs, len(golden) - i - 1
+    return diffs, 0
+
+
+def _state(objects: list[Obj]) -> dict[str, Any]:
+    """What controllers and the scheduler made of a case's objects: claims and volumes bound, PDB
+    counts, devices allocated, placed pods."""
+    out: dict[str, Any] = {}
+    for o in objects:
+        kind, spec, status = o["kind"], o.get("spec") or {}, o.get("status") or {}
+        name = f"{kind} {key(o)}"
+        if kind == "PersistentVolumeClaim":
+            out[name] = (spec.get("volumeName"), status.get("phase"))
+        elif kind == "PersistentVolume":
+            ref = spec.get("claimRef") or {}
+            out[name] = (ref.get("namespace"), ref.get("name"), status.get("phase"))
+        elif kind == "PodDisruptionBudget":
+            out[name] = tuple(status.get(f) for f in ("disruptionsAllowed", "currentHealthy", "expectedPods"))
+        elif kind == "ResourceClaim":
+            results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+            out[name] = sorted(f"{r.get('pool')}/{r.get('device')}" for r in results)
+        elif kind == "Pod" and spec.get("nodeName"):
+            out[name] = spec["nodeName"]
+    return out
+
+
+def state_differences(ours: list[Obj], theirs: list[Obj]) -> list[str]:
+    """Where the two clusters' objects of one case differ (see :func:`_state`)."""
+    a, b = _state(ours), _state(theirs)
+    return [f"{k}: {a.get(k)} vs {b.get(k)}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+
+
+async def _pipeline(
+    pipeline: Upstream, case: Case, played: Played, summary: Summary, say: Callable[[str], None]
+) -> None:
+    stats = summary.pipeline
+    cat = stats["by_category"].setdefault(case.category, {"cases": 0, "disagreements": 0})
+    try:
+        there = await pipeline.play(case)
+    except UpstreamError as exc:
+        stats["errors"] += 1
+        say(f"    pipeline: not compared: {exc}")
+        return
+    differ = state_differences(played.objects, there.objects)
+    if differ:  # the controllers of the two clusters did not do the same: nothing to compare
+        stats["errors"] += 1
+        say(f"    pipeline: not compared: the two clusters differ: {'; '.join(differ[:3])}")
+        return
+    seen = there.answers
+    diffs, skipped = judge_pipeline(played.answers, seen)
+    stats["cases"] += 1
+    cat["cases"] += 1
+    stats["pods_not_compared"] += skipped
+    placed = ", ".join(f"{a['pod']}{_outcome(a)}" for a in seen)
+    say(f"    pipeline: {'DISAGREES' if diffs else 'agrees'} ({placed})")
+    if diffs:
+        stats["disagreements"] += 1
+        cat["disagreements"] += 1
+        stats["disagreeing"].append(case.name)
+        for line in diffs:
+            say(f"    pipeline: {line}")
+
+
+def refused_profiles(cases: list[Case]) -> list[Result]:
+    """The cases whose profile ksched refuses (the generator's bug, or a validation of ksched's that
+    upstream lacks): not played, as the real scheduler would not start with an invalid profile."""
+    out = []
+    for case in cases:
+        if case.profile is None:
+            continue
+        try:
+            parse_config(yaml.safe_dump(config_document([case.profile])))
+        except ConfigError as exc:
+            out.append(Result(case, error=f"ksched refuses its profile: {exc}"))
+    return out
+
+
+def signature(result: Result) -> tuple[str, frozenset[str]]:
+    """What tells two disagreements apart well enough not to store both: the category and the
+    failed checks (pod names aside)."""
+    return result.case.category, frozenset(f.split(":", 1)[1] for f in result.failed)
+
+
+async def run_cases(
+    upstream: Upstream,
+    cases: list[Case],
+    say: Callable[[str], None],
+    store: Path | None = None,
+    shrink_budget: int = 30,
+    deadline: float | None = None,
+    summary: Summary | None = None,
+    verbose: bool = False,
+    pipeline: Upstream | None = None,
+) -> Summary:
+    """Play every case (until ``deadline``, a ``time.monotonic()`` value), shrink and store each new
+    kind of disagreement in ``store``; with ``pipeline``, play it there too and compare."""
+    summary = summary if summary is not None else Summary()
+    # one regression case per kind of disagreement: none for a kind an open stored case has already
+    kinds = {c.signature for c in read_cases(store) if c.is_open} if store is not None else set()
+    for i, case in enumerate(cases):
+        if deadline is not None and time.monotonic() > deadline:
+            say(f"time budget spent after {i} of {len(cases)} cases")
+            break
+        started = time.monotonic()
+        result = await play_and_judge(upstream, case)
+        summary.add(result)
+        took = time.monotonic() - started
+        if result.error is not None:
+            say(f"[{i + 1}/{len(cases)}] {case.name}: not compared: {result.error} ({took:.1f} s)")
+            continue
+        verdict = "DISAGREES" if result.disagrees else "agrees"
+        placed = ", ".join(f"{p.golden['pod']}{_outcome(p.golden)}" for p in result.pods)
+        say(f"[{i + 1}/{len(cases)}] {case.name}: {verdict} ({placed}; {took:.1f} s)")
+        if verbose:
+            for pod in result.pods:
+                if pod.golden.get("message"):
+                    say(f"    {pod.golden['pod']}: {pod.golden['message']}")
+        if pipeline is not None and result.played is not None:
+            await _pipeline(pipeline, case, result.played, summary, say)
+        if not result.disagrees:
+            continue
+        for line in result.diff_lines():
+            say(f"    {line}")
+        if store is None or signature(result) in kinds:
+            continue
+        kinds.add(signature(result))
+        small = await shrink(upstream, result, shrink_budget, say) if shrink_budget else result
+        assert small.played is not None
+        path = write_case(
+            store,
+            case.name,
+            small.played.objects,
+            case.profile,
+            small.played.answers,
+            small.diff_lines(),
+            sorted(signature(result)[1]),
+            {"category": case.category, "seed": case.seed, "index": case.index},
+        )
+        summary.stored.append(str(path))
+        say(f"    stored {path}")
+    return summary

@@ -1,0 +1,541 @@
+"""Playing cases on the real kube-scheduler 1.36.2: one cluster (``../shared/kube-1.36``, with the
+controller manager and the scheduler) per batch, every case's objects deleted before the next.
+
+Per case:
+
+1. its objects are created in order (bound pods then made Running and Ready with a start time of their
+   own, as a kubelet would report; PodDisruptionBudgets waited for until the disruption controller has
+   counted them), and the scheduler's log is read until its informers have every node and bound pod
+   (``Add event for node`` …, ``Update event for scheduled pod`` after the status);
+2. the cluster is listed back (defaults and admission applied: what ``ksched simulate`` reads);
+3. each pending pod is created in turn (the create response is the pod as stored) and the log is read
+   until its first attempt is over (placed, or failed with its nomination and preemption done). A pod
+   left unschedulable and not nominated is deleted before the next one, so that no later retry of it
+   changes what the next pod meets; between two pods the scheduler idles longer than its opportunistic
+   batching window (500 ms), so every pod is filtered and scored from scratch;
+4. everything the case made is deleted (pods without grace, as nothing else would end them: there
+   are no kubelets), the log is read until the scheduler saw every deletion, and the cluster is listed
+   again: anything but the batch's own objects left over is a :class:`LeakError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ksched.api.collections import ALL
+from ksched.apimachinery.rest import WriteClient, raw_request
+from ksched.differential.answers import Attempt, answer, first_attempt
+from ksched.differential.klog import Entry, LogReader
+from ksched.differential.model import (
+    DEFAULT_SCHEDULER,
+    NAMESPACES,
+    PRIORITY_CLASSES,
+    RUNTIME_CLASS_OBJECT,
+    Case,
+    Obj,
+    config_document,
+    identity,
+    key,
+)
+from ksched.launcher.controlplane import ControlPlane
+from ksched.service.kube import api_client
+from ksched.simulate.live import list_cluster
+
+SCHEDULER_FLAGS = "--v=3 --vmodule=schedule_one=10,eventhandlers=4"
+"""What the log needs: V(3) for informer events, attempts and outcomes (V(2)) and preemption; V(10) in
+schedule_one.go for every plugin's score; V(4) in eventhandlers.go for pod updates."""
+CONTROLLERS = ",".join(
+    [
+        "--controllers=*",
+        *(
+            f"-{name}"
+            for name in (
+                # cluster.sh's own exclusions (its flag is given first; this one is the last word)
+                "node-lifecycle-controller",
+                "service-lb-controller",
+                "cloud-node-lifecycle-controller",
+                # nothing may create, adopt, delete or evict a case's pods behind its back
+                "replicaset-controller",
+                "replicationcontroller-controller",
+                "statefulset-controller",
+                "deployment-controller",
+                "daemonset-controller",
+                "job-controller",
+                "cronjob-controller",
+                "taint-eviction-controller",
+            )
+        ),
+    ]
+)
+"""The controller manager runs the controllers whose work a case reads (disruption: PDB status;
+persistentvolume-binder; resourceclaim) and none that would change its pods."""
+BATCHING_WINDOW = 0.6
+"""Seconds between two pending pods: longer than upstream's opportunistic batching keeps a result."""
+DECISION_TIMEOUT = 30.0
+SYNC_TIMEOUT = 20.0
+START_TIMEOUT = 90.0
+
+PATHS: dict[str, str] = {
+    **{c.object_kind: c.path for c in ALL},  # whatever the listing returns can be deleted
+    # what the generators create, whether the scheduler's listing has it or not
+    "Node": "/api/v1/nodes",
+    "Pod": "/api/v1/pods",
+    "Namespace": "/api/v1/namespaces",
+    "Service": "/api/v1/services",
+    "PersistentVolume": "/api/v1/persistentvolumes",
+    "PersistentVolumeClaim": "/api/v1/persistentvolumeclaims",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "PodDisruptionBudget": "/apis/policy/v1/poddisruptionbudgets",
+    "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
+    "RuntimeClass": "/apis/node.k8s.io/v1/runtimeclasses",
+    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
+    "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+    "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
+}
+"""Collection paths by kind."""
+
+
+class UpstreamError(RuntimeError):
+    """The real cluster did not do what a case needs (an object refused, a decision never made)."""
+
+
+class LeakError(UpstreamError):
+    """Objects of a case were left in the cluster after its cleanup."""
+
+
+@dataclass
+class Played:
+    """A case as the real scheduler played it: the objects as read back (the setup, then each pending
+    pod as created), and the answer for each pending pod, in order."""
+
+    objects: list[Obj]
+    answers: list[dict[str, Any]]
+
+
+def object_path(obj: Obj, named: bool = True) -> str:
+    collection = PATHS[str(obj["kind"])]
+    base, resource = collection.rsplit("/", 1)
+    ns = (obj.get("metadata") or {}).get("namespace")
+    path = f"{base}/namespaces/{ns}/{resource}" if ns else collection
+    return f"{path}/{obj['metadata']['name']}" if named else path
+
+
+def scheduler_config(profiles: Iterable[Obj], kubeconfig: Path) -> str:
+    """The KubeSchedulerConfiguration of a batch: the default profile and the cases' own profiles."""
+    doc = config_document([{"schedulerName": DEFAULT_SCHEDULER}, *profiles], str(kubeconfig))
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+class Upstream:
+    """The real control plane of one batch; :meth:`play` runs one case on it."""
+
+    def __init__(
+        self, kube: Path, workdir: Path, profiles: Iterable[Obj] = (), say: Callable[[str], None] = print
+    ) -> None:
+        self.workdir = workdir
+        self.profiles = list(profiles)
+        self.say = say
+        self.plane = ControlPlane(
+            kube=kube,
+            dir=workdir,
+            parts=("controller-manager", "scheduler"),
+            controller_manager_args=CONTROLLERS,
+        )
+        self.log = LogReader(workdir / "scheduler.log")
+        self.entries: list[Entry] = []
+        self.baseline: set[tuple[str, str]] = set()
+        self._api: WriteClient | None = None
+
+    # --- the batch ---------------------------------------------------------------------------------
+    async def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        config = self.workdir / "scheduler-config.yaml"
+        config.write_text(scheduler_config(self.profiles, self.scheduler_kubeconfig))
+        self.plane.scheduler_args = f"--config={config} {SCHEDULER_FLAGS}"
+        await asyncio.to_thread(self.plane.up)
+        await self._launch(config)
+        self._api = await api_client(str(self.plane.admin_kubeconfig), component="ksched-differential")
+        for name, labels in NAMESPACES.items():
+            if name != "default":
+                ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+                await self.create(ns)
+        for name, (value, policy) in PRIORITY_CLASSES.items():
+            pc = {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+                "preemptionPolicy": policy,
+            }
+            await self.create(pc)
+        await self.create(RUNTIME_CLASS_OBJECT)
+        await self._scheduler_ready()
+        self.baseline = {identity(o) for o in await self.read_back()}
+
+    @property
+    def scheduler_kubeconfig(self) -> Path:
+        return self.plane.scheduler_kubeconfig
+
+    async def _launch(self, config: Path) -> None:
+        """Start the scheduler with ``config`` once the control plane is up (cluster.sh started
+        kube-scheduler already)."""
+
+    async def _scheduler_ready(self) -> None:
+        """Until the scheduler's informers run: a node made and deleted, both seen in its log."""
+        sentinel = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "differential-sentinel"}}
+        await self.create(sentinel)
+        await self.wait_seen([("Add event for node", "node", key(sentinel))], START_TIMEOUT)
+        await self.delete(object_path(sentinel))
+        await self.wait_seen([("Delete event for node", "node", key(sentinel))], START_TIMEOUT)
+
+    async def stop(self) -> None:
+        if self._api is not None:
+            await self._api.close()
+            self._api = None
+        await asyncio.to_thread(self.plane.down)
+
+    @property
+    def api(self) -> WriteClient:
+        assert self._api is not None, "start() first"
+        return self._api
+
+    # --- requests ----------------------------------------------------------------------------------
+    async def request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> tuple[int, Any]:
+        status, raw = await raw_request(self.api, method, path, body, content_type, timeout=30.0)
+        try:
+            decoded = json.loads(raw) if raw else None
+        except ValueError:
+            decoded = raw.decode("utf-8", "replace")
+        return status, decoded
+
+    async def create(self, obj: Obj) -> Obj:
+        """``obj`` created; the API server's answer (the object as stored), with apiVersion and kind."""
+        body = {k: v for k, v in obj.items() if k != "status" or obj["kind"] == "Node"}
+        status, out = await self.request("POST", object_path(obj, named=False), body)
+        if status == 409 and obj["kind"] in ("Namespace", "PriorityClass", "RuntimeClass"):
+            return obj  # the batch's own, from an earlier start on the same cluster
+        if status not in (200, 201):
+            raise UpstreamError(f"create {obj['kind']} {key(obj)}: HTTP {status}: {_short(out)}")
+        assert isinstance(out, dict)
+        return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], **out}
+
+    async def patch_status(self, obj: Obj) -> None:
+        path = object_path(obj) + "/status"
+        body = {"status": obj["status"]}
+        status, out = await self.request("PATCH", path, body, "application/merge-patch+json")
+        if status != 200:
+            raise UpstreamError(f"status of {obj['kind']} {key(obj)}: HTTP {status}: {_short(out)}")
+
+    async def delete(self, path: str) -> None:
+        status, out = await self.request("DELETE", path, {"gracePeriodSeconds": 0})
+        if status not in (200, 202, 404):
+            raise UpstreamError(f"delete {path}: HTTP {status}: {_short(out)}")
+
+    async def read_back(self) -> list[Obj]:
+        """Every object the scheduler reads, as the API server has it (``ksched simulate
+        --from-cluster``'s listing)."""
+        return await list_cluster(str(self.plane.admin_kubeconfig))
+
+    # --- the scheduler's log -------------------------------------------------------------------------
+    def _poll(self) -> None:
+        self.entries.extend(self.log.read())
+
+    async def wait_log(self, done: Callable[[], bool], what: str, timeout: float = SYNC_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            self._poll()
+            if done():
+                return
+            if time.monotonic() > deadline:
+                raise UpstreamError(f"kube-scheduler: {what} not seen in {timeout:.0f} s")
+            await asyncio.sleep(0.02)
+
+    def seen(self, msg: str, field: str, value: str) -> bool:
+        return any(e.msg == msg and e.values.get(field) == value for e in self.entries)
+
+    async def wait_seen(self, pairs: list[tuple[str, str, str]], timeout: float = SYNC_TIMEOUT) -> None:
+        missing = list(pairs)
+
+        def done() -> bool:
+            missing[:] = [p for p in missing if not self.seen(*p)]
+            return not missing
+
+        await self.wait_log(done, f"{len(pairs)} informer event(s) ({missing[:1]} …)", timeout)
+
+    # --- one case ------------------------------------------------------------------------------------
+    async def play(self, case: Case) -> Played:
+        self.log.skip_to_end()
+        self.entries = []
+        try:
+            return await self._play(case)
+        finally:
+            await self.cleanup(case)
+
+    async def _play(self, case: Case) -> Played:
+        expect: list[tuple[str, str, str]] = []
+        pdbs: list[Obj] = []
+        for obj in case.objects:
+            created = await self.create(obj)
+            if obj["kind"] == "Node":
+                expect.append(("Add event for node", "node", key(obj)))
+            elif obj["kind"] == "Pod":
+                if "status" in obj:
+                    await self.patch_status(obj)
+                    expect.append(("Update event for scheduled pod", "pod", key(obj)))
+                expect.append(("Add event for scheduled pod", "pod", key(obj)))
+            elif obj["kind"] == "PodDisruptionBudget":
+                pdbs.append(created)
+        await self._synced(case, expect)
+        for pdb in pdbs:
+            await self._wait_pdb(pdb, case)
+        if pdbs:
+            await asyncio.sleep(0.3)  # the scheduler's PDB informer (no log line tells)
+        await self._preplace(case)
+        volumes = any(o["kind"] in ("PersistentVolume", "PersistentVolumeClaim") for o in case.objects)
+        if volumes:
+            await self._settle_volumes()
+        objects = self._case_objects(await self.read_back(), case)
+        provisioner = asyncio.create_task(self._provision()) if volumes else None
+        try:
+            answers = await self._decide(case, objects)
+        finally:
+            if provisioner is not None:
+                provisioner.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await provisioner
+        return Played(objects, answers)
+
+    async def _preplace(self, case: Case) -> None:
+        """The case's pods to be placed by the scheduler itself before the pending ones; one that is
+        not placed is deleted (the case goes on without it)."""
+        for pod in case.preplaced:
+            await self.create(pod)
+            if (await self._attempt(pod))["node"] is None:
+                await self._remove_pending(pod)
+        if case.preplaced:
+            await asyncio.sleep(BATCHING_WINDOW)
+
+    async def _claims(self, pod: Obj, placed: bool) -> dict[str, Any]:
+        """The allocation of each of ``pod``'s ResourceClaims (``ns/name`` -> {"node", "devices"}),
+        ``{}`` when the pod was not placed."""
+        if not placed:
+            return {}
+        out: dict[str, Any] = {}
+        ns = pod["metadata"]["namespace"]
+        for ref in pod["spec"].get("resourceClaims") or []:
+            name = ref.get("resourceClaimName")
+            if not name:
+                continue
+            claim = {"kind": "ResourceClaim", "metadata": {"name": name, "namespace": ns}}
+            status, body = await self.request("GET", object_path(claim))
+            allocation = ((body or {}).get("status") or {}).get("allocation") if status == 200 else None
+            if not allocation:
+                continue
+            node = None
+            for term in (allocation.get("nodeSelector") or {}).get("nodeSelectorTerms") or []:
+                for req in term.get("matchFields") or []:
+                    if req.get("key") == "metadata.name" and len(req.get("values") or []) == 1:
+                        node = req["values"][0]
+            results = (allocation.get("devices") or {}).get("results") or []
+            devices = sorted(f"{r['driver']}/{r['pool']}/{r['device']}" for r in results)
+            out[f"{ns}/{name}"] = {"node": node, "devices": devices}
+        return out
+
+    async def _decide(self, case: Case, objects: list[Obj]) -> list[dict[str, Any]]:
+        """Create the pending pods one by one, each once the previous one is decided; their answers."""
+        answers: list[dict[str, Any]] = []
+        for i, pod in enumerate(case.pending):
+            if i:
+                await asyncio.sleep(BATCHING_WINDOW)
+            objects.append(await self.create(pod))
+            decision = await self._attempt(pod)
+            if pod["spec"].get("resourceClaims"):
+                decision["claims"] = await self._claims(pod, decision["node"] is not None)
+            answers.append(decision)
+            if decision["node"] is None and decision.get("nominated") is None:
+                await self._remove_pending(pod)
+        return answers
+
+    # --- what the scheduler's log tells (a subclass may learn it otherwise) ------------------------
+    async def _synced(self, case: Case, expect: list[tuple[str, str, str]]) -> None:
+        """Until the scheduler's informers have the case's nodes and bound pods (``expect``: the log
+        lines that tell)."""
+        await self.wait_seen(expect)
+
+    async def _attempt(self, pod: Obj) -> dict[str, Any]:
+        """The answer for ``pod``, once its first attempt is over."""
+        pod_key = key(pod)
+        attempt = Attempt(pod_key)
+
+        def decided() -> bool:
+            nonlocal attempt
+            attempt = first_attempt(self.entries, pod_key)
+            return attempt.complete
+
+        await self.wait_log(decided, f"a decision for pod {pod_key}", DECISION_TIMEOUT)
+        return answer(attempt)
+
+    async def _remove_pending(self, pod: Obj) -> None:
+        """Delete a pod left pending, until the scheduler saw it go."""
+        await self.delete(object_path(pod))
+        await self.wait_seen([("Delete event for unscheduled pod", "pod", key(pod))])
+
+    async def _seen_gone(self, case: Case) -> None:
+        """Until the scheduler saw every node and pod of ``case`` go."""
+        pods = {key(o) for o in [*case.objects, *case.preplaced, *case.pending] if o["kind"] == "Pod"}
+        pods = {
+            p for p in pods if self.seen("Add event for scheduled pod", "pod", p) or self._pending_known(p)
+        }
+        gone = [("Delete event for node", "node", key(o)) for o in case.objects if o["kind"] == "Node"]
+        await self.wait_seen(gone)
+        await self.wait_log(lambda: all(self._pod_gone(p) for p in pods), "the deletion of every pod")
+
+    async def _volume_versions(self) -> list[tuple[str, str]]:
+        out = []
+        for path in ("/api/v1/persistentvolumes", "/api/v1/persistentvolumeclaims"):
+            status, body = await self.request("GET", path)
+            if status == 200 and isinstance(body, dict):
+                out += [(key(o), o["metadata"]["resourceVersion"]) for o in body.get("items") or []]
+        return sorted(out)
+
+    async def _settle_volumes(self) -> None:
+        """Until the PersistentVolume controller is done with the case's volumes and claims (nothing
+        changed for a second), then a moment for the scheduler's informers."""
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        last, since = await self._volume_versions(), time.monotonic()
+        while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+            now = await self._volume_versions()
+            if now != last:
+                last, since = now, time.monotonic()
+        await asyncio.sleep(0.3)
+
+    async def _provision(self) -> None:
+        """A stand-in for a CSI provisioner: a claim the scheduler chose a node for (its PreBind set
+        ``volume.kubernetes.io/selected-node`` and now waits) gets a volume on that node, so that the
+        binding completes and the log says where the pod went."""
+        done: set[str] = set()
+        while True:
+            status, body = await self.request("GET", "/api/v1/persistentvolumeclaims")
+            for pvc in (body or {}).get("items") or [] if status == 200 else []:
+                meta, spec = pvc["metadata"], pvc["spec"]
+                annotations = meta.get("annotations") or {}
+                node = annotations.get("volume.kubernetes.io/selected-node")
+                if not node or spec.get("volumeName") or meta["uid"] in done:
+                    continue
+                done.add(meta["uid"])
+                await self.create(_provisioned(pvc, node))
+            await asyncio.sleep(0.1)
+
+    async def _wait_pdb(self, pdb: Obj, case: Case) -> None:
+        """Until the disruption controller has counted ``pdb``'s pods (every bound pod is healthy)."""
+        ns = pdb["metadata"]["namespace"]
+        selector = pdb["spec"]["selector"].get("matchLabels") or {}
+        healthy = sum(
+            1
+            for o in case.objects
+            if o["kind"] == "Pod"
+            and o["metadata"]["namespace"] == ns
+            and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in selector.items())
+        )
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        while time.monotonic() < deadline:
+            status, out = await self.request("GET", object_path(pdb))
+            if status == 200 and isinstance(out, dict):
+                st = out.get("status") or {}
+                gen = (out.get("metadata") or {}).get("generation")
+                if st.get("observedGeneration") == gen and st.get("currentHealthy", 0) == healthy:
+                    return
+            await asyncio.sleep(0.1)
+        raise UpstreamError(f"PodDisruptionBudget {key(pdb)}: not counted by the disruption controller")
+
+    def _case_objects(self, listed: list[Obj], case: Case) -> list[Obj]:
+        """The listing without what the cluster has for itself (its namespaces, system priority
+        classes, the ``kubernetes`` Service): the batch's namespaces and priority classes stay."""
+        keep = {identity(o) for o in [*case.objects, *case.preplaced]}
+        own = {("Namespace", n) for n in NAMESPACES} | {("PriorityClass", n) for n in PRIORITY_CLASSES}
+        return [o for o in listed if identity(o) in keep or identity(o) in own]
+
+    async def cleanup(self, case: Case) -> None:
+        """Delete everything ``case`` made, and whatever else appeared since the batch started (volumes
+        provisioned for it, claims made from templates); raises :class:`LeakError` if anything is left."""
+        self._poll()
+        for ns in NAMESPACES:
+            base, resource = PATHS["Pod"].rsplit("/", 1)
+            await self.delete(f"{base}/namespaces/{ns}/{resource}")
+        for obj in case.objects:  # also what the listing below may not show
+            if obj["kind"] != "Pod":
+                await self.delete(object_path(obj))
+        for _ in range(3):
+            left = [o for o in await self.read_back() if identity(o) not in self.baseline]
+            if not left:
+                break
+            for obj in left:
+                if obj["metadata"].get("finalizers"):  # pvc- and pv-protection: nothing to protect here
+                    patch = {"metadata": {"finalizers": None}}
+                    await self.request("PATCH", object_path(obj), patch, "application/merge-patch+json")
+                await self.delete(object_path(obj))
+        await self._seen_gone(case)
+        left = [o for o in await self.read_back() if identity(o) not in self.baseline]
+        if left:
+            names = sorted(identity(o) for o in left)
+            raise LeakError(f"case {case.name}: left in the cluster after cleanup: {names}")
+
+    def _pending_known(self, pod: str) -> bool:
+        return self.seen("Add event for unscheduled pod", "pod", pod) and not self.seen(
+            "Delete event for unscheduled pod", "pod", pod
+        )
+
+    def _pod_gone(self, pod: str) -> bool:
+        if self.seen("Add event for scheduled pod", "pod", pod):
+            return self.seen("Delete event for scheduled pod", "pod", pod)
+        return self.seen("Delete event for unscheduled pod", "pod", pod)
+
+
+def _provisioned(pvc: Obj, node: str) -> Obj:
+    """The volume a provisioner would make for ``pvc`` on ``node``, bound to it."""
+    meta, spec = pvc["metadata"], pvc["spec"]
+    driver = (meta.get("annotations") or {}).get(
+        "volume.kubernetes.io/storage-provisioner", "csi.example.com"
+    )
+    name = f"pvc-{meta['uid']}"
+    at_node = {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "annotations": {"pv.kubernetes.io/provisioned-by": driver}},
+        "spec": {
+            "capacity": {"storage": spec["resources"]["requests"]["storage"]},
+            "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+            "storageClassName": spec.get("storageClassName") or "",
+            "persistentVolumeReclaimPolicy": "Retain",
+            "claimRef": {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "namespace": meta["namespace"],
+                "name": meta["name"],
+                "uid": meta["uid"],
+            },
+            "csi": {"driver": driver, "volumeHandle": name},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [at_node]}]}},
+        },
+    }
+
+
+def _short(out: Any) -> str:
+    if isinstance(out, dict):
+        return str(out.get("message") or out)[:300]
+    return str(out)[:300]

@@ -1,0 +1,186 @@
+"""The parts of ``ksched differential`` that need no cluster: reading kube-scheduler's log, the
+answer of a pod's first attempt, the comparison rules, the generator and the replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ksched.differential.answers import answer, first_attempt
+from ksched.differential.compare import agrees, compare, filter_part
+from ksched.differential.generate import CATEGORIES, generate, generate_cases
+from ksched.differential.klog import parse_line
+from ksched.differential.model import key
+from ksched.differential.replay import replay
+
+LOG = (Path(__file__).parent / "scheduler.log").read_text()
+"""Lines of a real kube-scheduler 1.36.2 log (``--v=3 --vmodule=schedule_one=10``), a few edited."""
+
+
+def entries() -> list[Any]:
+    return [e for e in map(parse_line, LOG.splitlines()) if e is not None]
+
+
+def test_log_lines_are_read_with_their_quoted_and_bare_values() -> None:
+    parsed = entries()
+    assert parsed[1].msg == "Plugin scored node for pod"
+    assert parsed[1].values == {
+        "pod": "default/p1",
+        "plugin": "TaintToleration",
+        "node": "n1",
+        "score": "300",
+    }
+    assert parsed[12].values["unschedulablePlugins"] == '{"NodeResourcesFit":{},"TaintToleration":{}}'
+    assert all(e.source.endswith(".go") for e in parsed)  # the hexdump lines are skipped
+    assert parse_line('I1206 04:55:40.1   1 x.go:1] "say \\"hi\\"" k="a\\nb"') is not None
+
+
+def test_a_placed_pod_answers_with_its_scores_and_its_tied_top_nodes() -> None:
+    got = answer(first_attempt(entries(), "default/p1"))
+    assert got["node"] == "n3"
+    assert got["feasible"] == ["n1", "n3"]
+    assert got["totals"] == {"n1": 386, "n3": 386}
+    assert got["top_nodes"] == ["n1", "n3"]
+    assert got["scores"]["n1"] == {"TaintToleration": 300, "NodeResourcesFit": 86}
+
+
+def test_only_the_first_attempt_counts() -> None:
+    attempt = first_attempt(entries(), "default/p3")
+    assert attempt.complete
+    got = answer(attempt)
+    assert got["node"] is None and got["feasible"] == [] and got["nominated"] is None
+    assert got["message"].startswith("0/3 nodes are available: 1 node(s) had untolerated taint(s)")
+
+
+def test_an_attempt_is_incomplete_until_the_nomination_is_logged() -> None:
+    cut = [e for e in entries() if e.msg != "Updating pod condition and nominated node name"]
+    assert not first_attempt(cut, "default/p3").complete
+
+
+GOLDEN: dict[str, Any] = {
+    "pod": "ns/p",
+    "node": "b",
+    "feasible": ["a", "b"],
+    "scores": {"a": {"X": 10, "Skipped": 0}, "b": {"X": 10}},
+    "totals": {"a": 10, "b": 10},
+    "top_nodes": ["a", "b"],
+    "message": None,
+    "scoring_skipped": False,
+}
+
+
+def test_a_tie_may_go_either_way() -> None:
+    ours = {"node": "a", "scores": {"a": {"X": 10}, "b": {"X": 10}}, "totals": {"a": 10, "b": 10}}
+    checks, diffs = compare(GOLDEN, ours)
+    assert agrees(checks), diffs
+
+
+@pytest.mark.parametrize(
+    ("ours", "failed"),
+    [
+        (
+            {"node": None, "message": "0/2 nodes are available: 2 Insufficient cpu."},
+            {"a", "b", "d", "e", "f-pre"},
+        ),
+        ({"node": "a", "scores": {"a": {"X": 11}, "b": {"X": 10}}, "totals": {"a": 11, "b": 10}}, {"c", "d"}),
+        ({"node": "a", "scores": {"a": {"X": 10}}, "totals": {"a": 10}}, {"b"}),
+    ],
+)
+def test_what_differs_is_named(ours: dict[str, Any], failed: set[str]) -> None:
+    checks, _ = compare(GOLDEN, ours)
+    assert {c for c, ok in checks.items() if not ok} >= failed
+
+
+def test_nomination_victims_and_claims_are_compared() -> None:
+    golden = {**GOLDEN, "node": None, "feasible": [], "totals": {}, "top_nodes": [], "message": "0/2 nodes"}
+    golden.update(nominated="a", victims=["ns/v"], claims={})
+    checks, _ = compare(golden, {"node": None, "message": "0/2 nodes", "nominated": "a", "victims": ["ns/v"]})
+    assert agrees(checks)
+    checks, _ = compare(golden, {"node": None, "message": "0/2 nodes", "nominated": "b", "victims": []})
+    assert not checks["p"]
+    placed = {**GOLDEN, "claims": {"ns/c": {"node": "b", "devices": ["d/p/x"]}}}
+    ours = {
+        **GOLDEN,
+        "claims": {"ns/c": {"node": "b", "devices": [{"driver": "d", "pool": "p", "device": "y"}]}},
+    }
+    checks, _ = compare(placed, ours)
+    assert not checks["q"]
+
+
+def test_the_filter_part_of_a_message() -> None:
+    text = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No."
+    assert filter_part(text) == "0/3 nodes are available: 3 Insufficient cpu"
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_cases_are_reproducible_and_small(category: str) -> None:
+    case = generate(category, 7, 3)
+    assert case == generate(category, 7, 3)
+    nodes = [o for o in case.objects if o["kind"] == "Node"]
+    assert 2 <= len(nodes) <= 8
+    assert 1 <= len(case.pending) <= 6
+    names = [key(o) for o in [*case.objects, *case.preplaced, *case.pending] if o["kind"] == "Pod"]
+    assert len(names) == len(set(names))
+
+
+def test_cases_take_the_categories_in_turn() -> None:
+    cases = generate_cases(5, 1, ("ports", "taints"))
+    assert [c.category for c in cases] == ["ports", "taints", "ports", "taints", "ports"]
+    assert [c.index for c in cases] == list(range(5))
+
+
+def node(name: str, cpu: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def pod(name: str, cpu: str) -> dict[str, Any]:
+    container = {"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": name},
+        "spec": {"containers": [container], "schedulerName": "default-scheduler"},
+    }
+
+
+def test_each_pod_is_replayed_on_what_upstreams_earlier_choices_left() -> None:
+    """Two equal nodes: upstream put the first pod on b (a tie); the second pod must then prefer a."""
+    objects = [node("a", "2"), node("b", "2"), pod("p1", "1"), pod("p2", "1")]
+    answers = [{"pod": "default/p1", "node": "b"}, {"pod": "default/p2", "node": "a"}]
+    ours = replay(objects, None, answers)
+    assert ours["default/p2"]["node"] == "a"
+    assert ours["default/p2"]["totals"]["a"] > ours["default/p2"]["totals"]["b"]
+
+
+def test_the_pipeline_is_compared_until_a_tie_sends_it_elsewhere() -> None:
+    from ksched.differential.run import judge_pipeline
+
+    first = {**GOLDEN, "pod": "ns/p1"}
+    second = {**GOLDEN, "pod": "ns/p2", "node": None, "feasible": [], "totals": {}, "top_nodes": []}
+    second.update(message="0/2 nodes are available: 2 Insufficient cpu.", nominated=None, victims=[])
+    seen: list[dict[str, Any]] = [
+        {"pod": "ns/p1", "node": "b"},
+        {"pod": "ns/p2", "node": None, "message": "other", "nominated": None, "victims": []},
+    ]
+    diffs, skipped = judge_pipeline([first, second], seen)
+    assert skipped == 0 and len(diffs) == 1 and diffs[0].startswith("ns/p2: (f) message")
+    seen[0]["node"] = "a"  # the other node of the tie: the second pod met another cluster
+    assert judge_pipeline([first, second], seen) == ([], 1)
+
+
+def test_two_clusters_differ_where_controllers_did_not_do_the_same() -> None:
+    from ksched.differential.run import state_differences
+
+    claim = {"kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "ns"}, "spec": {}}
+    bound = {**claim, "spec": {"volumeName": "v"}, "status": {"phase": "Bound"}}
+    assert state_differences([claim], [claim]) == []
+    assert state_differences([claim], [bound]) == [
+        "PersistentVolumeClaim ns/c: (None, None) vs ('v', 'Bound')"
+    ]

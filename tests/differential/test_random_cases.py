@@ -1,0 +1,88 @@
+"""``ksched differential`` within a CI budget: random cases played on the real kube-scheduler 1.36.2
+(``../shared/kube-1.36``) and replayed through ``ksched simulate``; any disagreement fails.
+
+Two seeds share one cluster: :data:`FIXED_SEED` (the same cases on every run of a commit: one per
+category) and a rotating one (the day's number, or ``$KSCHED_DIFFERENTIAL_SEED``), played until
+:data:`BUDGET` seconds are spent. A failure names the command that plays the case again. The first case
+is played once more at the end, on the cluster every other case has used, and must be decided as it
+was on the fresh cluster: reusing the cluster leaks no state into later cases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ksched.differential.generate import CATEGORIES, generate_cases
+from ksched.differential.run import Summary, refused_profiles, run_cases
+from ksched.differential.upstream import Upstream
+from tests.fixtures.kube136 import kube_folder
+
+FIXED_SEED = 40
+SEED_ENV = "KSCHED_DIFFERENTIAL_SEED"
+BUDGET = 60.0
+"""Seconds of cases (the cluster's start, 5-15 s, comes on top)."""
+ROTATING_CASES = 64
+
+
+def rotating_seed() -> int:
+    return int(os.environ.get(SEED_ENV) or datetime.date.today().toordinal())
+
+
+def same_answer(first: dict[str, Any], again: dict[str, Any]) -> list[str]:
+    """What differs between two answers of the real scheduler for the same pod (a tie may go either way)."""
+    out = [
+        f"{field}: {first.get(field)!r} then {again.get(field)!r}"
+        for field in ("feasible", "scores", "totals", "message", "nominated", "victims")
+        if first.get(field) != again.get(field)
+    ]
+    if first["node"] != again["node"] and again["node"] not in first["top_nodes"]:
+        out.append(f"node: {first['node']!r} then {again['node']!r}")
+    return out
+
+
+@pytest.mark.timeout(BUDGET + 200)
+def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
+    kube = kube_folder()
+    seed = rotating_seed()
+    fixed = generate_cases(len(CATEGORIES), FIXED_SEED)
+    rotating = generate_cases(ROTATING_CASES, seed)
+    assert not refused_profiles([*fixed, *rotating])
+    lines: list[str] = []
+    plays: list[list[dict[str, Any]]] = []
+
+    async def run() -> tuple[Summary, Summary]:
+        profiles = [c.profile for c in [*fixed, *rotating] if c.profile is not None]
+        upstream = Upstream(kube, tmp_path / "cluster", profiles, say=lines.append)
+        await upstream.start()
+        try:
+            plays.append((await upstream.play(fixed[0])).answers)  # on the fresh cluster
+            deadline = time.monotonic() + BUDGET
+            first = await run_cases(upstream, fixed, lines.append, store=None)
+            second = await run_cases(upstream, rotating, lines.append, store=None, deadline=deadline)
+            plays.append((await upstream.play(fixed[0])).answers)  # after every other case
+            return first, second
+        finally:
+            await upstream.stop()
+
+    first, second = asyncio.run(run())
+    report = "\n".join(lines)
+    for summary, s, n in ((first, FIXED_SEED, len(fixed)), (second, seed, len(rotating))):
+        assert not summary.errors, f"seed {s}: cases not compared:\n{report}"
+        assert not summary.disagreements, (
+            f"seed {s}: ksched disagrees with kube-scheduler on {summary.disagreeing}; play them again (and "
+            f"store shrunk regression cases) with\n    ksched differential --kube {kube} --seed {s} "
+            f"--cases {n}\n{report}"
+        )
+    assert first.cases == len(CATEGORIES)
+    assert second.cases >= len(CATEGORIES), f"only {second.cases} rotating case(s) in {BUDGET:.0f} s"
+    fresh, reused = plays
+    assert [a["pod"] for a in fresh] == [a["pod"] for a in reused]
+    leaks = [f"{a['pod']}: {d}" for a, b in zip(fresh, reused, strict=True) for d in same_answer(a, b)]
+    assert not leaks, "the same case decided differently on a reused cluster:\n" + "\n".join(leaks)

@@ -1,0 +1,45 @@
+"""Every regression case of ``tests/differential/cases`` (written by ``ksched differential`` when ksched
+disagreed with the real kube-scheduler) replayed through ``ksched simulate``: a ``fixed`` case must
+agree; an ``open`` one is an expected failure until it agrees, and then must be marked ``fixed``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ksched.differential.compare import agrees, compare
+from ksched.differential.replay import replay
+from ksched.differential.store import FIXED, OPEN, Stored, read_cases
+
+CASES = Path(__file__).parent / "cases"
+STORED = read_cases(CASES)
+
+
+def differences(case: Stored) -> list[str]:
+    objects = yaml.safe_load(case.cluster.read_text())["items"]
+    answers = case.expected["pods"]
+    ours = replay(objects, case.profile(), answers)
+    out = []
+    for golden in answers:
+        checks, diffs = compare(golden, ours.get(golden["pod"]))
+        if not agrees(checks):
+            out += [f"{golden['pod']}: {d}" for d in diffs]
+    return out
+
+
+@pytest.mark.parametrize("case", STORED, ids=[c.name for c in STORED])
+def test_stored_case(case: Stored) -> None:
+    assert case.status in (OPEN, FIXED), f"{case.name}: status must be {OPEN!r} or {FIXED!r}"
+    found = differences(case)
+    if case.status == FIXED:
+        assert not found, f"{case.name} disagrees with the real kube-scheduler again:\n" + "\n".join(found)
+    elif found:
+        pytest.xfail(f"{case.name}: open disagreement: {found[0]}")
+    else:
+        pytest.fail(f"{case.name} agrees now: set its status to {FIXED!r} in {case.name}.expected.json")
+
+
+def test_the_folder_has_cases() -> None:
+    assert STORED, f"{CASES}: no regression cases"
