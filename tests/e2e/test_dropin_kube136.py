@@ -64,7 +64,7 @@ async def dropin(
     d = await start(
         tmp_path_factory.mktemp("dropin-kube136"),
         "kube-scheduler",
-        strkube136.scheduler_kubeconfig,
+        str(kube136.scheduler_kubeconfig),
     )
     try:
 
@@ -323,7 +323,7 @@ async def test_with_the_gang_gates_an_ungranted_crd_is_one_warning_not_a_stall(
     ready, PodGroups listed (the 1.36 role grants them with GenericWorkload), the Coscheduling CRD
     refused once and said once; ``ksched simulate --from-cluster`` with the same user reads the
     cluster, noting the refusal."""
-    kubeconfig = strkube136.scheduler_kubeconfig
+    kubeconfig = str(kube136.scheduler_kubeconfig)
     d = await start(tmp_path, "gated", kubeconfig, f"--feature-gates={GANG_GATES}", "--leader-elect=false")
     try:
 
