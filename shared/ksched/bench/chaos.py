@@ -66,10 +66,12 @@ FLOOD_REQUESTS = 48
 """``overload-apiserver``: this many LISTs of every pod at once, for FLOOD_SECONDS, from the same user
 (and so the same priority level) as the services."""
 KUBE_APISERVER_ARGS = (
-    "--max-requests-inflight=20 --max-mutating-requests-inflight=10 --etcd-compaction-interval=15s"
+    "--enable-priority-and-fairness=false --max-requests-inflight=20 --max-mutating-requests-inflight=10 "
+    "--etcd-compaction-interval=15s"
 )
-"""The real API server's flags in a chaos run: few requests in flight (APF's seats; past them 429),
-etcd compacted every 15 s (default 5 min)."""
+"""The real API server's flags in a chaos run: at most 20 reads and 10 writes in flight, past them 429
+at once (the plain max-in-flight filter: with API Priority and Fairness the same limits queue a
+flood of one user instead), etcd compacted every 15 s (default 5 min)."""
 API_FAULTS = frozenset({"restart-apiserver", "pause-apiserver", "overload-apiserver"})
 """Faults during which the API is unavailable or refusing: a leader may lose its Lease then, as
 kube-scheduler's would."""
