@@ -72,6 +72,9 @@ KUBE_APISERVER_ARGS = (
 """The real API server's flags in a chaos run: at most 20 reads and 10 writes in flight, past them 429
 at once (the plain max-in-flight filter: with API Priority and Fairness the same limits queue a
 flood of one user instead), etcd compacted every 15 s (default 5 min)."""
+EVENTS_SETTLE = 45.0
+"""Seconds the run waits, once every pod is bound, for the Scheduled events still to come (the
+binders' ack wait, 30 s, and some)."""
 API_FAULTS = frozenset({"restart-apiserver", "pause-apiserver", "overload-apiserver"})
 """Faults during which the API is unavailable or refusing: a leader may lose its Lease then, as
 kube-scheduler's would."""
@@ -186,6 +189,8 @@ class ChaosReport:
         if self.restarts:
             restarted = ", ".join(f"{name} {count}" for name, count in sorted(self.restarts.items()))
             rows.append(f"exited on their own and restarted: {restarted}")
+        for example in self.violated_examples:
+            rows.append(f"violated: {example}")
         for e in self.leader_exits:
             during = e.during or "no fault"
             rows.append(f"leader exit: {e.service} at {e.at:.1f} s (during {during}): {e.reason}")
@@ -540,6 +545,17 @@ def violations(pods: Sequence[Pod], node_names: Sequence[str]) -> list[str]:
     return out
 
 
+async def _events_missing(api: ApiClient) -> int:
+    """Bound pods without a Scheduled event (0 when the API cannot be read)."""
+    try:
+        pods, _ = await list_all(api, PODS, Pod, page_size=5000)
+        events, _ = await list_all(api, EVENTS, dict[str, Any], page_size=5000)
+    except Exception:  # an API server restarting: ask again
+        return 1
+    scheduled = {e["regarding"]["name"] for e in events if e.get("reason") == "Scheduled"}
+    return sum(1 for p in pods if p.spec.node_name and p.metadata.name not in scheduled)
+
+
 async def _verify(api: ApiClient, report: ChaosReport) -> None:
     pods, _ = await list_all(api, PODS, Pod, page_size=5000)
     nodes, _ = await list_all(api, Collection("Node", "/api/v1/nodes", Node), Node, page_size=5000)
@@ -808,6 +824,11 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
                 await injector.end_lasting()
                 deadline = time.monotonic() + options.bound_timeout
                 while time.monotonic() < deadline and await _bound(api) < options.pods:
+                    await asyncio.sleep(1.0)
+                # a killed binder's unacknowledged placements come again after the ack wait (30 s),
+                # and their Scheduled events with them
+                deadline = time.monotonic() + EVENTS_SETTLE
+                while time.monotonic() < deadline and await _events_missing(api):
                     await asyncio.sleep(1.0)
             finally:
                 await cancel_and_wait(kubelet)
