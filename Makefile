@@ -22,10 +22,12 @@ lint: $(STAMP)
 bench: $(STAMP)  ## performance figures (printed, not pass/fail)
 	$(BIN)/ksched bench all
 
-chaos: $(STAMP)  ## faults under load (5,000 nodes, 20,000 pods) and the long fuzzing profile
+KUBE ?= ../shared/kube-1.36
+chaos: $(STAMP)  ## faults under load (5,000 nodes, 20,000 pods; on kubesim and on the real API server of $(KUBE)) and the long fuzzing profile
 	KSCHED_FUZZ_PROFILE=chaos $(BIN)/pytest -q -p no:randomly tests/fuzz
 	$(BIN)/ksched bench chaos --nodes 5000 --pods 20000 --seed $${SEED:-1} --json chaos.json
 	$(BIN)/ksched bench chaos --nodes 5000 --pods 20000 --seed $${SEED:-1} --nats-servers 3 --json chaos-cluster.json
+	$(BIN)/ksched bench chaos --nodes 5000 --pods 20000 --seed $${SEED:-1} --kube $(KUBE) --json chaos-kube.json
 
 fidelity: $(STAMP)  ## agreement with the real kube-scheduler 1.36.2 on the shared scenarios
 	$(BIN)/python ../shared/fidelity-public/compare.py .

@@ -144,6 +144,7 @@ pod_group_templates  # unused variable (shared/ksched/api/scheduling.py:100)
 p50_ms  # unused variable (shared/ksched/bench/cycle.py:28)
 p99_ms  # unused variable (shared/ksched/bench/cycle.py:29)
 double_bound_examples  # unused variable (shared/ksched/bench/chaos.py:76), in the chaos JSON report
+violated_examples  # unused variable (shared/ksched/bench/chaos.py), in the chaos JSON report
 devices_per_node  # unused variable (shared/ksched/bench/dra.py:39)
 measured_pods  # unused variable (shared/ksched/bench/dra.py:41)
 cpu_seconds  # unused variable (shared/ksched/bench/dra.py)

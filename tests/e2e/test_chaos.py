@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from ksched.bench.chaos import FAULTS, ChaosOptions, chosen_faults, default_faults, double_bound, run
@@ -69,3 +70,23 @@ def test_double_bound_reads_the_schedulers_events() -> None:
         _event("pending", "FailedScheduling", "0/3 nodes are available: 3 Insufficient cpu."),
     ]
     assert double_bound(events) == {"twice", "series", "refused"}
+
+
+def test_violations_reads_anti_affinity_and_hard_spread() -> None:
+    from ksched.api.core import Pod
+    from ksched.bench.chaos import _pod, violations
+
+    def placed(i: int, node: str) -> Pod:
+        body = _pod(i, nodes=4)
+        body["spec"]["nodeName"] = node
+        return msgspec.convert(body, Pod)
+
+    nodes = ["n0", "n1", "n2", "n3"]
+    anti = [placed(2, "n0"), placed(12, "n1")]  # pods 2 and 12: one anti-affinity group
+    spread = [placed(1, "n0"), placed(11, "n1"), placed(21, "n2"), placed(31, "n3")]
+    assert violations(anti + spread, nodes) == []
+    assert violations([placed(2, "n0"), placed(12, "n0")], nodes) == [
+        "anti-affinity: c-00002 and c-00012 on n0",
+        "anti-affinity: c-00012 and c-00002 on n0",
+    ]
+    assert len(violations([placed(1, "n0"), placed(11, "n0")], nodes)) == 1  # skew 2 over n0..n3

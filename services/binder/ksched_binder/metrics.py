@@ -35,6 +35,10 @@ QUEUE_DEPTH = Gauge(
 BUSY_WORKERS = Gauge(
     "ksched_binder_busy_workers", "Binder workers handling a placement now (read at scrape time)."
 )
+EVENTS_GIVEN_UP = Counter(
+    "ksched_binder_scheduled_events_given_up_total",
+    "Bound placements acknowledged without their Scheduled event: its write failed on every delivery.",
+)
 POD_SCHEDULING_ATTEMPTS = Histogram(
     "scheduler_pod_scheduling_attempts",
     "Number of attempts to successfully schedule a pod.",

@@ -1,7 +1,8 @@
 """The binder service: parallel workers take accepted placements from the durable JetStream work
 queue and run WaitOnPermit, PreBind, Bind and PostBind; a placement is acknowledged only when it
-is finished, so a crashed binder loses nothing. A failure forgets the assumption, asks the deciding
-replica to Unreserve, and requeues the pod with backoff."""
+is finished, its Scheduled event included, so a crashed binder loses nothing: neither a binding nor
+its event. A failure forgets the assumption, asks the deciding replica to Unreserve, and requeues
+the pod with backoff."""
 
 from __future__ import annotations
 
@@ -68,6 +69,12 @@ API_CONNECTIONS = 16
 costs a TLS handshake on both sides; with 64 a binder opened all 64 at the first burst and bound
 10 % fewer pods per second in ``bench e2e`` than with 16 (docs/benchmarks.md). client-go
 multiplexes kube-scheduler's requests on one HTTP/2 connection."""
+EVENT_WRITE_TIMEOUT = 20.0
+"""Seconds an acknowledgement waits for the Scheduled events of its placements; past it (or when a
+write failed) the placement is nak'ed and comes again, and the redelivery writes the event."""
+EVENT_DELIVERIES = 5
+"""Deliveries of a bound placement after which a Scheduled event that still cannot be written is
+given up (the placement acknowledged, the event logged as lost)."""
 KILL_MID_BATCH = "binder-mid-batch"
 """Test hook (:mod:`ksched.service.kill_hooks`): killed once a pod of a batch is bound, the batch
 not yet acknowledged."""
@@ -132,6 +139,8 @@ class BinderService:
         self._permits: dict[str, asyncio.Queue[PermitDecision]] = {}
         #: placement id -> the ``traceparent`` its message carried (the informer's span)
         self._parents: dict[str, str] = {}
+        #: placement id -> its Scheduled event being written (handed from bind() to handle())
+        self._events: dict[str, asyncio.Future[bool]] = {}
         self._stop_before_prebind = {k for k in os.environ.get(STOP_BEFORE_PREBIND_ENV, "").split(",") if k}
         self._draining = False
         self.busy = 0
@@ -239,19 +248,55 @@ class BinderService:
                     if len(placements) == 1
                     else self.tracer.traceparent(p.trace_id, Phase.ASSUME_CHECK)
                 )
+        events: list[asyncio.Future[bool]] = []
         try:
             if len(placements) == 1:
                 results = [await self._handle_one(placements[0])]
             else:
                 results = await asyncio.gather(*(self._handle_one(p, in_batch=True) for p in placements))
-        finally:
+        except BaseException:
             keepalive.cancel()
+            raise
+        finally:
             for p in placements:
                 self._parents.pop(p.placement_id, None)
+                if (written := self._events.pop(p.placement_id, None)) is not None:
+                    events.append(written)
         if "retry" in results:
+            keepalive.cancel()
             await delivery.nak(delay=1.0)
             return
-        await delivery.ack()
+        if not events or all(e.done() and e.result() for e in events):
+            keepalive.cancel()
+            await delivery.ack()
+            return
+        # The acknowledgement waits for the Scheduled events (a binder killed meanwhile leaves the
+        # placement unacknowledged: whoever takes it over finds the pod bound and writes the event);
+        # the worker goes on, its next placement waiting for room in the reporter's backlog.
+        self.tasks.job("ack-after-events", self._ack_after_events(delivery, events, keepalive))
+
+    async def _ack_after_events(
+        self,
+        delivery: Delivery[Placement | PlacementBatch],
+        events: list[asyncio.Future[bool]],
+        keepalive: asyncio.Task[None],
+    ) -> None:
+        try:
+            done, _ = await asyncio.wait(events, timeout=EVENT_WRITE_TIMEOUT)
+            written = len(done) == len(events) and all(e.result() for e in events)
+        finally:
+            keepalive.cancel()
+        with contextlib.suppress(Exception):  # NATS gone: the placement comes again after ack_wait
+            if written:
+                await delivery.ack()
+            elif delivery.num_delivered >= EVENT_DELIVERIES:
+                log.warning(
+                    "giving up the Scheduled event of a placement after %d deliveries", delivery.num_delivered
+                )
+                metrics.EVENTS_GIVEN_UP.inc()
+                await delivery.ack()
+            else:
+                await delivery.nak(delay=1.0)
 
     async def _handle_one(self, p: Placement, in_batch: bool = False) -> str:
         started = time.perf_counter()
@@ -349,14 +394,14 @@ class BinderService:
             name_ns = _event_ns(p)
             if self.reporter is not None and name_ns is not None:
                 ref = PodRef(p.namespace, p.name, p.pod_uid)
-                self.reporter.scheduled(ref, p.node_name, name_ns, controller=p.profile)
+                self._event_written(p, self.reporter.scheduled(ref, p.node_name, name_ns, controller=p.profile))
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
         self._write_results(p, state)
         ref = PodRef(p.namespace, p.name, p.pod_uid)
         if self.reporter is not None:
-            self.reporter.scheduled(ref, p.node_name, _event_ns(p), controller=p.profile)
+            self._event_written(p, self.reporter.scheduled(ref, p.node_name, _event_ns(p), controller=p.profile))
         await fw.run_post_bind_plugins(state, pi, p.node_name)
         metrics.POD_SCHEDULING_ATTEMPTS.observe(max(p.attempt, 1))
         since_queued = p.initial_attempt_at or p.assumed_at  # assumed_at: placements of older schedulers
@@ -366,6 +411,11 @@ class BinderService:
         if p.flushed_from_unschedulable:
             metrics.POD_SCHEDULED_AFTER_FLUSH.inc()
         return "bound"
+
+    def _event_written(self, p: Placement, written: asyncio.Future[bool] | None) -> None:
+        """Hold ``p``'s acknowledgement until its Scheduled event is written (a future of the reporter)."""
+        if written is not None:
+            self._events[p.placement_id] = written
 
     @staticmethod
     async def _unreserve_api(fw: Framework, state: CycleState, pi: PodInfo, node_name: str) -> None:

@@ -8,6 +8,8 @@ client's aiohttp session.
 
 from __future__ import annotations
 
+import asyncio
+import random
 import ssl
 from typing import Any
 
@@ -62,7 +64,32 @@ def http1_pool(cfg: Configuration) -> Http1Pool | None:
     )
 
 
+TOO_MANY_REQUESTS_RETRIES = 10
+"""client-go's rest client retries a request the API server refused with 429 Too Many Requests (not
+processed: a write too) up to ten times, after its Retry-After (the max-in-flight filter says 1 s)."""
+TOO_MANY_REQUESTS_WAIT = 1.0
+
+
 async def raw_request(
+    api: ApiClient,
+    method: str,
+    path: str,
+    body: Any = None,
+    content_type: str = "application/json",
+    timeout: float | None = 10.0,
+) -> tuple[int, bytes]:
+    """:func:`raw_request_once`, again after :data:`TOO_MANY_REQUESTS_WAIT` (with jitter) while the
+    API server answers 429, as client-go does (up to :data:`TOO_MANY_REQUESTS_RETRIES` times): an
+    overloaded API server slows a binding down instead of failing it."""
+    for _ in range(TOO_MANY_REQUESTS_RETRIES):
+        status, data = await raw_request_once(api, method, path, body, content_type, timeout)
+        if status != 429:
+            return status, data
+        await asyncio.sleep(TOO_MANY_REQUESTS_WAIT * random.uniform(1.0, 1.5))
+    return await raw_request_once(api, method, path, body, content_type, timeout)
+
+
+async def raw_request_once(
     api: ApiClient,
     method: str,
     path: str,

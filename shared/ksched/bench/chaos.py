@@ -8,13 +8,28 @@ stream, where one server is also lost with its disk and replaced by an empty one
 is repaired as Kubernetes would repair it (a killed process is started again, as the kubelet
 restarts a container) and its recovery time measured: from the repair to all services ready and a
 new pod bound. The report is a table and JSON (docs/ha.md "Chaos").
+
+With ``kube`` (``--kube PATH``, a folder laid out as ``../shared/kube-1.36``) the API server is a real
+kube-apiserver 1.36.2 with etcd, started for the run by :class:`ControlPlane`, instead of kubesim; the
+services run as ``system:kube-scheduler`` (``scheduler.kubeconfig``) with deploy/'s RBAC added, so
+their requests go through API Priority and Fairness like kube-scheduler's. The API server runs with
+low in-flight limits (``--max-requests-inflight``, ``--max-mutating-requests-inflight``) and a short
+etcd compaction interval, and four faults only a real server has join: kube-apiserver killed and
+started again with the same flags, ports and etcd; etcd compacted through its own API; the API
+server flooded until it answers 429; the API server stopped (SIGSTOP) for a few seconds.
+
+Some pods carry hard constraints (a required pod anti-affinity, a DoNotSchedule topology spread
+over hostnames); the final placement is checked against every one of them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import random
+import re
+import ssl
 import tempfile
 import time
 from collections import Counter
@@ -32,6 +47,8 @@ from ksched.aio import cancel_and_wait
 from ksched.api.collections import Collection
 from ksched.api.core import Event, Node, Pod
 from ksched.apimachinery.quantity import milli_value, value
+from ksched.bench import compare
+from ksched.launcher.controlplane import ControlPlane
 from ksched.launcher.stack import Stack, StackOptions
 from ksched.service.kube import api_client
 from ksched.service.listing import list_all
@@ -40,6 +57,27 @@ NAMESPACE = "chaos"
 LEASE = {"leaseDuration": "6s", "renewDeadline": "4s", "retryPeriod": "1s"}
 QUEUE_LEASE_SECONDS = 6
 POD_CPU_MILLI = 100
+HOSTNAME = "kubernetes.io/hostname"
+API_PAUSE_SECONDS = 3.0
+"""How long ``pause-apiserver`` stops the API server: under the renew deadline (4 s), so a leader
+should ride it out."""
+FLOOD_SECONDS = 5.0
+FLOOD_REQUESTS = 48
+"""``overload-apiserver``: this many LISTs of every pod at once, for FLOOD_SECONDS, from the same user
+(and so the same priority level) as the services."""
+KUBE_APISERVER_ARGS = (
+    "--enable-priority-and-fairness=false --max-requests-inflight=20 --max-mutating-requests-inflight=10 "
+    "--etcd-compaction-interval=15s"
+)
+"""The real API server's flags in a chaos run: at most 20 reads and 10 writes in flight, past them 429
+at once (the plain max-in-flight filter: with API Priority and Fairness the same limits queue a
+flood of one user instead), etcd compacted every 15 s (default 5 min)."""
+EVENTS_SETTLE = 45.0
+"""Seconds the run waits, once every pod is bound, for the Scheduled events still to come (the
+binders' ack wait, 30 s, and some)."""
+API_FAULTS = frozenset({"restart-apiserver", "pause-apiserver", "overload-apiserver"})
+"""Faults during which the API is unavailable or refusing: a leader may lose its Lease then, as
+kube-scheduler's would."""
 
 
 @dataclass
@@ -57,6 +95,18 @@ class ChaosOptions:
     nats_servers: int = 1
     """1: one nats-server; 3: a JetStream cluster (deploy/'s shape), which adds ``lose-nats-server``
     and applies the other NATS faults to one server drawn with the seed."""
+    kube: Path | None = None
+    """A folder laid out as ``../shared/kube-1.36``: a real etcd and kube-apiserver instead of kubesim."""
+
+
+@dataclass
+class LeaderExit:
+    service: str
+    at: float
+    """Seconds from the start of the workload (when the exit was noticed)."""
+    reason: str
+    during: str = ""
+    """The fault whose window (from it to its recovery) holds the exit, '' for none."""
 
 
 @dataclass
@@ -91,10 +141,35 @@ class ChaosReport:
     restarts: dict[str, int] = field(default_factory=dict)
     """Services started again after they exited on their own (as their kubelet would), by name: a
     leader that lost its Lease exits with status 75 to come back as a standby."""
+    api_server: str = "kubesim"
+    violated: int = 0
+    """Hard constraints broken by the final placement: pairs of pods of one required anti-affinity
+    group on one node, and topology spread constraints whose skew exceeds maxSkew."""
+    violated_examples: list[str] = field(default_factory=list)
+    events_missing: int = 0
+    """Bound pods without a Scheduled event."""
+    binder_kills: int = 0
+    leader_exits: list[LeaderExit] = field(default_factory=list)
+    rejected_429: int = 0
+    """Requests the real API server refused with 429 (its ``apiserver_request_total``, summed over
+    its lives; the flood's own included), 0 on kubesim."""
+    relists_410: int = 0
+    """Relists after a 410 Gone (the informers' "too old" log lines)."""
+
+    @property
+    def starved_leader_exits(self) -> list[LeaderExit]:
+        """Leaders that stopped for not renewing while the API was up: their own work starved them."""
+        return [e for e in self.leader_exits if "not renewed" in e.reason and e.during not in API_FAULTS]
 
     @property
     def ok(self) -> bool:
-        return self.double_bound == 0 and self.overcommitted_nodes == 0 and self.lost == 0
+        return (
+            self.double_bound == 0
+            and self.overcommitted_nodes == 0
+            and self.lost == 0
+            and self.violated == 0
+            and not self.starved_leader_exits
+        )
 
     def to_json(self) -> bytes:
         return msgspec.json.format(msgspec.json.encode({**asdict(self), "ok": self.ok}), indent=2)
@@ -114,10 +189,21 @@ class ChaosReport:
         if self.restarts:
             restarted = ", ".join(f"{name} {count}" for name, count in sorted(self.restarts.items()))
             rows.append(f"exited on their own and restarted: {restarted}")
+        for example in self.violated_examples:
+            rows.append(f"violated: {example}")
+        for e in self.leader_exits:
+            during = e.during or "no fault"
+            rows.append(f"leader exit: {e.service} at {e.at:.1f} s (during {during}): {e.reason}")
+        rows.append(
+            f"API server {self.api_server}: 429 answers {self.rejected_429}, "
+            f"relists after 410 {self.relists_410}; "
+            f"Scheduled events missing {self.events_missing} (binder kills {self.binder_kills})"
+        )
         rows.append(
             f"pods {self.pods}, bound {self.bound}, double-bound {self.double_bound}, overcommitted nodes "
-            f"{self.overcommitted_nodes}, lost {self.lost}; {self.seconds:.0f} s, seed {self.seed}: "
-            + ("OK" if self.ok else "FAILED")
+            f"{self.overcommitted_nodes}, lost {self.lost}, hard constraints violated {self.violated}, "
+            f"leader exits {len(self.leader_exits)} ({len(self.starved_leader_exits)} starved); "
+            f"{self.seconds:.0f} s, seed {self.seed}: " + ("OK" if self.ok else "FAILED")
         )
         return "\n".join(rows) + "\n"
 
@@ -206,6 +292,74 @@ async def _restart_kubesim(stack: Stack, api: ApiClient, rng: random.Random) -> 
     return "kubesim"
 
 
+_PLANE: contextvars.ContextVar[_Plane | None] = contextvars.ContextVar("chaos_plane", default=None)
+
+
+@dataclass
+class _Plane:
+    """The real control plane of a ``--kube`` run, and what its API server said before restarts."""
+
+    plane: ControlPlane
+    rejected_before: int = 0
+    """429 answers counted by API server lives that ended."""
+
+    def rejected_now(self) -> int:
+        status, body = self.plane.get("/metrics", timeout=10.0)
+        if status != 200:
+            return 0
+        pattern = re.compile(r'^apiserver_request_total\{[^}]*code="429"[^}]*\} ([0-9.e+]+)$', re.M)
+        return int(sum(float(v) for v in pattern.findall(body.decode(errors="replace"))))
+
+
+def _plane() -> _Plane:
+    plane = _PLANE.get()
+    if plane is None:
+        raise ValueError("this fault needs a real API server (--kube PATH)")
+    return plane
+
+
+async def _restart_apiserver(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+    plane = _plane()
+    plane.rejected_before += await asyncio.to_thread(plane.rejected_now)
+    await asyncio.to_thread(plane.plane.restart, "apiserver")
+    return "kube-apiserver"
+
+
+async def _pause_apiserver(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+    plane = _plane().plane
+    plane.pause("apiserver")
+    try:
+        await asyncio.sleep(API_PAUSE_SECONDS)
+    finally:
+        plane.resume("apiserver")
+    return "kube-apiserver"
+
+
+async def _compact_etcd(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+    revision = await asyncio.to_thread(_plane().plane.compact)
+    return f"etcd@{revision}"
+
+
+async def _overload_apiserver(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+    """LISTs of every pod, FLOOD_REQUESTS at a time for FLOOD_SECONDS, as the services' own user."""
+    plane = _plane().plane
+    context = ssl.create_default_context(cafile=str(plane.ca_file))
+    pki = plane.dir / "pki"
+    context.load_cert_chain(str(pki / "scheduler.crt"), str(pki / "scheduler.key"))
+    deadline = time.monotonic() + FLOOD_SECONDS
+    url = plane.server + "/api/v1/pods"
+
+    async def flood(session: aiohttp.ClientSession) -> None:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(aiohttp.ClientError, asyncio.TimeoutError):
+                async with session.get(url, ssl=context, timeout=aiohttp.ClientTimeout(total=10)) as r:
+                    await r.read()
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=FLOOD_REQUESTS)) as session:
+        await asyncio.gather(*(flood(session) for _ in range(FLOOD_REQUESTS)))
+    return "kube-apiserver"
+
+
 FAULTS: dict[str, Fault] = {
     "kill-informer-leader": _kill("informer", leader=True),
     "kill-informer-standby": _kill("informer", leader=False),
@@ -218,10 +372,17 @@ FAULTS: dict[str, Fault] = {
     "pause-scheduler-past-lease": _pause_scheduler,
     "restart-kubesim": _restart_kubesim,
     "lose-nats-server": _lose_nats,
+    "restart-apiserver": _restart_apiserver,
+    "pause-apiserver": _pause_apiserver,
+    "compact-etcd": _compact_etcd,
+    "overload-apiserver": _overload_apiserver,
 }
 
 CLUSTER_ONLY = frozenset({"lose-nats-server"})
 """Faults that need ``nats_servers`` > 1."""
+KUBE_ONLY = frozenset({"restart-apiserver", "pause-apiserver", "compact-etcd", "overload-apiserver"})
+"""Faults of a real API server (``kube``)."""
+KUBESIM_ONLY = frozenset({"restart-kubesim"})
 
 FollowUp = Callable[[Stack, str], Awaitable[None]]
 FOLLOW_UPS: dict[str, tuple[str, FollowUp]] = {"lose-nats-server": ("replace-nats-server", _replace_nats)}
@@ -229,16 +390,24 @@ FOLLOW_UPS: dict[str, tuple[str, FollowUp]] = {"lose-nats-server": ("replace-nat
 fault of its own, with the same target)."""
 
 
-def default_faults(nats_servers: int) -> list[str]:
-    """Every fault that applies to a stack with ``nats_servers`` NATS servers."""
-    return [name for name in FAULTS if nats_servers > 1 or name not in CLUSTER_ONLY]
+def default_faults(nats_servers: int, kube: bool = False) -> list[str]:
+    """Every fault that applies to a stack with ``nats_servers`` NATS servers (and a real API server
+    when ``kube``)."""
+    return [
+        name
+        for name in FAULTS
+        if (nats_servers > 1 or name not in CLUSTER_ONLY)
+        and name not in (KUBESIM_ONLY if kube else KUBE_ONLY)
+    ]
 
 
 # --- the run ----------------------------------------------------------------------------------------
 
 
-def _pod(i: int) -> dict[str, Any]:
-    return {
+def _pod(i: int, nodes: int) -> dict[str, Any]:
+    """Pod ``c-<i>``; one in ten is spread over the hostnames (DoNotSchedule, maxSkew 1), one in ten
+    has a required anti-affinity to the pods of its group (groups of at most half the nodes)."""
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": f"c-{i:05d}", "namespace": NAMESPACE},
@@ -252,6 +421,23 @@ def _pod(i: int) -> dict[str, Any]:
             ]
         },
     }
+    if i % 10 == 1:
+        pod["metadata"]["labels"] = {"spread": "s"}
+        pod["spec"]["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": HOSTNAME,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"spread": "s"}},
+            }
+        ]
+    elif i % 10 == 2:
+        group = f"a{(i // 10) // max(1, nodes // 2)}"
+        pod["metadata"]["labels"] = {"anti": group}
+        term = {"labelSelector": {"matchLabels": {"anti": group}}, "topologyKey": HOSTNAME}
+        anti = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        pod["spec"]["affinity"] = {"podAntiAffinity": anti}
+    return pod
 
 
 async def _create(api: ApiClient, pods: Sequence[dict[str, Any]], concurrency: int = 32) -> None:
@@ -316,6 +502,60 @@ async def _recovery(stack: Stack, api: ApiClient, created: int, timeout: float) 
     return None
 
 
+def violations(pods: Sequence[Pod], node_names: Sequence[str]) -> list[str]:
+    """The hard constraints the placement of ``pods`` breaks, checked on the final placement: every
+    required pod anti-affinity term (no two pods it selects on one node of its topology key, here
+    the hostname) and every DoNotSchedule topology spread constraint (max - min of the matching pods
+    per hostname over every node at most maxSkew)."""
+    out: list[str] = []
+    bound = [p for p in pods if p.spec.node_name]
+    for p in bound:
+        affinity = p.spec.affinity
+        anti = affinity.pod_anti_affinity if affinity is not None else None
+        for term in anti.required_during_scheduling_ignored_during_execution if anti is not None else ():
+            wanted = (term.label_selector.match_labels or {}) if term.label_selector is not None else {}
+            for q in bound:
+                labels = q.metadata.labels or {}
+                if (
+                    q is not p
+                    and q.spec.node_name == p.spec.node_name
+                    and wanted
+                    and all(labels.get(k) == v for k, v in wanted.items())
+                ):
+                    pair = f"{p.metadata.name} and {q.metadata.name}"
+                    out.append(f"anti-affinity: {pair} on {p.spec.node_name}")
+    seen: set[str] = set()
+    for p in bound:
+        for c in p.spec.topology_spread_constraints or ():
+            if c.when_unsatisfiable != "DoNotSchedule" or c.topology_key != HOSTNAME:
+                continue
+            wanted = (c.label_selector.match_labels or {}) if c.label_selector is not None else {}
+            key = repr(sorted(wanted.items()))
+            if key in seen:
+                continue
+            seen.add(key)
+            counts = Counter({n: 0 for n in node_names})
+            for q in bound:
+                labels = q.metadata.labels or {}
+                if all(labels.get(k) == v for k, v in wanted.items()):
+                    counts[q.spec.node_name] += 1
+            skew = max(counts.values()) - min(counts.values())
+            if skew > c.max_skew:
+                out.append(f"topology spread {key}: skew {skew} > {c.max_skew}")
+    return out
+
+
+async def _events_missing(api: ApiClient) -> int:
+    """Bound pods without a Scheduled event (0 when the API cannot be read)."""
+    try:
+        pods, _ = await list_all(api, PODS, Pod, page_size=5000)
+        events, _ = await list_all(api, EVENTS, dict[str, Any], page_size=5000)
+    except Exception:  # an API server restarting: ask again
+        return 1
+    scheduled = {e["regarding"]["name"] for e in events if e.get("reason") == "Scheduled"}
+    return sum(1 for p in pods if p.spec.node_name and p.metadata.name not in scheduled)
+
+
 async def _verify(api: ApiClient, report: ChaosReport) -> None:
     pods, _ = await list_all(api, PODS, Pod, page_size=5000)
     nodes, _ = await list_all(api, Collection("Node", "/api/v1/nodes", Node), Node, page_size=5000)
@@ -328,6 +568,11 @@ async def _verify(api: ApiClient, report: ChaosReport) -> None:
         for e in events
         if e["regarding"]["name"] in sorted(doubled)[:10]
     ]
+    scheduled = {e["regarding"]["name"] for e in events if e.get("reason") == "Scheduled"}
+    report.events_missing = sum(1 for p in pods if p.spec.node_name and p.metadata.name not in scheduled)
+    broken = violations(pods, [n.metadata.name for n in nodes])
+    report.violated = len(broken)
+    report.violated_examples = broken[:10]
     failed = {e["regarding"]["name"] for e in events if e.get("reason") == "FailedScheduling"}
     report.lost = sum(1 for p in pods if not p.spec.node_name and p.metadata.name not in failed)
     report.lost += report.pods - len(pods)  # a pod that vanished is lost too
@@ -363,12 +608,19 @@ def double_bound(events: Sequence[dict[str, Any]]) -> set[str]:
 
 def chosen_faults(options: ChaosOptions) -> list[str]:
     """The faults to inject (before the shuffle); ValueError naming an unknown or inapplicable one."""
-    names = list(options.faults or default_faults(options.nats_servers))
+    kube = options.kube is not None
+    names = list(options.faults or default_faults(options.nats_servers, kube))
     unknown = [n for n in names if n not in FAULTS]
     if unknown:
         raise ValueError(f"unknown fault(s) {', '.join(unknown)}; known: {', '.join(FAULTS)}")
     if options.nats_servers < 2 and CLUSTER_ONLY.intersection(names):
         raise ValueError(f"{', '.join(sorted(CLUSTER_ONLY.intersection(names)))} needs --nats-servers 3")
+    if not kube and KUBE_ONLY.intersection(names):
+        needs = ", ".join(sorted(KUBE_ONLY.intersection(names)))
+        raise ValueError(f"{needs} needs a real API server (--kube)")
+    if kube and KUBESIM_ONLY.intersection(names):
+        needs = ", ".join(sorted(KUBESIM_ONLY.intersection(names)))
+        raise ValueError(f"{needs} needs kubesim (no --kube)")
     return names
 
 
@@ -399,6 +651,11 @@ class _Injector:
         while True:
             await asyncio.sleep(0.5)
             async with self.lifecycle:
+                exited = self.stack.exited()
+                for name in exited:
+                    if reason := _lost_leadership(self.stack, name):
+                        at = time.monotonic() - self.started
+                        self.report.leader_exits.append(LeaderExit(name, at, reason))
                 for name in await self.stack.restart_exited():
                     self.report.restarts[name] = self.report.restarts.get(name, 0) + 1
                     self.log(f"{name} exited on its own; restarted")
@@ -435,6 +692,72 @@ class _Injector:
             await self.inject(name, _followed(follow_up, self.stack, record.target))
 
 
+def _lost_leadership(stack: Stack, name: str) -> str:
+    """Why ``name`` last lost its Lease (its log's "lost the leadership" line), '' if it did not."""
+    text = stack.log_tail(name, lines=200)
+    found = re.findall(r"lost the leadership of lease \S+ \((.*)\); exiting", text)
+    return str(found[-1]) if found else ""
+
+
+def _attribute(report: ChaosReport) -> None:
+    """Name the fault whose window (from it to its recovery, plus the settling time) holds each exit."""
+    for e in report.leader_exits:
+        for f in report.faults:
+            end = f.at + f.repaired_after + (f.recovered_after or 0.0) + 3.0
+            if f.at <= e.at <= end:
+                e.during = f.fault
+
+
+def _relists(workdir: Path) -> int:
+    return sum(
+        path.read_text(errors="replace").count("is too old, relisting")
+        for path in workdir.glob("informer*.log")
+    )
+
+
+RBAC = "rbac.authorization.k8s.io"
+
+
+def _ksched_rbac() -> list[dict[str, Any]]:
+    """The rules of deploy/base/rbac.yaml's roles, all in one ClusterRole's rules."""
+    import yaml
+
+    path = Path(__file__).resolve().parents[3] / "deploy" / "base" / "rbac.yaml"
+    rules: list[dict[str, Any]] = []
+    for doc in yaml.safe_load_all(path.read_text()):
+        if doc and doc.get("kind") in ("ClusterRole", "Role"):
+            rules += doc.get("rules") or []
+    return rules
+
+
+async def _start_plane(options: ChaosOptions, workdir: Path, log: Callable[[str], None]) -> ControlPlane:
+    """A real control plane for the run, its nodes, and deploy/'s RBAC granted to the user of
+    ``scheduler.kubeconfig`` (``system:kube-scheduler``), as whom the services run."""
+    assert options.kube is not None
+    plane = ControlPlane(options.kube, workdir / "kube", apiserver_args=KUBE_APISERVER_ARGS)
+    await asyncio.to_thread(plane.up)
+    log(f"kube-apiserver 1.36.2 on {plane.server} ({KUBE_APISERVER_ARGS})")
+    api = await api_client(str(plane.admin_kubeconfig), component="ksched-chaos")
+    async with api:
+        role = {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRole"}
+        await compare._request(
+            api,
+            "POST",
+            f"/apis/{RBAC}/v1/clusterroles",
+            {**role, "metadata": {"name": "ksched-chaos"}, "rules": _ksched_rbac()},
+        )
+        binding = {
+            "apiVersion": f"{RBAC}/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "ksched-chaos"},
+            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "ksched-chaos"},
+            "subjects": [{"apiGroup": RBAC, "kind": "User", "name": "system:kube-scheduler"}],
+        }
+        await compare._request(api, "POST", f"/apis/{RBAC}/v1/clusterrolebindings", binding)
+        await compare.create_nodes(api, options.nodes)
+    return plane
+
+
 async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosReport:
     names = chosen_faults(options)
     rng = random.Random(options.seed)
@@ -446,10 +769,12 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
         "leaderElection: {leaderElect: true, " + ", ".join(f"{k}: {v}" for k, v in LEASE.items()) + "}\n"
     )
+    plane = await _start_plane(options, workdir, log) if options.kube is not None else None
     stack = Stack(
         StackOptions(
             workdir=workdir,
-            nodes=options.nodes,
+            nodes=options.nodes if plane is None else 0,
+            kubeconfig=str(plane.dir / "scheduler.kubeconfig") if plane is not None else None,
             config=str(config),
             informers=2,
             queues=2,
@@ -463,9 +788,19 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
         )
     )
     report = ChaosReport(options.seed, options.nodes, options.pods)
-    await stack.start(timeout=180)
+    report.api_server = "kubesim" if plane is None else "kube-apiserver 1.36.2"
+    report.binder_kills = names.count("kill-binder")
+    planes = _Plane(plane) if plane is not None else None
+    token = _PLANE.set(planes)
     try:
-        api = await api_client(stack.kubeconfig, component="ksched-chaos")
+        await stack.start(timeout=180)
+    except BaseException:
+        if plane is not None:
+            await asyncio.to_thread(plane.down)
+        raise
+    try:
+        admin = stack.kubeconfig if plane is None else str(plane.admin_kubeconfig)
+        api = await api_client(admin, component="ksched-chaos")
         async with api:
             await api.call_api(
                 "/api/v1/namespaces",
@@ -473,7 +808,7 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
                 body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
                 auth_settings=["BearerToken"],
             )
-            pods = [_pod(i) for i in range(options.pods)]
+            pods = [_pod(i, options.nodes) for i in range(options.pods)]
             chunks = [pods[i :: len(names) + 1] for i in range(len(names) + 1)]
             started = time.monotonic()
             injector = _Injector(stack, api, report, options, log, started)
@@ -490,10 +825,22 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
                 deadline = time.monotonic() + options.bound_timeout
                 while time.monotonic() < deadline and await _bound(api) < options.pods:
                     await asyncio.sleep(1.0)
+                # a killed binder's unacknowledged placements come again after the ack wait (30 s),
+                # and their Scheduled events with them
+                deadline = time.monotonic() + EVENTS_SETTLE
+                while time.monotonic() < deadline and await _events_missing(api):
+                    await asyncio.sleep(1.0)
             finally:
                 await cancel_and_wait(kubelet)
             report.seconds = time.monotonic() - started
             await _verify(api, report)
+            _attribute(report)
+            report.relists_410 = _relists(workdir)
+            if planes is not None:
+                report.rejected_429 = planes.rejected_before + await asyncio.to_thread(planes.rejected_now)
     finally:
+        _PLANE.reset(token)
         await stack.stop()
+        if plane is not None:
+            await asyncio.to_thread(plane.down)
     return report

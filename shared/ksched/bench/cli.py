@@ -8,9 +8,10 @@ ksched bench e2e --nodes N --pods M [--schedulers K] [--binders B] [--shape S] [
 ksched bench compare --kube PATH --nodes N --pods M --shape S[,S...] [--rate R] [--schedulers K]
                     [--binders B]                  the real kube-scheduler and ksched, each on a fresh
                                                     real control plane (docs/benchmarks.md)
-ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--nats-servers 1|3] [--json FILE]
-                                                    faults under load; exit 1 on a lost,
-                                                    double-bound or overcommitted pod
+ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--nats-servers 1|3] [--kube PATH]
+                   [--json FILE]                    faults under load (--kube: on a real API server);
+                                                    exit 1 on a lost, double-bound or overcommitted
+                                                    pod, a broken hard constraint or a starved leader
 ksched bench gangs --groups G --size S --nodes N   pod groups placed all or nothing (docs/gang.md)
 ksched bench all                                    what ``make bench`` runs
 """
@@ -265,6 +266,12 @@ def chaos_main(argv: Sequence[str]) -> int:
         default=1,
         help="one nats-server, or a 3-server JetStream cluster as deploy/ runs (adds lose-nats-server)",
     )
+    p.add_argument(
+        "--kube",
+        type=Path,
+        help="a folder laid out as ../shared/kube-1.36: a real etcd and kube-apiserver 1.36.2 instead of "
+        "kubesim (adds restart-apiserver, pause-apiserver, compact-etcd, overload-apiserver)",
+    )
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     args = p.parse_args(list(argv))
     options = ChaosOptions(
@@ -273,6 +280,7 @@ def chaos_main(argv: Sequence[str]) -> int:
         seed=args.seed,
         faults=args.fault or (),
         nats_servers=args.nats_servers,
+        kube=args.kube,
     )
     try:
         chosen_faults(options)

@@ -9,11 +9,19 @@ a kubeconfig.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shlex
+import signal
+import ssl
 import subprocess
+import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 class ControlPlaneError(RuntimeError):
@@ -35,6 +43,8 @@ class ControlPlane:
     scheduler_args: str = ""
     env: dict[str, str] = field(default_factory=dict)
     """``DIR/env`` once up: ``KUBE136_APISERVER``, ``KUBE136_SCHEDULER_PORT``, ``KUBE136_BIN`` …"""
+    restarted: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    """Parts started again by :meth:`restart` (children of this process)."""
 
     @property
     def script(self) -> Path:
@@ -96,8 +106,83 @@ class ControlPlane:
         self.env = read_env(self.dir / "env")
         return self
 
+    def restart(self, part: str = "apiserver", downtime: float = 0.0, timeout: float = 120.0) -> None:
+        """kill -9 ``part`` and start it again after ``downtime`` seconds with the same command line
+        (ports, flags, certificates, the same etcd), as a kubelet restarts a crashed static pod; for
+        the API server, wait until it answers /readyz (blocking). Every connection and watch to it
+        is gone meanwhile."""
+        pid = self.pid(part)
+        if pid is None:
+            raise ControlPlaneError(f"{part} is not running")
+        argv = [a.decode() for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while _alive(pid) and time.monotonic() < deadline:
+            if (old := self.restarted.get(part)) is not None:
+                old.poll()
+            time.sleep(0.05)
+        time.sleep(downtime)
+        with self.log(part).open("ab") as log:
+            proc = subprocess.Popen(
+                argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
+            )
+        self.restarted[part] = proc
+        (self.dir / f"{part}.pid").write_text(f"{proc.pid}\n")
+        if part == "apiserver":
+            self.wait_ready(timeout)
+
+    def pause(self, part: str) -> None:
+        """SIGSTOP ``part`` (a hung process: every request to it hangs, nothing is refused)."""
+        pid = self.pid(part)
+        if pid is None:
+            raise ControlPlaneError(f"{part} is not running")
+        os.kill(pid, signal.SIGSTOP)
+
+    def resume(self, part: str) -> None:
+        pid = self.pid(part)
+        if pid is not None:
+            os.kill(pid, signal.SIGCONT)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """TLS to the API server as the admin (system:masters)."""
+        context = ssl.create_default_context(cafile=str(self.ca_file))
+        pki = self.dir / "pki"
+        context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+        return context
+
+    def get(self, path: str, timeout: float = 5.0) -> tuple[int, bytes]:
+        """GET ``path`` from the API server as the admin: (status, body); status 0 without an answer."""
+        try:
+            with urllib.request.urlopen(self.server + path, timeout=timeout, context=self.ssl_context()) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+        except (OSError, ValueError):
+            return 0, b""
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.get("/readyz", timeout=2.0)[0] != 200:
+            if time.monotonic() > deadline:
+                log = self.log("apiserver")
+                raise ControlPlaneError(f"kube-apiserver not ready in {timeout:.0f} s; see {log}")
+            time.sleep(0.1)
+
+    def compact(self) -> int:
+        """Compact etcd at its current revision through etcd's own API (physical: the old revisions
+        are gone): a watch or a list continued from an older resourceVersion meets 410 Gone once the
+        API server's watch cache no longer holds it. Returns the revision."""
+        etcd = self.env["KUBE136_ETCD"]
+        revision = int(_post(etcd + "/v3/kv/range", {"key": "AA==", "limit": 1})["header"]["revision"])
+        _post(etcd + "/v3/kv/compaction", {"revision": revision, "physical": True})
+        return revision
+
     def down(self) -> None:
         """Stop what ``up`` started (idempotent)."""
+        for proc in self.restarted.values():
+            if proc.poll() is None:
+                with _suppress():
+                    os.kill(proc.pid, signal.SIGCONT)
         if self.script.is_file():
             subprocess.run(
                 ["bash", str(self.script), "down", str(self.dir)],
@@ -105,6 +190,31 @@ class ControlPlane:
                 timeout=60,
                 check=False,
             )
+        for proc in self.restarted.values():
+            with _suppress():
+                proc.wait(timeout=10)
+
+
+def _suppress() -> contextlib.AbstractContextManager[None]:
+    return contextlib.suppress(OSError, subprocess.TimeoutExpired)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _post(url: str, body: object) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=30) as r:
+        answer: dict[str, Any] = json.loads(r.read())
+        return answer
 
 
 def read_env(path: Path) -> dict[str, str]:

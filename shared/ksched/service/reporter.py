@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 import uuid
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
 from ksched.apimachinery.rest import raw_request
 from ksched.apimachinery.validation import dns1123_subdomain_errors
+from ksched.service.kill_hooks import kill_point
 from ksched.service.tasks import TaskGroup
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,12 @@ SERIES_WINDOW = 6 * 60.0
 SERIES_PATCH_INTERVAL = 30.0
 """A series' count is written back at most this often."""
 MAX_BACKLOG = 64
+EVENT_DELAY_ENV = "KSCHED_TEST_EVENT_DELAY"
+"""Test hook: seconds each named event (a binding's Scheduled event) waits before it is written, so
+that a test can kill a binder while its events trail its bindings. Unset in production."""
+KILL_BEFORE_NAMED_EVENT = "before-named-event"
+"""Test hook (:mod:`ksched.service.kill_hooks`): killed just before a named event is written (after
+:data:`EVENT_DELAY_ENV`'s wait), the binding it reports done."""
 """Writes handed over and not finished past which :meth:`Reporter.room` makes its caller wait."""
 
 
@@ -87,7 +95,10 @@ class Reporter:
         self._conditions: dict[str, tuple[str, str]] = {}
         self._group_conditions: dict[tuple[str, str], tuple[str, str, str]] = {}
         self._writes: set[asyncio.Task[None]] = set()
+        #: named events being written (their name -> whether the Event exists once written)
+        self._named: dict[str, asyncio.Future[bool]] = {}
         self._max_backlog = max_backlog
+        self._named_delay = float(os.environ.get(EVENT_DELAY_ENV) or 0)
         self._room = asyncio.Event()
         self._room.set()
         self.failures = 0
@@ -152,27 +163,32 @@ class Reporter:
         related: PodRef | None = None,
         name_ns: int | None = None,
         controller: str = "",
-    ) -> None:
+    ) -> asyncio.Future[bool] | None:
         """Record an event about ``pod`` (Normal/Warning), merged into a series when it repeats;
         ``related`` is a second pod involved (the preemptor of a Preempted victim). ``controller`` is
         the reportingController, the profile's schedulerName (upstream's recorder per profile), this
         reporter's own when empty. ``name_ns``
         names the Event by that time instead of now: whoever reports the same happening with the
         same time writes the same Event, and the API refuses the second (409), so it is reported
-        once however many processes report it."""
+        once however many processes report it.
+
+        For a named event, a future that turns True once the Event exists (written, or refused as
+        already there) and False when its write failed (it is forgotten then, so that reporting it
+        again writes it again); None for an event without ``name_ns`` (written in the
+        background, never retried)."""
         key = (pod.uid, reason, note)
         now_ns = time.time_ns()
         now = now_ns / 1e9
         series = self._series.get(key)
         name = event_name(pod.name, name_ns) if name_ns is not None else ""
-        if series is not None and series.name == name:
-            return  # this process reported it already
+        if series is not None and series.name == name:  # this process reported it already
+            return self._named.get(name) or _done(True)
         if series is not None and now - series.first < SERIES_WINDOW:
             series.count += 1
             if not series.pending_patch and now - series.last_patch >= SERIES_PATCH_INTERVAL:
                 series.pending_patch = True
                 self._spawn("event-series", self._patch_series(series))
-            return
+            return None
         name = name or event_name(pod.name, now_ns)
         self._series[key] = _Series(name, pod.namespace, 1, now, now)
         if len(self._series) > 50_000:
@@ -205,9 +221,32 @@ class Reporter:
                 "namespace": related.namespace,
                 "uid": related.uid,
             }
-        self._spawn(
-            "event", self._call("POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body)
-        )
+        path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events"
+        if name_ns is None:
+            self._spawn("event", self._call("POST", path, body))
+            return None
+        written: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._named[name] = written
+        self._spawn("event", self._write_named(key, name, path, body, written))
+        return written
+
+    async def _write_named(
+        self, key: tuple[str, str, str], name: str, path: str, body: Any, written: asyncio.Future[bool]
+    ) -> None:
+        ok = False
+        try:
+            if self._named_delay:
+                await asyncio.sleep(self._named_delay)
+            kill_point(KILL_BEFORE_NAMED_EVENT)
+            status = await self._call("POST", path, body)
+            ok = 200 <= status < 300 or status == 409  # 409: it exists (another delivery wrote it)
+        finally:
+            self._named.pop(name, None)
+            series = self._series.get(key)
+            if not ok and series is not None and series.name == name:
+                del self._series[key]  # not written: a repeat of the report writes it again
+            if not written.done():
+                written.set_result(ok)
 
     async def _patch_series(self, series: _Series) -> None:
         await asyncio.sleep(0)
@@ -256,12 +295,15 @@ class Reporter:
             "application/strategic-merge-patch+json",
         )
 
-    def scheduled(self, pod: PodRef, node: str, name_ns: int | None = None, controller: str = "") -> None:
+    def scheduled(
+        self, pod: PodRef, node: str, name_ns: int | None = None, controller: str = ""
+    ) -> asyncio.Future[bool] | None:
         """The Scheduled event of a binding; ``name_ns`` (the placement's time) makes a repeat of
         the same placement's report (a redelivery) the same Event, refused by the API;
-        ``controller``: the pod's profile (:meth:`event`)."""
+        ``controller``: the pod's profile (:meth:`event`). With ``name_ns``: a future, True once
+        the Event exists, False when writing it failed."""
         self._conditions.pop(pod.uid, None)
-        self.event(
+        return self.event(
             pod,
             "Normal",
             "Scheduled",
@@ -308,6 +350,12 @@ class Reporter:
             if code != 409:
                 return _settled(code)
         return False
+
+
+def _done(value: bool) -> asyncio.Future[bool]:
+    future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    future.set_result(value)
+    return future
 
 
 def _settled(code: int) -> bool:
