@@ -394,14 +394,18 @@ class BinderService:
             name_ns = _event_ns(p)
             if self.reporter is not None and name_ns is not None:
                 ref = PodRef(p.namespace, p.name, p.pod_uid)
-                self._event_written(p, self.reporter.scheduled(ref, p.node_name, name_ns, controller=p.profile))
+                self._event_written(
+                    p, self.reporter.scheduled(ref, p.node_name, name_ns, controller=p.profile)
+                )
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
         self._write_results(p, state)
         ref = PodRef(p.namespace, p.name, p.pod_uid)
         if self.reporter is not None:
-            self._event_written(p, self.reporter.scheduled(ref, p.node_name, _event_ns(p), controller=p.profile))
+            self._event_written(
+                p, self.reporter.scheduled(ref, p.node_name, _event_ns(p), controller=p.profile)
+            )
         await fw.run_post_bind_plugins(state, pi, p.node_name)
         metrics.POD_SCHEDULING_ATTEMPTS.observe(max(p.attempt, 1))
         since_queued = p.initial_attempt_at or p.assumed_at  # assumed_at: placements of older schedulers
