@@ -20,7 +20,7 @@ import contextlib
 import re
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from ksched.launcher.controlplane import ControlPlane
 from tests import kube
 from tests.e2e.test_dropin import DropIn, lease_holder, probe, start, stop
 from tests.e2e.testing import create_namespace, create_nodes, create_pods, eventually, node, pod
-from tests.fixtures.kube136 import GANG_GATES
+from tests.fixtures.kube136 import GANG_GATES, control_plane
 from tests.fixtures.kubesim import api_client_for
 
 pytestmark = pytest.mark.e2e
@@ -43,6 +43,13 @@ NS = "dropin-kube136"
 NODE = f"{NS}-0"
 POOL = {"pool": NS}
 FORBIDDEN = re.compile(r"forbidden|HTTP 403", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def kube136(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A control plane of this module's own: the drop-in is the cluster's default scheduler, and would
+    take the pending pods other tests leave in the session's cluster (and they its)."""
+    yield from control_plane(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
