@@ -102,6 +102,8 @@ class Publisher:
         self.group_view: Callable[[Pod], PendingPodGroup | None] = lambda _pod: None
         """A pending pod's pod group as the cache sees it (gang scheduling), sent with its events."""
         self._feed: list[PendingPodEvent | ClusterEventMsg] = []
+        self.last_flush = float("-inf")
+        """When the last flush ended (the event loop's clock)."""
         #: ops taken from the cache by a flush and not yet acknowledged by JetStream
         self._publishing = 0
         metrics.PUBLISH_LAG.set_function(lambda: len(self.cache.ops) + self._publishing)
@@ -124,10 +126,16 @@ class Publisher:
 
     # --- flushing --------------------------------------------------------------------------------
     async def flush_loop(self, interval: float) -> None:
+        """Flush whenever something changed: at once when the last flush ended ``interval`` s ago or
+        more (a lone change waits for nothing), else when that much time has passed since it ended.
+        Under load a flush starts at most every ``interval`` s after the one before, and gathers what
+        arrived meanwhile (while its acknowledgements were awaited too)."""
+        loop = asyncio.get_running_loop()
         while True:
             await self.dirty.wait()
             self.dirty.clear()
-            await asyncio.sleep(interval)
+            # one turn of the loop at least: the other events of the watch chunk being read join
+            await asyncio.sleep(max(0.0, self.last_flush + interval - loop.time()))
             await self.flush()
 
     async def flush(self) -> None:
@@ -153,6 +161,7 @@ class Publisher:
             await self.publish_in_order(feed_batches(self.epoch, feed))
         if self.after_flush is not None:
             await self.after_flush()
+        self.last_flush = asyncio.get_running_loop().time()
         self._update_sizes()
 
     async def publish_in_order(self, messages: list[Envelope]) -> None:
