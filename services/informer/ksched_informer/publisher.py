@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus
 from ksched.bus.endpoints import FEED_BATCH, SNAPSHOT_DELTA, Envelope, PublishEndpoint
-from ksched.bus.jetstream import publish
+from ksched.bus.jetstream import publish, publish_started
 from ksched.bus.messages import (
     ClusterEventMsg,
     FeedBatch,
@@ -35,6 +35,10 @@ log = logging.getLogger(__name__)
 
 MAX_OPS_PER_DELTA = 100
 """Ops per published delta: nodes and pods are at most a few KiB each once trimmed."""
+
+
+async def _failed(exc: Exception) -> None:
+    raise exc
 
 
 def deltas(epoch: str, base: int, ops: Sequence[DeltaOp]) -> list[Envelope]:
@@ -153,26 +157,46 @@ class Publisher:
         self._publishing = len(ops)
         feed, self._feed = self._feed, []
         metrics.GENERATION.set(generation)
-        parts = deltas(self.epoch, base, ops)
-        if parts:
-            await self.publish_in_order(parts)
+        # both streams' messages are sent, then both acknowledgements awaited: one round trip (and
+        # one wake-up for the acks) per flush, not one per stream
+        sent = [
+            await self.send_in_order(deltas(self.epoch, base, ops)),
+            await self.send_in_order(feed_batches(self.epoch, feed)),
+        ]
+        for pending in sent:
+            if pending is not None:
+                await self.acked_or_again(*pending)
         self._publishing = 0
-        if feed:
-            await self.publish_in_order(feed_batches(self.epoch, feed))
         if self.after_flush is not None:
             await self.after_flush()
         self.last_flush = asyncio.get_running_loop().time()
         self._update_sizes()
 
-    async def publish_in_order(self, messages: list[Envelope]) -> None:
-        """Publish to a stream in order, cheaply: all but the last as core messages in one buffered
-        write, the last through JetStream with an ack. The server stores one connection's messages
-        in the order sent, so the last ack confirms the batch."""
+    async def send_in_order(self, messages: list[Envelope]) -> tuple[Envelope, Awaitable[Any]] | None:
+        """Send to a stream in order, cheaply: all but the last as core messages in one buffered
+        write, the last through JetStream; returns the last and its ack to await (see
+        :meth:`acked_or_again`; None when there is nothing to send). The server stores one
+        connection's messages in the order sent, so the last ack confirms them all."""
         assert self.bus is not None
+        if not messages:
+            return None
         for envelope in messages[:-1]:
             await self.bus.publish(envelope.endpoint, envelope.message)
         last = messages[-1]
-        await self.publish_retrying(last.endpoint, last.message)
+        try:
+            return last, await publish_started(self.bus, last.endpoint, last.message, timeout=5)
+        except Exception as exc:
+            return last, _failed(exc)
+
+    async def acked_or_again(self, last: Envelope, acked: Awaitable[Any]) -> None:
+        """Wait for ``acked``, the ack of ``last``; publish ``last`` again until acknowledged if it
+        failed."""
+        try:
+            await acked
+        except Exception as exc:
+            log.warning("publishing to %s failed (%s); retrying", last.endpoint.subject(self.subjects), exc)
+            await asyncio.sleep(0.05)
+            await self.publish_retrying(last.endpoint, last.message)
 
     async def publish_retrying(
         self,
