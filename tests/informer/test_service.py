@@ -134,6 +134,33 @@ async def test_replica_follows_the_cluster(
         task.cancel()
 
 
+async def test_a_replica_wakes_who_waits_for_a_generation_when_its_delta_arrives(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """``ReplicaFollower.reached``: woken by the delta that brings the generation (no polling), at
+    once when the replica has it already, False after its timeout when it never comes."""
+    kube, _ = sim
+    kube.create(node("n1"))
+    await until(lambda: "n1" in informer.cache.snapshot.node_map)
+    bus: Bus = await bus_factory("replica-wait")
+    follower = ReplicaFollower(bus, "r-wait")
+    task = asyncio.create_task(follower.run())
+    try:
+        await asyncio.wait_for(follower.synced.wait(), 10)
+        await until(lambda: follower.replica.generation == informer.cache.generation)
+        epoch, now = follower.replica.epoch, follower.replica.generation
+        assert await follower.reached(epoch, now, timeout=0)
+        assert not await follower.reached(epoch, now + 1, timeout=0.05)
+        waiting = asyncio.create_task(follower.reached(epoch, now + 1, timeout=10))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+        kube.create(node("n2"))
+        assert await asyncio.wait_for(waiting, 10)
+        assert follower.replica.generation > now and "n2" in follower.replica.snapshot.node_map
+    finally:
+        task.cancel()
+
+
 async def test_pending_pods_and_assume_conflict(
     sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
 ) -> None:

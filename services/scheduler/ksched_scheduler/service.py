@@ -651,10 +651,7 @@ class SchedulerService:
     async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
         """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``."""
         assert self.follower is not None
-        replica = self.follower.replica
-        deadline = time.monotonic() + timeout
-        while replica.epoch == epoch and replica.generation < generation and time.monotonic() < deadline:
-            await asyncio.sleep(0.002)
+        await self.follower.reached(epoch, generation, timeout)
 
     def _remember(self, placement_id: str, leased: LeasedPod, outcome: CycleOutcome) -> None:
         self._inflight[placement_id] = InFlight(leased, outcome, time.monotonic())
