@@ -126,9 +126,11 @@ class Replica:
         )
         lease = await self.leased()
         await self.queue.replies.put(encode(PopReply(pods=[lease])))
-        await eventually(lambda: lease.lease_id in self.queue.done, what=f"{lease.lease_id} done")
-        done = self.queue.done[lease.lease_id]
-        assert done.outcome == DoneOutcome.SCHEDULED, done
+        assumed = self.cluster.service.cache.assumed  # the informer accepted its placement
+        await eventually(lambda: lease.pod.uid in assumed, what=f"{lease.pod.name} assumed")
+        # the queue ends the attempt on the informer's feed: the replica sends no done for it
+        await eventually(lambda: lease.lease_id not in self.service._held, what="lease let go")
+        assert lease.lease_id not in self.queue.done
 
     def delta(self) -> SnapshotDelta:
         """A delta of the informer's epoch with a gap before it (base past the replica's generation)."""

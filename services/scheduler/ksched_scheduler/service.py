@@ -615,7 +615,8 @@ class SchedulerService:
                 outcome.num_nodes,
                 outcome.evaluated_nodes,
             )
-            await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node, span=Phase.ASSUMED)
+            # no done(scheduled): the queue ends the attempt when the informer's feed says assumed
+            self._held.pop(leased.lease_id, None)
             return
         metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
         self.cycle.forget_locally(outcome)
