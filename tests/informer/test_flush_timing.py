@@ -1,5 +1,7 @@
-"""When the informer's flush loop publishes: a change after a quiet spell at once, changes that keep
-coming at most every ``flush_interval`` after the flush before, all of them in one feed batch."""
+"""When the informer's flush loop publishes: a pod that becomes pending after a quiet spell at once,
+changes that keep coming at most every ``flush_interval`` after the flush before, all of them in one
+feed batch; a change no scheduler waits for gathers what follows it for ``flush_interval``, unless a
+pod becomes pending meanwhile."""
 
 from __future__ import annotations
 
@@ -62,6 +64,27 @@ async def test_a_lone_change_goes_at_once_and_changes_that_keep_coming_wait_for_
         await until(lambda: len(received) == 2, timeout=10)
         assert received[1][1] == ["p1", "p2"]
         assert publisher.last_flush - flushed >= interval
+
+        # after a quiet spell, a pod placed (no scheduler waits for it) waits for what follows
+        await asyncio.sleep(interval)
+        changed = time.monotonic()
+        publisher.emit_pending(PendingPodAction.DELETE, pod(0), "bound")
+        publisher.emit_pending(PendingPodAction.DELETE, pod(1), "bound")
+        await asyncio.sleep(0.05)
+        publisher.emit_pending(PendingPodAction.DELETE, pod(2), "bound")
+        await until(lambda: len(received) == 3, timeout=10)
+        assert received[2][1] == ["p0", "p1", "p2"]
+        assert received[2][0] - changed >= interval
+
+        # ... unless a pod becomes pending meanwhile: then all go at once
+        await asyncio.sleep(interval)
+        changed = time.monotonic()
+        publisher.emit_pending(PendingPodAction.DELETE, pod(3), "deleted")
+        await asyncio.sleep(0.05)
+        publisher.emit_pending(PendingPodAction.ADD, pod(4))
+        await until(lambda: len(received) == 4, timeout=10)
+        assert received[3][1] == ["p3", "p4"]
+        assert received[3][0] - changed < interval / 2
     finally:
         loop.cancel()
         with contextlib.suppress(asyncio.CancelledError):

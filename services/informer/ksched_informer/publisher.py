@@ -5,6 +5,7 @@ publish per stream). :func:`deltas` and :func:`feed_batches` are the pure part."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -99,6 +100,8 @@ class Publisher:
         self.acting = acting
         self.bus: Bus | None = None
         self.dirty = asyncio.Event()
+        self.urgent = asyncio.Event()
+        """Set with ``dirty`` when a pod became pending or changed while pending: a scheduler waits."""
         self.lock = asyncio.Lock()
         """Held by a flush, and by a bootstrap around its flush and stream position."""
         self.after_flush: Callable[[], Awaitable[None]] | None = None
@@ -119,6 +122,8 @@ class Publisher:
         self._feed.append(
             feeds.pending_event(action, pod, self.epoch, self.cache.generation, reason, self.group_view(pod))
         )
+        if action != PendingPodAction.DELETE:
+            self.urgent.set()
         self.dirty.set()
 
     def emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
@@ -130,17 +135,25 @@ class Publisher:
 
     # --- flushing --------------------------------------------------------------------------------
     async def flush_loop(self, interval: float) -> None:
-        """Flush whenever something changed: at once when the last flush ended ``interval`` s ago or
-        more (a lone change waits for nothing), else when that much time has passed since it ended.
-        Under load a flush starts at most every ``interval`` s after the one before, and gathers what
-        arrived meanwhile (while its acknowledgements were awaited too)."""
+        """Flush whenever something changed. A pod that became pending (or changed while pending) is
+        waited for by a scheduler: it goes at once when the last flush ended ``interval`` s ago or
+        more, else when that much time has passed since it ended. Other changes (a pod placed or
+        gone, a node, an object) wait ``interval`` s for what follows them (the watch's next events
+        of the same change: one flush instead of several), or until a pending pod comes. Under load
+        a flush starts at most ``interval`` s after the one before ended, and takes everything that
+        arrived meanwhile (its acknowledgements awaited included)."""
         loop = asyncio.get_running_loop()
         while True:
-            await self.dirty.wait()
-            self.dirty.clear()
+            await self.dirty.wait()  # both flags are cleared by the flush that takes the changes
+            if not self.urgent.is_set():
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(interval):
+                        await self.urgent.wait()
             # one turn of the loop at least: the other events of the watch chunk being read join
             await asyncio.sleep(max(0.0, self.last_flush + interval - loop.time()))
             await self.flush()
+            if self.bus is None or not self.acting():
+                self.dirty.clear()  # nothing is published: wait for the next change
 
     async def flush(self) -> None:
         """Publish the cache's pending ops as deltas, then the feed events as batches, in order."""
@@ -153,6 +166,8 @@ class Publisher:
         """:meth:`flush` under ``lock``. It takes the ops and feed events before its first await:
         state a caller read just before calling it is exactly what it publishes."""
         assert self.bus is not None
+        self.dirty.clear()
+        self.urgent.clear()
         base, generation, ops = self.cache.take_ops()
         self._publishing = len(ops)
         feed, self._feed = self._feed, []
