@@ -55,6 +55,7 @@ async def test_a_lone_change_goes_at_once_and_changes_that_keep_coming_wait_for_
         await until(lambda: len(received) == 1)
         assert received[0][1] == ["p0"]
         assert received[0][0] - changed < interval / 2  # no wait after a quiet spell
+        await until(lambda: publisher.last_flush > float("-inf"))  # its ack in too
 
         # right after that flush: the next changes wait until the interval has passed, then go together
         flushed = publisher.last_flush
@@ -63,6 +64,7 @@ async def test_a_lone_change_goes_at_once_and_changes_that_keep_coming_wait_for_
         publisher.emit_pending(PendingPodAction.ADD, pod(2))
         await until(lambda: len(received) == 2, timeout=10)
         assert received[1][1] == ["p1", "p2"]
+        await until(lambda: publisher.last_flush > flushed)
         assert publisher.last_flush - flushed >= interval
 
         # after a quiet spell, a pod placed (no scheduler waits for it) waits for what follows

@@ -125,3 +125,14 @@ async def test_unreserve_from_the_binder_undoes_the_local_placement_once() -> No
     assert ack.ok and h.replica.snapshot.location(pod.metadata.uid) is None
     again = await h.unreserve(placement.placement_id, pod, placement.node_name)
     assert (again.ok, again.code) == (False, "Unknown")
+
+
+async def test_a_pod_the_snapshot_shows_bound_is_nominated_nowhere() -> None:
+    """A replica's own nomination may never reach the API (the pod bound elsewhere first): the informer
+    then sends no nominations batch for it, and the snapshot's binding clears it."""
+    h = SchedulerHarness(two_nodes())
+    pod = make_pod("preemptor", priority=100)
+    h.service.nominations.nominate(PodInfo(pod), "big")
+    assert h.service.nominator.node_of(pod.metadata.uid) == "big"
+    h.service._bound(pod.metadata.uid)  # what the replica calls for a delta showing it bound
+    assert h.service.nominator.node_of(pod.metadata.uid) is None

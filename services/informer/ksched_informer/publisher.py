@@ -5,7 +5,6 @@ publish per stream). :func:`deltas` and :func:`feed_batches` are the pure part."
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -13,7 +12,7 @@ from typing import Any, TypeVar
 
 from ksched.api.core import Pod
 from ksched.bus.connect import Bus
-from ksched.bus.endpoints import FEED_BATCH, SNAPSHOT_DELTA, Envelope, PublishEndpoint
+from ksched.bus.endpoints import FEED_BATCH, FEED_NOMINATED, SNAPSHOT_DELTA, Envelope, PublishEndpoint
 from ksched.bus.jetstream import publish, publish_started
 from ksched.bus.messages import (
     ClusterEventMsg,
@@ -36,6 +35,11 @@ log = logging.getLogger(__name__)
 
 MAX_OPS_PER_DELTA = 100
 """Ops per published delta: nodes and pods are at most a few KiB each once trimmed."""
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 async def _failed(exc: Exception) -> None:
@@ -69,21 +73,25 @@ def _size(event: PendingPodEvent | ClusterEventMsg) -> int:
     return len(event.old or b"") + len(event.new or b"") + len(event.key) + 256
 
 
-def feed_batches(epoch: str, events: Sequence[PendingPodEvent | ClusterEventMsg]) -> list[Envelope]:
+def feed_batches(
+    epoch: str, events: Sequence[PendingPodEvent | ClusterEventMsg], *, nominated: bool = False
+) -> list[Envelope]:
     """``events`` in order, as few batches as the bounds allow (an event too large for a batch of
-    its own still travels alone)."""
+    its own still travels alone); on ``P.feed.nominated`` when ``nominated`` (one of them concerns
+    the replicas' nominations: :class:`~ksched_informer.feeds.NominationFeed`)."""
+    endpoint = FEED_NOMINATED if nominated else FEED_BATCH
     out: list[Envelope] = []
     part: list[PendingPodEvent | ClusterEventMsg] = []
     size = 0
     for event in events:
         grows = _size(event)
         if part and (len(part) == MAX_EVENTS_PER_BATCH or size + grows > MAX_BATCH_BYTES):
-            out.append(FEED_BATCH.envelope(FeedBatch(epoch=epoch, events=part)))
+            out.append(endpoint.envelope(FeedBatch(epoch=epoch, events=part)))
             part, size = [], 0
         part.append(event)
         size += grows
     if part:
-        out.append(FEED_BATCH.envelope(FeedBatch(epoch=epoch, events=part)))
+        out.append(endpoint.envelope(FeedBatch(epoch=epoch, events=part)))
     return out
 
 
@@ -100,8 +108,10 @@ class Publisher:
         self.acting = acting
         self.bus: Bus | None = None
         self.dirty = asyncio.Event()
-        self.urgent = asyncio.Event()
+        self.urgent = False
         """Set with ``dirty`` when a pod became pending or changed while pending: a scheduler waits."""
+        self._lingering: asyncio.Future[None] | None = None
+        """What the flush loop awaits while it gathers changes nobody waits for (an urgent one ends it)."""
         self.lock = asyncio.Lock()
         """Held by a flush, and by a bootstrap around its flush and stream position."""
         self.after_flush: Callable[[], Awaitable[None]] | None = None
@@ -109,6 +119,9 @@ class Publisher:
         self.group_view: Callable[[Pod], PendingPodGroup | None] = lambda _pod: None
         """A pending pod's pod group as the cache sees it (gang scheduling), sent with its events."""
         self._feed: list[PendingPodEvent | ClusterEventMsg] = []
+        self.nominations = feeds.NominationFeed()
+        self._nominating = False
+        """Whether the feed gathered since the last flush concerns nominations."""
         self.last_flush = float("-inf")
         """When the last flush ended (the event loop's clock)."""
         #: ops taken from the cache by a flush and not yet acknowledged by JetStream
@@ -119,11 +132,16 @@ class Publisher:
     def emit_pending(self, action: PendingPodAction, pod: Pod, reason: str = "") -> None:
         """Feed events carry the cache generation that includes their change (monotonic), so the
         queue can tell a scheduler which snapshot generation a pod's newest event is in."""
-        self._feed.append(
-            feeds.pending_event(action, pod, self.epoch, self.cache.generation, reason, self.group_view(pod))
+        event = feeds.pending_event(
+            action, pod, self.epoch, self.cache.generation, reason, self.group_view(pod)
         )
+        self._feed.append(event)
+        if self.nominations.concerns(event):
+            self._nominating = True
         if action != PendingPodAction.DELETE:
-            self.urgent.set()
+            self.urgent = True
+            if self._lingering is not None:
+                _resolve(self._lingering)
         self.dirty.set()
 
     def emit_events(self, events: Sequence[ClusterEvent], key: str, old: Any, new: Any) -> None:
@@ -145,15 +163,26 @@ class Publisher:
         loop = asyncio.get_running_loop()
         while True:
             await self.dirty.wait()  # both flags are cleared by the flush that takes the changes
-            if not self.urgent.is_set():
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(interval):
-                        await self.urgent.wait()
+            if not self.urgent:
+                await self._linger(interval)
             # one turn of the loop at least: the other events of the watch chunk being read join
             await asyncio.sleep(max(0.0, self.last_flush + interval - loop.time()))
             await self.flush()
             if self.bus is None or not self.acting():
                 self.dirty.clear()  # nothing is published: wait for the next change
+
+    async def _linger(self, seconds: float) -> None:
+        """Wait ``seconds``, or until an urgent change (a timer and a future: a cancellation always
+        gets through, which ``asyncio.timeout`` around an event's wait does not guarantee on 3.11)."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        timer = loop.call_later(seconds, _resolve, waiter)
+        self._lingering = waiter
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._lingering = None
 
     async def flush(self) -> None:
         """Publish the cache's pending ops as deltas, then the feed events as batches, in order."""
@@ -167,16 +196,17 @@ class Publisher:
         state a caller read just before calling it is exactly what it publishes."""
         assert self.bus is not None
         self.dirty.clear()
-        self.urgent.clear()
+        self.urgent = False
         base, generation, ops = self.cache.take_ops()
         self._publishing = len(ops)
         feed, self._feed = self._feed, []
+        nominating, self._nominating = self._nominating, False
         metrics.GENERATION.set(generation)
         # both streams' messages are sent, then both acknowledgements awaited: one round trip (and
         # one wake-up for the acks) per flush, not one per stream
         sent = [
             await self.send_in_order(deltas(self.epoch, base, ops)),
-            await self.send_in_order(feed_batches(self.epoch, feed)),
+            await self.send_in_order(feed_batches(self.epoch, feed, nominated=nominating)),
         ]
         for pending in sent:
             if pending is not None:

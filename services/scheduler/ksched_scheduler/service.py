@@ -662,7 +662,9 @@ class SchedulerService:
             self._inflight_of.pop(oldest.leased.pod.uid, None)
 
     def _bound(self, uid: str) -> None:
-        """The binder is done with the pod's placement: no Unreserve will come for it."""
+        """The snapshot shows the pod bound: the binder is done with its placement (no Unreserve will
+        come for it), and it is nominated nowhere."""
+        self.nominations.gone(uid)
         placement_id = self._inflight_of.pop(uid, None)
         if placement_id is not None:
             self._inflight.pop(placement_id, None)
@@ -771,7 +773,10 @@ class SchedulerService:
         """Nominations made anywhere (the pending pods' nominatedNodeName), once the replica is synced."""
         assert self.bus is not None and self.follower is not None
         await self.follower.synced.wait()
-        await follow_nominations(self.bus, self.nominations, self.scheduler_names, self.identity)
+        replica = self.follower.replica
+        await follow_nominations(
+            self.bus, self.nominations, self.scheduler_names, self.identity, lambda: replica.epoch
+        )
 
     # --- binder callbacks ------------------------------------------------------------------------
     async def on_unreserve(self, req: UnreserveRequest, _msg: Msg) -> Ack:
