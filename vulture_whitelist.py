@@ -209,6 +209,7 @@ demo_main  # unused function (shared/ksched/launcher/cli.py:82)
 # Subjects properties that ksched.bus.endpoints names as strings (read with getattr, checked at import)
 _.pending_pods_all  # unused property (shared/ksched/bus/subjects.py:86)
 _.feed_batch  # unused property (shared/ksched/bus/subjects.py:98)
+_.feed_nominated  # unused property (shared/ksched/bus/subjects.py:114): an endpoint builds it by name
 
 # the single-event feed subjects of earlier informers: no longer written, still read through FEED and
 # listed in docs/bus.md's table of subjects (tests/bus/test_endpoints.py checks both ways)

@@ -1,9 +1,9 @@
 """Fuzzing what a scheduler replica consumes, over a real nats-server with kubesim and a real informer
 behind it: the queue's ``PopReply`` (played by a fake queue that answers pops with fuzzed bytes),
-``P.scheduler.<id>.unreserve`` (request/reply), the snapshot deltas of ``P_snapshot`` and the
-pending-pod feed of ``P_feed`` (its nominations; both ordered consumers). After each example the
-replica still follows the cluster (a new node reaches its snapshot) and still schedules (a pod
-the queue hands it is assumed and reported done), and no task of it crashed."""
+``P.scheduler.<id>.unreserve`` (request/reply), the snapshot deltas of ``P_snapshot`` and the feed
+batches of ``P_feed`` that concern nominations (``P.feed.nominated``; both ordered consumers). After
+each example the replica still follows the cluster (a new node reaches its snapshot) and still
+schedules (a pod the queue hands it is assumed), and no task of it crashed."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from ksched.bus.messages import (
     Ack,
     DoneOutcome,
     DoneRequest,
+    FeedBatch,
     LeasedPod,
     LeaseRenewReply,
     LeaseRenewRequest,
@@ -126,9 +127,11 @@ class Replica:
         )
         lease = await self.leased()
         await self.queue.replies.put(encode(PopReply(pods=[lease])))
-        await eventually(lambda: lease.lease_id in self.queue.done, what=f"{lease.lease_id} done")
-        done = self.queue.done[lease.lease_id]
-        assert done.outcome == DoneOutcome.SCHEDULED, done
+        assumed = self.cluster.service.cache.assumed  # the informer accepted its placement
+        await eventually(lambda: lease.pod.uid in assumed, what=f"{lease.pod.name} assumed")
+        # the queue ends the attempt on the informer's feed: the replica sends no done for it
+        await eventually(lambda: lease.lease_id not in self.service._held, what="lease let go")
+        assert lease.lease_id not in self.queue.done
 
     def delta(self) -> SnapshotDelta:
         """A delta of the informer's epoch with a gap before it (base past the replica's generation)."""
@@ -145,15 +148,17 @@ class Replica:
             epoch=service.epoch, base=base, generation=base + len(ops), ops=ops, ts=time.time()
         )
 
-    async def nomination(self) -> PendingPodEvent:
+    async def nomination(self) -> FeedBatch:
         pending = (await self.leased()).pod
         pending = msgspec.structs.replace(pending, nominated_node_name="n0")
-        return PendingPodEvent(
+        epoch = self.cluster.service.epoch
+        event = PendingPodEvent(
             action=PendingPodAction.UPDATE,
             pod=pending,
-            epoch=self.cluster.service.epoch,
+            epoch=epoch,
             generation=self.cluster.service.cache.generation,
         )
+        return FeedBatch(epoch=epoch, events=[event])
 
     def unreserve(self) -> UnreserveRequest:
         placement_id = next(reversed(self.service._inflight), "uid:1:1")
@@ -201,7 +206,7 @@ async def test_scheduler_inputs(
     caplog.clear()
     caplog.set_level(logging.WARNING)
     bus = replica.bus
-    before = Counts.of(SubjectKind.PENDING_POD), Counts.of(SubjectKind.SNAPSHOT_DELTA)
+    before = Counts.of(SubjectKind.FEED_NOMINATED), Counts.of(SubjectKind.SNAPSHOT_DELTA)
     valid: Message
     if which == "pop":
         valid = PopReply(pods=[await replica.leased()])
@@ -215,11 +220,11 @@ async def test_scheduler_inputs(
             bus.subjects.snapshot_delta, data.draw(payloads(replica.delta()), label="payload")
         )
     else:
-        subject = bus.subjects.pending_pods("default-scheduler")
+        subject = bus.subjects.feed_nominated
         await bus.js.publish(subject, data.draw(payloads(await replica.nomination()), label="payload"))
     await replica.still_works()
     assert crashes(caplog) == []
-    assert (Counts.of(SubjectKind.PENDING_POD).errors, Counts.of(SubjectKind.SNAPSHOT_DELTA).errors) == (
+    assert (Counts.of(SubjectKind.FEED_NOMINATED).errors, Counts.of(SubjectKind.SNAPSHOT_DELTA).errors) == (
         before[0].errors,
         before[1].errors,
     )

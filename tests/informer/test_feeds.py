@@ -9,6 +9,7 @@ from ksched_informer.publisher import MAX_BATCH_BYTES, MAX_EVENTS_PER_BATCH, fee
 from ksched.api.core import Pod
 from ksched.bus.codec import encode
 from ksched.bus.messages import ClusterEventMsg, FeedBatch, PendingPodAction, PendingPodEvent
+from ksched.bus.subjects import Subjects
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
 
 POD = msgspec.convert(
@@ -63,3 +64,31 @@ def test_the_events_of_one_change_share_the_objects_encoding() -> None:
     assert [(m.resource, m.action) for m in messages] == [(e.resource, int(e.action)) for e in events]
     assert all(m.old == msgspec.json.encode(old) and m.new == msgspec.json.encode(new) for m in messages)
     assert feeds.cluster_events(events, "n1", None, new, "e", 3)[0].old is None
+
+
+def test_only_what_concerns_nominations_goes_to_the_replicas_subject() -> None:
+    """The replicas follow ``P.feed.nominated`` alone: a pod nominated, no longer nominated, or leaving
+    the pending pods after it was; a pending pod deleted or moved to another scheduler (a replica's
+    own nomination may not have reached the API yet). A plain pod's add, assume and binding are not."""
+    plain = feeds.pending_event(PendingPodAction.ADD, POD, "e", 1)
+    nominated_pod = msgspec.structs.replace(
+        POD, status=msgspec.structs.replace(POD.status, nominated_node_name="n1")
+    )
+    tracked = feeds.NominationFeed()
+    assert not tracked.concerns(plain)
+    assert not tracked.concerns(feeds.pending_event(PendingPodAction.DELETE, POD, "e", 2, "assumed"))
+    assert not tracked.concerns(feeds.pending_event(PendingPodAction.DELETE, POD, "e", 2, "bound"))
+    assert tracked.concerns(feeds.pending_event(PendingPodAction.DELETE, POD, "e", 2, "deleted"))
+    assert tracked.concerns(feeds.pending_event(PendingPodAction.DELETE, POD, "e", 2, "scheduler-changed"))
+    assert tracked.concerns(feeds.pending_event(PendingPodAction.UPDATE, nominated_pod, "e", 3))
+    assert tracked.concerns(feeds.pending_event(PendingPodAction.UPDATE, POD, "e", 4))  # cleared
+    assert not tracked.concerns(feeds.pending_event(PendingPodAction.UPDATE, POD, "e", 5))
+    assert tracked.concerns(feeds.pending_event(PendingPodAction.ADD, nominated_pod, "e", 6))
+    assert tracked.concerns(feeds.pending_event(PendingPodAction.DELETE, POD, "e", 7, "bound"))
+    assert not tracked.concerns(feeds.pending_event(PendingPodAction.DELETE, POD, "e", 8, "bound"))
+
+    subjects = Subjects("p")
+    (batch,) = feed_batches("e", [plain])
+    assert batch.endpoint.subject(subjects) == "p.feed.batch"
+    (batch,) = feed_batches("e", [plain], nominated=True)
+    assert batch.endpoint.subject(subjects) == "p.feed.nominated"

@@ -10,12 +10,14 @@ from typing import Any
 
 import msgspec
 import pytest
+from ksched_informer.ledger import LEDGER_ENTRY
 from ksched_informer.service import InformerService
 from ksched_kubesim import KubeSim
 
 from ksched.bus import endpoints
 from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
+from ksched.bus.jetstream import TypedKV
 from ksched.bus.messages import (
     AssumeBatchRequest,
     AssumeRequest,
@@ -25,6 +27,7 @@ from ksched.bus.messages import (
     PlacementBatch,
     decode,
 )
+from ksched.bus.streams import ASSUMED_LEDGER
 from ksched.cache.follower import ReplicaFollower
 from ksched.config import default_config
 from tests.informer.conftest import informer_options
@@ -127,6 +130,33 @@ async def test_replica_follows_the_cluster(
         await until(lambda: follower.replica.generation == informer.cache.generation)
         assert sorted(snap.node_map) == sorted(informer.cache.snapshot.node_map)
         assert sorted(snap.pod_locations) == sorted(informer.cache.snapshot.pod_locations)
+    finally:
+        task.cancel()
+
+
+async def test_a_replica_wakes_who_waits_for_a_generation_when_its_delta_arrives(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """``ReplicaFollower.reached``: woken by the delta that brings the generation (no polling), at
+    once when the replica has it already, False after its timeout when it never comes."""
+    kube, _ = sim
+    kube.create(node("n1"))
+    await until(lambda: "n1" in informer.cache.snapshot.node_map)
+    bus: Bus = await bus_factory("replica-wait")
+    follower = ReplicaFollower(bus, "r-wait")
+    task = asyncio.create_task(follower.run())
+    try:
+        await asyncio.wait_for(follower.synced.wait(), 10)
+        await until(lambda: follower.replica.generation == informer.cache.generation)
+        epoch, now = follower.replica.epoch, follower.replica.generation
+        assert await follower.reached(epoch, now, timeout=0)
+        assert not await follower.reached(epoch, now + 1, timeout=0.05)
+        waiting = asyncio.create_task(follower.reached(epoch, now + 1, timeout=10))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+        kube.create(node("n2"))
+        assert await asyncio.wait_for(waiting, 10)
+        assert follower.replica.generation > now and "n2" in follower.replica.snapshot.node_map
     finally:
         task.cancel()
 
@@ -366,3 +396,63 @@ async def test_the_pending_bootstrap_carries_the_device_classes_when_asked(
         assert [(c["metadata"]["name"], c["spec"]["extendedResourceName"]) for c in classes] == (
             [("gpu", "example.com/gpu")] if asked else []
         )
+
+
+async def test_the_entry_and_the_placements_are_both_stored_when_the_assume_is_answered(
+    sim: tuple[KubeSim, Path],
+    informer: InformerService,
+    bus_factory: Any,
+) -> None:
+    kube, _ = sim
+    kube.create(node("n1"))
+    a = kube.create(pod("a"))
+    await until(lambda: len(informer.cache.pending) == 1 and len(informer.cache.snapshot.nodes) == 1)
+    bus: Bus = await bus_factory("scheduler")
+    reply = await bus.request(endpoints.ASSUME, assume_request(a, "n1", informer, informer.cache.generation))
+    assert reply.accepted
+    assert informer.kv is not None
+    keys = await informer.kv.keys()
+    assert len(keys) == 1
+    info = await bus.js.stream_info(bus.subjects.placement_stream)
+    assert info.state.messages == 1
+
+
+async def test_a_failed_ledger_write_keeps_the_published_placement_and_is_written_again(
+    sim: tuple[KubeSim, Path],
+    informer: InformerService,
+    bus_factory: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    kube, _ = sim
+    kube.create(node("n1"))
+    a = kube.create(pod("a"))
+    await until(lambda: len(informer.cache.pending) == 1 and len(informer.cache.snapshot.nodes) == 1)
+    bus: Bus = await bus_factory("scheduler")
+    assert informer.kv is not None
+    bucket = informer.kv.bucket
+    await bus.js.delete_stream(f"KV_{bucket}")  # the ledger's writes fail; the work queue takes messages
+
+    uid = a["metadata"]["uid"]
+    reply = await bus.request(endpoints.ASSUME, assume_request(a, "n1", informer, informer.cache.generation))
+    assert reply.accepted  # the binders have the placement: the pod is assumed
+    assert "not written" in caplog.text and "the binders have it" in caplog.text
+    assert uid in informer.cache.assumed
+    info = await bus.js.stream_info(bus.subjects.placement_stream)
+    assert info.state.messages == 1
+
+    # the bucket comes back (a JetStream leader elected again, say): the entry is written again
+    kv = await TypedKV.open(bus, ASSUMED_LEDGER, LEDGER_ENTRY)
+    assert kv.bucket == bucket
+
+    async def written() -> bool:
+        keys = await kv.keys()
+        if len(keys) != 1:
+            return False
+        entry = await kv.get(keys[0])
+        return (
+            entry is not None
+            and isinstance(entry.value, PlacementBatch)
+            and [p.pod_uid for p in entry.value.placements] == [uid]
+        )
+
+    await until(written, timeout=15)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import msgspec
+from ksched_informer.feeds import NominationFeed
 from nats.aio.msg import Msg
 
 from ksched.api.core import Pod
@@ -42,6 +43,7 @@ class FakeInformer:
         self.ready = True
         self.device_classes: list[bytes] = []
         """The DeviceClasses (API JSON) a bootstrap that asks for them gets."""
+        self.nominations = NominationFeed()
         self.stale_answer: tuple[list[PendingPod], int, int] | None = None
         """(pods, generation, stream_seq) to answer the next bootstrap with, instead of the truth."""
 
@@ -110,9 +112,16 @@ class FakeInformer:
             await self.batch([message])
 
     async def batch(self, events: Sequence[PendingPodEvent | ClusterEventMsg]) -> None:
-        """Publish ``events`` as one FeedBatch (what the informer does at each flush)."""
-        await self._publish(endpoints.FEED_BATCH, FeedBatch(epoch=self.epoch, events=list(events)))
+        """Publish ``events`` as one FeedBatch (what the informer does at each flush), on
+        ``P.feed.nominated`` when one concerns nominations, as the informer does."""
+        concern = [self.nominations.concerns(e) for e in events if isinstance(e, PendingPodEvent)]
+        endpoint = endpoints.FEED_NOMINATED if any(concern) else endpoints.FEED_BATCH
+        await self._publish(endpoint, FeedBatch(epoch=self.epoch, events=list(events)))
 
     def list_pending(self, *pods: Pod) -> None:
-        """Set the pending list (what a bootstrap returns) without publishing anything."""
+        """Set the pending list (what a bootstrap returns) without publishing anything (the informer
+        has seen these pods: its events of them went before)."""
         self.pending = {p.metadata.uid: pending_of(p) for p in pods}
+        for pending in self.pending.values():
+            seen = PendingPodEvent(action=PendingPodAction.ADD, pod=pending, epoch=self.epoch, generation=0)
+            self.nominations.concerns(seen)

@@ -173,14 +173,27 @@ def test_pop_batch_respects_max_pods_and_order() -> None:
     assert [lp.pod.name for lp in batch] == ["p3", "p2", "p1"]
 
 
-def test_cache_accepting_the_placement_before_done_makes_the_pod_assumed() -> None:
-    """The informer's feed says delete/assumed as soon as it accepts; done(scheduled) follows."""
+def test_the_cache_accepting_the_placement_ends_the_attempt() -> None:
+    """The informer's feed says delete/assumed as soon as it accepts: the pod is assumed and its lease
+    ended, so the replica sends no done(scheduled) (one of an older replica finds no lease)."""
     core, _ = new_core()
     core.queue.add(pending_of(pod("a")))
     (lp,) = _pop(core)
     core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
-    assert core.state_of("uid-a") == PodLifecycle.IN_FLIGHT  # still leased until the replica reports
+    assert core.state_of("uid-a") == PodLifecycle.ASSUMED
+    assert core.renew(LeaseRenewRequest(scheduler_id="r1", lease_ids=[lp.lease_id])).expired == [lp.lease_id]
+    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == AckCode.LEASE_UNKNOWN
+    assert core.state_of("uid-a") == PodLifecycle.ASSUMED
+
+
+def test_done_scheduled_before_the_cache_feed_still_makes_the_pod_assumed() -> None:
+    """A replica of an earlier release reports done(scheduled) itself, maybe before the feed."""
+    core, _ = new_core()
+    core.queue.add(pending_of(pod("a")))
+    (lp,) = _pop(core)
     assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodLifecycle.ASSUMED
+    core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
+    assert core.state_of("uid-a") == PodLifecycle.ASSUMED
 
 
 def test_assumed_pod_whose_replica_vanished_is_not_requeued() -> None:
@@ -201,7 +214,6 @@ def test_forgotten_assumption_requeues_with_backoff() -> None:
         core.queue.add(pending_of(pod("a")))
         (lp,) = _pop(core)
         core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
-        core.done(_done(lp, DoneOutcome.SCHEDULED))
         requeue = RequeueRequest(pod_uid="uid-a", namespace="default", name="a", reason="bind failed")
         if order == "feed-first":
             core.apply_pending(pending_event(PendingPodAction.ADD, lp.pod, reason="forgotten"))
@@ -214,13 +226,15 @@ def test_forgotten_assumption_requeues_with_backoff() -> None:
         assert entry is not None and entry.info.consecutive_errors == 1
 
 
-def test_forget_before_done_requeues_after_done() -> None:
+def test_forget_after_the_assume_requeues_with_backoff_whatever_the_replica_reports() -> None:
     core, _ = new_core()
     core.queue.add(pending_of(pod("a")))
     (lp,) = _pop(core)
     core.apply_pending(pending_event(PendingPodAction.DELETE, lp.pod, reason="assumed"))
     core.apply_pending(pending_event(PendingPodAction.ADD, lp.pod, reason="forgotten"))
-    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == PodLifecycle.BACKOFF
+    assert core.state_of("uid-a") == PodLifecycle.BACKOFF
+    assert core.done(_done(lp, DoneOutcome.SCHEDULED)).code == AckCode.LEASE_UNKNOWN
+    assert core.state_of("uid-a") == PodLifecycle.BACKOFF
 
 
 def test_queued_pod_assumed_by_a_late_replica_leaves_the_queue() -> None:

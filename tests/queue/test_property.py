@@ -45,10 +45,6 @@ class QueueChurn(RuleBasedStateMachine):
         self.pending: dict[str, Pod] = {}
         self.assumed: dict[str, Pod] = {}
         self.leases: dict[str, LeasedPod] = {}
-        self.cache_assumed: set[str] = set()
-        """In flight, and the cache accepted the placement (feed: delete/assumed) before done."""
-        self.forgotten_in_flight: set[str] = set()
-        """In flight, and the cache forgot its assumption before done: requeued after it."""
         self.counter = 0
 
     # --- the informer's feed --------------------------------------------------------------------
@@ -111,8 +107,6 @@ class QueueChurn(RuleBasedStateMachine):
     def _forget_pod(self, uid: str) -> None:
         self.pending.pop(uid, None)
         self.assumed.pop(uid, None)
-        self.cache_assumed.discard(uid)
-        self.forgotten_in_flight.discard(uid)
         for lease_id in [k for k, lp in self.leases.items() if lp.pod.uid == uid]:
             del self.leases[lease_id]
 
@@ -125,24 +119,18 @@ class QueueChurn(RuleBasedStateMachine):
         """The informer accepted an assume: its feed says delete/assumed."""
         uid = self._pick(data, self.pending)
         self.core.apply_pending(pending_event(PendingPodAction.DELETE, self.pending[uid], reason="assumed"))
-        if self._in_flight(uid):
-            self.forgotten_in_flight.discard(uid)
-            self.cache_assumed.add(uid)
-        else:
-            self.assumed[uid] = self.pending.pop(uid)
+        # an attempt in flight ends with the accepted placement: its replica reports nothing more
+        for lease_id in [k for k, lp in self.leases.items() if lp.pod.uid == uid]:
+            del self.leases[lease_id]
+        self.assumed[uid] = self.pending.pop(uid)
 
-    @precondition(lambda self: self.assumed or self.cache_assumed)
+    @precondition(lambda self: self.assumed)
     @rule(data=st.data())
     def cache_forgets(self, data: Any) -> None:
         """The informer forgot an assumption (bind failed, expired): its feed says add/forgotten."""
-        pool = {**self.assumed, **{uid: self.pending[uid] for uid in self.cache_assumed}}
-        uid = self._pick(data, pool)
-        self.core.apply_pending(pending_event(PendingPodAction.ADD, pool[uid], reason="forgotten"))
-        if uid in self.assumed:
-            self.pending[uid] = self.assumed.pop(uid)
-        else:
-            self.cache_assumed.discard(uid)
-            self.forgotten_in_flight.add(uid)
+        uid = self._pick(data, self.assumed)
+        self.core.apply_pending(pending_event(PendingPodAction.ADD, self.assumed[uid], reason="forgotten"))
+        self.pending[uid] = self.assumed.pop(uid)
 
     @rule(
         kind=st.sampled_from(["node-add", "allocatable", "taint-removed", "pod-deleted", "label"]),
@@ -179,7 +167,7 @@ class QueueChurn(RuleBasedStateMachine):
             self.counter += 1
             p = pod(f"p{self.counter}")
             self.pending[p.metadata.uid] = p
-        for uid in list(self.assumed) + list(self.cache_assumed):
+        for uid in list(self.assumed):
             self._forget_pod(uid)  # the informer lists no assumed pod: the queue drops them
         self.core.rebuild("e1", self.counter, self.counter, [pending_of(p) for p in self.pending.values()])
 
@@ -219,12 +207,7 @@ class QueueChurn(RuleBasedStateMachine):
         )
         assert ack.ok, ack.reason
         uid = lp.pod.uid
-        early_forget = uid in self.forgotten_in_flight
-        self.forgotten_in_flight.discard(uid)
-        if uid in self.cache_assumed:
-            self.cache_assumed.discard(uid)
-            self.assumed[uid] = self.pending.pop(uid)
-        elif outcome == DoneOutcome.SCHEDULED and not early_forget:
+        if outcome == DoneOutcome.SCHEDULED:  # a replica of an earlier release reports it itself
             self.assumed[uid] = self.pending.pop(uid)
 
     def _holder(self, lease_id: str) -> str:
@@ -274,10 +257,6 @@ class QueueChurn(RuleBasedStateMachine):
         self.core.queue.flush_unschedulable_leftover()
         for lease in self.core.expire_leases():
             del self.leases[lease.lease_id]
-            self.forgotten_in_flight.discard(lease.uid)
-            if lease.uid in self.cache_assumed:
-                self.cache_assumed.discard(lease.uid)
-                self.assumed[lease.uid] = self.pending.pop(lease.uid)
 
     # --- the property ---------------------------------------------------------------------------------
     @invariant()

@@ -57,15 +57,25 @@ class Outbox:
         return [m for _, m in self.sent if isinstance(m, kind)]
 
 
-class _Follower:
-    """The part of the replica follower the cycle reads: the replica (the harness feeds it)."""
+class HandFollower:
+    """The part of the replica follower the cycle reads: the replica (the test moves it by hand)."""
 
-    def __init__(self, replica: SnapshotReplica) -> None:
+    def __init__(self, replica: Any) -> None:
         self.replica = replica
         self.resyncs = 0
 
     def request_resync(self) -> None:
         self.resyncs += 1
+
+    async def reached(self, epoch: str, generation: int, timeout: float) -> bool:
+        """The real follower is woken by its deltas; this test moves the replica by hand."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.replica.epoch == epoch and self.replica.generation < generation:
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.001)
+        return True
 
 
 class SchedulerHarness:
@@ -84,7 +94,7 @@ class SchedulerHarness:
         self.service = SchedulerService(options, config or default_config())
         self.outbox = Outbox()
         self.service.bus = cast(Any, self.outbox)
-        self.service.follower = cast(Any, _Follower(self.replica))
+        self.service.follower = cast(Any, HandFollower(self.replica))
         self.cycle = self.service.build_cycle(self.replica)
         self._leases = 0
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import pytest
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
 
 from ksched.api.core import Pod
+from ksched.bus.feed import FeedCursor, FeedVerdict
 from ksched.bus.messages import PendingPodAction
 from ksched.framework.nominator import Nominator
 from ksched.framework.testing import make_pod
@@ -73,3 +75,54 @@ async def test_a_new_informer_epoch_means_a_new_bootstrap(bus_factory: BusFactor
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def test_the_replica_follows_only_the_batches_that_concern_nominations(
+    bus_factory: BusFactory,
+) -> None:
+    """A plain pod's feed goes on ``P.feed.batch``, which the replicas do not read; a new informer
+    epoch the replica's snapshot has seen means a new bootstrap even when no nomination changed."""
+    informer = FakeInformer(await bus_factory(name="informer"))
+    await informer.start()
+    a = nominated("a", "node-1")
+    informer.list_pending(a)
+    nominator = Nominator()
+    bus = await bus_factory(name="scheduler")
+    seen: list[str] = []
+    original = FeedCursor.check
+
+    def check(self: FeedCursor, epoch: str, stream_seq: int) -> FeedVerdict:
+        seen.append(epoch)
+        return original(self, epoch, stream_seq)
+
+    replica_epoch = ["epoch-1"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FeedCursor, "check", check)
+        task = asyncio.create_task(
+            follow_nominations(
+                bus,
+                NominationTracker(nominator),
+                ["default-scheduler"],
+                "scheduler-test",
+                lambda: replica_epoch[0],
+            )
+        )
+        try:
+            await until(lambda: nominator.node_of(a.metadata.uid) == "node-1")
+            plain = nominated("plain", "")
+            await informer.pod(PendingPodAction.ADD, plain)
+            await informer.pod(PendingPodAction.DELETE, plain, reason="bound")
+            b = nominated("b", "node-2")
+            await informer.pod(PendingPodAction.ADD, b)
+            await until(lambda: nominator.node_of(b.metadata.uid) == "node-2")
+            assert seen == ["epoch-1"]  # b's batch alone reached the replica
+
+            informer.epoch = "epoch-2"  # a failover whose new leader lists no a (deleted meanwhile)
+            informer.list_pending(b)
+            replica_epoch[0] = "epoch-2"  # the snapshot replica bootstrapped from the new leader
+            await until(lambda: nominator.node_of(a.metadata.uid) is None, timeout=15)
+            assert informer.bootstraps == 2
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

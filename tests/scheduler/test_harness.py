@@ -22,12 +22,15 @@ def two_nodes() -> list[Node]:
     ]
 
 
-async def test_a_pod_that_fits_one_node_is_assumed_there_and_reported_scheduled() -> None:
+async def test_a_pod_that_fits_one_node_is_assumed_there_and_its_lease_left_to_the_queue() -> None:
+    """An accepted placement sends no done: the queue ends the attempt when the informer's feed says
+    the pod is assumed (docs/architecture.md, the pod's state machine)."""
     h = SchedulerHarness(two_nodes())
     pod = make_pod("p", requests={"cpu": "4"})
     sent = await h.schedule(pod)
-    assume, done = sent
-    assert isinstance(assume, AssumeRequest) and isinstance(done, DoneRequest)
+    (assume,) = sent
+    assert isinstance(assume, AssumeRequest)
+    assert h.service._held == {}  # not renewed any more
     p = assume.placement
     assert (p.node_name, p.namespace, p.name, p.pod_uid) == ("big", "default", "p", pod.metadata.uid)
     assert (p.epoch, p.snapshot_generation, p.scheduler_id, p.profile) == (
@@ -37,7 +40,6 @@ async def test_a_pod_that_fits_one_node_is_assumed_there_and_reported_scheduled(
         "default-scheduler",
     )
     assert p.permit_waits == {}
-    assert (done.outcome, done.node_name, done.lease_id) == (DoneOutcome.SCHEDULED, "big", "lease-1")
     assert h.replica.snapshot.location(pod.metadata.uid) == "big"  # counted at once
 
 
@@ -98,10 +100,9 @@ class WaitingPermit:
 async def test_a_permit_wait_travels_with_the_placement() -> None:
     h = SchedulerHarness(two_nodes())
     h.cycle.frameworks["default-scheduler"].plugins.permit.append(WaitingPermit())
-    assume, done = await h.schedule(make_pod("member"))
-    assert isinstance(assume, AssumeRequest) and isinstance(done, DoneRequest)
+    (assume,) = await h.schedule(make_pod("member"))
+    assert isinstance(assume, AssumeRequest)
     assert assume.placement.permit_waits == {"Gang": 12.0}  # the binder waits in WaitOnPermit
-    assert done.outcome == DoneOutcome.SCHEDULED
 
 
 async def test_a_refused_assume_is_undone_and_retried() -> None:
@@ -117,10 +118,21 @@ async def test_a_refused_assume_is_undone_and_retried() -> None:
 async def test_unreserve_from_the_binder_undoes_the_local_placement_once() -> None:
     h = SchedulerHarness(two_nodes())
     pod = make_pod("p", requests={"cpu": "4"})
-    assume, _ = await h.schedule(pod)
+    (assume,) = await h.schedule(pod)
     assert isinstance(assume, AssumeRequest)
     placement = assume.placement
     ack = await h.unreserve(placement.placement_id, pod, placement.node_name)
     assert ack.ok and h.replica.snapshot.location(pod.metadata.uid) is None
     again = await h.unreserve(placement.placement_id, pod, placement.node_name)
     assert (again.ok, again.code) == (False, "Unknown")
+
+
+async def test_a_pod_the_snapshot_shows_bound_is_nominated_nowhere() -> None:
+    """A replica's own nomination may never reach the API (the pod bound elsewhere first): the informer
+    then sends no nominations batch for it, and the snapshot's binding clears it."""
+    h = SchedulerHarness(two_nodes())
+    pod = make_pod("preemptor", priority=100)
+    h.service.nominations.nominate(PodInfo(pod), "big")
+    assert h.service.nominator.node_of(pod.metadata.uid) == "big"
+    h.service._bound(pod.metadata.uid)  # what the replica calls for a delta showing it bound
+    assert h.service.nominator.node_of(pod.metadata.uid) is None

@@ -14,6 +14,7 @@ from ksched_scheduler.service import SchedulerService
 from ksched.bus.messages import DoneOutcome, LeasedPod, PendingPod
 from ksched.config import default_config
 from ksched.service.options import CommonOptions
+from tests.scheduler.harness import HandFollower
 
 POD = b'{"metadata":{"name":"p","namespace":"ns","uid":"u"},"spec":{"containers":[]}}'
 
@@ -24,21 +25,12 @@ class _Replica:
         self.generation = generation
 
 
-class _Follower:
-    def __init__(self, generation: int) -> None:
-        self.replica = _Replica(generation)
-        self.resyncs = 0
-
-    def request_resync(self) -> None:
-        self.resyncs += 1
-
-
-def _service(generation: int) -> tuple[SchedulerService, _Follower, list[tuple[DoneOutcome, str]]]:
+def _service(generation: int) -> tuple[SchedulerService, HandFollower, list[tuple[DoneOutcome, str]]]:
     options = SchedulerOptions(
         common=CommonOptions(identity="s1", nats="nats://127.0.0.1:1", kubeconfig=None, subject_prefix="t")
     )
     service = SchedulerService(options, default_config())
-    follower = _Follower(generation)
+    follower = HandFollower(_Replica(generation))
     service.follower = cast(Any, follower)
     ended: list[tuple[DoneOutcome, str]] = []
 

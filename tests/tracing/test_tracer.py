@@ -88,6 +88,43 @@ async def test_one_flush_is_one_stored_message_per_trace_shard(bus_factory: BusF
     assert messages == len(shards) <= TRACE_SHARDS
 
 
+async def test_a_large_flush_lets_the_service_run_while_it_builds_its_events(
+    bus_factory: BusFactory,
+) -> None:
+    """Building a flush's events (a scheduler's score tables) yields to the loop every few events, so
+    a pod arriving meanwhile does not wait for the whole flush; still one message per shard."""
+    bus = await bus_factory("tracer")
+    tracer = Tracer("scheduler", "s-0", interval=3600)  # only the flush below publishes
+    tracer.start(bus)
+    turns = 0
+    seen: list[int] = []
+
+    def details() -> dict[str, Any]:
+        seen.append(turns)
+        return {}
+
+    for i in range(128):
+        emit(tracer, Phase.SCORE, trace_id=f"t-{i}", name=f"web-{i}", details=details)
+
+    async def service() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    other = asyncio.create_task(service())
+    await asyncio.sleep(0)
+    try:
+        assert await tracer.flush() == 128
+    finally:
+        other.cancel()
+    assert len(seen) == 128 and len(set(seen)) >= 4  # the other task ran between the builds
+    await tracer.close()
+    shards = {trace_shard_of("team.a", f"web-{i}") for i in range(128)}
+    *_, messages = await stream_state(bus)
+    assert messages == len(shards)
+
+
 async def test_a_pods_history_has_its_events_on_its_own_subject_too(bus_factory: BusFactory) -> None:
     """A rolling upgrade: events an older release wrote on ``P.trace.<namespace>.<name>`` and the
     tracer's on the pod's shard make one history, in stream order."""

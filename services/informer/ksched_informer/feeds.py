@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import msgspec
 
 from ksched.api.core import Node, Pod
+from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import (
     ClusterEventMsg,
     PendingPod,
@@ -17,6 +18,31 @@ from ksched.bus.messages import (
 )
 from ksched.framework.changes import node_changes, pod_changes
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
+
+
+class NominationFeed:
+    """Which pending-pod events the scheduler replicas' nominations need (they follow only the feed
+    batches holding one, ``P.feed.nominated``): a pod nominated to a node, a pod that was (its
+    nomination changed or cleared, or it left the pending pods), and a pending pod deleted or moved
+    to another scheduler (a replica's own nomination may not have reached the API yet). A pod
+    assumed or bound without a nomination the API showed is none of it: a replica drops its own
+    nominations of the pods its snapshot shows bound."""
+
+    def __init__(self) -> None:
+        self._nominated: set[str] = set()
+        """Pods whose last event carried a nomination."""
+
+    def concerns(self, event: PendingPodEvent) -> bool:
+        uid = event.pod.uid
+        had = uid in self._nominated
+        if event.action == PendingPodAction.DELETE:
+            self._nominated.discard(uid)
+            return had or event.reason not in (PodLifecycle.ASSUMED, PodLifecycle.BOUND)
+        if event.pod.nominated_node_name:
+            self._nominated.add(uid)
+            return True
+        self._nominated.discard(uid)
+        return had
 
 
 def pending_pod(pod: Pod, group: PendingPodGroup | None = None, *, with_json: bool = True) -> PendingPod:

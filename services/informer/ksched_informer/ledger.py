@@ -10,9 +10,10 @@ hold one ``Placement`` under the pod's uid; they are read the same way."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import cast
 
 import msgspec
@@ -21,20 +22,21 @@ from msgspec.structs import replace
 from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.connect import Bus
 from ksched.bus.endpoints import PLACEMENTS
-from ksched.bus.jetstream import TypedKV, migrate_kv_bucket, publish
+from ksched.bus.jetstream import TypedKV, migrate_kv_bucket, publish_started
 from ksched.bus.messages import Message, PendingPodAction, Placement, PlacementBatch
 from ksched.bus.streams import legacy_assumed_ledger_bucket
 from ksched.bus.tokens import encode_token
 from ksched.cache.ledger import ClusterCache
 from ksched.framework.runtime import Framework
-from ksched.service.kill_hooks import kill_point
+from ksched.service.kill_hooks import armed, kill_point
 from ksched_informer.publisher import Publisher
 
 log = logging.getLogger(__name__)
 
 KILL_AFTER_LEDGER = "informer-after-ledger"
 """Test hook (:mod:`ksched.service.kill_hooks`): killed after a ledger write of a batch of more than
-one placement, before publishing it to the binders."""
+one placement, before publishing it to the binders (armed, the informer waits for the write's
+acknowledgement before the publish, so the crash leaves exactly that state)."""
 
 LEDGER_ENTRY = cast("type[Message]", Placement | PlacementBatch)
 """What a ledger entry holds (``Placement``: entries written before batches)."""
@@ -75,28 +77,76 @@ class Ledger:
         self._key_of: dict[str, str] = {}
         #: ledger keys whose pods were all confirmed, deleted at the next flush
         self._drops: list[str] = []
+        #: entries written again after a failed write (their placements were published)
+        self._rewrites: set[asyncio.Task[None]] = set()
 
     def new_batch(self, placements: list[Placement]) -> PlacementBatch:
         self._batches += 1
         return PlacementBatch(batch_id=f"{self.publisher.epoch}-{self._batches}", placements=placements)
 
     async def record(self, batch: PlacementBatch, headers: dict[str, str] | None = None) -> None:
-        """Write ``batch`` to the ledger, then publish it to the binders with ``headers`` (both
-        acknowledged; raises if either fails, after taking the entry out again as far as it can)."""
+        """Write ``batch`` to the ledger and publish it to the binders with ``headers``: both sent at
+        once, the ledger entry first on the connection, then both acknowledgements awaited (one round
+        trip, not two). Raises if the publish fails, after taking the entry out again as far as it
+        can. A ledger write that fails while the publish is stored keeps the batch (a binder binds
+        it): the entry is written again in the background until it is stored or no longer needed.
+
+        The entry is ahead of the placements on the connection, so a crash of this process can leave
+        the entry without the placements (the next leader publishes them again), never the other
+        way round."""
         assert self.kv is not None and self.bus is not None
         key = encode_token(batch.batch_id)
         self._track(key, batch.batch_id, batch.placements)
+        written: Awaitable[object] | None = None
         try:
-            await self.kv.put(key, without_pods(batch.batch_id, batch.placements))
-            if len(batch.placements) > 1:
+            written = await self.kv.put_started(self.bus, key, without_pods(batch.batch_id, batch.placements))
+            if len(batch.placements) > 1 and armed(KILL_AFTER_LEDGER):  # the test's state: entry only
+                with contextlib.suppress(Exception):
+                    await written
                 kill_point(KILL_AFTER_LEDGER)
-            await publish(self.bus, PLACEMENTS, batch, msg_id=batch.batch_id, headers=headers, timeout=5)
+            published = await publish_started(
+                self.bus, PLACEMENTS, batch, msg_id=batch.batch_id, headers=headers, timeout=5
+            )
+            await published
         except Exception:
             for p in batch.placements:
                 self._untrack(p.pod_uid)
             with contextlib.suppress(Exception):
+                if written is not None:
+                    await written
                 await self.kv.delete(key)
             raise
+        await self._written(key, written)
+
+    async def _written(self, key: str, written: Awaitable[object]) -> None:
+        """Wait for the ledger write of entry ``key``, whose placements are published; a failed one
+        is tried again in the background."""
+        try:
+            await written
+        except Exception as exc:
+            log.warning("ledger entry %s not written (%s): the binders have it; writing it again", key, exc)
+            self._retry(key)
+
+    def _retry(self, key: str) -> None:
+        """Write entry ``key`` again (what is left of it) until stored, or until no pod of it is open."""
+
+        async def again() -> None:
+            delay = 0.05
+            while key in self._open and self.kv is not None:
+                await asyncio.sleep(delay)
+                left = self._open.get(key)
+                if not left:
+                    return
+                try:
+                    await self.kv.put(key, without_pods(self._batch_id[key], list(left.values())))
+                    return
+                except Exception as exc:
+                    log.warning("ledger entry %s not written again (%s); retrying", key, exc)
+                    delay = min(delay * 2, 2.0)
+
+        task = asyncio.create_task(again(), name=f"ledger-rewrite:{key}")
+        self._rewrites.add(task)
+        task.add_done_callback(self._rewrites.discard)
 
     def _track(self, key: str, batch_id: str, placements: list[Placement]) -> None:
         self._open[key] = {p.pod_uid: p for p in placements}

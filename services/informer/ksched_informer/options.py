@@ -18,7 +18,11 @@ DEFAULT_HTTP_PORT = 10260
 class InformerOptions:
     common: CommonOptions
     flush_interval: float = 0.002
-    """Seconds a flush waits after the first change, to publish the changes around it as one delta."""
+    """The least time in seconds from the end of one flush to the start of the next, and how long a
+    change no scheduler waits for (a pod placed or gone, a node) waits for the ones that follow it:
+    a pod that becomes pending after a quiet spell is published at once, changes that keep coming
+    at most every ``flush_interval`` s (plus the flush's own time), each flush taking all of them as
+    one delta and one feed batch."""
     max_assumed_age: float = 900.0
     """Seconds an assumption lives at most without the watch showing its pod bound."""
     election: ElectionConfig | None = None

@@ -271,6 +271,7 @@ class QueueCore:
                 self._upsert(pending, message.generation, update=True)
             elif message.reason == PodLifecycle.ASSUMED:
                 self._removed(pending.uid)
+                self.leases.release_pod(pending.uid)  # an attempt in flight ends with it
                 self.queue.assumed_by_cache(pending.uid)
                 return False
             else:

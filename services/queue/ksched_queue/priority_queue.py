@@ -748,14 +748,15 @@ class SchedulingQueue:
 
     def assumed_by_cache(self, uid: str) -> PodLifecycle | None:
         """The informer's cache accepted a placement for the pod (its feed says delete, ``assumed``):
-        a queued pod leaves the queue now; an in-flight one when its attempt ends."""
+        the pod leaves the queue now, an in-flight one too (its attempt ends with the placement the
+        cache accepted, whatever its replica reports later: the replica sends no end of its own for
+        it)."""
         entry = self._entry(uid)
         if entry is None:
             return None
         if entry.state == PodLifecycle.IN_FLIGHT:
-            entry.cache_assumed = True
             entry.requeue_after_done = None  # the newest word of the cache: assumed (again)
-            return PodLifecycle.IN_FLIGHT
+            return self._settle_assumed(entry)
         if entry.state != PodLifecycle.ASSUMED:
             self._remove_from_queues(entry)
             self._nominations.delete(uid)

@@ -5,8 +5,12 @@ A replica learns nominations from
 
 * its own decisions (:meth:`NominationTracker.nominate` / :meth:`~NominationTracker.clear`), at once;
 * the pods' ``status.nominatedNodeName`` as the informer reports it: a bootstrap of the pending pods,
-  then their feed (``P.feed.pending.*``), so nominations made by other replicas count here too;
-* the pod of each lease it gets.
+  then the feed batches that concern nominations (``P.feed.nominated``: a pod nominated, or no
+  longer, or deleted while pending), so nominations made by other replicas count here too;
+* the pod of each lease it gets;
+* its snapshot: a pod it shows bound is nominated nowhere (:meth:`NominationTracker.gone`; the
+  informer sends no feed batch for a pod placed without a nomination the API showed, which a
+  replica's own may be).
 
 The API lags a replica's own decision (the status patch is written in the background), so for
 ``hold_seconds`` after a decision a report that disagrees with it is taken for a stale one. A pod
@@ -30,7 +34,6 @@ from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
 from ksched.bus.feed import FeedCursor, FeedVerdict
 from ksched.bus.messages import (
-    ClusterEventMsg,
     FeedBatch,
     PendingPod,
     PendingPodAction,
@@ -113,19 +116,32 @@ class NominationTracker:
             self.observe(p)
 
 
+EPOCH_CHECK_SECONDS = 1.0
+"""How often the follower compares the informer's epoch it follows with ``current_epoch``'s."""
+
+
 async def follow_nominations(
-    bus: Bus, tracker: NominationTracker, scheduler_names: list[str], identity: str
+    bus: Bus,
+    tracker: NominationTracker,
+    scheduler_names: list[str],
+    identity: str,
+    current_epoch: Callable[[], str] = lambda: "",
 ) -> None:
-    """Bootstrap from the informer's pending pods, then follow their feed in stream order; a new
-    informer epoch on the feed means another bootstrap. Runs until cancelled; a failure raises, and
-    the caller's task group restarts it."""
+    """Bootstrap from the informer's pending pods, then follow the feed batches that concern
+    nominations in stream order; a new informer epoch (on that feed, or ``current_epoch()``: the
+    replica's snapshot, which hears of a new informer even when no nomination changes) means another
+    bootstrap. Runs until cancelled; a failure raises, and the caller's task group restarts it."""
     while True:
-        epoch = await _follow_one_epoch(bus, tracker, scheduler_names, identity)
+        epoch = await _follow_one_epoch(bus, tracker, scheduler_names, identity, current_epoch)
         log.info("nominations: the informer's epoch %s ended; bootstrapping again", epoch)
 
 
 async def _follow_one_epoch(
-    bus: Bus, tracker: NominationTracker, scheduler_names: list[str], identity: str
+    bus: Bus,
+    tracker: NominationTracker,
+    scheduler_names: list[str],
+    identity: str,
+    current_epoch: Callable[[], str],
 ) -> str:
     """One bootstrap and the feed after it, until a message of another epoch; returns the epoch."""
     reply, items = await fetch_bootstrap(
@@ -136,14 +152,14 @@ async def _follow_one_epoch(
         timeout=30.0,
     )
     tracker.load(items)
-    # the whole feed, in order: its batches, and single events as earlier informers published them
-    cursor = FeedCursor(epoch=reply.epoch, stream_seq=reply.stream_seq)
+    # the feed batches that concern nominations, in order (the other batches are the queue's)
+    cursor = FeedCursor(epoch=reply.epoch, stream_seq=reply.stream_seq, filtered=True)
     ended = asyncio.Event()
 
-    async def on_event(message: FeedBatch | PendingPodEvent | ClusterEventMsg, msg: Msg) -> None:
+    async def on_event(message: FeedBatch, msg: Msg) -> None:
         verdict = cursor.check(message.epoch, msg.metadata.sequence.stream)
         if verdict == FeedVerdict.APPLY:
-            for event in message.events if isinstance(message, FeedBatch) else (message,):
+            for event in message.events:
                 if isinstance(event, PendingPodEvent):
                     tracker.on_event(event)
         elif verdict == FeedVerdict.RESYNC:
@@ -151,13 +167,19 @@ async def _follow_one_epoch(
 
     sub = await jetstream.subscribe_ordered(
         bus,
-        endpoints.FEED,
+        endpoints.FEED_NOMINATED,
         on_event,
         stream=bus.subjects.feed_stream,
         start_seq=reply.stream_seq + 1,
     )
     try:
-        await ended.wait()
+        while not ended.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(EPOCH_CHECK_SECONDS):
+                    await ended.wait()
+            epoch = current_epoch()
+            if epoch and epoch != reply.epoch:
+                break
         return reply.epoch
     finally:
         with contextlib.suppress(Exception):

@@ -615,7 +615,8 @@ class SchedulerService:
                 outcome.num_nodes,
                 outcome.evaluated_nodes,
             )
-            await self._done(leased, DoneOutcome.SCHEDULED, node=outcome.node, span=Phase.ASSUMED)
+            # no done(scheduled): the queue ends the attempt when the informer's feed says assumed
+            self._held.pop(leased.lease_id, None)
             return
         metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
         self.cycle.forget_locally(outcome)
@@ -651,10 +652,7 @@ class SchedulerService:
     async def _catch_up(self, epoch: str, generation: int, timeout: float = 2.0) -> None:
         """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``."""
         assert self.follower is not None
-        replica = self.follower.replica
-        deadline = time.monotonic() + timeout
-        while replica.epoch == epoch and replica.generation < generation and time.monotonic() < deadline:
-            await asyncio.sleep(0.002)
+        await self.follower.reached(epoch, generation, timeout)
 
     def _remember(self, placement_id: str, leased: LeasedPod, outcome: CycleOutcome) -> None:
         self._inflight[placement_id] = InFlight(leased, outcome, time.monotonic())
@@ -664,8 +662,9 @@ class SchedulerService:
             self._inflight_of.pop(oldest.leased.pod.uid, None)
 
     def _bound(self, uid: str) -> None:
-        """The binder is done with the pod's placement: no Unreserve will come for it, and what its
-        PreBind wrote is no longer in flight here."""
+        """The snapshot shows the pod bound: the binder is done with its placement (no Unreserve will
+        come for it), what its PreBind wrote is no longer in flight here, and it is nominated nowhere."""
+        self.nominations.gone(uid)
         placement_id = self._inflight_of.pop(uid, None)
         if placement_id is not None:
             entry = self._inflight.pop(placement_id, None)
@@ -776,7 +775,10 @@ class SchedulerService:
         """Nominations made anywhere (the pending pods' nominatedNodeName), once the replica is synced."""
         assert self.bus is not None and self.follower is not None
         await self.follower.synced.wait()
-        await follow_nominations(self.bus, self.nominations, self.scheduler_names, self.identity)
+        replica = self.follower.replica
+        await follow_nominations(
+            self.bus, self.nominations, self.scheduler_names, self.identity, lambda: replica.epoch
+        )
 
     # --- binder callbacks ------------------------------------------------------------------------
     async def on_unreserve(self, req: UnreserveRequest, _msg: Msg) -> Ack:

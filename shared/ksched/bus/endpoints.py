@@ -221,6 +221,8 @@ CLUSTER_EVENTS = PublishFamily(Subjects.cluster_events, (ClusterEventMsg,), Subj
 """Single feed events, as informers of earlier releases published them (readers still take them)."""
 FEED_BATCH = _publish("feed_batch", FeedBatch, SubjectKind.FEED_BATCH)
 """What the informer publishes: its feed, one batch per flush."""
+FEED_NOMINATED = _publish("feed_nominated", FeedBatch, SubjectKind.FEED_NOMINATED)
+"""A flush's batch that concerns nominations, instead of on ``FEED_BATCH`` (the replicas follow it)."""
 FEED: Wildcard[FeedBatch | PendingPodEvent | ClusterEventMsg] = Wildcard(
     (FeedBatch, PendingPodEvent, ClusterEventMsg), _member("feed_all"), SubjectKind.FEED, "feed_all"
 )

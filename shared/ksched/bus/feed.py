@@ -30,13 +30,16 @@ class FeedCursor:
 
     epoch: str = ""
     stream_seq: int = 0
+    filtered: bool = False
+    """The consumer reads one subject of the stream (the replicas' ``P.feed.nominated``): the
+    sequences between its messages are the other subjects', so only a new epoch means a resync."""
 
     def check(self, epoch: str, stream_seq: int) -> FeedVerdict:
         """Judge the next message of the ordered consumer, which delivers every message of the
-        stream in stream order; APPLY advances the cursor."""
+        stream (of its subject, ``filtered``) in stream order; APPLY advances the cursor."""
         if stream_seq <= self.stream_seq:
             return FeedVerdict.SKIP
-        if epoch != self.epoch or stream_seq != self.stream_seq + 1:
+        if epoch != self.epoch or (stream_seq != self.stream_seq + 1 and not self.filtered):
             return FeedVerdict.RESYNC
         self.stream_seq = stream_seq
         return FeedVerdict.APPLY

@@ -185,6 +185,42 @@ async def publish(
     return await bus.js.publish(subject, payload, timeout=timeout, headers=hdrs or None)
 
 
+async def publish_started(
+    bus: Bus,
+    endpoint: PublishEndpoint[M],
+    message: M,
+    *,
+    msg_id: str = "",
+    headers: dict[str, str] | None = None,
+    timeout: float = 5.0,
+) -> Awaitable[PubAck]:
+    """:func:`publish` without waiting for the ack: returns once the message is queued on the
+    connection, with what to await for its ack (raising as :func:`publish` would, ``TimeoutError``
+    after ``timeout`` s). Messages sent by calls awaited one after the other are on the connection
+    in that order, so their acks are awaited in one round trip instead of one each."""
+    endpoint.check(message)
+    subject = endpoint.subject(bus.subjects)
+    hdrs = dict(headers or {})
+    if msg_id:
+        hdrs[MSG_ID_HEADER] = msg_id
+    payload = encode(message)
+    check_message(bus.nc, subject, payload, hdrs)
+    return _acked(await bus.js.publish_async(subject, payload, headers=hdrs or None), timeout)
+
+
+def _acked(future: asyncio.Future[PubAck], timeout: float) -> asyncio.Future[PubAck]:
+    """``future`` bounded by ``timeout`` (a task that raises ``TimeoutError``), started now so that
+    an ack nobody awaits in the end is still retrieved."""
+    task = asyncio.ensure_future(asyncio.wait_for(future, timeout))
+    task.add_done_callback(_retrieved)
+    return task
+
+
+def _retrieved(task: asyncio.Future[PubAck]) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved: a failure nobody awaited is not logged by asyncio
+
+
 def is_duplicate(ack: PubAck) -> bool:
     """nats-py reports ``duplicate=None`` (not False) for a first publish."""
     return bool(ack.duplicate)
@@ -408,6 +444,12 @@ class TypedKV(Generic[M]):
         """Unconditional write; returns the new revision."""
         self._check_key(key)
         return await self._kv.put(key, encode(value))
+
+    async def put_started(self, bus: Bus, key: str, value: M, timeout: float = 5.0) -> Awaitable[PubAck]:
+        """:meth:`put` without waiting for the ack, as :func:`publish_started` (the ack's ``seq`` is
+        the new revision)."""
+        self._check_key(key)
+        return _acked(await bus.js.publish_async(f"$KV.{self.bucket}.{key}", encode(value)), timeout)
 
     async def create(self, key: str, value: M) -> int:
         """Write only if the key does not exist; raises :class:`CasConflict` otherwise."""

@@ -37,6 +37,7 @@ class SubjectKind(StrEnum):
     PENDING_POD = "feed.pending"
     CLUSTER_EVENT = "feed.event"
     FEED_BATCH = "feed.batch"
+    FEED_NOMINATED = "feed.nominated"
     FEED = "feed"
     """Both feeds in one ordered subscription (the queue)."""
     PENDING_BOOTSTRAP = "cache.pending"
@@ -109,6 +110,13 @@ class Subjects:
         :attr:`feed_stream`; :meth:`pending_pods` and :meth:`cluster_events` carry single events,
         as earlier releases published them; readers still take them)."""
         return f"{self.prefix}.feed.batch"
+
+    @property
+    def feed_nominated(self) -> str:
+        """The informer's feed batches that concern nominations (a pod nominated, or no longer, or
+        deleted while pending): the same stream as :meth:`feed_batch`, in its order; the scheduler
+        replicas follow only this subject."""
+        return f"{self.prefix}.feed.nominated"
 
     @property
     def feed_all(self) -> str:

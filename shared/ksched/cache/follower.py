@@ -48,6 +48,8 @@ class ReplicaFollower:
         self.bootstrap_seconds = 0.0
         self._resync = asyncio.Event()
         self._sub: object | None = None
+        #: callers of :meth:`reached` waiting for the replica to move
+        self._waiters: list[asyncio.Future[None]] = []
         bus.after_reconnect(self.request_resync)  # its ordered consumer may be gone with the server
 
     async def run(self) -> None:
@@ -86,8 +88,7 @@ class ReplicaFollower:
         )
         self.synced.set()
         self.bootstrap_seconds = time.perf_counter() - started
-        if self.on_change is not None:
-            self.on_change()
+        self._changed()
         log.info(
             "replica %s: bootstrapped epoch %s at generation %d (%d nodes) in %.2fs",
             self.replica_id,
@@ -121,8 +122,37 @@ class ReplicaFollower:
         if delta.ts:
             self.last_delta_lag = max(0.0, time.time() - delta.ts)
             self.lag_samples.append(self.last_delta_lag)
+        self._changed()
+
+    def _changed(self) -> None:
         if self.on_change is not None:
             self.on_change()
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def reached(self, epoch: str, generation: int, timeout: float) -> bool:
+        """Wait (at most ``timeout`` s) until the replica has ``generation`` of ``epoch``, or another
+        epoch; whether it has. Woken by each delta applied, not by polling."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        replica = self.replica
+        while replica.epoch == epoch and replica.generation < generation:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                async with asyncio.timeout(remaining):
+                    await waiter
+            except TimeoutError:
+                return False
+            finally:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+        return replica.epoch != epoch or replica.generation >= generation
 
     def request_resync(self) -> None:
         """Force a new bootstrap (e.g. the informer said our epoch is stale)."""

@@ -14,6 +14,12 @@ KILL_HOOKS_ENV = "KSCHED_TEST_KILL_HOOKS"
 log = logging.getLogger(__name__)
 
 
+def armed(name: str) -> bool:
+    """Whether the test armed hook ``name`` (its file exists); :func:`kill_point` fires it."""
+    directory = os.environ.get(KILL_HOOKS_ENV)
+    return directory is not None and directory != "" and (Path(directory) / name).exists()
+
+
 def kill_point(name: str) -> None:
     """SIGKILL this process here if the test armed hook ``name``."""
     directory = os.environ.get(KILL_HOOKS_ENV)

@@ -59,7 +59,11 @@ DEFAULT_INTERVAL = 0.2
 DEFAULT_BATCH = 512
 """Events per message at most (a message too large for the server's max_payload is split further)."""
 _TURN = 4096
-"""Events built per turn of a flush before the loop gets a chance to run something else."""
+"""Events built per round of a flush (one message per shard each) at most."""
+_BREATHE = 32
+"""Events built between two chances for the loop to run something else: building a flush's events
+(a scheduler's score tables) takes milliseconds at a hundred pods a second, which a pod arriving
+meanwhile would wait for."""
 
 _Item = tuple[str, str, str, str, str, float, float | None, Details | None, str]
 """phase, trace id, pod uid, namespace, name, ts, duration, details, parent (a traceparent)."""
@@ -240,7 +244,9 @@ class Tracer:
             of_pod = self._shards
             if len(of_pod) >= 65536:
                 of_pod.clear()
-            for _ in range(min(_TURN, len(buffer))):
+            for i in range(min(_TURN, len(buffer))):
+                if i and not i % _BREATHE:
+                    await asyncio.sleep(0)
                 item = buffer.popleft()
                 event = built(item)
                 if event is not None:
