@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ksched.bench.e2e import Settings, measure
+from ksched.bench.hops import HOPS
 
 
 async def test_bench_reports_cpu_per_pod_of_every_process_and_the_ceiling() -> None:
@@ -36,3 +37,6 @@ async def test_bench_reports_cpu_per_pod_of_every_process_and_the_ceiling() -> N
     assert all(nats[name]["msgs_in"] > 0 and nats[name]["msgs_out"] > 0 for name in ("informer", "queue"))
     rows = [row["msgs_in"] for name, row in nats.items() if name != "total"]
     assert nats["total"]["msgs_in"] == pytest.approx(sum(rows), abs=0.005 * len(rows))  # each row rounded
+    hops = result["hops"]  # from the pods' trace events: every hop of the pods bound in one attempt
+    assert set(hops) == set(HOPS) and 0 < hops["total"]["pods"] <= 40, hops
+    assert hops["cycle"]["p50"] > 0 and hops["total"]["p50"] >= hops["cycle"]["p50"]

@@ -1,7 +1,8 @@
 """End-to-end throughput: pods created in kubesim, bound by informer → queue → scheduler(s) →
 binder(s), each a separate process. Reports pods/s, creation-to-bound p50/p99, CPU per process
-(nats-server and kubesim included), CPU per bound pod, the single-leader ceiling, and NATS messages and
-bytes per pod by client (``nats_per_pod``).
+(nats-server and kubesim included), CPU per bound pod, the single-leader ceiling, NATS messages and
+bytes per pod by client (``nats_per_pod``), and the median of each hop from creation to binding
+(``hops``, from the pods' trace events: :mod:`ksched.bench.hops`).
 
 The CPU is read once the binders have also written what each binding owes the API (the pod's
 Scheduled event): those writes run behind the bindings, and a figure read at the last binding would
@@ -21,7 +22,9 @@ from typing import Any
 import msgspec
 from kubernetes_asyncio import config
 
-from ksched.bench import natsstat, procstat, shapes
+from ksched.bench import hops, natsstat, procstat, shapes
+from ksched.bus.connect import connect
+from ksched.bus.subjects import Subjects
 from ksched.launcher.stack import Stack, StackOptions
 
 log = logging.getLogger(__name__)
@@ -113,6 +116,31 @@ class Settings:
     rate: float = 0.0
     """Pods created per second (0: as fast as 64 concurrent clients can). A steady rate compares
     shapes or trees at the same load: the leaders' cost per pod falls as the rate rises."""
+
+
+async def _hops(
+    stack: Stack, created: dict[str, float], bound: dict[str, float]
+) -> dict[str, dict[str, float]]:
+    """:func:`ksched.bench.hops.breakdown` of the run ({} when the trace stream cannot be read)."""
+    await asyncio.sleep(0.5)  # the services' last trace flush (every 0.2 s)
+    wall = time.time() - time.perf_counter()  # created and bound are perf_counter times
+    try:
+        bus = await connect(stack.nats_urls, name="bench-hops", subjects=Subjects(stack.options.prefix))
+    except Exception:
+        return {}
+    try:
+        events = await hops.trace_events(bus)
+    except Exception as exc:
+        log.warning("bench: trace events not read (%s); no hops", exc)
+        return {}
+    finally:
+        await bus.close()
+    return hops.breakdown(
+        events,
+        NAMESPACE,
+        {name: t + wall for name, t in created.items()},
+        {name: t + wall for name, t in bound.items()},
+    )
 
 
 def _pids(stack: Stack) -> dict[str, int | None]:
@@ -213,6 +241,7 @@ async def measure(s: Settings) -> dict[str, Any]:
         ms_per_pod = procstat.per_pod(cpu, len(bound))
         replica = await _debug(stack, "scheduler-0")
         latencies = sorted(bound[n] - created[n] for n in bound if n in created)
+        hop_times = await _hops(stack, created, bound)
         elapsed = end - start
         return {
             "nodes": s.nodes,
@@ -236,6 +265,7 @@ async def measure(s: Settings) -> dict[str, Any]:
             "rss_mib": rss,
             "replica_bootstrap_seconds": replica.get("bootstrap_seconds"),
             "replica_delta_lag_ms": replica.get("delta_lag_ms"),
+            "hops": hop_times,
         }
     finally:
         await api.close()
