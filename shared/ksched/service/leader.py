@@ -69,6 +69,11 @@ class ElectionConfig:
     retry_period: float = 2.0
     release_on_cancel: bool = True
 
+    @property
+    def lease_ref(self) -> str:
+        """``namespace/name`` of the Lease."""
+        return f"{self.namespace}/{self.name}"
+
     def __post_init__(self) -> None:
         problems = []
         if not self.name:
@@ -188,7 +193,7 @@ class LeaseElector:
 
     @property
     def lease_ref(self) -> str:
-        return f"{self.config.namespace}/{self.config.name}"
+        return self.config.lease_ref
 
     @property
     def is_leader(self) -> bool:
@@ -598,7 +603,7 @@ class ElectionThread:
 
     @property
     def lease_ref(self) -> str:
-        return f"{self.config.namespace}/{self.config.name}"
+        return self.config.lease_ref
 
     @property
     def leader(self) -> str:
