@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.fixtures.logs",
     "tests.fixtures.repairs",
     "tests.fixtures.hangs",
+    "tests.fixtures.kubectl",
 ]

@@ -136,7 +136,7 @@ async def test_two_reporters_of_one_placement_leave_one_event(api: ApiClient, cl
     was still on its way): both name the event by the placement, the API refuses the second (409)."""
     pod = PodRef(cluster.namespace, unique("bound-twice"), str(uuid.uuid4()))
     placed_ns = time.time_ns()
-    reporters = [Reporter(api, TaskGroup(), reporting_instance=f"binder-{i}") for i in range(2)]
+    reporters = [Reporter(api, TaskGroup(), hostname=f"binder-{i}") for i in range(2)]
     for reporter in reporters:
         reporter.scheduled(pod, "node-a", placed_ns)
         await reporter.drain(5.0)
@@ -145,6 +145,12 @@ async def test_two_reporters_of_one_placement_leave_one_event(api: ApiClient, cl
     )
     assert [(e.reason, e.metadata.name) for e in listed.items] == [("Scheduled", f"{pod.name}.{placed_ns:x}")]
     assert [r.failures for r in reporters] == [0, 0]
+    # client-go's recorder: reportingInstance is "<reportingController>-<hostname>"
+    [written] = listed.items
+    assert (written.reporting_component, written.reporting_instance) == (
+        "default-scheduler",
+        "default-scheduler-binder-0",
+    )
 
 
 # --- leases ----------------------------------------------------------------------------------------

@@ -45,9 +45,11 @@ SERVICES = ("informer", "queue", "scheduler", "binder")
 PART_OF = "app.kubernetes.io/part-of=ksched"
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding")
 TOKEN_SECONDS = 3600
-FORBIDDEN = re.compile(r"forbidden", re.IGNORECASE)
+FORBIDDEN = re.compile(r"forbidden(?!: ValidatingAdmissionPolicy)", re.IGNORECASE)
 """What a 403 of the API server leaves in a service's log (``... is forbidden: User
-"system:serviceaccount:ksched:ksched-binder" cannot create resource ...``, reason ``Forbidden``)."""
+"system:serviceaccount:ksched:ksched-binder" cannot create resource ...``, reason ``Forbidden``); not
+an admission policy's denial (422 Invalid, "is forbidden: ValidatingAdmissionPolicy ... denied"),
+which a test makes on purpose."""
 
 Resource = dict[str, Any]
 

@@ -2,14 +2,13 @@
 then `kubectl apply` of one ordinary pod (client-side validation included) in a quiet cluster, which is
 bound; a Deployment applied, changed, scaled and deleted with kubectl, its pods bound by ksched; and
 `ksched up` starting again a service that exits, as a kubelet would. Skipped where no kubectl is
-installed."""
+installed, failed then under ``KSCHED_REQUIRE_KUBECTL=1`` (CI): :mod:`tests.fixtures.kubectl`."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -17,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
-]
+from tests.fixtures.kubectl import kubectl_path
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("kubectl_exe")]
 
 POD = """apiVersion: v1
 kind: Pod
@@ -98,7 +96,7 @@ class KschedUp:
 
 async def kubectl(*args: str, stdin: str | None = None) -> str:
     proc = await asyncio.create_subprocess_exec(
-        "kubectl",
+        kubectl_path(),
         *args,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,

@@ -255,7 +255,7 @@ CANNOT_MOVE_HERE = {
     "scheduler_pod_scheduled_after_flush_total": "a pod must wait out the 5 min unschedulable flush: "
     "tests/queue/test_flush_flag.py",
     "ksched_binder_scheduled_events_given_up_total": "needs a Scheduled event refused on 5 deliveries "
-    "of its placement; PENDING: no test moves it yet",
+    "of its placement: tests/e2e/test_real_cluster.py (an admission policy refuses it)",
     "leader_election_master_status": "set when leadership is won, at start-up (checked here), and lost: "
     "tests/ha/test_leader.py",
     **{

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client import ApiClient
@@ -28,11 +29,22 @@ from ksched.launcher.stack import Stack
 from tests import kube
 from tests.deploy.test_manifests import render
 from tests.e2e.realcluster import NAMESPACE, PROFILE, SERVICES, real_stack, settle
-from tests.e2e.testing import create_namespace, create_nodes, create_pods, node, pod, pod_nodes
+from tests.e2e.testing import (
+    Series,
+    create_namespace,
+    create_nodes,
+    create_pods,
+    moved,
+    node,
+    pod,
+    pod_nodes,
+    scrape,
+)
 
 pytestmark = pytest.mark.e2e
 
 DRIVER = "gpu.example.com"
+BINDERS = ("binder-0",)
 
 
 @pytest.fixture(scope="module")
@@ -367,3 +379,84 @@ async def test_preemption_honours_a_pdb_whose_status_the_controller_computed(
     vip_uid = (await client.CoreV1Api(api).read_namespaced_pod("vip", ns)).metadata.uid
     assert preempted["regarding"]["name"] == "g1"
     assert preempted["note"] == f"Preempted by pod {vip_uid} on node {target}"
+
+
+# --- 5. a Scheduled event the API server refuses on every delivery ----------------------------------
+
+
+async def test_a_scheduled_event_refused_on_every_delivery_is_given_up_and_the_pod_stays_bound(
+    stack: Stack, api: ApiClient
+) -> None:
+    """A ValidatingAdmissionPolicy refuses every Scheduled event in the namespace (422): the binder
+    binds the pod once, writes its event on each delivery of the placement, and after the fifth
+    acknowledges it without one (``ksched_binder_scheduled_events_given_up_total``), so the placement
+    does not come back for ever; the pod stays bound, once."""
+    ns = "rc-refused"
+    await pool(api, ns, 1)
+    admission: Any = client.AdmissionregistrationV1Api(api)
+    policy = {
+        "metadata": {"name": ns},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": ["events.k8s.io"],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["events"],
+                    }
+                ]
+            },
+            "validations": [{"expression": "object.reason != 'Scheduled'", "message": "no Scheduled events"}],
+        },
+    }
+    binding = {
+        "metadata": {"name": ns},
+        "spec": {
+            "policyName": ns,
+            "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
+        },
+    }
+    await admission.create_validating_admission_policy(kube.body(policy))
+    await admission.create_validating_admission_policy_binding(kube.body(binding))
+    try:
+        probe = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"generateName": "probe-", "namespace": ns},
+            "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "reportingController": "test",
+            "reportingInstance": "test",
+            "action": "Binding",
+            "reason": "Scheduled",
+            "type": "Normal",
+            "regarding": {"apiVersion": "v1", "kind": "Pod", "name": "probe", "namespace": ns},
+        }
+
+        async def refused() -> bool:  # the policy reaches the API server's admission a moment later
+            try:
+                await client.EventsV1Api(api).create_namespaced_event(ns, kube.body(probe))
+            except ApiException as exc:
+                return exc.status == 422 and "no Scheduled events" in str(exc.body)
+            return False
+
+        assert await settle(stack, refused, timeout=30)
+        async with aiohttp.ClientSession() as session:
+            before = await scrape(session, stack, BINDERS)
+            await create_pods(api, [ours("quiet", ns, ns)])
+
+            async def given_up() -> dict[Series, float] | None:
+                now = await scrape(session, stack, BINDERS)
+                return now if moved("ksched_binder_scheduled_events_given_up_total", before, [now]) else None
+
+            await settle(stack, given_up, timeout=60)
+        assert (await pod_nodes(api, ns))["quiet"] == f"{ns}-0"
+        # (probes written before the policy took hold are there: none is about the pod)
+        assert [e for e in await events(api, ns, "Scheduled") if e["regarding"]["name"] == "quiet"] == []
+        logs = "".join(stack.procs[b].log_path.read_text(errors="replace") for b in BINDERS)
+        assert "giving up the Scheduled event" in logs
+    finally:
+        await admission.delete_validating_admission_policy_binding(ns)
+        await admission.delete_validating_admission_policy(ns)

@@ -230,8 +230,7 @@ async def test_tls_with_kubernetes_asyncio(tmp_path: Path) -> None:
 
 
 @needs_openssl
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
-async def test_kubectl_get(tmp_path: Path) -> None:
+async def test_kubectl_get(tmp_path: Path, kubectl_exe: str) -> None:
     async with KubeSim(KubeSimConfig(nodes=2, tls=True)) as secure:
         kubeconfig = secure.write_kubeconfig(tmp_path / "kubeconfig")
         secure.create(POD)
@@ -239,7 +238,7 @@ async def test_kubectl_get(tmp_path: Path) -> None:
         def kubectl(*args: str) -> str:
             env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
             done = subprocess.run(
-                ["kubectl", *args], capture_output=True, text=True, env=env, timeout=30, check=False
+                [kubectl_exe, *args], capture_output=True, text=True, env=env, timeout=30, check=False
             )
             assert done.returncode == 0, done.stderr
             return done.stdout

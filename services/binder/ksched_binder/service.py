@@ -183,7 +183,7 @@ class BinderService:
         """Bind through ``api``: the profiles' frameworks (their PreBind and Bind plugins write with
         it), with the extenders, and the events reporter (also what the in-process harness runs)."""
         self.api = api
-        self.reporter = Reporter(api, self.tasks, reporting_instance=self.options.common.identity)
+        self.reporter = Reporter(api, self.tasks)
         self.results = ResultWriter(api)
         self.frameworks = build_frameworks(
             self.config, Snapshot(), client=api, gates=self.options.common.feature_gates

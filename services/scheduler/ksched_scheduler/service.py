@@ -205,7 +205,7 @@ class SchedulerService:
         )
         if api_reachable(common.kubeconfig):
             self.api = await api_client(common.kubeconfig, component="ksched-scheduler", master=common.master)
-            self.reporter = Reporter(self.api, self.tasks, reporting_instance=self.identity)
+            self.reporter = Reporter(self.api, self.tasks)
             if self.options.record_results:
                 self.results = ResultWriter(self.api)
         self.tracer.start(self.bus)

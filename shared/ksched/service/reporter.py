@@ -18,6 +18,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import time
 import uuid
 from dataclasses import dataclass
@@ -82,14 +83,16 @@ class Reporter:
         api: ApiClient,
         tasks: TaskGroup,
         reporting_controller: str = "default-scheduler",
-        reporting_instance: str = "",
+        hostname: str = "",
         concurrency: int = 16,
         max_backlog: int = MAX_BACKLOG,
     ) -> None:
         self.api = api
         self.tasks = tasks
         self.controller = reporting_controller
-        self.instance = reporting_instance or f"{reporting_controller}-ksched"
+        self.hostname = hostname or socket.gethostname()
+        """Each Event's reportingInstance is ``<reportingController>-<hostname>``, as client-go's
+        event recorder makes it (kube-scheduler's, one per profile)."""
         self._sem = asyncio.Semaphore(concurrency)
         self._series: dict[tuple[str, str, str], _Series] = {}
         self._conditions: dict[str, tuple[str, str]] = {}
@@ -200,7 +203,7 @@ class Reporter:
             "metadata": {"name": name, "namespace": pod.namespace},
             "eventTime": micro_time(now),
             "reportingController": controller or self.controller,
-            "reportingInstance": self.instance,
+            "reportingInstance": f"{controller or self.controller}-{self.hostname}",
             "action": action,
             "reason": reason,
             "note": note[:1024],
