@@ -8,6 +8,7 @@ import importlib.util
 import re
 import subprocess
 import sys
+import tomllib
 from importlib.metadata import version
 from pathlib import Path
 from types import ModuleType
@@ -117,3 +118,23 @@ def test_version_names_the_upstream_release() -> None:
     out = subprocess.run([str(ksched_bin), "--version"], capture_output=True, text=True, check=True).stdout
     assert out == f"ksched {version('ksched')} (kube-scheduler 1.36.2 semantics)\n"
     assert ksched.UPSTREAM_VERSION == "1.36.2"
+
+
+def test_the_version_is_the_newest_release() -> None:
+    """pyproject.toml's version is the newest release of CHANGELOG.md (under a first "Unreleased"),
+    and deploy/'s images and the docs that show the version name it."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## (\d+\.\d+\.\d+) - \d{4}-\d{2}-\d{2}$", changelog, re.MULTILINE)
+    assert releases, "CHANGELOG.md has no release heading '## X.Y.Z - YYYY-MM-DD'"
+    assert releases[0] == project, f"pyproject.toml says {project}, the newest release is {releases[0]}"
+    ordered = [tuple(int(n) for n in r.split(".")) for r in releases]
+    assert ordered == sorted(ordered, reverse=True), "releases are listed newest first"
+    assert changelog.index("## Unreleased\n") < changelog.index(f"## {project} - ")
+    shown = [
+        (path.relative_to(ROOT), tag)
+        for path in [*sorted((ROOT / "deploy").rglob("*.yaml")), *sorted((ROOT / "docs").glob("*.md"))]
+        for tag in re.findall(r"(?:ksched:|newTag: |`ksched )(\d+\.\d+\.\d+)", path.read_text())
+    ]
+    assert len(shown) >= 10, shown
+    assert [s for s in shown if s[1] != project] == []
