@@ -18,7 +18,13 @@ import pytest
 import ksched
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCKS = ("requirements.lock", "requirements-build.lock", "requirements-dev.lock", "requirements-otel.lock")
+LOCKS = (
+    "requirements.lock",
+    "requirements-build.lock",
+    "requirements-dev.lock",
+    "requirements-otel.lock",
+    "requirements-plot.lock",
+)
 PACKAGE_DIRS = {
     "ksched": ROOT / "shared" / "ksched",
     **{
@@ -94,7 +100,12 @@ def _pins(lock: str) -> dict[str, str]:
 
 def test_the_dev_lock_holds_the_runtime_and_build_pins_unchanged() -> None:
     dev = _pins("requirements-dev.lock")
-    for lock in ("requirements.lock", "requirements-build.lock", "requirements-otel.lock"):
+    for lock in (
+        "requirements.lock",
+        "requirements-build.lock",
+        "requirements-otel.lock",
+        "requirements-plot.lock",
+    ):
         for name, entry in _pins(lock).items():
             assert dev.get(name) == entry, f"{name}: requirements-dev.lock differs from {lock}"
     assert "cryptography" in _pins("requirements.lock")  # the secure port's certificate
