@@ -34,7 +34,7 @@ fidelity: $(STAMP)  ## agreement with the real kube-scheduler 1.36.2 on the shar
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py requirements.lock requirements-dev.lock requirements-build.lock requirements-otel.lock
+$(STAMP): pyproject.toml setup.py requirements.lock requirements-dev.lock requirements-build.lock requirements-otel.lock requirements-plot.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
@@ -52,8 +52,9 @@ lock:
 	  | awk -F== '!seen[tolower($$1)]++' > $(LOCK)/dev.in
 	grep -o '^setuptools==[^ ]*' requirements-build.lock > $(LOCK)/build.in
 	grep -o '^[A-Za-z0-9_.-]*==[^ ]*' requirements-otel.lock > $(LOCK)/otel.in
+	grep -o '^[A-Za-z0-9_.-]*==[^ ]*' requirements-plot.lock > $(LOCK)/plot.in
 	$(PYTHON) -m venv $(LOCK)/tools && $(LOCK)/tools/bin/pip install --quiet pip-tools
-	for f in runtime dev build otel; do \
+	for f in runtime dev build otel plot; do \
 	  $(LOCK)/tools/bin/pip-compile --quiet --generate-hashes --allow-unsafe --no-header --no-annotate \
 	    --no-emit-index-url --no-emit-find-links --strip-extras $(LOCK)/$$f.in -o $(LOCK)/$$f.txt || exit 1; \
 	done
@@ -61,7 +62,8 @@ lock:
 	cp $(LOCK)/build.txt requirements-build.lock.new
 	cp $(LOCK)/dev.txt requirements-dev.lock.new
 	cp $(LOCK)/otel.txt requirements-otel.lock.new
-	@echo "wrote requirements.lock.new, requirements-build.lock.new, requirements-dev.lock.new, requirements-otel.lock.new"
+	cp $(LOCK)/plot.txt requirements-plot.lock.new
+	@echo "wrote requirements.lock.new, requirements-build.lock.new, requirements-dev.lock.new, requirements-otel.lock.new, requirements-plot.lock.new"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache

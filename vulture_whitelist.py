@@ -54,6 +54,7 @@ bool_values  # unused variable (shared/ksched/api/resource.py)
 string_values  # unused variable (shared/ksched/api/resource.py)
 version_values  # unused variable (shared/ksched/api/resource.py)
 request_mappings  # unused variable (shared/ksched/api/core.py): PreBind writes them, the kubelet reads them
+reporting_instance  # unused variable (shared/ksched/api/core.py): an Event field
 holder_identity  # unused variable (shared/ksched/api/coordination.py:12)
 lease_transitions  # unused variable (shared/ksched/api/coordination.py:16)
 mismatch_label_keys  # unused variable (shared/ksched/api/core.py:48)

@@ -323,3 +323,61 @@ def test_readme_and_contributing_state_the_same_fidelity_figure() -> None:
 
 def test_the_fidelity_figure_check_reads_both_forms() -> None:
     assert fidelity_claims("agrees on all 80 recorded scenarios; (all 72 agree)") == [80, 72]
+
+
+# --- links ----------------------------------------------------------------------------------------
+
+LINKED_DOCS = [*DOCS, ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md"]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a document's headings: lower case, punctuation but ``-`` and ``_``
+    dropped, spaces as ``-``; a repeated one numbered ``-1``, ``-2`` ... (fenced code is no heading)."""
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        heading = re.match(r"#{1,6} (.*)", line)
+        if heading and not fenced:
+            slug = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower()).replace(" ", "-")
+            n = seen.get(slug, 0)
+            seen[slug] = n + 1
+            found.add(slug if n == 0 else f"{slug}-{n}")
+    return found
+
+
+def broken_links(path: Path, text: str) -> list[str]:
+    """Relative links of ``text`` (the file ``path``) whose file or heading anchor does not exist."""
+    problems: list[str] = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):
+            continue  # http:, https:, mailto:
+        file, _, anchor = target.partition("#")
+        dest = (path.parent / file) if file else path
+        if not dest.exists():
+            problems.append(f"{path.name}: {target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in heading_anchors(dest.read_text()):
+            problems.append(f"{path.name}: {target}: no such heading")
+    return problems
+
+
+def test_relative_links_and_their_anchors_resolve() -> None:
+    problems = [p for path in LINKED_DOCS for p in broken_links(path, path.read_text())]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_link_check_catches_a_missing_file_and_heading() -> None:
+    doc = ROOT / "docs" / "benchmarks.md"
+    assert "end-to-end-ksched-bench-e2e" in heading_anchors(doc.read_text())
+    headings = "# A b\n## A b\n```\n# not a heading\n```\n### `x` (y, z)"
+    assert heading_anchors(headings) == {"a-b", "a-b-1", "x-y-z"}
+    text = "[a](benchmarks-history.md) [b](nowhere.md) [c](#end-to-end-ksched-bench-e2e) [d](#no-such)"
+    text += " [e](https://example.com/#anything)"
+    assert broken_links(doc, text) == [
+        "benchmarks.md: nowhere.md: no such file",
+        "benchmarks.md: #no-such: no such heading",
+    ]

@@ -8,6 +8,7 @@ import importlib.util
 import re
 import subprocess
 import sys
+import tomllib
 from importlib.metadata import version
 from pathlib import Path
 from types import ModuleType
@@ -17,7 +18,13 @@ import pytest
 import ksched
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCKS = ("requirements.lock", "requirements-build.lock", "requirements-dev.lock", "requirements-otel.lock")
+LOCKS = (
+    "requirements.lock",
+    "requirements-build.lock",
+    "requirements-dev.lock",
+    "requirements-otel.lock",
+    "requirements-plot.lock",
+)
 PACKAGE_DIRS = {
     "ksched": ROOT / "shared" / "ksched",
     **{
@@ -93,7 +100,12 @@ def _pins(lock: str) -> dict[str, str]:
 
 def test_the_dev_lock_holds_the_runtime_and_build_pins_unchanged() -> None:
     dev = _pins("requirements-dev.lock")
-    for lock in ("requirements.lock", "requirements-build.lock", "requirements-otel.lock"):
+    for lock in (
+        "requirements.lock",
+        "requirements-build.lock",
+        "requirements-otel.lock",
+        "requirements-plot.lock",
+    ):
         for name, entry in _pins(lock).items():
             assert dev.get(name) == entry, f"{name}: requirements-dev.lock differs from {lock}"
     assert "cryptography" in _pins("requirements.lock")  # the secure port's certificate
@@ -117,3 +129,23 @@ def test_version_names_the_upstream_release() -> None:
     out = subprocess.run([str(ksched_bin), "--version"], capture_output=True, text=True, check=True).stdout
     assert out == f"ksched {version('ksched')} (kube-scheduler 1.36.2 semantics)\n"
     assert ksched.UPSTREAM_VERSION == "1.36.2"
+
+
+def test_the_version_is_the_newest_release() -> None:
+    """pyproject.toml's version is the newest release of CHANGELOG.md (under a first "Unreleased"),
+    and deploy/'s images and the docs that show the version name it."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## (\d+\.\d+\.\d+) - \d{4}-\d{2}-\d{2}$", changelog, re.MULTILINE)
+    assert releases, "CHANGELOG.md has no release heading '## X.Y.Z - YYYY-MM-DD'"
+    assert releases[0] == project, f"pyproject.toml says {project}, the newest release is {releases[0]}"
+    ordered = [tuple(int(n) for n in r.split(".")) for r in releases]
+    assert ordered == sorted(ordered, reverse=True), "releases are listed newest first"
+    assert changelog.index("## Unreleased\n") < changelog.index(f"## {project} - ")
+    shown = [
+        (path.relative_to(ROOT), tag)
+        for path in [*sorted((ROOT / "deploy").rglob("*.yaml")), *sorted((ROOT / "docs").glob("*.md"))]
+        for tag in re.findall(r"(?:ksched:|newTag: |`ksched )(\d+\.\d+\.\d+)", path.read_text())
+    ]
+    assert len(shown) >= 10, shown
+    assert [s for s in shown if s[1] != project] == []

@@ -1,6 +1,6 @@
 """A binder keeps at most ``API_CONNECTIONS`` connections to the API server (one per two workers
 with more than 32), however many of its requests are in flight: each connection costs a TLS
-handshake on both sides (docs/benchmarks.md)."""
+handshake on both sides (docs/benchmarks-history.md)."""
 
 from __future__ import annotations
 

@@ -206,7 +206,7 @@ def test_scaling_layout() -> None:
     production = render("overlays/production")
     assert dict(deployments(production))["scheduler"]["spec"]["replicas"] == 5
     images = {c["image"] for r in production if r["kind"] == "Deployment" for c in _pod_containers(r)}
-    assert images == {"registry.example.com/ksched:0.1.0"}
+    assert images == {"registry.example.com/ksched:0.5.0"}
 
 
 def _pod_containers(res: Resource) -> list[dict[str, Any]]:

@@ -205,7 +205,7 @@ def test_a_uvloop_service_runs_on_uvloop() -> None:
 @pytest.mark.parametrize("service", ["informer", "queue", "scheduler", "binder"])
 def test_the_pipeline_services_run_on_uvloop(service: str) -> None:
     """Their TLS and socket work costs less there: the binders' two HTTPS requests per pod 13-22 %
-    less CPU (docs/benchmarks.md, "A faster machine")."""
+    less CPU (docs/benchmarks-history.md, "A faster machine")."""
     cli = importlib.import_module(f"ksched_{service}.cli")
     assert cli.COMMAND.uvloop
 

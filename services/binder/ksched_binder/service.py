@@ -67,7 +67,7 @@ API_CONNECTIONS = 16
 """Keep-alive connections to the API server for the bindings and events of a binder with the default
 32 workers (the workers and the events reporter share them); one per two workers with more. Each
 costs a TLS handshake on both sides; with 64 a binder opened all 64 at the first burst and bound
-10 % fewer pods per second in ``bench e2e`` than with 16 (docs/benchmarks.md). client-go
+10 % fewer pods per second in ``bench e2e`` than with 16 (docs/benchmarks-history.md). client-go
 multiplexes kube-scheduler's requests on one HTTP/2 connection."""
 EVENT_WRITE_TIMEOUT = 20.0
 """Seconds an acknowledgement waits for the Scheduled events of its placements; past it (or when a

@@ -2,7 +2,7 @@
 
 aiohttp's request machinery (request and response objects, timeouts, payload registry, cookie
 and auth handling, tracing hooks) cost about 0.45 ms of client CPU per request on the development
-machine; one request here costs about 0.2 ms, most of it TLS and the event loop (docs/benchmarks.md,
+machine; one request here costs about 0.2 ms, most of it TLS and the event loop (docs/benchmarks-history.md,
 "The API writes without aiohttp"). What it does, and only this: keep-alive connections (TLS or
 plain TCP) to one API server, at most ``max_connections`` open; one request at a time on a
 connection; response bodies with a Content-Length, chunked, or ended by closing the connection.

@@ -13,6 +13,8 @@ ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--nats-servers
                                                     exit 1 on a lost, double-bound or overcommitted
                                                     pod, a broken hard constraint or a starved leader
 ksched bench gangs --groups G --size S --nodes N   pod groups placed all or nothing (docs/gang.md)
+ksched bench plot LOG... [--output FILE] [--table]  create-to-bound latency against the rate, both
+                                                    schedulers, from bench compare's JSON lines
 ksched bench all                                    what ``make bench`` runs
 """
 
@@ -208,6 +210,41 @@ def gangs_main(argv: Sequence[str]) -> int:
     return 0
 
 
+def plot_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="ksched bench plot",
+        description="Draw create-to-bound latency (p50, p99) against the pod rate for kube-scheduler and "
+        "ksched, one panel per node count, from the JSON lines `ksched bench compare --rate R` printed "
+        "(other lines are skipped; burst reports are listed by --table, not drawn). Needs matplotlib "
+        "(pip install 'ksched[plot]').",
+    )
+    p.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="a file holding bench compare's output")
+    p.add_argument(
+        "--output", "-o", type=Path, default=Path("latency-vs-rate.png"), help="image file (.png, .svg ...)"
+    )
+    p.add_argument("--title", help="the figure's title")
+    p.add_argument(
+        "--table", action="store_true", help="also print every report as a Markdown table (bursts included)"
+    )
+    ns = p.parse_args(list(argv))
+    from ksched.bench.plot import plot, read_reports, table
+
+    reports = read_reports(ns.logs)
+    if not reports:
+        p.error("no bench compare report (a JSON line with kube_scheduler and ksched) in the files given")
+    try:
+        sizes = plot(reports, ns.output, ns.title)
+    except ModuleNotFoundError as exc:
+        print(f"ksched bench plot needs matplotlib ({exc}): pip install 'ksched[plot]'", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        p.error(str(exc))
+    print(f"wrote {ns.output}: {len(reports)} reports, panels for {', '.join(f'{n:,}' for n in sizes)} nodes")
+    if ns.table:
+        print(table(reports))
+    return 0
+
+
 def _run_module(title: str, args: list[str]) -> None:
     print(f"\n== {title}", flush=True)
     subprocess.run([sys.executable, "-m", *args], check=False)
@@ -300,6 +337,7 @@ COMMANDS = {
     "compare": compare_main,
     "chaos": chaos_main,
     "gangs": gangs_main,
+    "plot": plot_main,
     "all": all_main,
 }
 

@@ -1,7 +1,7 @@
 """Where a pod's time goes from its creation to its binding, hop by hop: the trace events of its
 attempt (docs/tracing.md) between the creation's response and the binding seen on a watch. ``ksched
 bench e2e`` reports the median (and 90th percentile) of each hop over the pods bound in one attempt
-(``hops`` in its JSON), so a lone pod's fixed waits and slow hops show (docs/benchmarks.md, "A
+(``hops`` in its JSON), so a lone pod's fixed waits and slow hops show (docs/benchmarks-history.md, "A
 lone pod").
 
 Every time is a Unix time of one machine's clock (the services' trace events, the benchmark's

@@ -1,7 +1,7 @@
 """Full garbage collections on a clock instead of on allocations. CPython runs a full (generation 2)
 collection whenever the long-lived objects grew by a quarter, and each walks every object of the
 process: in the informer and a scheduler replica, whose caches hold every node and pod, that was
-13-20 % of their CPU while pods arrived (docs/benchmarks.md). The young generations are collected
+13-20 % of their CPU while pods arrived (docs/benchmarks-history.md). The young generations are collected
 as before, the youngest less often (:data:`YOUNG_THRESHOLD`); automatic full collections are off
 and one runs every ``KSCHED_FULL_GC_INTERVAL`` seconds (default 60; 0 keeps CPython's behaviour).
 Unlike ``gc.freeze()``, nothing escapes collection: cyclic garbage among old objects lives at most
@@ -24,7 +24,7 @@ YOUNG_THRESHOLD = 20_000
 the full ones are paced (CPython's default: 700). A service's objects that live a few
 milliseconds (a feed batch, a cycle's state) then mostly die before a collection walks them: in
 alternated ``bench e2e`` runs all but kubesim spent 0-14 % less in each of five pairs
-(docs/benchmarks.md)."""
+(docs/benchmarks-history.md)."""
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Every callback the event loop runs (a step of a task, a protocol's ``data_receiv
 timed on the process's CPU clock and charged to a label: ``task:<coroutine>[<task name>]`` for a
 task's step, the callback's qualified name otherwise. Nothing is sampled, so nothing is charged
 that the process did not spend: a sampling profiler on a busy machine charges a system call the
-time the process then waited for a core (docs/benchmarks.md, "Socket sends are not where the CPU
+time the process then waited for a core (docs/benchmarks-history.md, "Socket sends are not where the CPU
 goes"). What runs outside callbacks (start-up before the loop, the loop's own polling) is reported
 as the rest. Costs about a microsecond per callback.
 
