@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from ksched_informer import feeds
 from ksched_kubesim import KubeSim
 from ksched_scheduler.options import SchedulerOptions
+from ksched_scheduler.server import SchedulerServer
 from ksched_scheduler.service import SchedulerService
 from nats.aio.msg import Msg
 
@@ -130,7 +131,7 @@ class Replica:
         assumed = self.cluster.service.cache.assumed  # the informer accepted its placement
         await eventually(lambda: lease.pod.uid in assumed, what=f"{lease.pod.name} assumed")
         # the queue ends the attempt on the informer's feed: the replica sends no done for it
-        await eventually(lambda: lease.lease_id not in self.service._held, what="lease let go")
+        await eventually(lambda: lease.lease_id not in self.service.core.held, what="lease let go")
         assert lease.lease_id not in self.queue.done
 
     def delta(self) -> SnapshotDelta:
@@ -161,7 +162,7 @@ class Replica:
         return FeedBatch(epoch=epoch, events=[event])
 
     def unreserve(self) -> UnreserveRequest:
-        placement_id = next(reversed(self.service._inflight), "uid:1:1")
+        placement_id = next(reversed(self.service.core.inflight), "uid:1:1")
         uid = placement_id.split(":")[0]
         return UnreserveRequest(
             placement_id=placement_id,
@@ -186,16 +187,16 @@ async def replica(
         ),
         batch=4,
     )
-    service = SchedulerService(options, default_config())
-    await service.start()
+    server = SchedulerServer(options, default_config())
+    await server.start()
     try:
-        assert service.follower is not None
-        await asyncio.wait_for(service.follower.synced.wait(), 15)
-        made = Replica(cluster, queue, service)
+        assert server.service.follower is not None
+        await asyncio.wait_for(server.service.follower.synced.wait(), 15)
+        made = Replica(cluster, queue, server.service)
         await made.still_works()
         yield made
     finally:
-        await service.stop()
+        await server.stop()
 
 
 @fuzz_settings(30)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from ksched_scheduler.core import ended, leased_batches, pod_group_result
 from ksched_scheduler.cycle import SchedulingCycle
 from ksched_scheduler.group_cycle import GroupCycle
-from ksched_scheduler.service import _ended, leased_batches, pod_group_result
 
 from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
@@ -68,10 +68,10 @@ def test_a_gang_short_of_room_is_reverted_whole() -> None:
     ] * 3
     misfit = statuses[3]
     assert misfit is not None and "Insufficient cpu" in misfit.message
-    ended = [
-        _ended(m.record, m, s, result) for m, s in zip(result.members, statuses, strict=True) if s is not None
+    outcomes = [
+        ended(m.record, m, s, result) for m, s in zip(result.members, statuses, strict=True) if s is not None
     ]
-    assert [o.plugins for o in ended] == [set(), set(), set(), {"NodeResourcesFit"}]
+    assert [o.plugins for o in outcomes] == [set(), set(), set(), {"NodeResourcesFit"}]
 
 
 def test_members_already_placed_count_toward_the_quorum() -> None:

@@ -30,7 +30,7 @@ async def test_a_pod_that_fits_one_node_is_assumed_there_and_its_lease_left_to_t
     sent = await h.schedule(pod)
     (assume,) = sent
     assert isinstance(assume, AssumeRequest)
-    assert h.service._held == {}  # not renewed any more
+    assert h.service.core.held == {}  # not renewed any more
     p = assume.placement
     assert (p.node_name, p.namespace, p.name, p.pod_uid) == ("big", "default", "p", pod.metadata.uid)
     assert (p.epoch, p.snapshot_generation, p.scheduler_id, p.profile) == (

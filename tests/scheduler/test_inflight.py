@@ -40,7 +40,7 @@ def _placement(service: SchedulerService, uid: str) -> tuple[str, object]:
     pod = PendingPod(uid=uid, namespace="ns", name=uid, scheduler_name="default-scheduler")
     leased = LeasedPod(lease_id=f"l-{uid}", deadline=0.0, lease_seconds=30.0, pod=pod)
     outcome = cast(CycleOutcome, object())
-    service._remember(f"{uid}:1", leased, outcome)
+    service.core.remember(f"{uid}:1", leased, outcome, 0.0)
     return f"{uid}:1", outcome
 
 
@@ -66,4 +66,4 @@ async def test_a_pod_seen_bound_is_no_longer_held() -> None:
     assert cycle.bound == [outcome]
     ack = await service.on_unreserve(_unreserve(placement_id, "a"), cast(Any, None))
     assert not ack.ok and ack.code == "Unknown" and cycle.forgotten == []
-    assert service.debug_state()["inflight_placements"] == 1  # b's
+    assert list(service.core.inflight) == ["b:1"]

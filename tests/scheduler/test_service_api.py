@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from ksched_scheduler.options import SchedulerOptions
-from ksched_scheduler.service import SchedulerService
+from ksched_scheduler.server import SchedulerServer
 
 from ksched.config import default_config
 from ksched.service.kube import api_reachable
@@ -32,9 +32,9 @@ async def test_a_replica_outside_a_cluster_runs_without_the_api(
             identity="sched-api-test", nats=nats_url, kubeconfig=None, subject_prefix=bus_prefix
         )
     )
-    service = SchedulerService(options, default_config())
+    server = SchedulerServer(options, default_config())
     try:
-        await service.start()
-        assert service.api is None and service.reporter is None
+        await server.start()
+        assert server.api is None and server.service.reporter is None
     finally:
-        await service.stop()
+        await server.stop()

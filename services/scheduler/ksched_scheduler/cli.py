@@ -1,5 +1,5 @@
 """``ksched scheduler``: the shared service shell (:mod:`ksched.service.command`) with the
-scheduler's options (:mod:`ksched_scheduler.options`) and service."""
+scheduler's options (:mod:`ksched_scheduler.options`) and server."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ksched.service import command
 from ksched_scheduler import options
-from ksched_scheduler.service import SchedulerService
+from ksched_scheduler.server import SchedulerServer
 
 COMMAND = command.ServiceCommand(
     name="scheduler",
@@ -16,7 +16,7 @@ COMMAND = command.ServiceCommand(
     default_http_port=options.DEFAULT_HTTP_PORT,
     add_arguments=options.add_arguments,
     options=options.from_args,
-    service=SchedulerService,
+    service=SchedulerServer,
     uvloop=True,
 )
 

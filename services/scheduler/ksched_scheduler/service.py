@@ -1,8 +1,13 @@
-"""The scheduler service: a serial scheduling cycle on a local snapshot replica.
+"""The scheduler service on NATS: a serial scheduling cycle on a local snapshot replica.
 
 Pops leased pods from the queue, schedules each on the replica (its own decisions count at once,
 so it never waits for an assume reply before the next cycle), asks the informer to assume the
-placement, and reports the outcome to the queue. Several replicas may run at once.
+placement, and reports the outcome to the queue; renews its leases, follows the nominations and
+answers the binder's Unreserve. Several replicas may run at once.
+
+Its bookkeeping and decisions are :class:`~ksched_scheduler.core.SchedulerCore`'s (assume numbering,
+placements, leases held, placements kept for Unreserve); this module runs the loops and moves the
+messages. :class:`~ksched_scheduler.server.SchedulerServer` is the process around it.
 """
 
 from __future__ import annotations
@@ -14,9 +19,7 @@ import os
 import signal
 import time
 import uuid
-from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from kubernetes_asyncio.client import ApiClient
@@ -25,12 +28,11 @@ from nats.aio.msg import Msg
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus import endpoints
-from ksched.bus.connect import Bus, connect
+from ksched.bus.connect import Bus
 from ksched.bus.messages import (
     Ack,
     AssumeBatchRequest,
     AssumeGroupRequest,
-    AssumeRejectCode,
     AssumeReply,
     AssumeRequest,
     DoneBatchRequest,
@@ -42,7 +44,6 @@ from ksched.bus.messages import (
     PopRequest,
     UnreserveRequest,
 )
-from ksched.bus.subjects import Subjects
 from ksched.cache.assume_check import spread_slack
 from ksched.cache.follower import ReplicaFollower
 from ksched.cache.replica import SnapshotReplica
@@ -53,25 +54,39 @@ from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
-from ksched.framework.podgroup_cycle import GroupResult, MemberAttempt
+from ksched.framework.podgroup_cycle import GroupResult
 from ksched.framework.podinfo import PodInfo
-from ksched.framework.status import Code, Status
 from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service import gc_pacing
-from ksched.service.http import service_health_server
 from ksched.service.kill_hooks import kill_point
-from ksched.service.kube import api_client, api_reachable
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
-from ksched.service.shutdown import stop_replica
 from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase
 from ksched.tracing.context import TRACEPARENT
 from ksched.tracing.export import service_tracer
+from ksched.tracing.tracer import Tracer
 from ksched_scheduler import metrics
 from ksched_scheduler.batching import Batcher
+from ksched_scheduler.core import (
+    ASSUMED,
+    COMMITTED,
+    REJECTED,
+    STALLED,
+    Basis,
+    GroupPlaced,
+    Prepared,
+    SchedulerCore,
+    behind,
+    ended,
+    is_gang,
+    leased_batches,
+    needed_generation,
+    pod_group_result,
+    refusal,
+)
 from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
 from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.group_cycle import GroupCycle
@@ -92,70 +107,27 @@ KILL_AFTER_GROUP_COMMIT = "scheduler-after-group-commit"
 commit, before the replica ends its members' leases (docs/gang.md: the group's outcome is written
 all the same)."""
 
-GroupPlaced = Literal["rejected", "committed", "assumed"]
-"""How a pod group cycle's members went to binding: a gang's commit rejected or accepted (its outcome
-is then the informer's to write), or a basic group's members assumed one by one."""
-REJECTED: GroupPlaced = "rejected"
-COMMITTED: GroupPlaced = "committed"
-ASSUMED: GroupPlaced = "assumed"
-
-
-@dataclass(frozen=True)
-class Basis:
-    """What a decision was made on: the replica's snapshot (epoch, generation) and its own
-    placements it counted but had no answer for: its assumes ``first_unanswered`` .. ``seq - 1``."""
-
-    epoch: str
-    generation: int
-    first_unanswered: int
-    seq: int = 0
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A leased pod ready for its cycle: decoded, the replica caught up, timings for the trace."""
-
-    leased: LeasedPod
-    pod: Pod
-    arrived: float
-    waited: float
-
-
-def leased_batches(pods: list[LeasedPod], group_cycles: bool) -> list[list[LeasedPod]]:
-    """The pods of a pop reply in order, one per batch, except that the members of a pod group (the
-    queue leases them together, one after the other) make one batch when group cycles run."""
-    batches: list[list[LeasedPod]] = []
-    for leased in pods:
-        if group_cycles and leased.group and batches and batches[-1][0].group == leased.group:
-            batches[-1].append(leased)
-        else:
-            batches.append([leased])
-    if not group_cycles:
-        for batch in batches:
-            batch[0] = msgspec.structs.replace(batch[0], group="")
-    return batches
-
-
-@dataclass
-class InFlight:
-    """A placement sent to the informer, kept until the binder is done with it (for Unreserve): until
-    the replica sees the pod bound, or the binder asks to unreserve it."""
-
-    leased: LeasedPod
-    outcome: CycleOutcome
-    sent_at: float
-
 
 class SchedulerService:
-    def __init__(self, options: SchedulerOptions, config: KubeSchedulerConfiguration) -> None:
+    """One replica's loops on ``bus`` (given to ``start()``), its state in ``core``. Its tasks and
+    tracer are the process's (:class:`~ksched_scheduler.server.SchedulerServer` shares them); so
+    are ``api``, ``reporter`` and ``results``, set before ``start()`` when the API is reachable."""
+
+    def __init__(
+        self,
+        options: SchedulerOptions,
+        config: KubeSchedulerConfiguration,
+        *,
+        tasks: TaskGroup | None = None,
+        tracer: Tracer | None = None,
+    ) -> None:
         self.options = options
         self.config = config
         common = options.common
         self.identity = common.identity
-        self.subjects = Subjects(common.subject_prefix)
-        self.tasks = TaskGroup()
-        self.tracer = service_tracer("scheduler", common)
-        self.health = service_health_server(common, "ksched-scheduler", config, self.debug_state)
+        self.core = SchedulerCore(self.identity)
+        self.tasks = tasks or TaskGroup()
+        self.tracer = tracer or service_tracer("scheduler", common)
         self.nominator = Nominator()
         self.nominations = NominationTracker(self.nominator, self._placed)
         self.preemptions: PreemptionRunner | None = None
@@ -173,42 +145,13 @@ class SchedulerService:
         self._assume_slots = asyncio.Semaphore(options.max_inflight_assumes)
         self._assumes: Batcher[AssumeRequest, AssumeReply] = Batcher("assume-batch", self._send_assumes)
         self._dones: Batcher[DoneRequest, Ack] = Batcher("done-batch", self._send_dones)
-        self._inflight: OrderedDict[str, InFlight] = OrderedDict()
-        self._inflight_of: dict[str, str] = {}  # pod uid -> its placement id in _inflight
-        self._held: dict[str, LeasedPod] = {}
         self.pop_size = PopSize(options.batch, options.pop_window)
-        #: this process's assumes are numbered in decision order within a random session (the
-        #: informer tells from them which placements a decision counted); those not answered yet
-        self._session = uuid.uuid4().hex[:16]
-        self._seq = 0
-        self._unanswered: set[int] = set()
         self._stop_before_assume = {k for k in os.environ.get(STOP_BEFORE_ASSUME_ENV, "").split(",") if k}
-        self._attempt = 0
 
     # --- lifecycle -------------------------------------------------------------------------------
-    async def start(self) -> None:
-        common = self.options.common
-        port = await self.health.start()
-        log.info("scheduler %s: health and metrics on http://%s:%d", self.identity, common.http_host, port)
-        self.health.live_checks["tasks"] = lambda: (not self.tasks.failed.is_set(), str(self.tasks.failure))
-        self.health.ready_checks["nats"] = lambda: (self.bus is not None and self.bus.ready, "not connected")
-        self.health.ready_checks["snapshot"] = lambda: (
-            self.follower is not None and self.follower.synced.is_set(),
-            "snapshot replica not in sync",
-        )
-        self.bus = await connect(
-            common.nats,
-            name=f"scheduler:{self.identity}",
-            subjects=self.subjects,
-            jetstream_replicas=common.jetstream_replicas,
-            **common.nats_credentials.connect_kwargs(),
-        )
-        if api_reachable(common.kubeconfig):
-            self.api = await api_client(common.kubeconfig, component="ksched-scheduler", master=common.master)
-            self.reporter = Reporter(self.api, self.tasks)
-            if self.options.record_results:
-                self.results = ResultWriter(self.api)
-        self.tracer.start(self.bus)
+    async def start(self, bus: Bus) -> None:
+        """Follow the snapshot on ``bus``, serve Unreserve, start the loops."""
+        self.bus = bus
         self.follower = ReplicaFollower(self.bus, self.identity)
         self.follower.on_change = self._on_replica_change
         self.build_cycle(self.follower.replica)
@@ -242,10 +185,6 @@ class SchedulerService:
             self.group_cycle = GroupCycle(self.cycle)
         return self.cycle
 
-    async def stop(self) -> None:
-        """Graceful: stop popping, let assumes and reports under way finish, then disconnect."""
-        await stop_replica("scheduler", self)
-
     # --- the loop --------------------------------------------------------------------------------
     async def _schedule_loop(self) -> None:
         assert self.bus is not None and self.follower is not None
@@ -268,7 +207,7 @@ class SchedulerService:
                 metrics.POP_PODS.observe(len(reply.pods))
             for batch in leased_batches(reply.pods, group_cycles=self.group_cycle is not None):
                 for leased in batch:
-                    self._held[leased.lease_id] = leased
+                    self.core.hold(leased)
                 if batch[0].group:
                     await self._schedule_group(batch)
                     continue
@@ -294,11 +233,12 @@ class SchedulerService:
         replica = self.follower.replica
         arrived, wait_started = time.time(), time.perf_counter()
         epoch, seen = replica.epoch, replica.generation
-        needed = max((leased.min_generation for leased in batch if leased.epoch == epoch), default=0)
+        needed = needed_generation(batch, epoch)
         if needed > seen:
             await self._catch_up(epoch, needed)
-            if replica.epoch == epoch and replica.generation < needed:
-                stalled = replica.generation == seen
+            why = behind(epoch, seen, needed, replica.epoch, replica.generation)
+            if why is not None:
+                stalled = why == STALLED
                 if stalled:
                     self.follower.request_resync()
                 for leased in batch:
@@ -352,7 +292,7 @@ class SchedulerService:
         if outcome.kind == SCHEDULED:
             set_node(outcome.node)
             await self._assume_slots.acquire()
-            self.tasks.job("assume", self._assume(leased, outcome, elapsed, self._next_seq(basis)))
+            self.tasks.job("assume", self._assume(leased, outcome, elapsed, self.core.next_seq(basis)))
             return
         await self._failed(leased, outcome, elapsed)
 
@@ -390,7 +330,7 @@ class SchedulerService:
             if status is None:
                 binding.append((p.leased, outcome))
             else:
-                await self._failed(p.leased, _ended(outcome, member, status, result), elapsed)
+                await self._failed(p.leased, ended(outcome, member, status, result), elapsed)
         placed = await self._place_group(group, binding, elapsed, basis)
         if placed == REJECTED:
             return  # a gang's commit was rejected: its members are retried at once
@@ -422,15 +362,13 @@ class SchedulerService:
             return COMMITTED if accepted else REJECTED
         for leased, outcome in binding:  # a basic group: each member on its own, in cycle order
             await self._assume_slots.acquire()
-            self.tasks.job("assume", self._assume(leased, outcome, elapsed, self._next_seq(basis)))
+            self.tasks.job("assume", self._assume(leased, outcome, elapsed, self.core.next_seq(basis)))
         return ASSUMED
 
     def _is_gang(self, group: str) -> bool:
         assert self.follower is not None
-        if not self.options.common.feature_gates.enabled(GANG_SCHEDULING):
-            return False
-        pod_group = self.follower.replica.snapshot.objects.pod_groups.get(group)
-        return pod_group is not None and pod_group.min_count is not None
+        gangs = self.options.common.feature_gates.enabled(GANG_SCHEDULING)
+        return is_gang(gangs, self.follower.replica.snapshot.objects.pod_groups.get(group))
 
     async def _commit_group(
         self, group: str, binding: list[tuple[LeasedPod, CycleOutcome]], elapsed: float, basis: Basis
@@ -438,13 +376,13 @@ class SchedulerService:
         """Every member's placement in one ``AssumeGroupRequest``: accepted all or none. The members
         are consecutive assumes of the session, in the order the group cycle decided them."""
         assert self.bus is not None
-        seqs = [self._next_seq(basis).seq for _ in binding]
-        placements = [self._placement(leased, outcome, basis) for leased, outcome in binding]
+        seqs = [self.core.next_seq(basis).seq for _ in binding]
+        placements = [self.core.placement(leased, outcome, basis) for leased, outcome in binding]
         request = AssumeGroupRequest(
             group=group,
             commit_id=uuid.uuid4().hex,
             placements=placements,
-            session=self._session,
+            session=self.core.session,
             seq=seqs[0],
             basis_from=basis.first_unanswered,
             spread_slacks=[self._spread_slack(outcome) for _, outcome in binding],
@@ -457,9 +395,9 @@ class SchedulerService:
             reply = await self.bus.request(endpoints.ASSUME_GROUP, request, timeout=10)
         except Exception as exc:
             reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
-            self._session = uuid.uuid4().hex[:16]  # as for a single assume without an answer
+            self.core.unreachable()  # as for a single assume without an answer
         finally:
-            self._unanswered.difference_update(seqs)
+            self.core.answered(seqs)
         rtt = time.perf_counter() - sent
         if reply.accepted:
             kill_point(KILL_AFTER_GROUP_COMMIT)
@@ -501,44 +439,11 @@ class SchedulerService:
         )
 
     def _basis(self) -> Basis:
-        """What a decision about to be made is based on: the replica's generation and this session's
-        unanswered placements (read before the cycle: with extenders, deltas and answers may arrive
-        during it)."""
+        """What a decision about to be made is based on (:meth:`SchedulerCore.basis`): the replica's
+        generation and this session's unanswered placements."""
         assert self.follower is not None
         replica = self.follower.replica
-        first = min(self._unanswered) if self._unanswered else self._seq + 1
-        return Basis(replica.epoch, replica.generation, first)
-
-    def _next_seq(self, basis: Basis) -> Basis:
-        """Number the next assume of this session; it stays unanswered until its reply."""
-        self._seq += 1
-        self._unanswered.add(self._seq)
-        return Basis(basis.epoch, basis.generation, basis.first_unanswered, self._seq)
-
-    def _placement(self, leased: LeasedPod, outcome: CycleOutcome, basis: Basis) -> Placement:
-        """The decision of ``outcome`` as the informer assumes it and the binder binds it."""
-        self._attempt += 1
-        pod = outcome.pod.pod
-        return Placement(
-            placement_id=f"{pod.metadata.uid}:{leased.attempts}:{self._attempt}",
-            pod_uid=pod.metadata.uid,
-            namespace=pod.metadata.namespace,
-            name=pod.metadata.name,
-            node_name=outcome.node,
-            scheduler_id=self.identity,
-            profile=pod.spec.scheduler_name,
-            epoch=basis.epoch,
-            snapshot_generation=basis.generation,
-            resource_version=pod.metadata.resource_version,
-            attempt=leased.attempts,
-            trace_id=leased.trace_id,
-            initial_attempt_at=leased.initial_attempt_at,
-            flushed_from_unschedulable=leased.flushed_from_unschedulable,
-            pod=leased.pod.pod,
-            plugin_state=_export_plugin_state(outcome),
-            permit_waits=dict(outcome.permit_waits),
-            results=result_annotations(outcome.state.record) if outcome.state.record is not None else {},
-        )
+        return self.core.basis(replica.epoch, replica.generation)
 
     def _spread_slack(self, outcome: CycleOutcome) -> int | None:
         assert self.follower is not None
@@ -555,12 +460,12 @@ class SchedulerService:
         assert self.bus is not None
         try:
             self._stop_hook(outcome)
-            placement = self._placement(leased, outcome, basis)
+            placement = self.core.placement(leased, outcome, basis)
             slack = self._spread_slack(outcome)  # outside the request's try: a bug here is not "Unreachable"
             sent, sent_at = time.perf_counter(), time.time()
             request = AssumeRequest(
                 placement=placement,
-                session=self._session,
+                session=self.core.session,
                 seq=basis.seq,
                 basis_from=basis.first_unanswered,
                 spread_slack=slack,
@@ -570,11 +475,9 @@ class SchedulerService:
                 reply = await self._assumes.submit(request)
             except Exception as exc:
                 reply = AssumeReply(accepted=False, code="Unreachable", reason=str(exc))
-                # The informer may still accept it, after our next decisions stopped counting it:
-                # they start a new session, whose accepted placements alone count as theirs.
-                self._session = uuid.uuid4().hex[:16]
+                self.core.unreachable()
             finally:
-                self._unanswered.discard(basis.seq)
+                self.core.answered([basis.seq])
             await self._settle(
                 leased, outcome, placement, reply, elapsed, sent_at, time.perf_counter() - sent
             )
@@ -608,7 +511,7 @@ class SchedulerService:
         if reply.accepted:
             metrics.ATTEMPTS_OF("scheduled", profile).inc()
             metrics.ATTEMPT_DURATION.labels("scheduled", profile).observe(elapsed)
-            self._remember(placement.placement_id, leased, outcome)
+            self.core.remember(placement.placement_id, leased, outcome, time.monotonic())
             log.debug(
                 "Pod assumed on node (%d/%d nodes feasible, %d evaluated)",
                 outcome.feasible_nodes,
@@ -616,22 +519,21 @@ class SchedulerService:
                 outcome.evaluated_nodes,
             )
             # no done(scheduled): the queue ends the attempt when the informer's feed says assumed
-            self._held.pop(leased.lease_id, None)
+            self.core.release(leased.lease_id)
             return
         metrics.ASSUME_CONFLICTS.labels(reply.code or "unknown").inc()
         self.cycle.forget_locally(outcome)
-        if reply.code == AssumeRejectCode.STALE_EPOCH:
+        refused = refusal(reply)
+        if refused.resync:
             self.follower.request_resync()
         log.debug(
             "assume of %s on %s rejected: %s %s", outcome.pod.key, outcome.node, reply.code, reply.reason
         )
-        if reply.code == AssumeRejectCode.DOES_NOT_FIT:
+        if refused.catch_up:
             # Retry on a snapshot that has what made the filters fail, so the next cycle sees it
             # (and, if the pod fits nowhere, reports upstream's FailedScheduling for it).
             await self._catch_up(reply.epoch, reply.generation)
-        await self._done(
-            leased, DoneOutcome.RETRY, message=f"{reply.code}: {reply.reason}", span=Phase.ASSUME_CONFLICT
-        )
+        await self._done(leased, DoneOutcome.RETRY, message=refused.message, span=Phase.ASSUME_CONFLICT)
 
     async def _behind(self, leased: LeasedPod, *, stalled: bool) -> None:
         """The replica did not reach the pod's newest event in time: give the pod back (no backoff)
@@ -654,22 +556,13 @@ class SchedulerService:
         assert self.follower is not None
         await self.follower.reached(epoch, generation, timeout)
 
-    def _remember(self, placement_id: str, leased: LeasedPod, outcome: CycleOutcome) -> None:
-        self._inflight[placement_id] = InFlight(leased, outcome, time.monotonic())
-        self._inflight_of[leased.pod.uid] = placement_id
-        while len(self._inflight) > 10_000:
-            _, oldest = self._inflight.popitem(last=False)
-            self._inflight_of.pop(oldest.leased.pod.uid, None)
-
     def _bound(self, uid: str) -> None:
         """The snapshot shows the pod bound: the binder is done with its placement (no Unreserve will
         come for it), what its PreBind wrote is no longer in flight here, and it is nominated nowhere."""
         self.nominations.gone(uid)
-        placement_id = self._inflight_of.pop(uid, None)
-        if placement_id is not None:
-            entry = self._inflight.pop(placement_id, None)
-            if entry is not None and self.cycle is not None:
-                self.cycle.bound_locally(entry.outcome)
+        outcome = self.core.bound(uid)
+        if outcome is not None and self.cycle is not None:
+            self.cycle.bound_locally(outcome)
 
     async def _done(
         self,
@@ -686,7 +579,7 @@ class SchedulerService:
         """End the lease; ``span``: the traced phase that ended the attempt (the OpenTelemetry export
         hands it to the queue as the parent of its ``requeued``)."""
         assert self.bus is not None
-        self._held.pop(leased.lease_id, None)
+        self.core.release(leased.lease_id)
         headers = self.tracer.headers(leased.trace_id, span) if span else None
         request = DoneRequest(
             lease_id=leased.lease_id,
@@ -755,7 +648,7 @@ class SchedulerService:
         assert self.bus is not None
         while True:
             await asyncio.sleep(2.0)
-            held = list(self._held)
+            held = list(self.core.held)
             if not held:
                 continue
             with contextlib.suppress(Exception):
@@ -765,7 +658,7 @@ class SchedulerService:
                     timeout=2,
                 )
                 for lease_id in reply.expired:
-                    self._held.pop(lease_id, None)
+                    self.core.release(lease_id)
 
     # --- nominations ------------------------------------------------------------------------------
     def _placed(self, uid: str) -> bool:
@@ -784,12 +677,10 @@ class SchedulerService:
     async def on_unreserve(self, req: UnreserveRequest, _msg: Msg) -> Ack:
         """The binder failed this placement: undo Reserve and our local assumption."""
         assert self.cycle is not None
-        entry = self._inflight.pop(req.placement_id, None)
+        entry = self.core.unreserve(req.placement_id)
         if entry is None:
             return Ack(ok=False, code="Unknown", reason="placement not held by this replica")
         leased = entry.leased
-        if self._inflight_of.get(leased.pod.uid) == req.placement_id:
-            del self._inflight_of[leased.pod.uid]
         with pod_logging(
             f"{req.namespace}/{req.name}", req.node_name, leased.pod.scheduler_name, leased.trace_id
         ):
@@ -801,90 +692,12 @@ class SchedulerService:
             metrics.REPLICA_LAG.set(self.follower.last_delta_lag)
             metrics.REPLICA_GENERATION.set(self.follower.replica.generation)
 
-    def debug_state(self) -> dict[str, Any]:
-        replica = self.follower.replica if self.follower is not None else None
-        return {
-            "identity": self.identity,
-            "epoch": replica.epoch if replica else "",
-            "generation": replica.generation if replica else -1,
-            "nodes": len(replica.snapshot.nodes) if replica else 0,
-            "held_leases": len(self._held),
-            "bootstrap_seconds": round(self.follower.bootstrap_seconds, 3) if self.follower else None,
-            "delta_lag_ms": _percentiles(self.follower.lag_samples) if self.follower else {},
-            "inflight_placements": len(self._inflight),
-            "tasks": self.tasks.names(),
-            "background_jobs": self.tasks.jobs,
-        }
-
-
-def _export_plugin_state(outcome: CycleOutcome) -> dict[str, bytes]:
-    """State plugins need after the cycle (e.g. VolumeBinding's decisions) for the binder."""
-    out: dict[str, bytes] = {}
-    fw = outcome.fw
-    seen: set[str] = set()
-    for group in (
-        fw.plugins.reserve,
-        fw.plugins.permit,
-        fw.plugins.pre_bind,
-        fw.plugins.bind,
-        fw.plugins.post_bind,
-    ):
-        for pl in group:
-            export = getattr(pl, "export_state", None)
-            if export is None or pl.name in seen:
-                continue
-            seen.add(pl.name)
-            data = export(outcome.state)
-            if data:
-                out[pl.name] = data
-    return out
-
-
-def _percentiles(samples: Any) -> dict[str, float]:
-    values = sorted(samples)
-    if not values:
-        return {}
-    return {
-        "p50": round(values[len(values) // 2] * 1000, 2),
-        "p99": round(values[min(len(values) - 1, int(len(values) * 0.99))] * 1000, 2),
-        "samples": len(values),
-    }
-
 
 def _observer(profile: str) -> Any:
     def observe(point: str, status: str, seconds: float) -> None:
         metrics.EXTENSION_POINT_DURATION.labels(point, status, profile).observe(seconds)
 
     return observe
-
-
-def _ended(
-    outcome: CycleOutcome,
-    member: MemberAttempt[CycleOutcome] | None,
-    status: Status,
-    result: GroupResult[CycleOutcome],
-) -> CycleOutcome:
-    """A member's outcome as its pod group's result ends it (upstream ``submitPodGroupAlgorithmResult``):
-    its own when that is why it failed; else the group's status, without rejecting plugins and, unless
-    the group waits for a preemption, without a nomination."""
-    if member is not None and status is member.status and not member.assumed:
-        return outcome
-    outcome.kind = ERROR if status.code == Code.ERROR else UNSCHEDULABLE
-    outcome.message = status.message
-    outcome.plugins, outcome.pending_plugins = set(), set()
-    if not result.waiting_on_preemption:
-        outcome.nominated_node, outcome.victims, outcome.post_filter = "", [], None
-    return outcome
-
-
-def pod_group_result(result: GroupResult[CycleOutcome]) -> str:
-    """The ``result`` label of a pod group cycle (upstream's scheduled / unschedulable /
-    waiting_on_preemption / error)."""
-    if result.status is None:
-        return "scheduled"
-    if result.status.code == Code.ERROR:
-        return "error"
-    return "waiting_on_preemption" if result.waiting_on_preemption else "unschedulable"
 
 
 def _traceparent(headers: dict[str, str] | None) -> str:
