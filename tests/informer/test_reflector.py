@@ -15,10 +15,11 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.collections import Collection
 from ksched.api.core import Pod
+from ksched.api.kinds import lookup
 from tests.fixtures.kubesim import fast_config
 from tests.polling import until
 
-PODS = Collection("Pod", "/api/v1/pods", Pod)
+PODS = Collection(lookup("", "Pod"))
 
 
 def pod(name: str) -> dict[str, Any]:
@@ -115,9 +116,9 @@ async def test_each_kind_of_watch_line_is_handled_as_its_type_says() -> None:
     """Object events decode in one pass; bookmarks move the resourceVersion only; an ERROR's Status
     is read (410: relist); an object that does not decode is an error, not an empty pod."""
     from ksched_informer.reflector import Gone
-    from ksched_informer.resources import PODS
 
     from ksched.api.base import DECODE_ERRORS
+    from ksched.api.collections import PODS
 
     seen: list[tuple[str, Any]] = []
 
@@ -161,7 +162,7 @@ async def test_an_optional_resource_refused_or_not_served_is_empty_said_once(
 
     from ksched.service.listing import ListError
 
-    optional = Collection("Pod", "/api/v1/pods", Pod, optional=True)
+    optional = Collection(lookup("", "Pod"), optional=True)
     answers: list[int] = [403, 403, 404, 200]
     listed: list[list[Any]] = []
 

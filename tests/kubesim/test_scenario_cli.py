@@ -86,6 +86,15 @@ def test_list_scenario_is_loaded_as_given() -> None:
     assert pc is not None and pc["value"] == 100
 
 
+def test_nested_lists_and_api_lists_are_flattened() -> None:
+    """``kubectl get`` of several kinds nests nothing, but a List of Lists and a NodeList as the API
+    serves it are Lists to kubectl too (the reader is ``ksched.api.files``)."""
+    text = (
+        "kind: List\nitems:\n- kind: NodeList\n  items: [{apiVersion: v1, kind: Node, metadata: {name: n}}]\n"
+    )
+    assert [(rt.kind, obj["metadata"]["name"]) for rt, obj in parse_objects(text)] == [("Node", "n")]
+
+
 def test_stream_scenario_creates_missing_namespaces() -> None:
     sim = KubeSim(KubeSimConfig(lifecycle=LifecycleSettings(enabled=False)))
     sim.load_yaml(STREAM)
@@ -100,7 +109,12 @@ def test_stream_scenario_creates_missing_namespaces() -> None:
         ("apiVersion: v1\nkind: Pod\nmetadata: {}\n", "(Pod ?): metadata.name is required"),
         ("kind: Pod\nmetadata: {name: x}\n", "apiVersion and kind are required"),
         ("- just\n- a list\n", "expected a Kubernetes object"),
-        ("a: [unclosed\n", "invalid YAML"),
+        ("a: [unclosed\n", "not valid YAML"),
+        ("---\n---\napiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n", "document 2 (Gadget g)"),
+        (
+            "kind: List\nitems:\n- kind: List\n  items: [{apiVersion: v1, kind: Pod}]\n",
+            "items[0] items[0] (Pod ?)",
+        ),
     ],
 )
 def test_bad_scenarios_name_the_problem(text: str, message: str) -> None:
@@ -183,7 +197,7 @@ async def test_command_rejects_a_bad_scenario(tmp_path: Path) -> None:
     )
     _, err = await asyncio.wait_for(proc.communicate(), 20)
     assert proc.returncode == 2
-    assert f"{scenario} document 0 (Gadget g): kubesim does not serve Gadget in v1" in err.decode()
+    assert f"{scenario} document 1 (Gadget g): kubesim does not serve Gadget in v1" in err.decode()
 
 
 async def test_command_rejects_a_bad_listen_address() -> None:

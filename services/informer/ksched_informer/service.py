@@ -16,6 +16,7 @@ import msgspec
 from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
+from ksched.api.collections import NODES, OBJECTS, PODS
 from ksched.api.core import Node
 from ksched.api.lifecycle import PodLifecycle
 from ksched.api.scheduling import REASON_SCHEDULED
@@ -74,7 +75,6 @@ from ksched_informer.options import InformerOptions
 from ksched_informer.outcomes import GroupOutcomes
 from ksched_informer.publisher import Publisher
 from ksched_informer.reflector import Reflector
-from ksched_informer.resources import NODES, OBJECTS, PODS
 from ksched_informer.watch import WatchHandlers
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,6 @@ from ksched_informer import feeds, metrics
 from ksched_informer.gangs import Gangs
 from ksched_informer.publisher import Publisher
 from ksched_informer.reflector import DELETED
-from ksched_informer.resources import EVENT_RESOURCE
 
 ObjectHandler = Callable[[str, Any], Awaitable[None]]
 
@@ -168,8 +167,8 @@ class WatchHandlers:
             else:
                 self.cache.upsert_object(obj)
                 new = obj
-            resource = EVENT_RESOURCE.get(res.kind)
-            if resource is not None and (old is not None or new is not None):
+            resource = res.resource.event_resource
+            if resource and (old is not None or new is not None):
                 self.publisher.emit_events(feeds.object_events(resource, old, new), key, old, new)
             self.publisher.dirty.set()
 

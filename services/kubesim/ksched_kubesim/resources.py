@@ -1,9 +1,11 @@
-"""The resource types kubesim serves: names, scope, verbs, subresources and storage traits."""
+"""The resource types kubesim serves: which registered kinds (``ksched.api.kinds``: names, group,
+version, scope), and per kind its verbs, subresources and storage traits."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ksched.api.kinds import Kind, lookup
 from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -17,14 +19,10 @@ DNS1035 = "dns1035"
 
 @dataclass(frozen=True, slots=True)
 class ResourceType:
-    """One served resource, e.g. ``pods`` in core/v1."""
+    """One served resource, e.g. ``pods`` in core/v1: a registered kind (``ksched.api.kinds``: its
+    group, version, plural, kind and scope) and how kubesim serves and stores it."""
 
-    group: str
-    version: str
-    plural: str
-    kind: str
-    namespaced: bool
-    singular: str
+    api: Kind
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
@@ -38,27 +36,35 @@ class ResourceType:
     storage_of: str | None = None
     #: served only with this feature gate on (alpha APIs; upstream also needs --runtime-config)
     feature_gate: str = ""
+    # the kind's facts, copied from ``api`` (read on every request: attributes, not properties)
+    group: str = field(init=False, repr=False, compare=False)
+    version: str = field(init=False, repr=False, compare=False)
+    plural: str = field(init=False, repr=False, compare=False)
+    kind: str = field(init=False, repr=False, compare=False)
+    namespaced: bool = field(init=False, repr=False, compare=False)
+    singular: str = field(init=False, repr=False, compare=False)
+    api_version: str = field(init=False, repr=False, compare=False)
+    list_kind: str = field(init=False, repr=False, compare=False)
+    key: str = field(init=False, repr=False, compare=False)
+    """Unique id: ``pods`` or ``leases.coordination.k8s.io``."""
     prefix: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self,
-            "prefix",
-            b'{"kind":"%s","apiVersion":"%s",' % (self.kind.encode(), self.api_version.encode()),
-        )
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def list_kind(self) -> str:
-        return f"{self.kind}List"
-
-    @property
-    def key(self) -> str:
-        """Unique id: ``pods`` or ``leases.coordination.k8s.io``."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
+        api = self.api
+        facts = {
+            "group": api.group,
+            "version": api.version,
+            "plural": api.plural,
+            "kind": api.kind,
+            "namespaced": api.namespaced,
+            "singular": api.singular,
+            "api_version": api.api_version,
+            "list_kind": api.list_kind,
+            "key": api.key,
+            "prefix": b'{"kind":"%s","apiVersion":"%s",' % (api.kind.encode(), api.api_version.encode()),
+        }
+        for name, value in facts.items():
+            object.__setattr__(self, name, value)
 
     @property
     def storage_key(self) -> str:
@@ -104,12 +110,7 @@ _EVENT_FIELDS = (
 RESOURCES: tuple[ResourceType, ...] = (
     # core/v1
     ResourceType(
-        "",
-        "v1",
-        "pods",
-        "Pod",
-        True,
-        "pod",
+        lookup("", "Pod"),
         ("po",),
         ("all",),
         subresources=("binding", "eviction", "status"),
@@ -118,24 +119,14 @@ RESOURCES: tuple[ResourceType, ...] = (
         fields=_POD_FIELDS,
     ),
     ResourceType(
-        "",
-        "v1",
-        "nodes",
-        "Node",
-        False,
-        "node",
+        lookup("", "Node"),
         ("no",),
         subresources=("status",),
         storage_version_hash="XwShjMxG9Fs=",
         fields=("spec.unschedulable",),
     ),
     ResourceType(
-        "",
-        "v1",
-        "namespaces",
-        "Namespace",
-        False,
-        "namespace",
+        lookup("", "Namespace"),
         ("ns",),
         verbs=NO_COLLECTION_DELETE,
         subresources=("finalize", "status"),
@@ -144,12 +135,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         name_style=LABEL,
     ),
     ResourceType(
-        "",
-        "v1",
-        "services",
-        "Service",
-        True,
-        "service",
+        lookup("", "Service"),
         ("svc",),
         ("all",),
         subresources=("status",),
@@ -157,12 +143,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         name_style=DNS1035,
     ),
     ResourceType(
-        "",
-        "v1",
-        "replicationcontrollers",
-        "ReplicationController",
-        True,
-        "replicationcontroller",
+        lookup("", "ReplicationController"),
         ("rc",),
         ("all",),
         subresources=("status",),
@@ -171,55 +152,30 @@ RESOURCES: tuple[ResourceType, ...] = (
         fields=("status.replicas",),
     ),
     ResourceType(
-        "",
-        "v1",
-        "persistentvolumes",
-        "PersistentVolume",
-        False,
-        "persistentvolume",
+        lookup("", "PersistentVolume"),
         ("pv",),
         subresources=("status",),
         storage_version_hash="HN/zwEC+JgM=",
     ),
     ResourceType(
-        "",
-        "v1",
-        "persistentvolumeclaims",
-        "PersistentVolumeClaim",
-        True,
-        "persistentvolumeclaim",
+        lookup("", "PersistentVolumeClaim"),
         ("pvc",),
         subresources=("status",),
         storage_version_hash="QWTyNDq0dC4=",
     ),
     ResourceType(
-        "",
-        "v1",
-        "events",
-        "Event",
-        True,
-        "event",
+        lookup("", "Event"),
         ("ev",),
         storage_version_hash="r2yiGXH7wu8=",
         fields=_EVENT_FIELDS,
     ),
     # apps/v1
     ResourceType(
-        "apps",
-        "v1",
-        "controllerrevisions",
-        "ControllerRevision",
-        True,
-        "controllerrevision",
+        lookup("apps", "ControllerRevision"),
         storage_version_hash="85nkx63pcBU=",
     ),
     ResourceType(
-        "apps",
-        "v1",
-        "deployments",
-        "Deployment",
-        True,
-        "deployment",
+        lookup("apps", "Deployment"),
         ("deploy",),
         ("all",),
         subresources=("scale", "status"),
@@ -227,12 +183,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         storage_version_hash="8aSe+NMegvE=",
     ),
     ResourceType(
-        "apps",
-        "v1",
-        "replicasets",
-        "ReplicaSet",
-        True,
-        "replicaset",
+        lookup("apps", "ReplicaSet"),
         ("rs",),
         ("all",),
         subresources=("scale", "status"),
@@ -241,12 +192,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         fields=("status.replicas",),
     ),
     ResourceType(
-        "apps",
-        "v1",
-        "statefulsets",
-        "StatefulSet",
-        True,
-        "statefulset",
+        lookup("apps", "StatefulSet"),
         ("sts",),
         ("all",),
         subresources=("scale", "status"),
@@ -255,12 +201,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     ),
     # batch/v1
     ResourceType(
-        "batch",
-        "v1",
-        "jobs",
-        "Job",
-        True,
-        "job",
+        lookup("batch", "Job"),
         (),
         ("all",),
         subresources=("status",),
@@ -269,24 +210,14 @@ RESOURCES: tuple[ResourceType, ...] = (
     ),
     # events.k8s.io/v1: a second view of the core/v1 events storage
     ResourceType(
-        "events.k8s.io",
-        "v1",
-        "events",
-        "Event",
-        True,
-        "event",
+        lookup("events.k8s.io", "Event"),
         ("ev",),
         storage_version_hash="r2yiGXH7wu8=",
         storage_of="events",
     ),
     # policy/v1
     ResourceType(
-        "policy",
-        "v1",
-        "poddisruptionbudgets",
-        "PodDisruptionBudget",
-        True,
-        "poddisruptionbudget",
+        lookup("policy", "PodDisruptionBudget"),
         ("pdb",),
         subresources=("status",),
         has_generation=True,
@@ -294,144 +225,74 @@ RESOURCES: tuple[ResourceType, ...] = (
     ),
     # storage.k8s.io/v1
     ResourceType(
-        "storage.k8s.io",
-        "v1",
-        "storageclasses",
-        "StorageClass",
-        False,
-        "storageclass",
+        lookup("storage.k8s.io", "StorageClass"),
         ("sc",),
         storage_version_hash="K+m6uJwbjGY=",
     ),
     ResourceType(
-        "storage.k8s.io",
-        "v1",
-        "csinodes",
-        "CSINode",
-        False,
-        "csinode",
+        lookup("storage.k8s.io", "CSINode"),
         storage_version_hash="Pe62DkZtjuo=",
     ),
     ResourceType(
-        "storage.k8s.io",
-        "v1",
-        "csidrivers",
-        "CSIDriver",
-        False,
-        "csidriver",
+        lookup("storage.k8s.io", "CSIDriver"),
         storage_version_hash="hL6j/rwBV5w=",
     ),
     ResourceType(
-        "storage.k8s.io",
-        "v1",
-        "csistoragecapacities",
-        "CSIStorageCapacity",
-        True,
-        "csistoragecapacity",
+        lookup("storage.k8s.io", "CSIStorageCapacity"),
         storage_version_hash="xeVl+2Ly1kE=",
     ),
     ResourceType(
-        "storage.k8s.io",
-        "v1",
-        "volumeattachments",
-        "VolumeAttachment",
-        False,
-        "volumeattachment",
+        lookup("storage.k8s.io", "VolumeAttachment"),
         subresources=("status",),
         storage_version_hash="tJx/ezt6UDU=",
     ),
     # scheduling.k8s.io/v1
     ResourceType(
-        "scheduling.k8s.io",
-        "v1",
-        "priorityclasses",
-        "PriorityClass",
-        False,
-        "priorityclass",
+        lookup("scheduling.k8s.io", "PriorityClass"),
         ("pc",),
         has_generation=True,
         storage_version_hash="1QwjyaZjj3Y=",
     ),
     # scheduling.k8s.io/v1alpha2 (GenericWorkload; docs/gang.md)
     ResourceType(
-        "scheduling.k8s.io",
-        "v1alpha2",
-        "podgroups",
-        "PodGroup",
-        True,
-        "podgroup",
+        lookup("scheduling.k8s.io", "PodGroup"),
         subresources=("status",),
         storage_version_hash="YYgX3v5V204=",
         feature_gate=GENERIC_WORKLOAD,
     ),
     ResourceType(
-        "scheduling.k8s.io",
-        "v1alpha2",
-        "workloads",
-        "Workload",
-        True,
-        "workload",
+        lookup("scheduling.k8s.io", "Workload"),
         storage_version_hash="vSX7gJe5Mx8=",
         feature_gate=GENERIC_WORKLOAD,
     ),
     # coordination.k8s.io/v1
     ResourceType(
-        "coordination.k8s.io",
-        "v1",
-        "leases",
-        "Lease",
-        True,
-        "lease",
+        lookup("coordination.k8s.io", "Lease"),
         unconditional_update=False,
         storage_version_hash="gqkMMb/YqFM=",
     ),
     # node.k8s.io/v1
     ResourceType(
-        "node.k8s.io",
-        "v1",
-        "runtimeclasses",
-        "RuntimeClass",
-        False,
-        "runtimeclass",
+        lookup("node.k8s.io", "RuntimeClass"),
         storage_version_hash="WQTu1GL3T2Q=",
     ),
     # resource.k8s.io/v1 (dynamic resource allocation)
     ResourceType(
-        "resource.k8s.io",
-        "v1",
-        "deviceclasses",
-        "DeviceClass",
-        False,
-        "deviceclass",
+        lookup("resource.k8s.io", "DeviceClass"),
         has_generation=True,
         storage_version_hash="Yk2PTc1Ybxk=",
     ),
     ResourceType(
-        "resource.k8s.io",
-        "v1",
-        "resourceclaims",
-        "ResourceClaim",
-        True,
-        "resourceclaim",
+        lookup("resource.k8s.io", "ResourceClaim"),
         subresources=("status",),
         storage_version_hash="wgAZaHcZxUg=",
     ),
     ResourceType(
-        "resource.k8s.io",
-        "v1",
-        "resourceclaimtemplates",
-        "ResourceClaimTemplate",
-        True,
-        "resourceclaimtemplate",
+        lookup("resource.k8s.io", "ResourceClaimTemplate"),
         storage_version_hash="TuzjC49aUfM=",
     ),
     ResourceType(
-        "resource.k8s.io",
-        "v1",
-        "resourceslices",
-        "ResourceSlice",
-        False,
-        "resourceslice",
+        lookup("resource.k8s.io", "ResourceSlice"),
         has_generation=True,
         storage_version_hash="KsC072WgaEY=",
         fields=("spec.nodeName", "spec.driver"),
@@ -439,12 +300,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     # scheduling.x-k8s.io/v1alpha1: scheduler-plugins' Coscheduling PodGroup CRD, served as if installed
     # (GangScheduling on; ksched's adapter reads it, docs/gang.md)
     ResourceType(
-        "scheduling.x-k8s.io",
-        "v1alpha1",
-        "podgroups",
-        "PodGroup",
-        True,
-        "podgroup",
+        lookup("scheduling.x-k8s.io", "PodGroup"),
         ("pg", "pgs"),
         subresources=("status",),
         feature_gate=GANG_SCHEDULING,
@@ -455,23 +311,15 @@ RESOURCES: tuple[ResourceType, ...] = (
 CUSTOM_GROUPS = frozenset({"scheduling.x-k8s.io"})
 
 #: the legacy ``bindings`` collection (create-only) is listed in discovery but stores nothing
-BINDINGS = ResourceType("", "v1", "bindings", "Binding", True, "binding", verbs=("create",))
+BINDINGS = ResourceType(lookup("", "Binding"), verbs=("create",))
 
 #: the body of pods/eviction (the subresource also takes policy/v1beta1's)
-EVICTIONS = ResourceType("policy", "v1", "evictions", "Eviction", True, "eviction", verbs=("create",))
+EVICTIONS = ResourceType(lookup("policy", "Eviction"), verbs=("create",))
 
 #: the review APIs: create-only, nothing stored, answered by access.py
-TOKEN_REVIEWS = ResourceType(
-    "authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, "tokenreview", verbs=("create",)
-)
+TOKEN_REVIEWS = ResourceType(lookup("authentication.k8s.io", "TokenReview"), verbs=("create",))
 SUBJECT_ACCESS_REVIEWS = ResourceType(
-    "authorization.k8s.io",
-    "v1",
-    "subjectaccessreviews",
-    "SubjectAccessReview",
-    False,
-    "subjectaccessreview",
-    verbs=("create",),
+    lookup("authorization.k8s.io", "SubjectAccessReview"), verbs=("create",)
 )
 
 #: group order of the real ``/apis`` (restricted to the groups kubesim serves)

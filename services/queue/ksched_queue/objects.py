@@ -9,31 +9,19 @@ from typing import Any
 import msgspec
 
 from ksched.api.base import DECODE_ERRORS, K8s
-from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
-from ksched.api.resource import DeviceClass, ResourceClaim, ResourceSlice
-from ksched.api.scheduling import PodGroup
-from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
+from ksched.api.core import Pod
+from ksched.api.kinds import KINDS
 from ksched.framework.events import EventResource
 
 log = logging.getLogger(__name__)
 
 RESOURCE_TYPES: dict[str, type[K8s]] = {
-    EventResource.POD: Pod,
     EventResource.ASSIGNED_POD: Pod,
     EventResource.UNSCHEDULED_POD: Pod,
-    EventResource.NODE: Node,
-    EventResource.PERSISTENT_VOLUME: PersistentVolume,
-    EventResource.PERSISTENT_VOLUME_CLAIM: PersistentVolumeClaim,
-    EventResource.CSI_NODE: CSINode,
-    EventResource.CSI_DRIVER: CSIDriver,
-    EventResource.CSI_STORAGE_CAPACITY: CSIStorageCapacity,
-    EventResource.STORAGE_CLASS: StorageClass,
-    EventResource.RESOURCE_CLAIM: ResourceClaim,
-    EventResource.RESOURCE_SLICE: ResourceSlice,
-    EventResource.DEVICE_CLASS: DeviceClass,
-    EventResource.POD_GROUP: PodGroup,
+    **{k.event_resource: k.struct for k in KINDS if k.event_resource and k.struct is not None},
 }
-"""Resources whose objects decode to a struct; others (newer ones) stay plain dicts."""
+"""Resources whose objects decode to a struct (the registry's kinds by event resource, pods
+assigned or not); others (VolumeAttachments) stay plain dicts."""
 
 _decoders: dict[type[K8s], msgspec.json.Decoder[Any]] = {}
 _plain = msgspec.json.Decoder()

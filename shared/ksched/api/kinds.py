@@ -1,7 +1,16 @@
-"""Which Struct decodes which ``apiVersion``/``kind``, and typed decoding with clear errors."""
+"""The registry of Kubernetes kinds, and typed decoding by kind with clear errors.
+
+:data:`KINDS` is the one table of the kinds ksched knows: each kind's group, version, plural resource,
+scope, the Struct it decodes into and the cluster-event resource its changes are reported under.
+Every other table is derived from it: the decoding here, the collections the informer and ``ksched
+simulate --from-cluster`` list (:mod:`ksched.api.collections`), the snapshot's object tables
+(``ksched.framework.objects``), the cluster-event resource names (``ksched.framework.events``), and
+what kubesim serves (``ksched_kubesim.resources`` adds only how it serves and stores each kind).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import msgspec
@@ -27,38 +36,179 @@ from ksched.api.workloads import ReplicaSet, StatefulSet
 
 T = TypeVar("T", bound=K8s)
 
-#: kind -> (apiVersion, Struct type, namespaced)
-KINDS: dict[str, tuple[str, type[K8s], bool]] = {
-    "Pod": ("v1", Pod, True),
-    "Node": ("v1", Node, False),
-    "Namespace": ("v1", Namespace, False),
-    "Service": ("v1", Service, True),
-    "ReplicationController": ("v1", ReplicationController, True),
-    "PersistentVolume": ("v1", PersistentVolume, False),
-    "PersistentVolumeClaim": ("v1", PersistentVolumeClaim, True),
-    "Event": ("v1", Event, True),
-    "ReplicaSet": ("apps/v1", ReplicaSet, True),
-    "StatefulSet": ("apps/v1", StatefulSet, True),
-    "PodDisruptionBudget": ("policy/v1", PodDisruptionBudget, True),
-    "PriorityClass": ("scheduling.k8s.io/v1", PriorityClass, False),
-    "RuntimeClass": ("node.k8s.io/v1", RuntimeClass, False),
-    "StorageClass": ("storage.k8s.io/v1", StorageClass, False),
-    "CSINode": ("storage.k8s.io/v1", CSINode, False),
-    "CSIDriver": ("storage.k8s.io/v1", CSIDriver, False),
-    "CSIStorageCapacity": ("storage.k8s.io/v1", CSIStorageCapacity, True),
-    "Lease": ("coordination.k8s.io/v1", Lease, True),
-    "DeviceClass": ("resource.k8s.io/v1", DeviceClass, False),
-    "ResourceSlice": ("resource.k8s.io/v1", ResourceSlice, False),
-    "ResourceClaim": ("resource.k8s.io/v1", ResourceClaim, True),
-    "ResourceClaimTemplate": ("resource.k8s.io/v1", ResourceClaimTemplate, True),
-    "Workload": ("scheduling.k8s.io/v1alpha2", Workload, True),
-    "PodGroup": ("scheduling.k8s.io/v1alpha2", PodGroup, True),
-}
 
-#: (API group, kind) -> entry, for kinds whose name another group also uses (checked first)
-GROUP_KINDS: dict[tuple[str, str], tuple[str, type[K8s], bool]] = {
-    ("scheduling.x-k8s.io", "PodGroup"): ("scheduling.x-k8s.io/v1alpha1", CoschedulingPodGroup, True),
-}
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """One kind as the API server serves it (upstream's ``metav1.APIResource``), and what ksched
+    does with it."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    struct: type[K8s] | None = None
+    """The Struct its objects decode into; None for a kind ksched does not read (kubesim serves it)."""
+    event_resource: str = ""
+    """The resource of the cluster events its changes raise (upstream's ``fwk.EventResource``:
+    ``storage.k8s.io/CSINode``); empty for a kind no queueing hint watches."""
+
+    @property
+    def api_version(self) -> str:
+        """``v1`` for the core group, ``apps/v1`` for the others."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def key(self) -> str:
+        """The resource's unique name: ``pods``, ``leases.coordination.k8s.io``."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def path(self, namespace: str = "") -> str:
+        """The collection's path: ``/api/v1/pods``, ``/apis/apps/v1/namespaces/ns/replicasets``."""
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{root}/namespaces/{namespace}/{self.plural}" if namespace else f"{root}/{self.plural}"
+
+
+#: Every kind ksched reads or kubesim serves. The first kind of a name with a Struct is the one an
+#: object of that kind in an unknown group decodes into (the native PodGroup, not Coscheduling's).
+KINDS: tuple[Kind, ...] = (
+    # core/v1
+    Kind("", "v1", "Pod", "pods", True, Pod, "Pod"),
+    Kind("", "v1", "Node", "nodes", False, Node, "Node"),
+    Kind("", "v1", "Namespace", "namespaces", False, Namespace),
+    Kind("", "v1", "Service", "services", True, Service),
+    Kind("", "v1", "ReplicationController", "replicationcontrollers", True, ReplicationController),
+    Kind("", "v1", "PersistentVolume", "persistentvolumes", False, PersistentVolume, "PersistentVolume"),
+    Kind(
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        True,
+        PersistentVolumeClaim,
+        "PersistentVolumeClaim",
+    ),
+    Kind("", "v1", "Event", "events", True, Event),
+    Kind("", "v1", "Binding", "bindings", True),
+    # apps/v1
+    Kind("apps", "v1", "ControllerRevision", "controllerrevisions", True),
+    Kind("apps", "v1", "Deployment", "deployments", True),
+    Kind("apps", "v1", "ReplicaSet", "replicasets", True, ReplicaSet),
+    Kind("apps", "v1", "StatefulSet", "statefulsets", True, StatefulSet),
+    # batch/v1
+    Kind("batch", "v1", "Job", "jobs", True),
+    # events.k8s.io/v1 (a second view of core/v1 events)
+    Kind("events.k8s.io", "v1", "Event", "events", True),
+    # policy/v1
+    Kind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, PodDisruptionBudget),
+    Kind("policy", "v1", "Eviction", "evictions", True),
+    # storage.k8s.io/v1
+    Kind(
+        "storage.k8s.io",
+        "v1",
+        "StorageClass",
+        "storageclasses",
+        False,
+        StorageClass,
+        "storage.k8s.io/StorageClass",
+    ),
+    Kind("storage.k8s.io", "v1", "CSINode", "csinodes", False, CSINode, "storage.k8s.io/CSINode"),
+    Kind("storage.k8s.io", "v1", "CSIDriver", "csidrivers", False, CSIDriver, "storage.k8s.io/CSIDriver"),
+    Kind(
+        "storage.k8s.io",
+        "v1",
+        "CSIStorageCapacity",
+        "csistoragecapacities",
+        True,
+        CSIStorageCapacity,
+        "storage.k8s.io/CSIStorageCapacity",
+    ),
+    Kind(
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        "volumeattachments",
+        False,
+        None,
+        "storage.k8s.io/VolumeAttachment",
+    ),
+    # scheduling.k8s.io
+    Kind("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, PriorityClass),
+    Kind(
+        "scheduling.k8s.io", "v1alpha2", "PodGroup", "podgroups", True, PodGroup, "scheduling.k8s.io/PodGroup"
+    ),
+    Kind("scheduling.k8s.io", "v1alpha2", "Workload", "workloads", True, Workload),
+    # coordination.k8s.io/v1
+    Kind("coordination.k8s.io", "v1", "Lease", "leases", True, Lease),
+    # node.k8s.io/v1
+    Kind("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False, RuntimeClass),
+    # resource.k8s.io/v1 (dynamic resource allocation)
+    Kind(
+        "resource.k8s.io",
+        "v1",
+        "DeviceClass",
+        "deviceclasses",
+        False,
+        DeviceClass,
+        "resource.k8s.io/DeviceClass",
+    ),
+    Kind(
+        "resource.k8s.io",
+        "v1",
+        "ResourceClaim",
+        "resourceclaims",
+        True,
+        ResourceClaim,
+        "resource.k8s.io/ResourceClaim",
+    ),
+    Kind(
+        "resource.k8s.io",
+        "v1",
+        "ResourceClaimTemplate",
+        "resourceclaimtemplates",
+        True,
+        ResourceClaimTemplate,
+    ),
+    Kind(
+        "resource.k8s.io",
+        "v1",
+        "ResourceSlice",
+        "resourceslices",
+        False,
+        ResourceSlice,
+        "resource.k8s.io/ResourceSlice",
+    ),
+    # scheduling.x-k8s.io/v1alpha1: scheduler-plugins' Coscheduling PodGroup (a CRD; docs/gang.md)
+    Kind("scheduling.x-k8s.io", "v1alpha1", "PodGroup", "podgroups", True, CoschedulingPodGroup),
+    # the review APIs (create-only)
+    Kind("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False),
+    Kind("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False),
+)
+
+_BY_GROUP_KIND: dict[tuple[str, str], Kind] = {(k.group, k.kind): k for k in KINDS}
+#: kind name -> what an object of that kind decodes as when its group has no such kind: the first
+#: registered kind of that name with a Struct (built reversed so that the first one wins)
+BY_NAME: dict[str, Kind] = {k.kind: k for k in reversed(KINDS) if k.struct is not None}
+
+
+def lookup(group: str, kind: str) -> Kind:
+    """The registered kind ``kind`` of API group ``group`` (``""``: core); KeyError if none."""
+    return _BY_GROUP_KIND[(group, kind)]
+
+
+def decoding(api_version: object, kind: str) -> Kind | None:
+    """The kind an object of ``apiVersion``/``kind`` decodes as: its group's, else the first of
+    that name with a Struct (decoding reads the kind, not the version); None for kinds not read."""
+    found = _BY_GROUP_KIND.get((api_group(api_version), kind))
+    return found if found is not None and found.struct is not None else BY_NAME.get(kind)
 
 
 def api_group(api_version: object) -> str:
@@ -107,12 +257,11 @@ def decode_object(raw: Any, where: str = "") -> K8s:
     if not isinstance(raw, dict):
         raise ObjectError(f"{where}: expected a mapping with apiVersion/kind, got {type(raw).__name__}")
     kind = raw.get("kind")
-    entry = GROUP_KINDS.get((api_group(raw.get("apiVersion")), kind)) if isinstance(kind, str) else None
-    entry = entry or (KINDS.get(kind) if isinstance(kind, str) else None)
-    if entry is None:
-        known = ", ".join(sorted(KINDS))
+    entry = decoding(raw.get("apiVersion"), kind) if isinstance(kind, str) else None
+    if entry is None or entry.struct is None:
+        known = ", ".join(sorted(BY_NAME))
         raise UnsupportedKind(f"{where}: {describe(raw)}: unsupported kind {kind!r} (supported: {known})")
-    return convert(raw, entry[1], where)
+    return convert(raw, entry.struct, where)
 
 
 def drop_nulls(value: Any) -> Any:

@@ -44,8 +44,9 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.aio import cancel_and_wait
-from ksched.api.collections import Collection
-from ksched.api.core import Event, Node, Pod
+from ksched.api.collections import NODES, Collection
+from ksched.api.core import Node, Pod
+from ksched.api.kinds import lookup
 from ksched.apimachinery.quantity import milli_value, value
 from ksched.bench import compare
 from ksched.launcher.controlplane import ControlPlane
@@ -460,8 +461,8 @@ async def _create(api: ApiClient, pods: Sequence[dict[str, Any]], concurrency: i
     await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
-PODS = Collection("Pod", f"/api/v1/namespaces/{NAMESPACE}/pods", Pod)
-EVENTS = Collection("Event", f"/apis/events.k8s.io/v1/namespaces/{NAMESPACE}/events", Event)
+PODS = Collection(lookup("", "Pod"), namespace=NAMESPACE)
+EVENTS = Collection(lookup("events.k8s.io", "Event"), namespace=NAMESPACE)
 
 
 async def _bound(api: ApiClient) -> int:
@@ -558,7 +559,7 @@ async def _events_missing(api: ApiClient) -> int:
 
 async def _verify(api: ApiClient, report: ChaosReport) -> None:
     pods, _ = await list_all(api, PODS, Pod, page_size=5000)
-    nodes, _ = await list_all(api, Collection("Node", "/api/v1/nodes", Node), Node, page_size=5000)
+    nodes, _ = await list_all(api, NODES, Node, page_size=5000)
     events, _ = await list_all(api, EVENTS, dict[str, Any], page_size=5000)
     report.bound = sum(1 for p in pods if p.spec.node_name)
     doubled = double_bound(events)

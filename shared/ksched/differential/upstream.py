@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from ksched.api.collections import ALL
+from ksched.api.kinds import BY_NAME
 from ksched.apimachinery.rest import WriteClient, raw_request
 from ksched.differential.answers import Attempt, answer, first_attempt
 from ksched.differential.klog import Entry, LogReader
@@ -84,26 +84,8 @@ DECISION_TIMEOUT = 30.0
 SYNC_TIMEOUT = 20.0
 START_TIMEOUT = 90.0
 
-PATHS: dict[str, str] = {
-    **{c.object_kind: c.path for c in ALL},  # whatever the listing returns can be deleted
-    # what the generators create, whether the scheduler's listing has it or not
-    "Node": "/api/v1/nodes",
-    "Pod": "/api/v1/pods",
-    "Namespace": "/api/v1/namespaces",
-    "Service": "/api/v1/services",
-    "PersistentVolume": "/api/v1/persistentvolumes",
-    "PersistentVolumeClaim": "/api/v1/persistentvolumeclaims",
-    "ReplicaSet": "/apis/apps/v1/replicasets",
-    "PodDisruptionBudget": "/apis/policy/v1/poddisruptionbudgets",
-    "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
-    "RuntimeClass": "/apis/node.k8s.io/v1/runtimeclasses",
-    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
-    "CSINode": "/apis/storage.k8s.io/v1/csinodes",
-    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
-    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
-    "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
-}
-"""Collection paths by kind."""
+PATHS: dict[str, str] = {name: kind.path() for name, kind in BY_NAME.items()}
+"""Collection paths by kind (of what the generators create and the listing returns)."""
 
 
 class UpstreamError(RuntimeError):

@@ -8,6 +8,7 @@ from enum import IntEnum, IntFlag
 import msgspec
 
 from ksched.api.core import Pod
+from ksched.api.kinds import lookup
 
 
 class ActionType(IntFlag):
@@ -69,25 +70,29 @@ def action_label(action: ActionType) -> str:
     return "|".join(parts)
 
 
-class EventResource:
-    """Resource names as upstream spells them in event labels."""
+def _of(group: str, kind: str) -> str:
+    return lookup(group, kind).event_resource
 
-    POD = "Pod"
+
+class EventResource:
+    """Resource names as upstream spells them in event labels (a kind's from the registry of kinds)."""
+
+    POD = _of("", "Pod")
     ASSIGNED_POD = "AssignedPod"
     UNSCHEDULED_POD = "UnschedulablePod"
     """Upstream's internal resource of pending-pod events (``UnschedulablePodAdd`` ...)."""
-    NODE = "Node"
-    PERSISTENT_VOLUME = "PersistentVolume"
-    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
-    CSI_NODE = "storage.k8s.io/CSINode"
-    CSI_DRIVER = "storage.k8s.io/CSIDriver"
-    VOLUME_ATTACHMENT = "storage.k8s.io/VolumeAttachment"
-    CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
-    STORAGE_CLASS = "storage.k8s.io/StorageClass"
-    RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"
-    RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"
-    DEVICE_CLASS = "resource.k8s.io/DeviceClass"
-    POD_GROUP = "scheduling.k8s.io/PodGroup"
+    NODE = _of("", "Node")
+    PERSISTENT_VOLUME = _of("", "PersistentVolume")
+    PERSISTENT_VOLUME_CLAIM = _of("", "PersistentVolumeClaim")
+    CSI_NODE = _of("storage.k8s.io", "CSINode")
+    CSI_DRIVER = _of("storage.k8s.io", "CSIDriver")
+    VOLUME_ATTACHMENT = _of("storage.k8s.io", "VolumeAttachment")
+    CSI_STORAGE_CAPACITY = _of("storage.k8s.io", "CSIStorageCapacity")
+    STORAGE_CLASS = _of("storage.k8s.io", "StorageClass")
+    RESOURCE_CLAIM = _of("resource.k8s.io", "ResourceClaim")
+    RESOURCE_SLICE = _of("resource.k8s.io", "ResourceSlice")
+    DEVICE_CLASS = _of("resource.k8s.io", "DeviceClass")
+    POD_GROUP = _of("scheduling.k8s.io", "PodGroup")
     WILDCARD = "*"
 
 

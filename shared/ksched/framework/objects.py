@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ksched.api.base import K8s
 from ksched.api.core import Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service
+from ksched.api.kinds import lookup
 from ksched.api.policy import PodDisruptionBudget
 from ksched.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from ksched.api.scheduling import PodGroup, Workload
@@ -61,23 +63,35 @@ def object_key(obj: Any) -> str:
     return f"{meta.namespace}/{meta.name}" if meta.namespace else str(meta.name)
 
 
+#: kind -> the ClusterObjects attribute holding its objects (the kind's group and Struct: the registry)
+_ATTRIBUTES: tuple[tuple[str, str, str], ...] = (
+    ("", "Namespace", "namespaces"),
+    ("", "Service", "services"),
+    ("apps", "ReplicaSet", "replica_sets"),
+    ("apps", "StatefulSet", "stateful_sets"),
+    ("", "ReplicationController", "replication_controllers"),
+    ("", "PersistentVolume", "persistent_volumes"),
+    ("", "PersistentVolumeClaim", "persistent_volume_claims"),
+    ("storage.k8s.io", "StorageClass", "storage_classes"),
+    ("storage.k8s.io", "CSINode", "csi_nodes"),
+    ("storage.k8s.io", "CSIDriver", "csi_drivers"),
+    ("storage.k8s.io", "CSIStorageCapacity", "csi_storage_capacities"),
+    ("policy", "PodDisruptionBudget", "pod_disruption_budgets"),
+    ("resource.k8s.io", "DeviceClass", "device_classes"),
+    ("resource.k8s.io", "ResourceSlice", "resource_slices"),
+    ("resource.k8s.io", "ResourceClaim", "resource_claims"),
+    ("scheduling.k8s.io", "PodGroup", "pod_groups"),
+    ("scheduling.k8s.io", "Workload", "workloads"),
+)
+
+
+def _struct(group: str, kind: str) -> type[K8s]:
+    struct = lookup(group, kind).struct
+    assert struct is not None, f"{group}/{kind} has no Struct"
+    return struct
+
+
 #: kind -> (ClusterObjects attribute, Struct type)
 TABLES: dict[str, tuple[str, type[Any]]] = {
-    "Namespace": ("namespaces", Namespace),
-    "Service": ("services", Service),
-    "ReplicaSet": ("replica_sets", ReplicaSet),
-    "StatefulSet": ("stateful_sets", StatefulSet),
-    "ReplicationController": ("replication_controllers", ReplicationController),
-    "PersistentVolume": ("persistent_volumes", PersistentVolume),
-    "PersistentVolumeClaim": ("persistent_volume_claims", PersistentVolumeClaim),
-    "StorageClass": ("storage_classes", StorageClass),
-    "CSINode": ("csi_nodes", CSINode),
-    "CSIDriver": ("csi_drivers", CSIDriver),
-    "CSIStorageCapacity": ("csi_storage_capacities", CSIStorageCapacity),
-    "PodDisruptionBudget": ("pod_disruption_budgets", PodDisruptionBudget),
-    "DeviceClass": ("device_classes", DeviceClass),
-    "ResourceSlice": ("resource_slices", ResourceSlice),
-    "ResourceClaim": ("resource_claims", ResourceClaim),
-    "PodGroup": ("pod_groups", PodGroup),
-    "Workload": ("workloads", Workload),
+    kind: (attribute, _struct(group, kind)) for group, kind, attribute in _ATTRIBUTES
 }

@@ -4,20 +4,14 @@ print the pods themselves (``--output simulator``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ksched.api.files import iter_raw_objects
+from ksched.api.files import read_raw_objects
 
 
 def raw_objects(path: str) -> list[dict[str, Any]]:
     """The objects of a cluster file (read and checked before by ``load_objects``)."""
-    documents = list(
-        yaml.load_all(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    )
-    return [obj for _, obj in iter_raw_objects(documents, path) if isinstance(obj, dict)]
+    return [obj for _, obj in read_raw_objects(path)]
 
 
 def pod_manifests(objects: Sequence[dict[str, Any]], pod_files: Sequence[str]) -> dict[str, dict[str, Any]]:
