@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import socket
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -121,8 +122,7 @@ async def test_a_pod_is_bound_with_upstreams_scheduled_event(dropin: DropIn, adm
         f"Successfully assigned {NS}/bound to {NODE}",
     )
     assert event.reporting_controller == "default-scheduler"
-    # upstream: default-scheduler-<hostname>; ksched names the process that bound the pod
-    assert event.reporting_instance == "binder-0"
+    assert event.reporting_instance == f"default-scheduler-{socket.gethostname()}"  # as upstream
     assert event.regarding.kind == "Pod" and event.regarding.namespace == NS
 
 
