@@ -167,3 +167,17 @@ async def test_lifecycle_can_be_disabled() -> None:
         quiet.create(_pod("idle"))
         quiet.bind("default", "idle", "node-0000")
         assert _phase(quiet, "idle") == "Pending"
+
+
+async def test_a_shortened_grace_period_is_written_in_utc() -> None:
+    """A deletionTimestamp stored with an offset (a loaded object): deleting again with a shorter grace
+    period moves it to the same request instant plus the new grace, written in UTC."""
+    config = KubeSimConfig(nodes=1, lifecycle=LifecycleSettings(enabled=False))
+    async with KubeSim(config) as sim:
+        pod = _pod("offset", nodeName="node-0000")
+        pod["metadata"].update(deletionTimestamp="2026-01-01T02:00:30+02:00", deletionGracePeriodSeconds=30)
+        sim.load(pod)
+        assert sim.delete("Pod", "offset", "default", grace_period=10) is False
+        stored = sim.get("Pod", "offset", "default")
+        assert stored is not None
+        assert stored["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:10Z"

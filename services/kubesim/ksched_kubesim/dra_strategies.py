@@ -7,12 +7,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ksched.api.timestamps import rfc3339
 from ksched.apimachinery.field import ErrorType
 from ksched.apimachinery.validation import dns1123_label_errors, dns1123_subdomain_errors, label_key_errors
 from ksched.plugins.dynamicresources.cel import admission_error
 
 from .errors import FieldError, duplicate, forbidden_field, invalid_value, not_supported, required
-from .jsonio import JSON, rfc3339
+from .jsonio import JSON
 from .resources import ResourceType
 from .strategies import Lookup, Strategy
 

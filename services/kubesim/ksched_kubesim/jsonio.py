@@ -1,4 +1,5 @@
-"""JSON encoding, timestamps and identifiers shared by every kubesim module.
+"""JSON encoding, timestamp parsing and identifiers shared by every kubesim module (timestamps are
+written by :mod:`ksched.api.timestamps`).
 
 Objects are plain JSON dicts; responses are compact single-line JSON terminated by a newline, as the
 real API server sends them. msgspec does the (de)serialisation because it is several times faster
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import time
 import uuid
 from typing import Any
 
@@ -35,25 +35,6 @@ def pretty(data: bytes) -> bytes:
 
 def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-_last_second: list[Any] = [0, ""]
-
-
-def rfc3339(moment: dt.datetime | None = None) -> str:
-    """Second-precision RFC 3339 timestamp in UTC (metav1.Time); the current second is cached."""
-    if moment is not None:
-        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    second = int(time.time())
-    if second != _last_second[0]:
-        _last_second[0] = second
-        _last_second[1] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
-    return str(_last_second[1])
-
-
-def micro_time(moment: dt.datetime | None = None) -> str:
-    """Microsecond-precision RFC 3339 timestamp in UTC (metav1.MicroTime)."""
-    return (moment or now()).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(value: str) -> dt.datetime:

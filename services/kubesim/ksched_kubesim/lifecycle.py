@@ -28,12 +28,13 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
+from ksched.api.timestamps import rfc3339
 from ksched.apimachinery.labels import Selector, SelectorError
 
 from .claim_controller import CLAIMS, TEMPLATES, ResourceClaimController
 from .errors import ApiError
 from .garbage_collector import GarbageCollector, OwnerIndex
-from .jsonio import JSON, rfc3339
+from .jsonio import JSON
 from .managed_fields import CONTROLLER_MANAGER, KUBELET_MANAGER
 from .podgroup_protection import POD_GROUPS, PodGroupProtection
 from .pods import set_condition

@@ -24,7 +24,9 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .jsonio import JSON, decode, encode, rfc3339
+from ksched.api.timestamps import rfc3339
+
+from .jsonio import JSON, decode, encode
 
 MAX_MANAGER_LENGTH = 128
 UNKNOWN_MANAGER = "unknown"

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ksched.api.timestamps import rfc3339
 from ksched.apimachinery.field import aggregate_message
 
 from . import errors
 from .errors import ApiError, FieldError, not_supported, required
-from .jsonio import JSON, rfc3339
+from .jsonio import JSON
 from .pods import POD_SPEC_ORDER, ordered, set_condition
 from .registry import NODES, PDBS, PODS, DeleteOptions, Registry
 from .selectors import matches_label_selector

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ksched.api.timestamps import rfc3339
 from ksched.apimachinery.quantity import Quantity, QuantityError, canonical_resource_list, parse_json_quantity
 
 from . import pod_fields
 from .errors import FieldError, duplicate, forbidden_field, invalid_value, not_supported, required
-from .jsonio import JSON, rfc3339
+from .jsonio import JSON
 from .validation import label_map_errors, name_errors
 
 CONTAINER_ORDER = (

@@ -15,6 +15,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from ksched.api.timestamps import rfc3339
 from ksched.apimachinery.field import go_json
 
 from . import bodies, errors, managed_fields, patch, scheme
@@ -23,7 +24,7 @@ from .dra_strategies import dra_strategy
 from .errors import ApiError, FieldError, forbidden_field, invalid, invalid_value, not_supported, required
 from .events_api import core_to_events, events_to_core
 from .events_api import validate as validate_event
-from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffix, rfc3339
+from .jsonio import JSON, decode, encode, new_uid, now, parse_time, random_suffix
 from .params import query_int64
 from .resources import BY_KEY, CUSTOM_GROUPS, EVICTIONS, RESOURCES, ResourceType, by_kind
 from .selectors import FieldSelector, Selector

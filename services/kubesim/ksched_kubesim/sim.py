@@ -15,12 +15,13 @@ from types import TracebackType
 
 from aiohttp import web
 
+from ksched.api.timestamps import rfc3339
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 
 from . import errors, pod_actions
 from .access import Access
-from .jsonio import JSON, decode, new_uid, rfc3339
+from .jsonio import JSON, decode, new_uid
 from .kubeconfig import write_kubeconfig
 from .lifecycle import Lifecycle, LifecycleSettings
 from .registry import NAMESPACES, PODS, DeleteOptions, Registry

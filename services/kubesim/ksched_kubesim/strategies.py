@@ -6,11 +6,12 @@ import ipaddress
 import re
 from typing import Any, Protocol
 
+from ksched.api.timestamps import rfc3339
 from ksched.apimachinery.quantity import canonical_resource_list
 
 from . import errors, events_api, pod_fields, pod_status, pods
 from .errors import ApiError, FieldError, forbidden_field, invalid_value, not_supported, required
-from .jsonio import JSON, rfc3339
+from .jsonio import JSON
 from .pods import ordered
 from .resources import ResourceType
 

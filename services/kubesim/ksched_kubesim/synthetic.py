@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .jsonio import JSON, rfc3339
+from ksched.api.timestamps import rfc3339
+
+from .jsonio import JSON
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 REGION = "region-1"

@@ -23,8 +23,19 @@ def _utc(moment: Moment) -> datetime:
     return datetime.fromtimestamp(time.time() if moment is None else moment, tz=UTC)
 
 
+_this_second: list[tuple[int, str]] = [(-1, "")]
+"""The current second and its text (kubesim stamps many objects a second)."""
+
+
 def rfc3339(moment: Moment = None) -> str:
     """``metav1.Time`` text: UTC, whole seconds (the fraction is dropped, as the API server does)."""
+    if moment is None:
+        second = int(time.time())
+        cached, text = _this_second[0]
+        if second != cached:
+            text = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+            _this_second[0] = (second, text)
+        return text
     return _utc(moment).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 

@@ -15,9 +15,11 @@ import copy
 import math
 from typing import Any
 
+from ksched.api.timestamps import rfc3339
+
 from ..apps_strategies import DEPLOYMENT_STATUS_ORDER
 from ..errors import ApiError
-from ..jsonio import JSON, rfc3339
+from ..jsonio import JSON
 from ..pods import ordered
 from ..registry import PODS, DeleteOptions
 from ..workload_hash import pod_template_hash

@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import copy
 
+from ksched.api.timestamps import rfc3339
+
 from ..apps_strategies import JOB_STATUS_ORDER
 from ..errors import ApiError
-from ..jsonio import JSON, rfc3339
+from ..jsonio import JSON
 from ..pods import ordered
 from ..registry import PODS
 from .common import (

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ksched.api.timestamps import rfc3339
+
 from ..apps_strategies import REPLICA_SET_STATUS_ORDER
 from ..errors import ApiError
-from ..jsonio import JSON, now, rfc3339
+from ..jsonio import JSON, now
 from ..pods import ordered
 from ..registry import PODS
 from ..store import Entry
