@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from ksched_kubesim import gotime
 
 from ksched.api.timestamps import micro_time, rfc3339
+from ksched.apimachinery.duration import time_quote
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -97,10 +98,10 @@ GO_ANSWERS = [
 def _expected(value: str, layout: str, result: str) -> tuple[str | None, str | None]:
     """(stored text, error text) of a table cell."""
     if result.startswith("cannot parse"):
-        quoted = gotime.go_quote(value.encode())
-        return None, f"parsing time {quoted} as {gotime.go_quote(layout.encode())}: {result}"
+        quoted = time_quote(value.encode())
+        return None, f"parsing time {quoted} as {time_quote(layout.encode())}: {result}"
     if result.startswith(": "):
-        return None, f"parsing time {gotime.go_quote(value.encode())}{result}"
+        return None, f"parsing time {time_quote(value.encode())}{result}"
     return result, None
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ksched.apimachinery.duration import time_quote
+
 RFC3339 = "2006-01-02T15:04:05Z07:00"
 RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
 
@@ -42,20 +44,6 @@ class Instant:
     def rfc3339_micro(self) -> str:
         """The ``metav1.MicroTime`` serialisation: UTC, six fractional digits (truncated)."""
         return f"{_format(self.seconds)}.{self.nanos // 1000:06d}Z"
-
-
-def go_quote(raw: bytes) -> str:
-    """Go's ``time`` package quoting: bytes outside printable ASCII as ``\\xNN``, ``"`` and ``\\`` escaped."""
-    out = ['"']
-    for byte in raw:
-        if byte < 0x20 or byte >= 0x80:
-            out.append(f"\\x{byte:02x}")
-        elif byte in (0x22, 0x5C):
-            out.append("\\" + chr(byte))
-        else:
-            out.append(chr(byte))
-    out.append('"')
-    return "".join(out)
 
 
 class _Bad(Exception):
@@ -157,12 +145,12 @@ class _Parser:
 
     def error(self, layout_elem: str, value_elem: bytes) -> GoTimeError:
         return GoTimeError(
-            f"parsing time {go_quote(self.text.encode())} as {go_quote(self.layout.encode())}: "
-            f"cannot parse {go_quote(value_elem)} as {go_quote(layout_elem.encode())}"
+            f"parsing time {time_quote(self.text.encode())} as {time_quote(self.layout.encode())}: "
+            f"cannot parse {time_quote(value_elem)} as {time_quote(layout_elem.encode())}"
         )
 
     def message(self, text: str) -> GoTimeError:
-        return GoTimeError(f"parsing time {go_quote(self.text.encode())}{text}")
+        return GoTimeError(f"parsing time {time_quote(self.text.encode())}{text}")
 
     def parse(self) -> Instant:
         steps = [
@@ -188,7 +176,7 @@ class _Parser:
             except _Bad:
                 raise self.error(element, hold) from None
         if self.value:
-            raise self.message(f": extra text: {go_quote(self.value)}")
+            raise self.message(f": extra text: {time_quote(self.value)}")
         year, month, day = self.fields["year"], self.fields["month"], self.fields["day"]
         if day < 1 or day > _days_in(month, year):
             raise self.message(": day out of range")

@@ -11,7 +11,9 @@ from ksched.apimachinery.duration import (
     SECOND,
     DurationError,
     parse_duration,
+    time_quote,
 )
+from ksched.apimachinery.strconv import go_quote
 
 
 @pytest.mark.parametrize(
@@ -60,9 +62,21 @@ def test_parse(text: str, ns: int) -> None:
         ("+.s", 'time: invalid duration "+.s"'),
         ("3000000h", 'time: invalid duration "3000000h"'),
         ("1d", 'time: unknown unit "d" in duration "1d"'),
+        # Go's time package quotes byte by byte (time.quote), not as strconv.Quote does
+        ("1\u00e9", 'time: unknown unit "\\xc3\\xa9" in duration "1\\xc3\\xa9"'),
+        ("\n", 'time: invalid duration "\\x0a"'),
+        ('1"s\\', 'time: unknown unit "\\"s\\\\" in duration "1\\"s\\\\"'),
     ],
 )
 def test_parse_errors(text: str, message: str) -> None:
     with pytest.raises(DurationError) as err:
         parse_duration(text)
     assert str(err.value) == message
+
+
+def test_time_quote_is_the_time_package_s_not_strconv_quote() -> None:
+    """Go's ``time`` errors quote each byte outside printable ASCII as ``\\xNN``; ``strconv.Quote``
+    keeps printable Unicode and uses the short escapes."""
+    assert time_quote('a\tb\u00e9"') == '"a\\x09b\\xc3\\xa9\\""'
+    assert time_quote(b"\xff") == '"\\xff"', "bytes that are not UTF-8, as Go's time.Parse sees them"
+    assert go_quote('a\tb\u00e9"') == '"a\\tb\u00e9\\""'
