@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -215,10 +214,6 @@ async def test_a_wrong_token_is_401_whatever_its_characters() -> None:
         assert resp.status == 401
 
 
-needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="TLS needs the openssl command")
-
-
-@needs_openssl
 async def test_tls_with_kubernetes_asyncio(tmp_path: Path) -> None:
     async with KubeSim(KubeSimConfig(nodes=1, tls=True)) as secure:
         assert secure.url.startswith("https://")
@@ -229,7 +224,6 @@ async def test_tls_with_kubernetes_asyncio(tmp_path: Path) -> None:
         assert [n.metadata.name for n in nodes.items] == ["node-0000"]
 
 
-@needs_openssl
 async def test_kubectl_get(tmp_path: Path, kubectl_exe: str) -> None:
     async with KubeSim(KubeSimConfig(nodes=2, tls=True)) as secure:
         kubeconfig = secure.write_kubeconfig(tmp_path / "kubeconfig")

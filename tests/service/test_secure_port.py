@@ -230,10 +230,11 @@ def test_always_allow_paths_match_as_upstreams_path_authorizer() -> None:
 def test_the_self_signed_certificate_is_for_localhost_and_chains_to_its_ca(tmp_path: Path) -> None:
     from cryptography import x509
 
-    chain, key = self_signed("10.1.2.3")
+    chain, key, ca_pem = self_signed("10.1.2.3")
     certs = x509.load_pem_x509_certificates(chain)
     assert len(certs) == 2
     leaf, ca = certs
+    assert x509.load_pem_x509_certificate(ca_pem) == ca
     assert leaf.issuer == ca.subject
     assert leaf.subject.rfc4514_string().startswith("CN=localhost@")
     names = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
@@ -246,6 +247,26 @@ def test_the_self_signed_certificate_is_for_localhost_and_chains_to_its_ca(tmp_p
     cert_file.write_bytes(chain)
     key_file.write_bytes(key)
     assert isinstance(server_context(str(cert_file), str(key_file), "0.0.0.0"), ssl.SSLContext)
+
+
+@pytest.mark.parametrize(
+    ("host", "dns", "ips"),
+    [
+        ("0.0.0.0", ["localhost"], {"127.0.0.1"}),
+        ("::", ["localhost"], {"127.0.0.1"}),
+        ("127.0.0.1", ["localhost"], {"127.0.0.1"}),
+        ("localhost", ["localhost"], {"127.0.0.1"}),
+        ("::1", ["localhost"], {"127.0.0.1", "::1"}),
+        ("kubesim.test", ["localhost", "kubesim.test"], {"127.0.0.1"}),  # kubesim --host NAME --tls
+    ],
+)
+def test_the_self_signed_certificate_names_a_specific_host(host: str, dns: list[str], ips: set[str]) -> None:
+    from cryptography import x509
+
+    leaf = x509.load_pem_x509_certificates(self_signed(host).chain)[0]
+    names = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names.get_values_for_type(x509.DNSName) == dns
+    assert {str(ip) for ip in names.get_values_for_type(x509.IPAddress)} == ips
 
 
 def _pem() -> Any:

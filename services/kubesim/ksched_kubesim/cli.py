@@ -18,7 +18,6 @@ from ksched.service.tasks import TaskGroup
 from . import options
 from .scenario import ScenarioError
 from .sim import KubeSim, KubeSimConfig
-from .tls import TLSError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,9 +47,6 @@ async def _serve(
         print(
             f"ksched kubesim: cannot listen on {config.host}:{config.port}: {exc.strerror}", file=sys.stderr
         )
-        return 1
-    except TLSError as exc:
-        print(f"ksched kubesim: {exc}", file=sys.stderr)
         return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import secrets
-import shutil
 import socket
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from aiohttp import web
 from ksched.api.timestamps import rfc3339
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
+from ksched.service.selfsigned import SelfSigned, self_signed, serving_context
 
 from . import errors, pod_actions
 from .access import Access
@@ -31,7 +31,6 @@ from .server import ApiServer, ServerSettings
 from .store import Entry, Store, with_kind
 from .strategies import SYSTEM_CLASSES
 from .synthetic import synthetic_node
-from .tls import ServingCert, self_signed
 
 BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _SYSTEM_CLASS_TEXT = {
@@ -87,8 +86,7 @@ class KubeSim:
         )
         self._runner: web.ServerRunner | None = None
         self._port = 0
-        self._cert: ServingCert | None = None
-        self._tls_dir: str | None = None
+        self._cert: SelfSigned | None = None
         self._bootstrap()
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -131,8 +129,7 @@ class KubeSim:
         if self._runner is not None:
             return
         if self.config.tls and self._cert is None:
-            self._tls_dir = tempfile.mkdtemp(prefix="kubesim-tls-")
-            self._cert = self_signed(Path(self._tls_dir), self.config.host)
+            self._cert = self_signed(self.config.host)
         await self._listen(self.config.port)
         self.server.start()
         self.lifecycle.start()
@@ -148,7 +145,7 @@ class KubeSim:
         sock.bind((self.config.host, port))
         self._port = sock.getsockname()[1]
         self.server.server_address = f"{self.config.host}:{self._port}"
-        ssl_context = self._cert.context() if self._cert is not None else None
+        ssl_context = serving_context(self._cert) if self._cert is not None else None
         site = web.SockSite(runner, sock, backlog=1024, ssl_context=ssl_context)
         await site.start()
         self._runner = runner
@@ -174,9 +171,6 @@ class KubeSim:
             await self.server.shutdown()
             await self._runner.cleanup()
             self._runner = None
-        if self._tls_dir is not None:
-            shutil.rmtree(self._tls_dir, ignore_errors=True)
-            self._tls_dir = None
 
     async def __aenter__(self) -> KubeSim:
         await self.start()
@@ -209,7 +203,7 @@ class KubeSim:
     def write_kubeconfig(self, path: str | Path) -> Path:
         if self._runner is None:
             raise RuntimeError("kubesim is not started: call start() before write_kubeconfig()")
-        ca_data = self._cert.ca_data() if self._cert is not None else None
+        ca_data = base64.b64encode(self._cert.ca).decode() if self._cert is not None else None
         return write_kubeconfig(path, self.url, self.token, ca_data)
 
     # --- in-process access --------------------------------------------------------------------
