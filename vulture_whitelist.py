@@ -31,22 +31,8 @@ _.create_all  # unused method (services/kubesim/ksched_kubesim/sim.py:233)
 _.load_yaml  # unused method (services/kubesim/ksched_kubesim/sim.py:256)
 _.list_objects  # unused method (services/kubesim/ksched_kubesim/sim.py:274)
 
-# PENDING: dead in code that other branches of issue 22 are reworking (the queue split); remove with
-# those merges.
-# the informer's device check on assume (issue 18) will call it; templates are listed for it too
-_.resource_claim_templates  # unused attribute (shared/ksched/framework/objects.py)
-invalid_reason  # unused variable (shared/ksched/plugins/dynamicresources/pools.py): upstream's Pool.InvalidReason, for debugging
-FakeClock  # unused class (services/queue/ksched_queue/clock.py:22)
-_.advance  # unused method (services/queue/ksched_queue/clock.py:31)
-granted_at  # unused variable (services/queue/ksched_queue/leases.py:19)
-_.of_pod  # unused method (services/queue/ksched_queue/leases.py:59)
-_.active_order  # unused method (services/queue/ksched_queue/priority_queue.py:319)
-_.activate  # unused method (services/queue/ksched_queue/priority_queue.py:643)
-_.in_flight_uids  # unused method (services/queue/ksched_queue/priority_queue.py:877)
-_.assumed_uids  # unused method (services/queue/ksched_queue/priority_queue.py:880)
-_.recount  # unused method (services/queue/ksched_queue/rejections.py:58)
-_.resyncs  # unused attribute (services/queue/ksched_queue/service.py:81)
-_.resyncs  # unused attribute (services/queue/ksched_queue/service.py:215)
+# upstream's Pool.InvalidReason: upstream only logs it (the pools at verbosity 6)
+invalid_reason  # unused variable (shared/ksched/plugins/dynamicresources/pools.py)
 
 # msgspec fields: the wire format of API objects, bus messages and the configuration (decoded and encoded, not all read)
 int_values  # unused variable (shared/ksched/api/resource.py): list attributes, refused without DRAListTypeAttributes

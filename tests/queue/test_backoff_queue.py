@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 from ksched_queue.backoff_queue import BackoffQueue
-from ksched_queue.clock import FakeClock
 from ksched_queue.queued_pod import QueuedPod, decode_pending_pod
 
-from tests.queue.testing import START, pending_of, pod
+from tests.queue.testing import START, FakeClock, pending_of, pod
 
 PROFILE = "default-scheduler"
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from ksched_queue.clock import FakeClock
 from ksched_queue.core import QueueCore
 from ksched_queue.service import QueueService
 from ksched_queue.settings import QueueSettings, build_core
@@ -26,7 +25,7 @@ from ksched.service.options import CommonOptions
 from tests.polling import until
 from tests.queue.fake_informer import FakeInformer
 from tests.queue.test_service import Harness, queue_settings
-from tests.queue.testing import START, event_msg, new_core, node, pending_of, pod
+from tests.queue.testing import START, FakeClock, event_msg, new_core, node, pending_of, pod
 
 FIT = "NodeResourcesFit"
 GPU = "example.com/gpu"

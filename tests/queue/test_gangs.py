@@ -5,7 +5,6 @@ one reply, and gang members retried on backoff alone."""
 from __future__ import annotations
 
 import msgspec
-from ksched_queue.clock import FakeClock
 from ksched_queue.core import QueueCore
 from ksched_queue.settings import QueueSettings, build_core
 
@@ -24,7 +23,7 @@ from ksched.config import parse_config
 from ksched.features import FeatureGates
 from ksched.framework.events import ActionType, EventResource
 from ksched.service.options import CommonOptions
-from tests.queue.testing import START, TWO_PROFILES, event_msg, pending_event, pending_of, pod
+from tests.queue.testing import START, TWO_PROFILES, FakeClock, event_msg, pending_event, pending_of, pod
 
 GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
 

@@ -6,7 +6,7 @@ import pytest
 from ksched_queue.priority_queue import UnknownProfile
 
 from ksched.api.lifecycle import PodLifecycle
-from tests.queue.testing import new_core, pending_of, pod
+from tests.queue.testing import active_order, new_core, pending_of, pod
 
 
 def test_higher_priority_pops_first_then_older() -> None:
@@ -30,7 +30,7 @@ def test_equal_priority_is_first_in_first_out_by_queue_time() -> None:
     for name in reversed(names):  # timestamps decide, not names
         q.add(pending_of(pod(name)))
         clock.advance(0.001)
-    assert q.active_order("default-scheduler") == [f"uid-{n}" for n in reversed(names)]
+    assert active_order(q, "default-scheduler") == [f"uid-{n}" for n in reversed(names)]
 
 
 def test_same_timestamp_keeps_arrival_order() -> None:
@@ -89,4 +89,4 @@ def test_priority_update_reorders_active_queue() -> None:
     q.add(pending_of(b))
     b.spec.priority = 10  # (priority is immutable in Kubernetes; the heap must still follow updates)
     q.update(pending_of(b))
-    assert q.active_order("default-scheduler") == ["uid-b", "uid-a"]
+    assert active_order(q, "default-scheduler") == ["uid-b", "uid-a"]

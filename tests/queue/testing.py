@@ -1,15 +1,17 @@
-"""Builders for queue tests: pending pods from ``make_pod``, a queue on a fake clock, and the
-informer's side of the bus (bootstrap answers and feed messages) for the NATS tests."""
+"""Builders for queue tests: pending pods from ``make_pod``, a queue on a fake clock, the activeQ in
+pop order, and the informer's side of the bus (bootstrap answers and feed messages) for the NATS tests."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-from ksched_queue.clock import FakeClock
 from ksched_queue.core import QueueCore
+from ksched_queue.priority_queue import SchedulingQueue
+from ksched_queue.queued_pod import QueuedPod
 from ksched_queue.settings import QueueSettings, build_core
 
 from ksched.api.core import Node, Pod
@@ -20,6 +22,33 @@ from ksched.framework.testing import make_node, make_pod
 
 START = 1_700_000_000.0
 _rv = itertools.count(1)
+
+
+class FakeClock:
+    """A queue clock (``ksched_queue.clock.Clock``) that moves only when told to."""
+
+    def __init__(self, start: float = START) -> None:
+        self.t = start
+
+    def now(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> float:
+        self.t += seconds
+        return self.t
+
+    def set(self, t: float) -> None:
+        self.t = t
+
+
+def active_order(q: SchedulingQueue, scheduler_name: str) -> list[str]:
+    """Uids of one profile's activeQ in pop order."""
+    less = q._active_less
+
+    def compare(a: QueuedPod, b: QueuedPod) -> int:
+        return -1 if less(a, b) else (1 if less(b, a) else 0)
+
+    return [e.uid for e in sorted(q._active[scheduler_name], key=functools.cmp_to_key(compare))]
 
 
 def pending_of(pod: Pod) -> PendingPod:

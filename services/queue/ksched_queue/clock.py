@@ -1,4 +1,5 @@
-"""The queue's clock: Unix seconds, injectable so tests step time instead of sleeping."""
+"""The queue's clock: Unix seconds, injectable so tests step time instead of sleeping
+(``tests.queue.testing.FakeClock``)."""
 
 from __future__ import annotations
 
@@ -17,20 +18,3 @@ class SystemClock:
 
     def now(self) -> float:
         return time.time()
-
-
-class FakeClock:
-    """A clock that moves only when told to (tests)."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.t = start
-
-    def now(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> float:
-        self.t += seconds
-        return self.t
-
-    def set(self, t: float) -> None:
-        self.t = t

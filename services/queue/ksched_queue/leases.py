@@ -16,7 +16,6 @@ class Lease:
     uid: str
     scheduler_id: str
     deadline: float
-    granted_at: float
     trace_id: str
 
 
@@ -46,7 +45,6 @@ class LeaseTable:
             uid=uid,
             scheduler_id=scheduler_id,
             deadline=now + self.lease_seconds,
-            granted_at=now,
             trace_id=trace_id or secrets.token_hex(8),
         )
         self._by_id[lease.lease_id] = lease
@@ -55,10 +53,6 @@ class LeaseTable:
 
     def get(self, lease_id: str) -> Lease | None:
         return self._by_id.get(lease_id)
-
-    def of_pod(self, uid: str) -> Lease | None:
-        lease_id = self._by_pod.get(uid)
-        return None if lease_id is None else self._by_id[lease_id]
 
     def renew(self, lease_id: str, scheduler_id: str) -> Lease | None:
         """Push the deadline out by ``lease_seconds``; None if the lease is gone or held by another."""

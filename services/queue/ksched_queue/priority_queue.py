@@ -22,7 +22,6 @@ kept only until the informer reports them bound, so a failed bind can be requeue
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections import deque
@@ -270,15 +269,6 @@ class SchedulingQueue:
     @property
     def nominator(self) -> Nominator:
         return self._nominations.nominator
-
-    def active_order(self, scheduler_name: str) -> list[str]:
-        """Uids of one profile's activeQ in pop order (tests, debugging)."""
-        less = self._active_less
-
-        def compare(a: QueuedPod, b: QueuedPod) -> int:
-            return -1 if less(a, b) else (1 if less(b, a) else 0)
-
-        return [e.uid for e in sorted(self._active[scheduler_name], key=functools.cmp_to_key(compare))]
 
     # --- metrics -----------------------------------------------------------------------------------------
     def _incoming(self, queue: PodLifecycle, event: str, entry: QueuedPod) -> None:
@@ -803,11 +793,6 @@ class SchedulingQueue:
         return self._move_pods(stale, EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
 
     # --- rebuilding ----------------------------------------------------------------------------------------
-    def in_flight_uids(self) -> list[str]:
-        return list(self._in_flight)
-
-    def assumed_uids(self) -> list[str]:
-        return list(self._assumed)
 
 
 def _uid(entry: QueuedPod) -> str:

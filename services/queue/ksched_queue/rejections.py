@@ -5,13 +5,11 @@ attempt fails (whichever queue it then goes to) and when a PreEnqueue plugin gat
 away when the pod is popped again or deleted. So a pod counts, once per rejecting plugin, while it
 waits in activeQ, backoffQ or unschedulable (gated included) with the plugins of its last rejection;
 in flight and assumed pods do not count. :class:`RejectorTally` keeps that invariant: the queue calls
-:meth:`RejectorTally.sync` after each move, and :meth:`recount` rebuilds the figures from scratch
-(the property test compares both).
+:meth:`RejectorTally.sync` after each move (the property test compares the figures with a count
+from the pods' states).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 from ksched.api.lifecycle import QUEUED
 
@@ -56,16 +54,6 @@ class RejectorTally:
             counts[key] = counts.get(key, 0) + 1
         entry.counted_rejectors = want
         entry.counted_profile = profile
-
-    @staticmethod
-    def recount(entries: Iterable[QueuedPod]) -> dict[tuple[str, str], int]:
-        """The figures computed from scratch over ``entries`` (zeros left out)."""
-        out: dict[tuple[str, str], int] = {}
-        for entry in entries:
-            for plugin in rejectors_counted(entry):
-                key = (plugin, entry.scheduler_name)
-                out[key] = out.get(key, 0) + 1
-        return out
 
     def nonzero(self) -> dict[tuple[str, str], int]:
         return {key: n for key, n in self.counts.items() if n}

@@ -84,7 +84,6 @@ class QueueService:
         self._resync = asyncio.Event()
         self._feed_sub: JetStreamContext.PushSubscription | None = None
         self._following = False
-        self.resyncs = 0
         self.acting: Callable[[], bool] = lambda: True
         """Whether this instance may hand out pods (False once its leadership has run out)."""
 
@@ -292,7 +291,6 @@ class QueueService:
         report = self.core.rebuild(
             reply.epoch, reply.generation, reply.stream_seq, items, reply.device_classes
         )
-        self.resyncs += 1
         FEED_RESYNCS.inc()
         self._wake()
         await self._ensure_feed_stream()
