@@ -402,3 +402,15 @@ def strategic_merge(original: dict[str, Any], patch: dict[str, Any], schema: Sch
 
 def schema_for(kind: str) -> Schema:
     return SCHEMAS.get(kind, DEFAULT_SCHEMA)
+
+
+def patched(media: str, current: Any, doc: Any, schema: Schema) -> Any:
+    """``current`` with the patch ``doc`` of type ``media`` applied: a JSON patch, a merge patch, or
+    else a strategic merge patch by ``schema`` (an apply patch too), whose body must be an object."""
+    if media == MERGE_PATCH:
+        return merge_patch(current, doc)
+    if media == JSON_PATCH:
+        return json_patch(current, doc)
+    if not isinstance(doc, dict):
+        raise bad_request("the body of the request was in an unknown format")
+    return strategic_merge(current, doc, schema)

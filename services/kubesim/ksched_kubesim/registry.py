@@ -603,14 +603,7 @@ class Registry:
         if view is not None:
             current = view.to_view(current)
         current = {"kind": rt.kind, "apiVersion": rt.api_version, **current}
-        if media == patch.MERGE_PATCH:
-            result = patch.merge_patch(current, doc)
-        elif media == patch.JSON_PATCH:
-            result = patch.json_patch(current, doc)
-        else:
-            if not isinstance(doc, dict):
-                raise errors.bad_request("the body of the request was in an unknown format")
-            result = patch.strategic_merge(current, doc, patch.schema_for(rt.kind))
+        result = patch.patched(media, current, doc, patch.schema_for(rt.kind))
         if not isinstance(result, dict) or not isinstance(result.get("metadata", {}), dict):
             raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
         self._decode_patched(rt, media, doc, current, result)

@@ -98,13 +98,5 @@ def patch_scale(
         doc = decode(raw or b"{}")
     except Exception as exc:
         raise errors.bad_request(f"error decoding patch: {exc}") from None
-    current = get_scale(registry, rt, namespace, name)
-    if media == patch.JSON_PATCH:
-        result = patch.json_patch(current, doc)
-    elif media == patch.MERGE_PATCH:
-        result = patch.merge_patch(current, doc)
-    else:
-        if not isinstance(doc, dict):
-            raise errors.bad_request("the body of the request was in an unknown format")
-        result = patch.strategic_merge(current, doc, {})
+    result = patch.patched(media, get_scale(registry, rt, namespace, name), doc, {})
     return update_scale(registry, rt, namespace, name, result, dry_run, manager)

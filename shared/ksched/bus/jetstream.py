@@ -175,14 +175,8 @@ async def publish(
 ) -> PubAck:
     """Publish to a stream and wait for its ack. With ``msg_id`` the stream drops a repeat sent within
     its duplicate window (the ack then has ``duplicate`` true; see :func:`is_duplicate`)."""
-    endpoint.check(message)
-    subject = endpoint.subject(bus.subjects)
-    hdrs = dict(headers or {})
-    if msg_id:
-        hdrs[MSG_ID_HEADER] = msg_id
-    payload = encode(message)
-    check_message(bus.nc, subject, payload, hdrs)
-    return await bus.js.publish(subject, payload, timeout=timeout, headers=hdrs or None)
+    subject, payload, hdrs = _outgoing(bus, endpoint, message, msg_id, headers)
+    return await bus.js.publish(subject, payload, timeout=timeout, headers=hdrs)
 
 
 async def publish_started(
@@ -198,6 +192,15 @@ async def publish_started(
     connection, with what to await for its ack (raising as :func:`publish` would, ``TimeoutError``
     after ``timeout`` s). Messages sent by calls awaited one after the other are on the connection
     in that order, so their acks are awaited in one round trip instead of one each."""
+    subject, payload, hdrs = _outgoing(bus, endpoint, message, msg_id, headers)
+    return _acked(await bus.js.publish_async(subject, payload, headers=hdrs), timeout)
+
+
+def _outgoing(
+    bus: Bus, endpoint: PublishEndpoint[M], message: M, msg_id: str, headers: dict[str, str] | None
+) -> tuple[str, bytes, dict[str, str] | None]:
+    """What a publish to a stream sends: subject, payload, headers (``msg_id`` among them); checked
+    against the endpoint and the connection's size limit."""
     endpoint.check(message)
     subject = endpoint.subject(bus.subjects)
     hdrs = dict(headers or {})
@@ -205,7 +208,7 @@ async def publish_started(
         hdrs[MSG_ID_HEADER] = msg_id
     payload = encode(message)
     check_message(bus.nc, subject, payload, hdrs)
-    return _acked(await bus.js.publish_async(subject, payload, headers=hdrs or None), timeout)
+    return subject, payload, hdrs or None
 
 
 def _acked(future: asyncio.Future[PubAck], timeout: float) -> asyncio.Future[PubAck]:
