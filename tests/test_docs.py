@@ -381,3 +381,76 @@ def test_the_link_check_catches_a_missing_file_and_heading() -> None:
         "benchmarks.md: nowhere.md: no such file",
         "benchmarks.md: #no-such: no such heading",
     ]
+
+
+# --- streams: who publishes -----------------------------------------------------------------------
+
+PLACEMENT_PUBLISH = re.compile(r"publish\w*\(\s*(?:self\.bus,\s*)?PLACEMENTS\b")
+"""A call publishing to the placements' work queue (``endpoints.PLACEMENTS``)."""
+
+
+def subject_table(text: str) -> dict[str, str]:
+    """docs/bus.md's table of subjects: subject → producer cell."""
+    rows: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("| `P."):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            rows[cells[0].split("`")[1]] = cells[1]
+    return rows
+
+
+def _covers(subject: str, row: str) -> bool:
+    return row == subject or (subject.endswith(">") and row.startswith(subject[:-1]))
+
+
+def _earlier(producer: str) -> bool:
+    return "earlier releases" in producer or "releases before" in producer
+
+
+def producer_mismatches(rows: dict[str, str], descriptions: dict[str, tuple[list[str], str]]) -> list[str]:
+    """Stream subjects whose current rows (earlier releases' aside) do not start with the producer the
+    stream's description names, or that no current row documents. ``descriptions``: stream name →
+    (its subjects, its description ``"... (producer -> consumers)"``)."""
+    out = []
+    for stream, (subjects, description) in descriptions.items():
+        producer = description.rsplit("(", 1)[1].split(" -> ", 1)[0]
+        current = [s for s in rows if any(_covers(subj, s) for subj in subjects) and not _earlier(rows[s])]
+        if not current:
+            out.append(f"{stream}: no row of {subjects}")
+        out += [
+            f"{stream}: {s} is produced by {rows[s]!r}" for s in current if not rows[s].startswith(producer)
+        ]
+    return out
+
+
+def test_streams_and_the_subject_table_name_the_same_producers() -> None:
+    """Each stream's description (ksched.bus.streams) names the producer docs/bus.md's table gives its
+    subjects, and the placements' producer there is the one service whose code publishes them."""
+    from ksched.bus.streams import all_streams
+    from ksched.bus.subjects import Subjects
+
+    rows = subject_table((ROOT / "docs" / "bus.md").read_text())
+    streams = {c.name or "": (c.subjects or [], c.description or "") for c in all_streams(Subjects("P"))}
+    assert producer_mismatches(rows, streams) == []
+    publishers = {
+        path.relative_to(ROOT).parts[1]
+        for path in ROOT.glob("services/*/ksched_*/**/*.py")
+        if PLACEMENT_PUBLISH.search(path.read_text())
+    }
+    assert publishers == {"informer"}
+    assert rows["P.binder.placement"].startswith("informer/")
+
+
+def test_the_producer_check_catches_another_producer() -> None:
+    rows = {
+        "P.binder.placement": "informer/cache",
+        "P.feed.batch": "informer/cache",
+        "P.feed.event.x": "informers of earlier releases",
+    }
+    wrong = {"placements": (["P.binder.placement"], "placements (scheduler -> binders)")}
+    assert producer_mismatches(rows, wrong) == [
+        "placements: P.binder.placement is produced by 'informer/cache'"
+    ]
+    assert producer_mismatches(rows, {"feed": (["P.feed.>"], "feed (informer/cache -> queue)")}) == []
+    undocumented = {"trace": (["P.trace.>"], "t (every service -> trace)")}
+    assert producer_mismatches(rows, undocumented) == ["trace: no row of ['P.trace.>']"]

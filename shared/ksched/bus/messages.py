@@ -409,9 +409,11 @@ class RequeueRequest(Message, kw_only=True):
 
 
 class Placement(Message, kw_only=True):
-    """A scheduling decision: sent inside an AssumeRequest, then (accepted) on the binder work queue.
+    """A scheduling decision: sent inside an AssumeRequest, then (accepted) on the binder work queue
+    by the informer, in a :class:`PlacementBatch` or, a group commit's member, alone.
 
-    ``placement_id`` (``<pod uid>:<attempt>``) is also the JetStream msg id, so a repeat is dropped.
+    ``placement_id`` (``<pod uid>:<attempt>``) is the JetStream msg id of a placement published alone,
+    so a repeat is dropped.
     """
 
     placement_id: str

@@ -111,10 +111,11 @@ def placement_stream(
     storage: StorageType = StorageType.FILE,
     replicas: int | None = None,
 ) -> StreamConfig:
-    """Work queue: a placement is removed once a binder acks it. ``Nats-Msg-Id`` = placement id."""
+    """Work queue of the placements the informer accepted: a message is removed once a binder acks
+    it. ``Nats-Msg-Id``: a ``PlacementBatch``'s ``batch_id``, a group commit member's ``placement_id``."""
     return StreamConfig(
         name=subjects.placement_stream,
-        description="ksched accepted placements (scheduler -> binder workers)",
+        description="ksched accepted placements (informer/cache -> binder workers)",
         subjects=[subjects.placements],
         retention=RetentionPolicy.WORK_QUEUE,
         discard=DiscardPolicy.NEW,
