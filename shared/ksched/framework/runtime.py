@@ -634,48 +634,37 @@ class Framework(PodGroupHandle):
         return st
 
     # --- PostFilter ------------------------------------------------------------------------------
-    @_timed("PostFilter", lambda r: r[1])
     def run_post_filter_plugins(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
-        run = _PostFilterRun()
-        sampled = self._plugin_observer(state)
-        for pl in self.plugins.post_filter:
-            try:
-                if sampled is None:
-                    r, st = pl.post_filter(state, pod, statuses)
-                else:
-                    r, st = _run_sampled(
-                        sampled, pl.name, "PostFilter", _second, pl.post_filter, state, pod, statuses
-                    )
-            except Exception as exc:
-                return None, _plugin_error(pl, exc, "PostFilter")
-            if state.record is not None:
-                _record_post_filter(state.record, pl.name, statuses, r, st)
-            final = run.step(pl.name, r, st)
-            if final is not None:
-                return final
-        return run.outcome()
+        """Upstream ``RunPostFilterPlugins``, each plugin's synchronous ``post_filter``."""
+        run = self._post_filter(state, pod, statuses, asynchronous=False)
+        try:
+            run.send(None)
+        except StopIteration as done:
+            return cast(tuple[PostFilterResult | None, Status], done.value)
+        run.close()
+        raise RuntimeError("the synchronous PostFilter run was suspended")
 
     async def run_post_filter_plugins_async(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         """As :meth:`run_post_filter_plugins`, awaiting the async form of plugins that have one
         (DefaultPreemption consults the extenders there)."""
-        started = time.perf_counter()
-        result = await self._run_post_filter_plugins_async(state, pod, statuses)
-        if self.observe is not None:
-            self.observe("PostFilter", _status_label(result[1]), time.perf_counter() - started)
-        return result
+        return await self._post_filter(state, pod, statuses, asynchronous=True)
 
-    async def _run_post_filter_plugins_async(
-        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    async def _post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus, *, asynchronous: bool
     ) -> tuple[PostFilterResult | None, Status]:
+        """The one PostFilter loop: it awaits nothing unless ``asynchronous`` (so the synchronous
+        entry point runs it to completion in one step)."""
+        started = time.perf_counter()
         run = _PostFilterRun()
         sampled = self._plugin_observer(state)
+        outcome: tuple[PostFilterResult | None, Status] | None = None
         for pl in self.plugins.post_filter:
             try:
-                if isinstance(pl, ifc.AsyncPostFilterPlugin):
+                if asynchronous and isinstance(pl, ifc.AsyncPostFilterPlugin):
                     if sampled is None:
                         r, st = await pl.post_filter_async(state, pod, statuses)
                     else:
@@ -690,13 +679,18 @@ class Framework(PodGroupHandle):
                         sampled, pl.name, "PostFilter", _second, pl.post_filter, state, pod, statuses
                     )
             except Exception as exc:
-                return None, _plugin_error(pl, exc, "PostFilter")
+                outcome = None, _plugin_error(pl, exc, "PostFilter")
+                break
             if state.record is not None:
                 _record_post_filter(state.record, pl.name, statuses, r, st)
-            final = run.step(pl.name, r, st)
-            if final is not None:
-                return final
-        return run.outcome()
+            outcome = run.step(pl.name, r, st)
+            if outcome is not None:
+                break
+        if outcome is None:
+            outcome = run.outcome()
+        if self.observe is not None:
+            self.observe("PostFilter", _status_label(outcome[1]), time.perf_counter() - started)
+        return outcome
 
     # --- Score -----------------------------------------------------------------------------------
     @_timed("PreScore", lambda r: r)
