@@ -1,5 +1,5 @@
-"""Two scheduler replicas racing: a replica stopped (SIGSTOP, by the test hook
-KSCHED_TEST_STOP_BEFORE_ASSUME) between its decision and its assume while the other replica places
+"""Two scheduler replicas racing: a replica stopped (SIGSTOP, by the fault point before-assume)
+between its decision and its assume while the other replica places
 a pod that makes the decision wrong; the informer refuses it and the pod gets upstream's
 FailedScheduling. Then many constrained pods at once: no hard constraint is ever broken."""
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from ksched_scheduler.service import BEFORE_ASSUME
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
@@ -43,7 +44,7 @@ stack = stack_fixture(
     schedulers=2,
     pod_start_delay=3600,
     time_scale=0.01,
-    extra_env={"KSCHED_TEST_STOP_BEFORE_ASSUME": ",".join(STOPPED)},
+    faults={f"{BEFORE_ASSUME}/{key}": "stop" for key in STOPPED},
 )
 
 

@@ -14,7 +14,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from ksched.service.kill_hooks import KILL_HOOKS_ENV
+from ksched.service.faults import FAULTS_ENV
 from tests.e2e.testing import (
     UNDER_LOAD,
     all_bound,
@@ -39,7 +39,7 @@ def hooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory, hooks: Path) -> AsyncIterator[Stack]:
     workdir = tmp_path_factory.mktemp("batches")
-    options = StackOptions(workdir, binders=2, extra_env={KILL_HOOKS_ENV: str(hooks)}, **UNDER_LOAD)
+    options = StackOptions(workdir, binders=2, extra_env={FAULTS_ENV: str(hooks)}, **UNDER_LOAD)
     async with running_stack(options) as s:
         yield s
 

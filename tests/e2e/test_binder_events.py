@@ -12,10 +12,11 @@ import pytest
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from ksched.service.kill_hooks import KILL_HOOKS_ENV
-from ksched.service.reporter import EVENT_DELAY_ENV, KILL_BEFORE_NAMED_EVENT
+from ksched.service.faults import FAULTS_ENV
+from ksched.service.reporter import BEFORE_NAMED_EVENT, NAMED_EVENT_DELAY
 from tests.e2e.test_batch_crashes import _crash_and_recover
 from tests.e2e.testing import UNDER_LOAD, running_stack
+from tests.faults import arm
 
 pytestmark = pytest.mark.e2e
 
@@ -28,7 +29,8 @@ def hooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory, hooks: Path) -> AsyncIterator[Stack]:
     # each Scheduled event waits 1 s before it is written: the events trail the bindings, as under load
-    env = {KILL_HOOKS_ENV: str(hooks), EVENT_DELAY_ENV: "1"}
+    arm(hooks, NAMED_EVENT_DELAY, "delay 1")
+    env = {FAULTS_ENV: str(hooks)}
     options = StackOptions(tmp_path_factory.mktemp("events"), binders=2, extra_env=env, **UNDER_LOAD)
     async with running_stack(options) as s:
         yield s
@@ -40,5 +42,5 @@ async def test_binder_killed_with_scheduled_events_unwritten(
     """A binder kills itself just before writing a Scheduled event, 1 s after the binding (its
     placement and those bound meanwhile would have been acknowledged by then); every pod ends bound
     once, each with its Scheduled event."""
-    victim = await _crash_and_recover(stack, api, hooks, "kill-events", KILL_BEFORE_NAMED_EVENT)
+    victim = await _crash_and_recover(stack, api, hooks, "kill-events", BEFORE_NAMED_EVENT)
     assert victim.startswith("binder-")

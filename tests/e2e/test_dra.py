@@ -1,17 +1,17 @@
 """Dynamic Resource Allocation through every service on kubesim, with two scheduler replicas: pods
 claim GPUs through ResourceClaimTemplates (kubesim's resourceclaim controller creates the claims),
 no device is ever allocated twice, and a binder killed with SIGKILL between Reserve and PreBind
-(stopped there by the test hook KSCHED_TEST_STOP_BEFORE_PREBIND) loses nothing and leaks no
+(stopped there by the fault point before-prebind) loses nothing and leaks no
 allocation."""
 
 from __future__ import annotations
 
 import signal
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
+from ksched_binder.service import BEFORE_PREBIND
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
@@ -25,6 +25,7 @@ from tests.e2e.testing import (
     node,
     pod,
     pod_nodes,
+    process_state,
     stack_fixture,
 )
 
@@ -39,7 +40,7 @@ stack = stack_fixture(
     schedulers=2,
     pod_start_delay=3600,
     time_scale=0.01,
-    extra_env={"KSCHED_TEST_STOP_BEFORE_PREBIND": KILLED},
+    faults={f"{BEFORE_PREBIND}/{KILLED}": "stop"},
 )
 
 
@@ -167,10 +168,8 @@ async def test_two_replicas_never_allocate_a_device_twice(stack: Stack, api: Api
 
 def _stopped_binder(stack: Stack) -> str | None:
     for name, proc in stack.procs.items():
-        if proc.service == "binder" and proc.pid is not None:
-            stat = Path(f"/proc/{proc.pid}/stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[0] == "T":
-                return name
+        if proc.service == "binder" and proc.pid is not None and process_state(proc.pid) == "T":
+            return name
     return None
 
 
@@ -200,7 +199,6 @@ async def test_a_binder_killed_between_reserve_and_prebind_loses_nothing(
     # A replica has reserved a device for the victim; nothing was written to its claim yet.
     assert all(not ds for ds in _devices(await _claims(api, ns)).values())
     await stack.kill(binder, signal.SIGKILL)
-    stack.options.extra_env.pop("KSCHED_TEST_STOP_BEFORE_PREBIND")  # the new binder must not stop
     await stack.restart(binder)
 
     # The placement was not acknowledged: the new binder gets it again, runs PreBind and binds.

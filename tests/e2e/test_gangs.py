@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ksched_scheduler.service import KILL_AFTER_GROUP_COMMIT
+from ksched_scheduler.service import AFTER_GROUP_COMMIT
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
-from ksched.service.kill_hooks import KILL_HOOKS_ENV
+from ksched.service.faults import FAULTS_ENV
 from tests import kube
 from tests.deploy.rbac import grants_of
 from tests.deploy.test_manifests import GANG_GRANTS, render_with_gangs
@@ -47,7 +47,7 @@ GROUP_API = ("scheduling.k8s.io", "v1alpha2")
 
 @pytest.fixture(scope="module")
 def hooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The kill hooks' directory (ksched.service.kill_hooks): a test arms one by creating its file."""
+    """The fault points' directory (ksched.service.faults): a test arms one by creating its file."""
     return tmp_path_factory.mktemp("hooks")
 
 
@@ -59,7 +59,7 @@ async def stack(tmp_path_factory: pytest.TempPathFactory, hooks: Path) -> AsyncI
             schedulers=2,
             binders=2,
             feature_gates=GATES,
-            extra_env={KILL_HOOKS_ENV: str(hooks)},
+            extra_env={FAULTS_ENV: str(hooks)},
             **UNDER_LOAD,
         )
     ) as s:
@@ -213,7 +213,7 @@ async def test_the_outcome_survives_the_replica_killed_right_after_the_commit(
     await create_gang(api, ns, "train", 4, ns)
     got = await eventually(lambda: condition(api, ns, "train"), timeout=60)
     assert (got["status"], got["reason"]) == ("False", "Unschedulable")
-    armed = hooks / KILL_AFTER_GROUP_COMMIT
+    armed = hooks / AFTER_GROUP_COMMIT
     armed.touch()
     victim = ""
     try:
@@ -227,7 +227,7 @@ async def test_the_outcome_survives_the_replica_killed_right_after_the_commit(
         victim = await eventually(killed, timeout=60)
         assert not armed.exists()  # it fired: the replica died right after an accepted commit
         log = stack.procs[victim].log_path.read_text(errors="replace")
-        assert f"test hook {KILL_AFTER_GROUP_COMMIT}: killing this process" in log
+        assert f"fault point {AFTER_GROUP_COMMIT}: killing this process" in log
 
         async def all_bound() -> bool:
             return bound_per_group(await pod_nodes(api, ns)) == {"train": 4}

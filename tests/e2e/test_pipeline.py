@@ -17,6 +17,7 @@ import aiohttp
 import nats
 import pytest
 import yaml
+from ksched_scheduler.service import BEFORE_ASSUME
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
@@ -47,10 +48,8 @@ stack = stack_fixture(
     time_scale=0.01,
     # every cycle records plugin durations (upstream samples 10 %), so the metrics test sees them
     # and test_every_documented_series_moves holds a pod in flight (the replica stops itself)
-    extra_env={
-        "KSCHED_PLUGIN_METRICS_SAMPLE_PERCENT": "100",
-        "KSCHED_TEST_STOP_BEFORE_ASSUME": ",".join(HELD),
-    },
+    extra_env={"KSCHED_PLUGIN_METRICS_SAMPLE_PERCENT": "100"},
+    faults={f"{BEFORE_ASSUME}/{key}": "stop" for key in HELD},
 )
 
 

@@ -9,7 +9,7 @@ import dataclasses
 import json
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +20,9 @@ from kubernetes_asyncio.client import ApiClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from ksched.launcher.stack import Stack, StackOptions
+from ksched.service.faults import FAULTS_ENV
 from tests import kube
+from tests.faults import arm
 
 
 async def api_for(kubeconfig: str) -> ApiClient:
@@ -64,13 +66,24 @@ no bound pod during the test (an hour of simulated time), each binder binds with
 
 
 def stack_fixture(
-    workdir: str, *, scope: Literal["module", "function"] = "module", **options: Any
+    workdir: str,
+    *,
+    scope: Literal["module", "function"] = "module",
+    faults: Mapping[str, str] | None = None,
+    **options: Any,
 ) -> Callable[..., AsyncIterator[Stack]]:
     """A module's ``stack`` fixture (``stack = stack_fixture(...)``): :func:`running_stack` with
-    ``StackOptions(**options)`` in a new temporary folder named ``workdir``."""
+    ``StackOptions(**options)`` in a new temporary folder named ``workdir``; ``faults`` (fault point,
+    ``point/namespace/name`` for a pod's → action) armed before the services start."""
 
     async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-        async with running_stack(StackOptions(workdir=tmp_path_factory.mktemp(workdir), **options)) as s:
+        folder = tmp_path_factory.mktemp(workdir)
+        given = dict(options)
+        if faults:
+            for point, action in faults.items():
+                arm(folder / "faults", point, action)
+            given["extra_env"] = {**given.get("extra_env", {}), FAULTS_ENV: str(folder / "faults")}
+        async with running_stack(StackOptions(workdir=folder, **given)) as s:
             yield s
 
     return pytest.fixture(stack, scope=scope)
@@ -293,7 +306,7 @@ def process_state(pid: int) -> str | None:
 
 
 def stopped_scheduler(stack: Stack) -> int | None:
-    """The pid of a scheduler process stopped by a signal (``KSCHED_TEST_STOP_BEFORE_ASSUME``), if one is."""
+    """The pid of a scheduler process stopped by a signal (fault point ``before-assume``), if one is."""
     for proc in stack.procs.values():
         if proc.service == "scheduler" and proc.pid is not None and process_state(proc.pid) == "T":
             return proc.pid

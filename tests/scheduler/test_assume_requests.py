@@ -1,7 +1,7 @@
 """What a scheduler replica sends the informer for a decision, and what it does with a refusal:
 the snapshot generation the decision was made on (read before the cycle), its place among the
 replica's assumes and the first of them without an answer, the hard-spread slack, a retry only
-once its snapshot has what made the placement fail, and the stop-before-assume test hook. The bus
+once its snapshot has what made the placement fail, and the before-assume fault point. The bus
 is a fake that holds the replies."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from pathlib import Path
 from typing import Any, cast
 
 import msgspec
@@ -16,7 +17,7 @@ import pytest
 from ksched_scheduler.cycle import SchedulingCycle
 from ksched_scheduler.group_cycle import GroupCycle
 from ksched_scheduler.options import SchedulerOptions
-from ksched_scheduler.service import KILL_AFTER_GROUP_COMMIT, STOP_BEFORE_ASSUME_ENV, SchedulerService
+from ksched_scheduler.service import AFTER_GROUP_COMMIT, BEFORE_ASSUME, SchedulerService
 
 from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
@@ -43,8 +44,9 @@ from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod
-from ksched.service.kill_hooks import KILL_HOOKS_ENV
+from ksched.service.faults import FAULTS_ENV
 from ksched.service.options import CommonOptions
+from tests.faults import arm
 from tests.scheduler.harness import HandFollower
 
 ZONE = "topology.kubernetes.io/zone"
@@ -206,10 +208,12 @@ async def test_a_refused_placement_is_retried_once_the_snapshot_has_the_cause() 
     assert [(d.outcome, d.message) for d in bus.dones] == [(DoneOutcome.RETRY, f"DoesNotFit: {reason}")]
 
 
-async def test_the_stop_hook_stops_the_replica_before_that_pod_s_assume_once(
-    monkeypatch: pytest.MonkeyPatch,
+async def test_the_fault_point_stops_the_replica_before_that_pod_s_assume_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv(STOP_BEFORE_ASSUME_ENV, "default/p,default/q")
+    monkeypatch.setenv(FAULTS_ENV, str(tmp_path))
+    for key in ("default/p", "default/q"):
+        arm(tmp_path, BEFORE_ASSUME, "stop", key)
     signals: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "kill", lambda pid, sig: signals.append((pid, sig)))
     svc, bus = scheduler(replica_at(1))
@@ -332,11 +336,11 @@ async def test_a_committed_gangs_outcome_is_the_informers_a_failed_ones_the_repl
     assert reporter.groups == [("default", "train", "False", "Unschedulable", "pod group is unschedulable")]
 
 
-async def test_the_kill_hook_fires_once_a_commit_is_accepted(
+async def test_the_fault_point_fires_once_a_commit_is_accepted(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
-    monkeypatch.setenv(KILL_HOOKS_ENV, str(tmp_path))
-    (tmp_path / KILL_AFTER_GROUP_COMMIT).touch()
+    monkeypatch.setenv(FAULTS_ENV, str(tmp_path))
+    (tmp_path / AFTER_GROUP_COMMIT).touch()
     signals: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "kill", lambda pid, sig: signals.append((pid, sig)))
     svc, bus, _ = gang_replica(2)
@@ -350,4 +354,4 @@ async def test_the_kill_hook_fires_once_a_commit_is_accepted(
     bus.answers[1].set_result(AssumeReply(accepted=True, epoch="e", generation=3))
     await commit
     assert signals == [(os.getpid(), signal.SIGKILL)]
-    assert not (tmp_path / KILL_AFTER_GROUP_COMMIT).exists()
+    assert not (tmp_path / AFTER_GROUP_COMMIT).exists()

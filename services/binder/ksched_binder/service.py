@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import signal
 import time
 from typing import Any
 
@@ -45,8 +43,8 @@ from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.logcontext import pod_logging
 from ksched.service import gc_pacing
+from ksched.service.faults import fault_point
 from ksched.service.http import service_health_server
-from ksched.service.kill_hooks import kill_point
 from ksched.service.kube import api_client
 from ksched.service.options import CommonOptions
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
@@ -75,13 +73,12 @@ write failed) the placement is nak'ed and comes again, and the redelivery writes
 EVENT_DELIVERIES = 5
 """Deliveries of a bound placement after which a Scheduled event that still cannot be written is
 given up (the placement acknowledged, the event logged as lost)."""
-KILL_MID_BATCH = "binder-mid-batch"
-"""Test hook (:mod:`ksched.service.kill_hooks`): killed once a pod of a batch is bound, the batch
+MID_BATCH = "binder-mid-batch"
+"""Fault point (:mod:`ksched.service.faults`): once a pod of a batch is bound, the batch
 not yet acknowledged."""
-STOP_BEFORE_PREBIND_ENV = "KSCHED_TEST_STOP_BEFORE_PREBIND"
-"""Test hook: ``namespace/name`` of pods, comma-separated; a binder about to run PreBind for one of
-them stops itself (SIGSTOP), once per pod, so a test can kill it between Reserve and PreBind. Unset
-in production."""
+BEFORE_PREBIND = "before-prebind"
+"""Fault point (:mod:`ksched.service.faults`) per pod: a binder about to run PreBind for the pod
+(``stop``: a test kills it between Reserve and PreBind)."""
 
 
 def api_connections(workers: int) -> int:
@@ -141,7 +138,6 @@ class BinderService:
         self._parents: dict[str, str] = {}
         #: placement id -> its Scheduled event being written (handed from bind() to handle())
         self._events: dict[str, asyncio.Future[bool]] = {}
-        self._stop_before_prebind = {k for k in os.environ.get(STOP_BEFORE_PREBIND_ENV, "").split(",") if k}
         self._draining = False
         self.busy = 0
         metrics.BUSY_WORKERS.set_function(lambda: self.busy)  # the last binder of a process wins
@@ -309,7 +305,7 @@ class BinderService:
                 )
                 result = f"error: {exc}"
         if in_batch and result == "bound":
-            kill_point(KILL_MID_BATCH)
+            fault_point(MID_BATCH)
         metrics.BIND_DURATION.observe(time.perf_counter() - started)
         if result != "retry":
             metrics.BINDINGS_OF(result if result in ("bound", "gone") else "failed").inc()
@@ -356,10 +352,7 @@ class BinderService:
                 self._write_results(p, state)
                 await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
                 return "failed"
-        if f"{p.namespace}/{p.name}" in self._stop_before_prebind:
-            self._stop_before_prebind.discard(f"{p.namespace}/{p.name}")  # once
-            log.warning("test hook %s: stopping before PreBind", STOP_BEFORE_PREBIND_ENV)
-            os.kill(os.getpid(), signal.SIGSTOP)
+        fault_point(BEFORE_PREBIND, f"{p.namespace}/{p.name}")
         since = _clock()
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
         self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)

@@ -28,13 +28,13 @@ from ksched.bus.streams import legacy_assumed_ledger_bucket
 from ksched.bus.tokens import encode_token
 from ksched.cache.ledger import ClusterCache
 from ksched.framework.runtime import Framework
-from ksched.service.kill_hooks import armed, kill_point
+from ksched.service.faults import armed, fault_point
 from ksched_informer.publisher import Publisher
 
 log = logging.getLogger(__name__)
 
-KILL_AFTER_LEDGER = "informer-after-ledger"
-"""Test hook (:mod:`ksched.service.kill_hooks`): killed after a ledger write of a batch of more than
+AFTER_LEDGER = "informer-after-ledger"
+"""Fault point (:mod:`ksched.service.faults`): after a ledger write of a batch of more than
 one placement, before publishing it to the binders (armed, the informer waits for the write's
 acknowledgement before the publish, so the crash leaves exactly that state)."""
 
@@ -100,10 +100,10 @@ class Ledger:
         written: Awaitable[object] | None = None
         try:
             written = await self.kv.put_started(self.bus, key, without_pods(batch.batch_id, batch.placements))
-            if len(batch.placements) > 1 and armed(KILL_AFTER_LEDGER):  # the test's state: entry only
+            if len(batch.placements) > 1 and armed(AFTER_LEDGER):  # the test's state: entry only
                 with contextlib.suppress(Exception):
                     await written
-                kill_point(KILL_AFTER_LEDGER)
+                fault_point(AFTER_LEDGER)
             published = await publish_started(
                 self.bus, PLACEMENTS, batch, msg_id=batch.batch_id, headers=headers, timeout=5
             )

@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import signal
 import time
 import uuid
 from typing import Any
@@ -58,7 +56,7 @@ from ksched.framework.podgroup_cycle import GroupResult
 from ksched.framework.podinfo import PodInfo
 from ksched.logcontext import bind, pod_logging, set_node, unbind
 from ksched.service import gc_pacing
-from ksched.service.kill_hooks import kill_point
+from ksched.service.faults import fault_point
 from ksched.service.plugin_metrics import observe_plugin
 from ksched.service.reporter import PodRef, Reporter
 from ksched.service.result_writer import ResultWriter
@@ -98,12 +96,12 @@ from ksched_scheduler.tracing import trace_assume, trace_cycle
 
 log = logging.getLogger(__name__)
 
-STOP_BEFORE_ASSUME_ENV = "KSCHED_TEST_STOP_BEFORE_ASSUME"
-"""Test hook: ``namespace/name`` of pods, comma-separated; a replica that decides one of them stops
-itself (SIGSTOP) right before sending its assume, once per pod, so a test can change the cluster
-between decision and assume and then continue it (SIGCONT). Unset in production."""
-KILL_AFTER_GROUP_COMMIT = "scheduler-after-group-commit"
-"""Test hook (:mod:`ksched.service.kill_hooks`): killed as soon as the informer accepted a group
+BEFORE_ASSUME = "before-assume"
+"""Fault point (:mod:`ksched.service.faults`) per pod: right before a replica sends the assume of a
+pod it decided (``stop``: a test changes the cluster between decision and assume, then continues it
+with SIGCONT)."""
+AFTER_GROUP_COMMIT = "scheduler-after-group-commit"
+"""Fault point (:mod:`ksched.service.faults`): as soon as the informer accepted a group
 commit, before the replica ends its members' leases (docs/gang.md: the group's outcome is written
 all the same)."""
 
@@ -146,7 +144,6 @@ class SchedulerService:
         self._assumes: Batcher[AssumeRequest, AssumeReply] = Batcher("assume-batch", self._send_assumes)
         self._dones: Batcher[DoneRequest, Ack] = Batcher("done-batch", self._send_dones)
         self.pop_size = PopSize(options.batch, options.pop_window)
-        self._stop_before_assume = {k for k in os.environ.get(STOP_BEFORE_ASSUME_ENV, "").split(",") if k}
 
     # --- lifecycle -------------------------------------------------------------------------------
     async def start(self, bus: Bus) -> None:
@@ -400,7 +397,7 @@ class SchedulerService:
             self.core.answered(seqs)
         rtt = time.perf_counter() - sent
         if reply.accepted:
-            kill_point(KILL_AFTER_GROUP_COMMIT)
+            fault_point(AFTER_GROUP_COMMIT)
         else:
             log.debug("group commit of %s rejected: %s %s", group, reply.code, reply.reason)
         for (leased, outcome), placement in zip(binding, placements, strict=True):
@@ -450,16 +447,10 @@ class SchedulerService:
         node_info = self.follower.replica.snapshot.node_map.get(outcome.node)
         return spread_slack(outcome.state, node_info) if node_info is not None else None
 
-    def _stop_hook(self, outcome: CycleOutcome) -> None:
-        if outcome.pod.key in self._stop_before_assume:
-            self._stop_before_assume.discard(outcome.pod.key)  # once
-            log.warning("test hook %s: stopping before the assume", STOP_BEFORE_ASSUME_ENV)
-            os.kill(os.getpid(), signal.SIGSTOP)
-
     async def _assume(self, leased: LeasedPod, outcome: CycleOutcome, elapsed: float, basis: Basis) -> None:
         assert self.bus is not None
         try:
-            self._stop_hook(outcome)
+            fault_point(BEFORE_ASSUME, outcome.pod.key)
             placement = self.core.placement(leased, outcome, basis)
             slack = self._spread_slack(outcome)  # outside the request's try: a bug here is not "Unreachable"
             sent, sent_at = time.perf_counter(), time.time()

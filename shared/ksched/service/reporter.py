@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import socket
 import time
 import uuid
@@ -30,7 +29,7 @@ from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
 from ksched.apimachinery.rest import raw_request
 from ksched.apimachinery.validation import dns1123_subdomain_errors
-from ksched.service.kill_hooks import kill_point
+from ksched.service.faults import fault_delay, fault_point
 from ksched.service.tasks import TaskGroup
 
 log = logging.getLogger(__name__)
@@ -40,12 +39,13 @@ SERIES_WINDOW = 6 * 60.0
 SERIES_PATCH_INTERVAL = 30.0
 """A series' count is written back at most this often."""
 MAX_BACKLOG = 64
-EVENT_DELAY_ENV = "KSCHED_TEST_EVENT_DELAY"
-"""Test hook: seconds each named event (a binding's Scheduled event) waits before it is written, so
-that a test can kill a binder while its events trail its bindings. Unset in production."""
-KILL_BEFORE_NAMED_EVENT = "before-named-event"
-"""Test hook (:mod:`ksched.service.kill_hooks`): killed just before a named event is written (after
-:data:`EVENT_DELAY_ENV`'s wait), the binding it reports done."""
+NAMED_EVENT_DELAY = "named-event-delay"
+"""Fault point (:mod:`ksched.service.faults`, ``delay SECONDS``): each named event (a binding's
+Scheduled event) waits before it is written, so that a test can kill a binder while its events trail
+its bindings."""
+BEFORE_NAMED_EVENT = "before-named-event"
+"""Fault point (:mod:`ksched.service.faults`): just before a named event is written (after
+:data:`NAMED_EVENT_DELAY`'s wait), the binding it reports done."""
 """Writes handed over and not finished past which :meth:`Reporter.room` makes its caller wait."""
 
 
@@ -101,7 +101,6 @@ class Reporter:
         #: named events being written (their name -> whether the Event exists once written)
         self._named: dict[str, asyncio.Future[bool]] = {}
         self._max_backlog = max_backlog
-        self._named_delay = float(os.environ.get(EVENT_DELAY_ENV) or 0)
         self._room = asyncio.Event()
         self._room.set()
         self.failures = 0
@@ -238,9 +237,8 @@ class Reporter:
     ) -> None:
         ok = False
         try:
-            if self._named_delay:
-                await asyncio.sleep(self._named_delay)
-            kill_point(KILL_BEFORE_NAMED_EVENT)
+            await fault_delay(NAMED_EVENT_DELAY)
+            fault_point(BEFORE_NAMED_EVENT)
             status = await self._call("POST", path, body)
             ok = 200 <= status < 300 or status == 409  # 409: it exists (another delivery wrote it)
         finally:
