@@ -22,7 +22,7 @@ from msgspec.structs import replace
 from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.connect import Bus
 from ksched.bus.endpoints import PLACEMENTS
-from ksched.bus.jetstream import TypedKV, migrate_kv_bucket, publish_started
+from ksched.bus.jetstream import TypedKV, migrate_kv_bucket, publish, publish_started
 from ksched.bus.messages import Message, PendingPodAction, Placement, PlacementBatch
 from ksched.bus.streams import legacy_assumed_ledger_bucket
 from ksched.bus.tokens import encode_token
@@ -77,7 +77,8 @@ class Ledger:
         self._key_of: dict[str, str] = {}
         #: ledger keys whose pods were all confirmed, deleted at the next flush
         self._drops: list[str] = []
-        #: entries written again after a failed write (their placements were published)
+        #: entries written again after a failed write (their placements were published), and
+        #: placements published again after an unacknowledged publish
         self._rewrites: set[asyncio.Task[None]] = set()
 
     def new_batch(self, placements: list[Placement]) -> PlacementBatch:
@@ -87,9 +88,13 @@ class Ledger:
     async def record(self, batch: PlacementBatch, headers: dict[str, str] | None = None) -> None:
         """Write ``batch`` to the ledger and publish it to the binders with ``headers``: both sent at
         once, the ledger entry first on the connection, then both acknowledgements awaited (one round
-        trip, not two). Raises if the publish fails, after taking the entry out again as far as it
-        can. A ledger write that fails while the publish is stored keeps the batch (a binder binds
-        it): the entry is written again in the background until it is stored or no longer needed.
+        trip, not two). Raises if the publish could not be sent, after taking the entry out again as
+        far as it can. A publish sent whose acknowledgement does not come (a timeout, a lost
+        connection) may be stored all the same: a server paused past the timeout stores it when it
+        resumes, and a binder binds it. So the batch stays assumed and in the ledger, and is
+        published again in the background with the same msg id (the stream drops a repeat) until it
+        is stored or no longer needed. Likewise a ledger write that fails while the publish is
+        stored keeps the batch (a binder binds it): the entry is written again in the background.
 
         The entry is ahead of the placements on the connection, so a crash of this process can leave
         the entry without the placements (the next leader publishes them again), never the other
@@ -107,8 +112,7 @@ class Ledger:
             published = await publish_started(
                 self.bus, PLACEMENTS, batch, msg_id=batch.batch_id, headers=headers, timeout=5
             )
-            await published
-        except Exception:
+        except Exception:  # the placements were not sent
             for p in batch.placements:
                 self._untrack(p.pod_uid)
             with contextlib.suppress(Exception):
@@ -116,7 +120,47 @@ class Ledger:
                     await written
                 await self.kv.delete(key)
             raise
+        try:
+            await published
+        except Exception as exc:
+            log.warning(
+                "placements %s sent, not acknowledged (%r): kept assumed, publishing them again",
+                batch.batch_id,
+                exc,
+            )
+            self._republish(key, batch, headers)
         await self._written(key, written)
+
+    def _republish(self, key: str, batch: PlacementBatch, headers: dict[str, str] | None) -> None:
+        """Publish what is left of ``batch`` (entry ``key``) again, same msg id, until the stream
+        acknowledges it, no pod of it is open any more, or this informer no longer acts (its
+        successor publishes the ledger's entries again)."""
+
+        async def again() -> None:
+            delay = 0.05
+            while key in self._open and self.bus is not None and self.publisher.acting():
+                await asyncio.sleep(delay)
+                left = self._open.get(key)
+                if not left:
+                    return
+                placements = [p for p in batch.placements if p.pod_uid in left]
+                try:
+                    await publish(
+                        self.bus,
+                        PLACEMENTS,
+                        replace(batch, placements=placements),
+                        msg_id=batch.batch_id,
+                        headers=headers,
+                        timeout=5,
+                    )
+                    return
+                except Exception as exc:
+                    log.warning("placements %s not published again (%r); retrying", batch.batch_id, exc)
+                    delay = min(delay * 2, 2.0)
+
+        task = asyncio.create_task(again(), name=f"placements-republish:{key}")
+        self._rewrites.add(task)
+        task.add_done_callback(self._rewrites.discard)
 
     async def _written(self, key: str, written: Awaitable[object]) -> None:
         """Wait for the ledger write of entry ``key``, whose placements are published; a failed one
