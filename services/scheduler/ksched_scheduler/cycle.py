@@ -50,6 +50,10 @@ class CycleOutcome:
     #: for the trace (rejections per plugin, top scores); the service drops them once traced
     diagnosis: Diagnosis | None = None
     result: ScheduleResult | None = None
+    #: where the replica had the pod before the local assumption (pod, node): a pod leased again
+    #: although placed (its lease expired before the queue heard of the placement); put back when
+    #: the assumption is undone
+    replaced: tuple[PodInfo, str] | None = None
 
 
 class SchedulingCycle:
@@ -188,6 +192,7 @@ class SchedulingCycle:
 
     def assume_locally(self, out: CycleOutcome) -> None:
         """Count the placement in our snapshot at once, so the next cycle sees it."""
+        out.replaced = self.snapshot.pod_locations.get(out.pod.uid)
         self.snapshot.add_pod(out.pod.placed_on(out.node), out.node)
         self.nominator.remove(out.pod.uid)
 
@@ -199,9 +204,14 @@ class SchedulingCycle:
             dra.bound_elsewhere(out.state, out.pod)
 
     def forget_locally(self, out: CycleOutcome) -> None:
-        """Undo our local assumption (assume rejected, or reserve failed), running Unreserve."""
+        """Undo our local assumption (assume rejected, or reserve failed), running Unreserve. A pod
+        the replica had placed before goes back where it was: removing it would leave the replica
+        without a placement the informer has, and the informer's check of later decisions reads
+        only what changed after their snapshot (a pod ruled out by it would be accepted)."""
         if self.snapshot.location(out.pod.uid) == out.node:
             self.snapshot.remove_pod(out.pod.uid)
+            if out.replaced is not None:
+                self.snapshot.add_pod(*out.replaced)
         out.fw.run_reserve_plugins_unreserve(out.state, out.pod, out.node)
 
 
