@@ -137,3 +137,37 @@ async def test_a_pod_deleted_before_binding_is_only_forgotten(
     await CoreV1Api(k8s_api).delete_namespaced_pod(pod.metadata.name, NS, grace_period_seconds=0)
     assert await harness.bind(await harness.placement(pod, "node-a")) == "gone"
     assert [type(m) for _, m in harness.outbox.sent] == [ForgetRequest]
+
+
+class FailsOnce:
+    """A PreBind plugin whose first call fails (a write the API refused for a moment)."""
+
+    name = "FailsOnce"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def pre_bind(self, state: Any, pod: Any, node_name: str) -> Any:
+        from ksched.framework.status import Status
+
+        self.calls += 1
+        return Status.as_error("refused for a moment") if self.calls == 1 else None
+
+
+async def test_a_failed_placement_delivered_again_is_not_bound(
+    harness: BinderHarness, k8s_api: ApiClient
+) -> None:
+    """A batch is nak'ed when a Scheduled event of one of its placements is not written (the API
+    restarting), and comes again whole: a placement of it whose binding failed was forgotten (the
+    informer made the pod pending again and may have placed it, or others on that node, since), so
+    the redelivery must not bind it (``ksched bench chaos``, restart-kubesim: pods bound on one node
+    and refused on the other, and hard constraints broken)."""
+    pod = await pending(k8s_api, "again")
+    placement = await harness.placement(pod, "node-a")
+    fails = FailsOnce()
+    harness.service.frameworks[placement.profile].plugins.pre_bind.append(fails)
+    assert await harness.service._handle_one(placement, in_batch=True) == "failed"
+    assert [f.pod_uid for f in harness.outbox.of(ForgetRequest)] == [pod.metadata.uid]
+    assert await harness.service._handle_one(placement, in_batch=True) == "failed"  # the redelivery
+    assert await node_of(k8s_api, pod) == ""
+    assert fails.calls == 1

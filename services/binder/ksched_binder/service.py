@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 from typing import Any
 
 import msgspec
@@ -73,6 +74,9 @@ write failed) the placement is nak'ed and comes again, and the redelivery writes
 EVENT_DELIVERIES = 5
 """Deliveries of a bound placement after which a Scheduled event that still cannot be written is
 given up (the placement acknowledged, the event logged as lost)."""
+ENDED_KEPT = 100_000
+"""Placement ids of failed bindings a binder remembers (a redelivery of their message comes within
+seconds: its nak's delay, or the ack wait)."""
 MID_BATCH = "binder-mid-batch"
 """Fault point (:mod:`ksched.service.faults`): once a pod of a batch is bound, the batch
 not yet acknowledged."""
@@ -138,6 +142,11 @@ class BinderService:
         self._parents: dict[str, str] = {}
         #: placement id -> its Scheduled event being written (handed from bind() to handle())
         self._events: dict[str, asyncio.Future[bool]] = {}
+        #: placement id -> 'failed' or 'gone': placements whose binding this binder ended without
+        #: binding (their assumption forgotten), so a redelivery of their message (a batch nak'ed
+        #: for another placement's unwritten event) does not bind them after all (the oldest go
+        #: first past ENDED_KEPT)
+        self._ended: OrderedDict[str, str] = OrderedDict()
         self._draining = False
         self.busy = 0
         metrics.BUSY_WORKERS.set_function(lambda: self.busy)  # the last binder of a process wins
@@ -297,6 +306,12 @@ class BinderService:
     async def _handle_one(self, p: Placement, in_batch: bool = False) -> str:
         started = time.perf_counter()
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
+            ended = self._ended.get(p.placement_id)
+            if ended is not None:
+                # Its binding failed on an earlier delivery and the informer forgot it: the pod may
+                # be placed elsewhere by now, and whatever this node took meanwhile did not count it.
+                log.info("placement %s delivered again, already ended (%s): not bound", p.placement_id, ended)
+                return ended
             try:
                 result = await self.bind(p)
             except Exception as exc:
@@ -304,6 +319,10 @@ class BinderService:
                     "placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name
                 )
                 result = f"error: {exc}"
+        if result in ("failed", "gone"):
+            self._ended[p.placement_id] = result
+            while len(self._ended) > ENDED_KEPT:
+                self._ended.popitem(last=False)
         if in_batch and result == "bound":
             fault_point(MID_BATCH)
         metrics.BIND_DURATION.observe(time.perf_counter() - started)
