@@ -1,6 +1,7 @@
 """The 2-minute chaos run inside ``make test`` (``make chaos`` is the 5,000-node, 20,000-pod one):
 every fault of ``ksched bench chaos`` once, in a seeded order, while 900 pods are created; nothing
-lost, nothing bound twice, no node overcommitted, and every fault recovered from. Then the NATS
+lost, nothing bound twice, no node overcommitted, no hard constraint broken, every bound pod with
+its Scheduled event, and every fault recovered from. Then the NATS
 faults against a 3-server JetStream cluster, one server lost with its disk."""
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ async def test_every_fault_under_load_loses_nothing(tmp_path: Path) -> None:
     print(report.table())
     assert sorted(f.fault for f in report.faults) == sorted(default_faults(1))
     assert report.bound == 900, report.table()
-    assert (report.lost, report.double_bound, report.overcommitted_nodes) == (0, 0, 0), (
-        report.double_bound_examples
+    assert (report.lost, report.double_bound, report.overcommitted_nodes, report.violated) == (0, 0, 0, 0), (
+        report.double_bound_examples,
+        report.violated_examples,
     )
+    assert report.events_missing == 0, report.table()
     unrecovered = [f.fault for f in report.faults if f.recovered_after is None]
     assert not unrecovered, report.table()
 
@@ -90,3 +93,19 @@ def test_violations_reads_anti_affinity_and_hard_spread() -> None:
         "anti-affinity: c-00012 and c-00002 on n0",
     ]
     assert len(violations([placed(1, "n0"), placed(11, "n0")], nodes)) == 1  # skew 2 over n0..n3
+
+
+def test_events_lost_are_counted_per_kill() -> None:
+    from ksched.bench.chaos import ChaosReport, FaultRecord
+
+    report = ChaosReport(seed=1, nodes=4, pods=10)
+    report.faults = [
+        FaultRecord("kill-binder", "binder-0", 1.0, 1.0, 0.5, events_lost=3),
+        FaultRecord("kill-scheduler", "scheduler-1", 5.0, 1.0, 0.5, events_lost=1),
+        FaultRecord("pause-nats-server", "nats-server", 9.0, 5.0, 0.5, events_lost=7),
+    ]
+    assert report.events_lost_per_kill == 2.0  # (3 + 1) / 2 kills; the pause is no kill
+    lines = report.table().splitlines()
+    assert lines[0].endswith("events lost") and lines[1].endswith(" 3")
+    assert "lost per kill 2.0" in report.table()
+    assert msgspec.json.decode(report.to_json())["events_lost_per_kill"] == 2.0

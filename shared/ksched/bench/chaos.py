@@ -123,6 +123,9 @@ class FaultRecord:
     timeout; 0 when nothing was left to bind)."""
     bound_during: int = 0
     """Pods bound from the fault to its repair."""
+    events_lost: int = 0
+    """Pods bound from the previous fault's recovery to this one's (the Scheduled events a killed
+    binder held were of pods bound just before the kill) left without a Scheduled event at the end."""
 
 
 @dataclass
@@ -158,6 +161,12 @@ class ChaosReport:
     """Relists after a 410 Gone (the informers' "too old" log lines)."""
 
     @property
+    def events_lost_per_kill(self) -> float:
+        """Scheduled events lost per kill -9 of a service (their faults' ``events_lost``), 0 without kills."""
+        kills = [f for f in self.faults if f.fault.startswith("kill-")]
+        return sum(f.events_lost for f in kills) / len(kills) if kills else 0.0
+
+    @property
     def starved_leader_exits(self) -> list[LeaderExit]:
         """Leaders that stopped for not renewing while the API was up: their own work starved them."""
         return [e for e in self.leader_exits if "not renewed" in e.reason and e.during not in API_FAULTS]
@@ -173,18 +182,19 @@ class ChaosReport:
         )
 
     def to_json(self) -> bytes:
-        return msgspec.json.format(msgspec.json.encode({**asdict(self), "ok": self.ok}), indent=2)
+        body = {**asdict(self), "events_lost_per_kill": self.events_lost_per_kill, "ok": self.ok}
+        return msgspec.json.format(msgspec.json.encode(body), indent=2)
 
     def table(self) -> str:
         rows = [
             f"{'fault':<27} {'target':<16} {'at s':>7} {'repaired s':>10} {'bound meanwhile':>15} "
-            f"{'recovered s':>11}"
+            f"{'recovered s':>11} {'events lost':>11}"
         ]
         for f in self.faults:
             recovered = "-" if f.recovered_after is None else f"{f.recovered_after:.1f}"
             rows.append(
                 f"{f.fault:<27} {f.target:<16} {f.at:>7.1f} {f.repaired_after:>10.1f} {f.bound_during:>15} "
-                f"{recovered:>11}"
+                f"{recovered:>11} {f.events_lost:>11}"
             )
         rows.append("")
         if self.restarts:
@@ -198,7 +208,8 @@ class ChaosReport:
         rows.append(
             f"API server {self.api_server}: 429 answers {self.rejected_429}, "
             f"relists after 410 {self.relists_410}; "
-            f"Scheduled events missing {self.events_missing} (binder kills {self.binder_kills})"
+            f"Scheduled events missing {self.events_missing} (binder kills {self.binder_kills}; "
+            f"lost per kill {self.events_lost_per_kill:.1f})"
         )
         rows.append(
             f"pods {self.pods}, bound {self.bound}, double-bound {self.double_bound}, overcommitted nodes "
@@ -466,10 +477,14 @@ EVENTS = Collection(lookup("events.k8s.io", "Event"), namespace=NAMESPACE)
 
 
 async def _bound(api: ApiClient) -> int:
+    return len(await _bound_names(api))
+
+
+async def _bound_names(api: ApiClient) -> set[str]:
     for attempt in range(50):
         try:
             pods, _ = await list_all(api, PODS, Pod, page_size=5000)
-            return sum(1 for p in pods if p.spec.node_name)
+            return {p.metadata.name for p in pods if p.spec.node_name}
         except Exception:  # kubesim restarting
             await asyncio.sleep(0.2 * (attempt + 1))
     raise RuntimeError("cannot list pods")
@@ -557,7 +572,9 @@ async def _events_missing(api: ApiClient) -> int:
     return sum(1 for p in pods if p.spec.node_name and p.metadata.name not in scheduled)
 
 
-async def _verify(api: ApiClient, report: ChaosReport) -> None:
+async def _verify(
+    api: ApiClient, report: ChaosReport, bound_in: Sequence[tuple[FaultRecord, set[str]]] = ()
+) -> None:
     pods, _ = await list_all(api, PODS, Pod, page_size=5000)
     nodes, _ = await list_all(api, NODES, Node, page_size=5000)
     events, _ = await list_all(api, EVENTS, dict[str, Any], page_size=5000)
@@ -571,6 +588,8 @@ async def _verify(api: ApiClient, report: ChaosReport) -> None:
     ]
     scheduled = {e["regarding"]["name"] for e in events if e.get("reason") == "Scheduled"}
     report.events_missing = sum(1 for p in pods if p.spec.node_name and p.metadata.name not in scheduled)
+    for record, names in bound_in:
+        record.events_lost = len(names - scheduled)
     broken = violations(pods, [n.metadata.name for n in nodes])
     report.violated = len(broken)
     report.violated_examples = broken[:10]
@@ -646,6 +665,10 @@ class _Injector:
     """Faults of :data:`FOLLOW_UPS` not ended yet, with the pods bound when they struck."""
     lifecycle: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Held by a fault and by the kubelet's restarts: one process action at a time."""
+    seen_bound: set[str] = field(default_factory=set)
+    """Pods bound by the end of the last fault's recovery."""
+    bound_in: list[tuple[FaultRecord, set[str]]] = field(default_factory=list)
+    """Each fault with the pods bound from the previous fault's recovery to its own."""
 
     async def kubelet(self) -> None:
         """Start again, as a kubelet would, every service that exited on its own."""
@@ -672,6 +695,9 @@ class _Injector:
         recovered = await _recovery(self.stack, self.api, self.created, self.options.recovery_timeout)
         record = FaultRecord(name, target, at - self.started, repaired - at, recovered, during)
         self.report.faults.append(record)
+        now_bound = await _bound_names(self.api)
+        self.bound_in.append((record, now_bound - self.seen_bound))
+        self.seen_bound = now_bound
         self.log(
             f"{name} ({target}): repaired after {record.repaired_after:.1f} s ({during} pods bound "
             "meanwhile), recovered after " + ("-" if recovered is None else f"{recovered:.1f} s")
@@ -834,7 +860,7 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
             finally:
                 await cancel_and_wait(kubelet)
             report.seconds = time.monotonic() - started
-            await _verify(api, report)
+            await _verify(api, report, injector.bound_in)
             _attribute(report)
             report.relists_410 = _relists(workdir)
             if planes is not None:
