@@ -12,13 +12,12 @@ _ = Whitelist()
 
 # attributes of kubernetes_asyncio objects, read by that library
 _.api_key  # unused attribute (services/kubesim/ksched_kubesim/bench.py:167)
-_.connection_pool_maxsize  # unused attribute (shared/ksched/service/kube.py:42)
-_.proxy_headers  # unused attribute (shared/ksched/service/kube.py:66)
+_.connection_pool_maxsize  # unused attribute (shared/ksched/bench/client.py: call_api's pool size)
 
 # asyncio.Protocol callbacks, called by the event loop's transport
-_.connection_made  # unused method (shared/ksched/apimachinery/http1.py:122)
-_.data_received  # unused method (shared/ksched/apimachinery/http1.py:133)
-_.connection_lost  # unused method (shared/ksched/apimachinery/http1.py:176)
+_.connection_made  # unused method (shared/ksched/client/http1.py:122)
+_.data_received  # unused method (shared/ksched/client/http1.py:133)
+_.connection_lost  # unused method (shared/ksched/client/http1.py:176)
 
 # prometheus_client custom collectors: the registry calls collect()
 _.collect  # unused method (services/kubesim/ksched_kubesim/metrics.py:40)

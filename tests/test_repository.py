@@ -61,3 +61,25 @@ def pre_commit_entries() -> list[str]:
 
 def test_pre_commit_runs_the_lint_recipe() -> None:
     assert pre_commit_entries() == makefile_recipe("lint")
+
+
+#: the Kubernetes client layer (docs/client.md), and the bench that measures the clients it chose from
+CLIENT_LAYER = ("shared/ksched/client/", "shared/ksched/bench/client.py")
+#: what reaches the API server past ``ksched.client``: kubernetes_asyncio's typed APIs and ApiClient,
+#: its request machinery, or the internals of a client's session
+PAST_THE_CLIENT = re.compile(
+    r"\b(\w+V\d\w*Api|ApiClient|call_api|rest_client|pool_manager|new_client_from_config)\b"
+)
+
+
+def test_only_the_client_layer_reaches_the_api_server() -> None:
+    offenders = [
+        f"{name}:{number}: {line.strip()}"
+        for name in tracked_files()
+        if name.endswith(".py")
+        and name.startswith(("shared/", "services/"))
+        and not name.startswith(CLIENT_LAYER)
+        for number, line in enumerate((ROOT / name).read_text().splitlines(), 1)
+        if PAST_THE_CLIENT.search(line)
+    ]
+    assert offenders == []

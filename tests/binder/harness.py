@@ -10,11 +10,11 @@ from typing import Any, TypeVar, cast
 
 from ksched_binder.options import BinderOptions
 from ksched_binder.service import BinderService
-from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.core import Pod
 from ksched.bus.messages import Ack, AssumeRequest, Message, PermitDecision, Placement
 from ksched.bus.subjects import Subjects
+from ksched.client.rest import Client
 from ksched.config import default_config
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
@@ -59,7 +59,7 @@ class Outbox:
 class BinderHarness:
     """A binder binding through ``api``; its messages go to :attr:`outbox`."""
 
-    def __init__(self, api: ApiClient) -> None:
+    def __init__(self, api: Client) -> None:
         options = BinderOptions(common=CommonOptions(identity="binder-h", subject_prefix="h"))
         self.service = BinderService(options, default_config())
         self.outbox = Outbox()

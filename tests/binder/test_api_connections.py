@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ksched_binder.service import API_CONNECTIONS, api_connections, binder_api
 
-from ksched.apimachinery.rest import raw_request
 from ksched.service.options import CommonOptions
 
 
@@ -18,7 +17,7 @@ async def test_a_burst_of_requests_shares_the_binder_s_connections(kubesim_kubec
     async with api:
         assert api.http1 is not None
         answers = await asyncio.gather(
-            *(raw_request(api, "GET", "/api/v1/nodes?limit=1") for _ in range(4 * API_CONNECTIONS))
+            *(api.request("GET", "/api/v1/nodes?limit=1") for _ in range(4 * API_CONNECTIONS))
         )
         assert {status for status, _ in answers} == {200}
         assert 1 <= len(api.http1._open) <= API_CONNECTIONS

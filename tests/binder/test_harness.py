@@ -16,6 +16,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ksched.api.core import Pod
 from ksched.bus.messages import ForgetRequest, RequeueRequest, UnreserveRequest
+from ksched.client.rest import Client
 from ksched.framework.testing import make_pod
 from tests import kube
 from tests.binder.harness import SCHEDULER, BinderHarness
@@ -24,11 +25,11 @@ NS = "binder-harness"
 
 
 @pytest.fixture
-async def harness(k8s_api: ApiClient) -> AsyncIterator[BinderHarness]:
+async def harness(k8s_api: ApiClient, k8s_client: Client) -> AsyncIterator[BinderHarness]:
     core = CoreV1Api(k8s_api)
     with contextlib.suppress(ApiException):  # the session kubesim may have it already
         await core.create_namespace(kube.body({"metadata": {"name": NS}}))
-    h = BinderHarness(k8s_api)
+    h = BinderHarness(k8s_client)
     try:
         yield h
     finally:

@@ -9,7 +9,9 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from tests.fixtures.kubesim import Cluster, Raw, api_client_for
+from ksched.client.config import load_configuration
+from ksched.client.rest import Client
+from tests.fixtures.kubesim import Cluster, Raw
 
 pytestmark = pytest.mark.contract
 
@@ -87,26 +89,22 @@ async def test_unknown_resource_is_404(raw: Raw) -> None:
 
 @pytest.fixture
 async def anonymous(cluster: Cluster) -> AsyncIterator[Raw]:
-    api = await api_client_for(cluster.kubeconfig)
-    cfg = copy.copy(api.configuration)
+    cfg = copy.copy(await load_configuration(str(cluster.kubeconfig)))
     cfg.api_key = {}
     cfg.cert_file = None
     cfg.key_file = None
-    async with ApiClient(cfg) as anon:
+    async with Client(cfg) as anon:
         yield Raw(anon)
-    await api.close()
 
 
 @pytest.fixture
 async def bad_token(cluster: Cluster) -> AsyncIterator[Raw]:
-    api = await api_client_for(cluster.kubeconfig)
-    cfg = copy.copy(api.configuration)
+    cfg = copy.copy(await load_configuration(str(cluster.kubeconfig)))
     cfg.api_key = {"BearerToken": "Bearer not-the-token"}
     cfg.cert_file = None
     cfg.key_file = None
-    async with ApiClient(cfg) as bad:
+    async with Client(cfg) as bad:
         yield Raw(bad)
-    await api.close()
 
 
 async def test_no_credentials_is_403_for_system_anonymous(anonymous: Raw, cluster: Cluster) -> None:

@@ -40,9 +40,9 @@ def _renamed(body: dict[str, Any], name: str, cluster: Cluster, namespaced: bool
     return body
 
 
-async def raw_delete(api: ApiClient, path: str) -> None:
+async def raw_delete(raw: Raw, path: str) -> None:
     """DELETE answering a Status (the typed client would decode it as the deleted kind)."""
-    resp = await Raw(api).request("DELETE", path)
+    resp = await raw.request("DELETE", path)
     assert resp.status == 200, resp.body
 
 
@@ -107,7 +107,7 @@ async def test_exactly_and_first_available_together_are_refused(raw: Raw, cluste
     assert resp.json()["message"] == _message(cap["body"], "bad", name)
 
 
-async def test_slices_by_node_and_driver(api: ApiClient, cluster: Cluster) -> None:
+async def test_slices_by_node_and_driver(api: ApiClient, raw: Raw, cluster: Cluster) -> None:
     name = cluster.name(unique("gpu-node"))
     node = cluster.name(unique("node"))
     body = _renamed(capture("14e")["request"]["body"], name, cluster, False)
@@ -123,7 +123,7 @@ async def test_slices_by_node_and_driver(api: ApiClient, cluster: Cluster) -> No
         )
         assert name in [s.metadata.name for s in by_driver.items]
     finally:
-        await raw_delete(api, f"{GROUP}/resourceslices/{name}")
+        await raw_delete(raw, f"{GROUP}/resourceslices/{name}")
 
 
 async def test_claim_status_allocation_is_immutable_and_needs_the_latest_version(

@@ -131,12 +131,14 @@ async def test_typed_events_client(api: ApiClient, cluster: Cluster) -> None:
     assert [e.reason for e in listed.items] == ["Scheduled"]
 
 
-async def test_two_reporters_of_one_placement_leave_one_event(api: ApiClient, cluster: Cluster) -> None:
+async def test_two_reporters_of_one_placement_leave_one_event(
+    api: ApiClient, raw: Raw, cluster: Cluster
+) -> None:
     """Two binders report the same placement's binding (a redelivery while the first binder's event
     was still on its way): both name the event by the placement, the API refuses the second (409)."""
     pod = PodRef(cluster.namespace, unique("bound-twice"), str(uuid.uuid4()))
     placed_ns = time.time_ns()
-    reporters = [Reporter(api, TaskGroup(), hostname=f"binder-{i}") for i in range(2)]
+    reporters = [Reporter(raw.api, TaskGroup(), hostname=f"binder-{i}") for i in range(2)]
     for reporter in reporters:
         reporter.scheduled(pod, "node-a", placed_ns)
         await reporter.drain(5.0)

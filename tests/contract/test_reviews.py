@@ -35,8 +35,9 @@ def capture(name: str) -> Any:
     return json.loads(path.read_text())
 
 
-#: the manager kubernetes_asyncio's requests are recorded for (its User-Agent up to the first "/")
-CLIENT_MANAGER = "OpenAPI-Generator"
+#: the manager the ``raw`` fixture's requests are recorded for (ksched's client in the tests:
+#: its User-Agent ``ksched-test/<version>`` up to the first "/")
+CLIENT_MANAGER = "ksched-test"
 TOKEN_FIELDS: dict[str, Any] = {"f:spec": {"f:token": {}}}
 ACCESS_FIELDS: dict[str, Any] = {
     "16f": {
@@ -291,7 +292,7 @@ async def test_an_access_review_is_validated(raw: Raw) -> None:
     pattern = (
         r'\.authorization\.k8s\.io "" is invalid: \[spec\.nonResourceAttributes: Invalid value: '
         r'\{"Path":"/metrics","Verb":"get"\}: cannot be specified in combination with resourceAttributes, '
-        r'metadata: Invalid value: \{"name":"n","managedFields":\[\{"manager":"OpenAPI-Generator",'
+        r'metadata: Invalid value: \{"name":"n","managedFields":\[\{"manager":"' + CLIENT_MANAGER + '",'
         r'"operation":"Update","apiVersion":"authorization\.k8s\.io/v1","time":"(?P<time>[^"]+)",'
         r'"fieldsType":"FieldsV1","fieldsV1":' + re.escape(fields) + r"\}\]\}: must be empty\]"
     )

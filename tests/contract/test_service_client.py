@@ -1,5 +1,5 @@
-"""The services' API client (``ksched.service.kube.api_client``) and the DefaultBinder's call through
-it, against the contract cluster: the session does not read netrc or proxy variables per request,
+"""The services' API client (``ksched.client.config.api_client``) and the DefaultBinder's call through
+it, against the contract cluster: its session does not read netrc or proxy variables per request,
 the environment's proxy still applies (resolved once), and the binding answers keep their meaning
 (201 bound, 409 already bound to the same node, 409 bound elsewhere, 404 pod gone)."""
 
@@ -14,12 +14,12 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient, Configuration
 
 from ksched import __version__
-from ksched.apimachinery.rest import WriteClient, raw_request
+from ksched.client.config import api_client, load_configuration
+from ksched.client.rest import Client
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.testing import FakeHandle, make_pod
 from ksched.plugins.defaultbinder import BindError, DefaultBinder, binding_path
-from ksched.service.kube import api_client, stop_trusting_env
 from tests.contract.testing import create_pod, node_manifest, unique
 from tests.fixtures.kubesim import Cluster
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.contract
 
 
 @pytest.fixture
-async def service_api(cluster: Cluster) -> AsyncIterator[WriteClient]:
+async def service_api(cluster: Cluster) -> AsyncIterator[Client]:
     api = await api_client(str(cluster.kubeconfig))
     async with api:
         yield api
@@ -46,14 +46,17 @@ async def pod_info(api: ApiClient, namespace: str, name: str) -> PodInfo:
     return PodInfo(make_pod(name, namespace, uid=created.metadata.uid))
 
 
-async def test_session_does_not_trust_the_environment_per_request(service_api: ApiClient) -> None:
-    session = service_api.rest_client.pool_manager
+async def test_session_does_not_trust_the_environment_per_request(service_api: Client) -> None:
+    session = service_api.session()
     connector = session.connector
     assert session.trust_env is False
     assert connector is not None and connector.limit == 64
-    versions = await client.CoreV1Api(service_api).get_api_resources()
-    assert versions.group_version == "v1"
-    await service_api.close()  # the swapped-in session owns the pool and closes it
+    async with service_api.stream("/api/v1") as resp:  # the session's path (watches take it)
+        assert resp.status == 200
+        assert (await resp.read()).startswith(b"{")
+    status, body = await service_api.request("GET", "/api/v1")  # the pool's path
+    assert status == 200 and b'"groupVersion":"v1"' in body.replace(b" ", b"")
+    await service_api.close()
     assert session.closed and connector.closed
 
 
@@ -67,23 +70,21 @@ async def test_environment_proxy_is_resolved_once(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("HTTPS_PROXY", "http://user:secret@proxy.example:3128")
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
-    async with ApiClient(Configuration(host="https://10.96.0.1:443")) as api:
-        stop_trusting_env(api)
-        assert api.rest_client.proxy == "http://proxy.example:3128"
-        assert api.rest_client.proxy_headers == {"Proxy-Authorization": "Basic dXNlcjpzZWNyZXQ="}
+    async with Client(Configuration(host="https://10.96.0.1:443")) as api:
+        assert api.proxy == "http://proxy.example:3128"
+        assert api.proxy_headers == {"Proxy-Authorization": "Basic dXNlcjpzZWNyZXQ="}
+        assert api.http1 is None  # the pool does not speak to proxies
     monkeypatch.setenv("NO_PROXY", "10.96.0.1")
-    async with ApiClient(Configuration(host="https://10.96.0.1:443")) as api:
-        stop_trusting_env(api)
-        assert not api.rest_client.proxy
+    async with Client(Configuration(host="https://10.96.0.1:443")) as api:
+        assert not api.proxy and api.http1 is not None
     explicit = Configuration(host="https://10.96.0.1:443")
     explicit.proxy = "http://configured:8080"
-    async with ApiClient(explicit) as api:
-        stop_trusting_env(api)
-        assert api.rest_client.proxy == "http://configured:8080"
+    async with Client(explicit) as api:
+        assert api.proxy == "http://configured:8080"
 
 
 async def test_binding_answers_through_the_service_client(
-    service_api: WriteClient, api: ApiClient, cluster: Cluster, node: str
+    service_api: Client, api: ApiClient, cluster: Cluster, node: str
 ) -> None:
     binder = DefaultBinder(FakeHandle(client=service_api))
     pi = await pod_info(api, cluster.namespace, unique("svc-bind"))
@@ -104,18 +105,19 @@ async def test_binding_answers_through_the_service_client(
     missing = await binder.bind(CycleState(), gone, node)
     assert missing is not None and isinstance(missing.error, BindError) and missing.error.code == 404
     assert pod_gone(missing)
-    # these writes went over the client's own HTTP/1.1 connections (ksched.apimachinery.http1)
+    # these writes went over the client's own HTTP/1.1 connections (ksched.client.http1)
     pool = service_api.http1
-    assert pool is not None and pool._open, "raw_request did not use the service client's pool"
+    assert pool is not None and pool._open, "the request did not use the service client's pool"
 
 
 async def test_writes_take_aiohttp_when_a_proxy_is_configured(cluster: Cluster) -> None:
-    """The small client speaks to the API server directly; a configured proxy keeps aiohttp's path."""
-    async with await api_client(str(cluster.kubeconfig)) as api:
-        api.rest_client.proxy = "http://127.0.0.1:9"  # nothing listens: a request must try it
+    """The small client speaks to the API server directly; a configured proxy takes aiohttp's path."""
+    cfg = await load_configuration(str(cluster.kubeconfig))
+    cfg.proxy = "http://127.0.0.1:9"  # nothing listens: a request must try it
+    async with Client(cfg) as api:
+        assert api.http1 is None
         with pytest.raises(Exception, match=r"127\.0\.0\.1:9|Cannot connect"):
-            await raw_request(api, "GET", "/api/v1/namespaces")
-        assert api.http1 is not None and not api.http1._open
+            await api.request("GET", "/api/v1/namespaces")
 
 
 def test_binding_path_escapes_segments() -> None:

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 import pytest
 
+from ksched.client.leader import ElectionConfig
 from ksched.config import default_config, parse_config
 from ksched.service.election import add_leader_election_arguments, election_config
-from ksched.service.leader import ElectionConfig
 
 DEPLOY_CONFIG = """
 apiVersion: kubescheduler.config.k8s.io/v1

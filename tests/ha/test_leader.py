@@ -18,12 +18,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client import ApiClient
 from prometheus_client import REGISTRY
 
 from ksched.api.timestamps import micro_time
-from ksched.service.leader import ElectionConfig, ElectionThread, LeaseElector
+from ksched.client.config import load_configuration
+from ksched.client.leader import ElectionConfig, ElectionThread, LeaseElector
+from ksched.client.rest import Client
 from tests.ha.proxy import CuttableProxy
 
 NAMESPACE = "kube-system"
@@ -40,37 +40,25 @@ def election(name: str, identity: str, **kw: Any) -> ElectionConfig:
     return ElectionConfig(name=name, identity=identity, namespace=NAMESPACE, **{**FAST, **kw})
 
 
-async def api_via(kubeconfig: Path, host: str | None = None) -> ApiClient:
-    cfg = client.Configuration()
-    await config.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
-    if host is not None:
-        cfg.host = host
-    return ApiClient(configuration=cfg)
+async def api_via(kubeconfig: Path, host: str | None = None) -> Client:
+    return Client(await load_configuration(str(kubeconfig), master=host))
 
 
-async def raw(api: ApiClient, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    """A call as the server answers it (the typed client would re-format the MicroTimes)."""
-    resp = await api.call_api(
-        f"/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases{path}",
-        method,
-        header_params={"Accept": "application/json", "Content-Type": "application/json"},
-        body=body,
-        auth_settings=["BearerToken"],
-        _preload_content=False,
+async def raw(api: Client, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    """A call as the server answers it."""
+    status, data = await api.request(
+        method, f"/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases{path}", body
     )
-    try:
-        assert resp.status in (200, 201), await resp.text()
-        result: dict[str, Any] = json.loads(await resp.read())
-        return result
-    finally:
-        resp.release()
+    assert status in (200, 201), data
+    result: dict[str, Any] = json.loads(data)
+    return result
 
 
-async def read_lease(api: ApiClient, name: str) -> dict[str, Any]:
+async def read_lease(api: Client, name: str) -> dict[str, Any]:
     return await raw(api, "GET", f"/{name}")
 
 
-def upstream_of(api: ApiClient) -> tuple[str, str, int]:
+def upstream_of(api: Client) -> tuple[str, str, int]:
     """(scheme, host, port) of the API server ``api`` talks to."""
     url = urlsplit(str(api.configuration.host))
     return url.scheme, url.hostname or "127.0.0.1", url.port or 443
@@ -122,7 +110,7 @@ class Candidate:
         await self.elector.stop()
 
 
-def candidate(api: ApiClient, name: str, identity: str, **kw: Any) -> Candidate:
+def candidate(api: Client, name: str, identity: str, **kw: Any) -> Candidate:
     c = Candidate(elector=LeaseElector(api, election(name, identity, **kw)))
     c.elector.on_started_leading = c.on_started
     c.elector.on_stopped_leading = c.on_stopped
@@ -150,21 +138,21 @@ def test_config_is_checked_like_client_go() -> None:
     assert (defaults.lease_duration, defaults.renew_deadline, defaults.retry_period) == (15, 10, 2)
 
 
-async def test_acquires_a_new_lease_and_renews_it(k8s_api: ApiClient, candidates: list[Candidate]) -> None:
+async def test_acquires_a_new_lease_and_renews_it(k8s_client: Client, candidates: list[Candidate]) -> None:
     name = lease_name()
-    a = candidate(k8s_api, name, "a")
+    a = candidate(k8s_client, name, "a")
     candidates.append(a)
     a.campaign()
     await asyncio.wait_for(a.elector.wait_leader(), 5)
     assert a.elector.is_leader and a.acting
-    first = await read_lease(k8s_api, name)
+    first = await read_lease(k8s_client, name)
     spec = first["spec"]
     assert spec["holderIdentity"] == "a"
     assert spec["leaseDurationSeconds"] == 2
     assert spec["leaseTransitions"] == 0
     assert MICRO_TIME.match(spec["acquireTime"]) and MICRO_TIME.match(spec["renewTime"])
     await asyncio.sleep(3 * FAST["retry_period"] + 0.1)
-    later = await read_lease(k8s_api, name)
+    later = await read_lease(k8s_client, name)
     assert later["spec"]["holderIdentity"] == "a"
     assert later["spec"]["renewTime"] > spec["renewTime"]
     assert later["spec"]["acquireTime"] == spec["acquireTime"]
@@ -175,14 +163,14 @@ async def test_acquires_a_new_lease_and_renews_it(k8s_api: ApiClient, candidates
 
 
 async def test_standby_takes_over_only_after_the_lease_expires(
-    k8s_api: ApiClient, candidates: list[Candidate]
+    k8s_client: Client, candidates: list[Candidate]
 ) -> None:
     """A leader that died without releasing: the standby waits a full leaseDuration from when it
     first saw the record, then takes over with leaseTransitions + 1."""
     name = lease_name()
     now = micro_time(time.time())
     await raw(
-        k8s_api,
+        k8s_client,
         "POST",
         "",
         {
@@ -198,7 +186,7 @@ async def test_standby_takes_over_only_after_the_lease_expires(
             },
         },
     )
-    b = candidate(k8s_api, name, "b")
+    b = candidate(k8s_client, name, "b")
     candidates.append(b)
     started = time.monotonic()
     b.campaign()
@@ -207,21 +195,21 @@ async def test_standby_takes_over_only_after_the_lease_expires(
     await asyncio.wait_for(b.elector.wait_leader(), 5)
     waited = time.monotonic() - started
     assert 1.9 <= waited < 2.0 + FAST["retry_period"] + 0.5, waited
-    spec = (await read_lease(k8s_api, name))["spec"]
+    spec = (await read_lease(k8s_client, name))["spec"]
     assert spec["holderIdentity"] == "b"
     assert spec["leaseTransitions"] == 5
 
 
 async def test_release_on_shutdown_empties_the_holder(
-    k8s_api: ApiClient, candidates: list[Candidate]
+    k8s_client: Client, candidates: list[Candidate]
 ) -> None:
     name = lease_name()
-    a = candidate(k8s_api, name, "a")
+    a = candidate(k8s_client, name, "a")
     a.campaign()
     await asyncio.wait_for(a.elector.wait_leader(), 5)
     await a.stop()
     assert not a.elector.is_leader and not a.acting and len(a.stopped) == 1
-    spec = (await read_lease(k8s_api, name))["spec"]
+    spec = (await read_lease(k8s_client, name))["spec"]
     assert spec.get("holderIdentity") in ("", None)
     assert spec["leaseDurationSeconds"] == 1
     assert spec["leaseTransitions"] == 0
@@ -229,11 +217,11 @@ async def test_release_on_shutdown_empties_the_holder(
 
 
 async def test_a_watching_standby_takes_over_a_released_lease_at_once(
-    k8s_api: ApiClient, candidates: list[Candidate]
+    k8s_client: Client, candidates: list[Candidate]
 ) -> None:
     name = lease_name()
-    a = candidate(k8s_api, name, "a")
-    b = candidate(k8s_api, name, "b")
+    a = candidate(k8s_client, name, "a")
+    b = candidate(k8s_client, name, "b")
     candidates.extend([a, b])
     a.campaign()
     await asyncio.wait_for(a.elector.wait_leader(), 5)
@@ -246,44 +234,43 @@ async def test_a_watching_standby_takes_over_a_released_lease_at_once(
     handover = time.monotonic() - stopping
     assert handover < 0.5, handover  # far less than leaseDuration (2 s) or a polling period
     assert a.stopped[-1] < b.started[0]
-    spec = (await read_lease(k8s_api, name))["spec"]
+    spec = (await read_lease(k8s_client, name))["spec"]
     assert spec["holderIdentity"] == "b" and spec["leaseTransitions"] == 1
 
 
 async def test_a_leader_whose_lease_was_taken_steps_down(
-    k8s_api: ApiClient, candidates: list[Candidate]
+    k8s_client: Client, candidates: list[Candidate]
 ) -> None:
     """Someone else wrote the Lease: the leader's renewal hits 409 Conflict (stale resourceVersion),
     it re-reads, sees another holder and stops at once, without touching the Lease."""
     name = lease_name()
-    a = candidate(k8s_api, name, "a")
+    a = candidate(k8s_client, name, "a")
     candidates.append(a)
     a.campaign()
     await asyncio.wait_for(a.elector.wait_leader(), 5)
-    coordination = client.CoordinationV1Api(k8s_api)
-    lease = await coordination.read_namespaced_lease(name, NAMESPACE)
-    lease.spec.holder_identity = "intruder"
-    lease.spec.lease_duration_seconds = 30
-    await coordination.replace_namespaced_lease(name, NAMESPACE, lease)
+    lease = await read_lease(k8s_client, name)
+    lease["spec"]["holderIdentity"] = "intruder"
+    lease["spec"]["leaseDurationSeconds"] = 30
+    await raw(k8s_client, "PUT", f"/{name}", lease)
     assert a.task is not None
     await asyncio.wait_for(a.task, 2)  # run() returned: leadership lost
     assert not a.acting and not a.elector.is_leader
     assert "intruder" in a.elector.lost_reason
-    spec = (await read_lease(k8s_api, name))["spec"]
+    spec = (await read_lease(k8s_client, name))["spec"]
     assert spec["holderIdentity"] == "intruder"
 
 
 async def test_a_partitioned_leader_stops_before_the_standby_starts(
-    kubesim_kubeconfig: Path, k8s_api: ApiClient, candidates: list[Candidate]
+    kubesim_kubeconfig: Path, k8s_client: Client, candidates: list[Candidate]
 ) -> None:
-    scheme, host, port = upstream_of(k8s_api)
+    scheme, host, port = upstream_of(k8s_client)
     proxy = CuttableProxy(host, port)
     await proxy.start()
     api_a = await api_via(kubesim_kubeconfig, f"{scheme}://127.0.0.1:{proxy.port}")
     try:
         name = lease_name()
         a = candidate(api_a, name, "a")
-        b = candidate(k8s_api, name, "b")
+        b = candidate(k8s_client, name, "b")
         candidates.extend([a, b])
         a.campaign()
         await asyncio.wait_for(a.elector.wait_leader(), 5)
@@ -316,14 +303,14 @@ async def test_a_partitioned_leader_stops_before_the_standby_starts(
 
 
 async def test_exactly_one_leader_at_any_moment(
-    kubesim_kubeconfig: Path, k8s_api: ApiClient, candidates: list[Candidate]
+    kubesim_kubeconfig: Path, k8s_client: Client, candidates: list[Candidate]
 ) -> None:
     """Three candidates, each behind its own cuttable link; for ~10 s the leader is partitioned,
     shut down or restarted at random. Sampled every few milliseconds: never two leaders."""
-    scheme, host, port = upstream_of(k8s_api)
+    scheme, host, port = upstream_of(k8s_client)
     name = lease_name()
     proxies: list[CuttableProxy] = []
-    apis: list[ApiClient] = []
+    apis: list[Client] = []
     for i in range(3):
         proxy = CuttableProxy(host, port)
         await proxy.start()
@@ -387,31 +374,31 @@ def _burn(seconds: float) -> None:
         sum(range(200))
 
 
-async def test_a_busy_loop_does_not_starve_the_renewal_thread(kube136_api: ApiClient) -> None:
+async def test_a_busy_loop_does_not_starve_the_renewal_thread(kube136_client: Client) -> None:
     """The loop held for 3 x renewDeadline: the elector's own thread renews all along, so the
     leader never steps down; the same election on the busy loop itself does (the reason for the
     thread). On the real API server: kubesim in this process would be held as well."""
     name = lease_name()
     stopped: list[str] = []
     thread = ElectionThread(
-        kube136_api, election(name, "busy"), on_stopped_leading_now=lambda: stopped.append("now")
+        kube136_client, election(name, "busy"), on_stopped_leading_now=lambda: stopped.append("now")
     )
     ended = thread.start()
     try:
         await asyncio.wait_for(thread.wait_leader(), 10)
-        before = (await read_lease(kube136_api, name))["spec"]["renewTime"]
+        before = (await read_lease(kube136_client, name))["spec"]["renewTime"]
         _burn(3 * FAST["renew_deadline"])
         assert thread.is_leader and not stopped and not ended.done(), thread.lost_reason
-        during = (await read_lease(kube136_api, name))["spec"]["renewTime"]
+        during = (await read_lease(kube136_client, name))["spec"]["renewTime"]
         assert during > before
         assert thread.describe()["thread"] is True
     finally:
         await thread.stop()
     await asyncio.wait_for(ended, 5)
     assert stopped == []  # stopping is not losing: nothing ran "now"
-    assert (await read_lease(kube136_api, name))["spec"]["holderIdentity"] == ""  # released
+    assert (await read_lease(kube136_client, name))["spec"]["holderIdentity"] == ""  # released
 
-    same_loop = candidate(kube136_api, lease_name(), "same-loop")
+    same_loop = candidate(kube136_client, lease_name(), "same-loop")
     same_loop.campaign()
     try:
         await asyncio.wait_for(same_loop.elector.wait_leader(), 10)

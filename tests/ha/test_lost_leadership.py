@@ -14,7 +14,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.service.leader import LOST_LEADERSHIP_EXIT_CODE
+from ksched.client.leader import LOST_LEADERSHIP_EXIT_CODE
 
 
 async def wait_for_holder(api: ApiClient, lease: str, timeout: float = 20.0) -> str:

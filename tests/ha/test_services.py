@@ -22,8 +22,8 @@ from ksched.bus.bootstrap import fetch_bootstrap
 from ksched.bus.connect import Bus
 from ksched.bus.embedded import EmbeddedNats
 from ksched.bus.messages import PendingPod, PendingPodsRequest, PopRequest
+from ksched.client.leader import ElectionConfig
 from ksched.config import default_config
-from ksched.service.leader import ElectionConfig
 from ksched.service.lifecycle import serve
 from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory

@@ -8,15 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ksched_informer.reflector import DELETED, Reflector, watch_lines
+from ksched_informer.reflector import DELETED, Reflector
 from ksched_kubesim import KubeSim
-from kubernetes_asyncio import config
-from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.collections import Collection
 from ksched.api.core import Pod
 from ksched.api.kinds import lookup
-from tests.fixtures.kubesim import fast_config
+from ksched.client.rest import Client, watch_lines
+from tests.fixtures.kubesim import client_for, fast_config
 from tests.polling import until
 
 PODS = Collection(lookup("", "Pod"))
@@ -32,15 +31,15 @@ def pod(name: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-async def small_sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, ApiClient]]:
+async def small_sim(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, Client]]:
     sim = KubeSim(fast_config(history_size=5))
     await sim.start()
     kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
-    api_client = await config.new_client_from_config(config_file=str(kubeconfig))
+    api = await client_for(kubeconfig)
     try:
-        yield sim, api_client
+        yield sim, api
     finally:
-        await api_client.close()
+        await api.close()
         await sim.stop()
 
 
@@ -65,7 +64,7 @@ class Mirror:
         self.changed.set()
 
 
-async def test_list_then_watch_sees_every_change(small_sim: tuple[KubeSim, ApiClient]) -> None:
+async def test_list_then_watch_sees_every_change(small_sim: tuple[KubeSim, Client]) -> None:
     sim, api = small_sim
     for i in range(3):
         sim.create(pod(f"before-{i}"))
@@ -82,7 +81,7 @@ async def test_list_then_watch_sees_every_change(small_sim: tuple[KubeSim, ApiCl
         task.cancel()
 
 
-async def test_relists_when_resource_version_is_too_old(small_sim: tuple[KubeSim, ApiClient]) -> None:
+async def test_relists_when_resource_version_is_too_old(small_sim: tuple[KubeSim, Client]) -> None:
     sim, api = small_sim
     mirror = Mirror()
     reflector = Reflector(api, PODS, mirror.on_list, mirror.on_event)
@@ -160,7 +159,7 @@ async def test_an_optional_resource_refused_or_not_served_is_empty_said_once(
     from ksched_informer import reflector
     from ksched_informer.reflector import NotServed
 
-    from ksched.service.listing import ListError
+    from ksched.client.pager import ListError
 
     optional = Collection(lookup("", "Pod"), optional=True)
     answers: list[int] = [403, 403, 404, 200]
@@ -195,7 +194,7 @@ async def test_a_required_resource_refused_is_an_error_not_an_empty_list(
 ) -> None:
     from ksched_informer import reflector
 
-    from ksched.service.listing import ListError
+    from ksched.client.pager import ListError
 
     async def list_all(api: Any, collection: Collection, struct: Any, page: int) -> tuple[list[Any], str]:
         raise ListError(collection, 403, b"{}")
@@ -211,13 +210,12 @@ async def test_a_required_resource_refused_is_an_error_not_an_empty_list(
 
 
 async def test_nulls_the_real_api_server_writes_for_empty_lists_decode(
-    kube136_api: ApiClient, kube136: Any
+    kube136_client: Client, kube136: Any
 ) -> None:
     """The real API server writes ``null`` for an empty list without ``omitempty`` (``drivers`` of a
     CSINode without CSI drivers, every kubelet's node without one; ``topologyKeys`` of a driver): the
     list and the watch take it as absent (found by ``ksched differential --pipeline``)."""
     from ksched.api.collections import OBJECTS
-    from ksched.apimachinery.rest import raw_request
 
     csi_nodes = next(c for c in OBJECTS if c.kind == "CSINode")
 
@@ -233,7 +231,7 @@ async def test_nulls_the_real_api_server_writes_for_empty_lists_decode(
             "metadata": {"name": name},
             "spec": {"drivers": names[name]},
         }
-        status, answer = await raw_request(kube136_api, "POST", "/apis/storage.k8s.io/v1/csinodes", body)
+        status, answer = await kube136_client.request("POST", "/apis/storage.k8s.io/v1/csinodes", body)
         assert status == 201, answer
 
     seen: dict[str, Any] = {}
@@ -245,7 +243,7 @@ async def test_nulls_the_real_api_server_writes_for_empty_lists_decode(
         seen[obj.metadata.name] = obj
 
     await create("reflector-null-a")
-    reflector = Reflector(kube136_api, csi_nodes, on_list, on_event)
+    reflector = Reflector(kube136_client, csi_nodes, on_list, on_event)
     task = asyncio.create_task(reflector.run())
     try:
         await asyncio.wait_for(reflector.synced.wait(), 10)
@@ -256,4 +254,4 @@ async def test_nulls_the_real_api_server_writes_for_empty_lists_decode(
     finally:
         task.cancel()
         for name in names:
-            await raw_request(kube136_api, "DELETE", f"/apis/storage.k8s.io/v1/csinodes/{name}")
+            await kube136_client.request("DELETE", f"/apis/storage.k8s.io/v1/csinodes/{name}")

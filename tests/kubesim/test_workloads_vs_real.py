@@ -21,7 +21,7 @@ import pytest
 from ksched_kubesim import KubeSim
 
 from ksched.launcher.controlplane import ControlPlane
-from tests.fixtures.kubesim import Raw, api_client_for, fast_config, strip_volatile
+from tests.fixtures.kubesim import Raw, client_for, fast_config, strip_volatile
 from tests.polling import until
 
 CONTAINER = {
@@ -171,8 +171,8 @@ async def sides(
     async with KubeSim(fast_config()) as sim:
         kubeconfig = sim.write_kubeconfig(tmp_path_factory.mktemp("workloads") / "kubeconfig")
         async with (
-            await api_client_for(kubeconfig) as sim_api,
-            await api_client_for(kube136.admin_kubeconfig) as real_api,
+            await client_for(kubeconfig) as sim_api,
+            await client_for(kube136.admin_kubeconfig) as real_api,
         ):
             pair = (Side(Raw(sim_api), namespace), Side(Raw(real_api), namespace))
             for side in pair:

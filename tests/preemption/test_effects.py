@@ -15,6 +15,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.core import Pod
+from ksched.client.rest import Client
 from ksched.plugins.defaultpreemption.effects import (
     DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -66,11 +67,11 @@ def setup(kubesim: KubeSim, ns: str) -> tuple[Pod, list[Pod], Pod]:
 
 
 async def test_execute_preemption_performs_every_effect(
-    kubesim: KubeSim, k8s_api: ApiClient, namespace: str
+    kubesim: KubeSim, k8s_client: Client, k8s_api: ApiClient, namespace: str
 ) -> None:
     preemptor, victims, nominated = setup(kubesim, namespace)
     plan = PreemptionPlan(preemptor, NODE, tuple(victims), (nominated,))
-    report = await execute_preemption(k8s_api, plan)
+    report = await execute_preemption(k8s_client, plan)
     assert report.ok, report.errors
     assert report.nominated
     assert sorted(report.deleted) == [f"{namespace}/victim-a", f"{namespace}/victim-b"]
@@ -91,7 +92,7 @@ async def test_execute_preemption_performs_every_effect(
 
 
 async def test_victims_gone_or_terminating_are_not_errors(
-    kubesim: KubeSim, k8s_api: ApiClient, namespace: str
+    kubesim: KubeSim, k8s_client: Client, namespace: str
 ) -> None:
     preemptor, victims, _ = setup(kubesim, namespace)
     kubesim.delete("Pod", "victim-a", namespace, grace_period=0)  # already gone
@@ -100,7 +101,7 @@ async def test_victims_gone_or_terminating_are_not_errors(
     terminating = as_pod(kubesim.get("Pod", "victim-b", namespace) or {})
     assert terminating.metadata.deletion_timestamp is not None
     plan = PreemptionPlan(preemptor, NODE, (victims[0], terminating))
-    report = await execute_preemption(k8s_api, plan, nominate=False)
+    report = await execute_preemption(k8s_client, plan, nominate=False)
     assert report.ok, report.errors
     assert report.already_gone == [f"{namespace}/victim-a"]
     assert report.skipped_terminating == [f"{namespace}/victim-b"]
@@ -109,12 +110,14 @@ async def test_victims_gone_or_terminating_are_not_errors(
 
 
 async def test_executor_marks_the_preemptor_until_the_effects_are_done(
-    kubesim: KubeSim, k8s_api: ApiClient, namespace: str
+    kubesim: KubeSim, k8s_client: Client, namespace: str
 ) -> None:
     preemptor, victims, _ = setup(kubesim, namespace)
     executor = PreemptionExecutor()
     reports: list[PreemptionReport] = []
-    task = executor.submit(k8s_api, PreemptionPlan(preemptor, NODE, tuple(victims)), on_done=reports.append)
+    task = executor.submit(
+        k8s_client, PreemptionPlan(preemptor, NODE, tuple(victims)), on_done=reports.append
+    )
     assert executor.is_running(preemptor.metadata.uid)  # marked before the task runs
     report = await asyncio.wait_for(task, 10)
     assert report.ok and reports == [report]
@@ -126,7 +129,7 @@ async def test_executor_reports_transport_failures_and_clears_the_mark(kubesim: 
     preemptor = as_pod(manifest("p", "default") | {"metadata": {"name": "p", "uid": "p-uid"}})
     victim = as_pod(manifest("v", "default") | {"metadata": {"name": "v", "namespace": "default"}})
     executor = PreemptionExecutor()
-    async with ApiClient(configuration) as api:
+    async with Client(configuration) as api:
         report = await asyncio.wait_for(executor.submit(api, PreemptionPlan(preemptor, NODE, (victim,))), 10)
     assert not report.ok
     assert "preemption of" in report.errors[0]

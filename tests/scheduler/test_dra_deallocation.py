@@ -10,6 +10,7 @@ from typing import Any
 from ksched_scheduler.dra import claims_writer
 from kubernetes_asyncio.client import ApiClient, CoreV1Api, ResourceV1Api
 
+from ksched.client.rest import Client
 from ksched.config import default_config
 from ksched.config.profile import build_frameworks
 from ksched.framework.testing import make_snapshot
@@ -21,7 +22,7 @@ from tests import kube
 DRIVER = "gpu.example.com"
 
 
-def _dra(api: ApiClient | None, spawned: list[Any]) -> DynamicResources:
+def _dra(api: Client | None, spawned: list[Any]) -> DynamicResources:
     fw = build_frameworks(default_config(), make_snapshot([]))["default-scheduler"]
     claims_writer(fw, api, spawned.append)
     plugin = fw.plugin("DynamicResources")
@@ -29,7 +30,7 @@ def _dra(api: ApiClient | None, spawned: list[Any]) -> DynamicResources:
     return plugin
 
 
-async def test_a_deallocation_is_written_to_the_api(k8s_api: ApiClient) -> None:
+async def test_a_deallocation_is_written_to_the_api(k8s_api: ApiClient, k8s_client: Client) -> None:
     ns = f"dealloc-{uuid.uuid4().hex[:6]}"
     await CoreV1Api(k8s_api).create_namespace(kube.body({"metadata": {"name": ns}}))
     resource = ResourceV1Api(k8s_api)
@@ -37,13 +38,13 @@ async def test_a_deallocation_is_written_to_the_api(k8s_api: ApiClient) -> None:
     await resource.create_namespaced_resource_claim(ns, kube.body(body))
     status = {"status": {"allocation": allocation("n1", ("gpu", DRIVER, "n1", "gpu-0"))}}
     await resource.patch_namespaced_resource_claim_status("c", ns, status)
-    allocated = await ClaimApi(k8s_api).get(ns, "c")
+    allocated = await ClaimApi(k8s_client).get(ns, "c")
     assert allocated.status.allocation is not None
     spawned: list[Any] = []
-    _dra(k8s_api, spawned).deallocator(allocated)
+    _dra(k8s_client, spawned).deallocator(allocated)
     assert len(spawned) == 1
     await asyncio.gather(*spawned)
-    assert (await ClaimApi(k8s_api).get(ns, "c")).status.allocation is None
+    assert (await ClaimApi(k8s_client).get(ns, "c")).status.allocation is None
 
 
 async def test_without_an_api_nothing_is_written_anywhere() -> None:
@@ -58,7 +59,9 @@ async def test_without_an_api_nothing_is_written_anywhere() -> None:
     assert plugin._handle.snapshot.objects.resource_claims["default/c"] is allocated  # type: ignore[union-attr]
 
 
-async def test_a_left_over_extended_resource_claim_is_deleted_through_the_api(k8s_api: ApiClient) -> None:
+async def test_a_left_over_extended_resource_claim_is_deleted_through_the_api(
+    k8s_api: ApiClient, k8s_client: Client
+) -> None:
     """PostFilter's deletion of an extended-resource claim from an earlier cycle: the finalizer goes,
     then the claim (upstream ``deleteClaim``)."""
     ns = f"dealloc-{uuid.uuid4().hex[:6]}"
@@ -73,9 +76,9 @@ async def test_a_left_over_extended_resource_claim_is_deleted_through_the_api(k8
         "spec": {"devices": {"requests": [request("container-0-request-0", "gpu")]}},
     }
     await resource.create_namespaced_resource_claim(ns, kube.body(body))
-    left_over = await ClaimApi(k8s_api).get(ns, "p-extended-resources-abcde")
+    left_over = await ClaimApi(k8s_client).get(ns, "p-extended-resources-abcde")
     spawned: list[Any] = []
-    _dra(k8s_api, spawned).claim_deleter(left_over)
+    _dra(k8s_client, spawned).claim_deleter(left_over)
     assert len(spawned) == 1
     await asyncio.gather(*spawned)
     listed = await resource.list_namespaced_resource_claim(ns)

@@ -1,5 +1,5 @@
 """Whether a scheduler replica talks to the Kubernetes API is decided as leader election decides it
-(``ksched.service.kube.api_reachable``): a kubeconfig, or both in-cluster variables."""
+(``ksched.client.config.api_reachable``): a kubeconfig, or both in-cluster variables."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from ksched_scheduler.options import SchedulerOptions
 from ksched_scheduler.server import SchedulerServer
 
+from ksched.client.config import api_reachable
 from ksched.config import default_config
-from ksched.service.kube import api_reachable
 from ksched.service.options import CommonOptions
 
 

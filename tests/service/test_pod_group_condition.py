@@ -9,8 +9,8 @@ from typing import Any
 
 from ksched_kubesim import KubeSim
 
+from ksched.client.config import api_client
 from ksched.features import FeatureGates
-from ksched.service.kube import api_client
 from ksched.service.reporter import Reporter, set_pod_group_condition
 from ksched.service.tasks import TaskGroup
 from tests.fixtures.kubesim import fast_config

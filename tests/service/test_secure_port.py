@@ -15,8 +15,9 @@ import aiohttp
 import pytest
 from ksched_kubesim import KubeSim
 
+from ksched.client.reviews import User
 from ksched.config import default_config
-from ksched.service.delegated import Authenticator, Authorizer, User, path_matcher
+from ksched.service.delegated import Authenticator, Authorizer, path_matcher
 from ksched.service.http import HealthServer, forbidden_message
 from ksched.service.options import SecureServing
 from ksched.service.selfsigned import self_signed, server_context

@@ -15,7 +15,7 @@ from ksched_kubesim import KubeSim
 
 from ksched.features import FeatureGates
 from ksched.simulate.cli import main
-from tests.fixtures.kubesim import api_client_for, fast_config
+from tests.fixtures.kubesim import client_for, fast_config
 from tests.simulate import test_gangs as gangs
 
 
@@ -50,7 +50,7 @@ async def live(tmp_path: Path) -> AsyncIterator[Path]:
     await sim.start()
     try:
         kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
-        async with await api_client_for(kubeconfig) as api:
+        async with await client_for(kubeconfig) as api:
             for obj, path in (
                 (node("small", "2"), "/api/v1/nodes"),
                 (node("big", "4"), "/api/v1/nodes"),
@@ -58,7 +58,7 @@ async def live(tmp_path: Path) -> AsyncIterator[Path]:
                 (pod("p-fits", "500m"), "/api/v1/namespaces/default/pods"),
                 (pod("p-huge", "8"), "/api/v1/namespaces/default/pods"),
             ):
-                await api.call_api(path, "POST", body=obj, auth_settings=["BearerToken"])
+                await api.create(path, obj)
         yield kubeconfig
     finally:
         await sim.stop()

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from kubernetes_asyncio.client import ApiClient, CoreV1Api
 
+from ksched.client.rest import Client
 from tests import kube
 
 
@@ -16,15 +17,17 @@ class KubeNamespace:
     core: CoreV1Api
     ns: str
     suffix: str
+    client: Client
+    """ksched's API client (what PreBind is given); ``api``/``core`` check its work independently."""
 
     def name(self, base: str) -> str:
         """A name unique to this test (cluster-scoped objects outlive the namespace)."""
         return f"{base}-{self.suffix}"
 
 
-async def new_namespace(api: ApiClient, prefix: str) -> KubeNamespace:
+async def new_namespace(api: ApiClient, prefix: str, client: Client) -> KubeNamespace:
     suffix = uuid.uuid4().hex[:6]
     core = CoreV1Api(api)
     ns = f"{prefix}-{suffix}"
     await core.create_namespace(kube.body({"metadata": {"name": ns}}))
-    return KubeNamespace(api, core, ns, suffix)
+    return KubeNamespace(api, core, ns, suffix, client)

@@ -15,6 +15,7 @@ from kubernetes_asyncio.client import ApiClient, ResourceV1Api
 
 from ksched.api.core import Node, Pod
 from ksched.api.resource import FINALIZER, DeviceClass, ResourceClaim, ResourceSlice
+from ksched.client.rest import Client
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code
@@ -41,9 +42,9 @@ class World(KubeNamespace):
 
 
 @pytest.fixture
-async def world(k8s_api: ApiClient) -> World:
-    ns = await new_namespace(k8s_api, "dra-ext")
-    return World(ns.api, ns.core, ns.ns, ns.suffix, ResourceV1Api(k8s_api), ClaimApi(k8s_api))
+async def world(k8s_api: ApiClient, k8s_client: Client) -> World:
+    ns = await new_namespace(k8s_api, "dra-ext", k8s_client)
+    return World(ns.api, ns.core, ns.ns, ns.suffix, ns.client, ResourceV1Api(k8s_api), ClaimApi(k8s_client))
 
 
 async def _read(resp: Any, kind: type[Any]) -> Any:
@@ -99,7 +100,7 @@ async def schedule(w: World, node: Node | None = None) -> tuple[Pod, bytes]:
 
 
 def binder(w: World, data: bytes) -> tuple[DynamicResources, CycleState]:
-    plugin = DynamicResources(FakeHandle(client=w.api))
+    plugin = DynamicResources(FakeHandle(client=w.client))
     state = CycleState()
     plugin.import_state(state, data)
     return plugin, state

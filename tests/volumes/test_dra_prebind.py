@@ -15,6 +15,7 @@ from kubernetes_asyncio.client import ApiClient, ResourceV1Api
 
 from ksched.api.core import Pod
 from ksched.api.resource import FINALIZER, DeviceClass, ResourceClaim, ResourceSlice
+from ksched.client.rest import Client
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code
@@ -35,9 +36,9 @@ class World(KubeNamespace):
 
 
 @pytest.fixture
-async def world(k8s_api: ApiClient) -> World:
-    ns = await new_namespace(k8s_api, "dra")
-    return World(ns.api, ns.core, ns.ns, ns.suffix, ResourceV1Api(k8s_api), ClaimApi(k8s_api))
+async def world(k8s_api: ApiClient, k8s_client: Client) -> World:
+    ns = await new_namespace(k8s_api, "dra", k8s_client)
+    return World(ns.api, ns.core, ns.ns, ns.suffix, ns.client, ResourceV1Api(k8s_api), ClaimApi(k8s_client))
 
 
 def device_status(w: World, condition: str, reason: str, message: str) -> dict[str, Any]:
@@ -119,7 +120,7 @@ async def schedule(w: World, binding_conditions: bool = False) -> tuple[Pod, byt
 
 
 async def pre_bind(w: World, pod: Pod, data: bytes, poll: float = 0.05) -> Any:
-    binder = DynamicResources(FakeHandle(client=w.api))
+    binder = DynamicResources(FakeHandle(client=w.client))
     binder.binding_poll_interval = poll
     state = CycleState()
     binder.import_state(state, data)
@@ -181,7 +182,7 @@ async def test_unreserve_after_pre_bind_removes_only_the_pods_reservation(world:
     """A binding cycle failing after PreBind (e.g. Bind refused): upstream Unreserve's patch takes the
     pod out of ``reservedFor`` by uid; the allocation and the finalizer stay, other consumers too."""
     pod, data = await schedule(world)
-    binder = DynamicResources(FakeHandle(client=world.api))
+    binder = DynamicResources(FakeHandle(client=world.client))
     state = CycleState()
     binder.import_state(state, data)
     assert await binder.pre_bind(state, PodInfo(pod), NODE) is None
@@ -203,7 +204,7 @@ async def test_unreserve_after_pre_bind_removes_only_the_pods_reservation(world:
 
 async def test_unreserve_without_pre_bind_writes_nothing(world: World) -> None:
     pod, data = await schedule(world)
-    binder = DynamicResources(FakeHandle(client=world.api))
+    binder = DynamicResources(FakeHandle(client=world.client))
     state = CycleState()
     binder.import_state(state, data)
     before = await world.claims.get(world.ns, "claim")

@@ -15,6 +15,7 @@ import pytest
 from kubernetes_asyncio.client import ApiClient, StorageV1Api
 
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
+from ksched.client.rest import Client
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
@@ -37,9 +38,9 @@ class World(KubeNamespace):
 
 
 @pytest.fixture
-async def world(k8s_api: ApiClient) -> World:
-    ns = await new_namespace(k8s_api, "vb")
-    return World(ns.api, ns.core, ns.ns, ns.suffix, VolumeApi(k8s_api))
+async def world(k8s_api: ApiClient, k8s_client: Client) -> World:
+    ns = await new_namespace(k8s_api, "vb", k8s_client)
+    return World(ns.api, ns.core, ns.ns, ns.suffix, ns.client, VolumeApi(k8s_client))
 
 
 async def create_node(w: World, base: str) -> Node:
@@ -158,7 +159,7 @@ async def schedule(
     assert scheduler.reserve(state, pi, node) is None
     data = scheduler.export_state(state)
     binder = VolumeBinding(
-        handle_for(client=w.api), VolumeBindingArgs(bind_timeout_seconds=timeout), poll_interval=POLL
+        handle_for(client=w.client), VolumeBindingArgs(bind_timeout_seconds=timeout), poll_interval=POLL
     )
     binder_state = CycleState()
     binder.import_state(binder_state, data)

@@ -14,12 +14,10 @@ from collections import OrderedDict
 from typing import Any
 
 import msgspec
-from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
-from ksched.apimachinery.rest import WriteClient
 from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
 from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
@@ -33,6 +31,8 @@ from ksched.bus.messages import (
 )
 from ksched.bus.streams import placement_consumer
 from ksched.bus.subjects import Subjects
+from ksched.client.config import api_client
+from ksched.client.rest import Client
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
@@ -46,7 +46,6 @@ from ksched.logcontext import pod_logging
 from ksched.service import gc_pacing
 from ksched.service.faults import fault_point
 from ksched.service.http import service_health_server
-from ksched.service.kube import api_client
 from ksched.service.options import CommonOptions
 from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 from ksched.service.reporter import PodRef, Reporter
@@ -90,7 +89,7 @@ def api_connections(workers: int) -> int:
     return max(API_CONNECTIONS, workers // 2)
 
 
-async def binder_api(common: CommonOptions, workers: int) -> WriteClient:
+async def binder_api(common: CommonOptions, workers: int) -> Client:
     """The binder's API client, with at most :func:`api_connections` connections."""
     return await api_client(
         common.kubeconfig,
@@ -127,7 +126,7 @@ class BinderService:
         self.tracer = service_tracer("binder", common)
         self.health = service_health_server(common, "ksched-binder", config, self.debug_state)
         self.bus: Bus | None = None
-        self.api: ApiClient | None = None
+        self.api: Client | None = None
         self.reporter: Reporter | None = None
         self.results: ResultWriter | None = None
         self.frameworks: dict[str, Framework] = {}
@@ -184,7 +183,7 @@ class BinderService:
         if every := gc_pacing.interval():
             self.tasks.spawn("gc", lambda: gc_pacing.full_collections(every), restart=True)
 
-    def use_api(self, api: ApiClient) -> None:
+    def use_api(self, api: Client) -> None:
         """Bind through ``api``: the profiles' frameworks (their PreBind and Bind plugins write with
         it), with the extenders, and the events reporter (also what the in-process harness runs)."""
         self.api = api

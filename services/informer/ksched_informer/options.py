@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from ksched.client.leader import ElectionConfig
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.service.election import election_config
-from ksched.service.leader import ElectionConfig
 from ksched.service.options import CommonOptions
 
 DEFAULT_HTTP_PORT = 10260

@@ -1,4 +1,5 @@
-"""List-watch of one resource through kubernetes_asyncio, decoded with msgspec (upstream's Reflector).
+"""List-watch of one resource through the API client (:mod:`ksched.client`), decoded with msgspec
+(upstream's Reflector).
 
 Lists page by page, then watches from the list's resourceVersion with bookmarks; resumes a
 dropped watch from the last resourceVersion seen, relists on ``410 Gone``, and backs off with
@@ -10,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
-from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.collections import Collection
 from ksched.api.kinds import decode_lenient
-from ksched.service.listing import ListError, get, list_all, selector_query
+from ksched.client.pager import ListError, list_all, selector_query
+from ksched.client.rest import Client
 
 log = logging.getLogger(__name__)
 DELETED = "DELETED"
@@ -69,25 +70,12 @@ OnList = Callable[[list[Any]], Awaitable[None]]
 OnEvent = Callable[[str, Any], Awaitable[None]]
 
 
-async def watch_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-    """The non-blank lines of a watch stream (one JSON event each), however the chunks cut them."""
-    buffer = b""
-    async for chunk in chunks:
-        if b"\n" not in chunk:
-            buffer += chunk
-            continue
-        *lines, buffer = (buffer + chunk).split(b"\n")
-        for line in lines:
-            if line.strip():
-                yield line
-
-
 class Reflector:
     """Keeps one resource in sync; ``synced`` is set once the first list has been delivered."""
 
     def __init__(
         self,
-        api: ApiClient,
+        api: Client,
         resource: Collection,
         on_list: OnList,
         on_event: OnEvent,
@@ -183,17 +171,14 @@ class Reflector:
             allowWatchBookmarks="true",
             timeoutSeconds=timeout,
         )
-        resp = await get(self.api, self.resource, query, timeout + 30)
-        try:
+        async with self.api.stream(self.resource.path, query, timeout + 30) as resp:
             if resp.status == 410:
                 raise Gone()
             if resp.status != 200:
                 body = await resp.read()
                 raise RuntimeError(f"watch {self.resource.path}: HTTP {resp.status}: {body[:300]!r}")
-            async for line in watch_lines(resp.content.iter_any()):
+            async for line in resp.lines():
                 await self._handle(line)
-        finally:
-            resp.release()
 
     async def _handle(self, line: bytes) -> None:
         try:

@@ -13,7 +13,6 @@ import uuid
 from typing import Any
 
 import msgspec
-from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
 from ksched.api.collections import NODES, OBJECTS, PODS
@@ -52,6 +51,8 @@ from ksched.bus.streams import ASSUMED_LEDGER, GANG_COMMITS
 from ksched.bus.subjects import Subjects
 from ksched.bus.tokens import encode_token
 from ksched.cache.ledger import ClusterCache
+from ksched.client.config import api_client
+from ksched.client.rest import Client
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.framework.nominator import Nominator
@@ -60,7 +61,6 @@ from ksched.framework.runtime import Framework
 from ksched.logcontext import pod_logging
 from ksched.service import gc_pacing
 from ksched.service.http import service_health_server
-from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
 from ksched.service.reporter import Reporter
 from ksched.service.shutdown import stop_steps
@@ -99,7 +99,7 @@ class InformerService:
         self.tracer = service_tracer("informer", common)
         self.health = service_health_server(common, "ksched-informer", config, self.debug_state)
         self.bus: Bus | None = None
-        self.api: ApiClient | None = None
+        self.api: Client | None = None
         self.reflectors: list[Reflector] = []
         self.ready = False
         #: gang scheduling (GenericWorkload): group views, the Coscheduling adapter, group commits

@@ -9,12 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from kubernetes_asyncio.client import ApiClient
-
 from ksched.bus.connect import Bus, connect
 from ksched.bus.subjects import Subjects
+from ksched.client.config import api_client
+from ksched.client.rest import Client
 from ksched.service.http import service_health_server
-from ksched.service.kube import api_client
 from ksched.service.leadership import Leadership
 from ksched.service.shutdown import stop_steps
 from ksched.service.tasks import TaskGroup
@@ -48,7 +47,7 @@ class QueueServer:
         self.leadership = Leadership("queue", common.identity, settings.election)
         """One queue serves; losing the Lease calls ``leadership.on_lost`` (default: exit)."""
         self.bus: Bus | None = None
-        self.api: ApiClient | None = None
+        self.api: Client | None = None
         self.service: QueueService | None = None
         self.port = 0
         self.started = asyncio.Event()

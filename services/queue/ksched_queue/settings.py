@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ksched.client.leader import ElectionConfig
 from ksched.config import KubeSchedulerConfiguration, build_frameworks
 from ksched.features import DRA_EXTENDED_RESOURCE, GANG_SCHEDULING, GENERIC_WORKLOAD
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.plugins.dynamicresources import NAME as DRA_NAME
 from ksched.plugins.dynamicresources import DynamicResources
-from ksched.service.leader import ElectionConfig
 from ksched.service.options import CommonOptions
 
 from .backoff_queue import DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_POD_MAX_BACKOFF

@@ -7,9 +7,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from kubernetes_asyncio.client import ApiClient
-
 from ksched.api.resource import ResourceClaim
+from ksched.client.rest import Client
 from ksched.framework.runtime import Framework
 from ksched.plugins.dynamicresources import NAME as DRA_NAME
 from ksched.plugins.dynamicresources import DynamicResources
@@ -18,7 +17,7 @@ from ksched.plugins.dynamicresources.binding import ClaimApi, PreBindError, deal
 log = logging.getLogger(__name__)
 
 
-def claims_writer(fw: Framework, api: ApiClient | None, spawn: Callable[[Any], object]) -> None:
+def claims_writer(fw: Framework, api: Client | None, spawn: Callable[[Any], object]) -> None:
     """DynamicResources' PostFilter deallocations and deletions go to the API in the background (never
     into the replica's snapshot, which only the informer feeds); without an API they are logged and
     dropped."""

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import logging
 
-from kubernetes_asyncio.client import ApiClient
-
+from ksched.client.rest import Client
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.results import NominatingMode, PostFilterResult
 from ksched.logcontext import node_logging
@@ -58,7 +57,7 @@ class PreemptionRunner:
 
     def __init__(
         self,
-        api: ApiClient | None,
+        api: Client | None,
         reporter: Reporter | None,
         nominations: NominationTracker,
         tasks: TaskGroup,

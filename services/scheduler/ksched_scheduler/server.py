@@ -8,14 +8,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kubernetes_asyncio.client import ApiClient
-
 from ksched.bus.connect import Bus, connect
 from ksched.bus.subjects import Subjects
+from ksched.client.config import api_client, api_reachable
+from ksched.client.rest import Client
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
 from ksched.service.http import service_health_server
-from ksched.service.kube import api_client, api_reachable
 from ksched.service.reporter import Reporter
 from ksched.service.result_writer import ResultWriter
 from ksched.service.shutdown import stop_replica
@@ -41,7 +40,7 @@ class SchedulerServer:
         self.service = SchedulerService(options, config, tasks=self.tasks, tracer=self.tracer)
         self.health = service_health_server(common, "ksched-scheduler", config, self.debug_state)
         self.bus: Bus | None = None
-        self.api: ApiClient | None = None
+        self.api: Client | None = None
         self.results: ResultWriter | None = None
 
     @property

@@ -20,7 +20,6 @@ import uuid
 from typing import Any
 
 import msgspec
-from kubernetes_asyncio.client import ApiClient
 from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
@@ -45,6 +44,7 @@ from ksched.bus.messages import (
 from ksched.cache.assume_check import spread_slack
 from ksched.cache.follower import ReplicaFollower
 from ksched.cache.replica import SnapshotReplica
+from ksched.client.rest import Client
 from ksched.config.profile import build_frameworks
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
@@ -131,7 +131,7 @@ class SchedulerService:
         self.preemptions: PreemptionRunner | None = None
         self.scheduler_names = [p.scheduler_name or "" for p in config.profiles]
         self.bus: Bus | None = None
-        self.api: ApiClient | None = None
+        self.api: Client | None = None
         self.reporter: Reporter | None = None
         self.results: ResultWriter | None = None
         self.follower: ReplicaFollower | None = None

@@ -40,8 +40,6 @@ from typing import Any
 
 import aiohttp
 import msgspec
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client import ApiClient
 
 from ksched.aio import cancel_and_wait
 from ksched.api.collections import NODES, Collection
@@ -49,10 +47,11 @@ from ksched.api.core import Node, Pod
 from ksched.api.kinds import lookup
 from ksched.apimachinery.quantity import milli_value, value
 from ksched.bench import compare
+from ksched.client.config import api_client
+from ksched.client.pager import list_all
+from ksched.client.rest import Client
 from ksched.launcher.controlplane import ControlPlane
 from ksched.launcher.stack import Stack, StackOptions
-from ksched.service.kube import api_client
-from ksched.service.listing import list_all
 
 NAMESPACE = "chaos"
 LEASE = {"leaseDuration": "6s", "renewDeadline": "4s", "retryPeriod": "1s"}
@@ -222,18 +221,18 @@ class ChaosReport:
 
 # --- faults -----------------------------------------------------------------------------------------
 
-Fault = Callable[[Stack, ApiClient, random.Random], Awaitable[str]]
+Fault = Callable[[Stack, Client, random.Random], Awaitable[str]]
 
 
-async def _holder(api: ApiClient, service: str) -> str:
+async def _holder(api: Client, service: str) -> str:
     """The process name (its ``--id``) holding ``service``'s Lease; identities are ``<id>_<random>``."""
-    lease = await client.CoordinationV1Api(api).read_namespaced_lease(f"ksched-{service}", "kube-system")
-    identity: str = lease.spec.holder_identity or ""
+    lease = await api.get(f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/ksched-{service}")
+    identity: str = (lease.get("spec") or {}).get("holderIdentity") or ""
     return identity.rsplit("_", 1)[0]
 
 
 def _kill(service: str, leader: bool) -> Fault:
-    async def fault(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+    async def fault(stack: Stack, api: Client, rng: random.Random) -> str:
         holder = await _holder(api, service)
         names = [n for n in stack.procs if n.startswith(f"{service}-")]
         running = [n for n in names if stack.procs[n].running] or names
@@ -247,7 +246,7 @@ def _kill(service: str, leader: bool) -> Fault:
 
 
 def _kill_replica(service: str) -> Fault:
-    async def fault(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+    async def fault(stack: Stack, api: Client, rng: random.Random) -> str:
         name = rng.choice(stack.replicas(service))
         await stack.kill(name)
         await stack.restart(name)
@@ -264,19 +263,19 @@ def _nats_server(stack: Stack, rng: random.Random) -> tuple[str, int]:
     return f"nats-server-{index}", index
 
 
-async def _restart_nats(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+async def _restart_nats(stack: Stack, api: Client, rng: random.Random) -> str:
     name, index = _nats_server(stack, rng)
     await stack.restart_nats(index=index)
     return name
 
 
-async def _pause_nats(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+async def _pause_nats(stack: Stack, api: Client, rng: random.Random) -> str:
     name, _ = _nats_server(stack, rng)
     await stack.pause(name, 5.0)
     return name
 
 
-async def _lose_nats(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+async def _lose_nats(stack: Stack, api: Client, rng: random.Random) -> str:
     """SIGKILL one server of the cluster and delete its store; it stays lost until the next chunk of
     pods was created and scheduled on the other two (:data:`FOLLOW_UPS` replaces it then)."""
     if stack.cluster is None:
@@ -292,13 +291,13 @@ async def _replace_nats(stack: Stack, target: str) -> None:
     await stack.cluster.start_server(int(target.rpartition("-")[2]))
 
 
-async def _pause_scheduler(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+async def _pause_scheduler(stack: Stack, api: Client, rng: random.Random) -> str:
     name = rng.choice(stack.replicas("scheduler"))
     await stack.pause(name, QUEUE_LEASE_SECONDS + 3.0)  # past the queue's lease on its popped pods
     return name
 
 
-async def _restart_kubesim(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+async def _restart_kubesim(stack: Stack, api: Client, rng: random.Random) -> str:
     stack.hang_up("kubesim")
     await asyncio.sleep(1.5)  # kubesim's --restart-downtime (1 s) and its start
     return "kubesim"
@@ -330,14 +329,14 @@ def _plane() -> _Plane:
     return plane
 
 
-async def _restart_apiserver(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+async def _restart_apiserver(stack: Stack, api: Client, rng: random.Random) -> str:
     plane = _plane()
     plane.rejected_before += await asyncio.to_thread(plane.rejected_now)
     await asyncio.to_thread(plane.plane.restart, "apiserver")
     return "kube-apiserver"
 
 
-async def _pause_apiserver(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+async def _pause_apiserver(stack: Stack, api: Client, rng: random.Random) -> str:
     plane = _plane().plane
     plane.pause("apiserver")
     try:
@@ -347,12 +346,12 @@ async def _pause_apiserver(stack: Stack, api: ApiClient, rng: random.Random) -> 
     return "kube-apiserver"
 
 
-async def _compact_etcd(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+async def _compact_etcd(stack: Stack, api: Client, rng: random.Random) -> str:
     revision = await asyncio.to_thread(_plane().plane.compact)
     return f"etcd@{revision}"
 
 
-async def _overload_apiserver(stack: Stack, api: ApiClient, rng: random.Random) -> str:
+async def _overload_apiserver(stack: Stack, api: Client, rng: random.Random) -> str:
     """LISTs of every pod, FLOOD_REQUESTS at a time for FLOOD_SECONDS, as the services' own user."""
     plane = _plane().plane
     context = ssl.create_default_context(cafile=str(plane.ca_file))
@@ -452,7 +451,7 @@ def _pod(i: int, nodes: int) -> dict[str, Any]:
     return pod
 
 
-async def _create(api: ApiClient, pods: Sequence[dict[str, Any]], concurrency: int = 32) -> None:
+async def _create(api: Client, pods: Sequence[dict[str, Any]], concurrency: int = 32) -> None:
     """Create ``pods``, retrying each through API errors and kubesim restarts."""
     queue = list(pods)
     path = f"/api/v1/namespaces/{NAMESPACE}/pods"
@@ -462,7 +461,7 @@ async def _create(api: ApiClient, pods: Sequence[dict[str, Any]], concurrency: i
             body = queue.pop()
             for attempt in range(100):
                 try:
-                    await api.call_api(path, "POST", body=body, auth_settings=["BearerToken"])
+                    await api.create(path, body)
                     break
                 except Exception as exc:  # connection refused while kubesim restarts, 409 after a retry
                     if getattr(exc, "status", None) == 409:
@@ -476,11 +475,11 @@ PODS = Collection(lookup("", "Pod"), namespace=NAMESPACE)
 EVENTS = Collection(lookup("events.k8s.io", "Event"), namespace=NAMESPACE)
 
 
-async def _bound(api: ApiClient) -> int:
+async def _bound(api: Client) -> int:
     return len(await _bound_names(api))
 
 
-async def _bound_names(api: ApiClient) -> set[str]:
+async def _bound_names(api: Client) -> set[str]:
     for attempt in range(50):
         try:
             pods, _ = await list_all(api, PODS, Pod, page_size=5000)
@@ -505,7 +504,7 @@ async def _all_ready(stack: Stack) -> bool:
     return True
 
 
-async def _recovery(stack: Stack, api: ApiClient, created: int, timeout: float) -> float | None:
+async def _recovery(stack: Stack, api: Client, created: int, timeout: float) -> float | None:
     """Seconds until every service is ready and one more pod is bound (or all ``created`` are)."""
     start = time.monotonic()
     baseline = await _bound(api)
@@ -561,7 +560,7 @@ def violations(pods: Sequence[Pod], node_names: Sequence[str]) -> list[str]:
     return out
 
 
-async def _events_missing(api: ApiClient) -> int:
+async def _events_missing(api: Client) -> int:
     """Bound pods without a Scheduled event (0 when the API cannot be read)."""
     try:
         pods, _ = await list_all(api, PODS, Pod, page_size=5000)
@@ -573,7 +572,7 @@ async def _events_missing(api: ApiClient) -> int:
 
 
 async def _verify(
-    api: ApiClient, report: ChaosReport, bound_in: Sequence[tuple[FaultRecord, set[str]]] = ()
+    api: Client, report: ChaosReport, bound_in: Sequence[tuple[FaultRecord, set[str]]] = ()
 ) -> None:
     pods, _ = await list_all(api, PODS, Pod, page_size=5000)
     nodes, _ = await list_all(api, NODES, Node, page_size=5000)
@@ -654,7 +653,7 @@ class _Injector:
     """Injects faults one at a time and records each one's repair and recovery in the report."""
 
     stack: Stack
-    api: ApiClient
+    api: Client
     report: ChaosReport
     options: ChaosOptions
     log: Callable[[str], None]
@@ -829,11 +828,9 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
         admin = stack.kubeconfig if plane is None else str(plane.admin_kubeconfig)
         api = await api_client(admin, component="ksched-chaos")
         async with api:
-            await api.call_api(
+            await api.create(
                 "/api/v1/namespaces",
-                "POST",
-                body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-                auth_settings=["BearerToken"],
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
             )
             pods = [_pod(i, options.nodes) for i in range(options.pods)]
             chunks = [pods[i :: len(names) + 1] for i in range(len(names) + 1)]

@@ -15,6 +15,9 @@ ksched bench chaos --nodes N --pods M [--seed S] [--fault F ...] [--nats-servers
 ksched bench gangs --groups G --size S --nodes N   pod groups placed all or nothing (docs/gang.md)
 ksched bench plot LOG... [--output FILE] [--table]  create-to-bound latency against the rate, both
                                                     schedulers, from bench compare's JSON lines
+ksched bench client [--kubesim | --kube PATH | --kubeconfig FILE] [--requests N]
+                                                    client CPU per API request of each HTTP client
+                                                    (docs/client.md)
 ksched bench all                                    what ``make bench`` runs
 """
 
@@ -330,7 +333,14 @@ def chaos_main(argv: Sequence[str]) -> int:
     return 0 if report.ok else 1
 
 
+def client_main(argv: Sequence[str]) -> int:
+    from ksched.bench.client import main
+
+    return main(argv)
+
+
 COMMANDS = {
+    "client": client_main,
     "cycle": cycle_main,
     "dra": dra_main,
     "e2e": e2e_main,

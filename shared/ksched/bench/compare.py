@@ -47,14 +47,13 @@ from typing import Any
 
 import aiohttp
 import msgspec
-from kubernetes_asyncio.client import ApiClient
 
-from ksched.apimachinery.rest import raw_request
 from ksched.bench import procstat, shapes
 from ksched.bench.e2e import PodEvent
+from ksched.client.config import api_client
+from ksched.client.rest import Client
 from ksched.launcher.controlplane import ControlPlane
 from ksched.launcher.stack import Stack, StackOptions
-from ksched.service.kube import api_client
 
 SIDES = ("kube_scheduler", "ksched")
 LABELS = {"kube_scheduler": "kube-scheduler", "ksched": "ksched"}
@@ -119,14 +118,14 @@ def with_total(ms_per_pod: Mapping[str, float]) -> dict[str, float]:
 # --- the API -------------------------------------------------------------------------------------
 
 
-async def _request(api: ApiClient, method: str, path: str, body: Any = None, ok: tuple[int, ...] = ()) -> Any:
-    status, data = await raw_request(api, method, path, body, timeout=120.0)
+async def _request(api: Client, method: str, path: str, body: Any = None, ok: tuple[int, ...] = ()) -> Any:
+    status, data = await api.request(method, path, body, timeout=120.0)
     if not (200 <= status < 300 or status in ok):
         raise RuntimeError(f"{method} {path}: HTTP {status} {data[:300]!r}")
     return msgspec.json.decode(data) if data else None
 
 
-async def create_nodes(api: ApiClient, count: int, in_flight: int = 32) -> None:
+async def create_nodes(api: Client, count: int, in_flight: int = 32) -> None:
     indices = iter(range(count))
 
     async def worker() -> None:
@@ -136,18 +135,18 @@ async def create_nodes(api: ApiClient, count: int, in_flight: int = 32) -> None:
     await asyncio.gather(*(worker() for _ in range(in_flight)))
 
 
-async def create_namespace(api: ApiClient, name: str) -> None:
+async def create_namespace(api: Client, name: str) -> None:
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     await _request(api, "POST", "/api/v1/namespaces", body, ok=(409,))
 
 
-async def pending_pods(api: ApiClient, namespace: str) -> int:
+async def pending_pods(api: Client, namespace: str) -> int:
     """Pods of ``namespace`` without a node."""
     found = await _request(api, "GET", f"/api/v1/namespaces/{namespace}/pods?fieldSelector=spec.nodeName%3D")
     return len(found.get("items") or [])
 
 
-async def failed_scheduling_sample(api: ApiClient, namespace: str) -> str | None:
+async def failed_scheduling_sample(api: Client, namespace: str) -> str | None:
     """The message of one FailedScheduling event of ``namespace`` (None when there is none)."""
     found = await _request(
         api, "GET", f"/api/v1/namespaces/{namespace}/events?fieldSelector=reason%3DFailedScheduling&limit=1"
@@ -158,7 +157,7 @@ async def failed_scheduling_sample(api: ApiClient, namespace: str) -> str | None
     return None
 
 
-async def delete_pods(api: ApiClient, namespace: str, timeout: float = 120.0) -> None:
+async def delete_pods(api: Client, namespace: str, timeout: float = 120.0) -> None:
     """Delete every pod of ``namespace`` at once (no kubelet confirms a graceful deletion)."""
     path = f"/api/v1/namespaces/{namespace}/pods"
     await _request(api, "DELETE", path + "?gracePeriodSeconds=0")
@@ -176,7 +175,7 @@ async def delete_pods(api: ApiClient, namespace: str, timeout: float = 120.0) ->
 class Watch:
     """The pods of a namespace, on one watch: when each was first seen and first seen bound."""
 
-    api: ApiClient
+    api: Client
     namespace: str
     expected: int
     seen: set[str] = field(default_factory=set)
@@ -200,26 +199,10 @@ class Watch:
         params: list[tuple[str, Any]] = [("watch", "true"), ("timeoutSeconds", 3600)]
         if self._version:
             params.append(("resourceVersion", self._version))
-        resp = await self.api.call_api(
-            f"/api/v1/namespaces/{self.namespace}/pods",
-            "GET",
-            query_params=params,
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-        )
-        self.connected.set()
-        buffer = b""
-        try:
-            async for chunk in resp.content.iter_any():
-                now = time.monotonic()
-                buffer += chunk
-                while (end := buffer.find(b"\n")) >= 0:
-                    line, buffer = buffer[:end], buffer[end + 1 :]
-                    if line.strip():
-                        self._event(decoder.decode(line), now)
-        finally:
-            resp.release()
+        async with self.api.stream(f"/api/v1/namespaces/{self.namespace}/pods", params) as resp:
+            self.connected.set()
+            async for line in resp.lines():
+                self._event(decoder.decode(line), now=time.monotonic())
 
     def _event(self, event: PodEvent, now: float) -> None:
         if event.type == "ERROR":  # resource version too old: start over (the bindings are then late)
@@ -296,7 +279,7 @@ class Side:
     settings: Settings
     plane: ControlPlane
     stack: Stack | None = None
-    api: ApiClient | None = None
+    api: Client | None = None
 
     def scheduler_pids(self) -> dict[str, int | None]:
         if self.stack is None:

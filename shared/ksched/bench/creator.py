@@ -26,9 +26,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ksched.apimachinery.rest import raw_request
 from ksched.bench import shapes
-from ksched.service.kube import api_client
+from ksched.client.config import api_client
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
 """Statuses after which a creation is sent again (the API server shedding load)."""
@@ -57,7 +56,7 @@ async def run(ns: argparse.Namespace) -> dict[str, object]:
     try:
         # open the connections before the start (TLS handshakes are not part of the measurement)
         await asyncio.gather(
-            *(raw_request(api, "GET", f"/api/v1/namespaces/{ns.namespace}") for _ in range(ns.connections))
+            *(api.request("GET", f"/api/v1/namespaces/{ns.namespace}") for _ in range(ns.connections))
         )
         print("ready", flush=True)
         line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
@@ -69,7 +68,7 @@ async def run(ns: argparse.Namespace) -> dict[str, object]:
             name = pod_name(index)
             for attempt in range(ATTEMPTS):
                 try:
-                    status, data = await raw_request(api, "POST", path, body, timeout=120.0)
+                    status, data = await api.request("POST", path, body, timeout=120.0)
                 except (ConnectionError, TimeoutError) as exc:
                     status, data = 0, repr(exc).encode()
                 if status == 201 or (status == 409 and attempt > 0):  # 409: an earlier attempt made it

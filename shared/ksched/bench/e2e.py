@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from kubernetes_asyncio import config
 
 from ksched.bench import hops, natsstat, procstat, shapes
 from ksched.bus.connect import connect
 from ksched.bus.subjects import Subjects
+from ksched.client.config import api_client
+from ksched.client.rest import Client
 from ksched.launcher.stack import Stack, StackOptions
 
 log = logging.getLogger(__name__)
@@ -76,31 +77,16 @@ async def _api_writes_drained(stack: Stack, binders: int, timeout: float) -> flo
     return None
 
 
-async def _watch_bound(api: Any, bound: dict[str, float], stop: asyncio.Event) -> None:
+async def _watch_bound(api: Client, bound: dict[str, float], stop: asyncio.Event) -> None:
     decoder = msgspec.json.Decoder(PodEvent)
-    resp = await api.call_api(
-        f"/api/v1/namespaces/{NAMESPACE}/pods",
-        "GET",
-        query_params=[("watch", "true"), ("timeoutSeconds", 3600)],
-        header_params={"Accept": "application/json"},
-        auth_settings=["BearerToken"],
-        _preload_content=False,
-    )
-    buffer = b""
-    try:
-        async for chunk in resp.content.iter_any():
-            buffer += chunk
-            while (end := buffer.find(b"\n")) >= 0:
-                line, buffer = buffer[:end], buffer[end + 1 :]
-                if not line.strip():
-                    continue
-                ev = decoder.decode(line)
-                if ev.object.spec.node_name and ev.object.metadata.name not in bound:
-                    bound[ev.object.metadata.name] = time.perf_counter()
+    query = [("watch", "true"), ("timeoutSeconds", 3600)]
+    async with api.stream(f"/api/v1/namespaces/{NAMESPACE}/pods", query) as resp:
+        async for line in resp.lines():
+            ev = decoder.decode(line)
+            if ev.object.spec.node_name and ev.object.metadata.name not in bound:
+                bound[ev.object.metadata.name] = time.perf_counter()
             if stop.is_set():
                 return
-    finally:
-        resp.release()
 
 
 @dataclass(frozen=True)
@@ -175,15 +161,12 @@ async def measure(s: Settings) -> dict[str, Any]:
         )
     )
     await stack.start(timeout=180)
-    api = await config.new_client_from_config(config_file=stack.kubeconfig)
+    api = await api_client(stack.kubeconfig, component="ksched-bench")
     try:
-        await api.call_api(
-            "/api/v1/namespaces",
+        await api.request(
             "POST",
-            body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-            header_params={"Content-Type": "application/json"},
-            auth_settings=["BearerToken"],
-            _preload_content=False,
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         )
         bound: dict[str, float] = {}
         created: dict[str, float] = {}
@@ -211,15 +194,7 @@ async def measure(s: Settings) -> dict[str, Any]:
             if s.rate > 0:  # pod i is due i/rate seconds after the start
                 await asyncio.sleep(max(0.0, start + i / s.rate - time.perf_counter()))
             async with sem:
-                resp = await api.call_api(
-                    f"/api/v1/namespaces/{NAMESPACE}/pods",
-                    "POST",
-                    body=body,
-                    header_params={"Content-Type": "application/json"},
-                    auth_settings=["BearerToken"],
-                    _preload_content=False,
-                )
-                resp.release()
+                await api.request("POST", f"/api/v1/namespaces/{NAMESPACE}/pods", body, timeout=None)
                 created[body["metadata"]["name"]] = time.perf_counter()
 
         start = time.perf_counter()

@@ -11,10 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kubernetes_asyncio import config
-
 from ksched.bench import procstat
 from ksched.bench.e2e import NAMESPACE, _watch_bound
+from ksched.client.config import api_client
 from ksched.launcher.stack import Stack, StackOptions
 
 GATES = "GenericWorkload=true,GangScheduling=true"
@@ -67,18 +66,10 @@ async def _run(groups: int, size: int, nodes: int, schedulers: int, binders: int
     )
     stack = Stack(options)
     await stack.start(timeout=180)
-    api = await config.new_client_from_config(config_file=stack.kubeconfig)
+    api = await api_client(stack.kubeconfig, component="ksched-bench")
 
     async def post(path: str, body: dict[str, Any]) -> None:
-        resp = await api.call_api(
-            path,
-            "POST",
-            body=body,
-            header_params={"Content-Type": "application/json"},
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-        )
-        resp.release()
+        await api.request("POST", path, body, timeout=None)
 
     try:
         await post(

@@ -32,7 +32,8 @@ from typing import Any
 import yaml
 
 from ksched.api.kinds import BY_NAME
-from ksched.apimachinery.rest import WriteClient, raw_request
+from ksched.client.config import api_client
+from ksched.client.rest import Client
 from ksched.differential.answers import Attempt, answer, first_attempt
 from ksched.differential.klog import Entry, LogReader
 from ksched.differential.model import (
@@ -47,7 +48,6 @@ from ksched.differential.model import (
     key,
 )
 from ksched.launcher.controlplane import ControlPlane
-from ksched.service.kube import api_client
 from ksched.simulate.live import list_cluster
 
 SCHEDULER_FLAGS = "--v=3 --vmodule=schedule_one=10,eventhandlers=4"
@@ -137,7 +137,7 @@ class Upstream:
         self.log = LogReader(workdir / "scheduler.log")
         self.entries: list[Entry] = []
         self.baseline: set[tuple[str, str]] = set()
-        self._api: WriteClient | None = None
+        self._api: Client | None = None
 
     # --- the batch ---------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -188,7 +188,7 @@ class Upstream:
         await asyncio.to_thread(self.plane.down)
 
     @property
-    def api(self) -> WriteClient:
+    def api(self) -> Client:
         assert self._api is not None, "start() first"
         return self._api
 
@@ -196,7 +196,7 @@ class Upstream:
     async def request(
         self, method: str, path: str, body: Any = None, content_type: str = "application/json"
     ) -> tuple[int, Any]:
-        status, raw = await raw_request(self.api, method, path, body, content_type, timeout=30.0)
+        status, raw = await self.api.request(method, path, body, content_type, timeout=30.0)
         try:
             decoded = json.loads(raw) if raw else None
         except ValueError:

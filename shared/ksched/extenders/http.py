@@ -4,7 +4,9 @@ Each verb is a ``POST {urlPrefix}/{verb}`` with a JSON body (:mod:`ksched.extend
 bounded by the extender's ``httpTimeout`` (default 5s) for the whole exchange. A reply other than
 200, a transport failure, a timeout, an undecodable body or an ``Error`` the extender reports
 raises :class:`ExtenderError`; :mod:`ksched.framework.extender_calls` decides what that means.
-Connections are pooled and reused across calls and extenders (keep-alive).
+Connections are pooled and reused across calls and extenders (keep-alive). The proxy is the
+environment's, resolved once per extender as Go's ``ProxyFromEnvironment`` (kube-scheduler's extender
+transport; :mod:`ksched.client.proxy`, the API client's policy too); netrc is not read.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Final
 import aiohttp
 
 from ksched.api.core import Container, Pod
+from ksched.client.proxy import proxy_from_environment, proxy_settings
 from ksched.config.types import Extender as ExtenderConfig
 from ksched.extenders import wire
 from ksched.extenders.tls import tls_settings
@@ -51,7 +54,7 @@ class HTTPExtenders:
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=CONNECTION_LIMIT), trust_env=True
+                connector=aiohttp.TCPConnector(limit=CONNECTION_LIMIT), trust_env=False
             )
         return self._session
 
@@ -87,6 +90,11 @@ class HTTPExtender:
             self._request_options["ssl"] = tls.context
         if tls.server_name:
             self._request_options["server_hostname"] = tls.server_name
+        proxy, proxy_headers = proxy_settings(proxy_from_environment(self._url))
+        if proxy:
+            self._request_options["proxy"] = proxy
+        if proxy_headers:
+            self._request_options["proxy_headers"] = proxy_headers
 
     def __repr__(self) -> str:
         return f"HTTPExtender({self.config.url_prefix!r})"

@@ -39,7 +39,8 @@ class Handle(Protocol):
 
     @property
     def client(self) -> object | None:
-        """A kubernetes_asyncio ``ApiClient`` where API calls are allowed (the binder); else None."""
+        """The API client (:class:`ksched.client.rest.Client`) where API calls are allowed (the
+        binder); else None."""
         ...
 
     @property

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes_asyncio import client, config
 
+from ksched.client.config import api_client
+from ksched.client.rest import Client
 from ksched.launcher.stack import UI_PORT, Stack, StackOptions
 
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -189,21 +190,37 @@ def workload(scale: int) -> list[dict[str, Any]]:
     return pods
 
 
-async def _create_all(api: Any, pods: list[dict[str, Any]]) -> None:
+async def _create_all(api: Client, pods: list[dict[str, Any]]) -> None:
     sem = asyncio.Semaphore(32)
 
     async def one(p: dict[str, Any]) -> None:
         async with sem:
-            await api.create_namespaced_pod("demo", p)
+            await api.create(f"{DEMO}/pods", p)
 
     await asyncio.gather(*(one(p) for p in pods))
 
 
-def _unschedulable_message(pod: Any) -> str | None:
-    for c in pod.status.conditions or []:
-        if c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable":
-            return str(c.message)
+def _unschedulable_message(pod: dict[str, Any]) -> str | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if (
+            c.get("type") == "PodScheduled"
+            and c.get("status") == "False"
+            and c.get("reason") == "Unschedulable"
+        ):
+            return str(c.get("message"))
     return None
+
+
+def _node_name(pod: dict[str, Any]) -> str:
+    return str(pod["spec"].get("nodeName") or "")
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return str(obj["metadata"]["name"])
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, str]:
+    return obj["metadata"].get("labels") or {}
 
 
 async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: bool = False) -> int:
@@ -223,12 +240,14 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: 
     print(f"starting NATS, kubesim ({nodes} nodes), {services} ... (logs: {workdir})")
     await stack.start()
     print(f"watch it live: {stack.http_url('ui')}/")
-    api_client = await config.new_client_from_config(config_file=stack.kubeconfig)
+    api = await api_client(stack.kubeconfig, component="ksched-demo")
     try:
-        v1: Any = client.CoreV1Api(api_client)
-        await v1.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}})
-        resource: Any = client.ResourceV1Api(api_client)
-        await resource.create_namespaced_resource_claim_template("demo", gpu_claim_template())
+        await api.create(
+            "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}
+        )
+        await api.create(
+            "/apis/resource.k8s.io/v1/namespaces/demo/resourceclaimtemplates", gpu_claim_template()
+        )
         pods = workload(scale)
         expected_unschedulable = {
             p["metadata"]["name"] for p in pods if p["metadata"]["labels"]["app"] == "too-big"
@@ -238,12 +257,12 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: 
             "api, 3 that cannot fit)"
         )
         started = time.monotonic()
-        await _create_all(v1, pods)
+        await _create_all(api, pods)
         done_at = None
         while True:
-            listing = (await v1.list_namespaced_pod("demo")).items
-            bound = sum(1 for p in listing if p.spec.node_name)
-            unschedulable = {p.metadata.name: m for p in listing if (m := _unschedulable_message(p))}
+            listing: list[dict[str, Any]] = (await api.get(f"{DEMO}/pods"))["items"] or []
+            bound = sum(1 for p in listing if _node_name(p))
+            unschedulable = {_name(p): m for p in listing if (m := _unschedulable_message(p))}
             pending = len(listing) - bound
             elapsed = time.monotonic() - started
             print(
@@ -261,30 +280,35 @@ async def run_demo(workdir: Path, nodes: int, scale: int, timeout: float, keep: 
                 break
             await asyncio.sleep(0.5)
         print()
-        code = await _summary(v1, stack, listing, expected_unschedulable, done_at, keep)
-        code = max(code, await _claims_summary(resource, listing))
+        code = await _summary(api, stack, listing, expected_unschedulable, done_at, keep)
+        code = max(code, await _claims_summary(api, listing))
         if keep:
             print("\nthe stack keeps running; Ctrl-C stops everything.", flush=True)
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.Event().wait()
         return code
     finally:
-        await api_client.close()
+        await api.close()
         await stack.stop()
 
 
 async def _summary(
-    v1: Any, stack: Stack, listing: list[Any], expected: set[str], done_at: float | None, keep: bool
+    api: Client,
+    stack: Stack,
+    listing: list[dict[str, Any]],
+    expected: set[str],
+    done_at: float | None,
+    keep: bool,
 ) -> int:
-    nodes = (await v1.list_node()).items
-    alloc = {n.metadata.name: _cpu(n.status.allocatable["cpu"]) for n in nodes}
+    nodes = (await api.get("/api/v1/nodes"))["items"] or []
+    alloc = {_name(n): _cpu(n["status"]["allocatable"]["cpu"]) for n in nodes}
     used: dict[str, float] = dict.fromkeys(alloc, 0.0)
     apps_by_zone: Counter[tuple[str, str]] = Counter()
-    zone_of = {n.metadata.name: n.metadata.labels.get("topology.kubernetes.io/zone", "") for n in nodes}
+    zone_of = {_name(n): _labels(n).get("topology.kubernetes.io/zone", "") for n in nodes}
     for p in listing:
-        if p.spec.node_name:
-            used[p.spec.node_name] += _cpu(p.spec.containers[0].resources.requests["cpu"])
-            apps_by_zone[(p.metadata.labels["app"], zone_of.get(p.spec.node_name, ""))] += 1
+        if node := _node_name(p):
+            used[node] += _cpu(p["spec"]["containers"][0]["resources"]["requests"]["cpu"])
+            apps_by_zone[(_labels(p)["app"], zone_of.get(node, ""))] += 1
     utilisation = sorted(((used[n] / alloc[n] if alloc[n] else 0.0), n) for n in alloc)
     print("\nper-node cpu utilisation (requested / allocatable):")
     buckets = Counter(min(int(u * 10), 9) for u, _ in utilisation)
@@ -295,7 +319,7 @@ async def _summary(
         "\nweb pods per zone (topology spread, maxSkew 1):",
         ", ".join(f"{z} {apps_by_zone[('web', z)]}" for z in ZONES),
     )
-    unsched = {p.metadata.name: _unschedulable_message(p) for p in listing if not p.spec.node_name}
+    unsched = {_name(p): _unschedulable_message(p) for p in listing if not _node_name(p)}
     print(f"\nunschedulable pods ({len(unsched)}):")
     for name, message in sorted(unsched.items()):
         print(f"  demo/{name}: {message}")
@@ -315,22 +339,25 @@ async def _summary(
     return 0 if ok else 1
 
 
-async def _claims_summary(resource: Any, listing: list[Any]) -> int:
+async def _claims_summary(api: Client, listing: list[dict[str, Any]]) -> int:
     """Print the GPUs the trainers got; 1 when a device was allocated twice or a bound trainer lacks one."""
-    claims = (await resource.list_namespaced_resource_claim("demo")).items
+    claims = (await api.get("/apis/resource.k8s.io/v1/namespaces/demo/resourceclaims"))["items"] or []
     devices: Counter[str] = Counter()
     for claim in claims:
-        allocation = claim.status.allocation if claim.status else None
-        for result in allocation.devices.results if allocation else []:
-            devices[f"{result.driver}/{result.pool}/{result.device}"] += 1
+        allocation = (claim.get("status") or {}).get("allocation")
+        for result in ((allocation or {}).get("devices") or {}).get("results") or []:
+            devices[f"{result['driver']}/{result['pool']}/{result['device']}"] += 1
     twice = sorted(d for d, n in devices.items() if n > 1)
-    trainers = [p for p in listing if p.metadata.labels["app"] == "trainer" and p.spec.node_name]
+    trainers = [p for p in listing if _labels(p).get("app") == "trainer" and _node_name(p)]
     print(
         f"\nGPUs allocated through ResourceClaims: {sum(devices.values())} for {len(trainers)} bound trainers"
     )
     if twice:
         print("  allocated twice:", ", ".join(twice))
     return 1 if twice or sum(devices.values()) < len(trainers) else 0
+
+
+DEMO = "/api/v1/namespaces/demo"
 
 
 def _cpu(q: str) -> float:

@@ -1,10 +1,8 @@
 """DefaultBinder: bind the pod by POSTing a Binding to ``pods/<name>/binding`` (upstream
-``defaultbinder``), through kubernetes_asyncio with the handle's API client.
+``defaultbinder``), with the handle's API client (:class:`ksched.client.rest.Client`).
 
-The typed client fails to decode the Status the server answers a binding with, so the body is
-sent as JSON bytes and the HTTP status checked here, through :func:`ksched.apimachinery.rest.raw_request`
-(the client's credentials, token refresh and connection pool, without ``call_api``'s generic
-parameter handling, which cost a tenth of the binder's CPU).
+The body is sent as JSON bytes and the HTTP status checked here, with :meth:`Client.request
+<ksched.client.rest.Client.request>` (429 retried as client-go does).
 An API failure comes back as an Error status whose error is a :class:`BindError` carrying the HTTP
 code, the API reason and message, so the binder service can decide what a 409 means.
 """
@@ -18,9 +16,8 @@ from urllib.parse import quote
 
 import aiohttp
 import msgspec
-from kubernetes_asyncio.client import ApiClient
 
-from ksched.apimachinery.rest import raw_request
+from ksched.client.rest import Client
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.handle import Handle
 from ksched.framework.interfaces import BindPlugin
@@ -83,12 +80,10 @@ class DefaultBinder:
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
 
-    def _api_client(self) -> ApiClient:
+    def _api_client(self) -> Client:
         client = self._handle.client
-        if not isinstance(client, ApiClient):
-            raise RuntimeError(
-                f"{NAME} needs a kubernetes_asyncio ApiClient, the handle has {type(client).__name__}"
-            )
+        if not isinstance(client, Client):
+            raise RuntimeError(f"{NAME} needs a ksched.client Client, the handle has {type(client).__name__}")
         return client
 
     async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -102,8 +97,8 @@ class DefaultBinder:
             # and the pod decided again would then meet "already assigned" (seen in make chaos)
             path = binding_path(pod.namespace, pod.name)
             binding = _BINDING.encode(binding_body(pod, node_name))
-            code, body = await raw_request(api, "POST", path, binding, timeout=None)
-        except (TimeoutError, aiohttp.ClientError) as exc:
+            code, body = await api.request("POST", path, binding, timeout=None)
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             return Status.as_error(BindError(f"binding {pod.key} to {node_name}: {exc}"))
         if 200 <= code < 300:
             return None

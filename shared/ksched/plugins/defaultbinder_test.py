@@ -3,8 +3,8 @@
 ``tests/kubesim/captures``: 05b binding 201, 05h same-node 409).
 
 Upstream ``default_binder_test.go`` checks the Binding sent and that an API error becomes an error
-status; the same two cases are here, over real HTTP through kubernetes_asyncio. The end-to-end test
-against kubesim belongs to the binder service.
+status; the same two cases are here, over real HTTP through ksched's API client (``ksched.client``).
+The end-to-end test against kubesim belongs to the binder service.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from kubernetes_asyncio.client import ApiClient, Configuration
+from kubernetes_asyncio.client import Configuration
 
+from ksched.client.rest import Client
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code
@@ -76,8 +77,8 @@ async def apiserver() -> AsyncIterator[FakeAPIServer]:
 
 
 @pytest.fixture
-async def api_client(apiserver: FakeAPIServer) -> AsyncIterator[ApiClient]:
-    async with ApiClient(Configuration(host=apiserver.url)) as client:
+async def api_client(apiserver: FakeAPIServer) -> AsyncIterator[Client]:
+    async with Client(Configuration(host=apiserver.url)) as client:
         yield client
 
 
@@ -85,7 +86,7 @@ def pod_foo() -> PodInfo:
     return PodInfo(make_pod("foo", "ns", uid="foo-uid"))
 
 
-async def test_successful(apiserver: FakeAPIServer, api_client: ApiClient) -> None:
+async def test_successful(apiserver: FakeAPIServer, api_client: Client) -> None:
     binder = new(None, FakeHandle(client=api_client))
     status = await binder.bind(CycleState(), pod_foo(), TEST_NODE)
     assert status is None
@@ -102,7 +103,7 @@ async def test_successful(apiserver: FakeAPIServer, api_client: ApiClient) -> No
     ]
 
 
-async def test_binding_error_carries_the_api_status(apiserver: FakeAPIServer, api_client: ApiClient) -> None:
+async def test_binding_error_carries_the_api_status(apiserver: FakeAPIServer, api_client: Client) -> None:
     apiserver.reply = (409, json.dumps(BINDING_409).encode())
     status = await DefaultBinder(FakeHandle(client=api_client)).bind(CycleState(), pod_foo(), "node-a")
     assert status is not None and status.code == Code.ERROR
@@ -111,7 +112,7 @@ async def test_binding_error_carries_the_api_status(apiserver: FakeAPIServer, ap
     assert (status.error.code, status.error.reason) == (409, "Conflict")
 
 
-async def test_non_status_error_body(apiserver: FakeAPIServer, api_client: ApiClient) -> None:
+async def test_non_status_error_body(apiserver: FakeAPIServer, api_client: Client) -> None:
     apiserver.reply = (503, b"upstream connect error")
     status = await DefaultBinder(FakeHandle(client=api_client)).bind(CycleState(), pod_foo(), "node-a")
     assert status is not None and status.code == Code.ERROR
@@ -120,7 +121,7 @@ async def test_non_status_error_body(apiserver: FakeAPIServer, api_client: ApiCl
 
 
 async def test_unreachable_server_is_an_error_status() -> None:
-    async with ApiClient(Configuration(host="http://127.0.0.1:9")) as client:
+    async with Client(Configuration(host="http://127.0.0.1:9")) as client:
         status = await DefaultBinder(FakeHandle(client=client)).bind(CycleState(), pod_foo(), "node-a")
     assert status is not None and status.code == Code.ERROR
     assert "binding ns/foo to node-a" in status.message
@@ -129,13 +130,13 @@ async def test_unreachable_server_is_an_error_status() -> None:
 async def test_without_api_client_is_an_error_status() -> None:
     status = await DefaultBinder(FakeHandle()).bind(CycleState(), pod_foo(), "node-a")
     assert status is not None and status.code == Code.ERROR
-    assert "needs a kubernetes_asyncio ApiClient" in status.message
+    assert "needs a ksched.client Client" in status.message
 
 
-async def test_a_slow_binding_is_awaited(apiserver: FakeAPIServer, api_client: ApiClient) -> None:
+async def test_a_slow_binding_is_awaited(apiserver: FakeAPIServer, api_client: Client) -> None:
     """The server may apply a binding the client stopped waiting for; the pod decided again would meet
     "already assigned" (make chaos saw it with a 10 s timeout), so no timeout, as client-go's."""
-    apiserver.delay = 10.5  # past raw_request's default timeout
+    apiserver.delay = 10.5  # past Client.request's default timeout
     status = await DefaultBinder(FakeHandle(client=api_client)).bind(CycleState(), pod_foo(), "node-a")
     assert status is None
 

@@ -22,9 +22,10 @@ import hashlib
 import json
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
+
+from ksched.client.reviews import AccessReview, ReviewError, TokenReview, User
 
 ANONYMOUS = "system:anonymous"
 UNAUTHENTICATED = "system:unauthenticated"
@@ -39,27 +40,7 @@ CACHE_SIZE = 8192
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class User:
-    """What the API server's TokenReview says of a caller (``authentication.k8s.io/v1`` UserInfo)."""
-
-    name: str
-    uid: str = ""
-    groups: tuple[str, ...] = ()
-    extra: dict[str, list[str]] = field(default_factory=dict)
-
-
 ANONYMOUS_USER = User(ANONYMOUS, groups=(UNAUTHENTICATED,))
-
-
-class ReviewError(Exception):
-    """The API server could not be asked (transport error, or an error status)."""
-
-
-TokenReview = Callable[[str], Awaitable[User | None]]
-"""The API server's answer for a token: who it is, or None when it does not authenticate."""
-AccessReview = Callable[[User, str, str], Awaitable[tuple[bool, str]]]
-"""The API server's answer for (user, path, verb): (allowed, reason)."""
 
 
 class TTLCache(Generic[T]):

@@ -27,11 +27,11 @@ import uuid
 from collections.abc import Mapping
 
 from ksched.apimachinery.duration import DurationError, seconds
+from ksched.client.config import api_reachable
+from ksched.client.leader import ElectionConfig
 from ksched.config.defaults import DEFAULT_LOCK_OBJECT_NAME
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.service.goflags import GoBool
-from ksched.service.kube import api_reachable
-from ksched.service.leader import ElectionConfig
 
 DEFAULT_LEASE_NAMESPACE = "kube-system"
 _TRUE = {"1", "true", "yes", "on"}

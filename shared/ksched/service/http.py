@@ -28,14 +28,14 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 from aiohttp import web
-from kubernetes_asyncio.client import ApiClient
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.aiohttp import make_aiohttp_handler
 
+from ksched.client.rest import Client
+from ksched.client.reviews import access_review, review_client, token_review
 from ksched.config import KubeSchedulerConfiguration
 from ksched.service.delegated import Authenticator, Authorizer, Unauthorized
 from ksched.service.options import CommonOptions, SecureServing
-from ksched.service.reviews import access_review, review_client, token_review
 from ksched.service.selfsigned import server_context
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ class HealthServer:
         if config is not None:
             self.configz["componentconfig"] = componentconfig(config)
         self._component = component
-        self._clients: list[ApiClient] = []
+        self._clients: list[Client] = []
         self._authenticator = Authenticator(None)
         self._authorizer = Authorizer(None)
         self.ready_checks: dict[str, ReadyCheck] = {}

@@ -1,7 +1,7 @@
 """One active instance of a singleton service (informer, queue): the shared way to campaign.
 
-:class:`Leadership` wraps the :class:`~ksched.service.leader.LeaseElector` for a service: without
-an :class:`~ksched.service.leader.ElectionConfig` the instance acts at once; with one it is a
+:class:`Leadership` wraps the :class:`~ksched.client.leader.LeaseElector` for a service: without
+an :class:`~ksched.client.leader.ElectionConfig` the instance acts at once; with one it is a
 standby until it leads (ready as a standby: connected, nothing to serve), and losing the Lease
 calls ``on_lost`` once (default: exit the process at once, docs/ha.md). A crash of the election
 itself counts as losing it."""
@@ -13,10 +13,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from kubernetes_asyncio.client import ApiClient
-
+from ksched.client.leader import ElectionConfig, ElectionThread, exit_on_lost_leadership
+from ksched.client.rest import Client
 from ksched.service.http import HealthServer
-from ksched.service.leader import ElectionConfig, ElectionThread, exit_on_lost_leadership
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +48,7 @@ class Leadership:
         """Whether this instance may act (serve, write): it leads, or runs alone."""
         return self.config is None or (self.elector is not None and self.elector.is_leader)
 
-    def start(self, api: ApiClient, health: HealthServer) -> None:
+    def start(self, api: Client, health: HealthServer) -> None:
         """Campaign for the Lease through ``api``; ``health`` reports the election's readiness."""
         assert self.config is not None, "no election configured"
         self.elector = ElectionThread(

@@ -23,12 +23,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes_asyncio.client import ApiClient
-
 from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
-from ksched.apimachinery.rest import raw_request
 from ksched.apimachinery.validation import dns1123_subdomain_errors
+from ksched.client.rest import Client
 from ksched.service.faults import fault_delay, fault_point
 from ksched.service.tasks import TaskGroup
 
@@ -80,7 +78,7 @@ class Reporter:
 
     def __init__(
         self,
-        api: ApiClient,
+        api: Client,
         tasks: TaskGroup,
         reporting_controller: str = "default-scheduler",
         hostname: str = "",
@@ -144,7 +142,7 @@ class Reporter:
         logged and counted."""
         async with self._sem:
             try:
-                status, data = await raw_request(self.api, method, path, body, content_type)
+                status, data = await self.api.request(method, path, body, content_type)
             except Exception as exc:
                 self.failures += 1
                 log.warning("%s %s failed: %s", method, path, exc)

@@ -11,9 +11,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kubernetes_asyncio.client import ApiClient
-
-from ksched.apimachinery.rest import raw_request
+from ksched.client.rest import Client
 from ksched.service.simulator_results import with_history
 
 log = logging.getLogger(__name__)
@@ -24,7 +22,7 @@ MERGE_PATCH = "application/merge-patch+json"
 class ResultWriter:
     """One write per pod attempt, at most ``concurrency`` at a time, ``attempts`` tries on conflicts."""
 
-    def __init__(self, api: ApiClient, concurrency: int = 8, attempts: int = 5) -> None:
+    def __init__(self, api: Client, concurrency: int = 8, attempts: int = 5) -> None:
         self.api = api
         self.attempts = attempts
         self._sem = asyncio.Semaphore(concurrency)
@@ -71,7 +69,7 @@ class ResultWriter:
                 return self._failed(namespace, name, str(exc))
 
     async def _call(self, method: str, path: str, body: Any) -> tuple[int, Any]:
-        status, data = await raw_request(self.api, method, path, body, MERGE_PATCH)
+        status, data = await self.api.request(method, path, body, MERGE_PATCH)
         return status, json.loads(data) if status == 200 else None
 
     def _failed(self, namespace: str, name: str, reason: str) -> bool:

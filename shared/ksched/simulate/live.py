@@ -22,8 +22,8 @@ import msgspec
 import yaml
 
 from ksched.api.collections import ALL, Collection
-from ksched.service.kube import api_client, api_reachable
-from ksched.service.listing import ListError, list_all
+from ksched.client.config import api_client, api_reachable
+from ksched.client.pager import ListError, list_all
 
 
 class ClusterReadError(RuntimeError):
@@ -39,7 +39,7 @@ async def list_cluster(kubeconfig: str | None, extra: Sequence[Collection] = ())
         )
     try:
         api = await api_client(kubeconfig, component="ksched-simulate")
-    except Exception as exc:  # kubernetes_asyncio raises several types for a bad kubeconfig
+    except Exception as exc:  # the kubeconfig loader raises several types for a bad kubeconfig
         raise ClusterReadError(f"kubeconfig {kubeconfig}: {exc}") from None
     objects: list[dict[str, Any]] = []
     async with api:

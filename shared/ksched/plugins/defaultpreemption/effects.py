@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import quote
 
 from ksched.api.core import Pod
 from ksched.api.timestamps import rfc3339
+from ksched.client.rest import STRATEGIC_MERGE_PATCH, Client
 from ksched.plugins.defaultpreemption.result import PreemptionResult
 
 log = logging.getLogger(__name__)
@@ -114,36 +116,30 @@ class ApiError(Exception):
         self.status = status
 
 
-async def _checked(call: Awaitable[Any]) -> None:
-    """Await a ``_preload_content=False`` call; raise ApiError for an error response."""
-    resp = await call
-    try:
-        if resp.status >= 400:
-            raise ApiError(resp.status, (await resp.text())[:500])
-    finally:
-        resp.release()
+async def _checked(api: Client, method: str, path: str, body: Any = None) -> None:
+    """One request (no timeout, as the generated client had); ApiError for an error response."""
+    status, data = await api.request(method, path, body, STRATEGIC_MERGE_PATCH, timeout=None)
+    if status >= 400:
+        raise ApiError(status, data.decode("utf-8", "replace")[:500])
 
 
-async def _patch_status(core: Any, pod: Pod, status: dict[str, Any]) -> None:
-    await _checked(
-        core.patch_namespaced_pod_status(
-            pod.metadata.name, pod.metadata.namespace, {"status": status}, _preload_content=False
-        )
-    )
+def _pod_path(pod: Pod) -> str:
+    meta = pod.metadata
+    return f"/api/v1/namespaces/{quote(meta.namespace, safe='')}/pods/{quote(meta.name, safe='')}"
 
 
-async def preempt_victim(core: Any, victim: Pod, scheduler_name: str, report: PreemptionReport) -> None:
+async def _patch_status(api: Client, pod: Pod, status: dict[str, Any]) -> None:
+    await _checked(api, "PATCH", _pod_path(pod) + "/status", {"status": status})
+
+
+async def preempt_victim(core: Client, victim: Pod, scheduler_name: str, report: PreemptionReport) -> None:
     """Mark ``victim`` DisruptionTarget and delete it; NotFound counts as done."""
     key = _key(victim)
     try:
         condition = disruption_condition(victim, scheduler_name)
         if condition is not None:
             await _patch_status(core, victim, {"conditions": [condition]})
-        await _checked(
-            core.delete_namespaced_pod(
-                victim.metadata.name, victim.metadata.namespace, _preload_content=False
-            )
-        )
+        await _checked(core, "DELETE", _pod_path(victim))
         report.deleted.append(key)
     except ApiError as exc:
         if exc.status != _NOT_FOUND:
@@ -153,16 +149,13 @@ async def preempt_victim(core: Any, victim: Pod, scheduler_name: str, report: Pr
 
 
 async def execute_preemption(
-    api_client: Any,
+    core: Client,
     plan: PreemptionPlan,
     *,
     nominate: bool = True,
     on_last_victim: Callable[[Pod], None] | None = None,
 ) -> PreemptionReport:
-    """Perform steps 1-3 of the module docstring with a kubernetes_asyncio ``ApiClient``."""
-    from kubernetes_asyncio import client
-
-    core = client.CoreV1Api(api_client)
+    """Perform steps 1-3 of the module docstring with the API client."""
     report = PreemptionReport()
     preemptor = plan.preemptor
     if nominate:
@@ -233,7 +226,7 @@ class PreemptionExecutor:
 
     def submit(
         self,
-        api_client: Any,
+        api_client: Client,
         plan: PreemptionPlan,
         *,
         nominate: bool = True,

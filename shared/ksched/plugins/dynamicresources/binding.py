@@ -1,5 +1,5 @@
 """PreBind's API half (upstream ``bindClaim`` and the binding-conditions wait), run in the binder
-with a kubernetes_asyncio ``ApiClient``.
+with its API client (:class:`ksched.client.rest.Client`).
 
 For each claim not yet reserved for the pod: add the delete-protection finalizer if needed, then
 write ``status.allocation`` (when Reserve chose one) and append the pod to ``status.reservedFor``.
@@ -21,24 +21,23 @@ import asyncio
 import datetime
 import json
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
+from http import HTTPStatus
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 import msgspec
-from kubernetes_asyncio.client import ApiClient, CoreV1Api, ResourceV1Api
-from kubernetes_asyncio.client.exceptions import ApiException
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import ContainerExtendedResourceRequest, Pod
 from ksched.api.resource import FINALIZER, ResourceClaim, ResourceClaimConsumerReference
+from ksched.client.rest import MERGE_PATCH, STRATEGIC_MERGE_PATCH, Client
 from ksched.plugins.dynamicresources import extended as extended_resources
 from ksched.plugins.dynamicresources.claims import is_reserved_for, pod_reference
 from ksched.plugins.dynamicresources.cyclestate import DRAState
 from ksched.plugins.dynamicresources.features import DRAFeatures
 
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 POLL_INTERVAL = 5.0
 CONFLICT_RETRIES = 5
 CONFLICT_BACKOFF = 0.01
@@ -71,34 +70,33 @@ def _ref(claim: ResourceClaim) -> str:
 class ClaimApi:
     """Reads and merge patches of ResourceClaims, answering ksched's structs."""
 
-    def __init__(self, client: ApiClient) -> None:
-        self.api = ResourceV1Api(client)
-        self.core = CoreV1Api(client)
-        # typed without the ``_content_type`` keyword the generated client accepts
-        self._patch: Any = self.api.patch_namespaced_resource_claim
-        self._patch_status: Any = self.api.patch_namespaced_resource_claim_status
-        self._patch_pod_status: Any = self.core.patch_namespaced_pod_status
+    def __init__(self, client: Client) -> None:
+        self.client = client
 
     @classmethod
     def of(cls, client: object | None) -> ClaimApi:
-        if not isinstance(client, ApiClient):
+        if not isinstance(client, Client):
             raise PreBindError(
-                f"DynamicResources PreBind needs a kubernetes_asyncio ApiClient, got {type(client).__name__}"
+                f"DynamicResources PreBind needs an API client (ksched.client), got {type(client).__name__}"
             )
         return cls(client)
 
+    @staticmethod
+    def _claims(namespace: str) -> str:
+        return f"/apis/resource.k8s.io/v1/namespaces/{quote(namespace, safe='')}/resourceclaims"
+
+    def _claim(self, namespace: str, name: str) -> str:
+        return f"{self._claims(namespace)}/{quote(name, safe='')}"
+
     async def get(self, namespace: str, name: str) -> ResourceClaim:
-        return await _call(self.api.read_namespaced_resource_claim(name, namespace, _preload_content=False))
+        return _decode(await _call_raw(self.client, "GET", self._claim(namespace, name)))
 
     async def create(self, claim: ResourceClaim) -> ResourceClaim:
         body = msgspec.to_builtins(claim)
-        return await _call(
-            self.api.create_namespaced_resource_claim(claim.metadata.namespace, body, _preload_content=False)
-        )
+        return _decode(await _call_raw(self.client, "POST", self._claims(claim.metadata.namespace), body))
 
     async def list(self, namespace: str) -> list[ResourceClaim]:
-        request = self.api.list_namespaced_resource_claim(namespace, _preload_content=False)
-        raw = await _call_raw(request)
+        raw = await _call_raw(self.client, "GET", self._claims(namespace))
         try:
             return msgspec.json.decode(raw, type=_ClaimList).items
         except DECODE_ERRORS as exc:
@@ -106,69 +104,62 @@ class ClaimApi:
 
     async def delete(self, claim: ResourceClaim) -> None:
         meta = claim.metadata
-        await _call_raw(
-            self.api.delete_namespaced_resource_claim(meta.name, meta.namespace, _preload_content=False)
-        )
+        await _call_raw(self.client, "DELETE", self._claim(meta.namespace, meta.name))
 
     async def patch_pod_status(self, pod: Pod, body: dict[str, Any]) -> None:
         meta = pod.metadata
-        await _call_raw(
-            self._patch_pod_status(
-                meta.name, meta.namespace, body, _content_type=STRATEGIC_MERGE_PATCH, _preload_content=False
-            )
-        )
+        path = f"/api/v1/namespaces/{quote(meta.namespace, safe='')}/pods/{quote(meta.name, safe='')}/status"
+        await _call_raw(self.client, "PATCH", path, body, STRATEGIC_MERGE_PATCH)
 
     async def patch(
         self, claim: ResourceClaim, body: dict[str, Any], status: bool, content_type: str = MERGE_PATCH
     ) -> ResourceClaim:
-        call = self._patch_status if status else self._patch
         meta = claim.metadata
-        return await _call(
-            call(meta.name, meta.namespace, body, _content_type=content_type, _preload_content=False)
-        )
+        path = self._claim(meta.namespace, meta.name) + ("/status" if status else "")
+        return _decode(await _call_raw(self.client, "PATCH", path, body, content_type))
 
 
 class _ClaimList(msgspec.Struct):
     items: list[ResourceClaim] = []
 
 
-async def _call(request: Awaitable[Any]) -> ResourceClaim:
-    raw = await _call_raw(request)
+def _decode(raw: bytes) -> ResourceClaim:
     try:
         return msgspec.json.decode(raw, type=ResourceClaim)
     except DECODE_ERRORS as exc:
         raise PreBindError(f"cannot decode the API answer: {exc}") from None
 
 
-async def _call_raw(request: Awaitable[Any]) -> bytes:
-    """The body of a successful answer; _Conflict for 409, PreBindError for any other failure."""
+async def _call_raw(
+    client: Client, method: str, path: str, body: Any = None, content_type: str = MERGE_PATCH
+) -> bytes:
+    """The body of a successful answer; _Conflict for 409, PreBindError for any other failure.
+    No timeout, as the generated client had."""
     try:
-        resp: aiohttp.ClientResponse = await request
-    except (TimeoutError, aiohttp.ClientError, ApiException) as exc:
+        code, data = await client.request(method, path, body, content_type, timeout=None)
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
         raise PreBindError(str(exc)) from None
-    try:
-        body = await resp.read()
-    except (TimeoutError, aiohttp.ClientError) as exc:
-        raise PreBindError(str(exc)) from None
-    finally:
-        resp.release()
-    if resp.status == 409:
-        raise _Conflict(_message(body, resp))
-    if resp.status == 404:
-        raise NotFound(_message(body, resp))
-    if not 200 <= resp.status < 300:
-        raise PreBindError(_message(body, resp))
-    return body
+    if code == 409:
+        raise _Conflict(_message(data, code))
+    if code == 404:
+        raise NotFound(_message(data, code))
+    if not 200 <= code < 300:
+        raise PreBindError(_message(data, code))
+    return data
 
 
-def _message(body: bytes, resp: aiohttp.ClientResponse) -> str:
+def _message(body: bytes, code: int) -> str:
     try:
         status = json.loads(body)
         if isinstance(status, dict) and status.get("message"):
             return str(status["message"])
     except ValueError:
         pass
-    return f"the server responded with {resp.status} {resp.reason or ''}".rstrip()
+    try:
+        phrase = HTTPStatus(code).phrase
+    except ValueError:
+        phrase = ""
+    return f"the server responded with {code} {phrase}".rstrip()
 
 
 def _consumer(ref: ResourceClaimConsumerReference) -> dict[str, Any]:

@@ -9,12 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes_asyncio.client import ApiClient
-
 from ksched.api.core import CSIVolumeSource, PersistentVolumeClaim, Pod
 from ksched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass
 from ksched.apimachinery.quantity import parse_quantity
 from ksched.apimachinery.typed import as_typed
+from ksched.client.rest import Client
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.events import (
     ActionType,
@@ -372,10 +371,10 @@ class VolumeBinding:
         if pod_volumes is None:
             return Status.as_error(RuntimeError(f'no pod volume found for node "{node_name}"'))
         client = self._handle.client
-        if not isinstance(client, ApiClient):
+        if not isinstance(client, Client):
             return Status.as_error(
                 RuntimeError(
-                    f"{NAME} PreBind needs a kubernetes_asyncio ApiClient, got {type(client).__name__}"
+                    f"{NAME} PreBind needs an API client (ksched.client), got {type(client).__name__}"
                 )
             )
         try:

@@ -452,7 +452,7 @@ def test_pre_bind_without_api_client_is_an_error() -> None:
     )
     status = asyncio.run(pl.pre_bind(state, pi, "node-a"))
     assert status is not None and status.code == Code.ERROR
-    assert "needs a kubernetes_asyncio ApiClient" in status.message
+    assert "needs an API client (ksched.client)" in status.message
 
 
 def test_new_validates_args() -> None:

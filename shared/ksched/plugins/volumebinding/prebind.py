@@ -1,7 +1,7 @@
 """PreBind's API half (upstream ``BindPodVolumes``): write the assumed bindings to the API server
 and wait until the PV controller has completed them.
 
-Runs in the binder process, with a kubernetes_asyncio ``ApiClient``:
+Runs in the binder process, with its API client (:class:`ksched.client.rest.Client`):
 
 * each static binding becomes a JSON merge patch of the PV (``spec.claimRef`` and the
   ``bound-by-controller`` annotation) carrying the assumed ``metadata.resourceVersion``, so a PV
@@ -19,17 +19,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable
+from http import HTTPStatus
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import aiohttp
 import msgspec
-from kubernetes_asyncio.client import ApiClient, CoreV1Api, StorageV1Api
-from kubernetes_asyncio.client.exceptions import ApiException
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
 from ksched.api.storage import CSINode
+from ksched.client.rest import MERGE_PATCH, Client
 from ksched.plugins.helper.storage import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
@@ -44,7 +44,6 @@ from ksched.plugins.volumebinding.binder import (
     try_translate_pv_to_csi,
 )
 
-MERGE_PATCH = "application/merge-patch+json"
 DEFAULT_POLL_INTERVAL = 1.0
 
 T = TypeVar("T")
@@ -66,30 +65,33 @@ class ApiCallError(RuntimeError):
         return self.code == 404
 
 
-async def _call(request: Awaitable[Any], what: str) -> bytes:
-    """Await a ``_preload_content=False`` request; the body, or ApiCallError for 4xx/5xx."""
+async def _call(
+    client: Client, method: str, path: str, what: str, body: Any = None, content_type: str = MERGE_PATCH
+) -> bytes:
+    """One request (no timeout, as the generated client had); the body, or ApiCallError for 4xx/5xx."""
     try:
-        resp: aiohttp.ClientResponse = await request
-    except (TimeoutError, aiohttp.ClientError, ApiException) as exc:
+        code, data = await client.request(method, path, body, content_type, timeout=None)
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
         raise ApiCallError(f"{what}: {exc}", 0) from None
-    try:
-        body = await resp.read()
-    except (TimeoutError, aiohttp.ClientError) as exc:
-        raise ApiCallError(f"{what}: {exc}", 0) from None
-    finally:
-        resp.release()
-    if 200 <= resp.status < 300:
-        return body
+    if 200 <= code < 300:
+        return data
     message = ""
     try:
-        status = json.loads(body)
+        status = json.loads(data)
         if isinstance(status, dict):
             message = str(status.get("message") or "")
     except ValueError:
         pass
     if not message:
-        message = f"the server responded with {resp.status} {resp.reason or ''}".rstrip()
-    raise ApiCallError(message, resp.status)
+        message = f"the server responded with {code} {_phrase(code)}".rstrip()
+    raise ApiCallError(message, code)
+
+
+def _phrase(code: int) -> str:
+    try:
+        return HTTPStatus(code).phrase
+    except ValueError:
+        return ""
 
 
 def _decode(body: bytes, kind: type[T], what: str) -> T:
@@ -126,53 +128,52 @@ def pvc_patch(pvc: PersistentVolumeClaim) -> dict[str, Any]:
 class VolumeApi:
     """The reads and writes PreBind needs, answering ksched's API structs."""
 
-    def __init__(self, client: ApiClient) -> None:
-        self.core = CoreV1Api(client)
-        self.storage = StorageV1Api(client)
-        # typed without the ``_content_type`` keyword the generated client accepts
-        self._patch_pv: Any = self.core.patch_persistent_volume
-        self._patch_pvc: Any = self.core.patch_namespaced_persistent_volume_claim
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def _get(self, path: str, what: str) -> bytes:
+        return await _call(self.client, "GET", path, what)
 
     async def patch_pv(self, pv: PersistentVolume) -> PersistentVolume:
         name = pv.metadata.name
         body = await _call(
-            self._patch_pv(name, pv_patch(pv), _content_type=MERGE_PATCH, _preload_content=False),
+            self.client,
+            "PATCH",
+            f"/api/v1/persistentvolumes/{_q(name)}",
             f'updating PersistentVolume "{name}"',
+            pv_patch(pv),
         )
         return _decode(body, PersistentVolume, f'PersistentVolume "{name}"')
 
     async def patch_pvc(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
         meta = pvc.metadata
         body = await _call(
-            self._patch_pvc(
-                meta.name, meta.namespace, pvc_patch(pvc), _content_type=MERGE_PATCH, _preload_content=False
-            ),
+            self.client,
+            "PATCH",
+            f"/api/v1/namespaces/{_q(meta.namespace)}/persistentvolumeclaims/{_q(meta.name)}",
             f'updating PersistentVolumeClaim "{claim_key(pvc)}"',
+            pvc_patch(pvc),
         )
         return _decode(body, PersistentVolumeClaim, f'PersistentVolumeClaim "{claim_key(pvc)}"')
 
     async def get_pv(self, name: str) -> PersistentVolume:
-        body = await _call(
-            self.core.read_persistent_volume(name, _preload_content=False), f"reading PV {name}"
-        )
+        body = await self._get(f"/api/v1/persistentvolumes/{_q(name)}", f"reading PV {name}")
         return _decode(body, PersistentVolume, f'PersistentVolume "{name}"')
 
     async def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim:
-        body = await _call(
-            self.core.read_namespaced_persistent_volume_claim(name, namespace, _preload_content=False),
+        body = await self._get(
+            f"/api/v1/namespaces/{_q(namespace)}/persistentvolumeclaims/{_q(name)}",
             f"reading PVC {namespace}/{name}",
         )
         return _decode(body, PersistentVolumeClaim, f'PersistentVolumeClaim "{namespace}/{name}"')
 
     async def get_node(self, name: str) -> Node:
-        body = await _call(self.core.read_node(name, _preload_content=False), f"reading node {name}")
+        body = await self._get(f"/api/v1/nodes/{_q(name)}", f"reading node {name}")
         return _decode(body, Node, f'Node "{name}"')
 
     async def get_csi_node(self, name: str) -> CSINode | None:
         try:
-            body = await _call(
-                self.storage.read_csi_node(name, _preload_content=False), f"reading CSINode {name}"
-            )
+            body = await self._get(f"/apis/storage.k8s.io/v1/csinodes/{_q(name)}", f"reading CSINode {name}")
         except ApiCallError:
             return None  # upstream tolerates a missing CSINode ("TODO: return the error ...")
         return _decode(body, CSINode, f'CSINode "{name}"')
@@ -180,10 +181,15 @@ class VolumeApi:
     async def pod_exists(self, namespace: str, name: str) -> None:
         """Raise when the pod is gone (binding is cancelled); other read errors are ignored."""
         try:
-            await _call(self.core.read_namespaced_pod(name, namespace, _preload_content=False), "reading pod")
+            await self._get(f"/api/v1/namespaces/{_q(namespace)}/pods/{_q(name)}", "reading pod")
         except ApiCallError as exc:
             if exc.not_found:
                 raise PreBindError(f"pod does not exist any more: {exc}") from None
+
+
+def _q(segment: str) -> str:
+    """A name as one path segment."""
+    return quote(segment, safe="")
 
 
 async def bind_api_update(api: VolumeApi, pod: Pod, pod_volumes: PodVolumes) -> PodVolumes:

@@ -33,12 +33,11 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import aiohttp
-from kubernetes_asyncio.client import ApiClient
 from prometheus_client import Gauge
 
 from ksched.aio import cancel_and_wait
 from ksched.api.timestamps import micro_time
-from ksched.service.kube import stop_trusting_env
+from ksched.client.rest import Client
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +151,7 @@ class LeaseElector:
 
     def __init__(
         self,
-        api: ApiClient,
+        api: Client,
         config: ElectionConfig,
         *,
         on_started_leading: Callback | None = None,
@@ -500,21 +499,10 @@ class LeaseElector:
             ("fieldSelector", f"metadata.name={self.config.name}"),
             ("timeoutSeconds", str(_WATCH_SECONDS)),
         ]
-        resp = await self.api.call_api(
-            self._path,
-            "GET",
-            query_params=query,
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=_WATCH_SECONDS + 15,
-        )
-        try:
+        async with self.api.stream(self._path, query, _WATCH_SECONDS + 15) as resp:
             if resp.status != 200:
                 raise RuntimeError(f"watch: HTTP {resp.status}: {(await resp.read())[:200]!r}")
-            async for line in resp.content:
-                if not line.strip():
-                    continue
+            async for line in resp.lines():
                 event = json.loads(line)
                 kind, obj = event.get("type"), event.get("object") or {}
                 if kind in ("ADDED", "MODIFIED"):
@@ -526,28 +514,13 @@ class LeaseElector:
                 elif kind == "ERROR":
                     raise RuntimeError(f"watch error: {obj.get('message', obj)}")
                 self._wake.set()
-        finally:
-            resp.release()
 
     # --- HTTP ---------------------------------------------------------------------------------------
     async def _call(
         self, method: str, body: dict[str, Any] | None = None
     ) -> tuple[int, dict[str, Any] | None]:
         path = self._path if method == "POST" else f"{self._path}/{self.config.name}"
-        resp = await self.api.call_api(
-            path,
-            method,
-            header_params={"Accept": "application/json", "Content-Type": "application/json"},
-            body=body,
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=self.config.renew_deadline,
-        )
-        try:
-            status: int = resp.status
-            data = await resp.read()
-        finally:
-            resp.release()
+        status, data = await self.api.request_once(method, path, body, timeout=self.config.renew_deadline)
         doc = json.loads(data) if data else None
         return status, doc if isinstance(doc, dict) else None
 
@@ -564,7 +537,7 @@ class ElectionThread:
     decisions) still leaves the renewal thread its turns: CPython switches threads every
     ``sys.getswitchinterval()`` (5 ms) however long a coroutine runs.
 
-    The elector talks to the API server through an ``ApiClient`` of its own (the same configuration
+    The elector talks to the API server through a :class:`Client` of its own (the same configuration
     as ``api``, its own connections), created on its loop. ``is_leader`` and ``status()`` read the
     elector's state (plain attributes, safe across threads); the callbacks run on the caller's loop,
     except ``on_stopped_leading_now``, which runs in the election thread the moment leadership is lost
@@ -574,7 +547,7 @@ class ElectionThread:
 
     def __init__(
         self,
-        api: ApiClient,
+        api: Client,
         config: ElectionConfig,
         *,
         on_started_leading: Callback | None = None,
@@ -582,8 +555,7 @@ class ElectionThread:
         on_stopped_leading_now: Callback | None = None,
     ) -> None:
         self.config = config
-        self._configuration = api.configuration
-        self._user_agent = api.user_agent
+        self._api = api
         self._on_started = on_started_leading
         self._on_stopped = on_stopped_leading
         self._on_stopped_now = on_stopped_leading_now
@@ -663,10 +635,7 @@ class ElectionThread:
             loop.close()
 
     async def _run(self) -> None:
-        api = ApiClient(configuration=self._configuration)
-        if self._user_agent:
-            api.user_agent = self._user_agent
-        stop_trusting_env(api)
+        api = self._api.copy(connections=4)
         self.elector = LeaseElector(
             api,
             self.config,

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 import msgspec
-from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.collections import Collection
 from ksched.api.kinds import decode_lenient
 from ksched.api.meta import ListMeta
+from ksched.client.rest import Client
 
 T = TypeVar("T")
 
@@ -43,23 +43,8 @@ def selector_query(collection: Collection, **extra: Any) -> list[tuple[str, Any]
     return q
 
 
-async def get(
-    api: ApiClient, collection: Collection, query: list[tuple[str, Any]], timeout: float | None
-) -> Any:
-    """A raw GET of the collection (the response is the caller's to read and release)."""
-    return await api.call_api(
-        collection.path,
-        "GET",
-        query_params=query,
-        header_params={"Accept": "application/json"},
-        auth_settings=["BearerToken"],
-        _preload_content=False,
-        _request_timeout=timeout,
-    )
-
-
 async def list_all(
-    api: ApiClient, collection: Collection, item_type: type[T], page_size: int = 500
+    api: Client, collection: Collection, item_type: type[T], page_size: int = 500
 ) -> tuple[list[T], str]:
     """Every item of ``collection`` decoded as ``item_type`` (its Struct, or ``msgspec.Raw``), and
     the list's resourceVersion."""
@@ -67,14 +52,8 @@ async def list_all(
     items: list[T] = []
     cont: str | None = None
     while True:
-        resp = await get(
-            api, collection, selector_query(collection, limit=page_size, **{"continue": cont}), 60
-        )
-        try:
-            body = await resp.read()
-            status = resp.status
-        finally:
-            resp.release()
+        query = selector_query(collection, limit=page_size, **{"continue": cont})
+        status, body = await api.request("GET", collection.path, timeout=60, query=query)
         if status == 410 and cont:
             cont, items = None, []  # the continue token expired: list again from the start
             continue

@@ -6,7 +6,7 @@ machine; one request here costs about 0.2 ms, most of it TLS and the event loop 
 "The API writes without aiohttp"). What it does, and only this: keep-alive connections (TLS or
 plain TCP) to one API server, at most ``max_connections`` open; one request at a time on a
 connection; response bodies with a Content-Length, chunked, or ended by closing the connection.
-No proxies, redirects, compression or HTTP/2: :func:`ksched.apimachinery.rest.raw_request` sends
+No proxies, redirects, compression or HTTP/2: :class:`ksched.client.rest.Client` sends
 through aiohttp whenever a proxy is configured.
 
 A request on a reused connection that the server closed before answering a single byte is sent
@@ -180,6 +180,8 @@ class _Connection(asyncio.Protocol):
         if head.until_close:
             return None  # complete when the connection ends (connection_lost)
         if head.length is None:
+            if not self.buffer.endswith(b"\r\n\r\n"):
+                return None  # a chunked body ends with an empty line: not parsed again until then
             parsed = parse_chunked(self.buffer, head.body_start)
             if parsed is None:
                 return None

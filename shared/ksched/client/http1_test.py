@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ksched.apimachinery import http1
-from ksched.apimachinery.http1 import Http1Pool, ProtocolError, ServerClosed, parse_chunked, parse_head
+from ksched.client import http1
+from ksched.client.http1 import Http1Pool, ProtocolError, ServerClosed, parse_chunked, parse_head
 
 Reply = Callable[[bytes], bytes | None]
 """What the server sends for one request (its head and body); None: close without answering."""
