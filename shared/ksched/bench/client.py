@@ -39,7 +39,6 @@ import importlib
 import importlib.util
 import itertools
 import json
-import ssl
 import statistics
 import subprocess
 import sys
@@ -58,6 +57,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 from yarl import URL
 
 from ksched.client.http1 import Http1Pool
+from ksched.client.rest import Client, ssl_context
 
 _JSON = msgspec.json.Encoder()
 CLIENTS = ("call_api", "aiohttp", "httpx-h2", "http1")
@@ -72,26 +72,6 @@ class Transport(Protocol):
     def lines(self, path: str) -> contextlib.AbstractAsyncContextManager[AsyncIterator[bytes]]: ...
 
     async def close(self) -> None: ...
-
-
-def ssl_context(cfg: Configuration) -> ssl.SSLContext | None:
-    """The TLS settings of ``cfg`` (CA, client certificate, verification), None for http."""
-    if URL(cfg.host or "").scheme != "https":
-        return None
-    ctx = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
-    if cfg.cert_file:
-        ctx.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
-    if not cfg.verify_ssl:
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    return ctx
-
-
-async def auth_headers(cfg: Configuration) -> dict[str, str]:
-    headers = {"Accept": "application/json", "Content-Type": "application/json", "User-Agent": "bench"}
-    for setting in (await cfg.auth_settings()).values():
-        headers[setting["key"]] = setting["value"]
-    return headers
 
 
 class CallApi:
@@ -210,7 +190,7 @@ async def make(name: str, cfg: Configuration, connections: int) -> Transport:
     if name == "call_api":
         cfg.connection_pool_maxsize = connections
         return CallApi(cfg)
-    headers = await auth_headers(cfg)
+    headers = await Client(cfg).headers()  # what ksched's client sends: User-Agent, token
     if name == "aiohttp":
         return Aiohttp(cfg, headers, connections)
     if name == "httpx-h2":
@@ -443,8 +423,6 @@ class LeaseObserver:
         self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
 
     async def _run(self) -> None:
-        from ksched.client.rest import Client
-
         last = ""
         async with Client(self.cfg, connections=1) as api:
             while not self._stop.is_set():
@@ -483,7 +461,6 @@ async def _election_run(kind: str, cfg: Configuration, burn: float) -> dict[str,
     stop_election: Callable[[], Awaitable[None]]
     if kind == "ksched":
         from ksched.client.leader import ElectionConfig, ElectionThread
-        from ksched.client.rest import Client
 
         api = Client(cfg, connections=2)
         thread = ElectionThread(
