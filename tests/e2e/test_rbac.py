@@ -20,6 +20,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
+from ksched.client.rest import Client
 from ksched.launcher.stack import Stack
 from tests.deploy.rbac import Grant, grants_of
 from tests.deploy.test_manifests import UPSTREAM, render
@@ -66,17 +67,10 @@ dropin_stack = stack_fixture(
 
 async def calls_by_service(api: ApiClient) -> dict[str, set[Grant]]:
     """(group, resource[/subresource], verb) per ksched service, from kubesim's /metrics."""
-    resp = await api.call_api(
-        "/metrics",
-        "GET",
-        header_params={"Accept": "text/plain"},
-        auth_settings=["BearerToken"],
-        _preload_content=False,
-    )
-    try:
-        text = (await resp.read()).decode()
-    finally:
-        resp.release()
+    async with Client(api.configuration) as metrics:
+        status, data = await metrics.request("GET", "/metrics")
+    assert status == 200, data[:200]
+    text = data.decode()
     calls: dict[str, set[Grant]] = {service: set() for service in SERVICES}
     for line in text.splitlines():
         sample = _SAMPLE.match(line)
