@@ -1,12 +1,15 @@
-"""A small HTTP/1.1 client for the API writes on the hot path (bindings, events, status patches).
+"""A small HTTP/1.1 client for the API requests of ksched.client (reads and writes; watches stream
+on aiohttp).
 
 aiohttp's request machinery (request and response objects, timeouts, payload registry, cookie
 and auth handling, tracing hooks) cost about 0.45 ms of client CPU per request on the development
 machine; one request here costs about 0.2 ms, most of it TLS and the event loop (docs/benchmarks-history.md,
 "The API writes without aiohttp"). What it does, and only this: keep-alive connections (TLS or
 plain TCP) to one API server, at most ``max_connections`` open; one request at a time on a
-connection; response bodies with a Content-Length, chunked, or ended by closing the connection.
-No proxies, redirects, compression or HTTP/2: :class:`ksched.client.rest.Client` sends
+connection; response bodies with a Content-Length, chunked, or ended by closing the connection,
+gzip-compressed or not (requests ask for gzip, as Go's transport does: the API server compresses
+answers over 128 KiB, LISTs, when asked).
+No proxies, redirects or HTTP/2: :class:`ksched.client.rest.Client` sends
 through aiohttp whenever a proxy is configured.
 
 A request on a reused connection that the server closed before answering a single byte is sent
@@ -21,6 +24,7 @@ import asyncio
 import contextlib
 import re
 import ssl
+import zlib
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
@@ -54,10 +58,15 @@ class _Head:
     """The server closes the connection after this response."""
     until_close: bool = False
     """Neither a length nor chunked: the body is what arrives until the server closes (RFC 9112 6.3)."""
+    gzip: bool = False
+    """``Content-Encoding: gzip``: the body is decompressed when it is complete."""
 
 
-_FRAMING = re.compile(rb"\r\n[ \t\v\f]*(content-length|transfer-encoding|connection)[ \t\v\f]*:([^\r\n]*)")
-"""The header lines that frame a response, in a lowercased head (the others are not read)."""
+_FRAMING = re.compile(
+    rb"\r\n[ \t\v\f]*(content-length|transfer-encoding|connection|content-encoding)[ \t\v\f]*:([^\r\n]*)"
+)
+"""The header lines that frame a response and its coding, in a lowercased head (the others are not
+read)."""
 
 
 def parse_head(buf: bytes | bytearray) -> _Head | None:
@@ -77,9 +86,12 @@ def parse_head(buf: bytes | bytearray) -> _Head | None:
     length: int | None = None
     chunked = False
     close = parts[0] == b"HTTP/1.0"
+    gzip = False
     for name, raw in _FRAMING.findall(head.lower()):
         value = raw.strip()
-        if name == b"content-length":
+        if name == b"content-encoding":
+            gzip = value == b"gzip"
+        elif name == b"content-length":
             if chunked:
                 continue
             if not value.isdigit():
@@ -92,10 +104,10 @@ def parse_head(buf: bytes | bytearray) -> _Head | None:
     if status in (204, 304) or 100 <= status < 200:
         length, chunked = 0, False
     if chunked:
-        return _Head(status, end + 4, None, close)
+        return _Head(status, end + 4, None, close, gzip=gzip)
     if length is None:
-        return _Head(status, end + 4, None, True, until_close=True)
-    return _Head(status, end + 4, length, close)
+        return _Head(status, end + 4, None, True, until_close=True, gzip=gzip)
+    return _Head(status, end + 4, length, close, gzip=gzip)
 
 
 def _refuse_line_breaks(method: str, path: str, headers: dict[str, str]) -> NoReturn:
@@ -132,6 +144,17 @@ def parse_chunked(buf: bytes | bytearray, start: int) -> tuple[bytes, int] | Non
             return None
         body += buf[line_end + 2 : data_end]
         pos = data_end + 2
+
+
+def _decoded(head: _Head, body: bytes) -> bytes:
+    """The body without its content coding (gzip: what the API server compresses large answers with
+    when asked, as client-go asks)."""
+    if not head.gzip:
+        return body
+    try:
+        return zlib.decompress(body, 16 + zlib.MAX_WBITS)
+    except zlib.error as exc:
+        raise ProtocolError(f"a gzip body that does not decompress: {exc}") from None
 
 
 class _Connection(asyncio.Protocol):
@@ -194,7 +217,7 @@ class _Connection(asyncio.Protocol):
         del self.buffer[:end]
         if head.close or self.buffer:
             self.close()
-        return head.status, body
+        return head.status, _decoded(head, body)
 
     def _fail(self, exc: Exception) -> None:
         self.close()
@@ -208,7 +231,10 @@ class _Connection(asyncio.Protocol):
         if exc is None and head is not None and head.until_close and waiter is not None:
             self.waiter = None
             if not waiter.done():
-                waiter.set_result((head.status, bytes(self.buffer[head.body_start :])))
+                try:
+                    waiter.set_result((head.status, _decoded(head, bytes(self.buffer[head.body_start :]))))
+                except ProtocolError as error:
+                    waiter.set_exception(error)
             return
         answered = bool(self.buffer)
         self._fail(ServerClosed(f"the server closed the connection ({exc or 'EOF'})", answered))

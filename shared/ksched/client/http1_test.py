@@ -4,6 +4,7 @@ reuses and replaces connections, and fails."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -101,6 +102,34 @@ async def test_a_chunked_body_with_trailers(serve: Start) -> None:
     _, pool = await serve([lambda _: chunked])
     assert await pool.request("GET", "/", {}, None) == (200, b"abcdefg")
     assert await pool.request("GET", "/", {}, None) == (200, b"abcdefg")  # and the connection reused
+
+
+def _gzip(data: bytes) -> bytes:
+    return gzip.compress(data, mtime=0)
+
+
+async def test_a_gzip_body_is_decompressed_whatever_its_framing(serve: Start) -> None:
+    """As the API server sends a LIST over 128 KiB to a client that asks for gzip: chunked, here
+    cut anywhere; with a length; and one that is not gzip at all is an error, not a body."""
+    document = b'{"kind":"PodList","items":[' + b",".join([b'{"a":1}'] * 5000) + b"]}"
+    packed = _gzip(document)
+    chunks = b"".join(
+        b"%x\r\n%s\r\n" % (len(packed[i : i + 700]), packed[i : i + 700]) for i in range(0, len(packed), 700)
+    )
+    replies: list[Reply] = [
+        lambda _: (
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + chunks
+            + b"0\r\n\r\n"
+        ),
+        plain(200, packed, "Content-Encoding: gzip\r\n"),
+        plain(200, b"not gzip", "Content-Encoding: gzip\r\n"),
+    ]
+    _, pool = await serve(replies)
+    assert await pool.request("GET", "/", {"Accept-Encoding": "gzip"}, None) == (200, document)
+    assert await pool.request("GET", "/", {"Accept-Encoding": "gzip"}, None) == (200, document)
+    with pytest.raises(ProtocolError, match="gzip"):
+        await pool.request("GET", "/", {"Accept-Encoding": "gzip"}, None)
 
 
 async def test_keep_alive_reuses_one_connection_and_connection_close_ends_it(serve: Start) -> None:

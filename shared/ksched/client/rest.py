@@ -225,6 +225,7 @@ class Client:
         data = body if body is None or isinstance(body, bytes) else _JSON.encode(body)
         target = with_query(path, query)
         if self.http1 is not None:
+            headers["Accept-Encoding"] = "gzip"  # as Go's transport (aiohttp asks by itself)
             return await self.http1.request(method, target, headers, data, timeout)
         async with self.session().request(
             method,
