@@ -22,8 +22,8 @@ _.connection_lost  # unused method (shared/ksched/client/http1.py:176)
 # prometheus_client custom collectors: the registry calls collect()
 _.collect  # unused method (services/kubesim/ksched_kubesim/metrics.py:40)
 _.collect  # unused method (services/queue/ksched_queue/metrics.py:108)
-_.collect  # unused method (shared/ksched/service/framework_metrics.py:74)
-_.collect  # unused method (shared/ksched/service/plugin_metrics.py:96)
+_.collect  # unused method (shared/ksched/metrics/framework_metrics.py:74)
+_.collect  # unused method (shared/ksched/metrics/plugin_metrics.py:96)
 
 # kubesim's in-process Python API, documented in docs/kubesim.md
 _.create_all  # unused method (services/kubesim/ksched_kubesim/sim.py:233)

@@ -48,7 +48,7 @@ def registered_metric_names() -> set[str]:
     """Names every service registers, as scraped (counters with ``_total``)."""
     for module in SERVICE_MODULES:
         importlib.import_module(module)
-    from ksched.service.framework_metrics import PLUGIN_EVALUATIONS  # registered on first use
+    from ksched.metrics.framework_metrics import PLUGIN_EVALUATIONS  # registered on first use
 
     names: set[str] = set()
     for family in itertools.chain(REGISTRY.collect(), PLUGIN_EVALUATIONS.describe()):

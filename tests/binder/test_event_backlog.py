@@ -12,7 +12,7 @@ from nats.aio.msg import Msg
 
 from ksched.bus.jetstream import Delivery
 from ksched.bus.messages import Placement, PlacementBatch
-from ksched.service.reporter import Reporter
+from ksched.reporting.reporter import Reporter
 from tests.binder.test_metrics import binder, placement
 from tests.service.test_reporter_backlog import held_writes
 

@@ -19,7 +19,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
-from ksched.service.reporter import PodRef
+from ksched.reporting.reporter import PodRef
 from tests.binder.test_metrics import binder, placement
 
 

@@ -11,7 +11,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.timestamps import micro_time
-from ksched.service.reporter import PodRef, Reporter
+from ksched.reporting.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from tests import kube
 from tests.contract.testing import unique

@@ -12,8 +12,8 @@ import pytest
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
+from ksched.reporting.reporter import BEFORE_NAMED_EVENT, NAMED_EVENT_DELAY
 from ksched.service.faults import FAULTS_ENV
-from ksched.service.reporter import BEFORE_NAMED_EVENT, NAMED_EVENT_DELAY
 from tests.e2e.test_batch_crashes import _crash_and_recover
 from tests.e2e.testing import UNDER_LOAD, running_stack
 from tests.faults import arm

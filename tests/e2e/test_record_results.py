@@ -13,7 +13,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack
-from ksched.service import simulator_results as sr
+from ksched.reporting import simulator_results as sr
 from tests import kube
 from tests.e2e.testing import create_nodes, create_pods, eventually, node, pod, stack_fixture
 

@@ -11,7 +11,7 @@ from prometheus_client import REGISTRY, generate_latest
 from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import PendingPodAction
 from ksched.framework.events import ActionType, EventResource
-from ksched.service.plugin_metrics import PLUGIN_EXECUTION_DURATION
+from ksched.metrics.plugin_metrics import PLUGIN_EXECUTION_DURATION
 from tests.queue.testing import event_msg, new_core, node, pending_event, pending_of, pod
 
 FIT = "NodeResourcesFit"

@@ -10,7 +10,7 @@ import pytest
 from ksched_scheduler import service as scheduler_service
 
 from ksched.framework.testing import make_node, make_pod
-from ksched.service.reporter import PodRef, Reporter
+from ksched.reporting.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from tests.scheduler.harness import SchedulerHarness
 

@@ -21,7 +21,7 @@ from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node, make_pod, make_snapshot
-from ksched.service.framework_metrics import PluginEvaluationCollector
+from ksched.metrics.framework_metrics import PluginEvaluationCollector
 from tests.scheduler.test_plugin_metrics import cluster_nodes
 
 

@@ -21,7 +21,7 @@ from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework, PluginsByPoint
 from ksched.framework.status import Code, Status
 from ksched.framework.testing import make_node, make_pod, make_snapshot
-from ksched.service.plugin_metrics import (
+from ksched.metrics.plugin_metrics import (
     PLUGIN_DURATION_BUCKETS,
     SAMPLE_PERCENT_ENV,
     CycleSampler,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ksched.service.reporter import PodRef, Reporter, event_name
+from ksched.reporting.reporter import PodRef, Reporter, event_name
 from ksched.service.tasks import TaskGroup
 
 

@@ -114,9 +114,9 @@ def test_a_negative_burst_names_the_field(capsys: pytest.CaptureFixture[str]) ->
 
 def _option_strings() -> dict[str, set[str]]:
     """Letter of docs/operations.md's table -> the options that command takes."""
+    from ksched.flags.goflags import GoFlagParser
     from ksched.launcher.cli import stack_arguments
     from ksched.launcher.dropin_options import build_parser as dropin_parser
-    from ksched.service.goflags import GoFlagParser
 
     def of(parser: Any) -> set[str]:
         return {o for a in parser._actions for o in a.option_strings}

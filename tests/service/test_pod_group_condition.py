@@ -11,7 +11,7 @@ from ksched_kubesim import KubeSim
 
 from ksched.client.config import api_client
 from ksched.features import FeatureGates
-from ksched.service.reporter import Reporter, set_pod_group_condition
+from ksched.reporting.reporter import Reporter, set_pod_group_condition
 from ksched.service.tasks import TaskGroup
 from tests.fixtures.kubesim import fast_config
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ksched.service.reporter import PodRef, Reporter
+from ksched.reporting.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 
 POD = PodRef("default", "a", "uid-a")

@@ -17,10 +17,10 @@ from ksched_kubesim import KubeSim
 
 from ksched.client.reviews import User
 from ksched.config import default_config
-from ksched.service.delegated import Authenticator, Authorizer, path_matcher
+from ksched.secureport.delegated import Authenticator, Authorizer, path_matcher
+from ksched.secureport.selfsigned import self_signed, server_context
 from ksched.service.http import HealthServer, forbidden_message
 from ksched.service.options import SecureServing
-from ksched.service.selfsigned import self_signed, server_context
 from tests.fidelity import material, missing
 from tests.fixtures.kubesim import fast_config
 

@@ -17,7 +17,7 @@ from ksched.api.files import decode_objects
 from ksched.config import default_config
 from ksched.config.profile import build_frameworks
 from ksched.framework.algorithm import ScheduleAlgorithm
-from ksched.service import simulator_results as sr
+from ksched.reporting import simulator_results as sr
 from ksched.simulate.cli import main as simulate_main
 from ksched.simulate.cluster import build_cluster
 from ksched.simulate.runner import PodOutcome, Simulation

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
-from ksched.service.histogram import Histogram, exponential_buckets
-from ksched.service.metric_children import Children
+from ksched.metrics.histogram import Histogram, exponential_buckets
+from ksched.metrics.metric_children import Children
 
 _BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 

@@ -43,15 +43,15 @@ from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
 from ksched.logcontext import pod_logging
+from ksched.metrics.plugin_metrics import CycleSampler, observe_plugin, sample_percent
+from ksched.reporting.reporter import PodRef, Reporter
+from ksched.reporting.result_writer import ResultWriter
+from ksched.reporting.simulator_results import with_binding
 from ksched.service import gc_pacing
 from ksched.service.faults import fault_point
 from ksched.service.http import service_health_server
 from ksched.service.options import CommonOptions
-from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
-from ksched.service.reporter import PodRef, Reporter
-from ksched.service.result_writer import ResultWriter
 from ksched.service.shutdown import stop_replica
-from ksched.service.simulator_results import with_binding
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase
 from ksched.tracing.context import TRACEPARENT

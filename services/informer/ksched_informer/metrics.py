@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
-from ksched.service.metric_children import Children
+from ksched.metrics.metric_children import Children
 
 CACHE_SIZE = Gauge(
     "scheduler_cache_size",

@@ -59,10 +59,10 @@ from ksched.framework.nominator import Nominator
 from ksched.framework.objects import TABLES
 from ksched.framework.runtime import Framework
 from ksched.logcontext import pod_logging
+from ksched.reporting.reporter import Reporter
 from ksched.service import gc_pacing
 from ksched.service.http import service_health_server
 from ksched.service.leadership import Leadership
-from ksched.service.reporter import Reporter
 from ksched.service.shutdown import stop_steps
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase

@@ -17,7 +17,7 @@ from aiohttp import web
 from ksched.api.timestamps import rfc3339
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
-from ksched.service.selfsigned import SelfSigned, self_signed, serving_context
+from ksched.secureport.selfsigned import SelfSigned, self_signed, serving_context
 
 from . import errors, pod_actions
 from .access import Access

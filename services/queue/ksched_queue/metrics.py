@@ -15,10 +15,10 @@ from prometheus_client import REGISTRY, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from ksched.api.lifecycle import PodLifecycle
-from ksched.service.framework_metrics import EXTENSION_POINT_DURATION
-from ksched.service.histogram import Histogram, exponential_buckets
-from ksched.service.metric_children import Children
-from ksched.service.plugin_metrics import CycleSampler, observe_plugin, sample_percent
+from ksched.metrics.framework_metrics import EXTENSION_POINT_DURATION
+from ksched.metrics.histogram import Histogram, exponential_buckets
+from ksched.metrics.metric_children import Children
+from ksched.metrics.plugin_metrics import CycleSampler, observe_plugin, sample_percent
 
 if TYPE_CHECKING:
     from .core import QueueCore

@@ -23,7 +23,7 @@ from ksched.api.scheduling import PodGroup
 from ksched.bus.messages import AssumeRejectCode, AssumeReply, LeasedPod, Placement
 from ksched.framework.podgroup_cycle import GroupResult, MemberAttempt
 from ksched.framework.status import Code, Status
-from ksched.service.simulator_results import result_annotations
+from ksched.reporting.simulator_results import result_annotations
 from ksched_scheduler.cycle import ERROR, UNSCHEDULABLE, CycleOutcome
 
 MAX_REMEMBERED = 10_000

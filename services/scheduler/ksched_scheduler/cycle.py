@@ -16,8 +16,8 @@ from ksched.framework.results import Diagnosis, FitError, PostFilterResult
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
+from ksched.metrics.plugin_metrics import CycleSampler, sample_percent
 from ksched.plugins.dynamicresources.plugin import NAME as DYNAMIC_RESOURCES
-from ksched.service.plugin_metrics import CycleSampler, sample_percent
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
-from ksched.service.framework_metrics import EXTENSION_POINT_DURATION, PLUGIN_EVALUATIONS
-from ksched.service.histogram import Histogram, exponential_buckets
-from ksched.service.metric_children import Children
+from ksched.metrics.framework_metrics import EXTENSION_POINT_DURATION, PLUGIN_EVALUATIONS
+from ksched.metrics.histogram import Histogram, exponential_buckets
+from ksched.metrics.metric_children import Children
 
 __all__ = ["EXTENSION_POINT_DURATION", "PLUGIN_EVALUATIONS"]
 

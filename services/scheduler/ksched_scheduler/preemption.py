@@ -25,7 +25,7 @@ from ksched.framework.results import NominatingMode, PostFilterResult
 from ksched.logcontext import node_logging
 from ksched.plugins.defaultpreemption import NAME, DefaultPreemption, PreemptionPlan, PreemptionResult
 from ksched.plugins.defaultpreemption.effects import PreemptionReport
-from ksched.service.reporter import PodRef, Reporter
+from ksched.reporting.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
 from ksched_scheduler.cycle import CycleOutcome
 from ksched_scheduler.nominations import NominationTracker

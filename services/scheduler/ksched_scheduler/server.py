@@ -14,9 +14,9 @@ from ksched.client.config import api_client, api_reachable
 from ksched.client.rest import Client
 from ksched.config.types import KubeSchedulerConfiguration
 from ksched.extenders import HTTPExtenders
+from ksched.reporting.reporter import Reporter
+from ksched.reporting.result_writer import ResultWriter
 from ksched.service.http import service_health_server
-from ksched.service.reporter import Reporter
-from ksched.service.result_writer import ResultWriter
 from ksched.service.shutdown import stop_replica
 from ksched.service.tasks import TaskGroup
 from ksched.tracing.export import service_tracer

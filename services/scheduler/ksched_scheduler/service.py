@@ -55,12 +55,12 @@ from ksched.framework.nominator import Nominator
 from ksched.framework.podgroup_cycle import GroupResult
 from ksched.framework.podinfo import PodInfo
 from ksched.logcontext import bind, pod_logging, set_node, unbind
+from ksched.metrics.plugin_metrics import observe_plugin
+from ksched.reporting.reporter import PodRef, Reporter
+from ksched.reporting.result_writer import ResultWriter
+from ksched.reporting.simulator_results import result_annotations
 from ksched.service import gc_pacing
 from ksched.service.faults import fault_point
-from ksched.service.plugin_metrics import observe_plugin
-from ksched.service.reporter import PodRef, Reporter
-from ksched.service.result_writer import ResultWriter
-from ksched.service.simulator_results import result_annotations
 from ksched.service.tasks import TaskGroup
 from ksched.tracing import Phase
 from ksched.tracing.context import TRACEPARENT

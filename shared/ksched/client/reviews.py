@@ -1,4 +1,4 @@
-"""TokenReview and SubjectAccessReview, for the secure port's delegation (:mod:`ksched.service.delegated`).
+"""TokenReview and SubjectAccessReview, for the secure port's delegation (:mod:`ksched.secureport.delegated`).
 
 The client comes from ``--authentication-kubeconfig`` / ``--authorization-kubeconfig``, else the
 in-cluster service account; with neither, there is no client and the secure port treats every caller

@@ -4,7 +4,7 @@ plugin the filter verdict and the scores.
 
 A :class:`CycleRecord` is filled only when one is set on the cycle's ``CycleState.record`` (the
 scheduler's ``--record-results``, ``ksched simulate --output simulator``); without one the framework
-checks one attribute per extension point and records nothing. :mod:`ksched.service.simulator_results`
+checks one attribute per extension point and records nothing. :mod:`ksched.reporting.simulator_results`
 renders a record as the simulator's pod annotations.
 """
 

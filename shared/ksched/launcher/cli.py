@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ksched.aio import cancel_and_wait
+from ksched.flags.goflags import GoFlagParser
+from ksched.flags.upstream_flags import log_level
 from ksched.launcher.keeper import keep_services
 from ksched.launcher.stack import UI_PORT, Stack, StackOptions
-from ksched.service.goflags import GoFlagParser
 from ksched.service.options import add_feature_gates_argument
-from ksched.service.upstream_flags import log_level
 
 
 def stack_arguments(p: argparse.ArgumentParser) -> None:

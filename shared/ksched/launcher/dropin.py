@@ -40,12 +40,12 @@ from ksched.apimachinery.duration import seconds
 from ksched.client.config import api_client
 from ksched.client.leader import ElectionConfig, ElectionThread
 from ksched.config import ConfigError
+from ksched.flags.upstream_flags import write_config
 from ksched.launcher.dropin_options import DropInOptions, parse
 from ksched.launcher.pipeline_metrics import Child, PipelineMetrics
 from ksched.launcher.stack import Stack, StackOptions
 from ksched.service.http import HealthServer
 from ksched.service.logs import setup_logging
-from ksched.service.upstream_flags import write_config
 
 log = logging.getLogger(__name__)
 

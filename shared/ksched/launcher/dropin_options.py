@@ -2,7 +2,7 @@
 against the KubeSchedulerConfiguration as upstream's cmd/kube-scheduler/app/options does.
 
 The deprecated flags and ``--kubeconfig`` as every service resolves them
-(:mod:`ksched.service.upstream_flags`); the leader-election flags override the file's
+(:mod:`ksched.flags.upstream_flags`); the leader-election flags override the file's
 ``leaderElection`` field by field, as upstream's ``ApplyLeaderElectionTo``; ``--master`` overrides
 the kubeconfig's server.
 """
@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ksched.config import KubeSchedulerConfiguration, default_config, load_config
-from ksched.service.goflags import GoBool, GoFlagParser
+from ksched.flags.goflags import GoBool, GoFlagParser
+from ksched.flags.upstream_flags import add_upstream_arguments, apply_to, log_level
 from ksched.service.options import (
     SecureServing,
     add_feature_gates_argument,
     add_secure_serving_arguments,
     secure_serving,
 )
-from ksched.service.upstream_flags import add_upstream_arguments, apply_to, log_level
 
 DEFAULT_SECURE_PORT = 10259
 LEADER_ELECTION_FLAGS = (

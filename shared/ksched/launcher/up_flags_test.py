@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ksched.flags.goflags import GoFlagParser
 from ksched.launcher.cli import options_from, stack_arguments, up_main
-from ksched.service.goflags import GoFlagParser
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:

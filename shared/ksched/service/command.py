@@ -21,7 +21,8 @@ from typing import Generic, NoReturn, TypeVar
 
 from ksched.config import ConfigError, KubeSchedulerConfiguration
 from ksched.extenders import ExtenderConfigError, HTTPExtenders
-from ksched.service import loop_cpu
+from ksched.flags.upstream_flags import apply_to, write_config
+from ksched.metrics import loop_cpu
 from ksched.service.election import add_leader_election_arguments
 from ksched.service.lifecycle import Service, serve
 from ksched.service.logs import setup_logging
@@ -32,7 +33,6 @@ from ksched.service.options import (
     new_parser,
     scheduler_config,
 )
-from ksched.service.upstream_flags import apply_to, write_config
 
 OptionsT = TypeVar("OptionsT")
 
@@ -109,7 +109,7 @@ def main(command: ServiceCommand[OptionsT], argv: Sequence[str]) -> int:
         raise
     service = command.service(options, config)
     loop_cpu_dir = loop_cpu.directory()
-    # the accounting times asyncio's own loop (see ksched.service.loop_cpu)
+    # the accounting times asyncio's own loop (see ksched.metrics.loop_cpu)
     runner = asyncio.Runner(loop_factory=_uvloop() if command.uvloop and loop_cpu_dir is None else None)
     with runner:
         try:

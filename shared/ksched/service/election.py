@@ -31,7 +31,7 @@ from ksched.client.config import api_reachable
 from ksched.client.leader import ElectionConfig
 from ksched.config.defaults import DEFAULT_LOCK_OBJECT_NAME
 from ksched.config.types import KubeSchedulerConfiguration
-from ksched.service.goflags import GoBool
+from ksched.flags.goflags import GoBool
 
 DEFAULT_LEASE_NAMESPACE = "kube-system"
 _TRUE = {"1", "true", "yes", "on"}

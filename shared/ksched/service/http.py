@@ -4,7 +4,7 @@ Read-only; the plain-HTTP port binds to loopback unless configured otherwise.
 
 The secure port (``--secure-port``, docs/operations.md) serves the same over HTTPS as kube-scheduler
 does: a caller is authenticated by a TokenReview and authorized by a SubjectAccessReview of the API
-server (:mod:`ksched.service.delegated`); the always-allow paths (the probes by default) are open.
+server (:mod:`ksched.secureport.delegated`); the always-allow paths (the probes by default) are open.
 
 Access to the plain port (docs/metrics.md): the probes (/healthz, /livez, /readyz) are open, so
 kubelet probes need no credentials. With a token (``--http-token`` / ``KSCHED_HTTP_TOKEN``),
@@ -34,9 +34,9 @@ from prometheus_client.aiohttp import make_aiohttp_handler
 from ksched.client.rest import Client
 from ksched.client.reviews import access_review, review_client, token_review
 from ksched.config import KubeSchedulerConfiguration
-from ksched.service.delegated import Authenticator, Authorizer, Unauthorized
+from ksched.secureport.delegated import Authenticator, Authorizer, Unauthorized
+from ksched.secureport.selfsigned import server_context
 from ksched.service.options import CommonOptions, SecureServing
-from ksched.service.selfsigned import server_context
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ Secure serving, as kube-scheduler's (docs/operations.md): ``--secure-port`` / ``
 ``--authorization-always-allow-paths`` / ``KSCHED_AUTHORIZATION_ALWAYS_ALLOW_PATHS``.
 
 kube-scheduler's own flags (``--master``, ``--write-config-to``, ``-v``, the deprecated
-client-connection flags; :mod:`ksched.service.upstream_flags`) and its ``--logging-format`` (an
+client-connection flags; :mod:`ksched.flags.upstream_flags`) and its ``--logging-format`` (an
 alias of ``--log-format``) are taken too, in Go's flag syntax (docs/operations.md).
 """
 
@@ -44,9 +44,9 @@ from ksched.config import KubeSchedulerConfiguration, default_config, load_confi
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import ENVIRONMENT as GATES_ENVIRONMENT
 from ksched.features import FeatureGateError, FeatureGates
-from ksched.service.goflags import GoFlagParser
+from ksched.flags.goflags import GoFlagParser
+from ksched.flags.upstream_flags import add_upstream_arguments, log_level
 from ksched.service.tracing_config import TracingConfig, TracingConfigError, load_tracing_config
-from ksched.service.upstream_flags import add_upstream_arguments, log_level
 
 DEFAULT_NATS = "nats://127.0.0.1:4222"
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
@@ -379,5 +379,5 @@ def scheduler_config(options: CommonOptions) -> KubeSchedulerConfiguration:
 
 def new_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """The parser of a ``ksched`` service command: the one place its command line is built, with Go's
-    flag syntax and kube-scheduler's unknown-flag error (:mod:`ksched.service.goflags`)."""
+    flag syntax and kube-scheduler's unknown-flag error (:mod:`ksched.flags.goflags`)."""
     return GoFlagParser(prog=prog, description=description)

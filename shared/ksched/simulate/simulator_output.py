@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from ksched.service.simulator_results import result_annotations, with_history
+from ksched.reporting.simulator_results import result_annotations, with_history
 from ksched.simulate.runner import PodOutcome
 
 

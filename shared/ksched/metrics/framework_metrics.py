@@ -15,7 +15,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, Metric
 
 from ksched.framework.evaluations import PluginEvaluations
-from ksched.service.histogram import Histogram, exponential_buckets
+from ksched.metrics.histogram import Histogram, exponential_buckets
 
 EXTENSION_POINT_DURATION = Histogram(
     "scheduler_framework_extension_point_duration_seconds",

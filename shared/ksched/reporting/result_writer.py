@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ksched.client.rest import Client
-from ksched.service.simulator_results import with_history
+from ksched.reporting.simulator_results import with_history
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ksched.service import loop_cpu
+from ksched.metrics import loop_cpu
 
 
 def burn(seconds: float) -> None:

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, generate_latest
 
-from ksched.service.histogram import Histogram, exponential_buckets
+from ksched.metrics.histogram import Histogram, exponential_buckets
 
 BOUNDS = (0.001, 0.01, 0.1, 1.0)
 

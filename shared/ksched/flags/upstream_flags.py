@@ -23,7 +23,7 @@ import msgspec
 import yaml
 
 from ksched.config import KubeSchedulerConfiguration
-from ksched.service.goflags import GoBool, klog_level
+from ksched.flags.goflags import GoBool, klog_level
 
 CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
 
@@ -51,7 +51,7 @@ def add_upstream_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def log_level(ns: argparse.Namespace, default: str) -> str:
-    """``--v`` mapped as :func:`ksched.service.goflags.klog_level`, else ``default`` (``--log-level``)."""
+    """``--v`` mapped as :func:`ksched.flags.goflags.klog_level`, else ``default`` (``--log-level``)."""
     if ns.v is None:
         return default
     try:

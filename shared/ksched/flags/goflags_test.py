@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from ksched.service.goflags import GoBool, GoFlagParser, klog_level, normalize, parse_bool
+from ksched.flags.goflags import GoBool, GoFlagParser, klog_level, normalize, parse_bool
 
 
 def _parser() -> GoFlagParser:

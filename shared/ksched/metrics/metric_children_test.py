@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter
 
-from ksched.service.metric_children import Children
+from ksched.metrics.metric_children import Children
 
 
 def test_children_are_the_labelled_children_looked_up_once() -> None:

@@ -5,7 +5,7 @@ The scheduler (PreFilter … Permit, Unreserve), the binder (PreBind, Bind, Post
 (PreEnqueue) each export it. Batch plugins judge or score many nodes in one call; that call counts as
 one run per node, each taking the call's mean time per node, so ``_count`` and ``_sum`` mean what
 they mean upstream (runs per node, and their total time): an observation with a multiplicity
-(:meth:`ksched.service.histogram.Series.observe`).
+(:meth:`ksched.metrics.histogram.Series.observe`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import random
 from collections.abc import Mapping
 
-from ksched.service.histogram import Histogram, exponential_buckets
+from ksched.metrics.histogram import Histogram, exponential_buckets
 
 SAMPLE_PERCENT = 10
 """Upstream's ``pluginMetricsSamplePercent``: the share of cycles whose plugins are timed."""
