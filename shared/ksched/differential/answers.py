@@ -16,6 +16,8 @@ from typing import Any
 from ksched.differential.klog import Entry
 
 ATTEMPT = "Attempting to schedule pod"
+GROUP_ATTEMPT = "Attempting to schedule a pod belonging to a pod group"
+"""A member's attempt in a pod group cycle (schedule_one_podgroup.go at V(4))."""
 SCORED = "Plugin scored node for pod"
 TOTAL = "Calculated node's final score for pod"
 BOUND = "Successfully bound pod to node"
@@ -49,6 +51,8 @@ class Attempt:
     preemption_started: bool = False
     preemption_done: bool = False
     victims: list[str] = field(default_factory=list)
+    group_wait: bool = False
+    """A pod group member that fit (scored, assumed) while its group did not."""
 
     @property
     def complete(self) -> bool:
@@ -72,7 +76,7 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
             continue
         if values.get("pod") != pod:
             continue
-        if e.msg == ATTEMPT:
+        if e.msg in (ATTEMPT, GROUP_ATTEMPT):
             if out.started:
                 break  # a later attempt: only the first one counts
             out.started = True
@@ -94,6 +98,7 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
         elif e.msg in FAILED_ENDS:
             out.ended = True
             out.message = values.get("err")
+            out.group_wait = e.msg == GROUP_WAIT
         elif e.msg in ERROR_ENDS:
             out.ended = True
             out.error = values.get("err") or e.msg
@@ -117,7 +122,9 @@ def answer(attempt: Attempt) -> dict[str, Any]:
     node = attempt.node
     feasible: list[str] | None
     skipped = False
-    if node is None:
+    if node is None and attempt.group_wait and attempt.totals:
+        feasible, totals = sorted(attempt.totals), attempt.totals  # it fit; its group did not
+    elif node is None:
         feasible, totals = [], {}
     elif attempt.totals:
         feasible, totals = sorted(attempt.totals), attempt.totals

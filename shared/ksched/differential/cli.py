@@ -132,14 +132,19 @@ async def _run(
     profiles = [c.profile for c in cases if c.profile is not None]
     upstream = Upstream(kube, workdir / "upstream", profiles, say=say)
     ksched = Pipeline(kube, workdir / "pipeline", profiles, say=say) if pipeline else None
+    gangs = (
+        Upstream(kube, workdir / "gangs", profiles, say=say, gangs=True)
+        if any(c.gang for c in cases)
+        else None
+    )
     say(f"starting kube-apiserver, kube-controller-manager and kube-scheduler 1.36.2 in {workdir}")
+    if gangs is not None:
+        say("starting a cluster with the gang gates for the gangs cases")
+    if ksched is not None:
+        say("starting a second cluster for ksched kube-scheduler (--pipeline)")
+    clusters = [c for c in (upstream, ksched, gangs) if c is not None]
     try:
-        await upstream.start()
-        if ksched is not None:
-            say("starting a second cluster for ksched kube-scheduler (--pipeline)")
-            await ksched.start()
-        return await run_cases(upstream, cases, say, store, shrink, deadline, summary, verbose, ksched)
+        await asyncio.gather(*(c.start() for c in clusters))
+        return await run_cases(upstream, cases, say, store, shrink, deadline, summary, verbose, ksched, gangs)
     finally:
-        await upstream.stop()
-        if ksched is not None:
-            await ksched.stop()
+        await asyncio.gather(*(c.stop() for c in clusters))

@@ -16,7 +16,7 @@ import yaml
 from ksched.config import ConfigError, parse_config
 from ksched.differential.compare import CHECKS, agrees, compare
 from ksched.differential.model import Case, Obj, config_document, key
-from ksched.differential.replay import replay
+from ksched.differential.replay import replay, replay_group
 from ksched.differential.store import read_cases, write_case
 from ksched.differential.upstream import Played, Upstream, UpstreamError
 
@@ -57,9 +57,12 @@ class Result:
 
 
 def judge(case: Case, played: Played) -> Result:
-    """Replay ``played`` through ``ksched simulate`` and compare pod by pod."""
+    """Replay ``played`` through ``ksched simulate`` and compare pod by pod (a ``gangs`` case: member
+    by member in the order each side tried them, see :func:`_judge_group`)."""
     result = Result(case, played)
     try:
+        if case.group is not None:
+            return _judge_group(result, replay_group(played.objects, case.profile))
         ours: dict[str, dict[str, Any]] | None = replay(played.objects, case.profile, played.answers)
         crash = None
     except Exception as exc:  # a crash of ksched is a disagreement, named
@@ -73,6 +76,27 @@ def judge(case: Case, played: Played) -> Result:
             continue
         entry = (ours or {}).get(golden["pod"])
         checks, diffs = compare(golden, entry)
+        result.pods.append(PodResult(golden, entry, checks, diffs))
+    return result
+
+
+def _judge_group(result: Result, ours: list[dict[str, Any]]) -> Result:
+    """The members of a pod group, alike, compared by position: upstream's i-th tried member with
+    ksched's i-th (which member comes first is not set upstream: equal priorities and no first attempt
+    yet). Once the two sides put a member on different nodes (a tie), the later members meet different
+    snapshots: only the group's condition (check ``g``) is compared for them."""
+    diverged = False
+    for i, golden in enumerate(result.played.answers if result.played else []):
+        if "error" in golden:
+            result.error = f"upstream: {golden['pod']}: {golden['error']}"
+            return result
+        entry = ours[i] if i < len(ours) else None
+        checks, diffs = compare(golden, entry)
+        if diverged:
+            checks = {c: c != "g" or checks[c] for c in CHECKS}
+            diffs = [d for d in diffs if d.startswith("(g)")]
+        elif entry is not None and entry.get("node") != golden.get("node"):
+            diverged = True
         result.pods.append(PodResult(golden, entry, checks, diffs))
     return result
 
@@ -323,9 +347,12 @@ async def run_cases(
     summary: Summary | None = None,
     verbose: bool = False,
     pipeline: Upstream | None = None,
+    gangs: Upstream | None = None,
 ) -> Summary:
     """Play every case (until ``deadline``, a ``time.monotonic()`` value), shrink and store each new
-    kind of disagreement in ``store``; with ``pipeline``, play it there too and compare."""
+    kind of disagreement in ``store``; with ``pipeline``, play it there too and compare (not a
+    ``gangs`` case: the pipeline's cluster runs without the gang gates). ``gangs`` plays the ``gangs``
+    cases (a cluster with the gang gates on)."""
     summary = summary if summary is not None else Summary()
     # one regression case per kind of disagreement: none for a kind an open stored case has already
     kinds = {c.signature for c in read_cases(store) if c.is_open} if store is not None else set()
@@ -334,7 +361,11 @@ async def run_cases(
             say(f"time budget spent after {i} of {len(cases)} cases")
             break
         started = time.monotonic()
-        result = await play_and_judge(upstream, case)
+        cluster = gangs if case.gang else upstream
+        if cluster is None:
+            result = Result(case, error="no cluster with the gang gates for a gangs case")
+        else:
+            result = await play_and_judge(cluster, case)
         summary.add(result)
         took = time.monotonic() - started
         if result.error is not None:
@@ -347,7 +378,7 @@ async def run_cases(
             for pod in result.pods:
                 if pod.golden.get("message"):
                     say(f"    {pod.golden['pod']}: {pod.golden['message']}")
-        if pipeline is not None and result.played is not None:
+        if pipeline is not None and result.played is not None and not case.gang:
             await _pipeline(pipeline, case, result.played, summary, say)
         if not result.disagrees:
             continue
@@ -356,7 +387,8 @@ async def run_cases(
         if store is None or signature(result) in kinds:
             continue
         kinds.add(signature(result))
-        small = await shrink(upstream, result, shrink_budget, say) if shrink_budget else result
+        assert cluster is not None
+        small = await shrink(cluster, result, shrink_budget, say) if shrink_budget else result
         assert small.played is not None
         path = write_case(
             store,

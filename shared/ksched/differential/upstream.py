@@ -32,8 +32,9 @@ from typing import Any
 import yaml
 
 from ksched.api.kinds import BY_NAME
+from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.apimachinery.rest import WriteClient, raw_request
-from ksched.differential.answers import Attempt, answer, first_attempt
+from ksched.differential.answers import ATTEMPT, GROUP_ATTEMPT, Attempt, answer, first_attempt
 from ksched.differential.klog import Entry, LogReader
 from ksched.differential.model import (
     DEFAULT_SCHEDULER,
@@ -46,13 +47,14 @@ from ksched.differential.model import (
     identity,
     key,
 )
-from ksched.launcher.controlplane import ControlPlane
+from ksched.launcher.controlplane import GANG_APISERVER_ARGS, GANG_GATES, ControlPlane
 from ksched.service.kube import api_client
 from ksched.simulate.live import list_cluster
 
-SCHEDULER_FLAGS = "--v=3 --vmodule=schedule_one=10,eventhandlers=4"
+SCHEDULER_FLAGS = "--v=3 --vmodule=schedule_one=10,schedule_one_podgroup=4,eventhandlers=4"
 """What the log needs: V(3) for informer events, attempts and outcomes (V(2)) and preemption; V(10) in
-schedule_one.go for every plugin's score; V(4) in eventhandlers.go for pod updates."""
+schedule_one.go for every plugin's score; V(4) in schedule_one_podgroup.go for each member's attempt
+in a pod group cycle; V(4) in eventhandlers.go for pod updates."""
 CONTROLLERS = ",".join(
     [
         "--controllers=*",
@@ -123,16 +125,24 @@ class Upstream:
     """The real control plane of one batch; :meth:`play` runs one case on it."""
 
     def __init__(
-        self, kube: Path, workdir: Path, profiles: Iterable[Obj] = (), say: Callable[[str], None] = print
+        self,
+        kube: Path,
+        workdir: Path,
+        profiles: Iterable[Obj] = (),
+        say: Callable[[str], None] = print,
+        gangs: bool = False,
     ) -> None:
         self.workdir = workdir
         self.profiles = list(profiles)
         self.say = say
+        self.gangs = gangs
+        """The gang gates on (API server, controller manager, scheduler): the cluster of ``gangs`` cases."""
         self.plane = ControlPlane(
             kube=kube,
             dir=workdir,
             parts=("controller-manager", "scheduler"),
-            controller_manager_args=CONTROLLERS,
+            apiserver_args=GANG_APISERVER_ARGS if gangs else "",
+            controller_manager_args=f"{CONTROLLERS} --feature-gates={GANG_GATES}" if gangs else CONTROLLERS,
         )
         self.log = LogReader(workdir / "scheduler.log")
         self.entries: list[Entry] = []
@@ -144,7 +154,8 @@ class Upstream:
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "scheduler-config.yaml"
         config.write_text(scheduler_config(self.profiles, self.scheduler_kubeconfig))
-        self.plane.scheduler_args = f"--config={config} {SCHEDULER_FLAGS}"
+        gates = f" --feature-gates={GANG_GATES}" if self.gangs else ""
+        self.plane.scheduler_args = f"--config={config} {SCHEDULER_FLAGS}{gates}"
         await asyncio.to_thread(self.plane.up)
         await self._launch(config)
         self._api = await api_client(str(self.plane.admin_kubeconfig), component="ksched-differential")
@@ -338,6 +349,8 @@ class Upstream:
 
     async def _decide(self, case: Case, objects: list[Obj]) -> list[dict[str, Any]]:
         """Create the pending pods one by one, each once the previous one is decided; their answers."""
+        if case.group is not None:
+            return await self._decide_group(case, case.group, objects)
         answers: list[dict[str, Any]] = []
         for i, pod in enumerate(case.pending):
             if i:
@@ -350,6 +363,41 @@ class Upstream:
             if decision["node"] is None and decision.get("nominated") is None:
                 await self._remove_pending(pod)
         return answers
+
+    async def _decide_group(self, case: Case, group: Obj, objects: list[Obj]) -> list[dict[str, Any]]:
+        """Create every member, then their PodGroup (so one pod group cycle takes them all); the
+        members' answers in the order upstream tried them, each with the group's condition."""
+        for pod in case.pending:
+            objects.append(await self.create(pod))
+        objects.append(await self.create(group))
+        answers = [await self._attempt(pod) for pod in case.pending]
+        outcome = await self._group_outcome(group)
+        order = self._tried_order([a["pod"] for a in answers])
+        for a in answers:
+            a["podGroup"] = outcome
+        return sorted(answers, key=lambda a: order.index(a["pod"]))
+
+    async def _group_outcome(self, group: Obj) -> dict[str, Any]:
+        """``{"name", "condition"}``: the PodGroup's ``PodGroupScheduled`` condition once written."""
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        while time.monotonic() < deadline:
+            status, body = await self.request("GET", object_path(group))
+            for cond in ((body or {}).get("status") or {}).get("conditions") or [] if status == 200 else []:
+                if cond.get("type") == POD_GROUP_SCHEDULED:
+                    condition = {f: cond.get(f) or "" for f in ("status", "reason", "message")}
+                    return {"name": key(group), "condition": condition}
+            await asyncio.sleep(0.1)
+        raise UpstreamError(f"PodGroup {key(group)}: no {POD_GROUP_SCHEDULED} condition")
+
+    def _tried_order(self, pods: list[str]) -> list[str]:
+        """``pods`` in the order the log shows their first attempt (members of a pod group cycle are
+        sorted by priority and first attempt, ties in no set order)."""
+        first: dict[str, int] = {}
+        for i, e in enumerate(self.entries):
+            pod = e.values.get("pod")
+            if e.msg in (ATTEMPT, GROUP_ATTEMPT) and pod in pods and pod not in first:
+                first[pod] = i
+        return sorted(pods, key=lambda p: (first.get(p, len(self.entries)), pods.index(p)))
 
     # --- what the scheduler's log tells (a subclass may learn it otherwise) ------------------------
     async def _synced(self, case: Case, expect: list[tuple[str, str, str]]) -> None:
@@ -458,7 +506,10 @@ class Upstream:
         for ns in NAMESPACES:
             base, resource = PATHS["Pod"].rsplit("/", 1)
             await self.delete(f"{base}/namespaces/{ns}/{resource}")
-        for obj in case.objects:  # also what the listing below may not show
+        for obj in [
+            *case.objects,
+            *([case.group] if case.group else []),
+        ]:  # also what the listing may not show
             if obj["kind"] != "Pod":
                 await self.delete(object_path(obj))
         for _ in range(3):
