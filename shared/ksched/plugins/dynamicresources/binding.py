@@ -31,6 +31,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import ContainerExtendedResourceRequest, Pod
+from ksched.api.kinds import decode_lenient
 from ksched.api.resource import FINALIZER, ResourceClaim, ResourceClaimConsumerReference
 from ksched.plugins.dynamicresources import extended as extended_resources
 from ksched.plugins.dynamicresources.claims import is_reserved_for, pod_reference
@@ -100,7 +101,7 @@ class ClaimApi:
         request = self.api.list_namespaced_resource_claim(namespace, _preload_content=False)
         raw = await _call_raw(request)
         try:
-            return msgspec.json.decode(raw, type=_ClaimList).items
+            return decode_lenient(raw, _ClaimList).items  # type: ignore[no-any-return]
         except DECODE_ERRORS as exc:
             raise PreBindError(f"cannot decode the API answer: {exc}") from None
 
@@ -135,7 +136,7 @@ class _ClaimList(msgspec.Struct):
 async def _call(request: Awaitable[Any]) -> ResourceClaim:
     raw = await _call_raw(request)
     try:
-        return msgspec.json.decode(raw, type=ResourceClaim)
+        return decode_lenient(raw, ResourceClaim)  # type: ignore[no-any-return]
     except DECODE_ERRORS as exc:
         raise PreBindError(f"cannot decode the API answer: {exc}") from None
 
