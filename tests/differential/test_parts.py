@@ -261,3 +261,22 @@ def test_gang_members_are_compared_in_the_order_each_side_tried_them() -> None:
     answers[1]["podGroup"] = {**scheduled, "condition": {"status": "False", "reason": "x", "message": ""}}
     result = judge(case, Played(objects, answers))
     assert result.disagrees and result.failed == {"default/m0:g"}
+
+
+def test_the_pipelines_gang_members_pair_with_upstreams_alike_ones() -> None:
+    from ksched.differential.run import judge_pipeline
+
+    group = {"name": "ns/g", "condition": {"status": "True", "reason": "Scheduled", "message": ""}}
+    golden = [
+        {**GOLDEN, "pod": "ns/m1", "node": "b", "top_nodes": ["b"], "podGroup": group},
+        {**GOLDEN, "pod": "ns/m0", "node": "a", "top_nodes": ["a"], "podGroup": group},
+    ]
+    seen: list[dict[str, Any]] = [  # the pipeline put m1 on a, m0 on b: alike, so it agrees
+        {"pod": "ns/m1", "node": "a", "podGroup": group},
+        {"pod": "ns/m0", "node": "b", "podGroup": group},
+    ]
+    assert judge_pipeline(golden, seen) == ([], 0)
+    failed = {**group, "condition": {"status": "False", "reason": "Unschedulable", "message": "x"}}
+    seen[0] = {**seen[0], "podGroup": failed}  # paired with upstream's m0 (on a)
+    diffs, _ = judge_pipeline(golden, seen)
+    assert len(diffs) == 1 and diffs[0].startswith("ns/m0: (g) PodGroupScheduled")

@@ -234,15 +234,40 @@ class Summary:
         }
 
 
-PIPELINE_CHECKS = ("a", "e", "f-pre", "f-full", "p")
+PIPELINE_CHECKS = ("a", "e", "f-pre", "f-full", "p", "g")
 """What the API server shows of a decision: placed or not, where, the FailedScheduling text (the pod's
-PodScheduled condition), the nomination and the victims (no feasible set, no scores)."""
+PodScheduled condition), the nomination and the victims, a PodGroup's condition (no feasible set, no
+scores)."""
+
+
+def pair_members(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``seen`` (a pod group's alike members, as the pipeline decided them) reordered to pair with
+    ``golden`` (upstream's, in the order it tried them): each takes a member decided alike (the same
+    node, or not placed with the same message) where there is one; which member is which has no
+    answer upstream."""
+    left = list(seen)
+    out: list[dict[str, Any]] = []
+    for want in golden:
+        same = [
+            g
+            for g in left
+            if (g.get("node"), g.get("node") or g.get("message"))
+            == (want.get("node"), want.get("node") or want.get("message"))
+        ]
+        if not left:
+            break
+        pick = same[0] if same else left[0]
+        left.remove(pick)
+        out.append(pick)
+    return out + left
 
 
 def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> tuple[list[str], int]:
     """(what differs, pods not compared) between the real scheduler's answers and what ksched's
     pipeline did with the same pods; once the pipeline put a pod elsewhere than upstream (a tie), the
     later pods meet another cluster and are not compared."""
+    if any("podGroup" in g for g in golden):
+        seen = pair_members(golden, seen)
     diffs: list[str] = []
     for i, (want, got) in enumerate(zip(golden, seen, strict=False)):
         checks, lines = compare(want, got)
@@ -348,11 +373,12 @@ async def run_cases(
     verbose: bool = False,
     pipeline: Upstream | None = None,
     gangs: Upstream | None = None,
+    gang_pipeline: Upstream | None = None,
 ) -> Summary:
     """Play every case (until ``deadline``, a ``time.monotonic()`` value), shrink and store each new
-    kind of disagreement in ``store``; with ``pipeline``, play it there too and compare (not a
-    ``gangs`` case: the pipeline's cluster runs without the gang gates). ``gangs`` plays the ``gangs``
-    cases (a cluster with the gang gates on)."""
+    kind of disagreement in ``store``; with ``pipeline``, play it there too and compare. ``gangs``
+    plays the ``gangs`` cases (a cluster with the gang gates on), ``gang_pipeline`` their pipeline
+    (none: not compared there)."""
     summary = summary if summary is not None else Summary()
     # one regression case per kind of disagreement: none for a kind an open stored case has already
     kinds = {c.signature for c in read_cases(store) if c.is_open} if store is not None else set()
@@ -378,8 +404,9 @@ async def run_cases(
             for pod in result.pods:
                 if pod.golden.get("message"):
                     say(f"    {pod.golden['pod']}: {pod.golden['message']}")
-        if pipeline is not None and result.played is not None and not case.gang:
-            await _pipeline(pipeline, case, result.played, summary, say)
+        piped = gang_pipeline if case.gang else pipeline
+        if piped is not None and result.played is not None:
+            await _pipeline(piped, case, result.played, summary, say)
         if not result.disagrees:
             continue
         for line in result.diff_lines():
