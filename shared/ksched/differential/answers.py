@@ -24,6 +24,17 @@ BOUND = "Successfully bound pod to node"
 NO_FIT = "Unable to schedule pod; no fit; waiting"
 NO_NODES = "Unable to schedule pod; no nodes are registered to the cluster; waiting"
 GROUP_WAIT = "Unable to schedule pod belonging to a pod group; waiting"
+GROUP_ENDS: dict[str, tuple[str, str, str]] = {
+    "Successfully scheduled a pod group": ("True", "Scheduled", ""),
+    "Unable to schedule a pod group": ("False", "Unschedulable", "pod group is unschedulable"),
+    "Pod group is waiting for preemption": (
+        "False",
+        "Unschedulable",
+        "pod group is waiting for preemption to complete",
+    ),
+}
+"""How a pod group cycle ended (schedule_one_podgroup.go, V(2)), and the ``PodGroupScheduled``
+condition (status, reason, message) it writes then."""
 FAILED_ENDS = (NO_FIT, NO_NODES, GROUP_WAIT)
 ERROR_ENDS = ("Error scheduling pod; retrying", "Failed to bind pod")
 NOMINATION = "Updating pod condition and nominated node name"

@@ -81,15 +81,24 @@ def judge(case: Case, played: Played) -> Result:
 
 
 def _judge_group(result: Result, ours: list[dict[str, Any]]) -> Result:
+    """A ``gangs`` case: see :func:`compare_members`."""
+    answers = result.played.answers if result.played else []
+    for golden in answers:
+        if "error" in golden:
+            result.error = f"upstream: {golden['pod']}: {golden['error']}"
+            return result
+    result.pods = compare_members(answers, ours)
+    return result
+
+
+def compare_members(answers: list[dict[str, Any]], ours: list[dict[str, Any]]) -> list[PodResult]:
     """The members of a pod group, alike, compared by position: upstream's i-th tried member with
     ksched's i-th (which member comes first is not set upstream: equal priorities and no first attempt
     yet). Once the two sides put a member on different nodes (a tie), the later members meet different
     snapshots: only the group's condition (check ``g``) is compared for them."""
+    out: list[PodResult] = []
     diverged = False
-    for i, golden in enumerate(result.played.answers if result.played else []):
-        if "error" in golden:
-            result.error = f"upstream: {golden['pod']}: {golden['error']}"
-            return result
+    for i, golden in enumerate(answers):
         entry = ours[i] if i < len(ours) else None
         checks, diffs = compare(golden, entry)
         if diverged:
@@ -97,8 +106,8 @@ def _judge_group(result: Result, ours: list[dict[str, Any]]) -> Result:
             diffs = [d for d in diffs if d.startswith("(g)")]
         elif entry is not None and entry.get("node") != golden.get("node"):
             diverged = True
-        result.pods.append(PodResult(golden, entry, checks, diffs))
-    return result
+        out.append(PodResult(golden, entry, checks, diffs))
+    return out
 
 
 async def play_and_judge(upstream: Upstream, case: Case) -> Result:

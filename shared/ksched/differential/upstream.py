@@ -34,7 +34,14 @@ import yaml
 from ksched.api.kinds import BY_NAME
 from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.apimachinery.rest import WriteClient, raw_request
-from ksched.differential.answers import ATTEMPT, GROUP_ATTEMPT, Attempt, answer, first_attempt
+from ksched.differential.answers import (
+    ATTEMPT,
+    GROUP_ATTEMPT,
+    GROUP_ENDS,
+    Attempt,
+    answer,
+    first_attempt,
+)
 from ksched.differential.klog import Entry, LogReader
 from ksched.differential.model import (
     DEFAULT_SCHEDULER,
@@ -370,15 +377,22 @@ class Upstream:
         for pod in case.pending:
             objects.append(await self.create(pod))
         objects.append(await self.create(group))
-        answers = [await self._attempt(pod) for pod in case.pending]
-        outcome = await self._group_outcome(group)
+        first = asyncio.create_task(self._group_outcome(group))  # before a retry can rewrite it
+        try:
+            answers = [await self._attempt(pod) for pod in case.pending]
+        finally:
+            if not first.done():
+                await asyncio.wait([first], timeout=SYNC_TIMEOUT)
+        outcome = self._first_group_outcome(key(group), first.result())
         order = self._tried_order([a["pod"] for a in answers])
         for a in answers:
             a["podGroup"] = outcome
         return sorted(answers, key=lambda a: order.index(a["pod"]))
 
     async def _group_outcome(self, group: Obj) -> dict[str, Any]:
-        """``{"name", "condition"}``: the PodGroup's ``PodGroupScheduled`` condition once written."""
+        """``{"name", "condition"}``: the PodGroup's ``PodGroupScheduled`` condition as first written
+        (polled from the group's creation on: the members a cycle left pending are retried after a
+        backoff, and that cycle writes the condition again)."""
         deadline = time.monotonic() + SYNC_TIMEOUT
         while time.monotonic() < deadline:
             status, body = await self.request("GET", object_path(group))
@@ -386,8 +400,20 @@ class Upstream:
                 if cond.get("type") == POD_GROUP_SCHEDULED:
                     condition = {f: cond.get(f) or "" for f in ("status", "reason", "message")}
                     return {"name": key(group), "condition": condition}
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.05)
         raise UpstreamError(f"PodGroup {key(group)}: no {POD_GROUP_SCHEDULED} condition")
+
+    def _first_group_outcome(self, group: str, polled: dict[str, Any]) -> dict[str, Any]:
+        """``polled``, unless the log tells the first cycle ended otherwise (a retry's condition was
+        read): then the condition that cycle wrote."""
+        for e in self.entries:
+            if e.values.get("podGroup") != group or e.msg not in GROUP_ENDS:
+                continue
+            status, reason, message = GROUP_ENDS[e.msg]
+            if (polled["condition"]["status"], polled["condition"]["reason"]) == (status, reason):
+                return polled
+            return {"name": group, "condition": {"status": status, "reason": reason, "message": message}}
+        return polled
 
     def _tried_order(self, pods: list[str]) -> list[str]:
         """``pods`` in the order the log shows their first attempt (members of a pod group cycle are
@@ -433,22 +459,33 @@ class Upstream:
         await self.wait_seen(gone)
         await self.wait_log(lambda: all(self._pod_gone(p) for p in pods), "the deletion of every pod")
 
-    async def _volume_versions(self) -> list[tuple[str, str]]:
-        out = []
-        for path in ("/api/v1/persistentvolumes", "/api/v1/persistentvolumeclaims"):
+    async def _volume_state(self) -> tuple[list[tuple[str, str]], bool]:
+        """(every volume's and claim's resource version, whether every volume made for a claim, with a
+        ``claimRef`` to an existing one, is Bound; a claim naming a volume that does not suit it stays
+        Pending, so a ``volumeName`` is no such sign)."""
+        versions: list[tuple[str, str]] = []
+        items: dict[str, list[Obj]] = {}
+        for kind, path in (("pv", "/api/v1/persistentvolumes"), ("pvc", "/api/v1/persistentvolumeclaims")):
             status, body = await self.request("GET", path)
-            if status == 200 and isinstance(body, dict):
-                out += [(key(o), o["metadata"]["resourceVersion"]) for o in body.get("items") or []]
-        return sorted(out)
+            items[kind] = (body.get("items") or []) if status == 200 and isinstance(body, dict) else []
+            versions += [(key(o), o["metadata"]["resourceVersion"]) for o in items[kind]]
+        claims = {key(c) for c in items["pvc"]}
+        bound = True
+        for pv in items["pv"]:
+            ref = pv["spec"].get("claimRef") or {}
+            if f"{ref.get('namespace')}/{ref.get('name')}" in claims:
+                bound = bound and (pv.get("status") or {}).get("phase") == "Bound"
+        return sorted(versions), bound
 
     async def _settle_volumes(self) -> None:
-        """Until the PersistentVolume controller is done with the case's volumes and claims (nothing
-        changed for a second), then a moment for the scheduler's informers."""
+        """Until the PersistentVolume controller is done with the case's volumes and claims (every
+        volume made for a claim Bound, and nothing changed for a second: on a busy machine the
+        controller may take longer than that to start), then a moment for the scheduler's informers."""
         deadline = time.monotonic() + SYNC_TIMEOUT
-        last, since = await self._volume_versions(), time.monotonic()
-        while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
+        (last, bound), since = await self._volume_state(), time.monotonic()
+        while (time.monotonic() - since < 1.0 or not bound) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
-            now = await self._volume_versions()
+            now, bound = await self._volume_state()
             if now != last:
                 last, since = now, time.monotonic()
         await asyncio.sleep(0.3)
