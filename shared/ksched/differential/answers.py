@@ -67,12 +67,15 @@ class Attempt:
 
     @property
     def complete(self) -> bool:
-        """Nothing more to wait for: ended, and when not placed, the nomination is recorded and an
-        asynchronous preemption has deleted its victims."""
+        """Nothing more to wait for: ended, and when not placed, the nomination is recorded and, for a
+        nominated pod, the asynchronous preemption has deleted its victims (its first line may come
+        after the nomination's)."""
         if not self.ended:
             return False
         if self.node is not None or self.error is not None:
             return True
+        if self.nominated:  # the asynchronous preemption is logged after the nomination
+            return self.preemption_started and self.preemption_done
         return self.nomination_seen and (self.preemption_done or not self.preemption_started)
 
 
