@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench chaos fidelity install lock clean
+.PHONY: run test lint bench chaos fidelity differential install lock clean
 
 run: $(STAMP)  ## the embedded demo: NATS + kubesim + all services + a sample workload
 	$(BIN)/ksched demo
@@ -31,6 +31,11 @@ chaos: $(STAMP)  ## faults under load (5,000 nodes, 20,000 pods; on kubesim and 
 
 fidelity: $(STAMP)  ## agreement with the real kube-scheduler 1.36.2 on the shared scenarios
 	$(BIN)/python ../shared/fidelity-public/compare.py .
+
+CASES ?= 2000
+SEED ?= 1
+differential: $(STAMP)  ## the long differential profile: $(CASES) random cases of every category on the real kube-scheduler of $(KUBE), with the pipeline
+	$(BIN)/ksched differential --kube $(KUBE) --cases $(CASES) --seed $(SEED) --pipeline
 
 install: $(STAMP)
 

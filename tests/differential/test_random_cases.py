@@ -2,8 +2,11 @@
 (``../shared/kube-1.36``) and replayed through ``ksched simulate``; any disagreement fails.
 
 Two seeds share one cluster: :data:`FIXED_SEED` (the same cases on every run of a commit: one per
-category) and a rotating one (the day's number, or ``$KSCHED_DIFFERENTIAL_SEED``), played until
-:data:`BUDGET` seconds are spent. A failure names the command that plays the case again. The first case
+category) and a rotating one (the day's number, or ``$KSCHED_DIFFERENTIAL_SEED``); ``gangs`` cases play on
+a third cluster, with the gang gates on. The rotating cases
+are first played for :data:`PIPELINE_BUDGET` seconds with ``--pipeline`` (each also on a second cluster
+scheduled by ksched's whole pipeline, ``ksched kube-scheduler``, started beside the first), then without
+it for :data:`BUDGET` seconds. A failure names the command that plays the case again. The first case
 is played once more at the end, on the cluster every other case has used, and must be decided as it
 was on the fresh cluster: reusing the cluster leaks no state into later cases.
 """
@@ -20,14 +23,18 @@ from typing import Any
 import pytest
 
 from ksched.differential.generate import CATEGORIES, generate_cases
+from ksched.differential.pipeline import Pipeline
 from ksched.differential.run import Summary, refused_profiles, run_cases
 from ksched.differential.upstream import Upstream
 from tests.fixtures.kube136 import kube_folder
 
 FIXED_SEED = 40
 SEED_ENV = "KSCHED_DIFFERENTIAL_SEED"
-BUDGET = 60.0
-"""Seconds of cases (the cluster's start, 5-15 s, comes on top)."""
+BUDGET = 20.0
+"""Seconds of rotating cases replayed through ``ksched simulate`` alone (the clusters' start, 5-15 s,
+comes on top)."""
+PIPELINE_BUDGET = 30.0
+"""Seconds of rotating cases also played on the pipeline's cluster (``--pipeline``)."""
 ROTATING_CASES = 64
 
 
@@ -47,7 +54,7 @@ def same_answer(first: dict[str, Any], again: dict[str, Any]) -> list[str]:
     return out
 
 
-@pytest.mark.timeout(BUDGET + 200)
+@pytest.mark.timeout(BUDGET + PIPELINE_BUDGET + 200)
 def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
     kube = kube_folder()
     seed = rotating_seed()
@@ -57,31 +64,56 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
     lines: list[str] = []
     plays: list[list[dict[str, Any]]] = []
 
-    async def run() -> tuple[Summary, Summary]:
+    async def run() -> tuple[Summary, Summary, Summary]:
         profiles = [c.profile for c in [*fixed, *rotating] if c.profile is not None]
         upstream = Upstream(kube, tmp_path / "cluster", profiles, say=lines.append)
-        await upstream.start()
+        pipeline = Pipeline(kube, tmp_path / "pipeline", profiles, say=lines.append)
+        gangs = Upstream(kube, tmp_path / "gangs", profiles, say=lines.append, gangs=True)
+        clusters = (upstream, pipeline, gangs)
         try:
+            await asyncio.gather(*(c.start() for c in clusters))
             plays.append((await upstream.play(fixed[0])).answers)  # on the fresh cluster
+            first = await run_cases(upstream, fixed, lines.append, store=None, gangs=gangs)
+            deadline = time.monotonic() + PIPELINE_BUDGET
+            piped = await run_cases(
+                upstream, rotating, lines.append, None, deadline=deadline, pipeline=pipeline, gangs=gangs
+            )
+            await pipeline.stop()
             deadline = time.monotonic() + BUDGET
-            first = await run_cases(upstream, fixed, lines.append, store=None)
-            second = await run_cases(upstream, rotating, lines.append, store=None, deadline=deadline)
+            rest = rotating[piped.cases + piped.errors :]
+            second = await run_cases(upstream, rest, lines.append, None, deadline=deadline, gangs=gangs)
             plays.append((await upstream.play(fixed[0])).answers)  # after every other case
-            return first, second
+            return first, piped, second
         finally:
-            await upstream.stop()
+            await asyncio.gather(*(c.stop() for c in clusters))
 
-    first, second = asyncio.run(run())
+    first, piped, second = asyncio.run(run())
     report = "\n".join(lines)
-    for summary, s, n in ((first, FIXED_SEED, len(fixed)), (second, seed, len(rotating))):
+    for summary, s, n in (
+        (first, FIXED_SEED, len(fixed)),
+        (piped, seed, len(rotating)),
+        (second, seed, len(rotating)),
+    ):
         assert not summary.errors, f"seed {s}: cases not compared:\n{report}"
         assert not summary.disagreements, (
             f"seed {s}: ksched disagrees with kube-scheduler on {summary.disagreeing}; play them again (and "
             f"store shrunk regression cases) with\n    ksched differential --kube {kube} --seed {s} "
             f"--cases {n}\n{report}"
         )
+    stats = piped.pipeline
+    assert not stats["errors"], f"seed {seed}: cases the pipeline's cluster did not compare:\n{report}"
+    assert not stats["disagreements"], (
+        f"seed {seed}: ksched's pipeline disagrees with kube-scheduler on {stats['disagreeing']}; play them "
+        f"again with\n    ksched differential --kube {kube} --seed {seed} --cases {len(rotating)} "
+        f"--pipeline\n{report}"
+    )
+    assert stats["cases"] == piped.cases - piped.by_category.get("gangs", {}).get("cases", 0) >= 3, (
+        f"only {stats['cases']} case(s) through the pipeline in {PIPELINE_BUDGET:.0f} s:\n{report}"
+    )
     assert first.cases == len(CATEGORIES)
-    assert second.cases >= len(CATEGORIES), f"only {second.cases} rotating case(s) in {BUDGET:.0f} s"
+    assert piped.cases + second.cases >= len(CATEGORIES), (
+        f"only {piped.cases + second.cases} rotating case(s) in {PIPELINE_BUDGET + BUDGET:.0f} s"
+    )
     fresh, reused = plays
     assert [a["pod"] for a in fresh] == [a["pod"] for a in reused]
     leaks = [f"{a['pod']}: {d}" for a, b in zip(fresh, reused, strict=True) for d in same_answer(a, b)]

@@ -31,11 +31,11 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from ksched.launcher.controlplane import ControlPlane
+from ksched.launcher.controlplane import GANG_GATES, ControlPlane
 from tests import kube
 from tests.e2e.test_dropin import DropIn, lease_holder, probe, start, stop
 from tests.e2e.testing import create_namespace, create_nodes, create_pods, eventually, node, pod
-from tests.fixtures.kube136 import GANG_GATES, control_plane
+from tests.fixtures.kube136 import control_plane
 from tests.fixtures.kubesim import api_client_for
 
 pytestmark = pytest.mark.e2e

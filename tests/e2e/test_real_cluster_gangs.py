@@ -19,13 +19,12 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from ksched.launcher.controlplane import ControlPlane
+from ksched.launcher.controlplane import GANG_GATES, ControlPlane
 from ksched.launcher.stack import Stack
 from tests.deploy.test_manifests import render_with_gangs
 from tests.e2e.realcluster import PROFILE, real_stack, settle
 from tests.e2e.test_gangs import GROUP_API, condition, pod_conditions
 from tests.e2e.testing import create_namespace, create_nodes, create_pods, node, pod, pod_nodes
-from tests.fixtures.kube136 import GANG_GATES
 
 pytestmark = pytest.mark.e2e
 

@@ -16,12 +16,25 @@ from typing import Any
 from ksched.differential.klog import Entry
 
 ATTEMPT = "Attempting to schedule pod"
+GROUP_ATTEMPT = "Attempting to schedule a pod belonging to a pod group"
+"""A member's attempt in a pod group cycle (schedule_one_podgroup.go at V(4))."""
 SCORED = "Plugin scored node for pod"
 TOTAL = "Calculated node's final score for pod"
 BOUND = "Successfully bound pod to node"
 NO_FIT = "Unable to schedule pod; no fit; waiting"
 NO_NODES = "Unable to schedule pod; no nodes are registered to the cluster; waiting"
 GROUP_WAIT = "Unable to schedule pod belonging to a pod group; waiting"
+GROUP_ENDS: dict[str, tuple[str, str, str]] = {
+    "Successfully scheduled a pod group": ("True", "Scheduled", ""),
+    "Unable to schedule a pod group": ("False", "Unschedulable", "pod group is unschedulable"),
+    "Pod group is waiting for preemption": (
+        "False",
+        "Unschedulable",
+        "pod group is waiting for preemption to complete",
+    ),
+}
+"""How a pod group cycle ended (schedule_one_podgroup.go, V(2)), and the ``PodGroupScheduled``
+condition (status, reason, message) it writes then."""
 FAILED_ENDS = (NO_FIT, NO_NODES, GROUP_WAIT)
 ERROR_ENDS = ("Error scheduling pod; retrying", "Failed to bind pod")
 NOMINATION = "Updating pod condition and nominated node name"
@@ -49,15 +62,20 @@ class Attempt:
     preemption_started: bool = False
     preemption_done: bool = False
     victims: list[str] = field(default_factory=list)
+    group_wait: bool = False
+    """A pod group member that fit (scored, assumed) while its group did not."""
 
     @property
     def complete(self) -> bool:
-        """Nothing more to wait for: ended, and when not placed, the nomination is recorded and an
-        asynchronous preemption has deleted its victims."""
+        """Nothing more to wait for: ended, and when not placed, the nomination is recorded and, for a
+        nominated pod, the asynchronous preemption has deleted its victims (its first line may come
+        after the nomination's)."""
         if not self.ended:
             return False
         if self.node is not None or self.error is not None:
             return True
+        if self.nominated:  # the asynchronous preemption is logged after the nomination
+            return self.preemption_started and self.preemption_done
         return self.nomination_seen and (self.preemption_done or not self.preemption_started)
 
 
@@ -72,7 +90,7 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
             continue
         if values.get("pod") != pod:
             continue
-        if e.msg == ATTEMPT:
+        if e.msg in (ATTEMPT, GROUP_ATTEMPT):
             if out.started:
                 break  # a later attempt: only the first one counts
             out.started = True
@@ -94,6 +112,7 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
         elif e.msg in FAILED_ENDS:
             out.ended = True
             out.message = values.get("err")
+            out.group_wait = e.msg == GROUP_WAIT
         elif e.msg in ERROR_ENDS:
             out.ended = True
             out.error = values.get("err") or e.msg
@@ -117,7 +136,9 @@ def answer(attempt: Attempt) -> dict[str, Any]:
     node = attempt.node
     feasible: list[str] | None
     skipped = False
-    if node is None:
+    if node is None and attempt.group_wait and attempt.totals:
+        feasible, totals = sorted(attempt.totals), attempt.totals  # it fit; its group did not
+    elif node is None:
         feasible, totals = [], {}
     elif attempt.totals:
         feasible, totals = sorted(attempt.totals), attempt.totals

@@ -132,14 +132,27 @@ async def _run(
     profiles = [c.profile for c in cases if c.profile is not None]
     upstream = Upstream(kube, workdir / "upstream", profiles, say=say)
     ksched = Pipeline(kube, workdir / "pipeline", profiles, say=say) if pipeline else None
-    say(f"starting kube-apiserver, kube-controller-manager and kube-scheduler 1.36.2 in {workdir}")
-    try:
-        await upstream.start()
+    gangs = gang_pipeline = None
+    if any(c.gang for c in cases):
+        gangs = Upstream(kube, workdir / "gangs", profiles, say=say, gangs=True)
+        if pipeline:
+            gang_pipeline = Pipeline(kube, workdir / "gangs-pipeline", profiles, say=say, gangs=True)
+    if all(c.gang for c in cases):  # only gangs: the default cluster and its pipeline have nothing to do
+        upstream_needed: list[Upstream] = []
+    else:
+        upstream_needed = [upstream, *([ksched] if ksched is not None else [])]
+        say(f"starting kube-apiserver, kube-controller-manager and kube-scheduler 1.36.2 in {workdir}")
         if ksched is not None:
             say("starting a second cluster for ksched kube-scheduler (--pipeline)")
-            await ksched.start()
-        return await run_cases(upstream, cases, say, store, shrink, deadline, summary, verbose, ksched)
+    if gangs is not None:
+        say(f"starting a cluster with the gang gates for the gangs cases in {workdir}")
+    if gang_pipeline is not None:
+        say("starting one more with the gang gates for ksched kube-scheduler (--pipeline)")
+    clusters = [*upstream_needed, *(c for c in (gangs, gang_pipeline) if c is not None)]
+    try:
+        await asyncio.gather(*(c.start() for c in clusters))
+        return await run_cases(
+            upstream, cases, say, store, shrink, deadline, summary, verbose, ksched, gangs, gang_pipeline
+        )
     finally:
-        await upstream.stop()
-        if ksched is not None:
-            await ksched.stop()
+        await asyncio.gather(*(c.stop() for c in clusters))

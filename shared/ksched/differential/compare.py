@@ -14,6 +14,8 @@ Checks (a case agrees when all hold for each of its pods):
   the node itself is not compared);
 * ``f-pre``: the FailedScheduling text before its first ``". "``; ``f-full``: the whole text;
 * ``p``: for a pod upstream did not place, the nominated node and the victims (sorted ``ns/name``);
+* ``g``: for a member of a pod group, the group's ``PodGroupScheduled`` condition (status, reason,
+  message);
 * ``q``: for a pod with ResourceClaims, the node and devices (``driver/pool/device``) of each claim's
   allocation once placed, ``{}`` when not placed; not when the two sides placed the pod on different
   nodes of equal totals (upstream's draw).
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-CHECKS = ("a", "b", "c", "d", "e", "f-pre", "f-full", "p", "q")
+CHECKS = ("a", "b", "c", "d", "e", "f-pre", "f-full", "p", "q", "g")
 
 
 def filter_part(message: str | None) -> str | None:
@@ -87,7 +89,9 @@ def compare(golden: dict[str, Any], ours: dict[str, Any] | None) -> tuple[dict[s
     if not res["f-full"]:
         diffs.append(f"(f) message:\n      upstream: {gm}\n      ksched:   {km}")
     res["p"] = True
-    if "nominated" in golden:
+    # a pod group member ksched did not nominate has no "nominated" entry: none, as upstream's
+    quiet = "podGroup" in golden and "nominated" not in ours and not golden.get("nominated")
+    if "nominated" in golden and not (quiet and not golden.get("victims")):
         if "nominated" not in ours:
             res["p"] = False
             diffs.append(f"(p) ksched reports no nomination (upstream {golden['nominated']!r})")
@@ -103,6 +107,14 @@ def compare(golden: dict[str, Any], ours: dict[str, Any] | None) -> tuple[dict[s
         res["q"] = _claims(ours.get("claims")) == golden["claims"]
         if not res["q"]:
             diffs.append(f"(q) claims: upstream {golden['claims']}, ksched {_claims(ours.get('claims'))}")
+    res["g"] = True
+    if "podGroup" in golden:
+        want = golden["podGroup"]["condition"]
+        cond = _dict(_dict(ours.get("podGroup")).get("condition"))
+        got = {f: cond.get(f) or "" for f in ("status", "reason", "message")}
+        res["g"] = got == want
+        if not res["g"]:
+            diffs.append(f"(g) PodGroupScheduled: upstream {want}, ksched {got}")
     return res, diffs
 
 

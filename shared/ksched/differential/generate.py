@@ -7,6 +7,7 @@ server accepts; every object is plain data, created as it is (the API server app
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable
 from typing import Any
@@ -928,6 +929,58 @@ def _dra(g: Gen) -> Case:
     return g.finish([*extra, *claims])
 
 
+GROUP_API = "scheduling.k8s.io/v1alpha2"
+
+
+def _gangs(g: Gen) -> Case:
+    """One PodGroup (mostly the gang policy with a minCount, now and then the basic one) whose members
+    are alike, as a controller makes them from one template; bound pods take some of the room. The
+    members are created at once and the group after them (the case's ``group``)."""
+    for _ in range(g.rng.randint(2, 5)):
+        g.node(
+            g.pick(("2", "3", "4", "6", "1500m")),
+            g.pick(("4Gi", "8Gi", "16Gi")),
+            pods=g.pick((110, 110, 110, 3)),
+            zone=g.pick(("zone-a", "zone-b")),
+        )
+    g.random_bound(0, 4)
+    ns = g.pick(NAMESPACES)
+    name = f"{g.prefix}-pg"
+    min_count = g.rng.randint(1, 4)
+    members = min_count + g.pick((0, 0, 1, 2))
+    policy: Obj = {"gang": {"minCount": min_count}} if g.chance(0.85) else {"basic": {}}
+    container = g.container("c", g.requests(cpu_max=2500, mem_max=6144, none=0.05))
+    spec: dict[str, Any] = {"schedulingGroup": {"podGroupName": name}}
+    labels = {"app": "gang", "group": name}
+    if g.chance(0.2):
+        spec["nodeSelector"] = {ZONE: g.pick(("zone-a", "zone-b"))}
+    if g.chance(0.2):  # at most one member per node
+        term = {"labelSelector": {"matchLabels": {"group": name}}, "topologyKey": HOSTNAME}
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    if g.chance(0.2):
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": g.pick(("DoNotSchedule", "ScheduleAnyway")),
+                "labelSelector": {"matchLabels": {"group": name}},
+            }
+        ]
+    for j in range(members):
+        g.pending(
+            g.pod(
+                f"p{j}", [copy.deepcopy(container)], namespace=ns, labels=dict(labels), **copy.deepcopy(spec)
+            )
+        )
+    g.case.group = {
+        "apiVersion": GROUP_API,
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"schedulingPolicy": policy},
+    }
+    return g.finish()
+
+
 GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "resources": _resources,
     "taints": _taints,
@@ -942,6 +995,7 @@ GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "sequences": _sequences,
     "volumes": _volumes,
     "dra": _dra,
+    "gangs": _gangs,
 }
 CATEGORIES = tuple(GENERATORS)
 

@@ -53,10 +53,18 @@ class Case:
     preplaced: list[Obj] = field(default_factory=list)
     """Pods the real scheduler places before the pending ones (not compared): what a bound pod cannot
     be made of by hand, such as the ResourceClaims its placement allocated (category ``dra``)."""
+    group: Obj | None = None
+    """A PodGroup (category ``gangs``, played with the gang gates on): the pending pods are its members,
+    created at once, and the group after them, so upstream's pod group cycle takes every member."""
 
     @property
     def name(self) -> str:
         return f"{self.category}-s{self.seed}-{self.index}"
+
+    @property
+    def gang(self) -> bool:
+        """Whether the case needs the gang gates (``GenericWorkload``, ``GangScheduling``)."""
+        return self.group is not None
 
     @property
     def scheduler_name(self) -> str:

@@ -34,6 +34,7 @@ from ksched.differential.upstream import (
     UpstreamError,
     object_path,
 )
+from ksched.launcher.controlplane import GANG_GATES
 
 _NODES = re.compile(r"^0/(\d+) nodes are available")
 
@@ -48,8 +49,10 @@ class Pipeline(Upstream):
     """A cluster without kube-scheduler, scheduled by ``ksched kube-scheduler`` under the batch's
     configuration (as ``system:masters``: the drop-in's own RBAC is another test's subject)."""
 
-    def __init__(self, kube: Path, workdir: Path, profiles: Any = (), say: Any = print) -> None:
-        super().__init__(kube, workdir, profiles, say)
+    def __init__(
+        self, kube: Path, workdir: Path, profiles: Any = (), say: Any = print, gangs: bool = False
+    ) -> None:
+        super().__init__(kube, workdir, profiles, say, gangs)
         self.plane.parts = ("controller-manager",)
         self.process: asyncio.subprocess.Process | None = None
         self.port = 0
@@ -73,6 +76,7 @@ class Pipeline(Upstream):
                 "--bind-address=127.0.0.1",
                 f"--secure-port={self.port}",
                 f"--workdir={self.workdir / 'pipeline'}",
+                *([f"--feature-gates={GANG_GATES}"] if self.gangs else []),
                 stdout=out,
                 stderr=out,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -11,18 +11,30 @@ import yaml
 from ksched.api.files import decode_objects
 from ksched.config import parse_config
 from ksched.differential.model import Obj, config_document, identity, key
+from ksched.features import FeatureGates
+from ksched.launcher.controlplane import GANG_GATES
 from ksched.simulate.cli import decide
 
 SEED = 1
 
 
-def simulate(objects: list[Obj], profile: Obj | None, seed: int = SEED) -> dict[str, dict[str, Any]]:
-    """ksched's entry for each pending pod (``ns/name`` -> the pod entry of ``--output json``);
-    raises ``ksched.simulate.cli.Refused`` or ``ksched.config.ConfigError`` for input it refuses."""
-    config = parse_config(yaml.safe_dump(config_document([profile] if profile else [])))
+def simulate(
+    objects: list[Obj], profile: Obj | None, seed: int = SEED, gangs: bool = False
+) -> dict[str, dict[str, Any]]:
+    """ksched's entry for each pending pod (``ns/name`` -> the pod entry of ``--output json``, in the
+    order ksched tried them); ``gangs``: with the gang gates on. Raises ``ksched.simulate.cli.Refused``
+    or ``ksched.config.ConfigError`` for input it refuses."""
+    gates = FeatureGates.parse(GANG_GATES) if gangs else FeatureGates()
+    config = parse_config(yaml.safe_dump(config_document([profile] if profile else [])), gates=gates)
     located = [(f"{kind} {name}", obj) for obj, (kind, name) in ((o, identity(o)) for o in objects)]
-    outcomes = decide(decode_objects(located, skipped=[]), config, seed)
+    outcomes = decide(decode_objects(located, skipped=[]), config, seed, gates)
     return {o.pod: o.to_json() for o in outcomes}
+
+
+def replay_group(objects: list[Obj], profile: Obj | None) -> list[dict[str, Any]]:
+    """ksched's entries for the members of a ``gangs`` case (every pending pod of ``objects``), in the
+    order its pod group cycle tried them, with the gang gates on."""
+    return list(simulate(objects, profile, gangs=True).values())
 
 
 def replay(

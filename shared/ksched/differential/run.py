@@ -16,7 +16,7 @@ import yaml
 from ksched.config import ConfigError, parse_config
 from ksched.differential.compare import CHECKS, agrees, compare
 from ksched.differential.model import Case, Obj, config_document, key
-from ksched.differential.replay import replay
+from ksched.differential.replay import replay, replay_group
 from ksched.differential.store import read_cases, write_case
 from ksched.differential.upstream import Played, Upstream, UpstreamError
 
@@ -57,9 +57,12 @@ class Result:
 
 
 def judge(case: Case, played: Played) -> Result:
-    """Replay ``played`` through ``ksched simulate`` and compare pod by pod."""
+    """Replay ``played`` through ``ksched simulate`` and compare pod by pod (a ``gangs`` case: member
+    by member in the order each side tried them, see :func:`_judge_group`)."""
     result = Result(case, played)
     try:
+        if case.group is not None:
+            return _judge_group(result, replay_group(played.objects, case.profile))
         ours: dict[str, dict[str, Any]] | None = replay(played.objects, case.profile, played.answers)
         crash = None
     except Exception as exc:  # a crash of ksched is a disagreement, named
@@ -75,6 +78,36 @@ def judge(case: Case, played: Played) -> Result:
         checks, diffs = compare(golden, entry)
         result.pods.append(PodResult(golden, entry, checks, diffs))
     return result
+
+
+def _judge_group(result: Result, ours: list[dict[str, Any]]) -> Result:
+    """A ``gangs`` case: see :func:`compare_members`."""
+    answers = result.played.answers if result.played else []
+    for golden in answers:
+        if "error" in golden:
+            result.error = f"upstream: {golden['pod']}: {golden['error']}"
+            return result
+    result.pods = compare_members(answers, ours)
+    return result
+
+
+def compare_members(answers: list[dict[str, Any]], ours: list[dict[str, Any]]) -> list[PodResult]:
+    """The members of a pod group, alike, compared by position: upstream's i-th tried member with
+    ksched's i-th (which member comes first is not set upstream: equal priorities and no first attempt
+    yet). Once the two sides put a member on different nodes (a tie), the later members meet different
+    snapshots: only the group's condition (check ``g``) is compared for them."""
+    out: list[PodResult] = []
+    diverged = False
+    for i, golden in enumerate(answers):
+        entry = ours[i] if i < len(ours) else None
+        checks, diffs = compare(golden, entry)
+        if diverged:
+            checks = {c: c != "g" or checks[c] for c in CHECKS}
+            diffs = [d for d in diffs if d.startswith("(g)")]
+        elif entry is not None and entry.get("node") != golden.get("node"):
+            diverged = True
+        out.append(PodResult(golden, entry, checks, diffs))
+    return out
 
 
 async def play_and_judge(upstream: Upstream, case: Case) -> Result:
@@ -210,15 +243,40 @@ class Summary:
         }
 
 
-PIPELINE_CHECKS = ("a", "e", "f-pre", "f-full", "p")
+PIPELINE_CHECKS = ("a", "e", "f-pre", "f-full", "p", "g")
 """What the API server shows of a decision: placed or not, where, the FailedScheduling text (the pod's
-PodScheduled condition), the nomination and the victims (no feasible set, no scores)."""
+PodScheduled condition), the nomination and the victims, a PodGroup's condition (no feasible set, no
+scores)."""
+
+
+def pair_members(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``seen`` (a pod group's alike members, as the pipeline decided them) reordered to pair with
+    ``golden`` (upstream's, in the order it tried them): each takes a member decided alike (the same
+    node, or not placed with the same message) where there is one; which member is which has no
+    answer upstream."""
+    left = list(seen)
+    out: list[dict[str, Any]] = []
+    for want in golden:
+        same = [
+            g
+            for g in left
+            if (g.get("node"), g.get("node") or g.get("message"))
+            == (want.get("node"), want.get("node") or want.get("message"))
+        ]
+        if not left:
+            break
+        pick = same[0] if same else left[0]
+        left.remove(pick)
+        out.append(pick)
+    return out + left
 
 
 def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> tuple[list[str], int]:
     """(what differs, pods not compared) between the real scheduler's answers and what ksched's
     pipeline did with the same pods; once the pipeline put a pod elsewhere than upstream (a tie), the
     later pods meet another cluster and are not compared."""
+    if any("podGroup" in g for g in golden):
+        seen = pair_members(golden, seen)
     diffs: list[str] = []
     for i, (want, got) in enumerate(zip(golden, seen, strict=False)):
         checks, lines = compare(want, got)
@@ -323,9 +381,13 @@ async def run_cases(
     summary: Summary | None = None,
     verbose: bool = False,
     pipeline: Upstream | None = None,
+    gangs: Upstream | None = None,
+    gang_pipeline: Upstream | None = None,
 ) -> Summary:
     """Play every case (until ``deadline``, a ``time.monotonic()`` value), shrink and store each new
-    kind of disagreement in ``store``; with ``pipeline``, play it there too and compare."""
+    kind of disagreement in ``store``; with ``pipeline``, play it there too and compare. ``gangs``
+    plays the ``gangs`` cases (a cluster with the gang gates on), ``gang_pipeline`` their pipeline
+    (none: not compared there)."""
     summary = summary if summary is not None else Summary()
     # one regression case per kind of disagreement: none for a kind an open stored case has already
     kinds = {c.signature for c in read_cases(store) if c.is_open} if store is not None else set()
@@ -334,7 +396,11 @@ async def run_cases(
             say(f"time budget spent after {i} of {len(cases)} cases")
             break
         started = time.monotonic()
-        result = await play_and_judge(upstream, case)
+        cluster = gangs if case.gang else upstream
+        if cluster is None:
+            result = Result(case, error="no cluster with the gang gates for a gangs case")
+        else:
+            result = await play_and_judge(cluster, case)
         summary.add(result)
         took = time.monotonic() - started
         if result.error is not None:
@@ -347,8 +413,9 @@ async def run_cases(
             for pod in result.pods:
                 if pod.golden.get("message"):
                     say(f"    {pod.golden['pod']}: {pod.golden['message']}")
-        if pipeline is not None and result.played is not None:
-            await _pipeline(pipeline, case, result.played, summary, say)
+        piped = gang_pipeline if case.gang else pipeline
+        if piped is not None and result.played is not None:
+            await _pipeline(piped, case, result.played, summary, say)
         if not result.disagrees:
             continue
         for line in result.diff_lines():
@@ -356,7 +423,8 @@ async def run_cases(
         if store is None or signature(result) in kinds:
             continue
         kinds.add(signature(result))
-        small = await shrink(upstream, result, shrink_budget, say) if shrink_budget else result
+        assert cluster is not None
+        small = await shrink(cluster, result, shrink_budget, say) if shrink_budget else result
         assert small.played is not None
         path = write_case(
             store,

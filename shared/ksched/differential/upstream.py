@@ -32,9 +32,17 @@ from typing import Any
 import yaml
 
 from ksched.api.kinds import BY_NAME
+from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.client.config import api_client
 from ksched.client.rest import Client
-from ksched.differential.answers import Attempt, answer, first_attempt
+from ksched.differential.answers import (
+    ATTEMPT,
+    GROUP_ATTEMPT,
+    GROUP_ENDS,
+    Attempt,
+    answer,
+    first_attempt,
+)
 from ksched.differential.klog import Entry, LogReader
 from ksched.differential.model import (
     DEFAULT_SCHEDULER,
@@ -47,12 +55,13 @@ from ksched.differential.model import (
     identity,
     key,
 )
-from ksched.launcher.controlplane import ControlPlane
+from ksched.launcher.controlplane import GANG_APISERVER_ARGS, GANG_GATES, ControlPlane
 from ksched.simulate.live import list_cluster
 
-SCHEDULER_FLAGS = "--v=3 --vmodule=schedule_one=10,eventhandlers=4"
+SCHEDULER_FLAGS = "--v=3 --vmodule=schedule_one=10,schedule_one_podgroup=4,eventhandlers=4"
 """What the log needs: V(3) for informer events, attempts and outcomes (V(2)) and preemption; V(10) in
-schedule_one.go for every plugin's score; V(4) in eventhandlers.go for pod updates."""
+schedule_one.go for every plugin's score; V(4) in schedule_one_podgroup.go for each member's attempt
+in a pod group cycle; V(4) in eventhandlers.go for pod updates."""
 CONTROLLERS = ",".join(
     [
         "--controllers=*",
@@ -123,16 +132,24 @@ class Upstream:
     """The real control plane of one batch; :meth:`play` runs one case on it."""
 
     def __init__(
-        self, kube: Path, workdir: Path, profiles: Iterable[Obj] = (), say: Callable[[str], None] = print
+        self,
+        kube: Path,
+        workdir: Path,
+        profiles: Iterable[Obj] = (),
+        say: Callable[[str], None] = print,
+        gangs: bool = False,
     ) -> None:
         self.workdir = workdir
         self.profiles = list(profiles)
         self.say = say
+        self.gangs = gangs
+        """The gang gates on (API server, controller manager, scheduler): the cluster of ``gangs`` cases."""
         self.plane = ControlPlane(
             kube=kube,
             dir=workdir,
             parts=("controller-manager", "scheduler"),
-            controller_manager_args=CONTROLLERS,
+            apiserver_args=GANG_APISERVER_ARGS if gangs else "",
+            controller_manager_args=f"{CONTROLLERS} --feature-gates={GANG_GATES}" if gangs else CONTROLLERS,
         )
         self.log = LogReader(workdir / "scheduler.log")
         self.entries: list[Entry] = []
@@ -144,7 +161,8 @@ class Upstream:
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "scheduler-config.yaml"
         config.write_text(scheduler_config(self.profiles, self.scheduler_kubeconfig))
-        self.plane.scheduler_args = f"--config={config} {SCHEDULER_FLAGS}"
+        gates = f" --feature-gates={GANG_GATES}" if self.gangs else ""
+        self.plane.scheduler_args = f"--config={config} {SCHEDULER_FLAGS}{gates}"
         await asyncio.to_thread(self.plane.up)
         await self._launch(config)
         self._api = await api_client(str(self.plane.admin_kubeconfig), component="ksched-differential")
@@ -338,6 +356,8 @@ class Upstream:
 
     async def _decide(self, case: Case, objects: list[Obj]) -> list[dict[str, Any]]:
         """Create the pending pods one by one, each once the previous one is decided; their answers."""
+        if case.group is not None:
+            return await self._decide_group(case, case.group, objects)
         answers: list[dict[str, Any]] = []
         for i, pod in enumerate(case.pending):
             if i:
@@ -350,6 +370,60 @@ class Upstream:
             if decision["node"] is None and decision.get("nominated") is None:
                 await self._remove_pending(pod)
         return answers
+
+    async def _decide_group(self, case: Case, group: Obj, objects: list[Obj]) -> list[dict[str, Any]]:
+        """Create every member, then their PodGroup (so one pod group cycle takes them all); the
+        members' answers in the order upstream tried them, each with the group's condition."""
+        for pod in case.pending:
+            objects.append(await self.create(pod))
+        objects.append(await self.create(group))
+        first = asyncio.create_task(self._group_outcome(group))  # before a retry can rewrite it
+        try:
+            answers = [await self._attempt(pod) for pod in case.pending]
+        finally:
+            if not first.done():
+                await asyncio.wait([first], timeout=SYNC_TIMEOUT)
+        outcome = self._first_group_outcome(key(group), first.result())
+        order = self._tried_order([a["pod"] for a in answers])
+        for a in answers:
+            a["podGroup"] = outcome
+        return sorted(answers, key=lambda a: order.index(a["pod"]))
+
+    async def _group_outcome(self, group: Obj) -> dict[str, Any]:
+        """``{"name", "condition"}``: the PodGroup's ``PodGroupScheduled`` condition as first written
+        (polled from the group's creation on: the members a cycle left pending are retried after a
+        backoff, and that cycle writes the condition again)."""
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        while time.monotonic() < deadline:
+            status, body = await self.request("GET", object_path(group))
+            for cond in ((body or {}).get("status") or {}).get("conditions") or [] if status == 200 else []:
+                if cond.get("type") == POD_GROUP_SCHEDULED:
+                    condition = {f: cond.get(f) or "" for f in ("status", "reason", "message")}
+                    return {"name": key(group), "condition": condition}
+            await asyncio.sleep(0.05)
+        raise UpstreamError(f"PodGroup {key(group)}: no {POD_GROUP_SCHEDULED} condition")
+
+    def _first_group_outcome(self, group: str, polled: dict[str, Any]) -> dict[str, Any]:
+        """``polled``, unless the log tells the first cycle ended otherwise (a retry's condition was
+        read): then the condition that cycle wrote."""
+        for e in self.entries:
+            if e.values.get("podGroup") != group or e.msg not in GROUP_ENDS:
+                continue
+            status, reason, message = GROUP_ENDS[e.msg]
+            if (polled["condition"]["status"], polled["condition"]["reason"]) == (status, reason):
+                return polled
+            return {"name": group, "condition": {"status": status, "reason": reason, "message": message}}
+        return polled
+
+    def _tried_order(self, pods: list[str]) -> list[str]:
+        """``pods`` in the order the log shows their first attempt (members of a pod group cycle are
+        sorted by priority and first attempt, ties in no set order)."""
+        first: dict[str, int] = {}
+        for i, e in enumerate(self.entries):
+            pod = e.values.get("pod")
+            if e.msg in (ATTEMPT, GROUP_ATTEMPT) and pod in pods and pod not in first:
+                first[pod] = i
+        return sorted(pods, key=lambda p: (first.get(p, len(self.entries)), pods.index(p)))
 
     # --- what the scheduler's log tells (a subclass may learn it otherwise) ------------------------
     async def _synced(self, case: Case, expect: list[tuple[str, str, str]]) -> None:
@@ -385,22 +459,33 @@ class Upstream:
         await self.wait_seen(gone)
         await self.wait_log(lambda: all(self._pod_gone(p) for p in pods), "the deletion of every pod")
 
-    async def _volume_versions(self) -> list[tuple[str, str]]:
-        out = []
-        for path in ("/api/v1/persistentvolumes", "/api/v1/persistentvolumeclaims"):
+    async def _volume_state(self) -> tuple[list[tuple[str, str]], bool]:
+        """(every volume's and claim's resource version, whether every volume made for a claim, with a
+        ``claimRef`` to an existing one, is Bound; a claim naming a volume that does not suit it stays
+        Pending, so a ``volumeName`` is no such sign)."""
+        versions: list[tuple[str, str]] = []
+        items: dict[str, list[Obj]] = {}
+        for kind, path in (("pv", "/api/v1/persistentvolumes"), ("pvc", "/api/v1/persistentvolumeclaims")):
             status, body = await self.request("GET", path)
-            if status == 200 and isinstance(body, dict):
-                out += [(key(o), o["metadata"]["resourceVersion"]) for o in body.get("items") or []]
-        return sorted(out)
+            items[kind] = (body.get("items") or []) if status == 200 and isinstance(body, dict) else []
+            versions += [(key(o), o["metadata"]["resourceVersion"]) for o in items[kind]]
+        claims = {key(c) for c in items["pvc"]}
+        bound = True
+        for pv in items["pv"]:
+            ref = pv["spec"].get("claimRef") or {}
+            if f"{ref.get('namespace')}/{ref.get('name')}" in claims:
+                bound = bound and (pv.get("status") or {}).get("phase") == "Bound"
+        return sorted(versions), bound
 
     async def _settle_volumes(self) -> None:
-        """Until the PersistentVolume controller is done with the case's volumes and claims (nothing
-        changed for a second), then a moment for the scheduler's informers."""
+        """Until the PersistentVolume controller is done with the case's volumes and claims (every
+        volume made for a claim Bound, and nothing changed for a second: on a busy machine the
+        controller may take longer than that to start), then a moment for the scheduler's informers."""
         deadline = time.monotonic() + SYNC_TIMEOUT
-        last, since = await self._volume_versions(), time.monotonic()
-        while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
+        (last, bound), since = await self._volume_state(), time.monotonic()
+        while (time.monotonic() - since < 1.0 or not bound) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
-            now = await self._volume_versions()
+            now, bound = await self._volume_state()
             if now != last:
                 last, since = now, time.monotonic()
         await asyncio.sleep(0.3)
@@ -458,7 +543,10 @@ class Upstream:
         for ns in NAMESPACES:
             base, resource = PATHS["Pod"].rsplit("/", 1)
             await self.delete(f"{base}/namespaces/{ns}/{resource}")
-        for obj in case.objects:  # also what the listing below may not show
+        for obj in [
+            *case.objects,
+            *([case.group] if case.group else []),
+        ]:  # also what the listing may not show
             if obj["kind"] != "Pod":
                 await self.delete(object_path(obj))
         for _ in range(3):

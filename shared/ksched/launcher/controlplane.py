@@ -23,6 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+GANG_GATES = "GenericWorkload=true,GangScheduling=true"
+"""The alpha gates of workload-aware (gang) scheduling, on the API server and the schedulers."""
+GANG_APISERVER_ARGS = f"--feature-gates={GANG_GATES} --runtime-config=scheduling.k8s.io/v1alpha2=true"
+"""kube-apiserver flags that serve scheduling.k8s.io/v1alpha2 PodGroups and Workloads."""
+
 
 class ControlPlaneError(RuntimeError):
     """``cluster.sh`` failed; the message carries its last lines of output."""

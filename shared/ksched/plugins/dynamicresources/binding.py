@@ -31,6 +31,7 @@ import msgspec
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import ContainerExtendedResourceRequest, Pod
+from ksched.api.kinds import decode_lenient
 from ksched.api.resource import FINALIZER, ResourceClaim, ResourceClaimConsumerReference
 from ksched.client.rest import MERGE_PATCH, STRATEGIC_MERGE_PATCH, Client
 from ksched.plugins.dynamicresources import extended as extended_resources
@@ -98,7 +99,7 @@ class ClaimApi:
     async def list(self, namespace: str) -> list[ResourceClaim]:
         raw = await _call_raw(self.client, "GET", self._claims(namespace))
         try:
-            return msgspec.json.decode(raw, type=_ClaimList).items
+            return decode_lenient(raw, _ClaimList).items  # type: ignore[no-any-return]
         except DECODE_ERRORS as exc:
             raise PreBindError(f"cannot decode the API answer: {exc}") from None
 
@@ -125,7 +126,7 @@ class _ClaimList(msgspec.Struct):
 
 def _decode(raw: bytes) -> ResourceClaim:
     try:
-        return msgspec.json.decode(raw, type=ResourceClaim)
+        return decode_lenient(raw, ResourceClaim)  # type: ignore[no-any-return]
     except DECODE_ERRORS as exc:
         raise PreBindError(f"cannot decode the API answer: {exc}") from None
 

@@ -28,6 +28,7 @@ import msgspec
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
+from ksched.api.kinds import decode_lenient
 from ksched.api.storage import CSINode
 from ksched.client.rest import MERGE_PATCH, Client
 from ksched.plugins.helper.storage import (
@@ -95,8 +96,10 @@ def _phrase(code: int) -> str:
 
 
 def _decode(body: bytes, kind: type[T], what: str) -> T:
+    """``body`` as ``kind``; a ``null`` the API server writes for an empty list (a CSINode driver's
+    ``topologyKeys``) taken as absent, as the informer does."""
     try:
-        return msgspec.json.decode(body, type=kind)
+        return decode_lenient(body, kind)  # type: ignore[no-any-return]
     except DECODE_ERRORS as exc:
         raise ApiCallError(f"{what}: cannot decode the API answer: {exc}", 0) from None
 
