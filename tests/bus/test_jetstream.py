@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import msgspec
@@ -147,6 +148,30 @@ async def test_close_after_an_empty_fetch_does_not_hang(bus_factory: BusFactory)
     await bus.close()
     assert time.monotonic() - started < 1.5
     assert bus.nc.is_closed
+
+
+async def test_a_fetch_returns_the_first_message_without_waiting_for_more(bus: Bus) -> None:
+    """A fetch that finds nothing returns the first message published while it waits, even when a
+    lingering pull request for a batch is still open on the server and gets it: nats-py's fetch left
+    such a request behind after a status message raced it (an expired request's 408), and its next
+    fetch then waited for more messages (a lone pod bound ~0.1 s late at 10 pods/s, the next pod's
+    placement ending the wait; issue 39). The fetch's own timeout (60 s) is far beyond the test's."""
+    await ensure_stream(bus, placement_stream(bus.subjects))
+    consumer = await PullConsumer.create(
+        bus,
+        endpoints.PLACEMENTS,
+        stream=bus.subjects.placement_stream,
+        config=placement_consumer(bus.subjects),
+    )
+    pull = consumer._sub  # the leftover: a pull for 64 on the consumer's own inbox
+    await bus.nc.publish(pull._nms, json.dumps({"batch": 64, "expires": 60 * 10**9}).encode(), pull._deliver)
+    for n in range(3):  # each time: the queue empty when the fetch starts, one placement meanwhile
+        waiting = asyncio.create_task(consumer.fetch(batch=64, timeout=60))
+        await asyncio.sleep(0.05)
+        await publish(bus, endpoints.PLACEMENTS, placement(n), msg_id=f"uid-{n}:1")
+        got = await asyncio.wait_for(waiting, 10)
+        assert [d.message for d in got] == [placement(n)]
+        await got[0].ack()
 
 
 async def test_ordered_replay_from_a_stream_sequence(bus: Bus) -> None:

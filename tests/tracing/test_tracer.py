@@ -37,6 +37,15 @@ async def stored(bus: Bus, count: int, name: str = "web-1") -> list[Traced]:
     return history
 
 
+async def published(tracer: Tracer) -> int:
+    """What the background task published, once it published something (or after 2 s)."""
+    for _ in range(100):
+        if tracer.published:
+            break
+        await asyncio.sleep(0.02)
+    return tracer.published
+
+
 def emit(tracer: Tracer, phase: str, trace_id: str = "t1", name: str = "web-1", **kw: Any) -> None:
     tracer.emit(phase, trace_id, f"uid-{name}", "team.a", name, **kw)
 
@@ -194,12 +203,36 @@ async def test_the_background_task_publishes_without_being_asked(bus_factory: Bu
     tracer.start(bus)
     try:
         emit(tracer, Phase.POPPED)
-        for _ in range(100):
-            if tracer.published:
-                break
-            await asyncio.sleep(0.02)
-        assert tracer.published == 1
+        assert await published(tracer) == 1
         assert [t.event.phase for t in await stored(bus, 1)] == ["popped"]
+    finally:
+        await tracer.close()
+
+
+async def test_an_idle_tracer_does_not_wake_up(
+    bus_factory: BusFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With nothing buffered the background task waits for an event instead of flushing every
+    interval (an idle service woke 5 times a second for nothing, issue 39)."""
+    bus = await bus_factory("tracer")
+    tracer = Tracer("queue", "q", interval=0.01)
+    flushes = 0
+    flush = tracer.flush
+
+    async def counted() -> int:
+        nonlocal flushes
+        flushes += 1
+        return await flush()
+
+    monkeypatch.setattr(tracer, "flush", counted)
+    tracer.start(bus)
+    try:
+        await asyncio.sleep(0.2)  # 20 intervals
+        assert flushes == 0
+        emit(tracer, Phase.POPPED)
+        assert await published(tracer) == 1
+        await asyncio.sleep(0.2)
+        assert flushes == 1, "asleep again once the buffer is empty"
     finally:
         await tracer.close()
 

@@ -137,6 +137,9 @@ class Tracer:
         self.published = 0
         self.dropped = 0
         self._buffer: deque[_Item] = deque()
+        self._wake = asyncio.Event()
+        """Set by the first event into an empty buffer: the background task sleeps on it while
+        nothing is buffered, instead of waking every ``interval`` for nothing."""
         self._bus: Bus | None = None
         self._task: asyncio.Task[None] | None = None
         self._stream_checked = False
@@ -174,6 +177,8 @@ class Tracer:
         if len(self._buffer) >= self.capacity:
             self._drop("buffer_full")
             return
+        if not self._buffer:
+            self._wake.set()
         self._buffer.append(
             (
                 phase,
@@ -217,12 +222,16 @@ class Tracer:
             self._task = asyncio.create_task(self._run(), name=f"tracer-{self.service}")
 
     async def _run(self) -> None:
+        """Flush ``interval`` after the first event of a batch; asleep while there is none."""
         while True:
+            await self._wake.wait()
             await asyncio.sleep(self.interval)
             try:
                 await self.flush()
             except Exception as exc:  # never let tracing take a service down
                 log.debug("tracer: flush failed: %s", exc)
+            if not self._buffer:
+                self._wake.clear()
 
     async def flush(self) -> int:
         """Publish everything buffered now; returns how many events were handed to NATS."""
