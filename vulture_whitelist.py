@@ -200,6 +200,3 @@ _.feed_nominated  # unused property (shared/ksched/bus/subjects.py:114): an endp
 # the single-event feed subjects of earlier informers: no longer written, still read through FEED and
 # listed in docs/bus.md's table of subjects (tests/bus/test_endpoints.py checks both ways)
 CLUSTER_EVENTS  # unused variable (shared/ksched/bus/endpoints.py:220)
-
-# nats-py's count of a subscription's pending bytes, kept when PullConsumer takes messages from its queue
-_._pending_size  # unused attribute (shared/ksched/bus/jetstream.py)

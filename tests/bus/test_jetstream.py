@@ -163,8 +163,9 @@ async def test_a_fetch_returns_the_first_message_without_waiting_for_more(bus: B
         stream=bus.subjects.placement_stream,
         config=placement_consumer(bus.subjects),
     )
-    pull = consumer._sub  # the leftover: a pull for 64 on the consumer's own inbox
-    await bus.nc.publish(pull._nms, json.dumps({"batch": 64, "expires": 60 * 10**9}).encode(), pull._deliver)
+    # the leftover: a pull for 64 on the consumer's own inbox
+    leftover = json.dumps({"batch": 64, "expires": 60 * 10**9}).encode()
+    await bus.nc.publish(consumer.next_subject, leftover, reply=consumer.inbox)
     for n in range(3):  # each time: the queue empty when the fetch starts, one placement meanwhile
         waiting = asyncio.create_task(consumer.fetch(batch=64, timeout=60))
         await asyncio.sleep(0.05)

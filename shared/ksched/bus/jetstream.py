@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import re
@@ -17,6 +18,7 @@ from typing import Generic, TypeVar, cast
 
 import nats.errors
 from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 from nats.js.api import (
     ConsumerConfig,
@@ -32,6 +34,7 @@ from nats.js.errors import (
     BucketNotFoundError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
+    NotFoundError,
 )
 from nats.js.kv import KeyValue
 
@@ -268,15 +271,30 @@ class Delivery(Generic[M]):
         await self.raw.term()
 
 
+JS_API = "$JS.API"
+"""JetStream's API subject prefix (no domain: the services use the account's own JetStream)."""
+
+
 class PullConsumer(Generic[M]):
     """A durable pull consumer yielding typed deliveries; undecodable messages are reported and
-    terminated (a poison message must not be redelivered forever)."""
+    terminated (a poison message must not be redelivered forever).
+
+    It speaks JetStream's pull protocol through nats-py's public client API: its own inbox
+    subscription, and pull requests published to the consumer's ``MSG.NEXT`` subject with the inbox as
+    reply (nats-py's ``PullSubscription.fetch`` can leave a lingering request for a whole batch
+    behind, see :meth:`fetch`)."""
 
     def __init__(
-        self, bus: Bus, sub: JetStreamContext.PullSubscription, endpoint: PublishEndpoint[M]
+        self, bus: Bus, stream: str, durable: str, inbox: Subscription, endpoint: PublishEndpoint[M]
     ) -> None:
         self._bus = bus
-        self._sub = sub
+        self._stream = stream
+        self._durable = durable
+        self._inbox = inbox
+        self.inbox = inbox.subject
+        """Where the messages of this consumer's pull requests arrive."""
+        self.next_subject = f"{JS_API}.CONSUMER.MSG.NEXT.{stream}.{durable}"
+        """Where a pull request for the durable consumer is published."""
         self._endpoint = endpoint
         self._closed = False
         bus.before_close(self.close)
@@ -287,11 +305,17 @@ class PullConsumer(Generic[M]):
     ) -> PullConsumer[M]:
         """Bind to durable ``config.durable_name`` on ``stream`` (created from ``config`` if absent),
         reading ``endpoint``'s messages (``config.filter_subject`` defaults to its subject)."""
-        if not config.durable_name:
+        durable = config.durable_name
+        if not durable:
             raise ValueError("a pull consumer config needs durable_name")
-        subject = config.filter_subject or endpoint.subject(bus.subjects)
-        sub = await bus.js.pull_subscribe(subject, durable=config.durable_name, stream=stream, config=config)
-        return cls(bus, sub, endpoint)
+        try:
+            await bus.js.consumer_info(stream, durable)
+        except NotFoundError:
+            subject = config.filter_subject or endpoint.subject(bus.subjects)
+            wanted = dataclasses.replace(config, name=durable, filter_subject=subject)
+            await bus.js.add_consumer(stream, config=wanted)
+        inbox = await bus.nc.subscribe(bus.nc.new_inbox())
+        return cls(bus, stream, durable, inbox, endpoint)
 
     async def fetch(self, batch: int = 1, timeout: float = 1.0) -> list[Delivery[M]]:
         """Up to ``batch`` messages, waiting at most ``timeout`` s for the first; ``[]`` when none
@@ -301,7 +325,7 @@ class PullConsumer(Generic[M]):
         lingering request for the whole batch on the server after a status message raced it, and
         the next fetch then waited for a second message to arrive before returning the first (a lone
         placement bound ~0.1 s late at 10 pods/s, issue 39)."""
-        raws = self._delivered(batch)
+        raws = await self._delivered(batch)
         if not raws:
             raws = await self._pull({"batch": batch, "no_wait": True}, batch, timeout)
         if not raws:
@@ -320,14 +344,12 @@ class PullConsumer(Generic[M]):
             out.append(Delivery(message, raw))
         return out
 
-    def _delivered(self, batch: int) -> list[Msg]:
-        """Messages already in the subscription's inbox (delivered to an earlier request after its
-        fetch returned), up to ``batch``; status messages dropped."""
-        sub = self._sub._sub
+    async def _delivered(self, batch: int) -> list[Msg]:
+        """Messages already in the inbox (delivered to an earlier request after its fetch returned),
+        up to ``batch``; status messages dropped."""
         out: list[Msg] = []
-        while len(out) < batch and not sub._pending_queue.empty():
-            msg = sub._pending_queue.get_nowait()
-            sub._pending_size -= len(msg.data)
+        while len(out) < batch and self._inbox.pending_msgs > 0:
+            msg = await self._inbox.next_msg(timeout=1.0)  # there: it returns at once
             if not JetStreamContext.is_status_msg(msg):
                 out.append(msg)
         return out
@@ -338,8 +360,7 @@ class PullConsumer(Generic[M]):
         """Send one pull request and read its messages: up to ``batch``, until a status ends it (a
         no-wait request: 404 when fewer are there) or ``timeout``. A lingering request waits for its
         first message through statuses (heartbeats, the end of an earlier request)."""
-        sub = self._sub
-        await self._bus.nc.publish(sub._nms, json.dumps(request).encode(), sub._deliver)
+        await self._bus.nc.publish(self.next_subject, json.dumps(request).encode(), reply=self.inbox)
         deadline = time.monotonic() + timeout
         out: list[Msg] = []
         while len(out) < batch:
@@ -347,7 +368,7 @@ class PullConsumer(Generic[M]):
             if left <= 0:
                 break
             try:
-                msg = await sub._sub.next_msg(timeout=left)
+                msg = await self._inbox.next_msg(timeout=left)
             except (nats.errors.TimeoutError, TimeoutError):
                 break
             status = JetStreamContext.is_status_msg(msg)
@@ -362,15 +383,15 @@ class PullConsumer(Generic[M]):
 
     async def pending(self) -> int:
         """Messages not yet delivered plus delivered but unacknowledged."""
-        info = await self._sub.consumer_info()
+        info = await self._bus.js.consumer_info(self._stream, self._durable)
         return int(info.num_pending or 0) + int(info.num_ack_pending or 0)
 
     async def close(self) -> None:
-        """Unsubscribe (the durable consumer stays on the server)."""
+        """Unsubscribe the inbox (the durable consumer stays on the server)."""
         if not self._closed:
             self._closed = True
             with contextlib.suppress(Exception):
-                await self._sub.unsubscribe()
+                await self._inbox.unsubscribe()
 
 
 # --- ordered push consumers ----------------------------------------------------------------------------
