@@ -9,7 +9,9 @@ code, the API reason and message, so the binder service can decide what a 409 me
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
@@ -67,6 +69,9 @@ def binding_body(pod: PodInfo, node_name: str) -> dict[str, Any]:
 
 
 _BINDING = msgspec.json.Encoder()
+BIND_RETRY_SECONDS = 30.0
+"""How long a Binding whose connection failed is sent again (with backoff, 0.1 s up to 2 s) before the
+binding fails: its outcome is unknown until the API server answers."""
 
 
 def binding_path(namespace: str, name: str) -> str:
@@ -92,14 +97,24 @@ class DefaultBinder:
             api = self._api_client()
         except RuntimeError as exc:
             return Status.as_error(exc)
-        try:
-            # no timeout, as client-go's: a binding given up on may still be applied by the server,
-            # and the pod decided again would then meet "already assigned" (seen in make chaos)
-            path = binding_path(pod.namespace, pod.name)
-            binding = _BINDING.encode(binding_body(pod, node_name))
-            code, body = await api.request("POST", path, binding, timeout=None)
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            return Status.as_error(BindError(f"binding {pod.key} to {node_name}: {exc}"))
+        # no timeout, as client-go's: a binding given up on may still be applied by the server, and
+        # the pod decided again would then meet "already assigned" (seen in make chaos)
+        path = binding_path(pod.namespace, pod.name)
+        binding = _BINDING.encode(binding_body(pod, node_name))
+        deadline = time.monotonic() + BIND_RETRY_SECONDS
+        pause = 0.1
+        while True:
+            try:
+                code, body = await api.request("POST", path, binding, timeout=None)
+                break
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+                # The connection failed: the Binding may have been applied with its answer lost (the
+                # API server restarting). Sent again until the server answers: a second Binding of a
+                # pod bound to this node answers 409 naming it, which the binder takes as bound.
+                if time.monotonic() + pause > deadline:
+                    return Status.as_error(BindError(f"binding {pod.key} to {node_name}: {exc}"))
+                await asyncio.sleep(pause)
+                pause = min(2.0, pause * 2)
         if 200 <= code < 300:
             return None
         return Status.as_error(BindError.from_response(code, _phrase(code), body))

@@ -24,6 +24,7 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.status import Code
 from ksched.framework.testing import FakeHandle, make_pod
+from ksched.plugins import defaultbinder
 from ksched.plugins.defaultbinder import BindError, DefaultBinder, binding_body, new
 
 BINDING_201 = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
@@ -52,8 +53,15 @@ class FakeAPIServer:
     delay: float = 0.0
     """Seconds before answering (a loaded API server)."""
 
+    drop_first: int = 0
+    """Requests answered by closing the connection (an API server going away mid-request)."""
+
     async def handle(self, request: web.Request) -> web.Response:
         self.requests.append((request.path, await request.json()))
+        if len(self.requests) <= self.drop_first:
+            assert request.transport is not None
+            request.transport.close()
+            raise ConnectionResetError("dropped")
         await asyncio.sleep(self.delay)
         status, body = self.reply
         return web.Response(status=status, body=body, content_type="application/json")
@@ -120,11 +128,27 @@ async def test_non_status_error_body(apiserver: FakeAPIServer, api_client: Clien
     assert status.message == "the server responded with 503 Service Unavailable: upstream connect error"
 
 
-async def test_unreachable_server_is_an_error_status() -> None:
+async def test_unreachable_server_is_an_error_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(defaultbinder, "BIND_RETRY_SECONDS", 0.5)
     async with Client(Configuration(host="http://127.0.0.1:9")) as client:
         status = await DefaultBinder(FakeHandle(client=client)).bind(CycleState(), pod_foo(), "node-a")
     assert status is not None and status.code == Code.ERROR
     assert "binding ns/foo to node-a" in status.message
+
+
+async def test_a_binding_whose_connection_failed_is_sent_again_until_answered(
+    apiserver: FakeAPIServer, api_client: Client
+) -> None:
+    """The API server closes the connection without an answer (it may have applied the Binding: a
+    restart) on the first two requests, the client's own resend included: the Binding is sent again
+    until it answers, here 409 "already assigned" to this very node, which the binder takes as bound
+    (before, the binding failed, the informer forgot the placement and the pod was decided again)."""
+    apiserver.drop_first = 2
+    apiserver.reply = (409, json.dumps(BINDING_409).encode())
+    status = await DefaultBinder(FakeHandle(client=api_client)).bind(CycleState(), pod_foo(), "node-a")
+    assert len(apiserver.requests) == 3
+    assert status is not None and isinstance(status.error, BindError) and status.error.code == 409
+    assert 'already assigned to node "node-a"' in status.message
 
 
 async def test_without_api_client_is_an_error_status() -> None:

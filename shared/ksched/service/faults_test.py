@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from ksched.service import faults
 from ksched.service.faults import FAULTS_ENV, armed, fault_delay, fault_point
 from tests.faults import arm
 
@@ -72,7 +73,9 @@ async def test_a_delay_waits_every_time(directory: Path, monkeypatch: pytest.Mon
     async def sleep(seconds: float) -> None:
         waited.append(seconds)
 
-    monkeypatch.setattr(asyncio, "sleep", sleep)
+    # only the faults module's view of asyncio: patching asyncio.sleep itself would turn every other
+    # task's sleep loop on the test's event loop (a session fixture's) into a busy loop
+    monkeypatch.setattr(faults, "asyncio", SimpleNamespace(sleep=sleep))
     await fault_delay("delay")
     arm(directory, "delay", "delay 0.25")
     await fault_delay("delay")
