@@ -197,9 +197,11 @@ class Ledger:
         self._batch_id[key] = batch_id
         for p in placements:
             self._key_of[p.pod_uid] = key
+            self.publisher.hold(p.pod_uid)
 
     def _untrack(self, uid: str) -> tuple[str, dict[str, Placement]] | None:
         """Take ``uid`` out of its entry; the entry's key and what is left of it."""
+        self.publisher.release(uid)
         key = self._key_of.pop(uid, None)
         if key is None:
             return None
