@@ -175,6 +175,44 @@ async def test_a_fetch_returns_the_first_message_without_waiting_for_more(bus: B
         await got[0].ack()
 
 
+async def test_a_fetch_that_waits_for_a_lone_message_sends_one_pull_request(bus: Bus) -> None:
+    """A fetch that finds the stream empty and gets the next message to arrive costs one pull request
+    and its end (a no-wait request that expires: held until a message comes, ended by a 404 once the
+    stream is drained), not a no-wait probe, its 404 and a lingering request (issue 39); and it
+    leaves no request behind: a placement published after it waits for the next fetch."""
+    await ensure_stream(bus, placement_stream(bus.subjects))
+    consumer = await PullConsumer.create(
+        bus,
+        endpoints.PLACEMENTS,
+        stream=bus.subjects.placement_stream,
+        config=placement_consumer(bus.subjects),
+    )
+    requests: list[bytes] = []
+
+    async def count(msg: Msg) -> None:
+        requests.append(msg.data)
+
+    spy = await bus.nc.subscribe(consumer.next_subject, cb=count)
+    await bus.nc.flush()
+    try:
+        for n in range(3):
+            waiting = asyncio.create_task(consumer.fetch(batch=64, timeout=60))
+            await asyncio.sleep(0.05)
+            await publish(bus, endpoints.PLACEMENTS, placement(n), msg_id=f"uid-{n}:1")
+            got = await asyncio.wait_for(waiting, 10)
+            assert [d.message for d in got] == [placement(n)]
+            await got[0].ack()
+            await bus.nc.flush()
+            assert len(requests) == n + 1, requests
+        await publish(bus, endpoints.PLACEMENTS, placement(3), msg_id="uid-3:1")
+        await asyncio.sleep(0.1)
+        assert consumer._inbox.pending_msgs == 0, "no request was left to deliver it"
+        got = await asyncio.wait_for(consumer.fetch(batch=64, timeout=60), 10)
+        assert [d.message for d in got] == [placement(3)]
+    finally:
+        await spy.unsubscribe()
+
+
 async def test_ordered_replay_from_a_stream_sequence(bus: Bus) -> None:
     await ensure_stream(bus, snapshot_stream(bus.subjects))
     delta = sample(SnapshotDelta)

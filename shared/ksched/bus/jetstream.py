@@ -319,19 +319,22 @@ class PullConsumer(Generic[M]):
 
     async def fetch(self, batch: int = 1, timeout: float = 1.0) -> list[Delivery[M]]:
         """Up to ``batch`` messages, waiting at most ``timeout`` s for the first; ``[]`` when none
-        arrived. Returns as soon as it has any: what earlier requests delivered, else what the
-        stream holds now (one no-wait request for ``batch``), else the first to arrive (a lingering
-        request for one, which its delivery ends). nats-py's own ``fetch`` for a batch left a
-        lingering request for the whole batch on the server after a status message raced it, and
-        the next fetch then waited for a second message to arrive before returning the first (a lone
-        placement bound ~0.1 s late at 10 pods/s, issue 39)."""
+        arrived. Returns as soon as it has any: what earlier requests delivered, else what one pull
+        request gets: a no-wait request for ``batch`` that expires, which the server holds until a
+        message comes and ends (status 404) once it has delivered what the stream held then, so no
+        request lingers after it. One request per fetch: a lone placement costs one pull request
+        and its end, where a no-wait probe followed by a lingering request cost two requests and a
+        status (issue 39). nats-py's own ``fetch`` for a batch left a lingering request for the
+        whole batch on the server after a status message raced it, and the next fetch then waited
+        for a second message to arrive before returning the first (a lone placement bound ~0.1 s
+        late at 10 pods/s, issue 39)."""
         raws = await self._delivered(batch)
         if not raws:
-            raws = await self._pull({"batch": batch, "no_wait": True}, batch, timeout)
-        if not raws:
+            request: dict[str, object] = {"batch": batch, "no_wait": True}
             expires = int(timeout * 1e9) - 1_000_000  # the server ends it before the client gives up
             if expires > 0:
-                raws = await self._pull({"batch": 1, "expires": expires}, 1, timeout, lingering=True)
+                request["expires"] = expires
+            raws = await self._pull(request, batch, timeout, lingering=expires > 0)
         out: list[Delivery[M]] = []
         endpoint = self._endpoint
         for raw in raws:
@@ -358,12 +361,14 @@ class PullConsumer(Generic[M]):
         self, request: dict[str, object], batch: int, timeout: float, lingering: bool = False
     ) -> list[Msg]:
         """Send one pull request and read its messages: up to ``batch``, until a status ends it (a
-        no-wait request: 404 when fewer are there) or ``timeout``. A lingering request waits for its
+        no-wait request: 404 when fewer are there), ``timeout``, or, once it has one, until the
+        inbox holds no more (what comes after stays there for the next fetch: a message may come
+        from an earlier request while this one still waits). A lingering request waits for its
         first message through statuses (heartbeats, the end of an earlier request)."""
         await self._bus.nc.publish(self.next_subject, json.dumps(request).encode(), reply=self.inbox)
         deadline = time.monotonic() + timeout
         out: list[Msg] = []
-        while len(out) < batch:
+        while len(out) < batch and not (out and self._inbox.pending_msgs == 0):
             left = deadline - time.monotonic()
             if left <= 0:
                 break
