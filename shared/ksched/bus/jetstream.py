@@ -275,6 +275,10 @@ JS_API = "$JS.API"
 """JetStream's API subject prefix (no domain: the services use the account's own JetStream)."""
 
 
+_FOLLOW = 0.002
+"""Seconds a pull waits for its next message once it has one (:meth:`PullConsumer._pull`)."""
+
+
 class PullConsumer(Generic[M]):
     """A durable pull consumer yielding typed deliveries; undecodable messages are reported and
     terminated (a poison message must not be redelivered forever).
@@ -361,19 +365,20 @@ class PullConsumer(Generic[M]):
         self, request: dict[str, object], batch: int, timeout: float, lingering: bool = False
     ) -> list[Msg]:
         """Send one pull request and read its messages: up to ``batch``, until a status ends it (a
-        no-wait request: 404 when fewer are there), ``timeout``, or, once it has one, until the
-        inbox holds no more (what comes after stays there for the next fetch: a message may come
-        from an earlier request while this one still waits). A lingering request waits for its
-        first message through statuses (heartbeats, the end of an earlier request)."""
+        no-wait request: 404 when fewer are there), ``timeout``, or, once it has one, until none
+        follows within ``_FOLLOW`` s (what comes later stays in the inbox for the next fetch: a
+        message may come from an earlier request while this one still waits, and this one's come
+        back to back). A lingering request waits for its first message through statuses
+        (heartbeats, the end of an earlier request)."""
         await self._bus.nc.publish(self.next_subject, json.dumps(request).encode(), reply=self.inbox)
         deadline = time.monotonic() + timeout
         out: list[Msg] = []
-        while len(out) < batch and not (out and self._inbox.pending_msgs == 0):
+        while len(out) < batch:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             try:
-                msg = await self._inbox.next_msg(timeout=left)
+                msg = await self._inbox.next_msg(timeout=min(left, _FOLLOW) if out else left)
             except (nats.errors.TimeoutError, TimeoutError):
                 break
             status = JetStreamContext.is_status_msg(msg)
