@@ -87,8 +87,8 @@ class Ledger:
         self._seq: dict[str, int] = {}
         #: the highest stream sequence of a write of ours acknowledged
         self._last_seq = 0
-        #: entries closed since the last purge
-        self._closed = 0
+        #: entries closed since the last purge (deleted one by one if it fails)
+        self._closed: list[str] = []
         self._purged_at = float("-inf")
         self.purge_every = PURGE_EVERY
         self._purge_failed = False
@@ -251,13 +251,13 @@ class Ledger:
         """The watch shows the assumed pod bound or deleted: its entry goes once all of it is."""
         taken = self._untrack(uid)
         if taken is not None and not taken[1]:
-            self._closed += 1
+            self._closed.append(taken[0])
 
     async def flush_drops(self) -> None:
         """After a flush: purge the bucket's stream below its oldest open entry when entries were
         closed and the last purge is ``purge_every`` s old. A purge that fails or waits is harmless:
         a restarted informer drops the entries of pods no longer pending."""
-        if not self._closed or self.kv is None:
+        if not self._closed or self.kv is None or self.bus is None:
             return
         now = asyncio.get_running_loop().time()
         if now - self._purged_at < self.purge_every:
@@ -265,15 +265,17 @@ class Ledger:
         bound = self._purge_bound()
         if bound is None:
             return
-        self._purged_at, closed, self._closed = now, self._closed, 0
+        self._purged_at, closed, self._closed = now, self._closed, []
         try:
             await self.kv.purge_below(bound)
         except Exception as exc:  # logged once as a warning (a missing permission would repeat it)
             (log.debug if self._purge_failed else log.warning)(
-                "ledger: closed entries not purged (%s); trying again in %g s", exc, self.purge_every
+                "ledger: closed entries not purged (%s); deleted one by one", exc
             )
             self._purge_failed = True
-            self._closed += closed
+            # as before the purge: a core publish each, no ack (a lost delete is harmless)
+            with contextlib.suppress(Exception):
+                await self.kv.delete_many(self.bus, closed, acked=False)
 
     async def drop(self, uid: str) -> None:
         """Take a forgotten or expired assumption out of the ledger now: its entry is rewritten

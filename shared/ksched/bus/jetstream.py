@@ -42,7 +42,7 @@ from ksched.bus.codec import BadMessage, Message, decode, encode
 from ksched.bus.connect import REPLICAS_SETTING, Bus, check_replicas
 from ksched.bus.endpoints import PublishEndpoint, Wildcard
 from ksched.bus.handlers import guarded, report_bad_message
-from ksched.bus.kv_keys import live_keys
+from ksched.bus.kv_keys import KV_OPERATION, live_keys
 from ksched.bus.limits import check_message
 from ksched.bus.streams import all_streams
 from ksched.bus.subjects import SubjectKind
@@ -557,6 +557,20 @@ class TypedKV(Generic[M]):
             await self._kv.delete(key, last=revision)
         except KeyWrongLastSequenceError as exc:
             raise CasConflict(self.bucket, key, f"not at revision {revision}") from exc
+
+    async def delete_many(self, bus: Bus, keys: Sequence[str], *, acked: bool = True) -> None:
+        """Delete ``keys`` with one round trip: every delete but the last is a core publish (one
+        buffered write), the last waits for its ack. The bucket's stream stores one connection's
+        messages in the order sent, so that ack confirms the batch was processed. ``acked=False``:
+        the last is a core publish too (no round trip; for deletes whose loss is harmless)."""
+        if not keys:
+            return
+        for key in keys:
+            self._check_key(key)
+        for key in keys[:-1] if acked else keys:
+            await bus.nc.publish(f"$KV.{self.bucket}.{key}", b"", headers={KV_OPERATION: "DEL"})
+        if acked:
+            await self._kv.delete(keys[-1])
 
     async def purge_below(self, seq: int) -> None:
         """Remove every message of the bucket's stream below stream sequence ``seq`` (values and
