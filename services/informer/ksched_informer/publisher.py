@@ -161,8 +161,9 @@ class Publisher:
     def hold(self, uid: str) -> None:
         """``uid`` was just assumed: a flush that only has changes nobody waits for (its assumption
         among them) waits until the watch shows it bound (:meth:`release`), a pod becomes pending,
-        or ``HOLD_FOR_BINDING`` s have passed. So a lone pod costs one flush (one delta and one feed
-        batch, their acknowledgements and deliveries) for its assumption and its binding, not two.
+        or the flush loop's ``hold`` has passed (``HOLD_FOR_BINDING`` s by default). So a lone pod
+        costs one flush (one delta and one feed batch, their acknowledgements and deliveries) for
+        its assumption and its binding, not two.
         Nothing waits for the assumption's publication: the replica that decided has it assumed
         locally, the informer checks other replicas' assumes against it, and the queue's attempt
         ends with it (its lease is not on any pod's path)."""
@@ -176,13 +177,13 @@ class Publisher:
                 _resolve(self._lingering)
 
     # --- flushing --------------------------------------------------------------------------------
-    async def flush_loop(self, interval: float) -> None:
+    async def flush_loop(self, interval: float, hold: float = HOLD_FOR_BINDING) -> None:
         """Flush whenever something changed. A pod that became pending (or changed while pending) is
         waited for by a scheduler: it goes at once when the last flush ended ``interval`` s ago or
         more, else when that much time has passed since it ended. Other changes (a pod placed or
         gone, a node, an object) wait ``interval`` s for what follows them (the watch's next events
         of the same change: one flush instead of several), or until a pending pod comes; an assumption
-        waits longer for its pod's binding (:meth:`hold`). Under load
+        waits longer for its pod's binding, ``hold`` s at most (:meth:`hold`). Under load
         a flush starts at most ``interval`` s after the one before ended, and takes everything that
         arrived meanwhile (its acknowledgements awaited included)."""
         loop = asyncio.get_running_loop()
@@ -191,7 +192,7 @@ class Publisher:
             if not self.urgent:
                 await self._linger(interval)
                 if self._held and not self.urgent:
-                    await self._linger(max(0.0, HOLD_FOR_BINDING - interval))
+                    await self._linger(max(0.0, hold - interval))
             # one turn of the loop at least: the other events of the watch chunk being read join
             await asyncio.sleep(max(0.0, self.last_flush + interval - loop.time()))
             await self.flush()
