@@ -131,16 +131,33 @@ async def test_a_poison_message_is_reported_and_terminated(bus: Bus) -> None:
     assert await consumer.fetch(batch=5, timeout=0.3) == [], "the poison message is not redelivered"
 
 
-async def test_close_after_an_empty_fetch_does_not_hang(bus_factory: BusFactory) -> None:
-    """``../shared/libraries.md``: a timed-out pull fetch made drain() wait its whole timeout."""
-    bus = await bus_factory(name="binder")
+async def placements_consumer(bus: Bus) -> PullConsumer[Placement | PlacementBatch]:
+    """The binders' durable pull consumer on a new placement stream."""
     await ensure_stream(bus, placement_stream(bus.subjects))
-    consumer = await PullConsumer.create(
+    return await PullConsumer.create(
         bus,
         endpoints.PLACEMENTS,
         stream=bus.subjects.placement_stream,
         config=placement_consumer(bus.subjects),
     )
+
+
+async def fetched_while_published(
+    bus: Bus, consumer: PullConsumer[Placement | PlacementBatch], n: int
+) -> None:
+    """A fetch started on an empty queue returns placement ``n``, published while it waits; acked."""
+    waiting = asyncio.create_task(consumer.fetch(batch=64, timeout=60))
+    await asyncio.sleep(0.05)
+    await publish(bus, endpoints.PLACEMENTS, placement(n), msg_id=f"uid-{n}:1")
+    got = await asyncio.wait_for(waiting, 10)
+    assert [d.message for d in got] == [placement(n)]
+    await got[0].ack()
+
+
+async def test_close_after_an_empty_fetch_does_not_hang(bus_factory: BusFactory) -> None:
+    """``../shared/libraries.md``: a timed-out pull fetch made drain() wait its whole timeout."""
+    bus = await bus_factory(name="binder")
+    consumer = await placements_consumer(bus)
     for _ in range(2):  # two empty fetches and a pause reproduce the hang with plain nats-py
         assert await consumer.fetch(batch=4, timeout=0.2) == []
     await asyncio.sleep(0.2)
@@ -156,23 +173,39 @@ async def test_a_fetch_returns_the_first_message_without_waiting_for_more(bus: B
     such a request behind after a status message raced it (an expired request's 408), and its next
     fetch then waited for more messages (a lone pod bound ~0.1 s late at 10 pods/s, the next pod's
     placement ending the wait; issue 39). The fetch's own timeout (60 s) is far beyond the test's."""
-    await ensure_stream(bus, placement_stream(bus.subjects))
-    consumer = await PullConsumer.create(
-        bus,
-        endpoints.PLACEMENTS,
-        stream=bus.subjects.placement_stream,
-        config=placement_consumer(bus.subjects),
-    )
+    consumer = await placements_consumer(bus)
     # the leftover: a pull for 64 on the consumer's own inbox
     leftover = json.dumps({"batch": 64, "expires": 60 * 10**9}).encode()
     await bus.nc.publish(consumer.next_subject, leftover, reply=consumer.inbox)
     for n in range(3):  # each time: the queue empty when the fetch starts, one placement meanwhile
-        waiting = asyncio.create_task(consumer.fetch(batch=64, timeout=60))
-        await asyncio.sleep(0.05)
-        await publish(bus, endpoints.PLACEMENTS, placement(n), msg_id=f"uid-{n}:1")
-        got = await asyncio.wait_for(waiting, 10)
-        assert [d.message for d in got] == [placement(n)]
-        await got[0].ack()
+        await fetched_while_published(bus, consumer, n)
+
+
+async def test_a_fetch_that_waits_for_a_lone_message_sends_one_pull_request(bus: Bus) -> None:
+    """A fetch that finds the stream empty and gets the next message to arrive costs one pull request
+    and its end (a no-wait request that expires: held until a message comes, ended by a 404 once the
+    stream is drained), not a no-wait probe, its 404 and a lingering request (issue 39); and it
+    leaves no request behind: a placement published after it waits for the next fetch."""
+    consumer = await placements_consumer(bus)
+    requests: list[bytes] = []
+
+    async def count(msg: Msg) -> None:
+        requests.append(msg.data)
+
+    spy = await bus.nc.subscribe(consumer.next_subject, cb=count)
+    await bus.nc.flush()
+    try:
+        for n in range(3):
+            await fetched_while_published(bus, consumer, n)
+            await bus.nc.flush()
+            assert len(requests) == n + 1, requests
+        await publish(bus, endpoints.PLACEMENTS, placement(3), msg_id="uid-3:1")
+        await asyncio.sleep(0.1)
+        assert consumer._inbox.pending_msgs == 0, "no request was left to deliver it"
+        got = await asyncio.wait_for(consumer.fetch(batch=64, timeout=60), 10)
+        assert [d.message for d in got] == [placement(3)]
+    finally:
+        await spy.unsubscribe()
 
 
 async def test_ordered_replay_from_a_stream_sequence(bus: Bus) -> None:

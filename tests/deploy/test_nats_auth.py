@@ -192,6 +192,8 @@ async def test_each_service_does_its_part(
     revision = await ledger.put("uid-1", placement)
     assert (await ledger.get("uid-1")) is not None and await ledger.keys() == ["uid-1"]
     await ledger.delete("uid-1", revision)
+    await ledger.purge_below(revision + 2)  # closed entries and their markers (Ledger.flush_drops)
+    assert (await informer.js.stream_info(f"KV_{ledger.bucket}")).state.messages == 0
 
     async def on_assume(msg: AssumeRequest, raw: Msg) -> AssumeReply:
         await jetstream.publish(

@@ -456,3 +456,71 @@ async def test_a_failed_ledger_write_keeps_the_published_placement_and_is_writte
         )
 
     await until(written, timeout=15)
+
+
+async def test_closed_ledger_entries_are_purged_and_leave_no_delete_marker(
+    sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """Once the watch shows a pod bound its entry is closed, and the next purge removes it from the
+    bucket's stream below the oldest open entry: no message per pod, no delete marker left for a
+    restore to read through (issue 39); the open entry stays."""
+    kube, _ = sim
+    kube.create(node("n1"))
+    a, b = kube.create(pod("a")), kube.create(pod("b"))
+    await until(lambda: len(informer.cache.pending) == 2 and len(informer.cache.snapshot.nodes) == 1)
+    informer.ledger.purge_every = 0.0
+    bus: Bus = await bus_factory("scheduler")
+    for obj in (a, b):
+        reply = await bus.request(
+            endpoints.ASSUME, assume_request(obj, "n1", informer, informer.cache.generation)
+        )
+        assert reply.accepted
+    assert informer.kv is not None
+    stream = f"KV_{informer.kv.bucket}"
+    assert (await bus.js.stream_info(stream)).state.messages == 2
+
+    kube.bind("default", "a", "n1")
+    await until(lambda: a["metadata"]["uid"] not in informer.cache.assumed)
+
+    async def purged() -> bool:
+        return (await bus.js.stream_info(stream)).state.messages == 1
+
+    await until(purged, timeout=10)
+    keys = await informer.kv.keys()
+    assert len(keys) == 1
+    entry = await informer.kv.get(keys[0])
+    assert entry is not None and isinstance(entry.value, PlacementBatch)
+    assert [p.pod_uid for p in entry.value.placements] == [b["metadata"]["uid"]]
+
+
+async def test_closed_entries_are_deleted_one_by_one_when_the_purge_fails(
+    sim: tuple[KubeSim, Path],
+    informer: InformerService,
+    bus_factory: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An informer user without the purge permission (a deployment's auth.conf not updated) deletes
+    its closed entries as before rather than keeping them."""
+    kube, _ = sim
+    kube.create(node("n1"))
+    a = kube.create(pod("a"))
+    await until(lambda: len(informer.cache.pending) == 1 and len(informer.cache.snapshot.nodes) == 1)
+    informer.ledger.purge_every = 0.0
+    assert informer.kv is not None
+
+    async def refused(seq: int) -> None:
+        raise PermissionError(f"purge below {seq}: permissions violation")
+
+    monkeypatch.setattr(informer.kv, "purge_below", refused)
+    bus: Bus = await bus_factory("scheduler")
+    reply = await bus.request(endpoints.ASSUME, assume_request(a, "n1", informer, informer.cache.generation))
+    assert reply.accepted and len(await informer.kv.keys()) == 1
+    kube.bind("default", "a", "n1")
+
+    async def deleted() -> bool:
+        assert informer.kv is not None
+        return await informer.kv.keys() == []
+
+    await until(deleted, timeout=10)
+    assert "not purged" in caplog.text

@@ -4,8 +4,10 @@ placement publish, the deletes once the watch confirms, and the restore after a 
 
 Placements accepted together are one :class:`PlacementBatch`: one ledger entry (key: the batch
 id; the placements without their pod JSON) and one work-queue message (msg id: the batch id). An
-entry is deleted once the watch has confirmed every pod of it; a forgotten or expired pod is taken
-out of its entry (rewritten, or deleted when it was the last). Entries of releases before batches
+entry is closed once the watch has confirmed every pod of it, and the bucket's stream purged below
+its oldest open entry every ``PURGE_EVERY`` s (one request for every closed entry, which leaves no
+delete marker behind); a forgotten or expired pod is taken out of its entry (rewritten, or deleted
+when it was the last). Entries of releases before batches
 hold one ``Placement`` under the pod's uid; they are read the same way."""
 
 from __future__ import annotations
@@ -37,6 +39,12 @@ AFTER_LEDGER = "informer-after-ledger"
 """Fault point (:mod:`ksched.service.faults`): after a ledger write of a batch of more than
 one placement, before publishing it to the binders (armed, the informer waits for the write's
 acknowledgement before the publish, so the crash leaves exactly that state)."""
+
+PURGE_EVERY = 5.0
+"""Seconds at least between two purges of closed entries. A closed entry that a restarted informer
+finds is harmless (it drops entries of pods no longer pending); a delete per entry cost a message per
+pod and left a delete marker in the bucket's stream for every entry ever written, which a restore
+reads through (issue 39)."""
 
 LEDGER_ENTRY = cast("type[Message]", Placement | PlacementBatch)
 """What a ledger entry holds (``Placement``: entries written before batches)."""
@@ -75,8 +83,15 @@ class Ledger:
         self._batch_id: dict[str, str] = {}
         #: pod uid -> the ledger key of its entry
         self._key_of: dict[str, str] = {}
-        #: ledger keys whose pods were all confirmed, deleted at the next flush
-        self._drops: list[str] = []
+        #: ledger key -> the stream sequence of its entry's last acknowledged write
+        self._seq: dict[str, int] = {}
+        #: the highest stream sequence of a write of ours acknowledged
+        self._last_seq = 0
+        #: entries closed since the last purge (deleted one by one if it fails)
+        self._closed: list[str] = []
+        self._purged_at = float("-inf")
+        self.purge_every = PURGE_EVERY
+        self._purge_failed = False
         #: entries written again after a failed write (their placements were published), and
         #: placements published again after an unacknowledged publish
         self._rewrites: set[asyncio.Task[None]] = set()
@@ -166,7 +181,8 @@ class Ledger:
         """Wait for the ledger write of entry ``key``, whose placements are published; a failed one
         is tried again in the background."""
         try:
-            await written
+            ack = await written
+            self._wrote(key, int(getattr(ack, "seq", 0) or 0))
         except Exception as exc:
             log.warning("ledger entry %s not written (%s): the binders have it; writing it again", key, exc)
             self._retry(key)
@@ -182,7 +198,7 @@ class Ledger:
                 if not left:
                     return
                 try:
-                    await self.kv.put(key, without_pods(self._batch_id[key], list(left.values())))
+                    self._wrote(key, await self.kv.put(key, self._entry(key, left)))
                     return
                 except Exception as exc:
                     log.warning("ledger entry %s not written again (%s); retrying", key, exc)
@@ -192,14 +208,34 @@ class Ledger:
         self._rewrites.add(task)
         task.add_done_callback(self._rewrites.discard)
 
+    def _entry(self, key: str, left: dict[str, Placement]) -> PlacementBatch:
+        """What entry ``key`` holds again once only ``left`` of it is open."""
+        return without_pods(self._batch_id[key], list(left.values()))
+
+    def _wrote(self, key: str, seq: int) -> None:
+        """Entry ``key`` was written at stream sequence ``seq`` (acknowledged)."""
+        self._last_seq = max(self._last_seq, seq)
+        if key in self._open and seq > 0:
+            self._seq[key] = seq
+
+    def _purge_bound(self) -> int | None:
+        """Below which stream sequence no message is an open entry's: the oldest open entry's last
+        write, else past every write acknowledged; None while an open entry's write is unacknowledged
+        (its sequence unknown). A write sent later gets a higher sequence, so the bound holds."""
+        if any(key not in self._seq for key in self._open):
+            return None
+        return min((self._seq[key] for key in self._open), default=self._last_seq + 1)
+
     def _track(self, key: str, batch_id: str, placements: list[Placement]) -> None:
         self._open[key] = {p.pod_uid: p for p in placements}
         self._batch_id[key] = batch_id
         for p in placements:
             self._key_of[p.pod_uid] = key
+            self.publisher.hold(p.pod_uid)
 
     def _untrack(self, uid: str) -> tuple[str, dict[str, Placement]] | None:
         """Take ``uid`` out of its entry; the entry's key and what is left of it."""
+        self.publisher.release(uid)
         key = self._key_of.pop(uid, None)
         if key is None:
             return None
@@ -208,21 +244,38 @@ class Ledger:
         if not left:
             self._open.pop(key, None)
             self._batch_id.pop(key, None)
+            self._seq.pop(key, None)
         return key, left
 
     def confirmed(self, uid: str) -> None:
         """The watch shows the assumed pod bound or deleted: its entry goes once all of it is."""
         taken = self._untrack(uid)
         if taken is not None and not taken[1]:
-            self._drops.append(taken[0])
+            self._closed.append(taken[0])
 
     async def flush_drops(self) -> None:
-        drops, self._drops = self._drops, []
-        if drops and self.kv is not None and self.bus is not None:
-            # A delete lost here is harmless: a restarted informer drops entries of bound pods. So
-            # none waits for an ack (a round trip and a wake-up per flush saved).
+        """After a flush: purge the bucket's stream below its oldest open entry when entries were
+        closed and the last purge is ``purge_every`` s old. A purge that fails or waits is harmless:
+        a restarted informer drops the entries of pods no longer pending."""
+        if not self._closed or self.kv is None or self.bus is None:
+            return
+        now = asyncio.get_running_loop().time()
+        if now - self._purged_at < self.purge_every:
+            return
+        bound = self._purge_bound()
+        if bound is None:
+            return
+        self._purged_at, closed, self._closed = now, self._closed, []
+        try:
+            await self.kv.purge_below(bound)
+        except Exception as exc:  # logged once as a warning (a missing permission would repeat it)
+            (log.debug if self._purge_failed else log.warning)(
+                "ledger: closed entries not purged (%s); deleted one by one", exc
+            )
+            self._purge_failed = True
+            # as before the purge: a core publish each, no ack (a lost delete is harmless)
             with contextlib.suppress(Exception):
-                await self.kv.delete_many(self.bus, drops, acked=False)
+                await self.kv.delete_many(self.bus, closed, acked=False)
 
     async def drop(self, uid: str) -> None:
         """Take a forgotten or expired assumption out of the ledger now: its entry is rewritten
@@ -234,7 +287,7 @@ class Ledger:
         key, left = taken
         with contextlib.suppress(Exception):
             if left:
-                await self.kv.put(key, without_pods(self._batch_id[key], list(left.values())))
+                self._wrote(key, await self.kv.put(key, self._entry(key, left)))
             else:
                 await self.kv.delete(key)
 
@@ -254,7 +307,7 @@ class Ledger:
         for p in placements:
             key = encode_token(p.pod_uid)
             self._track(key, p.placement_id, [p])
-            await self.kv.put(key, p)
+            self._wrote(key, await self.kv.put(key, p))
 
     async def restore(self, committed: set[str], gang_members: dict[str, set[str]]) -> None:
         """Re-assume placements accepted by a previous instance and not yet seen bound; a group
@@ -286,6 +339,7 @@ class Ledger:
                 await self.kv.delete(key)
                 continue
             self._track(key, batch_id, left)
+            self._wrote(key, entry.revision)
             # The previous instance may have died between recording and publishing the placements:
             # publish them again (same msg id: the stream drops a repeat; binding is idempotent).
             again: Placement | PlacementBatch = (

@@ -60,6 +60,11 @@ def deltas(epoch: str, base: int, ops: Sequence[DeltaOp]) -> list[Envelope]:
     return out
 
 
+HOLD_FOR_BINDING = 0.02
+"""How long a flush holding a pod's assumption waits at most for the watch to show that pod bound
+(:meth:`Publisher.hold`): on kubesim and the real API server a lone pod is bound 2-6 ms after the
+informer accepted it, so its assumption and its binding go out as one flush."""
+
 MAX_EVENTS_PER_BATCH = 500
 MAX_BATCH_BYTES = 512 * 1024
 """Bounds of one feed batch (by estimated size): below NATS's 1 MiB message limit, whatever the pods."""
@@ -112,6 +117,8 @@ class Publisher:
         """Set with ``dirty`` when a pod became pending or changed while pending: a scheduler waits."""
         self._lingering: asyncio.Future[None] | None = None
         """What the flush loop awaits while it gathers changes nobody waits for (an urgent one ends it)."""
+        self._held: set[str] = set()
+        """Pods assumed since the last flush whose binding the watch has not shown yet."""
         self.lock = asyncio.Lock()
         """Held by a flush, and by a bootstrap around its flush and stream position."""
         self.after_flush: Callable[[], Awaitable[None]] | None = None
@@ -151,13 +158,32 @@ class Publisher:
         self._feed.extend(feeds.cluster_events(events, key, old, new, self.epoch, generation))
         self.dirty.set()
 
+    def hold(self, uid: str) -> None:
+        """``uid`` was just assumed: a flush that only has changes nobody waits for (its assumption
+        among them) waits until the watch shows it bound (:meth:`release`), a pod becomes pending,
+        or the flush loop's ``hold`` has passed (``HOLD_FOR_BINDING`` s by default). So a lone pod
+        costs one flush (one delta and one feed batch, their acknowledgements and deliveries) for
+        its assumption and its binding, not two.
+        Nothing waits for the assumption's publication: the replica that decided has it assumed
+        locally, the informer checks other replicas' assumes against it, and the queue's attempt
+        ends with it (its lease is not on any pod's path)."""
+        self._held.add(uid)
+
+    def release(self, uid: str) -> None:
+        """``uid`` is bound, deleted or no longer assumed: once no held pod is left, the flush goes."""
+        if uid in self._held:
+            self._held.discard(uid)
+            if not self._held and self._lingering is not None:
+                _resolve(self._lingering)
+
     # --- flushing --------------------------------------------------------------------------------
-    async def flush_loop(self, interval: float) -> None:
+    async def flush_loop(self, interval: float, hold: float = HOLD_FOR_BINDING) -> None:
         """Flush whenever something changed. A pod that became pending (or changed while pending) is
         waited for by a scheduler: it goes at once when the last flush ended ``interval`` s ago or
         more, else when that much time has passed since it ended. Other changes (a pod placed or
         gone, a node, an object) wait ``interval`` s for what follows them (the watch's next events
-        of the same change: one flush instead of several), or until a pending pod comes. Under load
+        of the same change: one flush instead of several), or until a pending pod comes; an assumption
+        waits longer for its pod's binding, ``hold`` s at most (:meth:`hold`). Under load
         a flush starts at most ``interval`` s after the one before ended, and takes everything that
         arrived meanwhile (its acknowledgements awaited included)."""
         loop = asyncio.get_running_loop()
@@ -165,6 +191,8 @@ class Publisher:
             await self.dirty.wait()  # both flags are cleared by the flush that takes the changes
             if not self.urgent:
                 await self._linger(interval)
+                if self._held and not self.urgent:
+                    await self._linger(max(0.0, hold - interval))
             # one turn of the loop at least: the other events of the watch chunk being read join
             await asyncio.sleep(max(0.0, self.last_flush + interval - loop.time()))
             await self.flush()
@@ -197,6 +225,7 @@ class Publisher:
         assert self.bus is not None
         self.dirty.clear()
         self.urgent = False
+        self._held.clear()
         base, generation, ops = self.cache.take_ops()
         self._publishing = len(ops)
         feed, self._feed = self._feed, []

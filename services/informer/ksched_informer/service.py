@@ -239,7 +239,7 @@ class InformerService:
             log.warning("stopping: last snapshot changes not published (%r); a successor re-lists", exc)
 
     async def _flush_loop(self) -> None:
-        await self.publisher.flush_loop(self.options.flush_interval)
+        await self.publisher.flush_loop(self.options.flush_interval, self.options.binding_hold)
 
     async def flush(self) -> None:
         """Publish what changed since the last flush (see :class:`Publisher`)."""

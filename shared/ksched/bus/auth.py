@@ -142,6 +142,7 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 f"{JS_API}.INFO",
                 *_manage_streams(every_stream),
                 *_kv_bucket(assumed_ledger_bucket(s)),
+                f"{JS_API}.STREAM.PURGE.KV_{assumed_ledger_bucket(s)}",  # closed entries (Ledger.flush_drops)
                 *_kv_bucket_migration(legacy_assumed_ledger_bucket(s)),  # P_P_assumed of old releases
                 *_kv_bucket(gang_commits_bucket(s)),
             ),

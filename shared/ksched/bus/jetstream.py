@@ -275,6 +275,10 @@ JS_API = "$JS.API"
 """JetStream's API subject prefix (no domain: the services use the account's own JetStream)."""
 
 
+_FOLLOW = 0.002
+"""Seconds a pull waits for its next message once it has one (:meth:`PullConsumer._pull`)."""
+
+
 class PullConsumer(Generic[M]):
     """A durable pull consumer yielding typed deliveries; undecodable messages are reported and
     terminated (a poison message must not be redelivered forever).
@@ -319,19 +323,22 @@ class PullConsumer(Generic[M]):
 
     async def fetch(self, batch: int = 1, timeout: float = 1.0) -> list[Delivery[M]]:
         """Up to ``batch`` messages, waiting at most ``timeout`` s for the first; ``[]`` when none
-        arrived. Returns as soon as it has any: what earlier requests delivered, else what the
-        stream holds now (one no-wait request for ``batch``), else the first to arrive (a lingering
-        request for one, which its delivery ends). nats-py's own ``fetch`` for a batch left a
-        lingering request for the whole batch on the server after a status message raced it, and
-        the next fetch then waited for a second message to arrive before returning the first (a lone
-        placement bound ~0.1 s late at 10 pods/s, issue 39)."""
+        arrived. Returns as soon as it has any: what earlier requests delivered, else what one pull
+        request gets: a no-wait request for ``batch`` that expires, which the server holds until a
+        message comes and ends (status 404) once it has delivered what the stream held then, so no
+        request lingers after it. One request per fetch: a lone placement costs one pull request
+        and its end, where a no-wait probe followed by a lingering request cost two requests and a
+        status (issue 39). nats-py's own ``fetch`` for a batch left a lingering request for the
+        whole batch on the server after a status message raced it, and the next fetch then waited
+        for a second message to arrive before returning the first (a lone placement bound ~0.1 s
+        late at 10 pods/s, issue 39)."""
         raws = await self._delivered(batch)
         if not raws:
-            raws = await self._pull({"batch": batch, "no_wait": True}, batch, timeout)
-        if not raws:
+            request: dict[str, object] = {"batch": batch, "no_wait": True}
             expires = int(timeout * 1e9) - 1_000_000  # the server ends it before the client gives up
             if expires > 0:
-                raws = await self._pull({"batch": 1, "expires": expires}, 1, timeout, lingering=True)
+                request["expires"] = expires
+            raws = await self._pull(request, batch, timeout, lingering=expires > 0)
         out: list[Delivery[M]] = []
         endpoint = self._endpoint
         for raw in raws:
@@ -358,8 +365,11 @@ class PullConsumer(Generic[M]):
         self, request: dict[str, object], batch: int, timeout: float, lingering: bool = False
     ) -> list[Msg]:
         """Send one pull request and read its messages: up to ``batch``, until a status ends it (a
-        no-wait request: 404 when fewer are there) or ``timeout``. A lingering request waits for its
-        first message through statuses (heartbeats, the end of an earlier request)."""
+        no-wait request: 404 when fewer are there), ``timeout``, or, once it has one, until none
+        follows within ``_FOLLOW`` s (what comes later stays in the inbox for the next fetch: a
+        message may come from an earlier request while this one still waits, and this one's come
+        back to back). A lingering request waits for its first message through statuses
+        (heartbeats, the end of an earlier request)."""
         await self._bus.nc.publish(self.next_subject, json.dumps(request).encode(), reply=self.inbox)
         deadline = time.monotonic() + timeout
         out: list[Msg] = []
@@ -368,7 +378,7 @@ class PullConsumer(Generic[M]):
             if left <= 0:
                 break
             try:
-                msg = await self._inbox.next_msg(timeout=left)
+                msg = await self._inbox.next_msg(timeout=min(left, _FOLLOW) if out else left)
             except (nats.errors.TimeoutError, TimeoutError):
                 break
             status = JetStreamContext.is_status_msg(msg)
@@ -561,6 +571,11 @@ class TypedKV(Generic[M]):
             await bus.nc.publish(f"$KV.{self.bucket}.{key}", b"", headers={KV_OPERATION: "DEL"})
         if acked:
             await self._kv.delete(keys[-1])
+
+    async def purge_below(self, seq: int) -> None:
+        """Remove every message of the bucket's stream below stream sequence ``seq`` (values and
+        delete markers alike; one request)."""
+        await self._js.purge_stream(f"KV_{self.bucket}", seq=seq)
 
     async def keys(self) -> list[str]:
         """The keys holding a value (not deleted), in the order they were last written."""
