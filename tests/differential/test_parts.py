@@ -365,3 +365,16 @@ def test_the_ends_of_a_sequence_are_compared_until_a_tie() -> None:
     assert judge_finals(golden, seen) == ([], 2)
     seen[0]["final"]["node"] = "c"
     assert judge_finals(golden, seen)[0][0] == "ns/p1: (s) node at the end: upstream 'a', ksched 'c'"
+
+
+def test_shrinking_a_sequence_drops_the_steps_of_what_it_takes_away() -> None:
+    from ksched.differential.run import _without
+
+    case = next(c for c in (generate("sequences", 3, i) for i in range(40)) if len(c.pending) >= 3)
+    dropped = case.pending[0]
+    smaller = _without(case, dropped)
+    assert all(s.get("pod") != key(dropped) for s in smaller.steps)
+    assert len(smaller.steps) < len(case.steps)
+    node = next(o for o in case.objects if o["kind"] == "Node")
+    smaller = _without(case, node)
+    assert all(s.get("node") != node["metadata"]["name"] for s in smaller.steps)

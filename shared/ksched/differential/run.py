@@ -131,7 +131,17 @@ async def play_and_judge(upstream: Upstream, case: Case) -> Result:
 
 
 def _outcome(golden: dict[str, Any]) -> str:
-    """``->node``, ``~>node`` (nominated), or ``-`` (unschedulable)."""
+    """``->node``, ``~>node`` (nominated), or ``-`` (unschedulable); a ``sequences`` pod's first
+    attempt, then where it ended when that differs (`` => node``, `` => gated``, `` => deleted``)."""
+    first = _decided(golden)
+    end = golden.get("final")
+    if end is None:
+        return first
+    last = "deleted" if end.get("deleted") else "gated" if end.get("gated") else _decided(end).strip()
+    return first if last == first.strip() else f"{first} => {last}"
+
+
+def _decided(golden: dict[str, Any]) -> str:
     if golden.get("node"):
         return f"->{golden['node']}"
     if golden.get("nominated"):
@@ -153,9 +163,15 @@ def _without(case: Case, drop: Obj) -> Case:
     out.objects = [o for o in out.objects if (o["kind"], key(o)) not in gone]
     out.preplaced = [o for o in out.preplaced if (o["kind"], key(o)) not in gone]
     out.pending = [o for o in out.pending if (o["kind"], key(o)) not in gone]
-    out.steps = [
-        s for s in out.steps if ("Pod", s.get("pod")) not in gone and ("Node", s.get("node")) not in gone
-    ]
+    out.steps = [s for s in out.steps if not _names(s) & gone]
+    return out
+
+
+def _names(step: Obj) -> set[tuple[str, str]]:
+    """What a ``sequences`` step acts on (a node it adds is its own)."""
+    out = {("Pod", step["pod"])} if "pod" in step else set()
+    if isinstance(step.get("node"), str):
+        out.add(("Node", step["node"]))
     return out
 
 
