@@ -31,10 +31,10 @@ from tests.fixtures.kube136 import kube_folder
 
 FIXED_SEED = 40
 SEED_ENV = "KSCHED_DIFFERENTIAL_SEED"
-BUDGET = 15.0
+BUDGET = 10.0
 """Seconds of rotating cases replayed through ``ksched simulate`` alone (the clusters' start, 5-15 s,
 comes on top)."""
-PIPELINE_BUDGET = 20.0
+PIPELINE_BUDGET = 15.0
 """Seconds of rotating cases also played on the pipeline's cluster (``--pipeline``)."""
 ROTATING_CASES = 64
 
