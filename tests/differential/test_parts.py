@@ -294,3 +294,87 @@ def test_the_pipelines_gang_members_pair_with_upstreams_alike_ones() -> None:
     seen[0] = {**seen[0], "podGroup": failed}  # paired with upstream's m0 (on a)
     diffs, _ = judge_pipeline(golden, seen)
     assert len(diffs) == 1 and diffs[0].startswith("ns/m0: (g) PodGroupScheduled")
+
+
+def test_a_sequence_names_its_pods_and_nodes_once_and_adds_nodes_apart() -> None:
+    from ksched.differential.model import ADD_NODE, CREATE, DECIDES, UNGATE
+
+    for index in range(40):
+        case = generate("sequences", 3, index)
+        pending = [key(p) for p in case.pending]
+        assert [s["pod"] for s in case.steps if s["op"] == CREATE] == pending
+        gated = {key(p) for p in case.pending if p["spec"].get("schedulingGates")}
+        assert {s["pod"] for s in case.steps if s["op"] == UNGATE} <= gated
+        tried = [
+            s["pod"]
+            for s in case.steps
+            if (s["op"] in DECIDES and s["pod"] not in gated) or s["op"] == UNGATE
+        ]
+        assert len(tried) == len(set(tried))  # each pod tried for the first time once
+        added = [s["node"]["metadata"]["name"] for s in case.steps if s["op"] == ADD_NODE]
+        names = [o["metadata"]["name"] for o in case.objects if o["kind"] == "Node"]
+        assert len(set(added + names)) == len(added + names)
+
+
+def test_each_pod_of_a_sequence_is_replayed_on_the_cluster_of_its_step() -> None:
+    """b is added after p1 (which upstream put on a), then a is cordoned: p2 meets only b; a pod
+    another pod's retry raced with is not replayed."""
+    from ksched.differential.replay import replay_steps
+
+    a = node("a", "2")
+    cordoned = {**a, "spec": {"unschedulable": True}}
+    steps: list[dict[str, Any]] = [
+        {"op": "create", "pod": "default/p1", "object": pod("p1", "1"), "before": {}, "racy": False},
+        {"op": "add-node", "node": node("b", "2")},
+        {"op": "cordon", "node": "a", "object": cordoned},
+        {
+            "op": "create",
+            "pod": "default/p2",
+            "object": pod("p2", "1"),
+            "before": {"default/p1": {"node": "a"}},
+            "racy": False,
+        },
+        {"op": "delete", "pod": "default/p1"},
+        {"op": "create", "pod": "default/p3", "object": pod("p3", "1"), "before": {}, "racy": True},
+    ]
+    ours = replay_steps([a], steps, None)
+    assert ours["default/p1"]["node"] == "a"
+    assert ours["default/p2"]["node"] == "b" and not ours["default/p2"]["totals"]  # the one feasible node
+    assert "default/p3" not in ours
+
+
+def test_the_ends_of_a_sequence_are_compared_until_a_tie() -> None:
+    from ksched.differential.run import judge_finals
+
+    golden = [
+        {"pod": "ns/p1", "final": {"node": "a", "top_nodes": ["a", "b"]}},
+        {"pod": "ns/p2", "final": {"node": None, "message": "0/2 nodes", "gated": False}},
+        {"pod": "ns/p3", "final": {"node": None, "gated": True}},
+    ]
+    seen: list[dict[str, Any]] = [
+        {"pod": "ns/p1", "final": {"node": "a"}},
+        {"pod": "ns/p2", "final": {"node": None, "message": "0/2 nodes", "gated": False}},
+        {"pod": "ns/p3", "final": {"node": None, "gated": False, "message": "0/2 nodes"}},
+    ]
+    diffs, skipped = judge_finals(golden, seen)
+    assert skipped == 0 and diffs == [
+        "ns/p3: (s) gated at the end: upstream True, ksched False",
+        "ns/p3: (s) message at the end: upstream None, ksched '0/2 nodes'",
+    ]
+    seen[0]["final"]["node"] = "b"  # the other node of a tie
+    assert judge_finals(golden, seen) == ([], 2)
+    seen[0]["final"]["node"] = "c"
+    assert judge_finals(golden, seen)[0][0] == "ns/p1: (s) node at the end: upstream 'a', ksched 'c'"
+
+
+def test_shrinking_a_sequence_drops_the_steps_of_what_it_takes_away() -> None:
+    from ksched.differential.run import _without
+
+    case = next(c for c in (generate("sequences", 3, i) for i in range(40)) if len(c.pending) >= 3)
+    dropped = case.pending[0]
+    smaller = _without(case, dropped)
+    assert all(s.get("pod") != key(dropped) for s in smaller.steps)
+    assert len(smaller.steps) < len(case.steps)
+    node = next(o for o in case.objects if o["kind"] == "Node")
+    smaller = _without(case, node)
+    assert all(s.get("node") != node["metadata"]["name"] for s in smaller.steps)

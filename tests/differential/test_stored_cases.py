@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from ksched.differential.compare import agrees, compare
-from ksched.differential.replay import replay, replay_group
-from ksched.differential.run import compare_members
+from ksched.differential.replay import replay, replay_group, replay_steps
+from ksched.differential.run import compare_members, tried_alone
 from ksched.differential.store import FIXED, OPEN, Stored, read_cases
 
 CASES = Path(__file__).parent / "cases"
@@ -24,7 +24,13 @@ def differences(case: Stored) -> list[str]:
     if any("podGroup" in a for a in answers):  # a gang: its members by position, with the gates on
         members = compare_members(answers, replay_group(objects, case.profile()))
         return [f"{m.golden['pod']}: {d}" for m in members if not m.agrees for d in m.diffs]
-    ours = replay(objects, case.profile(), answers)
+    if case.steps is not None:  # a sequence: each pod on the cluster of the step that tried it
+        steps = yaml.safe_load(case.steps.read_text())
+        ours = replay_steps(objects, steps, case.profile())
+        alone = tried_alone(steps)
+        answers = [a for a in answers if a["pod"] in alone]
+    else:
+        ours = replay(objects, case.profile(), answers)
     out = []
     for golden in answers:
         checks, diffs = compare(golden, ours.get(golden["pod"]))

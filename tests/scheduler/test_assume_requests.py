@@ -273,9 +273,13 @@ class Reporter:
 
     def __init__(self) -> None:
         self.groups: list[tuple[str, str, str, str, str]] = []
+        self.committed: list[tuple[str, str]] = []
 
     def pod_group_scheduled(self, namespace: str, name: str, status: str, reason: str, message: str) -> None:
         self.groups.append((namespace, name, status, reason, message))
+
+    def pod_group_committed(self, namespace: str, name: str) -> None:
+        self.committed.append((namespace, name))
 
     def unschedulable(self, *_: Any, **__: Any) -> None:
         pass
@@ -330,6 +334,7 @@ async def test_a_committed_gangs_outcome_is_the_informers_a_failed_ones_the_repl
     await commit
     assert bus.dones == []  # the queue ends the members' attempts on the informer's feed
     assert reporter.groups == []
+    assert reporter.committed == [("default", "train")]  # no later cycle's False before its True
     svc, bus, reporter = gang_replica(3)
     await svc._schedule_group(gang_members(3, cpu="3"))  # 9 CPUs on two nodes of 4
     assert bus.groups == []

@@ -66,7 +66,20 @@ async def test_the_reporter_writes_the_status_subresource(tmp_path: Any) -> None
         await reporter.drain()
         reporter.pod_group_scheduled("default", "pg", *UNSCHEDULABLE)  # never back to False
         reporter.pod_group_scheduled("default", "missing", *SCHEDULED)  # no such PodGroup: nothing
+        # a commit's True, the informer's to write, not written yet: a later cycle's False waits for it
+        sim.create(
+            {
+                "apiVersion": "scheduling.k8s.io/v1alpha2",
+                "kind": "PodGroup",
+                "metadata": {"name": "committed", "namespace": "default"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+            }
+        )
+        reporter.pod_group_committed("default", "committed")
+        reporter.pod_group_scheduled("default", "committed", *UNSCHEDULABLE)
         await reporter.drain()
+        committed = sim.get("PodGroup", "committed", "default", api_version="scheduling.k8s.io/v1alpha2")
+        assert not ((committed or {}).get("status") or {}).get("conditions")
         await asyncio.sleep(0)
         group = sim.get("PodGroup", "pg", "default", api_version="scheduling.k8s.io/v1alpha2") or {}
         [condition] = group["status"]["conditions"]

@@ -335,9 +335,12 @@ class SchedulerService:
         profile = ready[0].pod.spec.scheduler_name
         metrics.POD_GROUP_ATTEMPTS.labels(label, profile).inc()
         metrics.POD_GROUP_ATTEMPT_DURATION.labels(label, profile).observe(time.perf_counter() - started)
-        if self.reporter is not None and placed != COMMITTED:  # a commit's outcome: the informer's
+        if self.reporter is not None:
             namespace, _, name = group.partition("/")
-            self.reporter.pod_group_scheduled(namespace, name, *result.condition())
+            if placed == COMMITTED:  # the commit's outcome is the informer's to write
+                self.reporter.pod_group_committed(namespace, name)
+            else:
+                self.reporter.pod_group_scheduled(namespace, name, *result.condition())
 
     def _untried(self, pod: Pod, result: GroupResult[CycleOutcome]) -> CycleOutcome:
         """The outcome of a member the cycle never reached (it stopped on an error)."""

@@ -119,6 +119,18 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
     return out
 
 
+def bound_attempt(entries: Sequence[Entry], pod: str) -> Attempt | None:
+    """The attempt of ``pod`` that placed it (the last one), None if none did."""
+    starts = [
+        i for i, e in enumerate(entries) if e.msg in (ATTEMPT, GROUP_ATTEMPT) and e.values.get("pod") == pod
+    ]
+    for i in reversed(starts):
+        attempt = first_attempt(entries[i:], pod)
+        if attempt.node is not None:
+            return attempt
+    return None
+
+
 def _preemption(out: Attempt, e: Entry) -> None:
     if e.msg == PREEMPTION_START:
         out.preemption_started = True

@@ -12,7 +12,19 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ksched.differential.model import NAMESPACES, RUNTIME_CLASS, Case, Obj
+from ksched.differential.model import (
+    ADD_NODE,
+    CORDON,
+    CREATE,
+    DELETE,
+    LABEL,
+    NAMESPACES,
+    RUNTIME_CLASS,
+    UNGATE,
+    Case,
+    Obj,
+)
+from ksched.differential.model import key as key_of
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -31,6 +43,8 @@ class Gen:
         self.nodes: list[Obj] = []
         self.bound: list[Obj] = []
         self._started = 0
+        self.added = 0
+        """Nodes made for a ``sequences`` step (added later, named apart)."""
 
     # --- random helpers ----------------------------------------------------------------------------
     def chance(self, p: float) -> bool:
@@ -677,31 +691,89 @@ def _defaultspread(g: Gen) -> Case:
     return g.finish(extra)
 
 
+GATE = "example.com/hold"
+"""The scheduling gate of a ``sequences`` pod created gated (a later step removes it)."""
+DISK = "disk"
+"""A node label some ``sequences`` pods select and a later step may set."""
+
+
 def _sequences(g: Gen) -> Case:
-    """Longer sequences (3-6 pending pods): each meets what the earlier ones left, with requests,
-    spreading, (anti-)affinity, host ports and tolerations mixed."""
-    g.random_nodes(3, 6)
+    """Timed events (``Case.steps``): 3-5 pods created one after another (some gated, their gate
+    removed later), between them a node added, cordoned or relabelled, a pod deleted; each pod meets
+    what the earlier ones and the events left, with requests, spreading, (anti-)affinity, host ports,
+    tolerations and a node label to select mixed. A pod left unschedulable stays: a later event may
+    make room for it."""
+    g.random_nodes(2, 4)
     for node in g.nodes:
         if g.chance(0.2):
             g.taint(node, "dedicated", "a", g.pick(("NoSchedule", "PreferNoSchedule")))
-    g.random_bound(0, 4)
-    for j in range(g.rng.randint(3, 6)):
+        if g.chance(0.3):
+            g.label(node, DISK, "ssd")
+    g.random_bound(0, 3)
+    steps: list[Obj] = []
+    created: list[str] = []
+    gated: list[str] = []
+    for j in range(g.rng.randint(3, 5)):
         app = g.pick(APPS)
         spec: Obj = {}
-        if g.chance(0.35):
+        if g.chance(0.3):
             spec["topologySpreadConstraints"] = [_spread_constraint(g, app)]
-        if g.chance(0.35):
+        if g.chance(0.3):
             affinity = _pod_affinity(g)
             if affinity:
                 spec["affinity"] = affinity
         if g.chance(0.2):
             spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+        if g.chance(0.25):
+            spec["nodeSelector"] = {DISK: "ssd"}
+        if g.chance(0.25):
+            spec["schedulingGates"] = [{"name": GATE}]
         extra: Obj = {}
         if g.chance(0.2):
             extra["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
-        containers = [g.container("c", g.requests(cpu_max=2000, mem_max=4096), **extra)]
-        g.pending(g.pod(f"p{j}", containers, labels={"app": app, "tier": g.pick(("fe", "be"))}, **spec))
+        containers = [g.container("c", g.requests(cpu_max=3000, mem_max=6144), **extra)]
+        pod = g.pending(g.pod(f"p{j}", containers, labels={"app": app, "tier": g.pick(("fe", "be"))}, **spec))
+        steps.append({"op": CREATE, "pod": key_of(pod)})
+        (gated if "schedulingGates" in spec else created).append(key_of(pod))
+        for _ in range(g.rng.randint(0, 2) if j else 0):
+            steps.append(_event(g, created, gated))
+    steps += [{"op": UNGATE, "pod": p} for p in gated if g.chance(0.8)]
+    if g.chance(0.5):
+        steps.append(_event(g, created, []))
+    g.case.steps = steps
     return g.finish()
+
+
+def _event(g: Gen, created: list[str], gated: list[str]) -> Obj:
+    """One event between two pods: a node added (sized to take a pod or two), a node cordoned or
+    labelled ``disk=ssd``, a pod deleted (bound, or one created earlier), a gate removed."""
+    kinds = [ADD_NODE, CORDON, LABEL, DELETE, *([UNGATE] if gated else [])]
+    kind = g.pick(kinds)
+    if kind == ADD_NODE:
+        node = g.node(g.pick(("2", "4")), g.pick(("4Gi", "8Gi")), zone=g.pick(("zone-a", "zone-b", "zone-c")))
+        g.nodes.remove(node)  # not part of the cluster at the start
+        name = f"{g.prefix}-x{g.added}"
+        g.added += 1
+        node["metadata"]["name"] = name
+        g.label(node, HOSTNAME, name)
+        if g.chance(0.4):
+            g.label(node, DISK, "ssd")
+        return {"op": ADD_NODE, "node": node}
+    if kind == UNGATE:
+        pod = gated.pop(g.rng.randrange(len(gated)))
+        created.append(pod)
+        return {"op": UNGATE, "pod": pod}
+    if kind == DELETE:
+        pods = [*created, *(key_of(p) for p in g.bound)]
+        if pods:
+            pod = g.pick(pods)
+            if pod in created:
+                created.remove(pod)
+            return {"op": DELETE, "pod": pod}
+    node_name = g.pick(g.nodes)["metadata"]["name"]
+    if kind == CORDON:
+        return {"op": CORDON, "node": node_name}
+    return {"op": LABEL, "node": node_name, "labels": {DISK: "ssd"}}
 
 
 DRIVER = "csi.example.com"

@@ -57,6 +57,13 @@ class Case:
     """A PodGroup (category ``gangs``, played with the gang gates on): the pending pods are its members,
     created at once, and the group after them, so upstream's pod group cycle takes every member."""
 
+    steps: list[Obj] = field(default_factory=list)
+    """Timed events (category ``sequences``), played in order, each once the cluster is quiet after
+    the one before: ``{"op": "create", "pod": KEY}`` (a pod of ``pending``), ``add-node`` (``node``: the
+    Node), ``cordon`` (``node``: its name), ``label`` (``node``, ``labels``), ``delete`` (``pod``: a
+    bound or created pod), ``ungate`` (``pod``: its scheduling gates removed). Empty: the pending pods
+    are created in turn, each once the previous one is decided."""
+
     @property
     def name(self) -> str:
         return f"{self.category}-s{self.seed}-{self.index}"
@@ -71,6 +78,12 @@ class Case:
         return str(self.profile["schedulerName"]) if self.profile else DEFAULT_SCHEDULER
 
 
+CREATE, ADD_NODE, CORDON, LABEL, DELETE, UNGATE = "create", "add-node", "cordon", "label", "delete", "ungate"
+"""The operations of a ``Case.steps`` event."""
+DECIDES = (CREATE, UNGATE)
+"""The steps after which a pod is tried for the first time (a gated pod: once its gate is removed)."""
+
+
 def key(obj: Obj) -> str:
     """``ns/name`` of a namespaced object, ``name`` of a cluster-scoped one."""
     meta = obj.get("metadata") or {}
@@ -81,6 +94,10 @@ def key(obj: Obj) -> str:
 def identity(obj: Obj) -> tuple[str, str]:
     """(kind, key): what tells two objects of a cluster apart."""
     return str(obj.get("kind")), key(obj)
+
+
+BACKOFF = 1
+"""The batch's pod backoff, initial and maximal (seconds)."""
 
 
 def config_document(profiles: list[Obj], kubeconfig: str | None = None) -> Obj:
@@ -94,5 +111,10 @@ def config_document(profiles: list[Obj], kubeconfig: str | None = None) -> Obj:
         "kind": "KubeSchedulerConfiguration",
         "clientConnection": connection,
         "leaderElection": {"leaderElect": False},
+        # a retry an event caused comes within a second (the default backoff grows to 10 s): a
+        # sequence's steps wait for the cluster to be quiet, not for the backoff (first attempts,
+        # all the other categories compare, do not depend on it)
+        "podInitialBackoffSeconds": BACKOFF,
+        "podMaxBackoffSeconds": BACKOFF,
         "profiles": profiles or [{"schedulerName": DEFAULT_SCHEDULER}],
     }

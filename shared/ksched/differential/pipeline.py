@@ -28,6 +28,7 @@ from ksched.differential.generate import HOSTNAME
 from ksched.differential.model import Case, Obj, key
 from ksched.differential.upstream import (
     DECISION_TIMEOUT,
+    GATED,
     START_TIMEOUT,
     SYNC_TIMEOUT,
     Upstream,
@@ -37,6 +38,11 @@ from ksched.differential.upstream import (
 from ksched.launcher.controlplane import GANG_GATES
 
 _NODES = re.compile(r"^0/(\d+) nodes are available")
+
+
+def gated(condition: dict[str, Any]) -> bool:
+    """A PodScheduled condition its scheduling gates wrote (no attempt yet)."""
+    return condition.get("reason") == GATED
 
 
 def free_port() -> int:
@@ -157,7 +163,11 @@ class Pipeline(Upstream):
                 if body["spec"].get("nodeName"):
                     return {"pod": key(pod), "node": body["spec"]["nodeName"]}
                 for cond in (body.get("status") or {}).get("conditions") or []:
-                    if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                    if (
+                        cond.get("type") == "PodScheduled"
+                        and cond.get("status") == "False"
+                        and not gated(cond)
+                    ):
                         await asyncio.sleep(0.3)  # the nomination may come in a write of its own
                         status, body = await self.request("GET", object_path(pod))
                         st = (body or {}).get("status") or {}
@@ -192,6 +202,12 @@ class Pipeline(Upstream):
                 last, since = now, time.monotonic()
             await asyncio.sleep(0.1)
         return last
+
+    async def _first_cycle_over(self, group: str) -> None:
+        """No log: the condition polled is the first one written."""
+
+    def _final_top(self, pod: str) -> dict[str, Any]:
+        return {}  # no scores to tell
 
     async def _remove_pending(self, pod: Obj) -> None:
         await self.delete(object_path(pod))  # the next pod's events come after this deletion's

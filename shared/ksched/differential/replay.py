@@ -10,7 +10,17 @@ import yaml
 
 from ksched.api.files import decode_objects
 from ksched.config import parse_config
-from ksched.differential.model import Obj, config_document, identity, key
+from ksched.differential.model import (
+    ADD_NODE,
+    CORDON,
+    DECIDES,
+    DELETE,
+    LABEL,
+    Obj,
+    config_document,
+    identity,
+    key,
+)
 from ksched.features import FeatureGates
 from ksched.launcher.controlplane import GANG_GATES
 from ksched.simulate.cli import decide
@@ -60,6 +70,44 @@ def replay(
             earlier.append(_placed(pod, upstream["node"]))
         elif upstream.get("nominated"):
             earlier.append(_nominated(pod, upstream["nominated"]))
+    return out
+
+
+def replay_steps(objects: list[Obj], steps: list[Obj], profile: Obj | None) -> dict[str, dict[str, Any]]:
+    """ksched's entry for each pod a ``sequences`` step had tried (``steps`` as played, see
+    ``Upstream._decide_steps``), on the cluster of that moment: ``objects`` (the setup) changed by the
+    steps before it (nodes added, cordoned, relabelled; pods deleted), and the pods created earlier
+    where they were then (placed, or pending with a nomination; one pending without is not tried
+    with it). A step another pod's retry raced with (``racy``) is left out: what the pod met is not
+    known."""
+    current = [copy.deepcopy(o) for o in objects if not _is_pending(o)]
+    created: dict[str, Obj] = {}
+    out: dict[str, dict[str, Any]] = {}
+    for step in steps:
+        op = step["op"]
+        if op == ADD_NODE:
+            current.append(step["node"])
+        elif op in (CORDON, LABEL):
+            current = [step["object"] if identity(o) == ("Node", step["node"]) else o for o in current]
+        elif op == DELETE:
+            current = [o for o in current if identity(o) != ("Pod", step["pod"])]
+            created.pop(step["pod"], None)
+        elif op in DECIDES:
+            pod = step["object"]
+            created[step["pod"]] = pod
+            if "racy" not in step or step["racy"]:
+                continue
+            earlier = []
+            for other, state in step["before"].items():
+                if other == step["pod"] or other not in created:
+                    continue
+                if state.get("node"):
+                    earlier.append(_placed(created[other], state["node"]))
+                elif state.get("nominated"):
+                    earlier.append(_nominated(created[other], state["nominated"]))
+            ours = simulate([*current, *earlier, pod], profile)
+            if step["pod"] in ours:
+                out[step["pod"]] = ours[step["pod"]]
     return out
 
 

@@ -15,8 +15,8 @@ import yaml
 
 from ksched.config import ConfigError, parse_config
 from ksched.differential.compare import CHECKS, agrees, compare
-from ksched.differential.model import Case, Obj, config_document, key
-from ksched.differential.replay import replay, replay_group
+from ksched.differential.model import DECIDES, Case, Obj, config_document, key
+from ksched.differential.replay import replay, replay_group, replay_steps
 from ksched.differential.store import read_cases, write_case
 from ksched.differential.upstream import Played, Upstream, UpstreamError
 
@@ -63,14 +63,21 @@ def judge(case: Case, played: Played) -> Result:
     try:
         if case.group is not None:
             return _judge_group(result, replay_group(played.objects, case.profile))
-        ours: dict[str, dict[str, Any]] | None = replay(played.objects, case.profile, played.answers)
+        ours: dict[str, dict[str, Any]] | None
+        if case.steps:
+            ours = replay_steps(played.objects, played.steps, case.profile)
+        else:
+            ours = replay(played.objects, case.profile, played.answers)
         crash = None
     except Exception as exc:  # a crash of ksched is a disagreement, named
         ours, crash = None, f"ksched simulate failed: {type(exc).__name__}: {exc}"
+    compared = tried_alone(played.steps) if case.steps else None
     for golden in played.answers:
         if "error" in golden:
             result.error = f"upstream: {golden['pod']}: {golden['error']}"
             return result
+        if compared is not None and golden["pod"] not in compared:
+            continue  # never tried, or tried while another pod's retry changed the cluster
         if crash is not None:
             result.pods.append(PodResult(golden, None, dict.fromkeys(CHECKS, False), [crash]))
             continue
@@ -78,6 +85,11 @@ def judge(case: Case, played: Played) -> Result:
         checks, diffs = compare(golden, entry)
         result.pods.append(PodResult(golden, entry, checks, diffs))
     return result
+
+
+def tried_alone(steps: list[Obj]) -> set[str]:
+    """The pods of a ``sequences`` case whose first attempt no other pod's retry raced with."""
+    return {s["pod"] for s in steps if s["op"] in DECIDES and s.get("racy") is False}
 
 
 def _judge_group(result: Result, ours: list[dict[str, Any]]) -> Result:
@@ -119,7 +131,17 @@ async def play_and_judge(upstream: Upstream, case: Case) -> Result:
 
 
 def _outcome(golden: dict[str, Any]) -> str:
-    """``->node``, ``~>node`` (nominated), or ``-`` (unschedulable)."""
+    """``->node``, ``~>node`` (nominated), or ``-`` (unschedulable); a ``sequences`` pod's first
+    attempt, then where it ended when that differs (`` => node``, `` => gated``, `` => deleted``)."""
+    first = _decided(golden)
+    end = golden.get("final")
+    if end is None:
+        return first
+    last = "deleted" if end.get("deleted") else "gated" if end.get("gated") else _decided(end).strip()
+    return first if last == first.strip() else f"{first} => {last}"
+
+
+def _decided(golden: dict[str, Any]) -> str:
     if golden.get("node"):
         return f"->{golden['node']}"
     if golden.get("nominated"):
@@ -141,6 +163,15 @@ def _without(case: Case, drop: Obj) -> Case:
     out.objects = [o for o in out.objects if (o["kind"], key(o)) not in gone]
     out.preplaced = [o for o in out.preplaced if (o["kind"], key(o)) not in gone]
     out.pending = [o for o in out.pending if (o["kind"], key(o)) not in gone]
+    out.steps = [s for s in out.steps if not _names(s) & gone]
+    return out
+
+
+def _names(step: Obj) -> set[tuple[str, str]]:
+    """What a ``sequences`` step acts on (a node it adds is its own)."""
+    out = {("Pod", step["pod"])} if "pod" in step else set()
+    if isinstance(step.get("node"), str):
+        out.add(("Node", step["node"]))
     return out
 
 
@@ -292,6 +323,33 @@ def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> 
     return diffs, 0
 
 
+def judge_finals(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> tuple[list[str], int]:
+    """(what differs, pods not compared) between where each pod of a ``sequences`` case ended on the
+    real scheduler's cluster and on the pipeline's (check ``s``: deleted, still gated, placed or not,
+    the node, and for a pod left pending its PodScheduled message and nomination). A pod the pipeline
+    put on another of upstream's top nodes (a tie) ends the comparison: the later pods met another
+    cluster."""
+    theirs = {a["pod"]: a.get("final") or {} for a in seen}
+    diffs: list[str] = []
+    for i, want in enumerate(golden):
+        pod, w, g = want["pod"], want.get("final") or {}, theirs.get(want["pod"]) or {}
+        for flag in ("deleted", "gated"):
+            if bool(w.get(flag)) != bool(g.get(flag)):
+                diffs.append(f"{pod}: (s) {flag} at the end: upstream {w.get(flag)}, ksched {g.get(flag)}")
+        wn, gn = w.get("node"), g.get("node")
+        if wn != gn and wn is not None and gn in (w.get("top_nodes") or []):
+            return diffs, len(golden) - i - 1
+        if wn != gn:
+            diffs.append(f"{pod}: (s) node at the end: upstream {wn!r}, ksched {gn!r}")
+        elif wn is None and not w.get("deleted"):
+            for part in ("message", "nominated"):
+                if w.get(part) != g.get(part):
+                    diffs.append(
+                        f"{pod}: (s) {part} at the end: upstream {w.get(part)!r}, ksched {g.get(part)!r}"
+                    )
+    return diffs, 0
+
+
 def _state(objects: list[Obj]) -> dict[str, Any]:
     """What controllers and the scheduler made of a case's objects: claims and volumes bound, PDB
     counts, devices allocated, placed pods."""
@@ -337,7 +395,16 @@ async def _pipeline(
         say(f"    pipeline: not compared: the two clusters differ: {'; '.join(differ[:3])}")
         return
     seen = there.answers
-    diffs, skipped = judge_pipeline(played.answers, seen)
+    if case.steps:
+        alone = tried_alone(played.steps) & tried_alone(there.steps)
+        diffs, skipped = judge_pipeline(
+            [a for a in played.answers if a["pod"] in alone], [a for a in seen if a["pod"] in alone]
+        )
+        if not skipped:  # the first attempts went alike: the pods' ends are comparable
+            more, skipped = judge_finals(played.answers, seen)
+            diffs += more
+    else:
+        diffs, skipped = judge_pipeline(played.answers, seen)
     stats["cases"] += 1
     cat["cases"] += 1
     stats["pods_not_compared"] += skipped
@@ -435,6 +502,7 @@ async def run_cases(
             small.diff_lines(),
             sorted(signature(result)[1]),
             {"category": case.category, "seed": case.seed, "index": case.index},
+            small.played.steps,
         )
         summary.stored.append(str(path))
         say(f"    stored {path}")

@@ -6,6 +6,9 @@ A case ``NAME`` is two or three files in one folder (``tests/differential/cases/
   namespaces and priority classes, nodes, bound pods, what plugins read, then the pending pods in the
   order they were created): ``ksched simulate --cluster NAME.yaml`` reads it as it is;
 * ``NAME.config.yaml`` (only for a non-default profile): the configuration to give ``--config``;
+* ``NAME.steps.yaml`` (only for a ``sequences`` case): its timed events as played (``Case.steps``,
+  with the objects the API server returned and each tried pod's ``before`` state); ``NAME.yaml`` then
+  holds the cluster at the start, and each pod's answer its ``final`` state;
 * ``NAME.expected.json``: the real scheduler's answer for each pending pod (``pods``, in the shape of
   the fidelity goldens), ``status`` (``open`` while ksched disagrees, ``fixed`` once it agrees), what
   differed when it was found (``found``, and the failed checks in ``checks``), and where it came from
@@ -34,6 +37,7 @@ class Stored:
     cluster: Path
     config: Path | None
     expected: dict[str, Any]
+    steps: Path | None = None
 
     @property
     def status(self) -> str:
@@ -65,6 +69,7 @@ def write_case(
     found: list[str],
     checks: list[str],
     origin: dict[str, Any],
+    steps: list[Obj] | None = None,
 ) -> Path:
     """Write case ``name`` into ``folder``; returns the path of its ``.expected.json``."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -75,6 +80,8 @@ def write_case(
         (folder / f"{name}.config.yaml").write_text(
             yaml.safe_dump(config_document([profile]), sort_keys=False)
         )
+    if steps:
+        (folder / f"{name}.steps.yaml").write_text(yaml.safe_dump(steps, sort_keys=False))
     expected = {**origin, "status": OPEN, "checks": checks, "found": found, "pods": answers}
     path = folder / f"{name}.expected.json"
     path.write_text(json.dumps(expected, indent=1, sort_keys=False) + "\n")
@@ -87,12 +94,14 @@ def read_cases(folder: Path) -> list[Stored]:
     for path in sorted(folder.glob("*.expected.json")):
         name = path.name.removesuffix(".expected.json")
         config = folder / f"{name}.config.yaml"
+        steps = folder / f"{name}.steps.yaml"
         out.append(
             Stored(
                 name=name,
                 cluster=folder / f"{name}.yaml",
                 config=config if config.exists() else None,
                 expected=json.loads(path.read_text()),
+                steps=steps if steps.exists() else None,
             )
         )
     return out

@@ -25,7 +25,7 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +41,23 @@ from ksched.differential.answers import (
     GROUP_ENDS,
     Attempt,
     answer,
+    bound_attempt,
     first_attempt,
 )
 from ksched.differential.klog import Entry, LogReader
 from ksched.differential.model import (
+    ADD_NODE,
+    BACKOFF,
+    CORDON,
+    CREATE,
+    DECIDES,
     DEFAULT_SCHEDULER,
+    DELETE,
+    LABEL,
     NAMESPACES,
     PRIORITY_CLASSES,
     RUNTIME_CLASS_OBJECT,
+    UNGATE,
     Case,
     Obj,
     config_document,
@@ -92,6 +101,11 @@ BATCHING_WINDOW = 0.6
 DECISION_TIMEOUT = 30.0
 SYNC_TIMEOUT = 20.0
 START_TIMEOUT = 90.0
+QUIET = BACKOFF + 1.0
+"""Seconds without a change to any pod of a ``sequences`` case that end a step: longer than the
+batch's pod backoff, so a retry an event caused is over."""
+GATED = "SchedulingGated"
+"""The PodScheduled reason of a pod its scheduling gates hold back (no attempt yet)."""
 
 PATHS: dict[str, str] = {name: kind.path() for name, kind in BY_NAME.items()}
 """Collection paths by kind (of what the generators create and the listing returns)."""
@@ -112,6 +126,8 @@ class Played:
 
     objects: list[Obj]
     answers: list[dict[str, Any]]
+    steps: list[Obj] = field(default_factory=list)
+    """A ``sequences`` case's steps as played (see :meth:`Upstream._decide_steps`)."""
 
 
 def object_path(obj: Obj, named: bool = True) -> str:
@@ -153,6 +169,7 @@ class Upstream:
         )
         self.log = LogReader(workdir / "scheduler.log")
         self.entries: list[Entry] = []
+        self.steps: list[Obj] = []
         self.baseline: set[tuple[str, str]] = set()
         self._api: Client | None = None
 
@@ -279,6 +296,7 @@ class Upstream:
     async def play(self, case: Case) -> Played:
         self.log.skip_to_end()
         self.entries = []
+        self.steps = []
         try:
             return await self._play(case)
         finally:
@@ -316,7 +334,7 @@ class Upstream:
                 provisioner.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await provisioner
-        return Played(objects, answers)
+        return Played(objects, answers, self.steps)
 
     async def _preplace(self, case: Case) -> None:
         """The case's pods to be placed by the scheduler itself before the pending ones; one that is
@@ -358,6 +376,9 @@ class Upstream:
         """Create the pending pods one by one, each once the previous one is decided; their answers."""
         if case.group is not None:
             return await self._decide_group(case, case.group, objects)
+        if case.steps:
+            firsts, self.steps = await self._decide_steps(case)
+            return firsts
         answers: list[dict[str, Any]] = []
         for i, pod in enumerate(case.pending):
             if i:
@@ -371,6 +392,102 @@ class Upstream:
                 await self._remove_pending(pod)
         return answers
 
+    async def _decide_steps(self, case: Case) -> tuple[list[dict[str, Any]], list[Obj]]:
+        """Play ``case.steps`` in order, each once the cluster is quiet after the one before; (an answer
+        per pod tried, in the order of their first attempts, then the pods never tried, each with
+        its ``final`` state once the last step is over; the steps as played: the objects as the API
+        server returned them, and for a step that has a pod tried, every case pod's state ``before``
+        and whether another pod changed meanwhile, ``racy``)."""
+        pending = {key(p): p for p in case.pending}
+        firsts: list[dict[str, Any]] = []
+        played: list[Obj] = []
+        for step in case.steps:
+            op, done = step["op"], dict(step)
+            if op in DECIDES:
+                pod = pending[step["pod"]]
+                done["before"] = await self._pod_states(case)
+                if op == CREATE:
+                    done["object"] = await self.create(pod)
+                else:
+                    done["object"] = await self._patch(pod, {"spec": {"schedulingGates": None}})
+                if op == UNGATE or not pod["spec"].get("schedulingGates"):
+                    firsts.append(await self._attempt(pod))
+                    after = await self._pod_states(case)
+                    done["racy"] = any(
+                        _placement(after.get(p)) != _placement(s)
+                        for p, s in done["before"].items()
+                        if p != step["pod"]
+                    )
+            elif op == ADD_NODE:
+                done["node"] = await self.create(step["node"])
+            elif op in (CORDON, LABEL):
+                node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": step["node"]}}
+                change = (
+                    {"spec": {"unschedulable": True}}
+                    if op == CORDON
+                    else {"metadata": {"labels": step["labels"]}}
+                )
+                done["object"] = await self._patch(node, change)
+            elif op == DELETE:
+                ns, name = step["pod"].split("/", 1)
+                await self.delete(f"/api/v1/namespaces/{ns}/pods/{name}")
+            played.append(done)
+            await self._quiet(case)
+        final = await self._pod_states(case)
+        tried = [a["pod"] for a in firsts]
+        untried = [{"pod": p, "node": None, "untried": True} for p in pending if p not in tried]
+        answers = [*firsts, *untried]
+        for a in answers:
+            a["final"] = {**final.get(a["pod"], {"deleted": True}), **self._final_top(a["pod"])}
+        return answers, played
+
+    async def _patch(self, obj: Obj, change: Obj) -> Obj:
+        status, out = await self.request("PATCH", object_path(obj), change, "application/merge-patch+json")
+        if status != 200 or not isinstance(out, dict):
+            raise UpstreamError(f"patch {obj['kind']} {key(obj)}: HTTP {status}: {_short(out)}")
+        return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], **out}
+
+    async def _pod_states(self, case: Case) -> dict[str, dict[str, Any]]:
+        """The state of every pending pod of ``case`` the API server has: ``node``, ``nominated``, the
+        PodScheduled ``message`` (``gated`` while its gates hold it)."""
+        wanted = {key(p) for p in case.pending}
+        status, body = await self.request("GET", "/api/v1/pods")
+        out: dict[str, dict[str, Any]] = {}
+        for pod in (body or {}).get("items") or [] if status == 200 else []:
+            k = key(pod)
+            if k not in wanted or pod["metadata"].get("deletionTimestamp"):
+                continue
+            st = pod.get("status") or {}
+            conditions: list[Obj] = st.get("conditions") or []
+            cond: Obj = next((c for c in conditions if c.get("type") == "PodScheduled"), {})
+            node = pod["spec"].get("nodeName") or None
+            out[k] = {
+                "node": node,
+                "nominated": st.get("nominatedNodeName") or None,
+                "message": None if node or cond.get("status") != "False" else cond.get("message"),
+                "gated": bool(pod["spec"].get("schedulingGates")),
+            }
+        return out
+
+    async def _quiet(self, case: Case) -> None:
+        """Until no pod of ``case`` has changed for :data:`QUIET` seconds."""
+        deadline = time.monotonic() + DECISION_TIMEOUT
+        last, since = await self._pod_states(case), time.monotonic()
+        while time.monotonic() - since < QUIET:
+            if time.monotonic() > deadline:
+                raise UpstreamError(f"case {case.name}: its pods did not settle in {DECISION_TIMEOUT:.0f} s")
+            await asyncio.sleep(0.1)
+            now = await self._pod_states(case)
+            if now != last:
+                last, since = now, time.monotonic()
+
+    def _final_top(self, pod: str) -> dict[str, Any]:
+        """For a pod placed in a ``sequences`` case, the nodes of the best total of the attempt that
+        placed it (``top_nodes``: upstream breaks ties at random)."""
+        self._poll()
+        placed = bound_attempt(self.entries, pod)
+        return {"top_nodes": answer(placed)["top_nodes"]} if placed is not None else {}
+
     async def _decide_group(self, case: Case, group: Obj, objects: list[Obj]) -> list[dict[str, Any]]:
         """Create every member, then their PodGroup (so one pod group cycle takes them all); the
         members' answers in the order upstream tried them, each with the group's condition."""
@@ -383,6 +500,7 @@ class Upstream:
         finally:
             if not first.done():
                 await asyncio.wait([first], timeout=SYNC_TIMEOUT)
+        await self._first_cycle_over(key(group))
         outcome = self._first_group_outcome(key(group), first.result())
         order = self._tried_order([a["pod"] for a in answers])
         for a in answers:
@@ -402,6 +520,16 @@ class Upstream:
                     return {"name": key(group), "condition": condition}
             await asyncio.sleep(0.05)
         raise UpstreamError(f"PodGroup {key(group)}: no {POD_GROUP_SCHEDULED} condition")
+
+    async def _first_cycle_over(self, group: str) -> None:
+        """Until the log tells how the group's first cycle ended: its members' lines come before that
+        line, and a retry's (which may write its condition over the first one's, from a lister that
+        has not seen it yet) may be polled first (seed 4003, case 421)."""
+
+        def ended() -> bool:
+            return any(e.msg in GROUP_ENDS and e.values.get("podGroup") == group for e in self.entries)
+
+        await self.wait_log(ended, f"the end of pod group {group}'s first cycle")
 
     def _first_group_outcome(self, group: str, polled: dict[str, Any]) -> dict[str, Any]:
         """``polled``, unless the log tells the first cycle ended otherwise (a retry's condition was
@@ -455,7 +583,9 @@ class Upstream:
         pods = {
             p for p in pods if self.seen("Add event for scheduled pod", "pod", p) or self._pending_known(p)
         }
-        gone = [("Delete event for node", "node", key(o)) for o in case.objects if o["kind"] == "Node"]
+        nodes = [o for o in case.objects if o["kind"] == "Node"]
+        nodes += [s["node"] for s in case.steps if s["op"] == ADD_NODE]
+        gone = [("Delete event for node", "node", key(o)) for o in nodes]
         await self.wait_seen(gone)
         await self.wait_log(lambda: all(self._pod_gone(p) for p in pods), "the deletion of every pod")
 
@@ -546,6 +676,7 @@ class Upstream:
         for obj in [
             *case.objects,
             *([case.group] if case.group else []),
+            *(s["node"] for s in case.steps if s["op"] == ADD_NODE),
         ]:  # also what the listing may not show
             if obj["kind"] != "Pod":
                 await self.delete(object_path(obj))
@@ -603,6 +734,11 @@ def _provisioned(pvc: Obj, node: str) -> Obj:
             "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [at_node]}]}},
         },
     }
+
+
+def _placement(state: dict[str, Any] | None) -> tuple[Any, ...]:
+    """Where a pod is (node, nomination), None for a pod gone."""
+    return (state.get("node"), state.get("nominated")) if state is not None else (None,)
 
 
 def _short(out: Any) -> str:

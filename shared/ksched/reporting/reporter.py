@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from ksched.api.scheduling import POD_GROUP_SCHEDULED
+from ksched.api.scheduling import POD_GROUP_SCHEDULED, REASON_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
 from ksched.apimachinery.validation import dns1123_subdomain_errors
 from ksched.client.rest import Client
@@ -321,10 +321,18 @@ class Reporter:
         never from True back to False, and only when it changes. A Coscheduling PodGroup (no
         v1alpha2 object of that name) is left alone."""
         wanted = (status, reason, message)
-        if self._group_conditions.get((namespace, name)) == wanted:
+        known = self._group_conditions.get((namespace, name))
+        if known == wanted or (known is not None and known[0] == "True" and status != "True"):
             return
         self._group_conditions[(namespace, name)] = wanted
         self._spawn("pod-group-status", self.write_pod_group_condition(namespace, name, wanted))
+
+    def pod_group_committed(self, namespace: str, name: str) -> None:
+        """A cycle of the group placed it through a group commit, whose ``PodGroupScheduled=True`` the
+        informer writes from the commit record (maybe after a later cycle of the same group ends):
+        remember it, so that no later cycle's False is written before or over it. Upstream writes a
+        cycle's condition before its next cycle starts, and never regresses a True."""
+        self._group_conditions[(namespace, name)] = ("True", REASON_SCHEDULED, "")
 
     async def write_pod_group_condition(
         self, namespace: str, name: str, wanted: tuple[str, str, str]
