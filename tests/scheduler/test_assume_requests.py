@@ -275,10 +275,12 @@ class Reporter:
         self.groups: list[tuple[str, str, str, str, str]] = []
         self.committed: list[tuple[str, str]] = []
 
-    def pod_group_scheduled(self, namespace: str, name: str, status: str, reason: str, message: str) -> None:
+    def pod_group_scheduled(
+        self, namespace: str, name: str, status: str, reason: str, message: str, *, uid: str = ""
+    ) -> None:
         self.groups.append((namespace, name, status, reason, message))
 
-    def pod_group_committed(self, namespace: str, name: str) -> None:
+    def pod_group_committed(self, namespace: str, name: str, *, uid: str = "") -> None:
         self.committed.append((namespace, name))
 
     def unschedulable(self, *_: Any, **__: Any) -> None:

@@ -75,9 +75,24 @@ async def test_the_reporter_writes_the_status_subresource(tmp_path: Any) -> None
                 "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
             }
         )
-        reporter.pod_group_committed("default", "committed")
-        reporter.pod_group_scheduled("default", "committed", *UNSCHEDULABLE)
+        reporter.pod_group_committed("default", "committed", uid="u1")
+        reporter.pod_group_scheduled("default", "committed", *UNSCHEDULABLE, uid="u1")
+        # a PodGroup created again under a committed group's name is another object: its False goes
+        again = sim.create(
+            {
+                "apiVersion": "scheduling.k8s.io/v1alpha2",
+                "kind": "PodGroup",
+                "metadata": {"name": "again", "namespace": "default"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
+            }
+        )
+        reporter.pod_group_committed("default", "again", uid="deleted-before")
+        reporter.pod_group_scheduled("default", "again", *UNSCHEDULABLE, uid=again["metadata"]["uid"])
         await reporter.drain()
+        [recreated] = (
+            sim.get("PodGroup", "again", "default", api_version="scheduling.k8s.io/v1alpha2") or {}
+        )["status"]["conditions"]
+        assert (recreated["status"], recreated["reason"], recreated["message"]) == UNSCHEDULABLE
         committed = sim.get("PodGroup", "committed", "default", api_version="scheduling.k8s.io/v1alpha2")
         assert not ((committed or {}).get("status") or {}).get("conditions")
         await asyncio.sleep(0)

@@ -337,10 +337,11 @@ class SchedulerService:
         metrics.POD_GROUP_ATTEMPT_DURATION.labels(label, profile).observe(time.perf_counter() - started)
         if self.reporter is not None:
             namespace, _, name = group.partition("/")
+            uid = self._pod_group_uid(group)
             if placed == COMMITTED:  # the commit's outcome is the informer's to write
-                self.reporter.pod_group_committed(namespace, name)
+                self.reporter.pod_group_committed(namespace, name, uid=uid)
             else:
-                self.reporter.pod_group_scheduled(namespace, name, *result.condition())
+                self.reporter.pod_group_scheduled(namespace, name, *result.condition(), uid=uid)
 
     def _untried(self, pod: Pod, result: GroupResult[CycleOutcome]) -> CycleOutcome:
         """The outcome of a member the cycle never reached (it stopped on an error)."""
@@ -364,6 +365,12 @@ class SchedulerService:
             await self._assume_slots.acquire()
             self.tasks.job("assume", self._assume(leased, outcome, elapsed, self.core.next_seq(basis)))
         return ASSUMED
+
+    def _pod_group_uid(self, group: str) -> str:
+        """The uid of PodGroup ``group`` (namespace/name) in the replica; "" when it has none."""
+        assert self.follower is not None
+        found = self.follower.replica.snapshot.objects.pod_groups.get(group)
+        return found.metadata.uid if found is not None else ""
 
     def _is_gang(self, group: str) -> bool:
         assert self.follower is not None

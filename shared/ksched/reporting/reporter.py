@@ -94,7 +94,9 @@ class Reporter:
         self._sem = asyncio.Semaphore(concurrency)
         self._series: dict[tuple[str, str, str], _Series] = {}
         self._conditions: dict[str, tuple[str, str]] = {}
-        self._group_conditions: dict[tuple[str, str], tuple[str, str, str]] = {}
+        #: (namespace, name, uid) of a PodGroup -> the condition last set (a group deleted and created
+        #: again under its name is another object, with none)
+        self._group_conditions: dict[tuple[str, str, str], tuple[str, str, str]] = {}
         self._writes: set[asyncio.Task[None]] = set()
         #: named events being written (their name -> whether the Event exists once written)
         self._named: dict[str, asyncio.Future[bool]] = {}
@@ -316,23 +318,26 @@ class Reporter:
         self._conditions.pop(uid, None)
 
     # --- pod groups --------------------------------------------------------------------------------
-    def pod_group_scheduled(self, namespace: str, name: str, status: str, reason: str, message: str) -> None:
+    def pod_group_scheduled(
+        self, namespace: str, name: str, status: str, reason: str, message: str, *, uid: str = ""
+    ) -> None:
         """Set the PodGroup's PodGroupScheduled condition as upstream's ``updatePodGroupCondition``:
         never from True back to False, and only when it changes. A Coscheduling PodGroup (no
-        v1alpha2 object of that name) is left alone."""
+        v1alpha2 object of that name) is left alone. ``uid``: the PodGroup object's, as the replica
+        knows it."""
         wanted = (status, reason, message)
-        known = self._group_conditions.get((namespace, name))
+        known = self._group_conditions.get((namespace, name, uid))
         if known == wanted or (known is not None and known[0] == "True" and status != "True"):
             return
-        self._group_conditions[(namespace, name)] = wanted
+        self._group_conditions[(namespace, name, uid)] = wanted
         self._spawn("pod-group-status", self.write_pod_group_condition(namespace, name, wanted))
 
-    def pod_group_committed(self, namespace: str, name: str) -> None:
+    def pod_group_committed(self, namespace: str, name: str, *, uid: str = "") -> None:
         """A cycle of the group placed it through a group commit, whose ``PodGroupScheduled=True`` the
         informer writes from the commit record (maybe after a later cycle of the same group ends):
         remember it, so that no later cycle's False is written before or over it. Upstream writes a
         cycle's condition before its next cycle starts, and never regresses a True."""
-        self._group_conditions[(namespace, name)] = ("True", REASON_SCHEDULED, "")
+        self._group_conditions[(namespace, name, uid)] = ("True", REASON_SCHEDULED, "")
 
     async def write_pod_group_condition(
         self, namespace: str, name: str, wanted: tuple[str, str, str]
