@@ -14,6 +14,7 @@ import json
 import os
 import shlex
 import signal
+import socket
 import ssl
 import subprocess
 import time
@@ -125,16 +126,17 @@ class ControlPlane:
         while _alive(pid) and time.monotonic() < deadline:
             if (old := self.restarted.get(part)) is not None:
                 old.poll()
-            time.sleep(0.05)
-        time.sleep(downtime)
-        with self.log(part).open("ab") as log:
-            proc = subprocess.Popen(
-                argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
-            )
-        self.restarted[part] = proc
-        (self.dir / f"{part}.pid").write_text(f"{proc.pid}\n")
-        if part == "apiserver":
-            self.wait_ready(timeout)
+            time.sleep(0.001)
+        with _held_port(_secure_port(argv)):
+            time.sleep(downtime)
+            with self.log(part).open("ab") as log:
+                proc = subprocess.Popen(
+                    argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
+                )
+            self.restarted[part] = proc
+            (self.dir / f"{part}.pid").write_text(f"{proc.pid}\n")
+            if part == "apiserver":
+                self.wait_ready(timeout)
 
     def pause(self, part: str) -> None:
         """SIGSTOP ``part`` (a hung process: every request to it hangs, nothing is refused)."""
@@ -226,3 +228,40 @@ def read_env(path: Path) -> dict[str, str]:
     """``KEY=VALUE`` lines of cluster.sh's ``DIR/env``."""
     pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
     return {key.strip(): value.strip() for key, value in pairs}
+
+
+def _secure_port(argv: list[str]) -> int | None:
+    """The ``--secure-port`` of a command line (kube-apiserver's), if any."""
+    for arg in argv:
+        if arg.startswith("--secure-port="):
+            return int(arg.partition("=")[2])
+    return None
+
+
+@contextlib.contextmanager
+def _held_port(port: int | None) -> Any:
+    """Keep loopback ``port`` bound (SO_REUSEADDR, never listening) while a killed server is down:
+    the port is in the kernel's ephemeral range (``cluster.sh`` takes what the kernel gives), and a
+    connection made meanwhile by any process could take it as its local port, so that the restarted
+    server cannot bind it ("address already in use"). Its own listener (SO_REUSEADDR too, as Go's)
+    binds beside this socket, which is closed once the server is up."""
+    if port is None:
+        yield
+        return
+    held = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            held.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            if time.monotonic() > deadline:  # taken for good: the restart will say so
+                held.close()
+                yield
+                return
+            time.sleep(0.001)
+    try:
+        yield
+    finally:
+        held.close()
