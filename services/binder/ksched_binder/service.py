@@ -20,8 +20,9 @@ from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
-from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
+from ksched.bus.jetstream import Delivery, PullConsumer, TypedKV, ensure_streams
 from ksched.bus.messages import (
+    EndedPlacement,
     ForgetRequest,
     PermitDecision,
     Placement,
@@ -29,8 +30,9 @@ from ksched.bus.messages import (
     RequeueRequest,
     UnreserveRequest,
 )
-from ksched.bus.streams import placement_consumer
+from ksched.bus.streams import ENDED_PLACEMENTS, ENDED_PLACEMENTS_TTL, placement_consumer
 from ksched.bus.subjects import Subjects
+from ksched.bus.tokens import encode_token
 from ksched.client.config import api_client
 from ksched.client.rest import Client
 from ksched.config.profile import build_frameworks
@@ -73,6 +75,9 @@ write failed) the placement is nak'ed and comes again, and the redelivery writes
 EVENT_DELIVERIES = 5
 """Deliveries of a bound placement after which a Scheduled event that still cannot be written is
 given up (the placement acknowledged, the event logged as lost)."""
+ENDED_PUTS = 5
+"""Tries to store a failed placement's record (0.1 s apart, doubling) before its placement is kept
+and tried again instead of forgotten."""
 ENDED_KEPT = 100_000
 """Placement ids of failed bindings a binder remembers (a redelivery of their message comes within
 seconds: its nak's delay, or the ack wait)."""
@@ -111,6 +116,11 @@ def _event_ns(p: Placement) -> int | None:
     return int(p.assumed_at * 1e9) if p.assumed_at else None
 
 
+class NotEnded(Exception):
+    """A failed placement's record could not be stored: its assumption is not forgotten (the
+    placement is tried again)."""
+
+
 def pod_gone(status: Status) -> bool:
     err = status.error
     return getattr(err, "code", 0) == 404 or "not found" in status.message
@@ -146,6 +156,11 @@ class BinderService:
         #: for another placement's unwritten event) does not bind them after all (the oldest go
         #: first past ENDED_KEPT)
         self._ended: OrderedDict[str, str] = OrderedDict()
+        #: the binders' shared records of failed placements (bucket ``P_ended``): written before an
+        #: assumption is forgotten, read when a message comes again (to any binder)
+        self.ended_kv: TypedKV[EndedPlacement] | None = None
+        #: placement ids of a message delivered again whose record could not be read
+        self._unknown: set[str] = set()
         self._draining = False
         self.busy = 0
         metrics.BUSY_WORKERS.set_function(lambda: self.busy)  # the last binder of a process wins
@@ -164,6 +179,9 @@ class BinderService:
             **common.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
+        self.ended_kv = await TypedKV.open(
+            self.bus, ENDED_PLACEMENTS, EndedPlacement, ttl=ENDED_PLACEMENTS_TTL
+        )
         self.tracer.start(self.bus)
         self.use_api(await binder_api(common, self.options.workers))
         self.consumer = await PullConsumer.create(
@@ -254,6 +272,8 @@ class BinderService:
                 )
         events: list[asyncio.Future[bool]] = []
         try:
+            if self.ended_kv is not None and delivery.num_delivered > 1:
+                await self._ended_elsewhere(self.ended_kv, placements)
             if len(placements) == 1:
                 results = [await self._handle_one(placements[0])]
             else:
@@ -278,6 +298,56 @@ class BinderService:
         # placement unacknowledged: whoever takes it over finds the pod bound and writes the event);
         # the worker goes on, its next placement waiting for room in the reporter's backlog.
         self.tasks.job("ack-after-events", self._ack_after_events(delivery, events, keepalive))
+
+    async def _ended_elsewhere(self, kv: TypedKV[EndedPlacement], placements: list[Placement]) -> None:
+        """A message delivered again: note the placements whose binding failed at any binder (their
+        records in ``P_ended``), so that none of them is bound now. A record that cannot be read
+        leaves its placement unknown: it is tried again later ("retry"), not bound."""
+        unknown = [p for p in placements if p.placement_id not in self._ended]
+
+        async def read(p: Placement) -> None:
+            try:
+                record = await kv.get(encode_token(p.placement_id))
+            except Exception as exc:
+                log.warning("record of placement %s not read (%r): not bound now", p.placement_id, exc)
+                self._unknown.add(p.placement_id)
+                return
+            if record is not None:
+                self._remember_ended(p.placement_id, "failed")
+
+        await asyncio.gather(*(read(p) for p in unknown))
+
+    def _remember_ended(self, placement_id: str, result: str) -> None:
+        self._ended[placement_id] = result
+        while len(self._ended) > ENDED_KEPT:
+            self._ended.popitem(last=False)
+
+    async def _record_ended(self, p: Placement, reason: str) -> None:
+        """Store that ``p``'s binding failed before its assumption is forgotten (the informer may then
+        place the pod, or others on that node, anew), so that no binder binds it when its message
+        comes again (a batch nak'ed for another placement's event, a binder killed before its ack).
+        A put whose acknowledgement does not come may be stored: it is sent again; raises
+        :class:`NotEnded` if it cannot be stored within a few tries."""
+        if self.ended_kv is None:  # no bus (the in-process harness): this binder's memory only
+            return
+        record = EndedPlacement(
+            placement_id=p.placement_id,
+            pod_uid=p.pod_uid,
+            node_name=p.node_name,
+            reason=reason,
+            binder=self.options.common.identity,
+        )
+        delay = 0.1
+        for attempt in range(ENDED_PUTS):
+            try:
+                await self.ended_kv.put(encode_token(p.placement_id), record)
+                return
+            except Exception as exc:
+                log.warning("record of failed placement %s not stored (%r)", p.placement_id, exc)
+                if attempt + 1 < ENDED_PUTS:
+                    await asyncio.sleep(delay)
+                    delay *= 2
+        raise NotEnded(p.placement_id)
 
     async def _ack_after_events(
         self,
@@ -305,6 +375,9 @@ class BinderService:
     async def _handle_one(self, p: Placement, in_batch: bool = False) -> str:
         started = time.perf_counter()
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
+            if p.placement_id in self._unknown:
+                self._unknown.discard(p.placement_id)
+                return "retry"
             ended = self._ended.get(p.placement_id)
             if ended is not None:
                 # Its binding failed on an earlier delivery and the informer forgot it: the pod may
@@ -313,15 +386,16 @@ class BinderService:
                 return ended
             try:
                 result = await self.bind(p)
+            except NotEnded:
+                log.warning("placement %s failed, not recorded: kept, tried again", p.placement_id)
+                result = "retry"
             except Exception as exc:
                 log.exception(
                     "placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name
                 )
                 result = f"error: {exc}"
         if result in ("failed", "gone"):
-            self._ended[p.placement_id] = result
-            while len(self._ended) > ENDED_KEPT:
-                self._ended.popitem(last=False)
+            self._remember_ended(p.placement_id, result)
         if in_batch and result == "bound":
             fault_point(MID_BATCH)
         metrics.BIND_DURATION.observe(time.perf_counter() - started)
@@ -487,6 +561,7 @@ class BinderService:
         """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""
         assert self.bus is not None
         log.info("binding %s/%s to %s failed: %s", p.namespace, p.name, p.node_name, reason)
+        await self._record_ended(p, reason)  # raises NotEnded: nothing forgotten, tried again
         self._trace(p, Phase.BIND_FAILED, None, node=p.node_name, reason=reason, plugins=plugins or [])
         await self._forget(p, reason)
         unreserve = UnreserveRequest(

@@ -1,0 +1,100 @@
+"""A placement whose binding failed is forgotten (the informer makes its pod pending again and may
+place it, or others on that node, since). If its message comes again — a batch nak'ed for another
+placement's unwritten Scheduled event, or left unacknowledged by a binder killed after the failure —
+no binder may bind it, including a binder other than the one it failed at: the failing binder
+records it in the binders' KV bucket ``P_ended`` before forgetting it, and a redelivery reads it.
+Two binders on one work queue of a real nats-server, binding against kubesim."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ksched_binder.options import BinderOptions
+from ksched_binder.service import BinderService
+from ksched_kubesim import KubeSim
+
+from ksched.bus.connect import connect
+from ksched.bus.embedded import EmbeddedNats
+from ksched.bus.endpoints import PLACEMENTS
+from ksched.bus.jetstream import publish
+from ksched.bus.messages import PlacementBatch
+from ksched.bus.subjects import Subjects
+from ksched.config import default_config
+from ksched.framework.status import Status
+from ksched.framework.testing import make_pod
+from ksched.service.options import CommonOptions
+from tests.binder.harness import BinderHarness
+from tests.fixtures.kubesim import fast_config
+from tests.informer.test_service import node, pod
+from tests.polling import until
+
+PREFIX = "ended"
+
+
+class FailsAHoldsB:
+    """PreBind of the first binder: pod ``a``'s binding fails (a write the API refused), pod ``b``'s
+    waits forever (the binder is killed before the batch is acknowledged)."""
+
+    name = "FailsAHoldsB"
+
+    def __init__(self) -> None:
+        self.failed = asyncio.Event()
+
+    async def pre_bind(self, state: Any, pi: Any, node_name: str) -> Status | None:
+        if pi.pod.metadata.name == "a":
+            self.failed.set()
+            return Status.as_error("refused")
+        await asyncio.Event().wait()
+        return None
+
+
+def binder(url: str, kubeconfig: Path, identity: str) -> BinderService:
+    common = CommonOptions(identity=identity, nats=url, kubeconfig=str(kubeconfig), subject_prefix=PREFIX)
+    return BinderService(BinderOptions(common=common, workers=4, ack_wait=2.0), default_config())
+
+
+async def test_a_placement_failed_at_one_binder_is_not_bound_by_the_other(tmp_path: Path) -> None:
+    async with KubeSim(fast_config()) as kube, EmbeddedNats() as server:
+        kubeconfig = kube.write_kubeconfig(tmp_path / "kubeconfig")
+        kube.create(node("n1"))
+        a, b = (kube.create(pod(name)) for name in ("a", "b"))
+        placements = [
+            await BinderHarness.placement(
+                make_pod(o["metadata"]["name"], "default", uid=o["metadata"]["uid"]), "n1"
+            )
+            for o in (a, b)
+        ]
+        first, second = binder(server.url, kubeconfig, "b1"), binder(server.url, kubeconfig, "b2")
+        informer = await connect(server.url, name="informer", subjects=Subjects(PREFIX))
+        try:
+            await first.start()
+            plugin = FailsAHoldsB()
+            first.frameworks["default-scheduler"].plugins.pre_bind.append(plugin)
+            await publish(
+                informer, PLACEMENTS, PlacementBatch(batch_id="e-1", placements=placements), msg_id="e-1"
+            )
+            await asyncio.wait_for(plugin.failed.wait(), 10)
+            await until(lambda: placements[0].placement_id in first._ended, what="a failed at b1")
+            # b1 is killed: the batch, not acknowledged, comes to b2 after the ack wait
+            await first.tasks.cancel_all(drain=0.0)
+            assert first.bus is not None
+            await first.bus.close()
+            await second.start()
+
+            def node_of(name: str) -> str:
+                read = kube.get("Pod", name, "default")
+                assert read is not None
+                return str(read["spec"].get("nodeName") or "")
+
+            await until(lambda: node_of("b") == "n1", timeout=15, what="b bound by b2")
+            await asyncio.sleep(1.0)  # a and b are bound together
+            assert node_of("a") == ""
+            assert second._ended.get(placements[0].placement_id) == "failed"
+        finally:
+            await informer.close(drain=False)
+            await second.stop()
+            if first.api is not None:
+                await first.api.close()
+            await first.health.stop()
