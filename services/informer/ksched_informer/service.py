@@ -410,15 +410,31 @@ class InformerService:
         return await self.reporter.write_pod_group_condition(namespace, name, ("True", REASON_SCHEDULED, ""))
 
     async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:
-        """Every member's ledger entry, then the commit record: the commit point."""
+        """Every member's ledger entry, then the commit record: the commit point. A record put that
+        raises may be stored all the same (a nats-server paused past the timeout stores it when it
+        resumes; a successor would then restore and publish the members): the members stay assumed
+        and the record is put again under the same key until stored, so nothing is published before
+        it is and nothing is forgotten that a successor would bind. It gives up (raises: the commit
+        is rolled back) only once this informer no longer acts or a member's assumption expired;
+        nothing is published then, and the entries stay for a successor to decide by the record."""
         assert self.commits_kv is not None
         try:
             await self.ledger.put_each(placements)
-            await self.commits_kv.put(encode_token(commit.commit_id), commit)
         except Exception:
             for p in placements:  # best effort: a successor drops entries without a commit record anyway
                 await self.ledger.drop(p.pod_uid)
             raise
+        key, delay = encode_token(commit.commit_id), 0.05
+        while True:
+            try:
+                await self.commits_kv.put(key, commit)
+                return
+            except Exception as exc:
+                if not self.acting() or any(p.pod_uid not in self.cache.assumed for p in placements):
+                    raise
+                log.warning("commit record %s not acknowledged (%r): putting it again", commit.commit_id, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     async def _drop_commit(self, commit_id: str) -> None:
         if self.commits_kv is not None:
