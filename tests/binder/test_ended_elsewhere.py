@@ -3,14 +3,18 @@ place it, or others on that node, since). If its message comes again — a batch
 placement's unwritten Scheduled event, or left unacknowledged by a binder killed after the failure —
 no binder may bind it, including a binder other than the one it failed at: the failing binder
 records it in the binders' KV bucket ``P_ended`` before forgetting it, and a redelivery reads it.
-Two binders on one work queue of a real nats-server, binding against kubesim."""
+Conversely a redelivered placement whose pod an earlier delivery bound is no failure when its binding
+cycle fails this time (a Binding the restarting API server refuses, a PreBind): it owes only its
+Scheduled event. Two binders on one work queue of a real nats-server, binding against kubesim."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from ksched_binder.options import BinderOptions
 from ksched_binder.service import BinderService
 from ksched_kubesim import KubeSim
@@ -33,6 +37,25 @@ from tests.polling import until
 PREFIX = "ended"
 
 
+class Holds:
+    """PreBind of a binder killed mid-binding: every pod waits forever."""
+
+    name = "Holds"
+
+    async def pre_bind(self, state: Any, pi: Any, node_name: str) -> Status | None:
+        await asyncio.Event().wait()
+        return None
+
+
+class Refuses:
+    """PreBind of a binder whose every binding cycle fails (a write the API server refused)."""
+
+    name = "Refuses"
+
+    async def pre_bind(self, state: Any, pi: Any, node_name: str) -> Status | None:
+        return Status.as_error("refused")
+
+
 class FailsAHoldsB:
     """PreBind of the first binder: pod ``a``'s binding fails (a write the API refused), pod ``b``'s
     waits forever (the binder is killed before the batch is acknowledged)."""
@@ -48,6 +71,23 @@ class FailsAHoldsB:
             return Status.as_error("refused")
         await asyncio.Event().wait()
         return None
+
+
+async def kill(service: BinderService) -> None:
+    """Stop ``service`` as a kill -9 would, as far as NATS can tell: nothing acknowledged."""
+    await service.tasks.cancel_all(drain=0.0)
+    assert service.bus is not None
+    await service.bus.close()
+
+
+async def close(*services: BinderService) -> None:
+    for service in services:
+        if service.bus is not None and service.bus.ready:
+            await service.stop()
+        else:
+            if service.api is not None:
+                await service.api.close()
+            await service.health.stop()
 
 
 def binder(url: str, kubeconfig: Path, identity: str) -> BinderService:
@@ -77,10 +117,7 @@ async def test_a_placement_failed_at_one_binder_is_not_bound_by_the_other(tmp_pa
             )
             await asyncio.wait_for(plugin.failed.wait(), 10)
             await until(lambda: placements[0].placement_id in first._ended, what="a failed at b1")
-            # b1 is killed: the batch, not acknowledged, comes to b2 after the ack wait
-            await first.tasks.cancel_all(drain=0.0)
-            assert first.bus is not None
-            await first.bus.close()
+            await kill(first)  # the batch, not acknowledged, comes to b2 after the ack wait
             await second.start()
 
             def node_of(name: str) -> str:
@@ -94,7 +131,44 @@ async def test_a_placement_failed_at_one_binder_is_not_bound_by_the_other(tmp_pa
             assert second._ended.get(placements[0].placement_id) == "failed"
         finally:
             await informer.close(drain=False)
-            await second.stop()
-            if first.api is not None:
-                await first.api.close()
-            await first.health.stop()
+            await close(first, second)
+
+
+async def test_a_redelivered_placement_bound_before_is_a_repeat_when_its_cycle_fails(tmp_path: Path) -> None:
+    async with KubeSim(fast_config()) as kube, EmbeddedNats() as server:
+        kubeconfig = kube.write_kubeconfig(tmp_path / "kubeconfig")
+        kube.create(node("n1"))
+        a = kube.create(pod("a"))
+        decided = await BinderHarness.placement(make_pod("a", "default", uid=a["metadata"]["uid"]), "n1")
+        placement = msgspec.structs.replace(decided, assumed_at=time.time())  # as the informer accepts it
+        first, second = binder(server.url, kubeconfig, "b1"), binder(server.url, kubeconfig, "b2")
+        informer = await connect(server.url, name="informer", subjects=Subjects(PREFIX))
+        try:
+            await first.start()
+            held = Holds()
+            first.frameworks["default-scheduler"].plugins.pre_bind.append(held)
+            await publish(
+                informer, PLACEMENTS, PlacementBatch(batch_id="e-2", placements=[placement]), msg_id="e-2"
+            )
+            await until(lambda: first.busy == 1, what="b1 binding a")
+            # An earlier delivery bound a and died before its Scheduled event (b1 stands for it).
+            kube.bind("default", "a", "n1")
+            await kill(first)
+            second_refuses = Refuses()
+            await second.start()
+            second.frameworks["default-scheduler"].plugins.pre_bind.append(second_refuses)
+
+            def scheduled() -> list[Any]:
+                return [
+                    e
+                    for e in kube.list_objects("Event", namespace="default")
+                    if e.get("reason") in ("Scheduled", "FailedScheduling")
+                ]
+
+            await until(scheduled, timeout=15, what="an event of a")
+            await asyncio.sleep(0.5)
+            assert [e["reason"] for e in scheduled()] == ["Scheduled"]
+            assert placement.placement_id not in second._ended
+        finally:
+            await informer.close(drain=False)
+            await close(first, second)

@@ -12,6 +12,7 @@ import logging
 import time
 from collections import OrderedDict
 from typing import Any
+from urllib.parse import quote
 
 import msgspec
 from nats.aio.msg import Msg
@@ -117,8 +118,13 @@ def _event_ns(p: Placement) -> int | None:
 
 
 class NotEnded(Exception):
-    """A failed placement's record could not be stored: its assumption is not forgotten (the
-    placement is tried again)."""
+    """A failed placement's record could not be stored, or a redelivered placement's pod could not be
+    read: its assumption is not forgotten (the placement is tried again)."""
+
+
+class BoundBefore(Exception):
+    """A redelivered placement whose binding cycle failed finds its pod bound to its node: an earlier
+    delivery bound it, and this one owes only its Scheduled event."""
 
 
 def pod_gone(status: Status) -> bool:
@@ -161,6 +167,8 @@ class BinderService:
         self.ended_kv: TypedKV[EndedPlacement] | None = None
         #: placement ids of a message delivered again whose record could not be read
         self._unknown: set[str] = set()
+        #: placement ids of messages delivered more than once, being bound
+        self._redelivered: set[str] = set()
         self._draining = False
         self.busy = 0
         metrics.BUSY_WORKERS.set_function(lambda: self.busy)  # the last binder of a process wins
@@ -273,6 +281,7 @@ class BinderService:
         events: list[asyncio.Future[bool]] = []
         try:
             if self.ended_kv is not None and delivery.num_delivered > 1:
+                self._redelivered.update(p.placement_id for p in placements)
                 await self._ended_elsewhere(self.ended_kv, placements)
             if len(placements) == 1:
                 results = [await self._handle_one(placements[0])]
@@ -283,6 +292,7 @@ class BinderService:
             raise
         finally:
             for p in placements:
+                self._redelivered.discard(p.placement_id)
                 self._parents.pop(p.placement_id, None)
                 if (written := self._events.pop(p.placement_id, None)) is not None:
                     events.append(written)
@@ -321,6 +331,37 @@ class BinderService:
         self._ended[placement_id] = result
         while len(self._ended) > ENDED_KEPT:
             self._ended.popitem(last=False)
+
+    async def _bound_before(self, p: Placement) -> None:
+        """A redelivered placement's binding cycle failed (Permit, PreBind, or a Binding the API
+        server refused while restarting): if its pod is bound to its node already, an earlier
+        delivery bound it and died before acknowledging, so it is no failure (:class:`BoundBefore`:
+        nothing undone, its Scheduled event written); a pod that cannot be read raises
+        :class:`NotEnded`. Nothing for a first delivery."""
+        if p.placement_id not in self._redelivered or self.api is None:
+            return
+        path = f"/api/v1/namespaces/{quote(p.namespace, safe='')}/pods/{quote(p.name, safe='')}"
+        try:
+            code, body = await self.api.request("GET", path)
+        except Exception as exc:
+            raise NotEnded(p.placement_id) from exc
+        if code == 404:
+            return
+        if code != 200:
+            raise NotEnded(p.placement_id)
+        try:
+            pod = msgspec.json.decode(body, type=Pod)
+        except DECODE_ERRORS as exc:
+            raise NotEnded(p.placement_id) from exc
+        if pod.metadata.uid == p.pod_uid and pod.spec.node_name == p.node_name:
+            raise BoundBefore(p.placement_id)
+
+    def _report_scheduled(self, p: Placement) -> None:
+        """Write ``p``'s Scheduled event (named by the placement) and hold its acknowledgement for it."""
+        if self.reporter is not None:
+            ref = PodRef(p.namespace, p.name, p.pod_uid)
+            written = self.reporter.scheduled(ref, p.node_name, _event_ns(p), controller=p.profile)
+            self._event_written(p, written)
 
     async def _record_ended(self, p: Placement, reason: str) -> None:
         """Store that ``p``'s binding failed before its assumption is forgotten (the informer may then
@@ -387,8 +428,13 @@ class BinderService:
             try:
                 result = await self.bind(p)
             except NotEnded:
-                log.warning("placement %s failed, not recorded: kept, tried again", p.placement_id)
+                log.warning("placement %s failed, its outcome unknown: kept, tried again", p.placement_id)
                 result = "retry"
+            except BoundBefore:
+                log.info("placement %s delivered again, its pod bound there before: a repeat", p.placement_id)
+                if _event_ns(p) is not None:
+                    self._report_scheduled(p)
+                result = "bound"
             except Exception as exc:
                 log.exception(
                     "placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name
@@ -441,6 +487,7 @@ class BinderService:
             result = "allowed" if st is None else "rejected"
             self._trace(p, Phase.PERMIT_WAIT, since, result=result, plugins=sorted(p.permit_waits))
             if st is not None:
+                await self._bound_before(p)
                 self._write_results(p, state)
                 await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
                 return "failed"
@@ -449,6 +496,7 @@ class BinderService:
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
         self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)
         if st is not None:
+            await self._bound_before(p)
             await self._unreserve_api(fw, state, pi, p.node_name)
             self._write_results(p, state)
             await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
@@ -457,6 +505,8 @@ class BinderService:
         st = await fw.run_binding(state, pi, p.node_name)
         redelivered = st is not None and already_bound_to(st, p.node_name)
         if st is not None and not redelivered:
+            if not pod_gone(st):
+                await self._bound_before(p)
             await self._unreserve_api(fw, state, pi, p.node_name)
             if pod_gone(st):
                 self._trace(
@@ -476,21 +526,13 @@ class BinderService:
             # No read of the events first: kube-scheduler's role may create events, not list them.
             # A placement without the time that names its event (an older scheduler's) sends none.
             self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt, redelivered=True)
-            name_ns = _event_ns(p)
-            if self.reporter is not None and name_ns is not None:
-                ref = PodRef(p.namespace, p.name, p.pod_uid)
-                self._event_written(
-                    p, self.reporter.scheduled(ref, p.node_name, name_ns, controller=p.profile)
-                )
+            if _event_ns(p) is not None:
+                self._report_scheduled(p)
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
         self._write_results(p, state)
-        ref = PodRef(p.namespace, p.name, p.pod_uid)
-        if self.reporter is not None:
-            self._event_written(
-                p, self.reporter.scheduled(ref, p.node_name, _event_ns(p), controller=p.profile)
-            )
+        self._report_scheduled(p)
         await fw.run_post_bind_plugins(state, pi, p.node_name)
         metrics.POD_SCHEDULING_ATTEMPTS.observe(max(p.attempt, 1))
         since_queued = p.initial_attempt_at or p.assumed_at  # assumed_at: placements of older schedulers
