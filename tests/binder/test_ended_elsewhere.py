@@ -19,11 +19,11 @@ from ksched_binder.options import BinderOptions
 from ksched_binder.service import BinderService
 from ksched_kubesim import KubeSim
 
-from ksched.bus.connect import connect
+from ksched.bus.connect import Bus, connect
 from ksched.bus.embedded import EmbeddedNats
 from ksched.bus.endpoints import PLACEMENTS
 from ksched.bus.jetstream import publish
-from ksched.bus.messages import PlacementBatch
+from ksched.bus.messages import Placement, PlacementBatch
 from ksched.bus.subjects import Subjects
 from ksched.config import default_config
 from ksched.framework.status import Status
@@ -90,6 +90,16 @@ async def close(*services: BinderService) -> None:
             await service.health.stop()
 
 
+async def deliver(
+    service: BinderService, pre_bind: Any, bus: Bus, batch_id: str, placements: list[Placement]
+) -> None:
+    """Start ``service`` with the extra PreBind plugin ``pre_bind`` and publish ``placements`` to it as one
+    batch (the only binder on the work queue yet: the first delivery is its)."""
+    await service.start()
+    service.frameworks["default-scheduler"].plugins.pre_bind.append(pre_bind)
+    await publish(bus, PLACEMENTS, PlacementBatch(batch_id=batch_id, placements=placements), msg_id=batch_id)
+
+
 def binder(url: str, kubeconfig: Path, identity: str) -> BinderService:
     common = CommonOptions(identity=identity, nats=url, kubeconfig=str(kubeconfig), subject_prefix=PREFIX)
     return BinderService(BinderOptions(common=common, workers=4, ack_wait=2.0), default_config())
@@ -109,12 +119,8 @@ async def test_a_placement_failed_at_one_binder_is_not_bound_by_the_other(tmp_pa
         first, second = binder(server.url, kubeconfig, "b1"), binder(server.url, kubeconfig, "b2")
         informer = await connect(server.url, name="informer", subjects=Subjects(PREFIX))
         try:
-            await first.start()
             plugin = FailsAHoldsB()
-            first.frameworks["default-scheduler"].plugins.pre_bind.append(plugin)
-            await publish(
-                informer, PLACEMENTS, PlacementBatch(batch_id="e-1", placements=placements), msg_id="e-1"
-            )
+            await deliver(first, plugin, informer, "e-1", placements)
             await asyncio.wait_for(plugin.failed.wait(), 10)
             await until(lambda: placements[0].placement_id in first._ended, what="a failed at b1")
             await kill(first)  # the batch, not acknowledged, comes to b2 after the ack wait
@@ -144,19 +150,13 @@ async def test_a_redelivered_placement_bound_before_is_a_repeat_when_its_cycle_f
         first, second = binder(server.url, kubeconfig, "b1"), binder(server.url, kubeconfig, "b2")
         informer = await connect(server.url, name="informer", subjects=Subjects(PREFIX))
         try:
-            await first.start()
-            held = Holds()
-            first.frameworks["default-scheduler"].plugins.pre_bind.append(held)
-            await publish(
-                informer, PLACEMENTS, PlacementBatch(batch_id="e-2", placements=[placement]), msg_id="e-2"
-            )
+            await deliver(first, Holds(), informer, "e-2", [placement])
             await until(lambda: first.busy == 1, what="b1 binding a")
             # An earlier delivery bound a and died before its Scheduled event (b1 stands for it).
             kube.bind("default", "a", "n1")
             await kill(first)
-            second_refuses = Refuses()
             await second.start()
-            second.frameworks["default-scheduler"].plugins.pre_bind.append(second_refuses)
+            second.frameworks["default-scheduler"].plugins.pre_bind.append(Refuses())
 
             def scheduled() -> list[Any]:
                 return [
