@@ -17,13 +17,14 @@ from typing import Any
 import msgspec
 from ksched_binder.options import BinderOptions
 from ksched_binder.service import BinderService
+from ksched_informer.service import InformerService
 from ksched_kubesim import KubeSim
 
 from ksched.bus.connect import Bus, connect
 from ksched.bus.embedded import EmbeddedNats
-from ksched.bus.endpoints import PLACEMENTS
+from ksched.bus.endpoints import FORGET, PLACEMENTS
 from ksched.bus.jetstream import publish
-from ksched.bus.messages import Placement, PlacementBatch
+from ksched.bus.messages import ForgetRequest, Placement, PlacementBatch
 from ksched.bus.subjects import Subjects
 from ksched.config import default_config
 from ksched.framework.status import Status
@@ -31,7 +32,8 @@ from ksched.framework.testing import make_pod
 from ksched.service.options import CommonOptions
 from tests.binder.harness import BinderHarness
 from tests.fixtures.kubesim import fast_config
-from tests.informer.test_service import node, pod
+from tests.informer.conftest import informer_options
+from tests.informer.test_service import assume_request, node, pod
 from tests.polling import until
 
 PREFIX = "ended"
@@ -172,3 +174,50 @@ async def test_a_redelivered_placement_bound_before_is_a_repeat_when_its_cycle_f
         finally:
             await informer.close(drain=False)
             await close(first, second)
+
+
+async def test_a_failed_placement_published_again_is_forgotten_again(
+    tmp_path: Path,
+) -> None:
+    """The forget of a failed placement may reach no leading informer (leaders changing under an
+    overloaded API server): the next leader restores the assumption from the ledger and publishes the
+    placement again, and the binder that failed it skips it. It forgets it again then, so the pod is
+    pending again instead of assumed, unbound, until the assumption expires (15 min; the full-size
+    chaos run on the real API server, 3 pods). The informer forgets only that placement's assumption."""
+    async with KubeSim(fast_config()) as kube, EmbeddedNats() as server:
+        kubeconfig = kube.write_kubeconfig(tmp_path / "kubeconfig")
+        informer = InformerService(
+            informer_options(server.url, kubeconfig, PREFIX, "informer-again"), default_config()
+        )
+        await informer.start()
+        first = binder(server.url, kubeconfig, "b1")
+        scheduler = await connect(server.url, name="scheduler", subjects=Subjects(PREFIX))
+        try:
+            await until(lambda: informer.ready)
+            kube.create(node("n1"))
+            a = kube.create(pod("a"))
+            uid = a["metadata"]["uid"]
+            await until(lambda: uid in informer.cache.pending and len(informer.cache.snapshot.nodes) == 1)
+            await first.start()
+            req = assume_request(a, "n1", informer, informer.cache.generation)
+            first._remember_ended(req.placement.placement_id, "failed")  # its forget was lost
+            [reply] = await informer.accept([req])
+            assert reply.accepted and uid in informer.cache.assumed
+            await until(lambda: uid not in informer.cache.assumed, what="the assumption forgotten again")
+            assert uid in informer.cache.pending
+            assert (kube.get("Pod", "a", "default") or {})["spec"].get("nodeName") is None
+
+            # placed on n1 anew: a forget of the old placement (sent again late) leaves it assumed
+            again = msgspec.structs.replace(
+                req, placement=msgspec.structs.replace(req.placement, placement_id=f"{uid}:2")
+            )
+            await first.stop()
+            [reply] = await informer.accept([again])
+            assert reply.accepted
+            late = await scheduler.request(FORGET, ForgetRequest.of(req.placement, "late"), timeout=5)
+            assert (late.ok, late.code) == (False, "NotAssumed")
+            assert informer.cache.assumed[uid].node == "n1"
+        finally:
+            await scheduler.close(drain=False)
+            await close(first)
+            await informer.stop()

@@ -424,6 +424,11 @@ class BinderService:
                 # Its binding failed on an earlier delivery and the informer forgot it: the pod may
                 # be placed elsewhere by now, and whatever this node took meanwhile did not count it.
                 log.info("placement %s delivered again, already ended (%s): not bound", p.placement_id, ended)
+                if ended == "failed":
+                    # Its forget may never have reached a leading informer (a new leader restored
+                    # the assumption from the ledger and published it again): forget it again (the
+                    # informer forgets only this placement's assumption).
+                    await self._forget(p, "its binding failed on an earlier delivery")
                 return ended
             try:
                 result = await self.bind(p)

@@ -350,6 +350,11 @@ class InformerService:
             assumption = self.cache.assumed.get(req.pod_uid)
             if assumption is None or assumption.node != req.node_name:
                 return Ack(ok=False, code="NotAssumed", reason="no such assumption")
+            recorded = self.ledger.placement_of(req.pod_uid)
+            if recorded is not None and req.placement_id and recorded.placement_id != req.placement_id:
+                # a forget sent again (a binder skipping a placement it failed) after the pod was
+                # forgotten and placed on the same node anew: not this placement's assumption
+                return Ack(ok=False, code="NotAssumed", reason=f"assumed by {recorded.placement_id}")
             self.ledger.forget(req.pod_uid)
             await self.ledger.drop(req.pod_uid)
             return Ack()
