@@ -221,3 +221,43 @@ async def test_a_failed_placement_published_again_is_forgotten_again(
             await scheduler.close(drain=False)
             await close(first)
             await informer.stop()
+
+
+async def test_a_forget_no_informer_answered_is_sent_again(tmp_path: Path) -> None:
+    """A binding fails while no informer leads (the leader just exited): its forget is answered by
+    none. The next leader restores the assumption from the ledger, and its publish of the placement
+    again is dropped as a duplicate (same msg id, within the stream's window), so only the binder can
+    undo it: it sends the forget again until a leader done restoring answers (the full-size chaos run
+    on the real API server: 4 pods left assumed and unbound)."""
+    async with KubeSim(fast_config()) as kube, EmbeddedNats() as server:
+        kubeconfig = kube.write_kubeconfig(tmp_path / "kubeconfig")
+        old = InformerService(
+            informer_options(server.url, kubeconfig, PREFIX, "informer-old"), default_config()
+        )
+        new = InformerService(
+            informer_options(server.url, kubeconfig, PREFIX, "informer-new"), default_config()
+        )
+        first = binder(server.url, kubeconfig, "b1")
+        await old.start()
+        try:
+            await until(lambda: old.ready)
+            kube.create(node("n1"))
+            a = kube.create(pod("a"))
+            uid = a["metadata"]["uid"]
+            await until(lambda: uid in old.cache.pending and len(old.cache.snapshot.nodes) == 1)
+            req = assume_request(a, "n1", old, old.cache.generation)
+            [reply] = await old.accept([req])
+            assert reply.accepted
+            await old.stop()  # gone before the binding fails; its ledger entry stays
+            await first.start()
+            first.frameworks["default-scheduler"].plugins.pre_bind.append(Refuses())
+            await until(lambda: req.placement.placement_id in first._ended, what="the binding failed")
+            await new.start()
+            await until(lambda: new.ready, timeout=15)
+            await until(
+                lambda: uid not in new.cache.assumed, timeout=20, what="the restored assumption forgotten"
+            )
+            assert uid in new.cache.pending
+        finally:
+            await close(first)
+            await new.stop()

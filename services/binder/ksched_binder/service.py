@@ -76,6 +76,8 @@ write failed) the placement is nak'ed and comes again, and the redelivery writes
 EVENT_DELIVERIES = 5
 """Deliveries of a bound placement after which a Scheduled event that still cannot be written is
 given up (the placement acknowledged, the event logged as lost)."""
+FORGET_RETRY_SECONDS = 120.0
+"""How long a forget no leading informer answered is sent again (0.5 s apart, doubling up to 5 s)."""
 ENDED_PUTS = 5
 """Tries to store a failed placement's record (0.1 s apart, doubling) before its placement is kept
 and tried again instead of forgotten."""
@@ -599,10 +601,36 @@ class BinderService:
             inbox.put_nowait(decision)
 
     async def _forget(self, p: Placement, reason: str) -> None:
-        assert self.bus is not None
+        """Ask the informer to forget ``p``'s assumption; unanswered by a leading, synced informer
+        (leaders changing), it is asked again in the background for FORGET_RETRY_SECONDS: the next
+        leader restores the assumption from the ledger, and its publish of the placement again may
+        be dropped as a duplicate, so nothing else would forget it before it expires."""
         request = ForgetRequest.of(p, reason)
-        with contextlib.suppress(Exception):
-            await self.bus.request(endpoints.FORGET, request, timeout=5, trace_id=p.trace_id)
+        if not await self._forget_once(request, p.trace_id):
+            self.tasks.job("forget-again", self._forget_again(request, p.trace_id))
+
+    async def _forget_once(self, request: ForgetRequest, trace_id: str) -> bool:
+        """Whether a leading informer done restoring answered ``request`` (forgotten, or no such
+        assumption)."""
+        assert self.bus is not None
+        try:
+            reply = await self.bus.request(endpoints.FORGET, request, timeout=5, trace_id=trace_id)
+        except Exception:
+            return False
+        return reply.ok or reply.code not in ("NotLeader", "NotReady")
+
+    async def _forget_again(self, request: ForgetRequest, trace_id: str) -> None:
+        deadline, pause = time.monotonic() + FORGET_RETRY_SECONDS, 0.5
+        while time.monotonic() < deadline:
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 5.0)
+            if await self._forget_once(request, trace_id):
+                return
+        log.warning(
+            "forget of placement %s answered by no leading informer in %.0f s",
+            request.placement_id,
+            FORGET_RETRY_SECONDS,
+        )
 
     async def _fail(self, p: Placement, reason: str, plugins: list[str] | None = None) -> None:
         """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""

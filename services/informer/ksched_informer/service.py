@@ -347,6 +347,8 @@ class InformerService:
         with pod_logging(f"{req.namespace}/{req.name}", req.node_name, trace_id=trace_id):
             if not self.acting():
                 return Ack(ok=False, code="NotLeader", reason="this informer no longer leads")
+            if not self.ready:  # the ledger not restored yet: the assumption may be about to come back
+                return Ack(ok=False, code="NotReady", reason="restoring the ledger")
             assumption = self.cache.assumed.get(req.pod_uid)
             if assumption is None or assumption.node != req.node_name:
                 return Ack(ok=False, code="NotAssumed", reason="no such assumption")
