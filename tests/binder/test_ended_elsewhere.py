@@ -24,7 +24,7 @@ from ksched.bus.connect import Bus, connect
 from ksched.bus.embedded import EmbeddedNats
 from ksched.bus.endpoints import FORGET, PLACEMENTS
 from ksched.bus.jetstream import publish
-from ksched.bus.messages import ForgetRequest, Placement, PlacementBatch
+from ksched.bus.messages import AssumeRequest, ForgetRequest, Placement, PlacementBatch
 from ksched.bus.subjects import Subjects
 from ksched.config import default_config
 from ksched.framework.status import Status
@@ -100,6 +100,20 @@ async def deliver(
     await service.start()
     service.frameworks["default-scheduler"].plugins.pre_bind.append(pre_bind)
     await publish(bus, PLACEMENTS, PlacementBatch(batch_id=batch_id, placements=placements), msg_id=batch_id)
+
+
+def informer_of(url: str, kubeconfig: Path, identity: str) -> InformerService:
+    return InformerService(informer_options(url, kubeconfig, PREFIX, identity), default_config())
+
+
+async def assumed_on_n1(kube: KubeSim, informer: InformerService) -> tuple[str, AssumeRequest]:
+    """Pod ``a`` placed on node ``n1`` and accepted by ``informer`` (published to the binders)."""
+    await until(lambda: informer.ready)
+    kube.create(node("n1"))
+    a = kube.create(pod("a"))
+    uid = a["metadata"]["uid"]
+    await until(lambda: uid in informer.cache.pending and len(informer.cache.snapshot.nodes) == 1)
+    return uid, assume_request(a, "n1", informer, informer.cache.generation)
 
 
 def binder(url: str, kubeconfig: Path, identity: str) -> BinderService:
@@ -186,20 +200,13 @@ async def test_a_failed_placement_published_again_is_forgotten_again(
     chaos run on the real API server, 3 pods). The informer forgets only that placement's assumption."""
     async with KubeSim(fast_config()) as kube, EmbeddedNats() as server:
         kubeconfig = kube.write_kubeconfig(tmp_path / "kubeconfig")
-        informer = InformerService(
-            informer_options(server.url, kubeconfig, PREFIX, "informer-again"), default_config()
-        )
+        informer = informer_of(server.url, kubeconfig, "informer-again")
         await informer.start()
         first = binder(server.url, kubeconfig, "b1")
         scheduler = await connect(server.url, name="scheduler", subjects=Subjects(PREFIX))
         try:
-            await until(lambda: informer.ready)
-            kube.create(node("n1"))
-            a = kube.create(pod("a"))
-            uid = a["metadata"]["uid"]
-            await until(lambda: uid in informer.cache.pending and len(informer.cache.snapshot.nodes) == 1)
+            uid, req = await assumed_on_n1(kube, informer)
             await first.start()
-            req = assume_request(a, "n1", informer, informer.cache.generation)
             first._remember_ended(req.placement.placement_id, "failed")  # its forget was lost
             [reply] = await informer.accept([req])
             assert reply.accepted and uid in informer.cache.assumed
@@ -231,21 +238,12 @@ async def test_a_forget_no_informer_answered_is_sent_again(tmp_path: Path) -> No
     on the real API server: 4 pods left assumed and unbound)."""
     async with KubeSim(fast_config()) as kube, EmbeddedNats() as server:
         kubeconfig = kube.write_kubeconfig(tmp_path / "kubeconfig")
-        old = InformerService(
-            informer_options(server.url, kubeconfig, PREFIX, "informer-old"), default_config()
-        )
-        new = InformerService(
-            informer_options(server.url, kubeconfig, PREFIX, "informer-new"), default_config()
-        )
+        old = informer_of(server.url, kubeconfig, "informer-old")
+        new = informer_of(server.url, kubeconfig, "informer-new")
         first = binder(server.url, kubeconfig, "b1")
         await old.start()
         try:
-            await until(lambda: old.ready)
-            kube.create(node("n1"))
-            a = kube.create(pod("a"))
-            uid = a["metadata"]["uid"]
-            await until(lambda: uid in old.cache.pending and len(old.cache.snapshot.nodes) == 1)
-            req = assume_request(a, "n1", old, old.cache.generation)
+            uid, req = await assumed_on_n1(kube, old)
             [reply] = await old.accept([req])
             assert reply.accepted
             await old.stop()  # gone before the binding fails; its ledger entry stays
