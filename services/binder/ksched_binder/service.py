@@ -338,14 +338,14 @@ class BinderService:
         while len(self._ended) > ENDED_KEPT:
             self._ended.popitem(last=False)
 
-    async def _bound_before(self, p: Placement) -> None:
+    async def _bound_before(self, p: Placement, binding: bool = False) -> None:
         """A redelivered placement's binding cycle failed (Permit, PreBind, or a Binding the API
         server refused while restarting): if its pod is bound to its node already, an earlier
         delivery bound it and died before acknowledging, so it is no failure (:class:`BoundBefore`:
         nothing undone, its Scheduled event written); a pod that cannot be read raises
         :class:`NotEnded`. Nothing for a first delivery. The pod is read by a list of its name (the
         role of deploy/base/rbac.yaml may list pods, not get one)."""
-        if p.placement_id not in self._redelivered or self.api is None:
+        if (p.placement_id not in self._redelivered and not binding) or self.api is None:
             return
         path = f"/api/v1/namespaces/{quote(p.namespace, safe='')}/pods"
         try:
@@ -518,7 +518,9 @@ class BinderService:
         redelivered = st is not None and already_bound_to(st, p.node_name)
         if st is not None and not redelivered:
             if not pod_gone(st):
-                await self._bound_before(p)
+                # on any delivery: a Binding sent again after its connection failed may meet a
+                # refusal (403 while a restarted API server loads its RBAC) though the first applied
+                await self._bound_before(p, binding=True)
             await self._unreserve_api(fw, state, pi, p.node_name)
             if pod_gone(st):
                 self._trace(
