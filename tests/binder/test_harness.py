@@ -53,6 +53,17 @@ async def node_of(api: ApiClient, pod: Pod) -> str:
     return str(read.spec.node_name or "")
 
 
+async def bind_in_api(api: ApiClient, pod: Pod, node: str) -> None:
+    """Bind ``pod`` to ``node`` in the API, as another binding (or an earlier send) did."""
+    body = {"metadata": {"name": pod.metadata.name}, "target": {"kind": "Node", "name": node}}
+    bound = await kube.undecoded(
+        CoreV1Api(api).create_namespaced_pod_binding(
+            pod.metadata.name, NS, kube.body(body), _preload_content=False
+        )
+    )
+    assert bound.status == 201
+
+
 async def test_a_placement_is_bound_and_sends_nothing(harness: BinderHarness, k8s_api: ApiClient) -> None:
     pod = await pending(k8s_api, "p")
     assert await harness.bind(await harness.placement(pod, "node-a")) == "bound"
@@ -113,13 +124,7 @@ async def test_a_bind_the_api_refuses_goes_back_to_the_queue_with_backoff(
 ) -> None:
     pod = await pending(k8s_api, "taken")
     placement = await harness.placement(pod, "node-a")
-    other = {"metadata": {"name": pod.metadata.name}, "target": {"kind": "Node", "name": "node-b"}}
-    bound = await kube.undecoded(
-        CoreV1Api(k8s_api).create_namespaced_pod_binding(
-            pod.metadata.name, NS, kube.body(other), _preload_content=False
-        )
-    )
-    assert bound.status == 201
+    await bind_in_api(k8s_api, pod, "node-b")
     assert await harness.bind(placement) == "failed"
     assert await node_of(k8s_api, pod) == "node-b"
     [forget] = harness.outbox.of(ForgetRequest)
@@ -172,3 +177,26 @@ async def test_a_failed_placement_delivered_again_is_not_bound(
     assert await harness.service._handle_one(placement, in_batch=True) == "failed"  # the redelivery
     assert await node_of(k8s_api, pod) == ""
     assert fails.calls == 1
+
+
+class RefusesBinding:
+    """A Bind plugin ahead of DefaultBinder refusing as a restarted API server does while its RBAC
+    loads (403): the Binding sent before the restart was applied, its answer lost."""
+
+    name = "RefusesBinding"
+
+    async def bind(self, state: Any, pod: Any, node_name: str) -> Any:
+        from ksched.framework.status import Status
+
+        return Status.as_error('pods "x" is forbidden: User "system:kube-scheduler" cannot create resource')
+
+
+async def test_a_binding_refused_for_a_pod_bound_there_is_a_success(
+    harness: BinderHarness, k8s_api: ApiClient
+) -> None:
+    pod = await pending(k8s_api, "applied")
+    placement = await harness.placement(pod, "node-a")
+    await bind_in_api(k8s_api, pod, "node-a")
+    harness.service.frameworks[placement.profile].plugins.bind.insert(0, RefusesBinding())
+    assert await harness.service._handle_one(placement) == "bound"
+    assert harness.outbox.sent == []  # nothing forgotten or requeued

@@ -24,6 +24,7 @@ from ksched.bus.messages import (
     DoneBatchRequest,
     DoneOutcome,
     DoneRequest,
+    EndedPlacement,
     FeedBatch,
     ForgetRequest,
     GangCommit,
@@ -319,6 +320,9 @@ SAMPLES: dict[type[Message], Message] = {
     Ack: Ack(ok=False, code="LeaseExpired", reason="lease-1 expired"),
     AssumeGroupRequest: AssumeGroupRequest(
         group=f"{NS}/train.a", commit_id="commit-1", placements=[PLACEMENT]
+    ),
+    EndedPlacement: EndedPlacement(
+        placement_id="p-1", pod_uid=UID, node_name="n1", reason="binding rejected", binder="b1"
     ),
     GangCommit: GangCommit(commit_id="commit-1", group=f"{NS}/train.a", members=[UID, "u-2"], ts=1.0),
 }

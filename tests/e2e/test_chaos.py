@@ -95,6 +95,18 @@ def test_violations_reads_anti_affinity_and_hard_spread() -> None:
     assert len(violations([placed(1, "n0"), placed(11, "n0")], nodes)) == 1  # skew 2 over n0..n3
 
 
+def test_a_leader_refused_with_429_outside_api_faults_is_not_starved() -> None:
+    from ksched.bench.chaos import ChaosReport, LeaderExit
+
+    report = ChaosReport(seed=1, nodes=4, pods=10)
+    report.leader_exits = [
+        LeaderExit("queue-0", 10.0, "not renewed within renewDeadline (4.0s): HTTP 429"),
+        LeaderExit("informer-0", 20.0, "not renewed within renewDeadline (4.0s): TimeoutError"),
+        LeaderExit("queue-1", 30.0, "not renewed within renewDeadline (4.0s): HTTP 403", "restart-apiserver"),
+    ]
+    assert [e.service for e in report.starved_leader_exits] == ["informer-0"]
+
+
 def test_events_lost_are_counted_per_kill() -> None:
     from ksched.bench.chaos import ChaosReport, FaultRecord
 

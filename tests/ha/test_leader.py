@@ -22,7 +22,7 @@ from prometheus_client import REGISTRY
 
 from ksched.api.timestamps import micro_time
 from ksched.client.config import load_configuration
-from ksched.client.leader import ElectionConfig, ElectionThread, LeaseElector
+from ksched.client.leader import ElectionConfig, ElectionThread, LeaseElector, json_object
 from ksched.client.rest import Client
 from tests.ha.proxy import CuttableProxy
 
@@ -123,6 +123,14 @@ async def candidates() -> AsyncIterator[list[Candidate]]:
     yield made
     for c in made:
         await c.stop()
+
+
+def test_a_plain_text_answer_is_no_decode_error() -> None:
+    """kube-apiserver's 429 body is plain text: the renewal's error reads "HTTP 429" (the chaos
+    report tells a refusal from a starved leader by it), not a JSONDecodeError."""
+    assert json_object(b"Too many requests, please try again later.\n") is None
+    assert json_object(b"") is None and json_object(b"[1]") is None
+    assert json_object(b'{"kind": "Lease"}') == {"kind": "Lease"}
 
 
 def test_config_is_checked_like_client_go() -> None:

@@ -12,6 +12,7 @@ import logging
 import time
 from collections import OrderedDict
 from typing import Any
+from urllib.parse import quote
 
 import msgspec
 from nats.aio.msg import Msg
@@ -20,8 +21,9 @@ from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
-from ksched.bus.jetstream import Delivery, PullConsumer, ensure_streams
+from ksched.bus.jetstream import Delivery, PullConsumer, TypedKV, ensure_streams
 from ksched.bus.messages import (
+    EndedPlacement,
     ForgetRequest,
     PermitDecision,
     Placement,
@@ -29,8 +31,9 @@ from ksched.bus.messages import (
     RequeueRequest,
     UnreserveRequest,
 )
-from ksched.bus.streams import placement_consumer
+from ksched.bus.streams import ENDED_PLACEMENTS, ENDED_PLACEMENTS_TTL, placement_consumer
 from ksched.bus.subjects import Subjects
+from ksched.bus.tokens import encode_token
 from ksched.client.config import api_client
 from ksched.client.rest import Client
 from ksched.config.profile import build_frameworks
@@ -73,6 +76,11 @@ write failed) the placement is nak'ed and comes again, and the redelivery writes
 EVENT_DELIVERIES = 5
 """Deliveries of a bound placement after which a Scheduled event that still cannot be written is
 given up (the placement acknowledged, the event logged as lost)."""
+FORGET_RETRY_SECONDS = 120.0
+"""How long a forget no leading informer answered is sent again (0.5 s apart, doubling up to 5 s)."""
+ENDED_PUTS = 5
+"""Tries to store a failed placement's record (0.1 s apart, doubling) before its placement is kept
+and tried again instead of forgotten."""
 ENDED_KEPT = 100_000
 """Placement ids of failed bindings a binder remembers (a redelivery of their message comes within
 seconds: its nak's delay, or the ack wait)."""
@@ -111,6 +119,20 @@ def _event_ns(p: Placement) -> int | None:
     return int(p.assumed_at * 1e9) if p.assumed_at else None
 
 
+class _PodList(msgspec.Struct):
+    items: list[Pod] = msgspec.field(default_factory=list)
+
+
+class NotEnded(Exception):
+    """A failed placement's record could not be stored, or a redelivered placement's pod could not be
+    read: its assumption is not forgotten (the placement is tried again)."""
+
+
+class BoundBefore(Exception):
+    """A redelivered placement whose binding cycle failed finds its pod bound to its node: an earlier
+    delivery bound it, and this one owes only its Scheduled event."""
+
+
 def pod_gone(status: Status) -> bool:
     err = status.error
     return getattr(err, "code", 0) == 404 or "not found" in status.message
@@ -146,6 +168,13 @@ class BinderService:
         #: for another placement's unwritten event) does not bind them after all (the oldest go
         #: first past ENDED_KEPT)
         self._ended: OrderedDict[str, str] = OrderedDict()
+        #: the binders' shared records of failed placements (bucket ``P_ended``): written before an
+        #: assumption is forgotten, read when a message comes again (to any binder)
+        self.ended_kv: TypedKV[EndedPlacement] | None = None
+        #: placement ids of a message delivered again whose record could not be read
+        self._unknown: set[str] = set()
+        #: placement ids of messages delivered more than once, being bound
+        self._redelivered: set[str] = set()
         self._draining = False
         self.busy = 0
         metrics.BUSY_WORKERS.set_function(lambda: self.busy)  # the last binder of a process wins
@@ -164,6 +193,9 @@ class BinderService:
             **common.nats_credentials.connect_kwargs(),
         )
         await ensure_streams(self.bus)
+        self.ended_kv = await TypedKV.open(
+            self.bus, ENDED_PLACEMENTS, EndedPlacement, ttl=ENDED_PLACEMENTS_TTL
+        )
         self.tracer.start(self.bus)
         self.use_api(await binder_api(common, self.options.workers))
         self.consumer = await PullConsumer.create(
@@ -254,6 +286,9 @@ class BinderService:
                 )
         events: list[asyncio.Future[bool]] = []
         try:
+            if self.ended_kv is not None and delivery.num_delivered > 1:
+                self._redelivered.update(p.placement_id for p in placements)
+                await self._ended_elsewhere(self.ended_kv, placements)
             if len(placements) == 1:
                 results = [await self._handle_one(placements[0])]
             else:
@@ -263,6 +298,7 @@ class BinderService:
             raise
         finally:
             for p in placements:
+                self._redelivered.discard(p.placement_id)
                 self._parents.pop(p.placement_id, None)
                 if (written := self._events.pop(p.placement_id, None)) is not None:
                     events.append(written)
@@ -278,6 +314,88 @@ class BinderService:
         # placement unacknowledged: whoever takes it over finds the pod bound and writes the event);
         # the worker goes on, its next placement waiting for room in the reporter's backlog.
         self.tasks.job("ack-after-events", self._ack_after_events(delivery, events, keepalive))
+
+    async def _ended_elsewhere(self, kv: TypedKV[EndedPlacement], placements: list[Placement]) -> None:
+        """A message delivered again: note the placements whose binding failed at any binder (their
+        records in ``P_ended``), so that none of them is bound now. A record that cannot be read
+        leaves its placement unknown: it is tried again later ("retry"), not bound."""
+        unknown = [p for p in placements if p.placement_id not in self._ended]
+
+        async def read(p: Placement) -> None:
+            try:
+                record = await kv.get(encode_token(p.placement_id))
+            except Exception as exc:
+                log.warning("record of placement %s not read (%r): not bound now", p.placement_id, exc)
+                self._unknown.add(p.placement_id)
+                return
+            if record is not None:
+                self._remember_ended(p.placement_id, "failed")
+
+        await asyncio.gather(*(read(p) for p in unknown))
+
+    def _remember_ended(self, placement_id: str, result: str) -> None:
+        self._ended[placement_id] = result
+        while len(self._ended) > ENDED_KEPT:
+            self._ended.popitem(last=False)
+
+    async def _bound_before(self, p: Placement, binding: bool = False) -> None:
+        """A redelivered placement's binding cycle failed (Permit, PreBind, or a Binding the API
+        server refused while restarting): if its pod is bound to its node already, an earlier
+        delivery bound it and died before acknowledging, so it is no failure (:class:`BoundBefore`:
+        nothing undone, its Scheduled event written); a pod that cannot be read raises
+        :class:`NotEnded`. Nothing for a first delivery. The pod is read by a list of its name (the
+        role of deploy/base/rbac.yaml may list pods, not get one)."""
+        if (p.placement_id not in self._redelivered and not binding) or self.api is None:
+            return
+        path = f"/api/v1/namespaces/{quote(p.namespace, safe='')}/pods"
+        try:
+            code, body = await self.api.request(
+                "GET", path, query={"fieldSelector": f"metadata.name={p.name}"}
+            )
+        except Exception as exc:
+            raise NotEnded(p.placement_id) from exc
+        if code != 200:
+            raise NotEnded(p.placement_id)
+        try:
+            pods = msgspec.json.decode(body, type=_PodList).items
+        except DECODE_ERRORS as exc:
+            raise NotEnded(p.placement_id) from exc
+        if any(pod.metadata.uid == p.pod_uid and pod.spec.node_name == p.node_name for pod in pods):
+            raise BoundBefore(p.placement_id)
+
+    def _report_scheduled(self, p: Placement) -> None:
+        """Write ``p``'s Scheduled event (named by the placement) and hold its acknowledgement for it."""
+        if self.reporter is not None:
+            ref = PodRef(p.namespace, p.name, p.pod_uid)
+            written = self.reporter.scheduled(ref, p.node_name, _event_ns(p), controller=p.profile)
+            self._event_written(p, written)
+
+    async def _record_ended(self, p: Placement, reason: str) -> None:
+        """Store that ``p``'s binding failed before its assumption is forgotten (the informer may then
+        place the pod, or others on that node, anew), so that no binder binds it when its message
+        comes again (a batch nak'ed for another placement's event, a binder killed before its ack).
+        A put whose acknowledgement does not come may be stored: it is sent again; raises
+        :class:`NotEnded` if it cannot be stored within a few tries."""
+        if self.ended_kv is None:  # no bus (the in-process harness): this binder's memory only
+            return
+        record = EndedPlacement(
+            placement_id=p.placement_id,
+            pod_uid=p.pod_uid,
+            node_name=p.node_name,
+            reason=reason,
+            binder=self.options.common.identity,
+        )
+        delay = 0.1
+        for attempt in range(ENDED_PUTS):
+            try:
+                await self.ended_kv.put(encode_token(p.placement_id), record)
+                return
+            except Exception as exc:
+                log.warning("record of failed placement %s not stored (%r)", p.placement_id, exc)
+                if attempt + 1 < ENDED_PUTS:
+                    await asyncio.sleep(delay)
+                    delay *= 2
+        raise NotEnded(p.placement_id)
 
     async def _ack_after_events(
         self,
@@ -305,23 +423,37 @@ class BinderService:
     async def _handle_one(self, p: Placement, in_batch: bool = False) -> str:
         started = time.perf_counter()
         with pod_logging(f"{p.namespace}/{p.name}", p.node_name, p.profile, p.trace_id):
+            if p.placement_id in self._unknown:
+                self._unknown.discard(p.placement_id)
+                return "retry"
             ended = self._ended.get(p.placement_id)
             if ended is not None:
                 # Its binding failed on an earlier delivery and the informer forgot it: the pod may
                 # be placed elsewhere by now, and whatever this node took meanwhile did not count it.
                 log.info("placement %s delivered again, already ended (%s): not bound", p.placement_id, ended)
+                if ended == "failed":
+                    # Its forget may never have reached a leading informer (a new leader restored
+                    # the assumption from the ledger and published it again): forget it again (the
+                    # informer forgets only this placement's assumption).
+                    await self._forget(p, "its binding failed on an earlier delivery")
                 return ended
             try:
                 result = await self.bind(p)
+            except NotEnded:
+                log.warning("placement %s failed, its outcome unknown: kept, tried again", p.placement_id)
+                result = "retry"
+            except BoundBefore:
+                log.info("placement %s delivered again, its pod bound there before: a repeat", p.placement_id)
+                if _event_ns(p) is not None:
+                    self._report_scheduled(p)
+                result = "bound"
             except Exception as exc:
                 log.exception(
                     "placement %s of %s/%s failed unexpectedly", p.placement_id, p.namespace, p.name
                 )
                 result = f"error: {exc}"
         if result in ("failed", "gone"):
-            self._ended[p.placement_id] = result
-            while len(self._ended) > ENDED_KEPT:
-                self._ended.popitem(last=False)
+            self._remember_ended(p.placement_id, result)
         if in_batch and result == "bound":
             fault_point(MID_BATCH)
         metrics.BIND_DURATION.observe(time.perf_counter() - started)
@@ -367,6 +499,7 @@ class BinderService:
             result = "allowed" if st is None else "rejected"
             self._trace(p, Phase.PERMIT_WAIT, since, result=result, plugins=sorted(p.permit_waits))
             if st is not None:
+                await self._bound_before(p)
                 self._write_results(p, state)
                 await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
                 return "failed"
@@ -375,6 +508,7 @@ class BinderService:
         st = await fw.run_pre_bind_plugins(state, pi, p.node_name)
         self._trace(p, Phase.PREBIND, since, node=p.node_name, ok=st is None)
         if st is not None:
+            await self._bound_before(p)
             await self._unreserve_api(fw, state, pi, p.node_name)
             self._write_results(p, state)
             await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
@@ -383,6 +517,10 @@ class BinderService:
         st = await fw.run_binding(state, pi, p.node_name)
         redelivered = st is not None and already_bound_to(st, p.node_name)
         if st is not None and not redelivered:
+            if not pod_gone(st):
+                # on any delivery: a Binding sent again after its connection failed may meet a
+                # refusal (403 while a restarted API server loads its RBAC) though the first applied
+                await self._bound_before(p, binding=True)
             await self._unreserve_api(fw, state, pi, p.node_name)
             if pod_gone(st):
                 self._trace(
@@ -402,21 +540,13 @@ class BinderService:
             # No read of the events first: kube-scheduler's role may create events, not list them.
             # A placement without the time that names its event (an older scheduler's) sends none.
             self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt, redelivered=True)
-            name_ns = _event_ns(p)
-            if self.reporter is not None and name_ns is not None:
-                ref = PodRef(p.namespace, p.name, p.pod_uid)
-                self._event_written(
-                    p, self.reporter.scheduled(ref, p.node_name, name_ns, controller=p.profile)
-                )
+            if _event_ns(p) is not None:
+                self._report_scheduled(p)
             return "bound"
         self._trace(p, Phase.BOUND, since, node=p.node_name, attempt=p.attempt)
         log.debug("Successfully bound pod to node (attempt %d)", p.attempt)
         self._write_results(p, state)
-        ref = PodRef(p.namespace, p.name, p.pod_uid)
-        if self.reporter is not None:
-            self._event_written(
-                p, self.reporter.scheduled(ref, p.node_name, _event_ns(p), controller=p.profile)
-            )
+        self._report_scheduled(p)
         await fw.run_post_bind_plugins(state, pi, p.node_name)
         metrics.POD_SCHEDULING_ATTEMPTS.observe(max(p.attempt, 1))
         since_queued = p.initial_attempt_at or p.assumed_at  # assumed_at: placements of older schedulers
@@ -478,15 +608,42 @@ class BinderService:
             inbox.put_nowait(decision)
 
     async def _forget(self, p: Placement, reason: str) -> None:
-        assert self.bus is not None
+        """Ask the informer to forget ``p``'s assumption; unanswered by a leading, synced informer
+        (leaders changing), it is asked again in the background for FORGET_RETRY_SECONDS: the next
+        leader restores the assumption from the ledger, and its publish of the placement again may
+        be dropped as a duplicate, so nothing else would forget it before it expires."""
         request = ForgetRequest.of(p, reason)
-        with contextlib.suppress(Exception):
-            await self.bus.request(endpoints.FORGET, request, timeout=5, trace_id=p.trace_id)
+        if not await self._forget_once(request, p.trace_id):
+            self.tasks.job("forget-again", self._forget_again(request, p.trace_id))
+
+    async def _forget_once(self, request: ForgetRequest, trace_id: str) -> bool:
+        """Whether a leading informer done restoring answered ``request`` (forgotten, or no such
+        assumption)."""
+        assert self.bus is not None
+        try:
+            reply = await self.bus.request(endpoints.FORGET, request, timeout=5, trace_id=trace_id)
+        except Exception:
+            return False
+        return reply.ok or reply.code not in ("NotLeader", "NotReady")
+
+    async def _forget_again(self, request: ForgetRequest, trace_id: str) -> None:
+        deadline, pause = time.monotonic() + FORGET_RETRY_SECONDS, 0.5
+        while time.monotonic() < deadline:
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 5.0)
+            if await self._forget_once(request, trace_id):
+                return
+        log.warning(
+            "forget of placement %s answered by no leading informer in %.0f s",
+            request.placement_id,
+            FORGET_RETRY_SECONDS,
+        )
 
     async def _fail(self, p: Placement, reason: str, plugins: list[str] | None = None) -> None:
         """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""
         assert self.bus is not None
         log.info("binding %s/%s to %s failed: %s", p.namespace, p.name, p.node_name, reason)
+        await self._record_ended(p, reason)  # raises NotEnded: nothing forgotten, tried again
         self._trace(p, Phase.BIND_FAILED, None, node=p.node_name, reason=reason, plugins=plugins or [])
         await self._forget(p, reason)
         unreserve = UnreserveRequest(

@@ -247,6 +247,11 @@ class Ledger:
             self._seq.pop(key, None)
         return key, left
 
+    def placement_of(self, uid: str) -> Placement | None:
+        """The recorded placement ``uid`` is assumed by (None if none is recorded)."""
+        key = self._key_of.get(uid)
+        return self._open.get(key, {}).get(uid) if key is not None else None
+
     def confirmed(self, uid: str) -> None:
         """The watch shows the assumed pod bound or deleted: its entry goes once all of it is."""
         taken = self._untrack(uid)

@@ -347,9 +347,16 @@ class InformerService:
         with pod_logging(f"{req.namespace}/{req.name}", req.node_name, trace_id=trace_id):
             if not self.acting():
                 return Ack(ok=False, code="NotLeader", reason="this informer no longer leads")
+            if not self.ready:  # the ledger not restored yet: the assumption may be about to come back
+                return Ack(ok=False, code="NotReady", reason="restoring the ledger")
             assumption = self.cache.assumed.get(req.pod_uid)
             if assumption is None or assumption.node != req.node_name:
                 return Ack(ok=False, code="NotAssumed", reason="no such assumption")
+            recorded = self.ledger.placement_of(req.pod_uid)
+            if recorded is not None and req.placement_id and recorded.placement_id != req.placement_id:
+                # a forget sent again (a binder skipping a placement it failed) after the pod was
+                # forgotten and placed on the same node anew: not this placement's assumption
+                return Ack(ok=False, code="NotAssumed", reason=f"assumed by {recorded.placement_id}")
             self.ledger.forget(req.pod_uid)
             await self.ledger.drop(req.pod_uid)
             return Ack()
@@ -410,15 +417,31 @@ class InformerService:
         return await self.reporter.write_pod_group_condition(namespace, name, ("True", REASON_SCHEDULED, ""))
 
     async def _record_commit(self, placements: list[Placement], commit: GangCommit) -> None:
-        """Every member's ledger entry, then the commit record: the commit point."""
+        """Every member's ledger entry, then the commit record: the commit point. A record put that
+        raises may be stored all the same (a nats-server paused past the timeout stores it when it
+        resumes; a successor would then restore and publish the members): the members stay assumed
+        and the record is put again under the same key until stored, so nothing is published before
+        it is and nothing is forgotten that a successor would bind. It gives up (raises: the commit
+        is rolled back) only once this informer no longer acts or a member's assumption expired;
+        nothing is published then, and the entries stay for a successor to decide by the record."""
         assert self.commits_kv is not None
         try:
             await self.ledger.put_each(placements)
-            await self.commits_kv.put(encode_token(commit.commit_id), commit)
         except Exception:
             for p in placements:  # best effort: a successor drops entries without a commit record anyway
                 await self.ledger.drop(p.pod_uid)
             raise
+        key, delay = encode_token(commit.commit_id), 0.05
+        while True:
+            try:
+                await self.commits_kv.put(key, commit)
+                return
+            except Exception as exc:
+                if not self.acting() or any(p.pod_uid not in self.cache.assumed for p in placements):
+                    raise
+                log.warning("commit record %s not acknowledged (%r): putting it again", commit.commit_id, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     async def _drop_commit(self, commit_id: str) -> None:
         if self.commits_kv is not None:

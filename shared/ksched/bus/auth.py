@@ -23,7 +23,12 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ksched.bus.streams import assumed_ledger_bucket, gang_commits_bucket, legacy_assumed_ledger_bucket
+from ksched.bus.streams import (
+    assumed_ledger_bucket,
+    ended_placements_bucket,
+    gang_commits_bucket,
+    legacy_assumed_ledger_bucket,
+)
 from ksched.bus.subjects import DEFAULT_PREFIX, Subjects
 
 SERVICES = ("informer", "queue", "scheduler", "binder", "ui")
@@ -200,6 +205,7 @@ def service_permissions(subjects: Subjects) -> dict[str, Permissions]:
                 *observability,
                 *_manage_streams(every_stream),
                 *_durable_pull_consumer(s.placement_stream, s.placement_consumer),
+                *_kv_bucket(ended_placements_bucket(s)),
             ),
             subscribe=(s.permit_all, inbox),
         ),

@@ -35,6 +35,7 @@ __all__ = [
     "DoneBatchRequest",
     "DoneOutcome",
     "DoneRequest",
+    "EndedPlacement",
     "FeedBatch",
     "ForgetRequest",
     "GangCommit",
@@ -529,6 +530,18 @@ class GangCommit(Message, kw_only=True):
     ts: float = 0.0
 
 
+class EndedPlacement(Message, kw_only=True):
+    """A binder's record of a placement whose binding failed (KV bucket ``P_ended``, key: the
+    placement id), written before its assumption is forgotten: a redelivery of its message, to any
+    binder, does not bind it."""
+
+    placement_id: str
+    pod_uid: str
+    node_name: str
+    reason: str = ""
+    binder: str = ""
+
+
 class AssumeRejectCode(StrEnum):
     POD_NOT_PENDING = "PodNotPending"
     ALREADY_ASSUMED = "AlreadyAssumed"
@@ -726,6 +739,7 @@ ALL_MESSAGE_TYPES: tuple[type[Message], ...] = (
     DoneBatchRequest,
     ForgetRequest,
     GangCommit,
+    EndedPlacement,
     Placement,
     PlacementBatch,
     PermitDecision,

@@ -46,6 +46,21 @@ GANG_COMMITS = "gangs"
 """Name of the informer's KV bucket of group-commit records, before the prefix."""
 
 
+ENDED_PLACEMENTS = "ended"
+"""Name of the binders' KV bucket of placements whose binding failed, before the prefix."""
+
+ENDED_PLACEMENTS_TTL = 3600.0
+"""Seconds a binder's record of a failed placement is kept: its message comes again within the
+work queue's ack wait or a nak's delay, unless NATS is down longer than this."""
+
+
+def ended_placements_bucket(subjects: Subjects) -> str:
+    """The binders' records of failed placements: ``P_ended`` (``TypedKV.open(bus, ENDED_PLACEMENTS,
+    EndedPlacement)``): a placement recorded there is not bound when its message comes again, to
+    this binder or another."""
+    return subjects.kv_bucket(ENDED_PLACEMENTS)
+
+
 def gang_commits_bucket(subjects: Subjects) -> str:
     """The commit records of gangs: ``P_gangs`` (``TypedKV.open(bus, GANG_COMMITS, GangCommit)``)."""
     return subjects.kv_bucket(GANG_COMMITS)

@@ -521,8 +521,17 @@ class LeaseElector:
     ) -> tuple[int, dict[str, Any] | None]:
         path = self._path if method == "POST" else f"{self._path}/{self.config.name}"
         status, data = await self.api.request_once(method, path, body, timeout=self.config.renew_deadline)
+        return status, json_object(data)
+
+
+def json_object(data: bytes) -> dict[str, Any] | None:
+    """An answer's JSON object; None for an empty body or one that is not JSON (the plain-text
+    "Too many requests" of a 429), so that the error reads "HTTP 429", not a decode error."""
+    try:
         doc = json.loads(data) if data else None
-        return status, doc if isinstance(doc, dict) else None
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def _describe(status: int, doc: dict[str, Any] | None) -> str:
