@@ -16,10 +16,14 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ksched.api.core import Pod
 from ksched.bus.messages import ForgetRequest, RequeueRequest, UnreserveRequest
+from ksched.client.config import api_client
 from ksched.client.rest import Client
 from ksched.framework.testing import make_pod
 from tests import kube
 from tests.binder.harness import SCHEDULER, BinderHarness
+from tests.deploy.rbac import grants_of
+from tests.deploy.test_manifests import render
+from tests.e2e.test_rbac import calls_of_client
 
 NS = "binder-harness"
 
@@ -200,3 +204,27 @@ async def test_a_binding_refused_for_a_pod_bound_there_is_a_success(
     harness.service.frameworks[placement.profile].plugins.bind.insert(0, RefusesBinding())
     assert await harness.service._handle_one(placement) == "bound"
     assert harness.outbox.sent == []  # nothing forgotten or requeued
+
+
+async def test_the_check_of_a_refused_binding_calls_only_what_the_binders_role_grants(
+    k8s_api: ApiClient, kubesim_kubeconfig: Any
+) -> None:
+    """The pod read after a refused Binding is one deploy/base's binder role grants (``get``; a list
+    would be refused by the real API server for the binder's ServiceAccount, leaving the placement
+    neither failed nor bound)."""
+    component = f"ksched-binder-check-{uuid.uuid4().hex[:6]}"
+    with contextlib.suppress(ApiException):  # the session kubesim may have it already
+        await CoreV1Api(k8s_api).create_namespace(kube.body({"metadata": {"name": NS}}))
+    async with await api_client(str(kubesim_kubeconfig), component=component) as api:
+        harness = BinderHarness(api)
+        try:
+            pod = await pending(k8s_api, "refused")
+            placement = await harness.placement(pod, "node-a")
+            harness.service.frameworks[placement.profile].plugins.bind.insert(0, RefusesBinding())
+            assert await harness.service._handle_one(placement) == "failed"  # not bound there: a failure
+            calls = await calls_of_client(api, component)
+        finally:
+            await harness.close()
+            await CoreV1Api(k8s_api).delete_collection_namespaced_pod(NS, grace_period_seconds=0)
+    assert ("", "pods", "get") in calls  # the check ran
+    assert calls - grants_of(render("base"), "ksched-binder") == set()

@@ -65,23 +65,32 @@ dropin_stack = stack_fixture(
 )
 
 
-async def calls_by_service(api: ApiClient) -> dict[str, set[Grant]]:
-    """(group, resource[/subresource], verb) per ksched service, from kubesim's /metrics."""
-    async with Client(api.configuration) as metrics:
-        status, data = await metrics.request("GET", "/metrics")
+async def calls_by_client(metrics: Client) -> dict[str, set[Grant]]:
+    """(group, resource[/subresource], verb) per client (its User-Agent's component), from
+    kubesim's /metrics read through ``metrics``."""
+    status, data = await metrics.request("GET", "/metrics")
     assert status == 200, data[:200]
-    text = data.decode()
-    calls: dict[str, set[Grant]] = {service: set() for service in SERVICES}
-    for line in text.splitlines():
+    calls: dict[str, set[Grant]] = {}
+    for line in data.decode().splitlines():
         sample = _SAMPLE.match(line)
         if not sample:
             continue
         labels = dict(_LABEL.findall(sample["labels"]))
-        service = labels["client"].removeprefix("ksched-")
-        if service in calls:
-            resource = labels["resource"] + (f"/{labels['subresource']}" if labels["subresource"] else "")
-            calls[service].add((labels["group"], resource, labels["verb"]))
+        resource = labels["resource"] + (f"/{labels['subresource']}" if labels["subresource"] else "")
+        calls.setdefault(labels["client"], set()).add((labels["group"], resource, labels["verb"]))
     return calls
+
+
+async def calls_of_client(metrics: Client, component: str) -> set[Grant]:
+    """What the client naming ``component`` called, as :func:`calls_by_client` reads it."""
+    return (await calls_by_client(metrics)).get(component, set())
+
+
+async def calls_by_service(api: ApiClient) -> dict[str, set[Grant]]:
+    """(group, resource[/subresource], verb) per ksched service, from kubesim's /metrics."""
+    async with Client(api.configuration) as metrics:
+        by_client = await calls_by_client(metrics)
+    return {service: by_client.get(f"ksched-{service}", set()) for service in SERVICES}
 
 
 async def _priority_classes(api: ApiClient) -> None:

@@ -119,10 +119,6 @@ def _event_ns(p: Placement) -> int | None:
     return int(p.assumed_at * 1e9) if p.assumed_at else None
 
 
-class _PodList(msgspec.Struct):
-    items: list[Pod] = msgspec.field(default_factory=list)
-
-
 class NotEnded(Exception):
     """A failed placement's record could not be stored, or a redelivered placement's pod could not be
     read: its assumption is not forgotten (the placement is tried again)."""
@@ -343,24 +339,24 @@ class BinderService:
         server refused while restarting): if its pod is bound to its node already, an earlier
         delivery bound it and died before acknowledging, so it is no failure (:class:`BoundBefore`:
         nothing undone, its Scheduled event written); a pod that cannot be read raises
-        :class:`NotEnded`. Nothing for a first delivery. The pod is read by a list of its name (the
-        role of deploy/base/rbac.yaml may list pods, not get one)."""
+        :class:`NotEnded`. Nothing for a first delivery. The pod is read by a GET (deploy/base/rbac.yaml
+        grants the binder ``get`` on pods, not ``list``, as kube-scheduler's role grants ``get``)."""
         if (p.placement_id not in self._redelivered and not binding) or self.api is None:
             return
-        path = f"/api/v1/namespaces/{quote(p.namespace, safe='')}/pods"
+        path = f"/api/v1/namespaces/{quote(p.namespace, safe='')}/pods/{quote(p.name, safe='')}"
         try:
-            code, body = await self.api.request(
-                "GET", path, query={"fieldSelector": f"metadata.name={p.name}"}
-            )
+            code, body = await self.api.request("GET", path)
         except Exception as exc:
             raise NotEnded(p.placement_id) from exc
+        if code == 404:
+            return  # gone: not bound by an earlier delivery, the failure stands
         if code != 200:
             raise NotEnded(p.placement_id)
         try:
-            pods = msgspec.json.decode(body, type=_PodList).items
+            pod = msgspec.json.decode(body, type=Pod)
         except DECODE_ERRORS as exc:
             raise NotEnded(p.placement_id) from exc
-        if any(pod.metadata.uid == p.pod_uid and pod.spec.node_name == p.node_name for pod in pods):
+        if pod.metadata.uid == p.pod_uid and pod.spec.node_name == p.node_name:
             raise BoundBefore(p.placement_id)
 
     def _report_scheduled(self, p: Placement) -> None:
