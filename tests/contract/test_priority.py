@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -96,7 +97,17 @@ async def global_default(api: ApiClient, cluster: Cluster) -> AsyncIterator[str]
 async def test_global_default_applies_to_pods_without_a_class(
     api: ApiClient, cluster: Cluster, global_default: str
 ) -> None:
-    pod = await create_pod(api, cluster.namespace, unique("defaulted"))
+    # the real API server's Priority admission reads PriorityClasses from its informer: a class just
+    # created applies once that cache has it (kubesim's at once). Until then a pod gets priority 0.
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while True:
+        pod = await create_pod(api, cluster.namespace, unique("defaulted"))
+        if pod.spec.priority == 42 or loop.time() > deadline:
+            break
+        core = client.CoreV1Api(api)
+        await core.delete_namespaced_pod(pod.metadata.name, cluster.namespace, grace_period_seconds=0)
+        await asyncio.sleep(0.1)
     assert pod.spec.priority == 42
     assert pod.spec.priority_class_name == global_default
     with pytest.raises(ApiException) as info:
