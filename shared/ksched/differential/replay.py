@@ -3,13 +3,16 @@ profile the real scheduler used, with ``--seed 1``."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import yaml
 
 from ksched.api.files import decode_objects
 from ksched.config import parse_config
+from ksched.differential.extender import score_key
 from ksched.differential.model import (
     ADD_NODE,
     CORDON,
@@ -37,8 +40,25 @@ def simulate(
     gates = FeatureGates.parse(GANG_GATES) if gangs else FeatureGates()
     config = parse_config(yaml.safe_dump(config_document([profile] if profile else [])), gates=gates)
     located = [(f"{kind} {name}", obj) for obj, (kind, name) in ((o, identity(o)) for o in objects)]
-    outcomes = decide(decode_objects(located, skipped=[]), config, seed, gates)
-    return {o.pod: o.to_json() for o in outcomes}
+    objs = decode_objects(located, skipped=[])
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        outcomes = decide(objs, config, seed, gates)
+    else:  # the harness's loop runs: the extenders' calls run a loop of their own, in a thread
+        with ThreadPoolExecutor(1) as pool:
+            outcomes = pool.submit(decide, objs, config, seed, gates).result()
+    return {o.pod: _renamed(o.to_json()) for o in outcomes}
+
+
+def _renamed(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with the harness's extenders' scores under ``extender/NAME`` (as the answers have
+    them), not their urlPrefix."""
+    entry["scores"] = {
+        node: {score_key(plugin) or plugin: score for plugin, score in scores.items()}
+        for node, scores in entry["scores"].items()
+    }
+    return entry
 
 
 def replay_group(objects: list[Obj], profile: Obj | None) -> list[dict[str, Any]]:
