@@ -475,7 +475,7 @@ def test_the_dry_runs_errors_compare_in_any_order() -> None:
     head = "0/4 nodes are available: 4 ext-b: rack over its power budget. preemption: "
     one = 'expected at least one victim pod on node "n1"'
     two = 'expected at least one victim pod on node "n2"'
-    golden = {"pod": "ns/p", "node": None, "feasible": [], "message": f"{head}[{one}, {two}]"}
+    golden: dict[str, Any] = {"pod": "ns/p", "node": None, "feasible": [], "message": f"{head}[{one}, {two}]"}
     assert compare(golden, {"node": None, "message": f"{head}[{two}, {one}]"})[0]["f-full"]
     assert not compare(golden, {"node": None, "message": f"{head}[{one}]"})[0]["f-full"]
     assert order_free(f"{head}[{two}, other]") == f"{head}[{two}, other]"
