@@ -80,9 +80,10 @@ def replay(
     setup = [o for o in objects if not (_is_pending(o) and key(o) in decided)]
     out: dict[str, dict[str, Any]] = {}
     earlier: list[Obj] = []
+    victims: set[str] = set()
     for pod in pending:
         pod_key = key(pod)
-        ours = simulate([*setup, *earlier, pod], profile)
+        ours = simulate([*_terminating([*setup, *earlier], victims), pod], profile)
         if pod_key in ours:
             out[pod_key] = ours[pod_key]
         upstream = decided[pod_key]
@@ -90,6 +91,27 @@ def replay(
             earlier.append(_placed(pod, upstream["node"]))
         elif upstream.get("nominated"):
             earlier.append(_nominated(pod, upstream["nominated"]))
+            victims.update(upstream.get("victims") or [])
+    return out
+
+
+def _terminating(objects: list[Obj], victims: set[str]) -> list[Obj]:
+    """``objects`` with the pods an earlier pod's preemption deleted still there, terminating (with
+    the ``DisruptionTarget`` condition the preemption wrote), as the later pods meet them upstream: no
+    kubelet ends them, so they keep their node and their requests and stay potential victims of a
+    later preemption, and the preemptor's retry is not eligible while they terminate."""
+    out = []
+    for obj in objects:
+        if obj.get("kind") == "Pod" and key(obj) in victims:
+            obj = copy.deepcopy(obj)
+            obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+            obj["metadata"]["deletionGracePeriodSeconds"] = 30
+            status = obj.setdefault("status", {})
+            status["conditions"] = [
+                *(c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"),
+                {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+            ]
+        out.append(obj)
     return out
 
 
