@@ -171,8 +171,9 @@ class Pipeline(Upstream):
                         await asyncio.sleep(0.3)  # the nomination may come in a write of its own
                         status, body = await self.request("GET", object_path(pod))
                         st = (body or {}).get("status") or {}
-                        # the message as the first attempt wrote it: a retry may have come meanwhile
-                        # (a pod an extender refused is retried on any event, a victim's deletion too)
+                        for c in st.get("conditions") or []:
+                            if c.get("type") == "PodScheduled":
+                                cond = c
                         return {
                             "pod": key(pod),
                             "node": None,
