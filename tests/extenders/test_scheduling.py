@@ -400,6 +400,29 @@ async def test_extender_which_filters_out_some_nodes(server: ExtenderServer) -> 
     )
 
 
+async def test_nodes_the_plugins_refused_keep_their_reasons_when_an_extender_refuses_the_rest(
+    server: ExtenderServer,
+) -> None:
+    """The scheduler service's cycle (no ``explain``) with a vectorized in-tree filter: its search found
+    a node, so it left the refused nodes a placeholder status; the extender refusing the node found
+    must not leave the FitError's message and preemption without the in-tree reasons
+    (``ksched differential --categories extenders --pipeline``, seed 101)."""
+    small, big = {"cpu": "1", "memory": "1Gi", "pods": "10"}, {"cpu": "8", "memory": "8Gi", "pods": "10"}
+    nodes = [make_node("node1", allocatable=small), make_node("node2", allocatable=big)]
+    snapshot = make_snapshot(nodes)
+    fw = build_frameworks(parse_config(CONFIG), snapshot)["default-scheduler"]
+    fake = FakeExtender(predicates=[false_predicate])
+    pod = make_pod("p", containers=[container(requests={"cpu": "2"})])
+    async with with_extenders(fw, serve_all(server, [fake])):
+        with pytest.raises(FitError) as err:
+            await ScheduleAlgorithm(seed=1).schedule_pod_async(fw, CycleState(), PodInfo(pod))
+    statuses = err.value.diagnosis.node_to_status.statuses
+    assert statuses["node1"].reasons == ("Insufficient cpu",)
+    assert (
+        str(err.value) == '0/2 nodes are available: 1 FakeExtender: node "node2" failed, 1 Insufficient cpu.'
+    )
+
+
 # --- scores -------------------------------------------------------------------------------------------
 async def test_extender_scores_are_scaled_and_weighted_and_reported_under_its_name(
     server: ExtenderServer,

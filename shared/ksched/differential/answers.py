@@ -13,12 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ksched.differential.extender import score_key, weighted
 from ksched.differential.klog import Entry
 
 ATTEMPT = "Attempting to schedule pod"
 GROUP_ATTEMPT = "Attempting to schedule a pod belonging to a pod group"
 """A member's attempt in a pod group cycle (schedule_one_podgroup.go at V(4))."""
 SCORED = "Plugin scored node for pod"
+EXTENDER_SCORED = "Extender scored node for pod"
+"""An extender's raw score (schedule_one.go at V(10)), kept weighted under ``extender/NAME``."""
 TOTAL = "Calculated node's final score for pod"
 BOUND = "Successfully bound pod to node"
 NO_FIT = "Unable to schedule pod; no fit; waiting"
@@ -102,6 +105,10 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
                 out.nominated = values.get("nominatedNodeName") or None
         elif e.msg == SCORED:
             out.scores.setdefault(values["node"], {})[values["plugin"]] = int(values["score"])
+        elif e.msg == EXTENDER_SCORED and (name := score_key(values["extender"])) is not None:
+            out.scores.setdefault(values["node"], {})[name] = weighted(
+                values["extender"], int(values["score"])
+            )
         elif e.msg == TOTAL:
             out.totals[values["node"]] = int(values["score"])
         elif e.msg == BOUND:

@@ -8,10 +8,12 @@ server accepts; every object is plain data, created as it is (the API server app
 from __future__ import annotations
 
 import copy
+import json
 import random
 from collections.abc import Callable
 from typing import Any
 
+from ksched.differential.extender import ANNOTATION, EXTENDERS, resource
 from ksched.differential.model import (
     ADD_NODE,
     CORDON,
@@ -1053,6 +1055,53 @@ def _gangs(g: Gen) -> Case:
     return g.finish()
 
 
+EXTENDER_MESSAGES = {
+    "fail": ("node is draining", "no licence left on the node", "rack over its power budget"),
+    "unresolvable": ("node is in a retired rack",),
+}
+
+
+def _extenders(g: Gen) -> Case:
+    """The harness's own extenders (``ksched.differential.extender``): each pending pod requests the
+    managed resource of one to three of them and carries, in its annotation, what each answers (nodes
+    refused, some unresolvably, with a message per node; scores 0-10; an ignorable one's error)."""
+    for _ in range(g.rng.randint(2, 6)):
+        extra = {resource(name): "4" for name in EXTENDERS if g.chance(0.9)}
+        g.node(
+            g.pick(("1", "2", "4", "8")),
+            g.pick(("2Gi", "4Gi", "8Gi", "16Gi")),
+            zone=g.pick(("zone-a", "zone-b")),
+            extra=extra,
+        )
+    g.random_bound(0, 5, priorityClassName="low")
+    names = [str(n["metadata"]["name"]) for n in g.nodes]
+    for j in range(g.rng.randint(1, 3)):
+        chosen = g.some(EXTENDERS, 1)
+        plans: Obj = {}
+        for name in chosen:
+            spec = EXTENDERS[name]
+            the_plan: Obj = {}
+            if "filterVerb" in spec:
+                if spec.get("ignorable") and g.chance(0.2):
+                    the_plan["error"] = f"ext-{name}: backend unavailable"
+                refused = g.some(names, 0, len(names))
+                for node in refused:
+                    kind = "unresolvable" if g.chance(0.2) else "fail"
+                    the_plan.setdefault(kind, {})[node] = f"ext-{name}: {g.pick(EXTENDER_MESSAGES[kind])}"
+            if "prioritizeVerb" in spec:
+                the_plan["scores"] = {node: g.rng.randint(0, 10) for node in names if g.chance(0.8)}
+            plans[name] = the_plan
+        wanted = {resource(name): "1" for name in chosen}
+        requests = {**g.requests(cpu_max=3000, mem_max=4096), **wanted}
+        container = g.container("c")
+        container["resources"] = {"requests": requests, "limits": wanted}
+        spec_extra: Obj = {"priorityClassName": "high"} if g.chance(0.3) else {}
+        pod = g.pod(f"p{j}", [container], labels={"app": g.pick(APPS)}, **spec_extra)
+        pod["metadata"]["annotations"] = {ANNOTATION: json.dumps(plans, sort_keys=True)}
+        g.pending(pod)
+    return g.finish()
+
+
 GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "resources": _resources,
     "taints": _taints,
@@ -1068,6 +1117,7 @@ GENERATORS: dict[str, Callable[[Gen], Case]] = {
     "volumes": _volumes,
     "dra": _dra,
     "gangs": _gangs,
+    "extenders": _extenders,
 }
 CATEGORIES = tuple(GENERATORS)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ksched.differential.extender import base_url, extender_configs
+
 Obj = dict[str, Any]
 """A Kubernetes object as plain data (what the API server accepts and returns as JSON)."""
 
@@ -100,9 +102,10 @@ BACKOFF = 1
 """The batch's pod backoff, initial and maximal (seconds)."""
 
 
-def config_document(profiles: list[Obj], kubeconfig: str | None = None) -> Obj:
+def config_document(profiles: list[Obj], kubeconfig: str | None = None, extenders: bool = True) -> Obj:
     """A KubeSchedulerConfiguration with ``profiles`` (the default profile when empty), as the real
-    scheduler of a batch runs it (``kubeconfig``) and as ``ksched simulate`` reads it."""
+    scheduler of a batch runs it (``kubeconfig``) and as ``ksched simulate`` reads it; ``extenders``:
+    with the harness's own (``ksched.differential.extender``, served by this process)."""
     connection: Obj = {"qps": 5000, "burst": 5000}
     if kubeconfig:
         connection = {"kubeconfig": kubeconfig, **connection}
@@ -117,4 +120,5 @@ def config_document(profiles: list[Obj], kubeconfig: str | None = None) -> Obj:
         "podInitialBackoffSeconds": BACKOFF,
         "podMaxBackoffSeconds": BACKOFF,
         "profiles": profiles or [{"schedulerName": DEFAULT_SCHEDULER}],
+        **({"extenders": extender_configs(base_url())} if extenders else {}),
     }

@@ -3,13 +3,16 @@ profile the real scheduler used, with ``--seed 1``."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import yaml
 
 from ksched.api.files import decode_objects
 from ksched.config import parse_config
+from ksched.differential.extender import score_key
 from ksched.differential.model import (
     ADD_NODE,
     CORDON,
@@ -37,8 +40,25 @@ def simulate(
     gates = FeatureGates.parse(GANG_GATES) if gangs else FeatureGates()
     config = parse_config(yaml.safe_dump(config_document([profile] if profile else [])), gates=gates)
     located = [(f"{kind} {name}", obj) for obj, (kind, name) in ((o, identity(o)) for o in objects)]
-    outcomes = decide(decode_objects(located, skipped=[]), config, seed, gates)
-    return {o.pod: o.to_json() for o in outcomes}
+    objs = decode_objects(located, skipped=[])
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        outcomes = decide(objs, config, seed, gates)
+    else:  # the harness's loop runs: the extenders' calls run a loop of their own, in a thread
+        with ThreadPoolExecutor(1) as pool:
+            outcomes = pool.submit(decide, objs, config, seed, gates).result()
+    return {o.pod: _renamed(o.to_json()) for o in outcomes}
+
+
+def _renamed(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with the harness's extenders' scores under ``extender/NAME`` (as the answers have
+    them), not their urlPrefix."""
+    entry["scores"] = {
+        node: {score_key(plugin) or plugin: score for plugin, score in scores.items()}
+        for node, scores in entry["scores"].items()
+    }
+    return entry
 
 
 def replay_group(objects: list[Obj], profile: Obj | None) -> list[dict[str, Any]]:
@@ -60,9 +80,10 @@ def replay(
     setup = [o for o in objects if not (_is_pending(o) and key(o) in decided)]
     out: dict[str, dict[str, Any]] = {}
     earlier: list[Obj] = []
+    victims: set[str] = set()
     for pod in pending:
         pod_key = key(pod)
-        ours = simulate([*setup, *earlier, pod], profile)
+        ours = simulate([*_terminating([*setup, *earlier], victims), pod], profile)
         if pod_key in ours:
             out[pod_key] = ours[pod_key]
         upstream = decided[pod_key]
@@ -70,6 +91,27 @@ def replay(
             earlier.append(_placed(pod, upstream["node"]))
         elif upstream.get("nominated"):
             earlier.append(_nominated(pod, upstream["nominated"]))
+            victims.update(upstream.get("victims") or [])
+    return out
+
+
+def _terminating(objects: list[Obj], victims: set[str]) -> list[Obj]:
+    """``objects`` with the pods an earlier pod's preemption deleted still there, terminating (with
+    the ``DisruptionTarget`` condition the preemption wrote), as the later pods meet them upstream: no
+    kubelet ends them, so they keep their node and their requests and stay potential victims of a
+    later preemption, and the preemptor's retry is not eligible while they terminate."""
+    out = []
+    for obj in objects:
+        if obj.get("kind") == "Pod" and key(obj) in victims:
+            obj = copy.deepcopy(obj)
+            obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+            obj["metadata"]["deletionGracePeriodSeconds"] = 30
+            status = obj.setdefault("status", {})
+            status["conditions"] = [
+                *(c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"),
+                {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+            ]
+        out.append(obj)
     return out
 
 

@@ -78,7 +78,7 @@ def write_case(
     )
     if profile is not None:
         (folder / f"{name}.config.yaml").write_text(
-            yaml.safe_dump(config_document([profile]), sort_keys=False)
+            yaml.safe_dump(config_document([profile], extenders=False), sort_keys=False)
         )
     if steps:
         (folder / f"{name}.steps.yaml").write_text(yaml.safe_dump(steps, sort_keys=False))

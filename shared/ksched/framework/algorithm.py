@@ -250,7 +250,11 @@ class ScheduleAlgorithm:
         find_one = not (
             fw.has_score_plugins() or has_extender_filters(extenders) or has_extender_prioritizers(extenders)
         )
-        feasible = self._search(fw, state, pod, pre, diagnosis, explain, find_one)
+        # an extender may refuse every node the plugins kept: the FitError's message and preemption
+        # then need each node the plugins rejected with its real status, not the placeholder a search
+        # that found nodes leaves (its rejections materialized only when nothing fit)
+        filtering = any(ext.is_filter() and ext.is_interested(pod.pod) for ext in extenders)
+        feasible = self._search(fw, state, pod, pre, diagnosis, explain or filtering, find_one)
         nodes = [snapshot.nodes[r] for r in feasible.tolist()]
         try:
             passed = await find_nodes_that_pass_extenders(extenders, pod.pod, nodes, diagnosis)
