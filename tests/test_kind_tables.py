@@ -72,3 +72,19 @@ def test_the_queue_decodes_the_objects_of_every_event_resource_with_a_struct() -
     constants = {v for k, v in vars(EventResource).items() if k.isupper()}
     assert set(RESOURCE_TYPES) == constants - {EventResource.WILDCARD, EventResource.VOLUME_ATTACHMENT}
     assert RESOURCE_TYPES[EventResource.CSI_NODE] is lookup("storage.k8s.io", "CSINode").struct
+
+
+@pytest.mark.parametrize(
+    ("group", "kind", "namespace", "name", "sub", "path"),
+    [
+        ("", "Pod", "ns", "p-1", "binding", "/api/v1/namespaces/ns/pods/p-1/binding"),
+        ("", "Node", "", "n.1", "", "/api/v1/nodes/n.1"),
+        ("events.k8s.io", "Event", "ns", "e", "", "/apis/events.k8s.io/v1/namespaces/ns/events/e"),
+        ("", "Pod", "a/b", "x?y", "status", "/api/v1/namespaces/a%2Fb/pods/x%3Fy/status"),
+        ("", "Pod", "ns", "../nodes", "", "/api/v1/namespaces/ns/pods/..%2Fnodes"),
+    ],
+)
+def test_an_objects_path_quotes_its_segments(
+    group: str, kind: str, namespace: str, name: str, sub: str, path: str
+) -> None:
+    assert lookup(group, kind).object_path(namespace, name, sub) == path

@@ -12,13 +12,13 @@ import logging
 import time
 from collections import OrderedDict
 from typing import Any
-from urllib.parse import quote
 
 import msgspec
 from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
+from ksched.api.kinds import POD
 from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
 from ksched.bus.jetstream import Delivery, PullConsumer, TypedKV, ensure_streams
@@ -343,9 +343,8 @@ class BinderService:
         grants the binder ``get`` on pods, not ``list``, as kube-scheduler's role grants ``get``)."""
         if (p.placement_id not in self._redelivered and not binding) or self.api is None:
             return
-        path = f"/api/v1/namespaces/{quote(p.namespace, safe='')}/pods/{quote(p.name, safe='')}"
         try:
-            code, body = await self.api.request("GET", path)
+            code, body = await self.api.request("GET", POD.object_path(p.namespace, p.name))
         except Exception as exc:
             raise NotEnded(p.placement_id) from exc
         if code == 404:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import msgspec
 
@@ -74,7 +75,21 @@ class Kind:
     def path(self, namespace: str = "") -> str:
         """The collection's path: ``/api/v1/pods``, ``/apis/apps/v1/namespaces/ns/replicasets``."""
         root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        return f"{root}/namespaces/{namespace}/{self.plural}" if namespace else f"{root}/{self.plural}"
+        return (
+            f"{root}/namespaces/{_segment(namespace)}/{self.plural}" if namespace else f"{root}/{self.plural}"
+        )
+
+    def object_path(self, namespace: str, name: str, subresource: str = "") -> str:
+        """One object's path, or its subresource's: ``/api/v1/namespaces/ns/pods/p/binding``
+        (``namespace`` empty for a cluster-scoped kind). Namespace and name are quoted as path
+        segments, so a name the API would refuse cannot reach another path."""
+        path = f"{self.path(namespace)}/{_segment(name)}"
+        return f"{path}/{subresource}" if subresource else path
+
+
+def _segment(value: str) -> str:
+    """``value`` as one URL path segment (``/`` and ``%`` quoted)."""
+    return quote(value, safe="")
 
 
 #: Every kind ksched reads or kubesim serves. The first kind of a name with a Struct is the one an
@@ -202,6 +217,17 @@ BY_NAME: dict[str, Kind] = {k.kind: k for k in reversed(KINDS) if k.struct is no
 def lookup(group: str, kind: str) -> Kind:
     """The registered kind ``kind`` of API group ``group`` (``""``: core); KeyError if none."""
     return _BY_GROUP_KIND[(group, kind)]
+
+
+#: The kinds whose single objects ksched's components read or write by path (:meth:`Kind.object_path`).
+POD = lookup("", "Pod")
+NODE = lookup("", "Node")
+PERSISTENT_VOLUME = lookup("", "PersistentVolume")
+PERSISTENT_VOLUME_CLAIM = lookup("", "PersistentVolumeClaim")
+CSI_NODE = lookup("storage.k8s.io", "CSINode")
+RESOURCE_CLAIM = lookup("resource.k8s.io", "ResourceClaim")
+EVENT = lookup("events.k8s.io", "Event")
+POD_GROUP = lookup("scheduling.k8s.io", "PodGroup")
 
 
 def decoding(api_version: object, kind: str) -> Kind | None:

@@ -560,9 +560,13 @@ def violations(pods: Sequence[Pod], node_names: Sequence[str]) -> list[str]:
                 labels = q.metadata.labels or {}
                 if all(labels.get(k) == v for k, v in wanted.items()):
                     counts[q.spec.node_name] += 1
-            skew = max(counts.values()) - min(counts.values())
+            most, least = max(counts, key=counts.__getitem__), min(counts, key=counts.__getitem__)
+            skew = counts[most] - counts[least]
             if skew > c.max_skew:
-                out.append(f"topology spread {key}: skew {skew} > {c.max_skew}")
+                out.append(
+                    f"topology spread {key}: skew {skew} > {c.max_skew}"
+                    f" ({counts[most]} on {most}, {counts[least]} on {least})"
+                )
     return out
 
 

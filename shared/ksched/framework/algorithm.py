@@ -253,7 +253,7 @@ class ScheduleAlgorithm:
         # an extender may refuse every node the plugins kept: the FitError's message and preemption
         # then need each node the plugins rejected with its real status, not the placeholder a search
         # that found nodes leaves (its rejections materialized only when nothing fit)
-        filtering = any(ext.is_filter() and ext.is_interested(pod.pod) for ext in extenders)
+        filtering = has_extender_filters(extenders, pod.pod)
         feasible = self._search(fw, state, pod, pre, diagnosis, explain or filtering, find_one)
         nodes = [snapshot.nodes[r] for r in feasible.tolist()]
         try:

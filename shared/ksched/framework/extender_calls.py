@@ -55,8 +55,9 @@ def call_error(ext: Extender, verb: str, exc: BaseException) -> ExtenderError:
     return ExtenderError(f"extender {ext.name} {verb}: {exc!r}")
 
 
-def has_extender_filters(extenders: Sequence[Extender]) -> bool:
-    return any(ext.is_filter() for ext in extenders)
+def has_extender_filters(extenders: Sequence[Extender], pod: Pod | None = None) -> bool:
+    """Whether an extender filters (with ``pod``: one interested in that pod)."""
+    return any(ext.is_filter() and (pod is None or ext.is_interested(pod)) for ext in extenders)
 
 
 def has_extender_prioritizers(extenders: Sequence[Extender]) -> bool:

@@ -14,11 +14,11 @@ import json
 import time
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import quote
 
 import aiohttp
 import msgspec
 
+from ksched.api.kinds import POD
 from ksched.client.rest import Client
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.handle import Handle
@@ -76,7 +76,7 @@ binding fails: its outcome is unknown until the API server answers."""
 
 def binding_path(namespace: str, name: str) -> str:
     """The pods/binding subresource of ``namespace/name`` (path segments escaped as the typed client does)."""
-    return f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}/binding"
+    return POD.object_path(namespace, name, "binding")
 
 
 class DefaultBinder:

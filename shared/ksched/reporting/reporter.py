@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from ksched.api.kinds import EVENT, POD, POD_GROUP
 from ksched.api.scheduling import POD_GROUP_SCHEDULED, REASON_SCHEDULED
 from ksched.api.timestamps import micro_time, rfc3339
 from ksched.apimachinery.validation import dns1123_subdomain_errors
@@ -223,7 +224,7 @@ class Reporter:
                 "namespace": related.namespace,
                 "uid": related.uid,
             }
-        path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events"
+        path = EVENT.path(pod.namespace)
         if name_ns is None:
             self._spawn("event", self._call("POST", path, body))
             return None
@@ -256,7 +257,7 @@ class Reporter:
         patch = {"series": {"count": series.count, "lastObservedTime": micro_time(series.last_patch)}}
         await self._call(
             "PATCH",
-            f"/apis/events.k8s.io/v1/namespaces/{series.namespace}/events/{series.name}",
+            EVENT.object_path(series.namespace, series.name),
             patch,
             "application/merge-patch+json",
         )
@@ -291,7 +292,7 @@ class Reporter:
     async def patch_status(self, pod: PodRef, status: dict[str, Any]) -> int:
         return await self._call(
             "PATCH",
-            f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
+            POD.object_path(pod.namespace, pod.name, "status"),
             {"status": status},
             "application/strategic-merge-patch+json",
         )
@@ -347,7 +348,7 @@ class Reporter:
         regress), when there is no v1alpha2 PodGroup of that name (404) or the API refuses it for
         good (another 4xx); False when a later try may succeed (no answer, 429, 5xx, three
         conflicts in a row)."""
-        path = f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{namespace}/podgroups/{name}"
+        path = POD_GROUP.object_path(namespace, name)
         for _ in range(3):  # a 409 (written meanwhile) reads it again
             code, data = await self._request("GET", path)
             if code != 200:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from ksched.api.kinds import POD
 from ksched.client.rest import Client
 from ksched.reporting.simulator_results import with_history
 
@@ -42,7 +43,7 @@ class ResultWriter:
 
     async def write_now(self, namespace: str, name: str, uid: str, results: Mapping[str, str]) -> bool:
         """Write ``results``; True once the API server took them."""
-        path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+        path = POD.object_path(namespace, name)
         async with self._sem:
             try:
                 for _ in range(self.attempts):

@@ -31,9 +31,9 @@ import logging
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import quote
 
 from ksched.api.core import Pod
+from ksched.api.kinds import POD
 from ksched.api.timestamps import rfc3339
 from ksched.client.rest import STRATEGIC_MERGE_PATCH, Client
 from ksched.plugins.defaultpreemption.result import PreemptionResult
@@ -124,8 +124,7 @@ async def _checked(api: Client, method: str, path: str, body: Any = None) -> Non
 
 
 def _pod_path(pod: Pod) -> str:
-    meta = pod.metadata
-    return f"/api/v1/namespaces/{quote(meta.namespace, safe='')}/pods/{quote(meta.name, safe='')}"
+    return POD.object_path(pod.metadata.namespace, pod.metadata.name)
 
 
 async def _patch_status(api: Client, pod: Pod, status: dict[str, Any]) -> None:

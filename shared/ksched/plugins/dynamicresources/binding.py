@@ -24,14 +24,13 @@ import time
 from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import quote
 
 import aiohttp
 import msgspec
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import ContainerExtendedResourceRequest, Pod
-from ksched.api.kinds import decode_lenient
+from ksched.api.kinds import POD, RESOURCE_CLAIM, decode_lenient
 from ksched.api.resource import FINALIZER, ResourceClaim, ResourceClaimConsumerReference
 from ksched.client.rest import MERGE_PATCH, STRATEGIC_MERGE_PATCH, Client
 from ksched.plugins.dynamicresources import extended as extended_resources
@@ -84,10 +83,10 @@ class ClaimApi:
 
     @staticmethod
     def _claims(namespace: str) -> str:
-        return f"/apis/resource.k8s.io/v1/namespaces/{quote(namespace, safe='')}/resourceclaims"
+        return RESOURCE_CLAIM.path(namespace)
 
     def _claim(self, namespace: str, name: str) -> str:
-        return f"{self._claims(namespace)}/{quote(name, safe='')}"
+        return RESOURCE_CLAIM.object_path(namespace, name)
 
     async def get(self, namespace: str, name: str) -> ResourceClaim:
         return _decode(await _call_raw(self.client, "GET", self._claim(namespace, name)))
@@ -109,7 +108,7 @@ class ClaimApi:
 
     async def patch_pod_status(self, pod: Pod, body: dict[str, Any]) -> None:
         meta = pod.metadata
-        path = f"/api/v1/namespaces/{quote(meta.namespace, safe='')}/pods/{quote(meta.name, safe='')}/status"
+        path = POD.object_path(meta.namespace, meta.name, "status")
         await _call_raw(self.client, "PATCH", path, body, STRATEGIC_MERGE_PATCH)
 
     async def patch(

@@ -21,14 +21,13 @@ import json
 import time
 from http import HTTPStatus
 from typing import Any, TypeVar
-from urllib.parse import quote
 
 import aiohttp
 import msgspec
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod
-from ksched.api.kinds import decode_lenient
+from ksched.api.kinds import CSI_NODE, NODE, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD, decode_lenient
 from ksched.api.storage import CSINode
 from ksched.client.rest import MERGE_PATCH, Client
 from ksched.plugins.helper.storage import (
@@ -142,7 +141,7 @@ class VolumeApi:
         body = await _call(
             self.client,
             "PATCH",
-            f"/api/v1/persistentvolumes/{_q(name)}",
+            PERSISTENT_VOLUME.object_path("", name),
             f'updating PersistentVolume "{name}"',
             pv_patch(pv),
         )
@@ -153,30 +152,30 @@ class VolumeApi:
         body = await _call(
             self.client,
             "PATCH",
-            f"/api/v1/namespaces/{_q(meta.namespace)}/persistentvolumeclaims/{_q(meta.name)}",
+            PERSISTENT_VOLUME_CLAIM.object_path(meta.namespace, meta.name),
             f'updating PersistentVolumeClaim "{claim_key(pvc)}"',
             pvc_patch(pvc),
         )
         return _decode(body, PersistentVolumeClaim, f'PersistentVolumeClaim "{claim_key(pvc)}"')
 
     async def get_pv(self, name: str) -> PersistentVolume:
-        body = await self._get(f"/api/v1/persistentvolumes/{_q(name)}", f"reading PV {name}")
+        body = await self._get(PERSISTENT_VOLUME.object_path("", name), f"reading PV {name}")
         return _decode(body, PersistentVolume, f'PersistentVolume "{name}"')
 
     async def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim:
         body = await self._get(
-            f"/api/v1/namespaces/{_q(namespace)}/persistentvolumeclaims/{_q(name)}",
+            PERSISTENT_VOLUME_CLAIM.object_path(namespace, name),
             f"reading PVC {namespace}/{name}",
         )
         return _decode(body, PersistentVolumeClaim, f'PersistentVolumeClaim "{namespace}/{name}"')
 
     async def get_node(self, name: str) -> Node:
-        body = await self._get(f"/api/v1/nodes/{_q(name)}", f"reading node {name}")
+        body = await self._get(NODE.object_path("", name), f"reading node {name}")
         return _decode(body, Node, f'Node "{name}"')
 
     async def get_csi_node(self, name: str) -> CSINode | None:
         try:
-            body = await self._get(f"/apis/storage.k8s.io/v1/csinodes/{_q(name)}", f"reading CSINode {name}")
+            body = await self._get(CSI_NODE.object_path("", name), f"reading CSINode {name}")
         except ApiCallError:
             return None  # upstream tolerates a missing CSINode ("TODO: return the error ...")
         return _decode(body, CSINode, f'CSINode "{name}"')
@@ -184,15 +183,10 @@ class VolumeApi:
     async def pod_exists(self, namespace: str, name: str) -> None:
         """Raise when the pod is gone (binding is cancelled); other read errors are ignored."""
         try:
-            await self._get(f"/api/v1/namespaces/{_q(namespace)}/pods/{_q(name)}", "reading pod")
+            await self._get(POD.object_path(namespace, name), "reading pod")
         except ApiCallError as exc:
             if exc.not_found:
                 raise PreBindError(f"pod does not exist any more: {exc}") from None
-
-
-def _q(segment: str) -> str:
-    """A name as one path segment."""
-    return quote(segment, safe="")
 
 
 async def bind_api_update(api: VolumeApi, pod: Pod, pod_volumes: PodVolumes) -> PodVolumes:
