@@ -92,7 +92,9 @@ def test_violations_reads_anti_affinity_and_hard_spread() -> None:
         "anti-affinity: c-00002 and c-00012 on n0",
         "anti-affinity: c-00012 and c-00002 on n0",
     ]
-    assert len(violations([placed(1, "n0"), placed(11, "n0")], nodes)) == 1  # skew 2 over n0..n3
+    assert violations([placed(1, "n0"), placed(11, "n0"), placed(21, "n2")], nodes) == [
+        "topology spread [('spread', 's')]: skew 2 > 1 (2 on n0: c-00001, c-00011; 0 on n1)"
+    ]
 
 
 def test_a_leader_refused_with_429_outside_api_faults_is_not_starved() -> None:

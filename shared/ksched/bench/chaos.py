@@ -556,18 +556,30 @@ def violations(pods: Sequence[Pod], node_names: Sequence[str]) -> list[str]:
                 continue
             seen.add(key)
             counts = Counter({n: 0 for n in node_names})
-            for q in bound:
-                labels = q.metadata.labels or {}
-                if all(labels.get(k) == v for k, v in wanted.items()):
-                    counts[q.spec.node_name] += 1
+            matching = [
+                q for q in bound if all((q.metadata.labels or {}).get(k) == v for k, v in wanted.items())
+            ]
+            for q in matching:
+                counts[q.spec.node_name] += 1
             most, least = max(counts, key=counts.__getitem__), min(counts, key=counts.__getitem__)
             skew = counts[most] - counts[least]
             if skew > c.max_skew:
+                there = sorted(q.metadata.name for q in matching if q.spec.node_name == most)
                 out.append(
                     f"topology spread {key}: skew {skew} > {c.max_skew}"
-                    f" ({counts[most]} on {most}, {counts[least]} on {least})"
+                    f" ({counts[most]} on {most}: {', '.join(there)}; {counts[least]} on {least})"
                 )
     return out
+
+
+def _event_lines(events: Sequence[dict[str, Any]], names: set[str]) -> list[str]:
+    """The events of the pods ``names``, one line each: pod, time, reason, reporting instance, note."""
+    return [
+        f"{e['regarding']['name']}: {e.get('eventTime') or e.get('deprecatedLastTimestamp') or ''}"
+        f" {e.get('reason')} by {e.get('reportingInstance') or '?'}: {e.get('note')}"
+        for e in events
+        if e["regarding"]["name"] in names
+    ]
 
 
 async def _events_missing(api: Client) -> int:
@@ -590,11 +602,7 @@ async def _verify(
     report.bound = sum(1 for p in pods if p.spec.node_name)
     doubled = double_bound(events)
     report.double_bound = len(doubled)
-    report.double_bound_examples = [
-        f"{e['regarding']['name']}: {e.get('reason')} {e.get('note')}"
-        for e in events
-        if e["regarding"]["name"] in sorted(doubled)[:10]
-    ]
+    report.double_bound_examples = _event_lines(events, set(sorted(doubled)[:10]))
     scheduled = {e["regarding"]["name"] for e in events if e.get("reason") == "Scheduled"}
     report.events_missing = sum(1 for p in pods if p.spec.node_name and p.metadata.name not in scheduled)
     for record, names in bound_in:
@@ -602,6 +610,9 @@ async def _verify(
     broken = violations(pods, [n.metadata.name for n in nodes])
     report.violated = len(broken)
     report.violated_examples = broken[:10]
+    if broken:  # who placed the pods named, and when: the events of each
+        named = {p.metadata.name for p in pods if any(p.metadata.name in line for line in broken[:10])}
+        report.violated_examples += _event_lines(events, named)
     failed = {e["regarding"]["name"] for e in events if e.get("reason") == "FailedScheduling"}
     report.lost = sum(1 for p in pods if not p.spec.node_name and p.metadata.name not in failed)
     report.lost += report.pods - len(pods)  # a pod that vanished is lost too
