@@ -259,3 +259,53 @@ async def test_a_forget_no_informer_answered_is_sent_again(tmp_path: Path) -> No
         finally:
             await close(first)
             await new.stop()
+
+
+async def test_a_failed_placement_restored_past_the_duplicate_window_is_not_bound(tmp_path: Path) -> None:
+    """A binding fails while no informer leads: the failing binder records the placement in
+    ``P_ended`` and its forget is answered by none, and the ledger entry stays (the old leader died
+    before dropping it). The next leader restores the assumption and publishes the placement again;
+    past the stream's duplicate window (2 min; here the stream deleted and created again, which forgets
+    its msg ids as the window's passing does) that copy is a new message, whose FIRST delivery reaches
+    another binder. The leader marks what it publishes again, and the binder reads ``P_ended`` for it
+    as for a redelivery: not bound (it would be bound where the cache no longer counts it once the
+    forget lands), forgotten again instead."""
+    async with KubeSim(fast_config()) as kube, EmbeddedNats() as server:
+        kubeconfig = kube.write_kubeconfig(tmp_path / "kubeconfig")
+        old = informer_of(server.url, kubeconfig, "informer-old")
+        new = informer_of(server.url, kubeconfig, "informer-new")
+        first, second = binder(server.url, kubeconfig, "b1"), binder(server.url, kubeconfig, "b2")
+        await old.start()
+        try:
+            uid, req = await assumed_on_n1(kube, old)
+            decided = await BinderHarness.placement(make_pod("a", "default", uid=uid), "n1")
+            placement = msgspec.structs.replace(req.placement, plugin_state=decided.plugin_state)
+            [reply] = await old.accept([msgspec.structs.replace(req, placement=placement)])
+            assert reply.accepted
+            await old.stop()  # gone before the binding fails; its ledger entry stays
+            await first.start()
+            first.frameworks["default-scheduler"].plugins.pre_bind.append(Refuses())
+            await until(lambda: placement.placement_id in first._ended, what="the binding failed at b1")
+            await first.stop()
+            admin = await connect(server.url, name="admin", subjects=Subjects(PREFIX))
+            try:  # the duplicate window passes: the stream forgets the placement's msg id
+                await admin.js.delete_stream(admin.subjects.placement_stream)
+            finally:
+                await admin.close(drain=False)
+            await new.start()
+            await until(lambda: new.ready, timeout=15)
+            assert uid in new.cache.assumed  # restored, published again
+            await second.start()  # the restored placement's first delivery is b2's
+            await until(
+                lambda: placement.placement_id in second._ended or uid not in new.cache.assumed,
+                timeout=15,
+                what="the restored placement handled by b2",
+            )
+            await asyncio.sleep(0.5)
+            assert (kube.get("Pod", "a", "default") or {})["spec"].get("nodeName") is None
+            assert second._ended.get(placement.placement_id) == "failed"
+            await until(lambda: uid not in new.cache.assumed, what="the restored assumption forgotten again")
+            assert uid in new.cache.pending
+        finally:
+            await close(first, second)
+            await new.stop()

@@ -169,7 +169,7 @@ class BinderService:
         self.ended_kv: TypedKV[EndedPlacement] | None = None
         #: placement ids of a message delivered again whose record could not be read
         self._unknown: set[str] = set()
-        #: placement ids of messages delivered more than once, being bound
+        #: placement ids of messages delivered before (redelivered, or published again), being bound
         self._redelivered: set[str] = set()
         self._draining = False
         self.busy = 0
@@ -282,7 +282,7 @@ class BinderService:
                 )
         events: list[asyncio.Future[bool]] = []
         try:
-            if self.ended_kv is not None and delivery.num_delivered > 1:
+            if self.ended_kv is not None and delivery.seen_before:
                 self._redelivered.update(p.placement_id for p in placements)
                 await self._ended_elsewhere(self.ended_kv, placements)
             if len(placements) == 1:
@@ -312,7 +312,9 @@ class BinderService:
         self.tasks.job("ack-after-events", self._ack_after_events(delivery, events, keepalive))
 
     async def _ended_elsewhere(self, kv: TypedKV[EndedPlacement], placements: list[Placement]) -> None:
-        """A message delivered again: note the placements whose binding failed at any binder (their
+        """A message delivered again, or published again by an informer leader (the copy of a
+        restored placement is a new message past the stream's duplicate window, its first delivery
+        possibly after the binding failed): note the placements whose binding failed at any binder (their
         records in ``P_ended``), so that none of them is bound now. A record that cannot be read
         leaves its placement unknown: it is tried again later ("retry"), not bound."""
         unknown = [p for p in placements if p.placement_id not in self._ended]

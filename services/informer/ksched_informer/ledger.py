@@ -24,7 +24,7 @@ from msgspec.structs import replace
 from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.connect import Bus
 from ksched.bus.endpoints import PLACEMENTS
-from ksched.bus.jetstream import TypedKV, migrate_kv_bucket, publish, publish_started
+from ksched.bus.jetstream import PUBLISHED_AGAIN_HEADER, TypedKV, migrate_kv_bucket, publish, publish_started
 from ksched.bus.messages import Message, PendingPodAction, Placement, PlacementBatch
 from ksched.bus.streams import legacy_assumed_ledger_bucket
 from ksched.bus.tokens import encode_token
@@ -149,7 +149,9 @@ class Ledger:
     def _republish(self, key: str, batch: PlacementBatch, headers: dict[str, str] | None) -> None:
         """Publish what is left of ``batch`` (entry ``key``) again, same msg id, until the stream
         acknowledges it, no pod of it is open any more, or this informer no longer acts (its
-        successor publishes the ledger's entries again)."""
+        successor publishes the ledger's entries again). Marked as published again (past the
+        stream's duplicate window the copy is a new message; a binder checks it as a redelivery)."""
+        marked = {**(headers or {}), PUBLISHED_AGAIN_HEADER: "1"}
 
         async def again() -> None:
             delay = 0.05
@@ -165,7 +167,7 @@ class Ledger:
                         PLACEMENTS,
                         replace(batch, placements=placements),
                         msg_id=batch.batch_id,
-                        headers=headers,
+                        headers=marked,
                         timeout=5,
                     )
                     return
@@ -347,12 +349,17 @@ class Ledger:
             self._wrote(key, entry.revision)
             # The previous instance may have died between recording and publishing the placements:
             # publish them again (same msg id: the stream drops a repeat; binding is idempotent).
+            # Marked as published again: past the stream's duplicate window the copy is a new
+            # message, and a binder checks it as a redelivery (a binding that failed and whose
+            # drop from the ledger the previous instance never made is not bound now).
             again: Placement | PlacementBatch = (
                 entry.value
                 if isinstance(entry.value, Placement)
                 else PlacementBatch(batch_id=batch_id, placements=left)
             )
-            await self.publisher.publish_retrying(PLACEMENTS, again, msg_id=batch_id)
+            await self.publisher.publish_retrying(
+                PLACEMENTS, again, msg_id=batch_id, headers={PUBLISHED_AGAIN_HEADER: "1"}
+            )
             restored += len(left)
         if restored:
             log.info("restored %d assumed placements from the ledger", restored)

@@ -52,6 +52,11 @@ M = TypeVar("M", bound=Message)
 log = logging.getLogger("ksched.bus")
 
 MSG_ID_HEADER = "Nats-Msg-Id"
+PUBLISHED_AGAIN_HEADER = "Ksched-Published-Again"
+"""Set (``1``) on a message published again under an earlier message's msg id (an informer leader
+republishing a placement it restored from the ledger, or whose publish went unacknowledged): within
+the stream's duplicate window the stream drops it, past it the copy is a new message whose first
+delivery may follow an earlier one (:attr:`Delivery.seen_before`)."""
 _STREAM_CONFIG_CONFLICT = 10058  # JSStreamNameExistErr: same name, different configuration
 _REPLICA_REFUSALS = {
     10005,  # JSClusterNoPeersErr: no suitable peers for placement (fewer servers than replicas)
@@ -249,6 +254,12 @@ class Delivery(Generic[M]):
     def num_delivered(self) -> int:
         """1 on first delivery, more on redeliveries."""
         return self.raw.metadata.num_delivered
+
+    @property
+    def seen_before(self) -> bool:
+        """Whether this message, or an earlier one with its msg id, may have been delivered before:
+        a redelivery, or a message published again (:data:`PUBLISHED_AGAIN_HEADER`)."""
+        return self.num_delivered > 1 or bool((self.raw.headers or {}).get(PUBLISHED_AGAIN_HEADER))
 
     @property
     def stream_seq(self) -> int:
