@@ -255,6 +255,8 @@ CANNOT_MOVE_HERE = {
     "tests/queue/test_flush_flag.py",
     "ksched_binder_scheduled_events_given_up_total": "needs a Scheduled event refused on 5 deliveries "
     "of its placement: tests/e2e/test_real_cluster.py (an admission policy refuses it)",
+    "ksched_binder_pod_reads_failed_total": "needs a pod read that fails after a binding cycle failed: "
+    "tests/binder/test_pod_read_refused.py (403)",
     "leader_election_master_status": "set when leadership is won, at start-up (checked here), and lost: "
     "tests/ha/test_leader.py",
     **{

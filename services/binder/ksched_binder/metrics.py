@@ -39,6 +39,12 @@ EVENTS_GIVEN_UP = Counter(
     "ksched_binder_scheduled_events_given_up_total",
     "Bound placements acknowledged without their Scheduled event: its write failed on every delivery.",
 )
+POD_READS_FAILED = Counter(
+    "ksched_binder_pod_reads_failed_total",
+    "Reads of a pod that failed when a placement delivered before (or a refused Binding) was checked "
+    "against it, by HTTP status code ('error': no answer); the placement is kept and tried again.",
+    ["code"],
+)
 POD_SCHEDULING_ATTEMPTS = Histogram(
     "scheduler_pod_scheduling_attempts",
     "Number of attempts to successfully schedule a pod.",

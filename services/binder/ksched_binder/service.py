@@ -81,6 +81,11 @@ FORGET_RETRY_SECONDS = 120.0
 ENDED_PUTS = 5
 """Tries to store a failed placement's record (0.1 s apart, doubling) before its placement is kept
 and tried again instead of forgotten."""
+REFUSED_BACKOFF_MAX = 60.0
+"""The longest delay (seconds) before a placement comes again whose pod read the API server refuses
+for good (403: the binder may not ``get`` pods; another 4xx): 1 s, doubling per delivery up to it."""
+REFUSED_LOG_EVERY = 60.0
+"""Seconds at least between two error logs of a pod read refused for good (per HTTP code)."""
 ENDED_KEPT = 100_000
 """Placement ids of failed bindings a binder remembers (a redelivery of their message comes within
 seconds: its nak's delay, or the ack wait)."""
@@ -121,12 +126,39 @@ def _event_ns(p: Placement) -> int | None:
 
 class NotEnded(Exception):
     """A failed placement's record could not be stored, or a redelivered placement's pod could not be
-    read: its assumption is not forgotten (the placement is tried again)."""
+    read: its assumption is not forgotten (the placement is tried again; ``refused``: the API server
+    refused the read for good, so with a growing delay, see :func:`refused_backoff`)."""
+
+    def __init__(self, placement_id: str, refused: bool = False) -> None:
+        super().__init__(placement_id)
+        self.refused = refused
 
 
 class BoundBefore(Exception):
     """A redelivered placement whose binding cycle failed finds its pod bound to its node: an earlier
     delivery bound it, and this one owes only its Scheduled event."""
+
+
+def refused_for_good(code: int) -> bool:
+    """An answer to a GET that the same request will get again (403 without the permission, 401 with
+    credentials the server refuses, another 4xx), not a transient one (404 is an answer; 408, 429)."""
+    return 400 <= code < 500 and code not in (404, 408, 429)
+
+
+def refused_backoff(num_delivered: int) -> float:
+    """The delay before a placement whose pod read was refused for good comes again: 1 s on its first
+    delivery, doubling per delivery, at most :data:`REFUSED_BACKOFF_MAX`."""
+    return float(min(REFUSED_BACKOFF_MAX, 2.0 ** min(max(num_delivered - 1, 0), 16)))
+
+
+def _status_message(body: bytes) -> str:
+    """The ``message`` of an API error's Status body (the body itself if it is none)."""
+    try:
+        message = msgspec.json.decode(body).get("message")
+    except (msgspec.DecodeError, AttributeError):
+        message = None
+    text = message if isinstance(message, str) else body.decode(errors="replace")
+    return text[:300]
 
 
 def pod_gone(status: Status) -> bool:
@@ -171,6 +203,8 @@ class BinderService:
         self._unknown: set[str] = set()
         #: placement ids of messages delivered before (redelivered, or published again), being bound
         self._redelivered: set[str] = set()
+        #: HTTP code -> when a pod read refused with it was last logged as an error
+        self._refusal_logged: dict[int, float] = {}
         self._draining = False
         self.busy = 0
         metrics.BUSY_WORKERS.set_function(lambda: self.busy)  # the last binder of a process wins
@@ -298,9 +332,9 @@ class BinderService:
                 self._parents.pop(p.placement_id, None)
                 if (written := self._events.pop(p.placement_id, None)) is not None:
                     events.append(written)
-        if "retry" in results:
+        if "retry" in results or "refused" in results:
             keepalive.cancel()
-            await delivery.nak(delay=1.0)
+            await delivery.nak(delay=refused_backoff(delivery.num_delivered) if "refused" in results else 1.0)
             return
         if not events or all(e.done() and e.result() for e in events):
             keepalive.cancel()
@@ -348,10 +382,15 @@ class BinderService:
         try:
             code, body = await self.api.request("GET", POD.object_path(p.namespace, p.name))
         except Exception as exc:
+            metrics.POD_READS_FAILED.labels("error").inc()
             raise NotEnded(p.placement_id) from exc
         if code == 404:
             return  # gone: not bound by an earlier delivery, the failure stands
         if code != 200:
+            metrics.POD_READS_FAILED.labels(str(code)).inc()
+            if refused_for_good(code):
+                self._log_refused_read(p, code, body)
+                raise NotEnded(p.placement_id, refused=True)
             raise NotEnded(p.placement_id)
         try:
             pod = msgspec.json.decode(body, type=Pod)
@@ -359,6 +398,39 @@ class BinderService:
             raise NotEnded(p.placement_id) from exc
         if pod.metadata.uid == p.pod_uid and pod.spec.node_name == p.node_name:
             raise BoundBefore(p.placement_id)
+
+    def _log_refused_read(self, p: Placement, code: int, body: bytes) -> None:
+        """An error log (at most once per :data:`REFUSED_LOG_EVERY` s and code) naming what the API
+        server refused: the pod, the verb, and the permission the binder's identity needs."""
+        now = time.monotonic()
+        if now - self._refusal_logged.get(code, float("-inf")) < REFUSED_LOG_EVERY:
+            log.debug(
+                "pod %s/%s not read (HTTP %d): placement %s kept", p.namespace, p.name, code, p.placement_id
+            )
+            return
+        self._refusal_logged[code] = now
+        if code == 403:
+            need = (
+                f'permission to "get" "pods" (API group "") in namespace "{p.namespace}" '
+                "(deploy/base/rbac.yaml grants it to ServiceAccount ksched-binder)"
+            )
+        else:
+            need = "credentials the API server accepts" if code == 401 else "a read the API server answers"
+        log.error(
+            "binder cannot read pod %s/%s: GET pods/%s answered HTTP %d (%s). Its placement %s may have "
+            "been bound by an earlier delivery, so it is neither bound again nor forgotten: it is kept "
+            "and tried again, %.0f s apart at most, until the read succeeds. The binder needs %s. "
+            "(Logged at most every %.0f s; ksched_binder_pod_reads_failed_total counts every failure.)",
+            p.namespace,
+            p.name,
+            p.name,
+            code,
+            _status_message(body),
+            p.placement_id,
+            REFUSED_BACKOFF_MAX,
+            need,
+            REFUSED_LOG_EVERY,
+        )
 
     def _report_scheduled(self, p: Placement) -> None:
         """Write ``p``'s Scheduled event (named by the placement) and hold its acknowledgement for it."""
@@ -436,9 +508,12 @@ class BinderService:
                 return ended
             try:
                 result = await self.bind(p)
-            except NotEnded:
-                log.warning("placement %s failed, its outcome unknown: kept, tried again", p.placement_id)
-                result = "retry"
+            except NotEnded as exc:
+                if exc.refused:  # logged as an error by _log_refused_read
+                    result = "refused"
+                else:
+                    log.warning("placement %s failed, its outcome unknown: kept, tried again", p.placement_id)
+                    result = "retry"
             except BoundBefore:
                 log.info("placement %s delivered again, its pod bound there before: a repeat", p.placement_id)
                 if _event_ns(p) is not None:
@@ -454,7 +529,7 @@ class BinderService:
         if in_batch and result == "bound":
             fault_point(MID_BATCH)
         metrics.BIND_DURATION.observe(time.perf_counter() - started)
-        if result != "retry":
+        if result not in ("retry", "refused"):
             metrics.BINDINGS_OF(result if result in ("bound", "gone") else "failed").inc()
         return result
 
