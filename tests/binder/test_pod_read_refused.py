@@ -53,7 +53,7 @@ def account_kubeconfig(kube: KubeSim, admin: Path, path: Path) -> Path:
 async def test_a_pod_read_refused_for_good_is_logged_backed_off_and_loses_nothing(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="ksched_binder.service")
+    caplog.set_level(logging.DEBUG, logger="ksched_binder.service")
     async with KubeSim(fast_config()) as kube, EmbeddedNats() as server:
         admin = kube.write_kubeconfig(tmp_path / "admin")
         kube.create(node("n1"))
@@ -66,18 +66,29 @@ async def test_a_pod_read_refused_for_good_is_logged_backed_off_and_loses_nothin
             await service.start()
             before = refused_reads()
             await publish(informer, PLACEMENTS, placement, msg_id=placement.placement_id)
-            seen: list[float] = []
 
-            def read_again() -> bool:
-                if refused_reads() - before > len(seen):
-                    seen.append(time.monotonic())
-                return len(seen) == 3
+            def reads() -> list[float]:
+                """When the binder's reads of pod a were refused (each one logged: an error, then debug)."""
+                return [
+                    r.created
+                    for r in caplog.records
+                    if r.name == "ksched_binder.service"
+                    and (
+                        "cannot read pod default/a" in r.getMessage()
+                        or "pod default/a not read" in r.getMessage()
+                    )
+                ]
 
-            await until(read_again, timeout=10, interval=0.01, what="3 refused reads of pod a")
+            seen = await until(lambda: (t := reads())[2:] and t, timeout=10, what="3 refused reads of pod a")
             first, second = seen[1] - seen[0], seen[2] - seen[1]
             assert second > 1.8 and second > 1.4 * first, seen  # 1 s, then 2 s: a growing delay
+            assert refused_reads() - before >= 3
 
-            errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+            errors = [
+                r.getMessage()
+                for r in caplog.records
+                if r.name == "ksched_binder.service" and r.levelno == logging.ERROR
+            ]
             assert len(errors) == 1, errors  # once a minute, not once a delivery
             for named in ("pod default/a", "GET pods/a", "HTTP 403", '"get" "pods"', "ksched-binder"):
                 assert named in errors[0]
