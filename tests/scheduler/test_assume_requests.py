@@ -36,13 +36,15 @@ from ksched.bus.messages import (
     DoneRequest,
     LeasedPod,
     PendingPod,
+    PodPlace,
 )
+from ksched.cache.delta import DeltaBatch
 from ksched.cache.replica import SnapshotReplica, image_of
 from ksched.config import default_config
 from ksched.config.profile import build_frameworks
 from ksched.features import DEFAULT as DEFAULT_GATES
 from ksched.features import FeatureGates
-from ksched.framework.snapshot import Snapshot
+from ksched.framework.snapshot import Snapshot, with_node_name
 from ksched.framework.testing import make_node, make_pod
 from ksched.service.faults import FAULTS_ENV
 from ksched.service.options import CommonOptions
@@ -183,6 +185,60 @@ async def test_an_assume_without_an_answer_starts_a_new_session() -> None:
     await svc._schedule_one(leased(make_pod("next")))
     await settle()
     # The informer may accept the lost one later; it was not in what `next` was decided on.
+    assert bus.assumes[1].session != bus.assumes[0].session
+
+
+def placed_by_delta(replica: SnapshotReplica, pod: Pod, node: str) -> None:
+    """The informer's delta placing ``pod`` on ``node`` (assumed), applied to ``replica``."""
+    op = PodPlace(with_node_name(pod, node), node, assumed=True)
+    batch = DeltaBatch(epoch="e", base=replica.generation, generation=replica.generation + 1, ops=[op])
+    assert replica.apply(batch)
+
+
+@pytest.mark.parametrize("delta", [False, True], ids=["no-delta", "delta-came"])
+async def test_an_unanswered_assume_keeps_the_placement_its_delta_brought(delta: bool) -> None:
+    # The reply timed out (a paused replica reads its timer before the reply) after the informer
+    # accepted the placement and its delta reached the replica: the replica keeps the pod where
+    # the informer has it. Removing it would let a later decision ignore it, and the informer,
+    # whose check reads only what changed after that decision's generation, would not see it.
+    replica = replica_at(1)
+    svc, bus = scheduler(replica)
+    pod = make_pod("lost")
+    await svc._schedule_one(leased(pod))
+    await settle()
+    node = bus.assumes[0].placement.node_name
+    if delta:
+        placed_by_delta(replica, pod, node)
+    bus.answers[0].set_exception(TimeoutError("no answer"))
+    await settle()
+    assert replica.snapshot.location(pod.metadata.uid) == (node if delta else None)
+
+
+async def test_a_pod_another_replica_put_on_the_same_node_stays_when_ours_is_refused() -> None:
+    replica = replica_at(1)
+    svc, bus = scheduler(replica)
+    pod = make_pod("twice")
+    await svc._schedule_one(leased(pod))
+    await settle()
+    node = bus.assumes[0].placement.node_name
+    placed_by_delta(replica, pod, node)  # the other replica's placement, accepted first
+    refused = AssumeReply(accepted=False, code=AssumeRejectCode.ALREADY_ASSUMED, epoch="e", generation=2)
+    bus.answers[0].set_result(refused)
+    await settle()
+    assert replica.snapshot.location(pod.metadata.uid) == node
+
+
+async def test_a_loaded_image_starts_a_new_session() -> None:
+    # The image dropped the replica's local assumptions: one the informer accepts after the
+    # image's generation must count as a change for the next decisions, not as theirs.
+    replica = replica_at(1)
+    svc, bus = scheduler(replica)
+    await svc._schedule_one(leased(make_pod("before")))
+    await settle()
+    nodes = [ni.node for ni in replica.snapshot.nodes if ni.node is not None]
+    replica.load(image_of(Snapshot.build(nodes, []), "e", 5))
+    await svc._schedule_one(leased(make_pod("after")))
+    await settle()
     assert bus.assumes[1].session != bus.assumes[0].session
 
 

@@ -102,6 +102,7 @@ class SchedulerCore:
         self.seq = 0
         self.unanswered: set[int] = set()
         self._attempt = 0
+        self._loads = 0
         self.held: dict[str, LeasedPod] = {}
         """The leases this replica holds (renewed until their attempt ends), by lease id."""
         self.inflight: OrderedDict[str, InFlight] = OrderedDict()
@@ -109,10 +110,15 @@ class SchedulerCore:
         self._inflight_of: dict[str, str] = {}  # pod uid -> its placement id in inflight
 
     # --- assumes ----------------------------------------------------------------------------------
-    def basis(self, epoch: str, generation: int) -> Basis:
+    def basis(self, epoch: str, generation: int, loads: int = 0) -> Basis:
         """What a decision about to be made on the replica at (``epoch``, ``generation``) is based on:
         that and this session's unanswered placements (read before the cycle: with extenders, deltas
-        and answers may arrive during it)."""
+        and answers may arrive during it). A replica that loaded an image since the last decision
+        (``loads`` changed) starts a new session: the image dropped the session's local assumptions,
+        and the informer counts those it accepts after the image's generation as decided on."""
+        if loads != self._loads:
+            self._loads = loads
+            self.session = self._new_session()
         first = min(self.unanswered) if self.unanswered else self.seq + 1
         return Basis(epoch, generation, first)
 

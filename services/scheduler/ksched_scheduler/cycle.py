@@ -193,7 +193,7 @@ class SchedulingCycle:
     def assume_locally(self, out: CycleOutcome) -> None:
         """Count the placement in our snapshot at once, so the next cycle sees it."""
         out.replaced = self.snapshot.pod_locations.get(out.pod.uid)
-        self.snapshot.add_pod(out.pod.placed_on(out.node), out.node)
+        self.snapshot.add_pod(out.pod.placed_on(out.node), out.node, local=True)
         self.nominator.remove(out.pod.uid)
 
     def bound_locally(self, out: CycleOutcome) -> None:
@@ -204,14 +204,14 @@ class SchedulingCycle:
             dra.bound_elsewhere(out.state, out.pod)
 
     def forget_locally(self, out: CycleOutcome) -> None:
-        """Undo our local assumption (assume rejected, or reserve failed), running Unreserve. A pod
-        the replica had placed before goes back where it was: removing it would leave the replica
-        without a placement the informer has, and the informer's check of later decisions reads
-        only what changed after their snapshot (a pod ruled out by it would be accepted)."""
-        if self.snapshot.location(out.pod.uid) == out.node:
-            self.snapshot.remove_pod(out.pod.uid)
-            if out.replaced is not None:
-                self.snapshot.add_pod(*out.replaced)
+        """Undo our local assumption (assume rejected or unanswered, reserve failed, binding failed),
+        running Unreserve. The snapshot is undone only if no delta placed or removed the pod since
+        (:meth:`Snapshot.undo_local`); a pod the replica had placed before goes back where it was.
+        Either way the replica keeps every placement the informer has: the informer's check of later
+        decisions reads only what changed after their snapshot, so a placement missing here (an
+        assume whose answer timed out after its delta arrived, or one refused because another
+        replica put the pod on the same node) would let a pod it rules out be accepted."""
+        self.snapshot.undo_local(out.pod.uid, out.node, out.replaced)
         out.fw.run_reserve_plugins_unreserve(out.state, out.pod, out.node)
 
 

@@ -450,7 +450,7 @@ class SchedulerService:
         generation and this session's unanswered placements."""
         assert self.follower is not None
         replica = self.follower.replica
-        return self.core.basis(replica.epoch, replica.generation)
+        return self.core.basis(replica.epoch, replica.generation, replica.loads)
 
     def _spread_slack(self, outcome: CycleOutcome) -> int | None:
         assert self.follower is not None

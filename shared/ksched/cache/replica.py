@@ -31,6 +31,9 @@ class SnapshotReplica:
         self.generation = -1
         self.on_bound: Callable[[str], None] | None = None
         """Called with a pod's uid when a delta shows it bound (the watch saw the binding)."""
+        self.loads = 0
+        """How many images were loaded: a load drops the local assumptions (an assume in flight, or
+        one accepted after the image was taken, is in none of it until its delta comes)."""
 
     @property
     def ready(self) -> bool:
@@ -42,6 +45,7 @@ class SnapshotReplica:
         apply_ops(self.snapshot, image.ops)
         self.epoch = image.epoch
         self.generation = image.generation
+        self.loads += 1
 
     def apply(self, batch: DeltaBatch) -> bool:
         """Apply ``batch`` if it continues (or overlaps) our generation; False means re-bootstrap.

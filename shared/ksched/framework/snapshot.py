@@ -38,6 +38,10 @@ class Snapshot:
         self.nodes_version = next(_node_versions)
         #: uid -> (PodInfo, node name) for every pod placed on a node (bound or assumed)
         self.pod_locations: dict[str, tuple[PodInfo, str]] = {}
+        #: uid -> node of the placements made with ``add_pod(local=True)`` (a scheduler replica's own
+        #: assumptions, not yet answered) that no other ``add_pod`` or ``remove_pod`` of that pod has
+        #: replaced since: only these are the replica's to undo (:meth:`undo_local`)
+        self.local: dict[str, str] = {}
         #: the pod groups of placed pods (GenericWorkload): each member here is scheduled (bound or
         #: assumed), which is what GangScheduling's Permit counts
         self.pod_groups = PodGroupTable()
@@ -123,11 +127,33 @@ class Snapshot:
                 self.image_sizes.pop(image, None)
 
     # --- pods ------------------------------------------------------------------------------------
-    def add_pod(self, pod: Pod | PodInfo, node_name: str | None = None) -> PodInfo:
+    def add_pod(self, pod: Pod | PodInfo, node_name: str | None = None, *, local: bool = False) -> PodInfo:
         """Account a pod on ``node_name`` (default: its ``spec.nodeName``); replaces an older version.
+        ``local``: a replica's own assumption, which :meth:`undo_local` may take back (any other
+        placement or removal of the pod is the informer's word, which it may not).
 
         A :class:`PodInfo` is built for a plain ``Pod`` only when the placement is new or changed.
         """
+        pi = self._add_pod(pod, node_name)
+        if local:
+            self.local[pi.uid] = self.pod_locations[pi.uid][1]
+        elif self.local:
+            self.local.pop(pi.uid, None)
+        return pi
+
+    def undo_local(self, uid: str, node_name: str, replaced: tuple[PodInfo, str] | None) -> bool:
+        """Take back the local placement of ``uid`` on ``node_name`` (putting back ``replaced``, where
+        the pod was before it) if nothing replaced it since; False when something did: the snapshot
+        then has the informer's word on the pod (the placement accepted, or made by another
+        replica), and undoing it would leave the replica without a placement the informer has."""
+        if self.local.get(uid) != node_name:
+            return False
+        self.remove_pod(uid)
+        if replaced is not None:
+            self.add_pod(*replaced)
+        return True
+
+    def _add_pod(self, pod: Pod | PodInfo, node_name: str | None) -> PodInfo:
         raw = pod.pod if isinstance(pod, PodInfo) else pod
         uid = raw.metadata.uid
         target = node_name or raw.spec.node_name
@@ -183,6 +209,8 @@ class Snapshot:
         return pi
 
     def remove_pod(self, uid: str) -> PodInfo | None:
+        if self.local:
+            self.local.pop(uid, None)
         entry = self.pod_locations.pop(uid, None)
         if entry is None:
             return None
