@@ -1,7 +1,8 @@
 """The 2-minute chaos run inside ``make test`` (``make chaos`` is the 5,000-node, 20,000-pod one):
-every fault of ``ksched bench chaos`` once, in a seeded order, while 900 pods are created; nothing
-lost, nothing bound twice, no node overcommitted, no hard constraint broken, every bound pod with
-its Scheduled event, and every fault recovered from. Then the NATS
+every fault of ``ksched bench chaos`` once, in a seeded order, while 900 pods are created (half of
+them with a hard topology spread, a tenth with a required anti-affinity: the replicas' decisions
+conflict often); nothing lost, nothing bound twice, no node overcommitted, no hard constraint
+broken, every bound pod with its Scheduled event, and every fault recovered from. Then the NATS
 faults against a 3-server JetStream cluster, one server lost with its disk."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.e2e
 
 async def test_every_fault_under_load_loses_nothing(tmp_path: Path) -> None:
     lines: list[str] = []
-    report = await run(ChaosOptions(nodes=60, pods=900, seed=7, workdir=tmp_path), log=lines.append)
+    options = ChaosOptions(nodes=60, pods=900, seed=7, workdir=tmp_path, spread_tenths=5)
+    report = await run(options, log=lines.append)
     print(report.table())
     assert sorted(f.fault for f in report.faults) == sorted(default_faults(1))
     assert report.bound == 900, report.table()
@@ -84,6 +86,8 @@ def test_violations_reads_anti_affinity_and_hard_spread() -> None:
         body["spec"]["nodeName"] = node
         return msgspec.convert(body, Pod)
 
+    assert "topologySpreadConstraints" in _pod(3, 4, spread_tenths=2)["spec"]  # --spread-tenths 2
+    assert "topologySpreadConstraints" not in _pod(3, 4)["spec"]
     nodes = ["n0", "n1", "n2", "n3"]
     anti = [placed(2, "n0"), placed(12, "n1")]  # pods 2 and 12: one anti-affinity group
     spread = [placed(1, "n0"), placed(11, "n1"), placed(21, "n2"), placed(31, "n3")]

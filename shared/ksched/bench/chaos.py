@@ -97,6 +97,10 @@ class ChaosOptions:
     and applies the other NATS faults to one server drawn with the seed."""
     kube: Path | None = None
     """A folder laid out as ``../shared/kube-1.36``: a real etcd and kube-apiserver instead of kubesim."""
+    spread_tenths: int = 1
+    """Tenths of the pods spread over the hostnames (DoNotSchedule, maxSkew 1), 1 to 5 (another tenth
+    has a required anti-affinity): more of them make the replicas' decisions conflict more often, so
+    the informer's assume check under faults is tried harder."""
 
 
 @dataclass
@@ -421,9 +425,14 @@ def default_faults(nats_servers: int, kube: bool = False) -> list[str]:
 # --- the run ----------------------------------------------------------------------------------------
 
 
-def _pod(i: int, nodes: int) -> dict[str, Any]:
-    """Pod ``c-<i>``; one in ten is spread over the hostnames (DoNotSchedule, maxSkew 1), one in ten
-    has a required anti-affinity to the pods of its group (groups of at most half the nodes)."""
+SPREAD_SLOTS = (1, 3, 5, 7, 9)
+"""The last digits of the pods spread over the hostnames, by :attr:`ChaosOptions.spread_tenths`."""
+
+
+def _pod(i: int, nodes: int, spread_tenths: int = 1) -> dict[str, Any]:
+    """Pod ``c-<i>``; ``spread_tenths`` in ten are spread over the hostnames (DoNotSchedule, maxSkew
+    1), one in ten has a required anti-affinity to the pods of its group (groups of at most half the
+    nodes)."""
     pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -438,7 +447,7 @@ def _pod(i: int, nodes: int) -> dict[str, Any]:
             ]
         },
     }
-    if i % 10 == 1:
+    if i % 10 in SPREAD_SLOTS[:spread_tenths]:
         pod["metadata"]["labels"] = {"spread": "s"}
         pod["spec"]["topologySpreadConstraints"] = [
             {
@@ -853,7 +862,7 @@ async def run(options: ChaosOptions, log: Callable[[str], None] = print) -> Chao
                 "/api/v1/namespaces",
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
             )
-            pods = [_pod(i, options.nodes) for i in range(options.pods)]
+            pods = [_pod(i, options.nodes, options.spread_tenths) for i in range(options.pods)]
             chunks = [pods[i :: len(names) + 1] for i in range(len(names) + 1)]
             started = time.monotonic()
             injector = _Injector(stack, api, report, options, log, started)

@@ -312,6 +312,14 @@ def chaos_main(argv: Sequence[str]) -> int:
         help="a folder laid out as ../shared/kube-1.36: a real etcd and kube-apiserver 1.36.2 instead of "
         "kubesim (adds restart-apiserver, pause-apiserver, compact-etcd, overload-apiserver)",
     )
+    p.add_argument(
+        "--spread-tenths",
+        type=int,
+        choices=range(1, 6),
+        default=1,
+        help="tenths of the pods with a hard topology spread (another tenth has a required anti-affinity): "
+        "more conflicts between the scheduler replicas for the assume check",
+    )
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     args = p.parse_args(list(argv))
     options = ChaosOptions(
@@ -321,6 +329,7 @@ def chaos_main(argv: Sequence[str]) -> int:
         faults=args.fault or (),
         nats_servers=args.nats_servers,
         kube=args.kube,
+        spread_tenths=args.spread_tenths,
     )
     try:
         chosen_faults(options)
