@@ -228,6 +228,36 @@ async def test_a_pod_another_replica_put_on_the_same_node_stays_when_ours_is_ref
     assert replica.snapshot.location(pod.metadata.uid) == node
 
 
+async def test_a_pod_the_replica_has_placed_is_not_scheduled_again() -> None:
+    # Leased again after the informer accepted its placement (this replica's assume had timed out,
+    # or its lease expired first): it stays where the informer has it, so a pod its anti-affinity
+    # rules out is not put beside it. Deciding it again moved it off n1 in the replica (to n2, the
+    # emptier node) while that assume was in flight, and the informer, which reads only the changes
+    # after a decision's snapshot, accepted `second` on n1 (`ksched bench chaos` found it).
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"anti": "g"}}, "topologyKey": ZONE}
+                ]
+            }
+        }
+    }
+    replica = replica_at(1)
+    svc, bus = scheduler(replica)
+    placed_by_delta(replica, make_pod("busy", requests={"cpu": "3"}), "n1")
+    first = make_pod("first", labels={"anti": "g"}, spec=anti)
+    placed_by_delta(replica, first, "n1")
+    await svc._schedule_one(leased(first))
+    await settle()
+    assert bus.assumes == []
+    assert [(d.outcome, d.node_name) for d in bus.dones] == [(DoneOutcome.SCHEDULED, "n1")]
+    assert replica.snapshot.location(first.metadata.uid) == "n1"
+    await svc._schedule_one(leased(make_pod("second", labels={"anti": "g"}, spec=anti)))
+    await settle()
+    assert [a.placement.node_name for a in bus.assumes] == ["n2"]
+
+
 async def test_a_loaded_image_starts_a_new_session() -> None:
     # The image dropped the replica's local assumptions: one the informer accepts after the
     # image's generation must count as a change for the next decisions, not as theirs.

@@ -138,20 +138,19 @@ async def test_a_pod_the_snapshot_shows_bound_is_nominated_nowhere() -> None:
     assert h.service.nominator.node_of(pod.metadata.uid) is None
 
 
-async def test_a_placed_pod_leased_again_and_refused_stays_where_the_replica_had_it() -> None:
+async def test_a_placed_pod_leased_again_is_not_scheduled_and_stays_where_the_replica_has_it() -> None:
     """The queue leases a pod again whose placement it has not heard of yet (its lease expired while
-    NATS restarted), though the replica has it bound on "small": the cycle places it elsewhere, the
-    informer refuses (the pod is no longer pending), and undoing the local assumption must put the
-    pod back on "small", not drop it: the replica would go on without a pod the informer has, and
-    the informer's check of a later decision reads only what changed after its snapshot (``ksched
-    bench chaos`` found pods of one anti-affinity group on one node so)."""
+    NATS restarted, or the replica's assume timed out after the informer accepted it), though the
+    replica has it on "small": it is not scheduled again (upstream skips an assumed pod), its attempt
+    ends as scheduled, and the pod stays on "small". Deciding it again moved it off "small" in the
+    replica while that assume was in flight, and the informer's check of a later decision reads only
+    what changed after its snapshot (``ksched bench chaos`` found pods of one anti-affinity group on
+    one node so)."""
     bound = make_pod("p", requests={"cpu": "1500m"}, node_name="small")
     h = SchedulerHarness(two_nodes(), [bound])
-    h.outbox.answer = lambda _: AssumeReply(
-        accepted=False, code="PodNotPending", reason="pod is no longer pending", epoch=EPOCH
-    )
     pending = make_pod("p", uid=bound.metadata.uid, requests={"cpu": "1500m"})
-    (assume, _done) = await h.schedule(pending)
-    assert isinstance(assume, AssumeRequest) and assume.placement.node_name == "big"
+    (done,) = await h.schedule(pending)
+    assert isinstance(done, DoneRequest)
+    assert (done.outcome, done.node_name) == (DoneOutcome.SCHEDULED, "small")
     assert h.replica.snapshot.location(bound.metadata.uid) == "small"
     assert h.replica.snapshot.node_map["small"].requested.milli_cpu == 1500

@@ -13,6 +13,7 @@ from ksched_scheduler.service import SchedulerService
 
 from ksched.bus.messages import DoneOutcome, LeasedPod, PendingPod
 from ksched.config import default_config
+from ksched.framework.snapshot import Snapshot
 from ksched.service.options import CommonOptions
 from tests.scheduler.harness import HandFollower
 
@@ -23,6 +24,7 @@ class _Replica:
     def __init__(self, generation: int) -> None:
         self.epoch = "e1"
         self.generation = generation
+        self.snapshot = Snapshot()  # no pod placed
 
 
 def _service(generation: int) -> tuple[SchedulerService, HandFollower, list[tuple[DoneOutcome, str]]]:

@@ -225,7 +225,9 @@ class SchedulerService:
 
     async def _prepared_all(self, batch: list[LeasedPod]) -> list[Prepared | None]:
         """:meth:`_prepared` for pods leased together: the replica waits once, up to 2 s, for the
-        newest event of them all; still behind, it gives every one of them back (:meth:`_behind`)."""
+        newest event of them all; still behind, it gives every one of them back (:meth:`_behind`).
+        A pod the replica then has placed (assumed or bound) is not scheduled: its attempt ends as
+        scheduled."""
         assert self.follower is not None
         replica = self.follower.replica
         arrived, wait_started = time.time(), time.perf_counter()
@@ -248,6 +250,23 @@ class SchedulerService:
                 pod = msgspec.json.decode(leased.pod.pod, type=Pod)
             except DECODE_ERRORS as exc:
                 await self._done(leased, DoneOutcome.ERROR, message=f"undecodable pod: {exc}")
+                prepared.append(None)
+                continue
+            placed = replica.snapshot.location(pod.metadata.uid)
+            if placed is not None:
+                # Assumed or bound already (a placement accepted after this lease's attempt gave
+                # up on its answer, or the lease expired first): skipped, as upstream's
+                # skipPodSchedule skips an assumed pod. Deciding it again would move it off its
+                # node in this replica's snapshot while that assume is in flight, and the
+                # informer, which reads only the changes after a decision's snapshot, would then
+                # accept other decisions that ignore it there.
+                log.debug(
+                    "pod %s/%s is already on node %s: skipped",
+                    pod.metadata.namespace,
+                    pod.metadata.name,
+                    placed,
+                )
+                await self._done(leased, DoneOutcome.SCHEDULED, node=placed)
                 prepared.append(None)
                 continue
             self.nominations.observe(leased.pod)
