@@ -188,6 +188,16 @@ async def test_an_assume_without_an_answer_starts_a_new_session() -> None:
     assert bus.assumes[1].session != bus.assumes[0].session
 
 
+async def one_assume(generation: int, name: str) -> tuple[SnapshotReplica, FakeBus, Pod, str]:
+    """A replica at ``generation`` that decided pod ``name``: its assume waits for an answer."""
+    replica = replica_at(generation)
+    svc, bus = scheduler(replica)
+    pod = make_pod(name)
+    await svc._schedule_one(leased(pod))
+    await settle()
+    return replica, bus, pod, bus.assumes[0].placement.node_name
+
+
 def placed_by_delta(replica: SnapshotReplica, pod: Pod, node: str) -> None:
     """The informer's delta placing ``pod`` on ``node`` (assumed), applied to ``replica``."""
     op = PodPlace(with_node_name(pod, node), node, assumed=True)
@@ -201,12 +211,7 @@ async def test_an_unanswered_assume_keeps_the_placement_its_delta_brought(delta:
     # accepted the placement and its delta reached the replica: the replica keeps the pod where
     # the informer has it. Removing it would let a later decision ignore it, and the informer,
     # whose check reads only what changed after that decision's generation, would not see it.
-    replica = replica_at(1)
-    svc, bus = scheduler(replica)
-    pod = make_pod("lost")
-    await svc._schedule_one(leased(pod))
-    await settle()
-    node = bus.assumes[0].placement.node_name
+    replica, bus, pod, node = await one_assume(1, "lost")
     if delta:
         placed_by_delta(replica, pod, node)
     bus.answers[0].set_exception(TimeoutError("no answer"))
@@ -215,12 +220,7 @@ async def test_an_unanswered_assume_keeps_the_placement_its_delta_brought(delta:
 
 
 async def test_a_pod_another_replica_put_on_the_same_node_stays_when_ours_is_refused() -> None:
-    replica = replica_at(1)
-    svc, bus = scheduler(replica)
-    pod = make_pod("twice")
-    await svc._schedule_one(leased(pod))
-    await settle()
-    node = bus.assumes[0].placement.node_name
+    replica, bus, pod, node = await one_assume(1, "twice")
     placed_by_delta(replica, pod, node)  # the other replica's placement, accepted first
     refused = AssumeReply(accepted=False, code=AssumeRejectCode.ALREADY_ASSUMED, epoch="e", generation=2)
     bus.answers[0].set_result(refused)
@@ -273,12 +273,7 @@ async def test_a_loaded_image_starts_a_new_session() -> None:
 
 
 async def test_a_refused_placement_is_retried_once_the_snapshot_has_the_cause() -> None:
-    replica = replica_at(10)
-    svc, bus = scheduler(replica)
-    pod = make_pod("p")
-    await svc._schedule_one(leased(pod))
-    await settle()
-    node = bus.assumes[0].placement.node_name
+    replica, bus, pod, node = await one_assume(10, "p")
     assert replica.snapshot.location(pod.metadata.uid) == node  # counted locally at once
     reason = "InterPodAffinity: node(s) didn't satisfy existing pods anti-affinity rules"
     bus.answers[0].set_result(
