@@ -479,3 +479,43 @@ def test_the_dry_runs_errors_compare_in_any_order() -> None:
     assert compare(golden, {"node": None, "message": f"{head}[{two}, {one}]"})[0]["f-full"]
     assert not compare(golden, {"node": None, "message": f"{head}[{one}]"})[0]["f-full"]
     assert order_free(f"{head}[{two}, other]") == f"{head}[{two}, other]"
+
+
+def test_shrinking_keeps_a_node_and_the_same_disagreement(monkeypatch: pytest.MonkeyPatch) -> None:
+    """extenders-s102-93 was once shrunk to no node at all: upstream then decided nothing (no message)
+    and ksched said ``no nodes available``, which failed check (f) too, for another reason."""
+    from ksched.differential import run
+    from ksched.differential.model import Case
+
+    def node(name: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+
+    def pod(name: str, node_name: str = "") -> dict[str, Any]:
+        spec = {"nodeName": node_name} if node_name else {}
+        meta = {"name": name, "namespace": "default"}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    case = Case("resources", 1, 0, objects=[node("n0"), node("n1"), pod("b0", "n0")], pending=[pod("p")])
+    plays: list[Case] = []
+
+    async def play_and_judge(upstream: object, played: Case) -> run.Result:
+        plays.append(played)
+        nodes = [o for o in played.objects if o["kind"] == "Node"]
+        bound = any(o["kind"] == "Pod" for o in played.objects)
+        # upstream decides with a message while a node is left; ksched's text differs either way, and
+        # its nomination differs only while the bound pod is there (the disagreement being shrunk)
+        golden = {"pod": "default/p", "node": None, "message": "0/1 nodes are available." if nodes else None}
+        checks = {"f-full": False, "p": not bound}
+        return run.Result(played, pods=[run.PodResult(golden, {}, checks, ["(f) ..."])])
+
+    monkeypatch.setattr(run, "play_and_judge", play_and_judge)
+    start = asyncio.run(play_and_judge(None, case))
+    plays.clear()
+    small = asyncio.run(run.shrink(None, start, 30, lambda _: None))  # type: ignore[arg-type]
+    kinds = sorted((o["kind"], o["metadata"]["name"]) for o in small.case.objects)
+    assert kinds == [("Node", "n0"), ("Pod", "b0")], kinds  # n1 gone; n0 kept (the last node, with b0)
+    assert small.failed == {"default/p:f-full", "default/p:p"}
+    assert all(any(o["kind"] == "Node" for o in c.objects) for c in plays)  # never played without nodes
+    nothing = {"pod": "default/p", "node": None, "message": None}
+    undecided = run.Result(case, pods=[run.PodResult(nothing, {}, {"f-full": False}, [])])
+    assert not run.still_disagrees(undecided, "default/p", {"default/p:f-full"})
