@@ -347,6 +347,36 @@ def test_each_pod_of_a_sequence_is_replayed_on_the_cluster_of_its_step() -> None
     assert "default/p3" not in ours
 
 
+def test_a_sequence_step_meets_the_victims_of_an_earlier_preemption_terminating() -> None:
+    """p1 preempted v on a and no kubelet ends v: p2 meets it terminating (the step's ``terminating``)
+    beside p1's nomination. ksched simulate tries the nominated p1 again first, which is then not
+    eligible to preempt (a terminating pod on its nominated node), and p2 preempts v, as upstream (whose
+    queue holds p1 back meanwhile). With v a plain bound pod, p1's retry preempts it and p2 finds no
+    victim."""
+    from ksched.differential.replay import replay_steps
+
+    victim = pod("v", "1500m")
+    victim["spec"].update(nodeName="a", priority=100)
+    p1, p2 = pod("p1", "1"), pod("p2", "1")
+    p1["spec"]["priority"] = p2["spec"]["priority"] = 100000
+    steps: list[dict[str, Any]] = [
+        {"op": "create", "pod": "default/p1", "object": p1, "before": {}, "racy": True},
+        {
+            "op": "create",
+            "pod": "default/p2",
+            "object": p2,
+            "before": {"default/p1": {"node": None, "nominated": "a"}},
+            "terminating": {"default/v": "a"},
+            "racy": False,
+        },
+    ]
+    ours = replay_steps([node("a", "2"), victim], steps, None)["default/p2"]
+    assert ours["nominated"] == "a" and ours["victims"] == ["default/v"], ours
+    del steps[1]["terminating"]
+    again = replay_steps([node("a", "2"), victim], steps, None)["default/p2"]
+    assert not again["nominated"] and "No preemption victims found" in again["message"]
+
+
 def test_the_ends_of_a_sequence_are_compared_until_a_tie() -> None:
     from ksched.differential.run import judge_finals
 
