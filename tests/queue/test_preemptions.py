@@ -10,10 +10,10 @@ from ksched_queue.core import QueueCore
 
 from ksched.api.core import Pod
 from ksched.api.lifecycle import PodLifecycle
-from ksched.bus.messages import ClusterEventMsg, DoneOutcome, DoneRequest, PendingPodAction, PopRequest
+from ksched.bus.messages import ClusterEventMsg, DoneOutcome, PendingPodAction, PopRequest
 from ksched.framework.events import ActionType, EventResource
 from ksched.plugins.defaultpreemption import NAME
-from tests.queue.testing import FakeClock, event_msg, new_core, node, pending_event, pod
+from tests.queue.testing import FakeClock, done_request, event_msg, new_core, node, pending_event, pod
 
 
 def _pod_event(action: ActionType, old: Pod | None, new: Pod | None) -> ClusterEventMsg:
@@ -37,13 +37,9 @@ def _preempting(last_victim: str = "default/v2") -> tuple[QueueCore, FakeClock]:
     core.apply_pending(pending_event(PendingPodAction.ADD, pod("p", priority=100)))
     (leased,) = core.pop(PopRequest(scheduler_id="r1", scheduler_names=["default-scheduler"], max_pods=1))
     ack = core.done(
-        DoneRequest(
-            lease_id=leased.lease_id,
-            scheduler_id="r1",
-            pod_uid=leased.pod.uid,
-            namespace=leased.pod.namespace,
-            name=leased.pod.name,
-            outcome=DoneOutcome.UNSCHEDULABLE,
+        done_request(
+            leased,
+            DoneOutcome.UNSCHEDULABLE,
             unschedulable_plugins=["NodeResourcesFit"],
             nominated_node_name="n1",
             preemption_last_victim=last_victim,
