@@ -549,3 +549,15 @@ def test_shrinking_keeps_a_node_and_the_same_disagreement(monkeypatch: pytest.Mo
     nothing = {"pod": "default/p", "node": None, "message": None}
     undecided = run.Result(case, pods=[run.PodResult(nothing, {}, {"f-full": False}, [])])
     assert not run.still_disagrees(undecided, "default/p", {"default/p:f-full"})
+
+
+def test_the_pods_of_a_sequence_share_a_priority() -> None:
+    """They may preempt bound pods (which have start times), never each other: upstream picks among
+    candidates whose victims the scheduler placed (no start time, no kubelet) by ``time.Now()``."""
+    ranks = set()
+    for index in range(60):
+        case = generate("sequences", 5, index)
+        classes = {p["spec"].get("priorityClassName") for p in case.pending}
+        assert len(classes) == 1, (case.name, classes)
+        ranks |= classes
+    assert ranks == {None, "mid", "high"}
