@@ -347,6 +347,36 @@ def test_each_pod_of_a_sequence_is_replayed_on_the_cluster_of_its_step() -> None
     assert "default/p3" not in ours
 
 
+def test_a_sequence_step_meets_the_victims_of_an_earlier_preemption_terminating() -> None:
+    """p1 preempted v on a and no kubelet ends v: p2 meets it terminating (the step's ``terminating``)
+    beside p1's nomination. ksched simulate tries the nominated p1 again first, which is then not
+    eligible to preempt (a terminating pod on its nominated node), and p2 preempts v, as upstream (whose
+    queue holds p1 back meanwhile). With v a plain bound pod, p1's retry preempts it and p2 finds no
+    victim."""
+    from ksched.differential.replay import replay_steps
+
+    victim = pod("v", "1500m")
+    victim["spec"].update(nodeName="a", priority=100)
+    p1, p2 = pod("p1", "1"), pod("p2", "1")
+    p1["spec"]["priority"] = p2["spec"]["priority"] = 100000
+    steps: list[dict[str, Any]] = [
+        {"op": "create", "pod": "default/p1", "object": p1, "before": {}, "racy": True},
+        {
+            "op": "create",
+            "pod": "default/p2",
+            "object": p2,
+            "before": {"default/p1": {"node": None, "nominated": "a"}},
+            "terminating": {"default/v": "a"},
+            "racy": False,
+        },
+    ]
+    ours = replay_steps([node("a", "2"), victim], steps, None)["default/p2"]
+    assert ours["nominated"] == "a" and ours["victims"] == ["default/v"], ours
+    del steps[1]["terminating"]
+    again = replay_steps([node("a", "2"), victim], steps, None)["default/p2"]
+    assert not again["nominated"] and "No preemption victims found" in again["message"]
+
+
 def test_the_ends_of_a_sequence_are_compared_until_a_tie() -> None:
     from ksched.differential.run import judge_finals
 
@@ -479,3 +509,55 @@ def test_the_dry_runs_errors_compare_in_any_order() -> None:
     assert compare(golden, {"node": None, "message": f"{head}[{two}, {one}]"})[0]["f-full"]
     assert not compare(golden, {"node": None, "message": f"{head}[{one}]"})[0]["f-full"]
     assert order_free(f"{head}[{two}, other]") == f"{head}[{two}, other]"
+
+
+def test_shrinking_keeps_a_node_and_the_same_disagreement(monkeypatch: pytest.MonkeyPatch) -> None:
+    """extenders-s102-93 was once shrunk to no node at all: upstream then decided nothing (no message)
+    and ksched said ``no nodes available``, which failed check (f) too, for another reason."""
+    from ksched.differential import run
+    from ksched.differential.model import Case
+
+    def node(name: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+
+    def pod(name: str, node_name: str = "") -> dict[str, Any]:
+        spec = {"nodeName": node_name} if node_name else {}
+        meta = {"name": name, "namespace": "default"}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    case = Case("resources", 1, 0, objects=[node("n0"), node("n1"), pod("b0", "n0")], pending=[pod("p")])
+    plays: list[Case] = []
+
+    async def play_and_judge(upstream: object, played: Case) -> run.Result:
+        plays.append(played)
+        nodes = [o for o in played.objects if o["kind"] == "Node"]
+        bound = any(o["kind"] == "Pod" for o in played.objects)
+        # upstream decides with a message while a node is left; ksched's text differs either way, and
+        # its nomination differs only while the bound pod is there (the disagreement being shrunk)
+        golden = {"pod": "default/p", "node": None, "message": "0/1 nodes are available." if nodes else None}
+        checks = {"f-full": False, "p": not bound}
+        return run.Result(played, pods=[run.PodResult(golden, {}, checks, ["(f) ..."])])
+
+    monkeypatch.setattr(run, "play_and_judge", play_and_judge)
+    start = asyncio.run(play_and_judge(None, case))
+    plays.clear()
+    small = asyncio.run(run.shrink(None, start, 30, lambda _: None))  # type: ignore[arg-type]
+    kinds = sorted((o["kind"], o["metadata"]["name"]) for o in small.case.objects)
+    assert kinds == [("Node", "n0"), ("Pod", "b0")], kinds  # n1 gone; n0 kept (the last node, with b0)
+    assert small.failed == {"default/p:f-full", "default/p:p"}
+    assert all(any(o["kind"] == "Node" for o in c.objects) for c in plays)  # never played without nodes
+    nothing = {"pod": "default/p", "node": None, "message": None}
+    undecided = run.Result(case, pods=[run.PodResult(nothing, {}, {"f-full": False}, [])])
+    assert not run.still_disagrees(undecided, "default/p", {"default/p:f-full"})
+
+
+def test_the_pods_of_a_sequence_share_a_priority() -> None:
+    """They may preempt bound pods (which have start times), never each other: upstream picks among
+    candidates whose victims the scheduler placed (no start time, no kubelet) by ``time.Now()``."""
+    ranks = set()
+    for index in range(60):
+        case = generate("sequences", 5, index)
+        classes = {p["spec"].get("priorityClassName") for p in case.pending}
+        assert len(classes) == 1, (case.name, classes)
+        ranks |= classes
+    assert ranks == {None, "mid", "high"}

@@ -36,11 +36,6 @@ BUDGET = 10.0
 comes on top)."""
 PIPELINE_BUDGET = 15.0
 """Seconds of rotating cases also played on the pipeline's cluster (``--pipeline``)."""
-PIPELINE_OPEN = frozenset({"extenders"})
-"""Categories whose rotating cases play without ``--pipeline`` only: the pipeline's known, open
-disagreement there (docs/differential.md "Extenders": an extender-refused pod that preempted shows
-its retry's message, ~3 % of such cases) would fail CI at random. ``make differential`` and
-``ksched differential --pipeline`` still play them through it."""
 ROTATING_CASES = 64
 
 
@@ -85,13 +80,12 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
             timed = [c for c in fixed if c.steps]  # timed events: through the pipeline too
             await run_cases(upstream, timed, lines.append, None, summary=first, pipeline=pipeline)
             deadline = time.monotonic() + PIPELINE_BUDGET
-            piping = [c for c in rotating if c.category not in PIPELINE_OPEN]
             piped = await run_cases(
-                upstream, piping, lines.append, None, deadline=deadline, pipeline=pipeline, gangs=gangs
+                upstream, rotating, lines.append, None, deadline=deadline, pipeline=pipeline, gangs=gangs
             )
             await pipeline.stop()
             deadline = time.monotonic() + BUDGET
-            played = {id(c) for c in piping[: piped.cases + piped.errors]}
+            played = {id(c) for c in rotating[: piped.cases + piped.errors]}
             rest = [c for c in rotating if id(c) not in played]
             second = await run_cases(upstream, rest, lines.append, None, deadline=deadline, gangs=gangs)
             plays.append((await upstream.play(fixed[0])).answers)  # after every other case

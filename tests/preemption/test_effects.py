@@ -101,6 +101,8 @@ async def test_victims_gone_or_terminating_are_not_errors(
     terminating = as_pod(kubesim.get("Pod", "victim-b", namespace) or {})
     assert terminating.metadata.deletion_timestamp is not None
     plan = PreemptionPlan(preemptor, NODE, (victims[0], terminating))
+    assert plan.last_victim is victims[0]  # what the queue waits for (DoneRequest.preemption_last_victim)
+    assert PreemptionPlan(preemptor, NODE, (terminating,)).last_victim is None
     report = await execute_preemption(k8s_client, plan, nominate=False)
     assert report.ok, report.errors
     assert report.already_gone == [f"{namespace}/victim-a"]

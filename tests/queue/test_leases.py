@@ -8,30 +8,18 @@ from ksched_queue.core import AckCode, QueueCore
 from ksched.api.lifecycle import PodLifecycle
 from ksched.bus.messages import (
     DoneOutcome,
-    DoneRequest,
     LeasedPod,
     LeaseRenewRequest,
     PendingPodAction,
     PopRequest,
     RequeueRequest,
 )
+from tests.queue.testing import done_request as _done
 from tests.queue.testing import new_core, pending_event, pending_of, pod
 
 
 def _pop(core: QueueCore, replica: str = "r1", n: int = 1) -> list[LeasedPod]:
     return core.pop(PopRequest(scheduler_id=replica, scheduler_names=["default-scheduler"], max_pods=n))
-
-
-def _done(lp: LeasedPod, outcome: DoneOutcome, replica: str = "r1", **kw) -> DoneRequest:  # type: ignore[no-untyped-def]
-    return DoneRequest(
-        lease_id=lp.lease_id,
-        scheduler_id=replica,
-        pod_uid=lp.pod.uid,
-        namespace=lp.pod.namespace,
-        name=lp.pod.name,
-        outcome=outcome,
-        **kw,
-    )
 
 
 def test_expired_lease_returns_the_pod_to_active() -> None:

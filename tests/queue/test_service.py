@@ -19,7 +19,6 @@ from ksched.bus.connect import Bus
 from ksched.bus.messages import (
     Ack,
     DoneOutcome,
-    DoneRequest,
     LeasedPod,
     LeaseRenewRequest,
     PendingPodAction,
@@ -34,7 +33,7 @@ from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
 from tests.polling import until
 from tests.queue.fake_informer import FakeInformer
-from tests.queue.testing import node, pending_of, pod, settings
+from tests.queue.testing import done_request, node, pending_of, pod, settings
 
 FIT = "NodeResourcesFit"
 
@@ -80,16 +79,7 @@ class Harness:
         return reply.pods
 
     async def done(self, lp: LeasedPod, outcome: DoneOutcome, replica: str = "r1", **kw: Any) -> Ack:
-        request = DoneRequest(
-            lease_id=lp.lease_id,
-            scheduler_id=replica,
-            pod_uid=lp.pod.uid,
-            namespace=lp.pod.namespace,
-            name=lp.pod.name,
-            outcome=outcome,
-            **kw,
-        )
-        return await self.replica.request(endpoints.QUEUE_DONE, request)
+        return await self.replica.request(endpoints.QUEUE_DONE, done_request(lp, outcome, replica, **kw))
 
     async def close(self) -> None:
         for service in self.services:

@@ -15,7 +15,15 @@ from ksched_queue.queued_pod import QueuedPod
 from ksched_queue.settings import QueueSettings, build_core
 
 from ksched.api.core import Node, Pod
-from ksched.bus.messages import ClusterEventMsg, PendingPod, PendingPodAction, PendingPodEvent
+from ksched.bus.messages import (
+    ClusterEventMsg,
+    DoneOutcome,
+    DoneRequest,
+    LeasedPod,
+    PendingPod,
+    PendingPodAction,
+    PendingPodEvent,
+)
 from ksched.config import parse_config
 from ksched.framework.events import ActionType, ClusterEvent, EventResource
 from ksched.framework.testing import make_node, make_pod
@@ -127,6 +135,19 @@ def event_msg(
         new=msgspec.json.encode(new) if new is not None else None,
         epoch=epoch,
         generation=generation,
+    )
+
+
+def done_request(lp: LeasedPod, outcome: DoneOutcome, replica: str = "r1", **kw: Any) -> DoneRequest:
+    """The end of ``lp``'s lease by ``replica`` (``kw``: the other DoneRequest fields)."""
+    return DoneRequest(
+        lease_id=lp.lease_id,
+        scheduler_id=replica,
+        pod_uid=lp.pod.uid,
+        namespace=lp.pod.namespace,
+        name=lp.pod.name,
+        outcome=outcome,
+        **kw,
     )
 
 

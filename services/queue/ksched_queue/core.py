@@ -191,7 +191,11 @@ class QueueCore:
             where = self.queue.retry(uid)
         elif outcome == DoneOutcome.UNSCHEDULABLE:
             where = self.queue.failed(
-                uid, request.unschedulable_plugins, request.pending_plugins, request.nominated_node_name
+                uid,
+                request.unschedulable_plugins,
+                request.pending_plugins,
+                request.nominated_node_name,
+                request.preemption_last_victim,
             )
         else:
             where = self.queue.failed(uid, (), (), request.nominated_node_name)
@@ -365,6 +369,8 @@ class QueueCore:
 
     def _apply_cluster_event(self, message: ClusterEventMsg) -> int:
         event = ClusterEvent(message.resource, message.action)
+        if message.resource == EventResource.ASSIGNED_POD and self.queue.preemptions.waits_for(message.key):
+            self._victim_changed(message)
         pod_group = message.resource == EventResource.POD_GROUP and self.gangs is not None
         device_class = message.resource == EventResource.DEVICE_CLASS and self.device_classes is not None
         wanted = self.queue.wants_events() and self.queue.is_event_of_interest(event)
@@ -383,6 +389,18 @@ class QueueCore:
         if device_class and self.device_classes is not None:
             self.device_classes.changed(old, new)  # before the hints: NodeResourcesFit's read the classes
         return self.queue.on_cluster_event(event, old, new, generation=message.generation) if wanted else 0
+
+    def _victim_changed(self, message: ClusterEventMsg) -> None:
+        """A preemption's last victim changed: its preemption is over once it is being deleted or gone
+        (upstream ``IsPodRunningPreemption`` reads it from the lister, before the event's handlers)."""
+        if message.new is not None:
+            try:
+                pod = decode_object(message.resource, message.new, key=message.key)
+            except ObjectDecodeError:
+                return
+            if not isinstance(pod, Pod) or pod.metadata.deletion_timestamp is None:
+                return
+        self.queue.victim_deleting(message.key)
 
     def rebuild(
         self,

@@ -36,6 +36,8 @@ from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import pod_priority
 from ksched.framework.runtime import PluginObserver
 from ksched.framework.status import Code, Status
+from ksched.plugins.defaultpreemption import NAME as DEFAULT_PREEMPTION
+from ksched.plugins.defaultpreemption import DefaultPreemption
 
 from .backoff_queue import DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_POD_MAX_BACKOFF, BackoffQueue
 from .clock import Clock
@@ -55,6 +57,7 @@ from .events import (
 )
 from .heap import KeyedHeap, SortKeyHeap
 from .nominations import Nominations
+from .preemptions import QueuePreemptions
 from .profiles import LessFn, QueueProfile, SortKeyFn, plugin_events
 from .queued_pod import QueuedPod, decode_pending_pod
 from .queueing_hints import (
@@ -154,6 +157,8 @@ class SchedulingQueue:
         self._event_seq = 0
         self._seq = 0
         self._nominations = Nominations()
+        self.preemptions = QueuePreemptions()
+        """Pods whose preemption a replica runs (DefaultPreemption's PreEnqueue gates them)."""
         self.scheduling_cycle = 0
         self.rejections = RejectorTally()
         """scheduler_unschedulable_pods: queued pods per rejecting (plugin, profile)."""
@@ -529,6 +534,7 @@ class SchedulingQueue:
         if entry is None:
             return None
         self._nominations.delete(uid)
+        self.preemptions.end(uid)
         if entry.state == PodLifecycle.IN_FLIGHT:
             self._done(uid)
         elif entry.state == PodLifecycle.ASSUMED:
@@ -662,12 +668,15 @@ class SchedulingQueue:
         unschedulable_plugins: Iterable[str] = (),
         pending_plugins: Iterable[str] = (),
         nominated_node: str | None = None,
+        preemption_last_victim: str = "",
     ) -> PodLifecycle | None:
         """An in-flight attempt ended unschedulable (rejecting plugins given) or with an error (none):
         back to backoffQ/activeQ if an event seen meanwhile may help (or no plugin rejected it), else
         unschedulable. ``nominated_node`` overrides the nomination (upstream AddNominatedPod).
-        A pod the cache has meanwhile assumed (its placement was accepted) is assumed, whatever the
-        replica reports."""
+        ``preemption_last_victim``: the attempt started a preemption that deletes that pod last; until
+        the feed shows it being deleted, DefaultPreemption's PreEnqueue holds the pod back
+        (:mod:`.preemptions`). A pod the cache has meanwhile assumed (its placement was accepted) is
+        assumed, whatever the replica reports."""
         entry = self._in_flight.get(uid)
         if entry is None:
             return None
@@ -676,6 +685,8 @@ class SchedulingQueue:
         entry.retried = False
         entry.requeue_after_done = None
         self._end_attempt(entry, unschedulable_plugins, pending_plugins)
+        if preemption_last_victim:
+            self._preemption_started(entry, preemption_last_victim)
         if self.group_scheduling and entry.pod.spec.scheduling_group is not None:
             strategy = Strategy.AFTER_BACKOFF
         else:
@@ -687,6 +698,24 @@ class SchedulingQueue:
         if nominated_node is not None:
             self._nominations.add(entry, nominated_node)
         return where
+
+    # --- preemptions run by the replicas ---------------------------------------------------------------
+    def _preemption_started(self, entry: QueuedPod, victim: str) -> None:
+        plugin = self.profiles[entry.scheduler_name].pre_enqueue.get(DEFAULT_PREEMPTION)
+        if isinstance(plugin, DefaultPreemption):
+            self.preemptions.begin(entry.uid, victim, plugin.executor, self.clock.now())
+
+    def victim_deleting(self, victim: str) -> None:
+        """The feed shows ``victim`` (``namespace/name``) being deleted or gone: the preemptions it
+        ends are over. Their pods stay where they are (gated): a Pod/Delete event moves them, as
+        upstream (DefaultPreemption's gating events)."""
+        self.preemptions.victim_deleting(victim)
+
+    def expire_preemptions(self) -> int:
+        """Preemptions the feed did not see end in time are taken for failed: their pods are
+        activated, as upstream activates a preemptor whose preemption's API calls failed."""
+        uids = self.preemptions.expired(self.clock.now())
+        return self.activate(uids) if uids else 0
 
     def retry(self, uid: str) -> PodLifecycle | None:
         """The cache rejected the attempt's assume: straight back to activeQ, no backoff. A second

@@ -365,7 +365,10 @@ class QueueService:
         now = self.clock.now()
         await asyncio.sleep(interval - (now % interval))  # align with the backoff windows, as upstream
         while True:
-            if self.core.queue.flush_backoff_completed():
+            moved = self.core.queue.flush_backoff_completed()
+            if self.core.queue.preemptions:
+                moved += self.core.queue.expire_preemptions()
+            if moved:
                 self._wake()
             now = self.clock.now()
             await asyncio.sleep(interval - (now % interval) or interval)

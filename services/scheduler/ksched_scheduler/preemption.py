@@ -69,30 +69,33 @@ class PreemptionRunner:
         self.started = 0
         self.failed = 0
 
-    def after_failure(self, outcome: CycleOutcome) -> None:
-        """Upstream's nominator update for an unschedulable cycle, then the preemption itself."""
+    def after_failure(self, outcome: CycleOutcome) -> str:
+        """Upstream's nominator update for an unschedulable cycle, then the preemption itself.
+        Returns ``namespace/name`` of the victim the preemption deletes last ("" when it started none):
+        the queue keeps the pod back until its feed shows that victim being deleted (upstream's
+        DefaultPreemption PreEnqueue while the preemption runs)."""
         result, pod = outcome.post_filter, outcome.pod
         if result is None or result.mode != NominatingMode.OVERRIDE:
-            return
+            return ""
         node = result.nominated_node_name
         if not node:
             self.nominations.clear(pod.uid)
-            return
+            return ""
         self.nominations.nominate(pod, node)
         if not isinstance(result, PreemptionResult):
-            return
+            return ""
         for lower in result.lower_priority_nominated:
             self.nominations.clear(lower.uid)
         if self.api is None:
-            return
+            return ""
         plugin = outcome.fw.plugin(NAME)
         if not isinstance(plugin, DefaultPreemption):
-            return
+            return ""
         if plugin.executor.is_running(pod.uid):
-            return  # the victims of an earlier cycle are still being deleted
+            return ""  # the victims of an earlier cycle are still being deleted
         plan = PreemptionPlan.from_result(pod.pod, result)
         if not plan.victims and not plan.lower_priority_nominated:
-            return
+            return ""
         self.started += 1
         with node_logging(node):  # the preemption task's log lines name the preemptor and its node
             plugin.executor.submit(
@@ -102,6 +105,8 @@ class PreemptionRunner:
                 on_done=lambda report: self._done(plan, report),
                 spawn=lambda coro: self.tasks.job("preemption", coro),
             )
+        last = plan.last_victim
+        return f"{last.metadata.namespace}/{last.metadata.name}" if last is not None else ""
 
     def _done(self, plan: PreemptionPlan, report: PreemptionReport) -> None:
         preemptor = PodInfo(plan.preemptor)

@@ -449,8 +449,10 @@ class SchedulerService:
             self.reporter.unschedulable(ref, outcome.message, nomination, controller=profile)
         if self.results is not None and outcome.state.record is not None:
             self.results.write(ref.namespace, ref.name, ref.uid, result_annotations(outcome.state.record))
+        last_victim = ""
         if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
-            self.preemptions.after_failure(outcome)  # nominations now, victims deleted in the background
+            # nominations now, victims deleted in the background
+            last_victim = self.preemptions.after_failure(outcome)
         if outcome.nominated_node:
             metrics.PREEMPTION_ATTEMPTS.inc()
             metrics.PREEMPTION_VICTIMS.observe(len(outcome.victims))
@@ -462,6 +464,7 @@ class SchedulerService:
             pending=sorted(outcome.pending_plugins),
             nominated=outcome.nominated_node,
             span=Phase.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else Phase.ERROR,
+            last_victim=last_victim,
         )
 
     def _basis(self) -> Basis:
@@ -595,9 +598,11 @@ class SchedulerService:
         pending: list[str] | None = None,
         nominated: str = "",
         span: str = "",
+        last_victim: str = "",
     ) -> None:
         """End the lease; ``span``: the traced phase that ended the attempt (the OpenTelemetry export
-        hands it to the queue as the parent of its ``requeued``)."""
+        hands it to the queue as the parent of its ``requeued``); ``last_victim``: the preemption the
+        attempt started deletes it last (``DoneRequest.preemption_last_victim``)."""
         assert self.bus is not None
         self.core.release(leased.lease_id)
         headers = self.tracer.headers(leased.trace_id, span) if span else None
@@ -615,6 +620,7 @@ class SchedulerService:
             nominated_node_name=nominated,
             trace_id=leased.trace_id,
             traceparent=_traceparent(headers),
+            preemption_last_victim=last_victim,
         )
         try:
             await self._dones.submit(request)

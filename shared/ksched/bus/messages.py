@@ -372,6 +372,11 @@ class DoneRequest(Message, kw_only=True):
     traceparent: str = ""
     """The W3C ``traceparent`` of the span that ended the attempt when sent in a batch (a lone request
     carries it as a header; optional, added without a version bump)."""
+    preemption_last_victim: str = ""
+    """``namespace/name`` of the last victim the preemption this attempt started deletes (the replica
+    runs it in the background): until the queue's feed shows that pod being deleted or gone, the pod
+    waits in the unschedulable pool, DefaultPreemption's PreEnqueue holding it back (upstream's
+    ``IsPodRunningPreemption``). Optional, added without a version bump."""
 
 
 class DoneBatchRequest(Message, kw_only=True):

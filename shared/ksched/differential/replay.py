@@ -120,8 +120,9 @@ def replay_steps(objects: list[Obj], steps: list[Obj], profile: Obj | None) -> d
     ``Upstream._decide_steps``), on the cluster of that moment: ``objects`` (the setup) changed by the
     steps before it (nodes added, cordoned, relabelled; pods deleted), and the pods created earlier
     where they were then (placed, or pending with a nomination; one pending without is not tried
-    with it). A step another pod's retry raced with (``racy``) is left out: what the pod met is not
-    known."""
+    with it); the pods a preemption was deleting then (the step's ``terminating``) are on their node,
+    terminating, as in :func:`replay`. A step another pod's retry raced with (``racy``) is left out:
+    what the pod met is not known."""
     current = [copy.deepcopy(o) for o in objects if not _is_pending(o)]
     created: dict[str, Obj] = {}
     out: dict[str, dict[str, Any]] = {}
@@ -140,6 +141,7 @@ def replay_steps(objects: list[Obj], steps: list[Obj], profile: Obj | None) -> d
             if "racy" not in step or step["racy"]:
                 continue
             earlier = []
+            terminating: dict[str, str] = step.get("terminating") or {}
             for other, state in step["before"].items():
                 if other == step["pod"] or other not in created:
                     continue
@@ -147,7 +149,10 @@ def replay_steps(objects: list[Obj], steps: list[Obj], profile: Obj | None) -> d
                     earlier.append(_placed(created[other], state["node"]))
                 elif state.get("nominated"):
                     earlier.append(_nominated(created[other], state["nominated"]))
-            ours = simulate([*current, *earlier, pod], profile)
+            for other, node in terminating.items():  # a created pod placed, then preempted
+                if other in created and other not in step["before"] and node:
+                    earlier.append(_placed(created[other], node))
+            ours = simulate([*_terminating([*current, *earlier], set(terminating)), pod], profile)
             if step["pod"] in ours:
                 out[step["pod"]] = ours[step["pod"]]
     return out

@@ -176,19 +176,32 @@ def _names(step: Obj) -> set[tuple[str, str]]:
 
 
 def _candidates(case: Case, keep_pod: str) -> list[Obj]:
-    """What to try taking away, biggest first: other pending pods, nodes, then single objects."""
+    """What to try taking away, biggest first: other pending pods, nodes (never the last one: without
+    nodes upstream decides nothing to compare), then single objects."""
     pending = [p for p in case.pending if key(p) != keep_pod]
     nodes = [o for o in case.objects if o["kind"] == "Node"]
     rest = [o for o in case.objects if o["kind"] != "Node"]
-    return [*pending, *nodes, *case.preplaced, *rest]
+    return [*pending, *(nodes if len(nodes) > 1 else []), *case.preplaced, *rest]
+
+
+def still_disagrees(tried: Result, keep_pod: str, needed: set[str]) -> bool:
+    """Whether a smaller case keeps the disagreement being shrunk: ``keep_pod`` still fails every
+    check in ``needed`` (``pod:check``, as :attr:`Result.failed`), and upstream decided it (placed it,
+    or wrote why not: a case left with nothing to decide, such as no node at all, fails the checks
+    for another reason)."""
+    if not tried.disagrees or not needed <= tried.failed:
+        return False
+    golden = next((p.golden for p in tried.pods if p.golden["pod"] == keep_pod), None)
+    return golden is not None and bool(golden.get("node") or golden.get("message"))
 
 
 async def shrink(upstream: Upstream, result: Result, budget: int, say: Callable[[str], None]) -> Result:
     """Take objects away from a disagreeing case while the same checks still fail on the same pod
-    (at most ``budget`` plays of the real scheduler); the smallest case found."""
+    (:func:`still_disagrees`; at most ``budget`` plays of the real scheduler); the smallest case found."""
     target = result.failed
     pods = {f.split(":", 1)[0] for f in target}
     keep_pod = sorted(pods)[0]
+    needed = {f for f in target if f.split(":", 1)[0] == keep_pod}
     best = result
     plays = 0
     progress = True
@@ -202,7 +215,7 @@ async def shrink(upstream: Upstream, result: Result, budget: int, say: Callable[
                 continue
             plays += 1
             tried = await play_and_judge(upstream, smaller)
-            if tried.disagrees and tried.failed & target:
+            if still_disagrees(tried, keep_pod, needed):
                 say(f"    shrink: without {drop['kind']} {key(drop)}: still disagrees")
                 best = tried
                 progress = True

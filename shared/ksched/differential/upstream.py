@@ -396,7 +396,8 @@ class Upstream:
         """Play ``case.steps`` in order, each once the cluster is quiet after the one before; (an answer
         per pod tried, in the order of their first attempts, then the pods never tried, each with
         its ``final`` state once the last step is over; the steps as played: the objects as the API
-        server returned them, and for a step that has a pod tried, every case pod's state ``before``
+        server returned them, and for a step that has a pod tried, every case pod's state ``before``,
+        the pods being deleted then, ``terminating`` (a preemption's victims: no kubelet ends them),
         and whether another pod changed meanwhile, ``racy``)."""
         pending = {key(p): p for p in case.pending}
         firsts: list[dict[str, Any]] = []
@@ -406,6 +407,7 @@ class Upstream:
             if op in DECIDES:
                 pod = pending[step["pod"]]
                 done["before"] = await self._pod_states(case)
+                done["terminating"] = await self._terminating(case)
                 if op == CREATE:
                     done["object"] = await self.create(pod)
                 else:
@@ -468,6 +470,17 @@ class Upstream:
                 "gated": bool(pod["spec"].get("schedulingGates")),
             }
         return out
+
+    async def _terminating(self, case: Case) -> dict[str, str]:
+        """The pods of ``case`` being deleted (``ns/name`` -> node): a preemption's victims, which no
+        kubelet ends, so they stay on their node."""
+        wanted = {key(o) for o in [*case.objects, *case.pending] if o["kind"] == "Pod"}
+        status, body = await self.request("GET", "/api/v1/pods")
+        return {
+            key(pod): pod["spec"].get("nodeName") or ""
+            for pod in ((body or {}).get("items") or [] if status == 200 else [])
+            if key(pod) in wanted and pod["metadata"].get("deletionTimestamp")
+        }
 
     async def _quiet(self, case: Case) -> None:
         """Until no pod of ``case`` has changed for :data:`QUIET` seconds."""

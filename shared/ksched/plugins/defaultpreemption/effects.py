@@ -67,6 +67,15 @@ class PreemptionPlan:
             lower_priority_nominated=tuple(p.pod for p in result.lower_priority_nominated),
         )
 
+    @property
+    def last_victim(self) -> Pod | None:
+        """The victim :func:`execute_preemption` deletes last, after the others: the last one not
+        being deleted already (None: it deletes none)."""
+        for victim in reversed(self.victims):
+            if victim.metadata.deletion_timestamp is None:
+                return victim
+        return None
+
 
 @dataclass(slots=True)
 class PreemptionReport:
