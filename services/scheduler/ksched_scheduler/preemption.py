@@ -106,7 +106,7 @@ class PreemptionRunner:
                 spawn=lambda coro: self.tasks.job("preemption", coro),
             )
         last = plan.last_victim
-        return f"{last.metadata.namespace}/{last.metadata.name}" if last is not None else ""
+        return last.key if last is not None else ""
 
     def _done(self, plan: PreemptionPlan, report: PreemptionReport) -> None:
         preemptor = PodInfo(plan.preemptor)
