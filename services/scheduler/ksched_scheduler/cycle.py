@@ -193,7 +193,7 @@ class SchedulingCycle:
     def assume_locally(self, out: CycleOutcome) -> None:
         """Count the placement in our snapshot at once, so the next cycle sees it."""
         out.replaced = self.snapshot.pod_locations.get(out.pod.uid)
-        self.snapshot.add_pod(out.pod.placed_on(out.node), out.node, local=True)
+        self.snapshot.add_local(out.pod.placed_on(out.node), out.node)
         self.nominator.remove(out.pod.uid)
 
     def bound_locally(self, out: CycleOutcome) -> None:

@@ -38,7 +38,7 @@ class Snapshot:
         self.nodes_version = next(_node_versions)
         #: uid -> (PodInfo, node name) for every pod placed on a node (bound or assumed)
         self.pod_locations: dict[str, tuple[PodInfo, str]] = {}
-        #: uid -> node of the placements made with ``add_pod(local=True)`` (a scheduler replica's own
+        #: uid -> node of the placements made with :meth:`add_local` (a scheduler replica's own
         #: assumptions, not yet answered) that no other ``add_pod`` or ``remove_pod`` of that pod has
         #: replaced since: only these are the replica's to undo (:meth:`undo_local`)
         self.local: dict[str, str] = {}
@@ -127,18 +127,11 @@ class Snapshot:
                 self.image_sizes.pop(image, None)
 
     # --- pods ------------------------------------------------------------------------------------
-    def add_pod(self, pod: Pod | PodInfo, node_name: str | None = None, *, local: bool = False) -> PodInfo:
-        """Account a pod on ``node_name`` (default: its ``spec.nodeName``); replaces an older version.
-        ``local``: a replica's own assumption, which :meth:`undo_local` may take back (any other
-        placement or removal of the pod is the informer's word, which it may not).
-
-        A :class:`PodInfo` is built for a plain ``Pod`` only when the placement is new or changed.
-        """
-        pi = self._add_pod(pod, node_name)
-        if local:
-            self.local[pi.uid] = self.pod_locations[pi.uid][1]
-        elif self.local:
-            self.local.pop(pi.uid, None)
+    def add_local(self, pod: Pod | PodInfo, node_name: str) -> PodInfo:
+        """:meth:`add_pod` for a scheduler replica's own assumption, which :meth:`undo_local` may
+        take back (any other placement or removal of the pod is the informer's word, which it may not)."""
+        pi = self.add_pod(pod, node_name)
+        self.local[pi.uid] = node_name
         return pi
 
     def undo_local(self, uid: str, node_name: str, replaced: tuple[PodInfo, str] | None) -> bool:
@@ -153,9 +146,15 @@ class Snapshot:
             self.add_pod(*replaced)
         return True
 
-    def _add_pod(self, pod: Pod | PodInfo, node_name: str | None) -> PodInfo:
+    def add_pod(self, pod: Pod | PodInfo, node_name: str | None = None) -> PodInfo:
+        """Account a pod on ``node_name`` (default: its ``spec.nodeName``); replaces an older version.
+
+        A :class:`PodInfo` is built for a plain ``Pod`` only when the placement is new or changed.
+        """
         raw = pod.pod if isinstance(pod, PodInfo) else pod
         uid = raw.metadata.uid
+        if self.local:
+            self.local.pop(uid, None)
         target = node_name or raw.spec.node_name
         if not target:
             meta = raw.metadata

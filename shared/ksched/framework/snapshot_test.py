@@ -102,14 +102,14 @@ def test_only_a_local_placement_nothing_replaced_is_undone() -> None:
     first = make_pod("p", uid="p", node_name="n0")
     snap.add_pod(first)
     before = snap.pod_locations[first.metadata.uid]
-    snap.add_pod(make_pod("p", uid="p", node_name="n1"), local=True)  # the replica's own assumption: n0 -> n1
+    snap.add_local(make_pod("p", uid="p", node_name="n1"), "n1")  # the replica's own assumption: n0 -> n1
     assert snap.local == {first.metadata.uid: "n1"}
     assert snap.undo_local(first.metadata.uid, "n1", before)
     assert snap.location(first.metadata.uid) == "n0" and not snap.local
-    snap.add_pod(make_pod("p", uid="p", node_name="n1"), local=True)
+    snap.add_local(make_pod("p", uid="p", node_name="n1"), "n1")
     snap.add_pod(make_pod("p", uid="p", node_name="n1"))  # a delta: the informer's word on the pod
     assert not snap.undo_local(first.metadata.uid, "n1", before)
     assert snap.location(first.metadata.uid) == "n1"
-    snap.add_pod(make_pod("q", uid="q", node_name="n2"), local=True)
+    snap.add_local(make_pod("q", uid="q", node_name="n2"), "n2")
     snap.remove_pod("q")  # removed by a delta: nothing left to undo
     assert not snap.undo_local("q", "n2", None) and not snap.local
