@@ -9,8 +9,8 @@ STAMP  := $(VENV)/.installed
 run: $(STAMP)  ## the embedded demo: NATS + kubesim + all services + a sample workload
 	$(BIN)/ksched demo
 
-test: $(STAMP) lint  ## everything CI runs
-	$(BIN)/pytest -q
+test: $(STAMP) lint  ## everything CI runs: one pytest worker per core (at most 4), a test file per worker
+	$(BIN)/pytest -q --numprocesses auto --maxprocesses 4 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check shared services tests examples

@@ -70,7 +70,7 @@ class ExtenderServer:
     async def _start(self) -> None:
         app = web.Application()
         app.router.add_post("/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app)
+        self._runner = web.AppRunner(app, access_log=None)  # no log lines from a thread outliving the test
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl)
         await site.start()

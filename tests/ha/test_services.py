@@ -187,7 +187,8 @@ async def test_queue_standby_serves_nothing_until_it_leads(
         assert (await debug_of(port_b))["feed"]["epoch"] == ""  # never bootstrapped: not serving
         assert (await debug_of(port_a))["feed"]["epoch"] == informer.epoch
         bus: Bus = await bus_factory("scheduler")
-        pop = PopRequest(scheduler_id="s", scheduler_names=["default-scheduler"], max_pods=1)
+        # a scheduler name no pod has: pods other tests left pending in the session's kubesim stay out
+        pop = PopRequest(scheduler_id="s", scheduler_names=[f"standby-{lease}"], max_pods=1)
         assert (await bus.request(endpoints.QUEUE_POP, pop)).pods == []
         await qa.close()
         debug = await eventually(

@@ -72,8 +72,7 @@ async def test_a_stalled_replica_gives_the_pod_back_and_bootstraps_again() -> No
 async def test_a_replica_still_catching_up_gives_the_pod_back_without_a_bootstrap() -> None:
     service, follower, ended = _service(generation=4)
 
-    async def deltas() -> None:
-        await asyncio.sleep(0.01)
+    async def deltas() -> None:  # runs once the wait began: however loaded the machine, within the wait
         follower.replica.generation = 5  # moving, not yet at 7
 
     mover = asyncio.create_task(deltas())
@@ -86,8 +85,7 @@ async def test_a_replica_still_catching_up_gives_the_pod_back_without_a_bootstra
 async def test_a_replica_that_catches_up_in_time_schedules_the_pod() -> None:
     service, follower, ended = _service(generation=4)
 
-    async def deltas() -> None:
-        await asyncio.sleep(0.01)
+    async def deltas() -> None:  # runs once the wait began
         follower.replica.generation = 7
 
     mover = asyncio.create_task(deltas())
