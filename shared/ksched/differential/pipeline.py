@@ -203,6 +203,13 @@ class Pipeline(Upstream):
             await asyncio.sleep(0.1)
         return last
 
+    def _updates(self, pod: str) -> int:
+        return 0  # no log
+
+    async def _started_seen(self, before: dict[str, int]) -> None:
+        """No log: a moment for the informer (the status patch's watch event)."""
+        await asyncio.sleep(0.3)
+
     async def _first_cycle_over(self, group: str) -> None:
         """No log: the condition polled is the first one written."""
 
