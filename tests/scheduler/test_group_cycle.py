@@ -74,6 +74,28 @@ def test_a_gang_short_of_room_is_reverted_whole() -> None:
     assert [o.plugins for o in outcomes] == [set(), set(), set(), {"NodeResourcesFit"}]
 
 
+def test_a_member_that_preempted_in_a_group_left_unschedulable_evicts_without_a_nomination() -> None:
+    """Three members of 1.2 CPUs and a higher priority, minCount 3, on two 2-CPU nodes, n0 holding a
+    low pod of 1.5 CPUs: m0 fits on n1, m1 only by preempting the low pod, m2 nowhere. The group waits
+    for no preemption; upstream's PostFilter had started the eviction during the cycle and its failure
+    handler clears the nomination: the member keeps its victims, not its node (seed 4101, case 17 of
+    ``ksched differential``'s ``gangs``)."""
+    cycle, snapshot = replica(["2", "2"], 3)
+    snapshot.add_pod(make_pod("low", uid="low", node_name="n0", priority=0, requests={"cpu": "1500m"}))
+    gang = members(3, "1200m")
+    for pod in gang:
+        pod.spec.priority = 1000
+    result = cycle.run(gang)
+    assert not result.waiting_on_preemption and result.status is not None
+    preempting = [m for m in result.members if m.requires_preemption]
+    assert len(preempting) == 1
+    member = preempting[0]
+    outcome = ended(member.record, member, result.member_status(member) or result.status, result)
+    assert outcome.evict_only and outcome.nominated_node == ""
+    assert [v.uid for v in outcome.victims] == ["low"] and outcome.post_filter is not None
+    assert outcome.message.startswith("pod group is unschedulable, waiting for minCount pods")
+
+
 def test_members_already_placed_count_toward_the_quorum() -> None:
     cycle, snapshot = replica(["4"], 3)
     placed = make_pod(

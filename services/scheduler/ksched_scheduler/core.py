@@ -254,14 +254,20 @@ def ended(
 ) -> CycleOutcome:
     """A member's outcome as its pod group's result ends it (upstream ``submitPodGroupAlgorithmResult``):
     its own when that is why it failed; else the group's status, without rejecting plugins and, unless
-    the group waits for a preemption, without a nomination."""
+    the group waits for a preemption, without a nomination; a member whose preemption ran then still
+    has its victims deleted (:attr:`CycleOutcome.evict_only`: upstream's PostFilter started their
+    eviction during the cycle, seed 4101, case 17 of ``ksched differential``'s ``gangs``)."""
     if member is not None and status is member.status and not member.assumed:
         return outcome
     outcome.kind = ERROR if status.code == Code.ERROR else UNSCHEDULABLE
     outcome.message = status.message
     outcome.plugins, outcome.pending_plugins = set(), set()
     if not result.waiting_on_preemption:
-        outcome.nominated_node, outcome.victims, outcome.post_filter = "", [], None
+        preempted = member is not None and member.requires_preemption and bool(outcome.victims)
+        if preempted and status.code != Code.ERROR:
+            outcome.nominated_node, outcome.evict_only = "", True
+        else:
+            outcome.nominated_node, outcome.victims, outcome.post_filter = "", [], None
     return outcome
 
 

@@ -1044,6 +1044,8 @@ def _gangs(g: Gen) -> Case:
                 "labelSelector": {"matchLabels": {"group": name}},
             }
         ]
+    if g.chance(0.3):  # above the bound pods: a member that does not fit preempts in the group's cycle
+        spec["priorityClassName"] = "high"
     for j in range(members):
         g.pending(
             g.pod(

@@ -186,8 +186,38 @@ class Pipeline(Upstream):
     async def _attempt(self, pod: Obj) -> dict[str, Any]:
         out = await self._observe(pod)
         if out["node"] is None:
-            out["victims"] = await self._victims(pod) if out.get("nominated") else []
+            if out.get("nominated"):
+                out["victims"] = await self._victims(pod)
+            elif pod["spec"].get("schedulingGroup") and pod["spec"].get("priorityClassName"):
+                out["victims"] = await self._preempted_for(pod)
+            else:
+                out["victims"] = []
         return out
+
+    async def _preempted_for(self, pod: Obj) -> list[str]:
+        """The pods preempted for ``pod`` though it is not nominated (a pod group member whose group
+        waits for no preemption: its victims go all the same, as upstream's), from their
+        ``Preempted`` events (``Preempted by pod UID on node NODE``), once that set has not changed
+        for a second."""
+        status, body = await self.request("GET", object_path(pod))
+        uid = (body or {}).get("metadata", {}).get("uid") if status == 200 else None
+        if not uid:
+            return []
+        last: list[str] = []
+        since = time.monotonic()
+        deadline = since + SYNC_TIMEOUT
+        while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
+            status, body = await self.request("GET", "/apis/events.k8s.io/v1/events")
+            items = (body or {}).get("items") or [] if status == 200 else []
+            now = sorted(
+                f"{e['regarding'].get('namespace')}/{e['regarding'].get('name')}"
+                for e in items
+                if e.get("reason") == "Preempted" and f"Preempted by pod {uid} " in (e.get("note") or "")
+            )
+            if now != last:
+                last, since = now, time.monotonic()
+            await asyncio.sleep(0.1)
+        return last
 
     async def _victims(self, pod: Obj) -> list[str]:
         """The pods being deleted once that set has not changed for a second."""

@@ -215,6 +215,11 @@ class Simulation:
             if ended is not None:
                 out.node = None
                 out.message = ended.message
+                if member is not None and member.requires_preemption and not result.waiting_on_preemption:
+                    # upstream clears the nomination (clearNominatedNode); its PostFilter had evicted
+                    # the victims already (actuatePodPreemption), which stay reported
+                    out.nominated = None
+                    self.nominator.remove(pi.uid)
             elif member is not None:
                 self.nominator.remove(pi.uid)
             fw.waiting_pods.remove(pi.uid)
