@@ -96,6 +96,24 @@ def test_a_member_that_preempted_in_a_group_left_unschedulable_evicts_without_a_
     assert outcome.message.startswith("pod group is unschedulable, waiting for minCount pods")
 
 
+def test_a_member_that_fit_while_its_group_waits_for_a_preemption_is_nominated_where_assumed() -> None:
+    """Two such members, minCount 2: m0 fits on n1, m1 preempts the low pod on n0; the group waits for
+    that preemption and upstream nominates m0 on n1, where it was assumed (seed 4102, case 5)."""
+    cycle, snapshot = replica(["2", "2"], 2)
+    snapshot.add_pod(make_pod("low", uid="low", node_name="n0", priority=0, requests={"cpu": "1500m"}))
+    gang = members(2, "1200m")
+    for pod in gang:
+        pod.spec.priority = 1000
+    result = cycle.run(gang)
+    assert result.waiting_on_preemption
+    fit = next(m for m in result.members if not m.requires_preemption)
+    status = result.member_status(fit)
+    assert status is not None and status.message.endswith("waiting for preemption to complete")
+    outcome = ended(fit.record, fit, status, result)
+    assert outcome.nominated_node == "n1" and outcome.post_filter is not None
+    assert outcome.post_filter.nominated_node_name == "n1" and not outcome.evict_only
+
+
 def test_members_already_placed_count_toward_the_quorum() -> None:
     cycle, snapshot = replica(["4"], 3)
     placed = make_pod(

@@ -157,3 +157,26 @@ def test_a_member_that_needed_victims_in_a_group_left_unschedulable_is_not_nomin
     assert preempting[0]["victims"] == ["gangs/low"] and preempting[0]["nominated"] is None
     assert preempting[0]["message"] == GROUP_MESSAGE
     assert out["gangs/m0"]["podGroup"]["condition"]["status"] == "False"
+
+
+def test_members_that_fit_while_their_group_waits_for_a_preemption_are_nominated_where_assumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same nodes with two members, minCount 2: the first fits on the free node, the second only
+    by preempting the low pod; the group waits for that preemption, and upstream nominates the member
+    that fit where it was assumed (seed 4102, cases 5, 26 and 38 of ``ksched differential``'s
+    ``gangs``)."""
+    low = member("low", "none", False, cpu="1500m")
+    del low["spec"]["schedulingGroup"]
+    low["spec"].update(nodeName="gang-node-0", priority=0)
+    members = [member(f"m{i}", "g", False, cpu="1200m") for i in range(2)]
+    for m in members:
+        m["spec"]["priority"] = 1000
+    items = [node("gang-node-0"), node("gang-node-1"), pod_group("g", 2, False), low, *members]
+    path = tmp_path / "cluster.yaml"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    out = simulate(path, capsys, "--feature-gates", GATES)
+    assert out["gangs/m0"]["nominated"] == "gang-node-1" and out["gangs/m0"]["victims"] == []
+    assert out["gangs/m1"]["nominated"] == "gang-node-0" and out["gangs/m1"]["victims"] == ["gangs/low"]
+    waiting = "pod group is unschedulable, pod group is waiting for preemption to complete"
+    assert out["gangs/m0"]["podGroup"]["condition"]["message"] == waiting

@@ -22,6 +22,7 @@ from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
 from ksched.bus.messages import AssumeRejectCode, AssumeReply, LeasedPod, Placement
 from ksched.framework.podgroup_cycle import GroupResult, MemberAttempt
+from ksched.framework.results import PostFilterResult
 from ksched.framework.status import Code, Status
 from ksched.reporting.simulator_results import result_annotations
 from ksched_scheduler.cycle import ERROR, UNSCHEDULABLE, CycleOutcome
@@ -262,6 +263,10 @@ def ended(
     outcome.kind = ERROR if status.code == Code.ERROR else UNSCHEDULABLE
     outcome.message = status.message
     outcome.plugins, outcome.pending_plugins = set(), set()
+    if result.waiting_on_preemption and member is not None and member.status is None and outcome.node:
+        # a member that fit, while its group waits for another's preemption: upstream nominates it
+        # where it was assumed (ModeOverride, SuggestedHost)
+        outcome.nominated_node, outcome.post_filter = outcome.node, PostFilterResult(outcome.node)
     if not result.waiting_on_preemption:
         preempted = member is not None and member.requires_preemption and bool(outcome.victims)
         if preempted and status.code != Code.ERROR:

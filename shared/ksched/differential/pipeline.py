@@ -19,6 +19,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -203,31 +204,31 @@ class Pipeline(Upstream):
         uid = (body or {}).get("metadata", {}).get("uid") if status == 200 else None
         if not uid:
             return []
-        last: list[str] = []
-        since = time.monotonic()
-        deadline = since + SYNC_TIMEOUT
-        while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
-            status, body = await self.request("GET", "/apis/events.k8s.io/v1/events")
-            items = (body or {}).get("items") or [] if status == 200 else []
-            now = sorted(
+        return await self._settled(
+            "/apis/events.k8s.io/v1/events",
+            lambda e: (
                 f"{e['regarding'].get('namespace')}/{e['regarding'].get('name')}"
-                for e in items
                 if e.get("reason") == "Preempted" and f"Preempted by pod {uid} " in (e.get("note") or "")
-            )
-            if now != last:
-                last, since = now, time.monotonic()
-            await asyncio.sleep(0.1)
-        return last
+                else None
+            ),
+        )
 
     async def _victims(self, pod: Obj) -> list[str]:
         """The pods being deleted once that set has not changed for a second."""
+        return await self._settled(
+            "/api/v1/pods", lambda p: key(p) if p["metadata"].get("deletionTimestamp") else None
+        )
+
+    async def _settled(self, path: str, pick: Callable[[Obj], str | None]) -> list[str]:
+        """What ``pick`` names of the items listed at ``path`` (sorted), once that has not changed for
+        a second."""
         last: list[str] = []
         since = time.monotonic()
         deadline = since + SYNC_TIMEOUT
         while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
-            status, body = await self.request("GET", "/api/v1/pods")
+            status, body = await self.request("GET", path)
             items = (body or {}).get("items") or [] if status == 200 else []
-            now = sorted(key(p) for p in items if p["metadata"].get("deletionTimestamp"))
+            now = sorted(name for name in map(pick, items) if name is not None)
             if now != last:
                 last, since = now, time.monotonic()
             await asyncio.sleep(0.1)
