@@ -16,7 +16,7 @@ from ksched.differential.compare import agrees, compare, filter_part, order_free
 from ksched.differential.extender import ANNOTATION, base_url, resource
 from ksched.differential.generate import CATEGORIES, generate, generate_cases
 from ksched.differential.klog import parse_line
-from ksched.differential.model import key
+from ksched.differential.model import key, start_time
 from ksched.differential.replay import replay, simulate
 
 LOG = (Path(__file__).parent / "scheduler.log").read_text()
@@ -75,6 +75,26 @@ def test_a_nominated_pod_is_decided_once_its_preemption_is_logged() -> None:
         assert not first_attempt(logged[:cut], "ns/p").complete
     attempt = first_attempt(logged, "ns/p")
     assert attempt.complete and answer(attempt)["victims"] == ["ns/v"]
+
+
+def test_a_member_nominated_where_its_group_waits_for_a_preemption_needs_no_preemption_of_its_own() -> None:
+    """A member that fit while another member's preemption makes the group wait is nominated on the
+    node it was assumed on, and preempted nothing itself: its attempt is over with the nomination
+    (seed 4102, case 5 of the gangs: the harness waited for a preemption of its own, in vain)."""
+    lines = [
+        'I1206 18:06:31.288885 1 schedule_one_podgroup.go:413] "Attempting to schedule a pod belonging'
+        ' to a pod group" podGroup="ns/g" pod="ns/m0"',
+        'I1206 18:06:31.296824 1 schedule_one.go:1241] "Unable to schedule pod belonging to a pod group;'
+        ' waiting" podGroup="ns/g" pod="ns/m0" err="pod group is unschedulable, pod group is waiting'
+        ' for preemption to complete"',
+        'I1206 18:06:31.297027 1 schedule_one.go:1325] "Updating pod condition and nominated node name"'
+        ' podGroup="ns/g" pod="ns/m0" nominatedNodeName="n0" nominatingMode=1',
+    ]
+    logged = [e for e in map(parse_line, lines) if e is not None]
+    assert len(logged) == 3 and not first_attempt(logged[:2], "ns/m0").complete
+    attempt = first_attempt(logged, "ns/m0")
+    assert attempt.complete
+    assert answer(attempt)["nominated"] == "n0" and answer(attempt)["victims"] == []
 
 
 GOLDEN: dict[str, Any] = {
@@ -298,6 +318,9 @@ def test_the_pipelines_gang_members_pair_with_upstreams_alike_ones() -> None:
     seen[0] = {**seen[0], "podGroup": failed}  # paired with upstream's m0 (on a)
     diffs, _ = judge_pipeline(golden, seen)
     assert len(diffs) == 1 and diffs[0].startswith("ns/m0: (g) PodGroupScheduled")
+    # a member preempted: the API shows the members' retry, not the first cycle (not compared)
+    golden[1] = {**golden[1], "node": None, "nominated": None, "victims": ["ns/low"]}
+    assert judge_pipeline(golden, seen) == ([], 2)
 
 
 def test_a_sequence_names_its_pods_and_nodes_once_and_adds_nodes_apart() -> None:
@@ -551,13 +574,71 @@ def test_shrinking_keeps_a_node_and_the_same_disagreement(monkeypatch: pytest.Mo
     assert not run.still_disagrees(undecided, "default/p", {"default/p:f-full"})
 
 
-def test_the_pods_of_a_sequence_share_a_priority() -> None:
-    """They may preempt bound pods (which have start times), never each other: upstream picks among
-    candidates whose victims the scheduler placed (no start time, no kubelet) by ``time.Now()``."""
-    ranks = set()
+def test_the_pods_of_a_sequence_mix_priorities() -> None:
+    """Some pods of a case outrank the others (and the bound pods): they preempt the case's own pods
+    too, which the harness starts as a kubelet would (their start times decide upstream's choice)."""
+    mixed = 0
     for index in range(60):
         case = generate("sequences", 5, index)
         classes = {p["spec"].get("priorityClassName") for p in case.pending}
-        assert len(classes) == 1, (case.name, classes)
-        ranks |= classes
-    assert ranks == {None, "mid", "high"}
+        assert classes <= {None, "mid", "high"}
+        mixed += len(classes) > 1
+    assert mixed >= 10
+
+
+def _two_placed_victims(first: str) -> tuple[list[Any], list[dict[str, Any]], Any]:
+    """Nodes a and b, each full with one pod the scheduler placed during the case (p-a, p-b), the one
+    on ``first`` started first; then a pod of higher priority that needs one of them to go."""
+    nodes = [node("a", "1"), node("b", "1")]
+    placed = [pod("p-a", "800m"), pod("p-b", "800m")]
+    later = {"a": "b", "b": "a"}[first]
+    started = {f"default/p-{first}": start_time(1), f"default/p-{later}": start_time(2)}
+    high = pod("high", "800m")
+    high["spec"]["priority"] = 100000
+    return nodes, placed, (high, started)
+
+
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_a_sequence_step_meets_the_case_pods_with_their_start_times(first: str) -> None:
+    """Upstream's preemption, between candidates tied on the rest, takes the node whose victim started
+    latest: the pods the scheduler placed during the case are replayed with the start times the
+    harness gave them (the step's ``started``), not as started now (a tie)."""
+    from ksched.differential.replay import replay_steps
+
+    nodes, (pa, pb), (high, started) = _two_placed_victims(first)
+    steps: list[dict[str, Any]] = [
+        {"op": "create", "pod": "default/p-a", "object": pa, "before": {}, "racy": True},
+        {"op": "create", "pod": "default/p-b", "object": pb, "before": {}, "racy": True},
+        {
+            "op": "create",
+            "pod": "default/high",
+            "object": high,
+            "before": {"default/p-a": {"node": "a"}, "default/p-b": {"node": "b"}},
+            "started": started,
+            "racy": False,
+        },
+    ]
+    later = {"a": "b", "b": "a"}[first]
+    ours = replay_steps(nodes, steps, None)["default/high"]
+    assert ours["nominated"] == later and ours["victims"] == [f"default/p-{later}"], ours
+
+
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_a_pending_pod_meets_the_earlier_ones_with_their_start_times(first: str) -> None:
+    """The same through :func:`replay` (the other categories): each placed pod's answer carries the
+    start time the harness gave it (``started``)."""
+    nodes, (pa, pb), (high, started) = _two_placed_victims(first)
+    answers = [
+        {"pod": "default/p-a", "node": "a", "started": started["default/p-a"]},
+        {"pod": "default/p-b", "node": "b", "started": started["default/p-b"]},
+        {"pod": "default/high", "node": None},
+    ]
+    later = {"a": "b", "b": "a"}[first]
+    ours = replay([*nodes, pa, pb, high], None, answers)["default/high"]
+    assert ours["nominated"] == later and ours["victims"] == [f"default/p-{later}"], ours
+
+
+def test_start_times_are_a_second_apart_after_the_bound_pods() -> None:
+    times = [start_time(n) for n in range(1, 4000)]
+    assert times == sorted(set(times)) and times[0] > "2026-01-01T00:59:59Z"
+    assert start_time(3661) == "2026-01-01T02:01:01Z"

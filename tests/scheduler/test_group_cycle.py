@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 from ksched_scheduler.core import ended, leased_batches, pod_group_result
-from ksched_scheduler.cycle import SchedulingCycle
+from ksched_scheduler.cycle import CycleOutcome, SchedulingCycle
 from ksched_scheduler.group_cycle import GroupCycle
 
 from ksched.api.core import Pod
@@ -17,6 +17,7 @@ from ksched.config import build_frameworks, default_config
 from ksched.features import FeatureGates
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.framework.nominator import Nominator
+from ksched.framework.podgroup_cycle import GroupResult
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import make_node, make_pod
 
@@ -72,6 +73,47 @@ def test_a_gang_short_of_room_is_reverted_whole() -> None:
         ended(m.record, m, s, result) for m, s in zip(result.members, statuses, strict=True) if s is not None
     ]
     assert [o.plugins for o in outcomes] == [set(), set(), set(), {"NodeResourcesFit"}]
+
+
+def preempting_group(size: int) -> GroupResult[CycleOutcome]:
+    """The cycle of ``size`` members of 1.2 CPUs and a higher priority, minCount ``size``, on two
+    2-CPU nodes, n0 holding a low pod of 1.5 CPUs."""
+    cycle, snapshot = replica(["2", "2"], size)
+    snapshot.add_pod(make_pod("low", uid="low", node_name="n0", priority=0, requests={"cpu": "1500m"}))
+    gang = members(size, "1200m")
+    for pod in gang:
+        pod.spec.priority = 1000
+    return cycle.run(gang)
+
+
+def test_a_member_that_preempted_in_a_group_left_unschedulable_evicts_without_a_nomination() -> None:
+    """Three members of 1.2 CPUs and a higher priority, minCount 3, on two 2-CPU nodes, n0 holding a
+    low pod of 1.5 CPUs: m0 fits on n1, m1 only by preempting the low pod, m2 nowhere. The group waits
+    for no preemption; upstream's PostFilter had started the eviction during the cycle and its failure
+    handler clears the nomination: the member keeps its victims, not its node (seed 4101, case 17 of
+    ``ksched differential``'s ``gangs``)."""
+    result = preempting_group(3)
+    assert not result.waiting_on_preemption and result.status is not None
+    preempting = [m for m in result.members if m.requires_preemption]
+    assert len(preempting) == 1
+    member = preempting[0]
+    outcome = ended(member.record, member, result.member_status(member) or result.status, result)
+    assert outcome.evict_only and outcome.nominated_node == ""
+    assert [v.uid for v in outcome.victims] == ["low"] and outcome.post_filter is not None
+    assert outcome.message.startswith("pod group is unschedulable, waiting for minCount pods")
+
+
+def test_a_member_that_fit_while_its_group_waits_for_a_preemption_is_nominated_where_assumed() -> None:
+    """Two such members, minCount 2: m0 fits on n1, m1 preempts the low pod on n0; the group waits for
+    that preemption and upstream nominates m0 on n1, where it was assumed (seed 4102, case 5)."""
+    result = preempting_group(2)
+    assert result.waiting_on_preemption
+    fit = next(m for m in result.members if not m.requires_preemption)
+    status = result.member_status(fit)
+    assert status is not None and status.message.endswith("waiting for preemption to complete")
+    outcome = ended(fit.record, fit, status, result)
+    assert outcome.nominated_node == "n1" and outcome.post_filter is not None
+    assert outcome.post_filter.nominated_node_name == "n1" and not outcome.evict_only
 
 
 def test_members_already_placed_count_toward_the_quorum() -> None:

@@ -121,6 +121,11 @@ def test_post_filter_results_update_the_nominations() -> None:
     assert nominator.node_of(preemptor.metadata.uid) == "node-1"
     runner.after_failure(outcome_with(preemptor, PostFilterResult("")))  # "preemption not helpful"
     assert len(nominator) == 0
+    runner.after_failure(outcome_with(preemptor, result))
+    evicting = outcome_with(preemptor, result)
+    evicting.evict_only = True  # a pod group member whose group waits for no preemption
+    runner.after_failure(evicting)
+    assert nominator.node_of(preemptor.metadata.uid) is None
 
 
 def test_status_nomination_only_when_an_override_changes_it() -> None:
@@ -132,6 +137,9 @@ def test_status_nomination_only_when_an_override_changes_it() -> None:
     assert status_nomination(fresh, PostFilterResult("")) is None
     assert status_nomination(nominated, PostFilterResult("node-2", mode=NominatingMode.NOOP)) is None
     assert status_nomination(nominated, None) is None
+    # a pod group member whose group waits for no preemption: cleared, whatever PostFilter said
+    assert status_nomination(nominated, PostFilterResult("node-1"), evict_only=True) == ""
+    assert status_nomination(fresh, PostFilterResult("node-1"), evict_only=True) is None
 
 
 def test_preempted_event_text() -> None:

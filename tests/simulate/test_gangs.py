@@ -131,3 +131,51 @@ def test_pods_without_uids_each_get_an_outcome(
     path = tmp_path / "cluster.yaml"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node("n"), *pods]}))
     assert list(simulate(path, capsys, *gates)) == ["gangs/p0", "gangs/p1", "gangs/p2"]
+
+
+def preempting_gang(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], size: int
+) -> dict[str, dict[str, Any]]:
+    """``ksched simulate`` of a gang of ``size`` members of 1.2 CPUs and a higher priority, minCount
+    ``size``, on two 2-CPU nodes, gang-node-0 holding a low pod of 1.5 CPUs."""
+    low = member("low", "none", False, cpu="1500m")
+    del low["spec"]["schedulingGroup"]
+    low["spec"].update(nodeName="gang-node-0", priority=0)
+    members = [member(f"m{i}", "g", False, cpu="1200m") for i in range(size)]
+    for m in members:
+        m["spec"]["priority"] = 1000
+    items = [node("gang-node-0"), node("gang-node-1"), pod_group("g", size, False), low, *members]
+    path = tmp_path / "cluster.yaml"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return simulate(path, capsys, "--feature-gates", GATES)
+
+
+def test_a_member_that_needed_victims_in_a_group_left_unschedulable_is_not_nominated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gang of three members of 1.2 CPUs and a higher priority, minCount 3, on two 2-CPU nodes, one
+    with a low pod of 1.5 CPUs: the first member fits on the free node, the second only by preempting
+    the low pod, the third nowhere (the second, of its own priority, is no victim). The group is not
+    schedulable and waits for no preemption: upstream's member cycle ran the preemption already
+    (PostFilter's actuatePodPreemption evicts the victim), and its end clears the nomination
+    (clearNominatedNode), as seed 4101, case 17 of ``ksched differential``'s ``gangs`` found."""
+    out = preempting_gang(tmp_path, capsys, 3)
+    preempting = [p for p in out.values() if p.get("victims")]
+    assert len(preempting) == 1, out
+    assert preempting[0]["victims"] == ["gangs/low"] and preempting[0]["nominated"] is None
+    assert preempting[0]["message"] == GROUP_MESSAGE
+    assert out["gangs/m0"]["podGroup"]["condition"]["status"] == "False"
+
+
+def test_members_that_fit_while_their_group_waits_for_a_preemption_are_nominated_where_assumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same nodes with two members, minCount 2: the first fits on the free node, the second only
+    by preempting the low pod; the group waits for that preemption, and upstream nominates the member
+    that fit where it was assumed (seed 4102, cases 5, 26 and 38 of ``ksched differential``'s
+    ``gangs``)."""
+    out = preempting_gang(tmp_path, capsys, 2)
+    assert out["gangs/m0"]["nominated"] == "gang-node-1" and out["gangs/m0"]["victims"] == []
+    assert out["gangs/m1"]["nominated"] == "gang-node-0" and out["gangs/m1"]["victims"] == ["gangs/low"]
+    waiting = "pod group is unschedulable, pod group is waiting for preemption to complete"
+    assert out["gangs/m0"]["podGroup"]["condition"]["message"] == waiting

@@ -22,6 +22,7 @@ from ksched.api.core import Pod
 from ksched.api.scheduling import PodGroup
 from ksched.bus.messages import AssumeRejectCode, AssumeReply, LeasedPod, Placement
 from ksched.framework.podgroup_cycle import GroupResult, MemberAttempt
+from ksched.framework.results import PostFilterResult
 from ksched.framework.status import Code, Status
 from ksched.reporting.simulator_results import result_annotations
 from ksched_scheduler.cycle import ERROR, UNSCHEDULABLE, CycleOutcome
@@ -254,14 +255,24 @@ def ended(
 ) -> CycleOutcome:
     """A member's outcome as its pod group's result ends it (upstream ``submitPodGroupAlgorithmResult``):
     its own when that is why it failed; else the group's status, without rejecting plugins and, unless
-    the group waits for a preemption, without a nomination."""
+    the group waits for a preemption, without a nomination; a member whose preemption ran then still
+    has its victims deleted (:attr:`CycleOutcome.evict_only`: upstream's PostFilter started their
+    eviction during the cycle, seed 4101, case 17 of ``ksched differential``'s ``gangs``)."""
     if member is not None and status is member.status and not member.assumed:
         return outcome
     outcome.kind = ERROR if status.code == Code.ERROR else UNSCHEDULABLE
     outcome.message = status.message
     outcome.plugins, outcome.pending_plugins = set(), set()
+    if result.waiting_on_preemption and member is not None and member.status is None and outcome.node:
+        # a member that fit, while its group waits for another's preemption: upstream nominates it
+        # where it was assumed (ModeOverride, SuggestedHost)
+        outcome.nominated_node, outcome.post_filter = outcome.node, PostFilterResult(outcome.node)
     if not result.waiting_on_preemption:
-        outcome.nominated_node, outcome.victims, outcome.post_filter = "", [], None
+        preempted = member is not None and member.requires_preemption and bool(outcome.victims)
+        if preempted and status.code != Code.ERROR:
+            outcome.nominated_node, outcome.evict_only = "", True
+        else:
+            outcome.nominated_node, outcome.victims, outcome.post_filter = "", [], None
     return outcome
 
 

@@ -40,6 +40,10 @@ class CycleOutcome:
     victims: list[PodInfo] = field(default_factory=list)
     #: what PostFilter returned (a PreemptionResult when DefaultPreemption nominated a node)
     post_filter: PostFilterResult | None = None
+    #: a pod group member whose preemption ran in the group's cycle while the group waits for none:
+    #: its victims are deleted all the same (upstream's PostFilter started their eviction), but it is
+    #: not nominated (upstream's failure handler clears the nomination)
+    evict_only: bool = False
     #: what Permit said (None: allowed; a Wait status: ``permit_waits`` holds the waiting plugins)
     permit: Status | None = None
     #: plugins whose Permit asked to wait, with their timeouts (the binder waits for them)

@@ -33,12 +33,15 @@ from ksched_scheduler.nominations import NominationTracker
 log = logging.getLogger(__name__)
 
 
-def status_nomination(pod: PodInfo, result: PostFilterResult | None) -> str | None:
+def status_nomination(pod: PodInfo, result: PostFilterResult | None, evict_only: bool = False) -> str | None:
     """The ``nominatedNodeName`` to write with the pod's condition ("" clears it), or None to leave
-    it: only an overriding result that changes it (upstream ``updatePod``)."""
+    it: only an overriding result that changes it (upstream ``updatePod``); ``evict_only``: a pod
+    group member whose group waits for no preemption, cleared (upstream ``clearNominatedNode``)."""
+    current = pod.pod.status.nominated_node_name or ""
+    if evict_only:
+        return "" if current else None
     if result is None or result.mode != NominatingMode.OVERRIDE:
         return None
-    current = pod.pod.status.nominated_node_name or ""
     return None if result.nominated_node_name == current else result.nominated_node_name
 
 
@@ -78,10 +81,12 @@ class PreemptionRunner:
         if result is None or result.mode != NominatingMode.OVERRIDE:
             return ""
         node = result.nominated_node_name
-        if not node:
+        if not node or outcome.evict_only:  # evict_only: the victims go all the same
             self.nominations.clear(pod.uid)
-            return ""
-        self.nominations.nominate(pod, node)
+            if not node:
+                return ""
+        else:
+            self.nominations.nominate(pod, node)
         if not isinstance(result, PreemptionResult):
             return ""
         for lower in result.lower_priority_nominated:

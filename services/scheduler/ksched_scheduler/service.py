@@ -445,7 +445,7 @@ class SchedulerService:
             metrics.UNSCHEDULABLE_PODS.labels(plugin, profile).inc()
         ref = PodRef(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid)
         if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
-            nomination = status_nomination(outcome.pod, outcome.post_filter)
+            nomination = status_nomination(outcome.pod, outcome.post_filter, outcome.evict_only)
             self.reporter.unschedulable(ref, outcome.message, nomination, controller=profile)
         if self.results is not None and outcome.state.record is not None:
             self.results.write(ref.namespace, ref.name, ref.uid, result_annotations(outcome.state.record))
@@ -453,7 +453,7 @@ class SchedulerService:
         if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
             # nominations now, victims deleted in the background
             last_victim = self.preemptions.after_failure(outcome)
-        if outcome.nominated_node:
+        if outcome.nominated_node or outcome.evict_only:
             metrics.PREEMPTION_ATTEMPTS.inc()
             metrics.PREEMPTION_VICTIMS.observe(len(outcome.victims))
         await self._done(

@@ -33,11 +33,12 @@ GROUP_ENDS: dict[str, tuple[str, str, str]] = {
     "Pod group is waiting for preemption": (
         "False",
         "Unschedulable",
-        "pod group is waiting for preemption to complete",
+        "pod group is unschedulable, pod group is waiting for preemption to complete",
     ),
 }
 """How a pod group cycle ended (schedule_one_podgroup.go, V(2)), and the ``PodGroupScheduled``
-condition (status, reason, message) it writes then."""
+condition (status, reason, message) it writes then (the message is the status's ``Message()``: its
+error, ``pod group is unschedulable``, then its reasons)."""
 FAILED_ENDS = (NO_FIT, NO_NODES, GROUP_WAIT)
 ERROR_ENDS = ("Error scheduling pod; retrying", "Failed to bind pod")
 NOMINATION = "Updating pod condition and nominated node name"
@@ -77,8 +78,10 @@ class Attempt:
             return False
         if self.node is not None or self.error is not None:
             return True
-        if self.nominated:  # the asynchronous preemption is logged after the nomination
+        if self.nominated and not self.group_wait:  # its asynchronous preemption is logged after
             return self.preemption_started and self.preemption_done
+        # a member whose group waits for a preemption is nominated where it was assumed, and may
+        # have preempted nothing itself (seed 4102, case 5 of the gangs)
         return self.nomination_seen and (self.preemption_done or not self.preemption_started)
 
 

@@ -704,10 +704,9 @@ def _sequences(g: Gen) -> Case:
     removed later), between them a node added, cordoned or relabelled, a pod deleted; each pod meets
     what the earlier ones and the events left, with requests, spreading, (anti-)affinity, host ports,
     tolerations and a node label to select mixed. A pod left unschedulable stays: a later event may
-    make room for it. The pods of a case share a priority, now and then higher than the bound pods':
-    they preempt bound pods, and the later pods meet the nomination and the victims, terminating. Not
-    each other: a pod the scheduler placed has no start time (no kubelet), and upstream breaks the
-    last tie between candidates with ``time.Now()`` for it (seed 8001, case 100)."""
+    make room for it. Some pods have a higher priority than the bound pods and the others: they
+    preempt, bound pods and the case's own (which the harness starts as a kubelet would, with start
+    times), and the later pods meet the nomination and the victims, terminating."""
     g.random_nodes(2, 4)
     for node in g.nodes:
         if g.chance(0.2):
@@ -715,7 +714,6 @@ def _sequences(g: Gen) -> Case:
         if g.chance(0.3):
             g.label(node, DISK, "ssd")
     g.random_bound(0, 3, **({"priorityClassName": "low"} if g.chance(0.5) else {}))
-    rank = g.pick((None, None, "mid", "high"))
     steps: list[Obj] = []
     created: list[str] = []
     gated: list[str] = []
@@ -734,8 +732,8 @@ def _sequences(g: Gen) -> Case:
             spec["nodeSelector"] = {DISK: "ssd"}
         if g.chance(0.25):
             spec["schedulingGates"] = [{"name": GATE}]
-        if rank:
-            spec["priorityClassName"] = rank
+        if g.chance(0.3):
+            spec["priorityClassName"] = g.pick(("mid", "high"))
         extra: Obj = {}
         if g.chance(0.2):
             extra["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
@@ -1046,6 +1044,8 @@ def _gangs(g: Gen) -> Case:
                 "labelSelector": {"matchLabels": {"group": name}},
             }
         ]
+    if g.chance(0.3):  # above the bound pods: a member that does not fit preempts in the group's cycle
+        spec["priorityClassName"] = "high"
     for j in range(members):
         g.pending(
             g.pod(

@@ -102,6 +102,13 @@ BACKOFF = 1
 """The batch's pod backoff, initial and maximal (seconds)."""
 
 
+def start_time(n: int) -> str:
+    """The start time the harness, as a kubelet would, gives the ``n``-th pod (from 1) the scheduler
+    placed during a case: a second apart (the API's resolution), after every bound pod's (the
+    generator's ``2026-01-01T00:MM:SS``)."""
+    return f"2026-01-01T{1 + n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z"
+
+
 def config_document(profiles: list[Obj], kubeconfig: str | None = None, extenders: bool = True) -> Obj:
     """A KubeSchedulerConfiguration with ``profiles`` (the default profile when empty), as the real
     scheduler of a batch runs it (``kubeconfig``) and as ``ksched simulate`` reads it; ``extenders``:

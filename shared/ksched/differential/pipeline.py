@@ -19,6 +19,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -186,22 +187,59 @@ class Pipeline(Upstream):
     async def _attempt(self, pod: Obj) -> dict[str, Any]:
         out = await self._observe(pod)
         if out["node"] is None:
-            out["victims"] = await self._victims(pod) if out.get("nominated") else []
+            if out.get("nominated"):
+                out["victims"] = await self._victims(pod)
+            elif pod["spec"].get("schedulingGroup") and pod["spec"].get("priorityClassName"):
+                out["victims"] = await self._preempted_for(pod)
+            else:
+                out["victims"] = []
         return out
+
+    async def _preempted_for(self, pod: Obj) -> list[str]:
+        """The pods preempted for ``pod`` though it is not nominated (a pod group member whose group
+        waits for no preemption: its victims go all the same, as upstream's), from their
+        ``Preempted`` events (``Preempted by pod UID on node NODE``), once that set has not changed
+        for a second."""
+        status, body = await self.request("GET", object_path(pod))
+        uid = (body or {}).get("metadata", {}).get("uid") if status == 200 else None
+        if not uid:
+            return []
+        return await self._settled(
+            "/apis/events.k8s.io/v1/events",
+            lambda e: (
+                f"{e['regarding'].get('namespace')}/{e['regarding'].get('name')}"
+                if e.get("reason") == "Preempted" and f"Preempted by pod {uid} " in (e.get("note") or "")
+                else None
+            ),
+        )
 
     async def _victims(self, pod: Obj) -> list[str]:
         """The pods being deleted once that set has not changed for a second."""
+        return await self._settled(
+            "/api/v1/pods", lambda p: key(p) if p["metadata"].get("deletionTimestamp") else None
+        )
+
+    async def _settled(self, path: str, pick: Callable[[Obj], str | None]) -> list[str]:
+        """What ``pick`` names of the items listed at ``path`` (sorted), once that has not changed for
+        a second."""
         last: list[str] = []
         since = time.monotonic()
         deadline = since + SYNC_TIMEOUT
         while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
-            status, body = await self.request("GET", "/api/v1/pods")
+            status, body = await self.request("GET", path)
             items = (body or {}).get("items") or [] if status == 200 else []
-            now = sorted(key(p) for p in items if p["metadata"].get("deletionTimestamp"))
+            now = sorted(name for name in map(pick, items) if name is not None)
             if now != last:
                 last, since = now, time.monotonic()
             await asyncio.sleep(0.1)
         return last
+
+    def _updates(self, pod: str) -> int:
+        return 0  # no log
+
+    async def _started_seen(self, before: dict[str, int]) -> None:
+        """No log: a moment for the informer (the status patch's watch event)."""
+        await asyncio.sleep(0.3)
 
     async def _first_cycle_over(self, group: str) -> None:
         """No log: the condition polled is the first one written."""

@@ -88,7 +88,7 @@ def replay(
             out[pod_key] = ours[pod_key]
         upstream = decided[pod_key]
         if upstream.get("node"):
-            earlier.append(_placed(pod, upstream["node"]))
+            earlier.append(_placed(pod, upstream["node"], upstream.get("started")))
         elif upstream.get("nominated"):
             earlier.append(_nominated(pod, upstream["nominated"]))
             victims.update(upstream.get("victims") or [])
@@ -142,16 +142,17 @@ def replay_steps(objects: list[Obj], steps: list[Obj], profile: Obj | None) -> d
                 continue
             earlier = []
             terminating: dict[str, str] = step.get("terminating") or {}
+            started: dict[str, str] = step.get("started") or {}
             for other, state in step["before"].items():
                 if other == step["pod"] or other not in created:
                     continue
                 if state.get("node"):
-                    earlier.append(_placed(created[other], state["node"]))
+                    earlier.append(_placed(created[other], state["node"], started.get(other)))
                 elif state.get("nominated"):
                     earlier.append(_nominated(created[other], state["nominated"]))
             for other, node in terminating.items():  # a created pod placed, then preempted
                 if other in created and other not in step["before"] and node:
-                    earlier.append(_placed(created[other], node))
+                    earlier.append(_placed(created[other], node, started.get(other)))
             ours = simulate([*_terminating([*current, *earlier], set(terminating)), pod], profile)
             if step["pod"] in ours:
                 out[step["pod"]] = ours[step["pod"]]
@@ -162,9 +163,12 @@ def _is_pending(obj: Obj) -> bool:
     return obj.get("kind") == "Pod" and not (obj.get("spec") or {}).get("nodeName")
 
 
-def _placed(pod: Obj, node: str) -> Obj:
+def _placed(pod: Obj, node: str, started: str | None = None) -> Obj:
+    """``pod`` on ``node``; with the start time the harness gave it there (as a kubelet would), Running."""
     out = copy.deepcopy(pod)
     out["spec"]["nodeName"] = node
+    if started:
+        out.setdefault("status", {}).update({"phase": "Running", "startTime": started})
     return out
 
 

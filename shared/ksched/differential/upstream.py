@@ -9,7 +9,8 @@ Per case:
    (``Add event for node`` …, ``Update event for scheduled pod`` after the status);
 2. the cluster is listed back (defaults and admission applied: what ``ksched simulate`` reads);
 3. each pending pod is created in turn (the create response is the pod as stored) and the log is read
-   until its first attempt is over (placed, or failed with its nomination and preemption done). A pod
+   until its first attempt is over (placed, or failed with its nomination and preemption done); a pod
+   the scheduler placed is then made Running with a start time, as a kubelet would (:meth:`_kubelet`). A pod
    left unschedulable and not nominated is deleted before the next one, so that no later retry of it
    changes what the next pod meets; between two pods the scheduler idles longer than its opportunistic
    batching window (500 ms), so every pod is filtered and scored from scratch;
@@ -63,6 +64,7 @@ from ksched.differential.model import (
     config_document,
     identity,
     key,
+    start_time,
 )
 from ksched.launcher.controlplane import GANG_APISERVER_ARGS, GANG_GATES, ControlPlane
 from ksched.simulate.live import list_cluster
@@ -104,6 +106,7 @@ START_TIMEOUT = 90.0
 QUIET = BACKOFF + 1.0
 """Seconds without a change to any pod of a ``sequences`` case that end a step: longer than the
 batch's pod backoff, so a retry an event caused is over."""
+POD_UPDATE = "Update event for scheduled pod"
 GATED = "SchedulingGated"
 """The PodScheduled reason of a pod its scheduling gates hold back (no attempt yet)."""
 
@@ -170,6 +173,8 @@ class Upstream:
         self.log = LogReader(workdir / "scheduler.log")
         self.entries: list[Entry] = []
         self.steps: list[Obj] = []
+        self.started: dict[str, str] = {}
+        """The start times given to the case's pods the scheduler placed (``ns/name`` -> time)."""
         self.baseline: set[tuple[str, str]] = set()
         self._api: Client | None = None
 
@@ -297,6 +302,7 @@ class Upstream:
         self.log.skip_to_end()
         self.entries = []
         self.steps = []
+        self.started = {}
         try:
             return await self._play(case)
         finally:
@@ -344,7 +350,46 @@ class Upstream:
             if (await self._attempt(pod))["node"] is None:
                 await self._remove_pending(pod)
         if case.preplaced:
+            await self._kubelet(case)
             await asyncio.sleep(BATCHING_WINDOW)
+
+    async def _kubelet(self, case: Case) -> None:
+        """What a kubelet would do, there being none: each pod of ``case`` the scheduler placed (the API
+        server shows it bound, not being deleted) is made Running with a start time of its own, the
+        next of :func:`start_time` (pods first seen in one listing by name), once, on both clusters.
+        Upstream's preemption reads it (of victims of one priority, the one started last goes first;
+        between candidates tied on the rest, the one whose earliest victim of the highest priority
+        started latest wins); without one, ``GetPodStartTime`` returns ``time.Now()`` at each call, and
+        such a tie goes the way the candidates were evaluated (seed 8001, case 100)."""
+        wanted = {key(p) for p in [*case.preplaced, *case.pending]}
+        status, body = await self.request("GET", "/api/v1/pods")
+        new = sorted(
+            key(pod)
+            for pod in ((body or {}).get("items") or [] if status == 200 else [])
+            if key(pod) in wanted
+            and key(pod) not in self.started
+            and pod["spec"].get("nodeName")
+            and not pod["metadata"].get("deletionTimestamp")
+        )
+        if not new:
+            return
+        seen = {pod: self._updates(pod) for pod in new}
+        for pod in new:
+            self.started[pod] = start_time(len(self.started) + 1)
+            ns, name = pod.split("/", 1)
+            obj = {"kind": "Pod", "metadata": {"namespace": ns, "name": name}}
+            await self.patch_status({**obj, "status": {"phase": "Running", "startTime": self.started[pod]}})
+        await self._started_seen(seen)
+
+    def _updates(self, pod: str) -> int:
+        self._poll()
+        return sum(1 for e in self.entries if e.msg == POD_UPDATE and e.values.get("pod") == pod)
+
+    async def _started_seen(self, before: dict[str, int]) -> None:
+        """Until the scheduler saw the pods' new status (``before``: each pod's update lines before)."""
+        await self.wait_log(
+            lambda: all(self._updates(p) > n for p, n in before.items()), "the pods' start times"
+        )
 
     async def _claims(self, pod: Obj, placed: bool) -> dict[str, Any]:
         """The allocation of each of ``pod``'s ResourceClaims (``ns/name`` -> {"node", "devices"}),
@@ -387,6 +432,9 @@ class Upstream:
             decision = await self._attempt(pod)
             if pod["spec"].get("resourceClaims"):
                 decision["claims"] = await self._claims(pod, decision["node"] is not None)
+            if decision["node"] is not None:
+                await self._kubelet(case)
+                decision["started"] = self.started.get(key(pod))
             answers.append(decision)
             if decision["node"] is None and decision.get("nominated") is None:
                 await self._remove_pending(pod)
@@ -398,7 +446,8 @@ class Upstream:
         its ``final`` state once the last step is over; the steps as played: the objects as the API
         server returned them, and for a step that has a pod tried, every case pod's state ``before``,
         the pods being deleted then, ``terminating`` (a preemption's victims: no kubelet ends them),
-        and whether another pod changed meanwhile, ``racy``)."""
+        the start times given so far, ``started``, and whether another pod changed meanwhile, ``racy``:
+        the pod's own victims, gone from the states as they turn terminating, do not count)."""
         pending = {key(p): p for p in case.pending}
         firsts: list[dict[str, Any]] = []
         played: list[Obj] = []
@@ -408,17 +457,20 @@ class Upstream:
                 pod = pending[step["pod"]]
                 done["before"] = await self._pod_states(case)
                 done["terminating"] = await self._terminating(case)
+                done["started"] = dict(self.started)
                 if op == CREATE:
                     done["object"] = await self.create(pod)
                 else:
                     done["object"] = await self._patch(pod, {"spec": {"schedulingGates": None}})
                 if op == UNGATE or not pod["spec"].get("schedulingGates"):
                     firsts.append(await self._attempt(pod))
+                    await self._kubelet(case)
                     after = await self._pod_states(case)
+                    own = set(firsts[-1].get("victims") or [])  # gone from the states by the pod's doing
                     done["racy"] = any(
                         _placement(after.get(p)) != _placement(s)
                         for p, s in done["before"].items()
-                        if p != step["pod"]
+                        if p != step["pod"] and p not in own
                     )
             elif op == ADD_NODE:
                 done["node"] = await self.create(step["node"])
@@ -490,6 +542,7 @@ class Upstream:
             if time.monotonic() > deadline:
                 raise UpstreamError(f"case {case.name}: its pods did not settle in {DECISION_TIMEOUT:.0f} s")
             await asyncio.sleep(0.1)
+            await self._kubelet(case)
             now = await self._pod_states(case)
             if now != last:
                 last, since = now, time.monotonic()

@@ -213,8 +213,17 @@ class Simulation:
             out = member.record if member is not None else outcomes[position]
             ended = result.member_status(member) if member is not None else result.status
             if ended is not None:
-                out.node = None
+                host, out.node = out.node, None
                 out.message = ended.message
+                if member is not None and member.status is None and result.waiting_on_preemption and host:
+                    # upstream nominates a member that fit where it was assumed while its group
+                    # waits for another member's preemption (ModeOverride, SuggestedHost)
+                    out.nominated, out.victims = host, out.victims or []
+                if member is not None and member.requires_preemption and not result.waiting_on_preemption:
+                    # upstream clears the nomination (clearNominatedNode); its PostFilter had evicted
+                    # the victims already (actuatePodPreemption), which stay reported
+                    out.nominated = None
+                    self.nominator.remove(pi.uid)
             elif member is not None:
                 self.nominator.remove(pi.uid)
             fw.waiting_pods.remove(pi.uid)
