@@ -263,12 +263,10 @@ def ended(
     outcome.kind = ERROR if status.code == Code.ERROR else UNSCHEDULABLE
     outcome.message = status.message
     outcome.plugins, outcome.pending_plugins = set(), set()
-    if result.waiting_on_preemption and member is not None and member.status is None and outcome.node:
-        # a member that fit, while its group waits for another's preemption: upstream nominates it
-        # where it was assumed (ModeOverride, SuggestedHost)
+    if member is not None and result.nominated_where_assumed(member) and outcome.node:
         outcome.nominated_node, outcome.post_filter = outcome.node, PostFilterResult(outcome.node)
     if not result.waiting_on_preemption:
-        preempted = member is not None and member.requires_preemption and bool(outcome.victims)
+        preempted = member is not None and result.evicts_unnominated(member) and bool(outcome.victims)
         if preempted and status.code != Code.ERROR:
             outcome.nominated_node, outcome.evict_only = "", True
         else:

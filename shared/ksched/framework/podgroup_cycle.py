@@ -70,6 +70,17 @@ class GroupResult(Generic[T]):
             return _pod_group_unschedulable(member.permit)
         return member.status
 
+    def nominated_where_assumed(self, member: MemberAttempt[T]) -> bool:
+        """Whether the member fit while its group, unschedulable, waits for another member's
+        preemption: upstream nominates it on the node it was assumed on (ModeOverride, SuggestedHost)."""
+        return member.status is None and self.status is not None and self.waiting_on_preemption
+
+    def evicts_unnominated(self, member: MemberAttempt[T]) -> bool:
+        """Whether the member preempted in the group's cycle while the group waits for no preemption:
+        upstream's PostFilter evicted its victims already (actuatePodPreemption), and its failure
+        handler clears its nomination (clearNominatedNode)."""
+        return member.requires_preemption and not self.waiting_on_preemption
+
     def condition(self) -> tuple[str, str, str]:
         """The PodGroupScheduled condition's (status, reason, message) for this outcome."""
         status = self.status

@@ -215,14 +215,10 @@ class Simulation:
             if ended is not None:
                 host, out.node = out.node, None
                 out.message = ended.message
-                if member is not None and member.status is None and result.waiting_on_preemption and host:
-                    # upstream nominates a member that fit where it was assumed while its group
-                    # waits for another member's preemption (ModeOverride, SuggestedHost)
+                if member is not None and result.nominated_where_assumed(member) and host:
                     out.nominated, out.victims = host, out.victims or []
-                if member is not None and member.requires_preemption and not result.waiting_on_preemption:
-                    # upstream clears the nomination (clearNominatedNode); its PostFilter had evicted
-                    # the victims already (actuatePodPreemption), which stay reported
-                    out.nominated = None
+                if member is not None and result.evicts_unnominated(member):
+                    out.nominated = None  # the victims, evicted already, stay reported
                     self.nominator.remove(pi.uid)
             elif member is not None:
                 self.nominator.remove(pi.uid)
