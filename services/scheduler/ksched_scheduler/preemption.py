@@ -81,13 +81,11 @@ class PreemptionRunner:
         if result is None or result.mode != NominatingMode.OVERRIDE:
             return ""
         node = result.nominated_node_name
-        if not node or outcome.evict_only:  # evict_only: the victims go all the same
+        if not node or outcome.evict_only:
             self.nominations.clear(pod.uid)
-            if not node:
-                return ""
         else:
             self.nominations.nominate(pod, node)
-        if not isinstance(result, PreemptionResult):
+        if not node or not isinstance(result, PreemptionResult):  # evict_only: the victims go all the same
             return ""
         for lower in result.lower_priority_nominated:
             self.nominations.clear(lower.uid)
