@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from ksched.differential.generate import CATEGORIES, generate_cases
+from ksched.differential.generate import CATEGORIES, Gen, generate_cases
+from ksched.differential.model import Case
 from ksched.differential.pipeline import Pipeline
 from ksched.differential.run import Summary, refused_profiles, run_cases
 from ksched.differential.upstream import Upstream
@@ -45,6 +46,22 @@ ROTATING_CASES = 64
 
 def rotating_seed() -> int:
     return int(os.environ.get(SEED_ENV) or datetime.date.today().toordinal())
+
+
+def two_preemptions() -> Case:
+    """Two pods that each preempt a pod of their own node: the second one's victims are its own only,
+    though the first one's victim is still being deleted then (no kubelet ends it; seed 8202, case 134
+    found the pipeline's cluster crediting the second pod with both)."""
+    g = Gen("preemption", 0, 900)
+    nodes = [g.node("2", "4Gi"), g.node("2", "4Gi")]
+    for i, node in enumerate(nodes):
+        low = g.pod(f"b{i}", [g.container("c", {"cpu": "1500m"})], "team-a", priorityClassName="low")
+        g.bind(low, node)
+    for i, node in enumerate(nodes):
+        only = {"kubernetes.io/hostname": node["metadata"]["name"]}
+        high = g.pod(f"p{i}", [g.container("c", {"cpu": "1"})], "team-b", priorityClassName="high")
+        g.pending(high)["spec"]["nodeSelector"] = only
+    return g.finish()
 
 
 def same_answer(first: dict[str, Any], again: dict[str, Any]) -> list[str]:
@@ -69,7 +86,7 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
     lines: list[str] = []
     plays: list[list[dict[str, Any]]] = []
 
-    async def run() -> tuple[Summary, Summary, Summary]:
+    async def run() -> tuple[Summary, Summary, Summary, Summary]:
         profiles = [c.profile for c in [*fixed, *rotating] if c.profile is not None]
         upstream = Upstream(kube, tmp_path / "cluster", profiles, say=lines.append)
         pipeline = Pipeline(kube, tmp_path / "pipeline", profiles, say=lines.append)
@@ -83,6 +100,7 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
             )
             timed = [c for c in fixed if c.steps]  # timed events: through the pipeline too
             await run_cases(upstream, timed, lines.append, None, summary=first, pipeline=pipeline)
+            regression = await run_cases(upstream, [two_preemptions()], lines.append, None, pipeline=pipeline)
             # at least PIPELINE_CASES through the pipeline, and every category once in all, however loaded
             # the machine is; more while the budgets last
             deadline = time.monotonic() + PIPELINE_BUDGET
@@ -109,11 +127,11 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
                 upstream, rest[need:], lines.append, None, deadline=deadline, summary=second, gangs=gangs
             )
             plays.append((await upstream.play(fixed[0])).answers)  # after every other case
-            return first, piped, second
+            return first, piped, second, regression
         finally:
             await asyncio.gather(*(c.stop() for c in clusters))
 
-    first, piped, second = asyncio.run(run())
+    first, piped, second, regression = asyncio.run(run())
     report = "\n".join(lines)
     for summary, s, n in (
         (first, FIXED_SEED, len(fixed)),
@@ -131,6 +149,10 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
         f"seed {FIXED_SEED}: the sequences case through the pipeline: {timed}; play it again with\n    "
         f"ksched differential --kube {kube} --seed {FIXED_SEED} --cases {len(fixed)} --pipeline "
         f"--only {CATEGORIES.index('sequences')}\n{report}"
+    )
+    assert regression.outcomes["nominated"] == 2, f"two_preemptions: upstream preempted not twice:\n{report}"
+    assert regression.pipeline["cases"] == 1 and not regression.pipeline["disagreements"], (
+        f"two_preemptions through the pipeline: {regression.pipeline}\n{report}"
     )
     stats = piped.pipeline
     assert not stats["errors"], f"seed {seed}: cases the pipeline's cluster did not compare:\n{report}"

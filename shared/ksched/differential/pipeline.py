@@ -4,10 +4,10 @@ and binder) instead of kube-scheduler.
 
 The pipeline's decisions are read from the API server, as any client sees them: the pod's
 ``nodeName``, or its ``PodScheduled`` condition (the FailedScheduling text) and ``nominatedNodeName``,
-and the victims being deleted. Its informers are known to be in step with a case when a probe pod,
-created after the case's objects and pinned to its last node, is placed there, or is refused with
-``0/N nodes`` for the case's N nodes: the pod watch delivers in order, so the informer has every
-earlier pod event then, and the node watch every node.
+and the victims, from their ``Preempted`` events. Its informers are known to be in step with a case
+when a probe pod, created after the case's objects and pinned to its last node, is placed there, or
+is refused with ``0/N nodes`` for the case's N nodes: the pod watch delivers in order, so the informer
+has every earlier pod event then, and the node watch every node.
 """
 
 from __future__ import annotations
@@ -187,19 +187,16 @@ class Pipeline(Upstream):
     async def _attempt(self, pod: Obj) -> dict[str, Any]:
         out = await self._observe(pod)
         if out["node"] is None:
-            if out.get("nominated"):
-                out["victims"] = await self._victims(pod)
-            elif pod["spec"].get("schedulingGroup") and pod["spec"].get("priorityClassName"):
-                out["victims"] = await self._preempted_for(pod)
-            else:
-                out["victims"] = []
+            group_member = pod["spec"].get("schedulingGroup") and pod["spec"].get("priorityClassName")
+            # a pod group member may preempt though not nominated: its group waits for no
+            # preemption, and its victims go all the same, as upstream's
+            out["victims"] = await self._preempted_for(pod) if out.get("nominated") or group_member else []
         return out
 
     async def _preempted_for(self, pod: Obj) -> list[str]:
-        """The pods preempted for ``pod`` though it is not nominated (a pod group member whose group
-        waits for no preemption: its victims go all the same, as upstream's), from their
-        ``Preempted`` events (``Preempted by pod UID on node NODE``), once that set has not changed
-        for a second."""
+        """The pods preempted for ``pod``, from their ``Preempted`` events (``Preempted by pod UID on
+        node NODE``; not every pod being deleted: an earlier pod's victims stay terminating, no
+        kubelet ends them, seed 8202 case 134), once that set has not changed for a second."""
         status, body = await self.request("GET", object_path(pod))
         uid = (body or {}).get("metadata", {}).get("uid") if status == 200 else None
         if not uid:
@@ -211,12 +208,6 @@ class Pipeline(Upstream):
                 if e.get("reason") == "Preempted" and f"Preempted by pod {uid} " in (e.get("note") or "")
                 else None
             ),
-        )
-
-    async def _victims(self, pod: Obj) -> list[str]:
-        """The pods being deleted once that set has not changed for a second."""
-        return await self._settled(
-            "/api/v1/pods", lambda p: key(p) if p["metadata"].get("deletionTimestamp") else None
         )
 
     async def _settled(self, path: str, pick: Callable[[Obj], str | None]) -> list[str]:

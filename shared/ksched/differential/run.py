@@ -237,6 +237,7 @@ class Summary:
     stored: list[str] = field(default_factory=list)
     error_cases: list[str] = field(default_factory=list)
     outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    """How upstream decided the pods compared: placed, nominated (preemption) or unschedulable."""
     pipeline: dict[str, Any] = field(
         default_factory=lambda: {
             "cases": 0,
@@ -248,7 +249,6 @@ class Summary:
         }
     )
     """``--pipeline``: the same cases scheduled by ksched's whole pipeline on the real API server."""
-    """How upstream decided the pods compared: placed, nominated (preemption) or unschedulable."""
 
     def add(self, result: Result) -> None:
         cat = self.by_category.setdefault(result.case.category, {"cases": 0, "disagreements": 0})
