@@ -21,6 +21,7 @@ from ksched.bus.jetstream import (
     ensure_streams,
     is_duplicate,
     publish,
+    publish_started,
     subscribe_ordered,
 )
 from ksched.bus.messages import Heartbeat, Placement, PlacementBatch, SnapshotDelta
@@ -61,6 +62,27 @@ async def test_publish_with_msg_id_is_deduplicated(bus: Bus) -> None:
     assert (is_duplicate(first), is_duplicate(repeat), is_duplicate(other)) == (False, True, False)
     info = await bus.js.stream_info(bus.subjects.placement_stream)
     assert info.state.messages == 2
+
+
+async def test_a_started_publish_is_acked_or_times_out_and_leaves_nothing_pending(bus: Bus) -> None:
+    """:func:`publish_started` returns once the message is sent; what it returns gives the stream's
+    ack, or ``TimeoutError`` when no ack comes within its timeout (here: no stream stores the subject,
+    only a plain subscriber gets it, so nobody answers)."""
+    await ensure_stream(bus, placement_stream(bus.subjects))
+    acked = await publish_started(bus, endpoints.PLACEMENTS, placement(1), timeout=5)
+    assert (await acked).seq == 1
+    await bus.js.delete_stream(bus.subjects.placement_stream)
+    heard = await bus.nc.subscribe(endpoints.PLACEMENTS.subject(bus.subjects))
+    started = time.monotonic()
+    unanswered = await publish_started(bus, endpoints.PLACEMENTS, placement(2), timeout=0.2)
+    with pytest.raises(TimeoutError):
+        await unanswered
+    assert 0.15 < time.monotonic() - started < 5
+    assert (await heard.next_msg(timeout=1)).data  # it was sent
+    assert bus.js.publish_async_pending() == 0  # its reply token is dropped, its slot released
+    nobody = await publish_started(bus, endpoints.PLACEMENTS, placement(3), timeout=0.05)
+    await asyncio.sleep(0.2)  # failed, never awaited: retrieved, so asyncio logs nothing
+    assert nobody.done() and isinstance(nobody.exception(), TimeoutError)
 
 
 async def test_work_queue_ack_nak_and_redelivery_after_ack_wait(bus: Bus) -> None:

@@ -221,16 +221,23 @@ def _outgoing(
 
 
 def _acked(future: asyncio.Future[PubAck], timeout: float) -> asyncio.Future[PubAck]:
-    """``future`` bounded by ``timeout`` (a task that raises ``TimeoutError``), started now so that
-    an ack nobody awaits in the end is still retrieved."""
-    task = asyncio.ensure_future(asyncio.wait_for(future, timeout))
-    task.add_done_callback(_retrieved)
-    return task
+    """``future`` failed with ``TimeoutError`` when not done within ``timeout`` s (a timer, not a
+    task around ``wait_for``: no task and its steps per publish), and retrieved once done, so that
+    an ack nobody awaits in the end is not logged by asyncio."""
+    timer = future.get_loop().call_later(timeout, _expire, future)
+    future.add_done_callback(lambda done: _retrieved(done, timer))
+    return future
 
 
-def _retrieved(task: asyncio.Future[PubAck]) -> None:
-    if not task.cancelled():
-        task.exception()  # retrieved: a failure nobody awaited is not logged by asyncio
+def _expire(future: asyncio.Future[PubAck]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError("no ack from the stream in time"))
+
+
+def _retrieved(future: asyncio.Future[PubAck], timer: asyncio.TimerHandle) -> None:
+    timer.cancel()
+    if not future.cancelled():
+        future.exception()  # retrieved: a failure nobody awaited is not logged by asyncio
 
 
 def is_duplicate(ack: PubAck) -> bool:
