@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -472,6 +473,84 @@ def test_the_harness_extenders_answer_what_the_pod_carries() -> None:
     nodes = {"metadata": {}, "items": [{"metadata": {"name": "n1"}}, {"metadata": {"name": "n2"}}]}
     scored = _post(f"{base_url()}/a/prioritize", {"Pod": pod, "Nodes": nodes, "NodeNames": None})
     assert scored == [{"Host": "n1", "Score": 7}, {"Host": "n2", "Score": 0}]
+
+
+def test_the_harness_extenders_preempt_verb_narrows_the_candidates_as_the_pod_says() -> None:
+    plans = {"a": {"preempt": {"drop": ["n0"], "pdb": {"n2": 2}}}, "b": {"preempt": {"empty": ["n1"]}}}
+    pod = _extender_pod(plans)
+    meta = {n: {"Pods": [{"UID": f"uid-{n}"}], "NumPDBViolations": 0} for n in ("n0", "n1", "n2")}
+    narrowed = _post(f"{base_url()}/a/preempt", {"Pod": pod, "NodeNameToMetaVictims": meta})
+    assert narrowed == {
+        "NodeNameToMetaVictims": {
+            "n1": {"Pods": [{"UID": "uid-n1"}], "NumPDBViolations": 0},
+            "n2": {"Pods": [{"UID": "uid-n2"}], "NumPDBViolations": 2},
+        }
+    }
+    whole = {"n1": {"Pods": [{"metadata": {"name": "v", "uid": "uid-v"}}], "NumPDBViolations": 1}}
+    emptied = _post(f"{base_url()}/b/preempt", {"Pod": pod, "NodeNameToVictims": whole})
+    assert emptied == {"NodeNameToMetaVictims": {"n1": {"Pods": [], "NumPDBViolations": 1}}}
+    down = _extender_pod({"b": {"preempt": {"error": "ext-b: down"}}})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        _post(f"{base_url()}/b/preempt", {"Pod": down, "NodeNameToMetaVictims": meta})
+    assert refused.value.code == 500
+
+
+def _full_node(i: int, started: int) -> list[dict[str, Any]]:
+    """Node ``n{i}`` (2 cpu) and a low pod taking 1.5 of it, started ``started`` s into the day."""
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+        "status": {
+            "allocatable": {
+                "cpu": "2",
+                "memory": "8Gi",
+                "pods": "110",
+                resource("a"): "4",
+                resource("b"): "4",
+            }
+        },
+    }
+    low = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"low{i}", "namespace": "default", "uid": f"uid-low{i}"},
+        "spec": {
+            "nodeName": f"n{i}",
+            "priority": 10,
+            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1500m"}}}],
+        },
+        "status": {"phase": "Running", "startTime": f"2026-01-01T00:00:0{started}Z"},
+    }
+    return [node, low]
+
+
+@pytest.mark.parametrize(
+    ("plans", "nominated", "message"),
+    [
+        ({"a": {}}, "n0", ""),  # the victim started last
+        ({"a": {"preempt": {"drop": ["n0"]}}}, "n1", ""),
+        ({"a": {"preempt": {"drop": ["n0"], "pdb": {"n1": 1}}}}, "n2", ""),  # fewer PDB violations
+        (
+            {"a": {"preempt": {"drop": ["n0", "n1", "n2"]}}},
+            None,
+            "preemption: no candidate node for preemption",
+        ),
+        ({"b": {"preempt": {"error": "ext-b: down"}}}, "n0", ""),  # ignorable: skipped
+        ({"b": {"preempt": {"empty": ["n0"]}}}, "n1", ""),  # ignorable: the node without victims dropped
+    ],
+)
+def test_simulate_asks_the_extenders_preempt_verb(
+    plans: dict[str, Any], nominated: str | None, message: str
+) -> None:
+    objects = [*_full_node(0, 3), *_full_node(1, 2), *_full_node(2, 1)]
+    pod = _extender_pod(plans)
+    pod["spec"]["priority"] = 1000
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"
+    entry = simulate([*objects, pod], None)["default/p"]
+    assert entry["nominated"] == nominated
+    assert entry["victims"] == ([f"default/low{nominated[1]}"] if nominated else [])
+    assert entry["message"].endswith(message)
 
 
 def test_an_extender_score_is_read_weighted_under_its_name() -> None:

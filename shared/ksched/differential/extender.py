@@ -5,8 +5,11 @@ this process on loopback (:func:`base_url`: a free port, started on first use). 
 only in pods that request its managed resource (:data:`RESOURCE` ``-NAME``), which only ``extenders``
 cases ask for, so the other categories never meet them. What an extender answers is no state of the
 server's: the pod carries it, in its :data:`ANNOTATION` (JSON ``{NAME: {"fail": {node: message},
-"unresolvable": {node: message}, "scores": {node: 0..10}, "error": text}}``), so a stored case replays
-with the same answers on another port.
+"unresolvable": {node: message}, "scores": {node: 0..10}, "error": text, "preempt": {"drop": [node],
+"pdb": {node: count}, "empty": [node], "error": text}}}``), so a stored case replays with the same
+answers on another port. ``preempt`` is the preemption verb's answer: the candidates it was sent
+(each with its victims), less ``drop``, with ``NumPDBViolations`` set from ``pdb``, the victims of
+``empty`` left out, or HTTP 500 with ``error``.
 """
 
 from __future__ import annotations
@@ -26,12 +29,20 @@ changes from run to run)."""
 MAX_NODE_SCORE, MAX_EXTENDER_PRIORITY = 100, 10
 
 EXTENDERS: dict[str, Obj] = {
-    # filters and prioritizes, node names only
-    "a": {"filterVerb": "filter", "prioritizeVerb": "prioritize", "weight": 1, "nodeCacheCapable": True},
-    # the same, ignorable (an Error in its filter answer: the nodes pass through), another weight
+    # filters, prioritizes and narrows preemption's candidates, node names and victims' UIDs only
+    "a": {
+        "filterVerb": "filter",
+        "prioritizeVerb": "prioritize",
+        "preemptVerb": "preempt",
+        "weight": 1,
+        "nodeCacheCapable": True,
+    },
+    # the same, ignorable (an Error in its filter answer: the nodes pass through; a failed preempt
+    # call is skipped, a candidate left without victims dropped), another weight
     "b": {
         "filterVerb": "filter",
         "prioritizeVerb": "prioritize",
+        "preemptVerb": "preempt",
         "weight": 3,
         "nodeCacheCapable": True,
         "ignorable": True,
@@ -40,6 +51,9 @@ EXTENDERS: dict[str, Obj] = {
     # kubernetes#141781: the nodes it keeps score as idle, see docs/extenders.md)
     "c": {"prioritizeVerb": "prioritize", "weight": 5, "nodeCacheCapable": False},
 }
+
+
+VERBS = ("filter", "prioritize", "preempt")
 
 
 def resource(name: str) -> str:
@@ -78,9 +92,16 @@ def plan(pod: Obj, name: str) -> Obj:
     return out if isinstance(out, dict) else {}
 
 
+class Refused(Exception):
+    """An extender's planned failure: answered with HTTP 500 and this text."""
+
+
 def answer(name: str, verb: str, args: Obj) -> Any:
-    """Extender ``name``'s answer to ``verb`` with ``ExtenderArgs`` ``args``."""
+    """Extender ``name``'s answer to ``verb`` with ``ExtenderArgs`` (``ExtenderPreemptionArgs`` for
+    ``preempt``) ``args``; :class:`Refused` for a planned failure."""
     the_plan = plan(args.get("Pod") or {}, name)
+    if verb == "preempt":
+        return preempt(the_plan.get("preempt") or {}, args)
     if args.get("NodeNames") is not None:
         names = [str(n) for n in args["NodeNames"]]
     else:
@@ -100,15 +121,39 @@ def answer(name: str, verb: str, args: Obj) -> Any:
     }
 
 
+def preempt(the_plan: Obj, args: Obj) -> Obj:
+    """``ExtenderPreemptionResult``: the candidates of ``args`` as ``the_plan`` (a pod's ``preempt``)
+    narrows them, victims as UIDs whatever they were sent as."""
+    if the_plan.get("error"):
+        raise Refused(str(the_plan["error"]))
+    meta = args.get("NodeNameToMetaVictims")
+    sent = meta if meta is not None else args.get("NodeNameToVictims") or {}
+    drop, empty = set(the_plan.get("drop") or ()), set(the_plan.get("empty") or ())
+    pdb = the_plan.get("pdb") or {}
+    out: Obj = {}
+    for node, victims in sent.items():
+        if node in drop:
+            continue
+        pods = victims.get("Pods") or []
+        uids = [p["UID"] if meta is not None else p["metadata"]["uid"] for p in pods]
+        out[node] = {
+            "Pods": [] if node in empty else [{"UID": uid} for uid in uids],
+            "NumPDBViolations": int(pdb.get(node, victims.get("NumPDBViolations") or 0)),
+        }
+    return {"NodeNameToMetaVictims": out}
+
+
 class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         parts = self.path.strip("/").split("/")
         length = int(self.headers.get("Content-Length") or 0)
         try:
             args = json.loads(self.rfile.read(length) or b"{}")
-            if len(parts) != 2 or parts[0] not in EXTENDERS or parts[1] not in ("filter", "prioritize"):
+            if len(parts) != 2 or parts[0] not in EXTENDERS or parts[1] not in VERBS:
                 raise ValueError(f"no such verb {self.path}")
             body, code = json.dumps(answer(parts[0], parts[1], args)).encode(), 200
+        except Refused as exc:
+            body, code = str(exc).encode(), 500
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             body, code = str(exc).encode(), 400
         self.send_response(code)

@@ -1067,10 +1067,27 @@ EXTENDER_MESSAGES = {
 }
 
 
+def _preempt_plan(g: Gen, name: str, names: list[str]) -> Obj:
+    """What extender ``name``'s preempt verb answers: candidates dropped, PDB violations counted
+    otherwise; an ignorable one may also fail, or leave a candidate without victims (dropped)."""
+    the_plan: Obj = {}
+    if EXTENDERS[name].get("ignorable"):
+        if g.chance(0.15):
+            the_plan["error"] = f"ext-{name}: preemption backend unavailable"
+        if g.chance(0.3):
+            the_plan["empty"] = g.some(names, 1, 2)
+    if g.chance(0.6):
+        the_plan["drop"] = g.some(names, 1, max(1, len(names) - 1))
+    if g.chance(0.5):
+        the_plan["pdb"] = {node: g.rng.randint(0, 2) for node in g.some(names, 1)}
+    return the_plan
+
+
 def _extenders(g: Gen) -> Case:
     """The harness's own extenders (``ksched.differential.extender``): each pending pod requests the
     managed resource of one to three of them and carries, in its annotation, what each answers (nodes
-    refused, some unresolvably, with a message per node; scores 0-10; an ignorable one's error)."""
+    refused, some unresolvably, with a message per node; scores 0-10; an ignorable one's error; for a
+    pod of priority ``high``, now and then what their preempt verb makes of its candidates)."""
     for _ in range(g.rng.randint(2, 6)):
         extra = {resource(name): "4" for name in EXTENDERS if g.chance(0.9)}
         g.node(
@@ -1102,6 +1119,10 @@ def _extenders(g: Gen) -> Case:
         container = g.container("c")
         container["resources"] = {"requests": requests, "limits": wanted}
         spec_extra: Obj = {"priorityClassName": "high"} if g.chance(0.3) else {}
+        if spec_extra:  # it may preempt: the extenders' preempt verb narrows the candidates
+            for name in chosen:
+                if "preemptVerb" in EXTENDERS[name] and g.chance(0.6):
+                    plans[name]["preempt"] = _preempt_plan(g, name, names)
         pod = g.pod(f"p{j}", [container], labels={"app": g.pick(APPS)}, **spec_extra)
         pod["metadata"]["annotations"] = {ANNOTATION: json.dumps(plans, sort_keys=True)}
         g.pending(pod)
