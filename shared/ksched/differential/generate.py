@@ -1096,7 +1096,7 @@ def _extenders(g: Gen) -> Case:
             zone=g.pick(("zone-a", "zone-b")),
             extra=extra,
         )
-    g.random_bound(0, 5, priorityClassName="low")
+    g.random_bound(1, 2 * len(g.nodes) + 1, priorityClassName="low")  # full enough to preempt at times
     names = [str(n["metadata"]["name"]) for n in g.nodes]
     for j in range(g.rng.randint(1, 3)):
         chosen = g.some(EXTENDERS, 1)
