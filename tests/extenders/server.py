@@ -51,6 +51,9 @@ class ExtenderServer:
     def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
         self.routes: dict[str, Handler] = {}
         self.requests: list[Request] = []
+        self.in_flight = 0
+        self.most_in_flight = 0
+        """The most delayed replies (``Reply.delay``) under way at once: calls made concurrently."""
         self._ssl = ssl_context
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
@@ -89,7 +92,12 @@ class ExtenderServer:
             return web.Response(status=404, text="no such verb")
         reply = handler(body)
         if reply.delay:
-            await asyncio.sleep(reply.delay)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            try:
+                await asyncio.sleep(reply.delay)
+            finally:
+                self.in_flight -= 1
         data = reply.raw if reply.raw is not None else msgspec.json.encode(reply.body)
         return web.Response(status=reply.status, body=data, content_type="application/json")
 
