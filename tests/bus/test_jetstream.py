@@ -82,7 +82,8 @@ async def test_a_started_publish_is_acked_or_times_out_and_leaves_nothing_pendin
     assert bus.js.publish_async_pending() == 0  # its reply token is dropped, its slot released
     nobody = await publish_started(bus, endpoints.PLACEMENTS, placement(3), timeout=0.05)
     await asyncio.sleep(0.2)  # failed, never awaited: retrieved, so asyncio logs nothing
-    assert nobody.done() and isinstance(nobody.exception(), TimeoutError)
+    assert isinstance(nobody, asyncio.Future) and nobody.done()
+    assert isinstance(nobody.exception(), TimeoutError)
 
 
 async def test_work_queue_ack_nak_and_redelivery_after_ack_wait(bus: Bus) -> None:

@@ -16,6 +16,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.api.core import Pod
 from ksched.client.rest import Client
+from ksched.plugins.defaultpreemption import effects
 from ksched.plugins.defaultpreemption.effects import (
     DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -124,6 +125,36 @@ async def test_executor_marks_the_preemptor_until_the_effects_are_done(
     report = await asyncio.wait_for(task, 10)
     assert report.ok and reports == [report]
     assert not executor.is_running(preemptor.metadata.uid)
+
+
+async def test_executor_deletes_nothing_before_what_it_runs_after(
+    kubesim: KubeSim, k8s_client: Client, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scheduler's preemption runs after the preemptor's status write (``after``): the victims are
+    untouched until it is done, then deleted; a write that never ends holds them back only for
+    ``AFTER_TIMEOUT`` s."""
+    preemptor, victims, _ = setup(kubesim, namespace)
+    executor = PreemptionExecutor()
+    written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    task = executor.submit(k8s_client, PreemptionPlan(preemptor, NODE, tuple(victims)), after=written)
+    assert executor.is_running(preemptor.metadata.uid)  # marked at once
+    await asyncio.sleep(0.3)
+    assert all(
+        as_pod(kubesim.get("Pod", v.metadata.name, namespace) or {}).metadata.deletion_timestamp is None
+        for v in victims
+    )
+    written.set_result(None)
+    report = await asyncio.wait_for(task, 10)
+    assert report.ok and sorted(report.deleted) == sorted(f"{namespace}/{v.metadata.name}" for v in victims)
+    monkeypatch.setattr(effects, "AFTER_TIMEOUT", 0.2)
+    others = []
+    for name in ("late-a", "late-b"):
+        kubesim.create(manifest(name, namespace))
+        others.append(as_pod(kubesim.bind(namespace, name, NODE)))
+    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    plan = PreemptionPlan(preemptor, NODE, tuple(others))
+    late = await asyncio.wait_for(executor.submit(k8s_client, plan, after=never), 10)
+    assert late.ok and sorted(late.deleted) == [f"{namespace}/late-a", f"{namespace}/late-b"]
 
 
 async def test_executor_reports_transport_failures_and_clears_the_mark(kubesim: KubeSim) -> None:

@@ -9,7 +9,12 @@ with SchedulerAsyncPreemption, DefaultPreemption has started a goroutine that pr
   profile's :class:`~ksched.plugins.defaultpreemption.PreemptionExecutor` as a task: clear the
   lower-priority nominations, mark each victim ``DisruptionTarget`` and delete it. The preemptor's
   own ``nominatedNodeName`` is written with its PodScheduled condition by the service's reporter
-  (:func:`status_nomination`), as upstream's ``updatePod`` does;
+  (:func:`status_nomination`), as upstream's ``updatePod`` does, and the task starts once that write
+  is done: upstream's write (one call) comes before its last victim's deletion (two calls, the
+  ``DisruptionTarget`` patch first), so its queue meets the pod's own update while the preemption
+  runs, and DefaultPreemption's PreEnqueue holds the pod back. A status write that came after the
+  deletion would pass PreEnqueue and, with an extender among the rejectors (wildcard events), retry
+  the pod at once (seed 8401, case 147, on a loaded machine);
 * a ``Preempted`` event (``Preempted by pod <uid> on node <node>``, related to the preemptor) is
   recorded on each victim the task deleted;
 * while a preemption for a pod is under way, another cycle of that pod does not start a second one.
@@ -17,7 +22,9 @@ with SchedulerAsyncPreemption, DefaultPreemption has started a goroutine that pr
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import Any
 
 from ksched.client.rest import Client
 from ksched.framework.podinfo import PodInfo
@@ -72,8 +79,9 @@ class PreemptionRunner:
         self.started = 0
         self.failed = 0
 
-    def after_failure(self, outcome: CycleOutcome) -> str:
-        """Upstream's nominator update for an unschedulable cycle, then the preemption itself.
+    def after_failure(self, outcome: CycleOutcome, after: asyncio.Future[Any] | None = None) -> str:
+        """Upstream's nominator update for an unschedulable cycle, then the preemption itself, whose
+        API calls start once ``after`` (the preemptor's status write) is done.
         Returns ``namespace/name`` of the victim the preemption deletes last ("" when it started none):
         the queue keeps the pod back until its feed shows that victim being deleted (upstream's
         DefaultPreemption PreEnqueue while the preemption runs)."""
@@ -107,6 +115,7 @@ class PreemptionRunner:
                 nominate=False,
                 on_done=lambda report: self._done(plan, report),
                 spawn=lambda coro: self.tasks.job("preemption", coro),
+                after=after,
             )
         last = plan.last_victim
         return last.key if last is not None else ""

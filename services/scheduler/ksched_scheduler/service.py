@@ -444,15 +444,16 @@ class SchedulerService:
         for plugin in outcome.plugins:
             metrics.UNSCHEDULABLE_PODS.labels(plugin, profile).inc()
         ref = PodRef(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid)
+        status_written = None
         if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
             nomination = status_nomination(outcome.pod, outcome.post_filter, outcome.evict_only)
-            self.reporter.unschedulable(ref, outcome.message, nomination, controller=profile)
+            status_written = self.reporter.unschedulable(ref, outcome.message, nomination, controller=profile)
         if self.results is not None and outcome.state.record is not None:
             self.results.write(ref.namespace, ref.name, ref.uid, result_annotations(outcome.state.record))
         last_victim = ""
         if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
-            # nominations now, victims deleted in the background
-            last_victim = self.preemptions.after_failure(outcome)
+            # nominations now, victims deleted in the background once the pod's status is written
+            last_victim = self.preemptions.after_failure(outcome, after=status_written)
         if outcome.nominated_node or outcome.evict_only:
             metrics.PREEMPTION_ATTEMPTS.inc()
             metrics.PREEMPTION_VICTIMS.observe(len(outcome.victims))

@@ -107,12 +107,13 @@ class Reporter:
         self.failures = 0
 
     # --- background plumbing ----------------------------------------------------------------------
-    def _spawn(self, name: str, coro: Any) -> None:
+    def _spawn(self, name: str, coro: Any) -> asyncio.Task[Any]:
         task = self.tasks.job(name, coro)
         self._writes.add(task)
         task.add_done_callback(self._written)
         if len(self._writes) >= self._max_backlog:
             self._room.clear()
+        return task
 
     def _written(self, task: asyncio.Task[None]) -> None:
         self._writes.discard(task)
@@ -265,13 +266,14 @@ class Reporter:
     # --- pod status --------------------------------------------------------------------------------
     def unschedulable(
         self, pod: PodRef, message: str, nominated_node: str | None = None, controller: str = ""
-    ) -> None:
+    ) -> asyncio.Task[Any] | None:
         """FailedScheduling event plus PodScheduled=False/Unschedulable (and nominatedNodeName);
-        ``controller``: the pod's profile (:meth:`event`)."""
+        ``controller``: the pod's profile (:meth:`event`). Returns the status write's task (None when
+        the status already says so): what the attempt's preemption waits for before deleting."""
         self.event(pod, "Warning", "FailedScheduling", "Scheduling", message, controller=controller)
         condition = ("Unschedulable", message)
         if self._conditions.get(pod.uid) == condition and nominated_node is None:
-            return
+            return None
         self._conditions[pod.uid] = condition
         status: dict[str, Any] = {
             "conditions": [
@@ -287,7 +289,7 @@ class Reporter:
         }
         if nominated_node is not None:
             status["nominatedNodeName"] = nominated_node or None
-        self._spawn("pod-status", self.patch_status(pod, status))
+        return self._spawn("pod-status", self.patch_status(pod, status))
 
     async def patch_status(self, pod: PodRef, status: dict[str, Any]) -> int:
         return await self._call(

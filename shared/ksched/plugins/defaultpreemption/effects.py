@@ -203,6 +203,9 @@ async def execute_preemption(
 Spawn = Callable[[Coroutine[Any, Any, PreemptionReport]], asyncio.Task[Any]]
 """Runs a preemption's coroutine as a task."""
 
+AFTER_TIMEOUT = 5.0
+"""Seconds a preemption waits at most for what it runs after (:meth:`PreemptionExecutor.submit`)."""
+
 
 class PreemptionExecutor:
     """Preemptions in flight, by preemptor uid (upstream ``Executor.preempting``)."""
@@ -240,10 +243,13 @@ class PreemptionExecutor:
         nominate: bool = True,
         on_done: Callable[[PreemptionReport], None] | None = None,
         spawn: Spawn | None = None,
+        after: asyncio.Future[Any] | None = None,
     ) -> asyncio.Task[Any]:
         """Mark the preemptor now and run :func:`execute_preemption` as a task (needs a running loop).
         ``on_done`` gets the report (a service re-activates the preemptor when it is not ``ok``);
-        ``spawn`` runs the task (a service's TaskGroup job: named, and a bug ends the service)."""
+        ``spawn`` runs the task (a service's TaskGroup job: named, and a bug ends the service);
+        ``after``: what the effects wait for first (the preemptor's status write, at most
+        :data:`AFTER_TIMEOUT` s, whatever its outcome)."""
         uid = plan.preemptor.metadata.uid
         self.begin(uid)
 
@@ -252,6 +258,8 @@ class PreemptionExecutor:
                 self._running[uid] = pod.metadata.uid
 
         async def run() -> PreemptionReport:
+            if after is not None and not after.done():
+                await asyncio.wait({after}, timeout=AFTER_TIMEOUT)
             try:
                 report = await execute_preemption(
                     api_client, plan, nominate=nominate, on_last_victim=last_victim
