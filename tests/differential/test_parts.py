@@ -198,6 +198,28 @@ def test_each_pod_is_replayed_on_what_upstreams_earlier_choices_left() -> None:
     assert ours["default/p2"]["totals"]["a"] > ours["default/p2"]["totals"]["b"]
 
 
+def test_the_pipeline_is_not_asked_for_victims_an_earlier_preemption_is_deleting() -> None:
+    """Seed 8301, case 145: p2 preempts on the node where p1's victim is still being deleted; upstream
+    names it among p2's victims, the pipeline's ``Preempted`` events cannot (nothing deletes it again)."""
+    from ksched.differential.run import judge_pipeline
+
+    def nominated(pod: str, victims: list[str]) -> dict[str, Any]:
+        out = {**GOLDEN, "pod": pod, "node": None, "feasible": [], "totals": {}, "top_nodes": []}
+        out.update(message="0/2 nodes are available: 2 Insufficient cpu.", nominated="a", victims=victims)
+        return out
+
+    golden = [nominated("ns/p1", ["ns/v1"]), nominated("ns/p2", ["ns/v1", "ns/v2"])]
+    seen: list[dict[str, Any]] = [
+        {"pod": p, "node": None, "message": "0/2 nodes are available: 2 Insufficient cpu.", "nominated": "a"}
+        for p in ("ns/p1", "ns/p2")
+    ]
+    seen[0]["victims"], seen[1]["victims"] = ["ns/v1"], ["ns/v2"]
+    assert judge_pipeline(golden, seen) == ([], 0)
+    seen[1]["victims"] = []  # a victim of its own missing is still a disagreement
+    diffs, _ = judge_pipeline(golden, seen)
+    assert len(diffs) == 1 and diffs[0].startswith("ns/p2: (p)")
+
+
 def test_the_pipeline_is_compared_until_a_tie_sends_it_elsewhere() -> None:
     from ksched.differential.run import judge_pipeline
 
