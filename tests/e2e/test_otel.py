@@ -26,6 +26,7 @@ from tests.e2e.testing import (
     create_pods,
     eventually,
     ksched_trace,
+    kube_api,
     node,
     pod,
     pod_nodes,
@@ -101,11 +102,17 @@ async def stack(
         yield s
 
 
+@pytest.fixture(scope="module")
+async def two_nodes(stack: Stack) -> None:
+    """``n1`` and ``n2`` (2 cpu each), made once for the tests that need them, whichever runs first."""
+    async with kube_api(stack.kubeconfig) as api:
+        await create_nodes(api, [node("n1", cpu="2"), node("n2", cpu="2")])
+
+
 async def test_one_pods_trace_spans_the_four_services_with_their_parents(
-    stack: Stack, api: ApiClient, receiver: tuple[Receiver, int]
+    stack: Stack, api: ApiClient, receiver: tuple[Receiver, int], two_nodes: None
 ) -> None:
     collected, _ = receiver
-    await create_nodes(api, [node("n1", cpu="2"), node("n2", cpu="2")])
     await create_pods(api, [pod("otel-pod", cpu="100m")])
 
     async def bound() -> bool:
@@ -149,7 +156,7 @@ async def test_one_pods_trace_spans_the_four_services_with_their_parents(
 
 
 async def test_an_unschedulable_attempt_ends_under_the_scheduler(
-    stack: Stack, api: ApiClient, receiver: tuple[Receiver, int]
+    stack: Stack, api: ApiClient, receiver: tuple[Receiver, int], two_nodes: None
 ) -> None:
     collected, _ = receiver
     await create_pods(api, [pod("otel-huge", cpu="64")])
