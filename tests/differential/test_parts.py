@@ -441,10 +441,18 @@ def test_the_ends_of_a_sequence_are_compared_until_a_tie() -> None:
         "ns/p3: (s) gated at the end: upstream True, ksched False",
         "ns/p3: (s) message at the end: upstream None, ksched '0/2 nodes'",
     ]
-    seen[0]["final"]["node"] = "b"  # the other node of a tie
-    assert judge_finals(golden, seen) == ([], 2)
+    seen[0]["final"]["node"] = "b"  # the other node of a tie: no pod's end is compared
+    assert judge_finals(golden, seen) == ([], 3)
     seen[0]["final"]["node"] = "c"
     assert judge_finals(golden, seen)[0][0] == "ns/p1: (s) node at the end: upstream 'a', ksched 'c'"
+    # the tie's pod listed last (first attempts' order): an earlier pod's end is not compared either
+    # (seed 8305, case 265)
+    golden.reverse()
+    seen.reverse()
+    seen[0]["final"].update(gated=True, message=None)
+    seen[1]["final"]["message"] = "0/2 nodes: another count after the tie"
+    seen[2]["final"]["node"] = "b"
+    assert judge_finals(golden, seen) == ([], 3)
 
 
 def test_shrinking_a_sequence_drops_the_steps_of_what_it_takes_away() -> None:
