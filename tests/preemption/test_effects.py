@@ -155,6 +155,16 @@ async def test_executor_deletes_nothing_before_what_it_runs_after(
     plan = PreemptionPlan(preemptor, NODE, tuple(others))
     late = await asyncio.wait_for(executor.submit(k8s_client, plan, after=never), 10)
     assert late.ok and sorted(late.deleted) == [f"{namespace}/late-a", f"{namespace}/late-b"]
+    # cancelled while it waits (a service stopping): the mark ends, nothing is deleted
+    monkeypatch.setattr(effects, "AFTER_TIMEOUT", 30.0)
+    kubesim.create(manifest("spared", namespace))
+    spared = as_pod(kubesim.bind(namespace, "spared", NODE))
+    waiting = executor.submit(k8s_client, PreemptionPlan(preemptor, NODE, (spared,)), after=never)
+    await asyncio.sleep(0.1)
+    waiting.cancel()
+    await asyncio.wait({waiting}, timeout=5)
+    assert waiting.cancelled() and not executor.is_running(preemptor.metadata.uid)
+    assert as_pod(kubesim.get("Pod", "spared", namespace) or {}).metadata.deletion_timestamp is None
 
 
 async def test_executor_reports_transport_failures_and_clears_the_mark(kubesim: KubeSim) -> None:

@@ -258,9 +258,9 @@ class PreemptionExecutor:
                 self._running[uid] = pod.metadata.uid
 
         async def run() -> PreemptionReport:
-            if after is not None and not after.done():
-                await asyncio.wait({after}, timeout=AFTER_TIMEOUT)
-            try:
+            try:  # the wait inside: a task cancelled while it waits ends the mark too
+                if after is not None and not after.done():
+                    await asyncio.wait({after}, timeout=AFTER_TIMEOUT)
                 report = await execute_preemption(
                     api_client, plan, nominate=nominate, on_last_victim=last_victim
                 )
