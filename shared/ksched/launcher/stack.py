@@ -286,6 +286,7 @@ class Stack:
         """Until every service answers /readyz with 200."""
         deadline = time.monotonic() + timeout
         pending = [p for p in self.procs.values() if p.http_port and (names is None or p.name in names)]
+        answer = "no answer"
         async with aiohttp.ClientSession() as session:
             while pending:
                 proc = pending[0]
@@ -299,12 +300,25 @@ class Stack:
                     ) as r:
                         if r.status == 200:
                             pending.pop(0)
+                            answer = "no answer"
                             continue
+                        answer = f"HTTP {r.status}: {(await r.text()).strip()}"
                 if time.monotonic() > deadline:
                     raise TimeoutError(
-                        f"{proc.name} not ready in time; see {proc.log_path}:\n{self.log_tail(proc.name)}"
+                        f"{proc.name} not ready in {timeout:g} s (its /readyz: {answer}); "
+                        f"see {proc.log_path}:\n{self.log_tail(proc.name)}\n{self._other_tails(proc.name)}"
                     )
                 await asyncio.sleep(0.1)
+
+    def _other_tails(self, name: str, lines: int = 10) -> str:
+        """The last lines of every other process's log: a service waits on another (the queue on the
+        informer's bootstrap), and the one to blame is often not the one that timed out."""
+        return "\n".join(
+            f"--- {other} ({'running' if proc.running else 'exited'}), {proc.log_path}:\n"
+            f"{self.log_tail(other, lines)}"
+            for other, proc in self.procs.items()
+            if other != name
+        )
 
     def log_tail(self, name: str, lines: int = 20) -> str:
         try:
