@@ -10,6 +10,7 @@ a kubeconfig.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shlex
@@ -20,6 +21,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,32 @@ GANG_APISERVER_ARGS = f"--feature-gates={GANG_GATES} --runtime-config=scheduling
 
 class ControlPlaneError(RuntimeError):
     """``cluster.sh`` failed; the message carries its last lines of output."""
+
+
+@contextlib.contextmanager
+def unpacking(kube: Path, env: dict[str, str]) -> Iterator[None]:
+    """Around a ``cluster.sh up``: while its binaries are not unpacked yet, one start at a time.
+
+    ``cluster.sh`` unpacks them on first use into ``$KUBE136_CACHE/<content id>`` through a
+    ``.tmp`` folder of the same name for every caller, so starts at once on a fresh machine (test
+    workers, differential runs side by side) unpack into each other's folder and fail (``mv: cannot
+    stat …tmp``, a checksum that does not match). The first start holds a lock on the cache while the
+    others wait; they then find the binaries and skip the unpacking. Once unpacked, no lock."""
+    cache = Path(env.get("KUBE136_CACHE") or Path.home() / ".cache" / "kube-1.36")
+    found = subprocess.run(  # the content id as cluster.sh computes it (its glob, its locale)
+        ["bash", "-c", 'cat "$1"/bin/*.sha256 | sha256sum | cut -c1-12', "-", str(kube)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if os.access(cache / found.stdout.strip() / "kube-apiserver", os.X_OK):
+        yield
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache / ".unpack.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @dataclass
@@ -100,9 +128,10 @@ class ControlPlane:
             command += ["--with", ",".join(self.parts)]
         self.dir.mkdir(parents=True, exist_ok=True)
         try:
-            done = subprocess.run(
-                command, env=env, capture_output=True, text=True, timeout=timeout, check=False
-            )
+            with unpacking(self.kube, env):
+                done = subprocess.run(
+                    command, env=env, capture_output=True, text=True, timeout=timeout, check=False
+                )
         except subprocess.TimeoutExpired as exc:
             self.down()
             raise ControlPlaneError(f"{shlex.join(command)}: not up in {timeout:.0f} s") from exc
