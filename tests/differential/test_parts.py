@@ -4,7 +4,9 @@ answer of a pod's first attempt, the comparison rules, the generator and the rep
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import ssl
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -14,10 +16,10 @@ import pytest
 
 from ksched.differential.answers import answer, first_attempt
 from ksched.differential.compare import agrees, compare, filter_part, order_free
-from ksched.differential.extender import ANNOTATION, base_url, resource
+from ksched.differential.extender import ANNOTATION, SLOW_SECONDS, base_url, ca_pem, resource
 from ksched.differential.generate import CATEGORIES, generate, generate_cases
 from ksched.differential.klog import parse_line
-from ksched.differential.model import key, start_time
+from ksched.differential.model import config_document, key, start_time
 from ksched.differential.replay import replay, simulate
 
 LOG = (Path(__file__).parent / "scheduler.log").read_text()
@@ -480,9 +482,9 @@ def _extender_pod(plans: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _post(url: str, body: Any) -> Any:
+def _post(url: str, body: Any, timeout: float = 10) -> Any:
     request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as reply:
+    with urllib.request.urlopen(request, timeout=timeout) as reply:
         return json.loads(reply.read())
 
 
@@ -751,3 +753,59 @@ def test_start_times_are_a_second_apart_after_the_bound_pods() -> None:
     times = [start_time(n) for n in range(1, 4000)]
     assert times == sorted(set(times)) and times[0] > "2026-01-01T00:59:59Z"
     assert start_time(3661) == "2026-01-01T02:01:01Z"
+
+
+def test_the_tls_extender_is_configured_with_the_ca_that_signed_its_server() -> None:
+    (secure,) = [c for c in config_document([])["extenders"] if c["urlPrefix"].startswith("https://")]
+    assert secure["urlPrefix"].endswith("/d") and secure["ignorable"] and secure["httpTimeout"] == "1s"
+    assert base64.b64decode(secure["tlsConfig"]["caData"]) == ca_pem()
+    pod = _extender_pod({"d": {"fail": {"n0": "ext-d: draining"}}})
+    body = json.dumps({"Pod": pod, "NodeNames": ["n0", "n1"]}).encode()
+    request = urllib.request.Request(
+        f"{secure['urlPrefix']}/filter", body, {"Content-Type": "application/json"}
+    )
+    trusting = ssl.create_default_context(cadata=ca_pem().decode())
+    with urllib.request.urlopen(request, timeout=10, context=trusting) as reply:
+        assert json.loads(reply.read())["NodeNames"] == ["n1"]
+    with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+        urllib.request.urlopen(request, timeout=10, context=ssl.create_default_context())
+
+
+def test_a_slow_verb_is_answered_after_the_extenders_timeout() -> None:
+    pod = _extender_pod({"a": {"slow": ["filter"], "scores": {"n0": 3}}})
+    with pytest.raises(TimeoutError):
+        _post(f"{base_url()}/a/filter", {"Pod": pod, "NodeNames": ["n0"]}, timeout=SLOW_SECONDS - 0.5)
+    assert _post(
+        f"{base_url()}/a/prioritize", {"Pod": pod, "NodeNames": ["n0"]}, timeout=SLOW_SECONDS - 0.5
+    ) == [{"Host": "n0", "Score": 3}]
+
+
+@pytest.mark.parametrize(
+    ("slow", "node", "feasible", "scored"),
+    [
+        ([], "n0", {"n0", "n1"}, True),  # d refuses n2 and prefers n0
+        (["filter"], "n0", {"n0", "n1", "n2"}, True),  # ignorable: its filter timed out, every node passes
+        (["prioritize"], "n1", {"n0", "n1"}, False),  # a prioritize that times out is ignored (any extender)
+        (["filter", "prioritize"], "n2", {"n0", "n1", "n2"}, False),  # a's scores decide
+    ],
+)
+def test_simulate_meets_the_tls_extenders_timeouts_as_upstream(
+    slow: list[str], node: str, feasible: set[str], scored: bool
+) -> None:
+    allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110", resource("a"): "4", resource("d"): "4"}
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+            "status": {"allocatable": allocatable},
+        }
+        for i in range(3)
+    ]
+    plans = {
+        "a": {"scores": {"n0": 0, "n1": 5, "n2": 10}},
+        "d": {"fail": {"n2": "ext-d: draining"}, "scores": {"n0": 10}, "slow": slow},
+    }
+    entry = simulate([*nodes, _extender_pod(plans)], None)["default/p"]
+    assert (entry["node"], set(entry["scores"])) == (node, feasible)
+    assert ("extender/d" in entry["scores"][node]) == scored

@@ -9,15 +9,24 @@ server's: the pod carries it, in its :data:`ANNOTATION` (JSON ``{NAME: {"fail": 
 "pdb": {node: count}, "empty": [node], "error": text}}}``), so a stored case replays with the same
 answers on another port. ``preempt`` is the preemption verb's answer: the candidates it was sent
 (each with its victims), less ``drop``, with ``NumPDBViolations`` set from ``pdb``, the victims of
-``empty`` left out, or HTTP 500 with ``error``.
+``empty`` left out, or HTTP 500 with ``error``. ``slow`` lists verbs answered only after the
+extender's ``httpTimeout``, so the caller meets a timeout.
+
+The extenders of :data:`SECURE` are served over HTTPS by a second server, with a certificate of a
+throwaway CA that their configuration's ``tlsConfig.caData`` trusts.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from ksched.secureport.selfsigned import SelfSigned, self_signed, serving_context
 
 Obj = dict[str, Any]
 
@@ -50,7 +59,21 @@ EXTENDERS: dict[str, Obj] = {
     # prioritizes only, sent whole nodes (a filter without nodeCacheCapable is upstream's
     # kubernetes#141781: the nodes it keeps score as idle, see docs/extenders.md)
     "c": {"prioritizeVerb": "prioritize", "weight": 5, "nodeCacheCapable": False},
+    # over TLS, ignorable, a short timeout: a call answered late fails (filter: the nodes pass
+    # through; prioritize: no score, as for any extender)
+    "d": {
+        "filterVerb": "filter",
+        "prioritizeVerb": "prioritize",
+        "weight": 2,
+        "nodeCacheCapable": True,
+        "ignorable": True,
+        "httpTimeout": "1s",
+    },
 }
+SECURE = frozenset({"d"})
+"""The extenders served over HTTPS."""
+SLOW_SECONDS = 1.5
+"""How long a ``slow`` verb takes: past every extender's ``httpTimeout``."""
 
 
 VERBS = ("filter", "prioritize", "preempt")
@@ -61,12 +84,18 @@ def resource(name: str) -> str:
     return f"{RESOURCE}-{name}"
 
 
-def extender_configs(base: str) -> list[Obj]:
-    """The ``extenders`` section of a KubeSchedulerConfiguration, served at ``base``."""
-    return [
-        {"urlPrefix": f"{base}/{name}", **spec, "managedResources": [{"name": resource(name)}]}
-        for name, spec in EXTENDERS.items()
-    ]
+def extender_configs() -> list[Obj]:
+    """The ``extenders`` section of a KubeSchedulerConfiguration (the servers started on first use)."""
+    out = []
+    for name, spec in EXTENDERS.items():
+        config = {**spec, "managedResources": [{"name": resource(name)}]}
+        if name in SECURE:
+            ca = base64.b64encode(_certificate().ca).decode()
+            config = {"urlPrefix": f"{secure_base_url()}/{name}", **config, "tlsConfig": {"caData": ca}}
+        else:
+            config = {"urlPrefix": f"{base_url()}/{name}", **config}
+        out.append(config)
+    return out
 
 
 def score_key(url: str) -> str | None:
@@ -151,31 +180,65 @@ class _Handler(BaseHTTPRequestHandler):
             args = json.loads(self.rfile.read(length) or b"{}")
             if len(parts) != 2 or parts[0] not in EXTENDERS or parts[1] not in VERBS:
                 raise ValueError(f"no such verb {self.path}")
+            if parts[1] in (plan(args.get("Pod") or {}, parts[0]).get("slow") or ()):
+                time.sleep(SLOW_SECONDS)  # the caller has given up: what follows goes nowhere
             body, code = json.dumps(answer(parts[0], parts[1], args)).encode(), 200
         except Refused as exc:
             body, code = str(exc).encode(), 500
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             body, code = str(exc).encode(), 400
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        # a caller that timed out (a ``slow`` verb) has closed the connection the answer goes to
+        with contextlib.suppress(OSError):
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
-_servers: list[ThreadingHTTPServer] = []
+_servers: dict[str, ThreadingHTTPServer] = {}
+_certificates: list[SelfSigned] = []
 _lock = threading.Lock()
 
 
-def base_url() -> str:
-    """The URL the extenders are served under (the server started on first use, on a free port)."""
+def _certificate() -> SelfSigned:
     with _lock:
-        if not _servers:
-            _servers.append(ThreadingHTTPServer(("127.0.0.1", 0), _Handler))
+        if not _certificates:
+            _certificates.append(self_signed("127.0.0.1"))
+        return _certificates[0]
+
+
+def _serve(scheme: str) -> str:
+    """The URL of this process's server for ``scheme`` (started on first use, on a free port)."""
+    certificate = _certificate() if scheme == "https" else None
+    with _lock:
+        if scheme not in _servers:
+            server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+            if certificate is not None:
+                # the handshake in the request's thread, not in the one accepting
+                server.socket = serving_context(certificate).wrap_socket(
+                    server.socket, server_side=True, do_handshake_on_connect=False
+                )
+            _servers[scheme] = server
             threading.Thread(
-                target=_servers[0].serve_forever, name="differential-extender", daemon=True
+                target=server.serve_forever, name=f"differential-extender-{scheme}", daemon=True
             ).start()
-        return f"http://127.0.0.1:{_servers[0].server_address[1]}"
+        return f"{scheme}://127.0.0.1:{_servers[scheme].server_address[1]}"
+
+
+def base_url() -> str:
+    """The URL the plain-HTTP extenders are served under."""
+    return _serve("http")
+
+
+def secure_base_url() -> str:
+    """The URL the extenders of :data:`SECURE` are served under (HTTPS)."""
+    return _serve("https")
+
+
+def ca_pem() -> bytes:
+    """The CA that signed the HTTPS server's certificate (what a caller trusts)."""
+    return _certificate().ca

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ksched.differential.extender import base_url, extender_configs
+from ksched.differential.extender import extender_configs
 
 Obj = dict[str, Any]
 """A Kubernetes object as plain data (what the API server accepts and returns as JSON)."""
@@ -127,5 +127,5 @@ def config_document(profiles: list[Obj], kubeconfig: str | None = None, extender
         "podInitialBackoffSeconds": BACKOFF,
         "podMaxBackoffSeconds": BACKOFF,
         "profiles": profiles or [{"schedulerName": DEFAULT_SCHEDULER}],
-        **({"extenders": extender_configs(base_url())} if extenders else {}),
+        **({"extenders": extender_configs()} if extenders else {}),
     }
