@@ -17,7 +17,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from ksched.launcher.stack import Stack, StackOptions
 from tests.e2e.testing import api_for, create_nodes, create_pods, eventually, node, pod, pod_nodes
-from tests.extenders.server import OK, UNSCHEDULABLE, ExtenderServer, FakeExtender, Reply, favour
+from tests.extenders.server import ERROR, OK, UNSCHEDULABLE, ExtenderServer, FakeExtender, Reply, favour
 
 pytestmark = pytest.mark.e2e
 
@@ -47,6 +47,8 @@ def gpu_pod(name: str) -> dict[str, Any]:
 def gpu_nodes(pod_json: Any, node_name: str) -> str:
     if pod_json["metadata"]["name"] == "no-gpu-left":
         return UNSCHEDULABLE
+    if pod_json["metadata"]["name"] == "gpu-backend-down":
+        return ERROR  # the extender answers {"Error": "some error"}
     return OK if node_name.startswith("gpu-") else UNSCHEDULABLE
 
 
@@ -119,7 +121,9 @@ async def test_extender_filters_scores_and_binds(
     api: ApiClient = await api_for(stack.kubeconfig)
     try:
         await create_nodes(api, [node("gpu-1"), node("gpu-2"), node("cpu-1", cpu="16")])
-        await create_pods(api, [gpu_pod("trainer"), pod("web"), gpu_pod("no-gpu-left")])
+        await create_pods(
+            api, [gpu_pod("trainer"), pod("web"), gpu_pod("no-gpu-left"), gpu_pod("gpu-backend-down")]
+        )
 
         async def placed() -> dict[str, str] | None:
             nodes = await pod_nodes(api)
@@ -130,17 +134,31 @@ async def test_extender_filters_scores_and_binds(
         assert [(b[1], b[3]) for b in fake.bound] == [("trainer", "gpu-2")]  # bound by the extender
         assert nodes["web"]  # bound by DefaultBinder
 
-        async def rejected() -> str:
-            p = await client.CoreV1Api(api).read_namespaced_pod("no-gpu-left", "default")
+        async def rejected(name: str = "no-gpu-left") -> tuple[str, str] | None:
+            p = await client.CoreV1Api(api).read_namespaced_pod(name, "default")
             for cond in p.status.conditions or []:
                 if cond.type == "PodScheduled" and cond.status == "False":
-                    return str(cond.message)
-            return ""
+                    return str(cond.reason), str(cond.message)
+            return None
 
-        message = await eventually(rejected, timeout=60)
+        reason, message = await eventually(rejected, timeout=60)
+        assert reason == "Unschedulable"
         assert message.startswith("0/3 nodes are available: ")
         assert 'FakeExtender: node "gpu-1" failed' in message
         assert nodes.get("no-gpu-left", "") == ""
+        # the extender's error: said as upstream's, the extender's own text, reason SchedulerError
+        assert await eventually(lambda: rejected("gpu-backend-down"), timeout=60) == (
+            "SchedulerError",
+            "some error",
+        )
+
+        async def failed_scheduling() -> list[str]:
+            events = await client.CoreV1Api(api).list_namespaced_event(
+                "default", field_selector="involvedObject.name=gpu-backend-down,reason=FailedScheduling"
+            )
+            return [str(e.message) for e in events.items]
+
+        assert (await eventually(failed_scheduling, timeout=30))[0] == "some error"
         seen = {r.body["Pod"]["metadata"]["name"] for r in server.requests if "Pod" in (r.body or {})}
         assert "web" not in seen  # no managed resource: the extender never saw it
     finally:

@@ -24,6 +24,7 @@ from nats.aio.msg import Msg
 
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
+from ksched.api.scheduling import REASON_SCHEDULER_ERROR
 from ksched.bus import endpoints
 from ksched.bus.connect import Bus
 from ksched.bus.messages import (
@@ -448,6 +449,11 @@ class SchedulerService:
         if self.reporter is not None and outcome.kind == UNSCHEDULABLE:
             nomination = status_nomination(outcome.pod, outcome.post_filter, outcome.evict_only)
             status_written = self.reporter.unschedulable(ref, outcome.message, nomination, controller=profile)
+        elif self.reporter is not None:  # an error: said as upstream's, a nomination cleared
+            clear = "" if pod.status.nominated_node_name else None
+            self.reporter.unschedulable(
+                ref, outcome.message, clear, controller=profile, reason=REASON_SCHEDULER_ERROR
+            )
         if self.results is not None and outcome.state.record is not None:
             self.results.write(ref.namespace, ref.name, ref.uid, result_annotations(outcome.state.record))
         last_victim = ""

@@ -139,7 +139,7 @@ class HTTPExtender:
         by_name = {ni.name: ni for ni in nodes}
         reply = wire.decode_filter_result(await self._send(verb, self._args(pod, nodes)))
         if reply.error:
-            raise ExtenderError(f"extender {self.name} filter: {reply.error}")
+            raise ExtenderError(reply.error)  # upstream: the extender's own text, nothing added
         if self.config.node_cache_capable and reply.node_names is not None:
             names = reply.node_names
         else:
@@ -168,7 +168,7 @@ class HTTPExtender:
             raise ExtenderError("unexpected empty bindVerb in extender")
         error = wire.decode_binding_result(await self._send(verb, wire.binding_args(pod, node_name)))
         if error:
-            raise ExtenderError(f"extender {self.name} bind: {error}")
+            raise ExtenderError(error)
 
     async def process_preemption(
         self, pod: Pod, victims: Mapping[str, Victims], nodes: Mapping[str, NodeInfo]
@@ -202,19 +202,32 @@ class HTTPExtender:
         return out
 
     async def _send(self, verb: str, body: bytes) -> bytes:
+        """POST ``body`` to ``verb``; the errors read as upstream's (Go's ``net/http`` client's) texts."""
         url = f"{self._url}/{verb}"
         session = self._owner.session()
+        headers_seen = False
         try:
             async with session.post(
                 url, data=body, headers=_HEADERS, timeout=self._timeout, **self._request_options
             ) as resp:
+                headers_seen = True
                 if resp.status != 200:
                     raise ExtenderError(f"failed {verb} with extender at URL {url}, code {resp.status}")
                 return await resp.read()
-        except TimeoutError as exc:
+        except TimeoutError as exc:  # httpTimeout bounds the whole call, as the Go client's Timeout
+            if headers_seen:  # the body's decoding reads it: no url.Error around it
+                raise ExtenderError(
+                    "context deadline exceeded (Client.Timeout or context cancellation while reading body)"
+                ) from exc
             raise ExtenderError(
-                f'Post "{url}": no reply within the extender\'s httpTimeout ({self._timeout_seconds:g}s)'
+                f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
             ) from exc
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, ConnectionRefusedError):
+                raise ExtenderError(
+                    f'Post "{url}": dial tcp {exc.host}:{exc.port}: connect: connection refused'
+                ) from exc
+            raise ExtenderError(f'Post "{url}": {exc}') from exc
         except aiohttp.ClientError as exc:
             raise ExtenderError(f'Post "{url}": {exc}') from exc
 

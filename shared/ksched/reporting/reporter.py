@@ -265,13 +265,20 @@ class Reporter:
 
     # --- pod status --------------------------------------------------------------------------------
     def unschedulable(
-        self, pod: PodRef, message: str, nominated_node: str | None = None, controller: str = ""
+        self,
+        pod: PodRef,
+        message: str,
+        nominated_node: str | None = None,
+        controller: str = "",
+        reason: str = "Unschedulable",
     ) -> asyncio.Task[Any] | None:
-        """FailedScheduling event plus PodScheduled=False/Unschedulable (and nominatedNodeName);
-        ``controller``: the pod's profile (:meth:`event`). Returns the status write's task (None when
-        the status already says so): what the attempt's preemption waits for before deleting."""
+        """FailedScheduling event plus PodScheduled=False with ``reason`` (``Unschedulable``, or
+        ``SchedulerError`` for an attempt that ended in an error) and nominatedNodeName (``""``
+        clears it); ``controller``: the pod's profile (:meth:`event`). Returns the status write's
+        task (None when the status already says so): what the attempt's preemption waits for before
+        deleting."""
         self.event(pod, "Warning", "FailedScheduling", "Scheduling", message, controller=controller)
-        condition = ("Unschedulable", message)
+        condition = (reason, message)
         if self._conditions.get(pod.uid) == condition and nominated_node is None:
             return None
         self._conditions[pod.uid] = condition
@@ -280,7 +287,7 @@ class Reporter:
                 {
                     "type": "PodScheduled",
                     "status": "False",
-                    "reason": "Unschedulable",
+                    "reason": reason,
                     "message": message,
                     "lastProbeTime": None,
                     "lastTransitionTime": rfc3339(),
