@@ -22,6 +22,8 @@ _.connection_lost  # unused method (shared/ksched/client/http1.py:176)
 # http.server's request handler, called by the server
 _.do_POST  # unused method (shared/ksched/differential/extender.py: the harness's extenders)
 _.log_message  # unused method (shared/ksched/differential/extender.py: silenced)
+_.handle_error  # unused method (shared/ksched/differential/extender.py: the server's, silenced)
+_.client_address  # unused variable (shared/ksched/differential/extender.py: handle_error's argument)
 
 # prometheus_client custom collectors: the registry calls collect()
 _.collect  # unused method (services/kubesim/ksched_kubesim/metrics.py:40)

@@ -757,7 +757,7 @@ def test_start_times_are_a_second_apart_after_the_bound_pods() -> None:
 
 def test_the_tls_extender_is_configured_with_the_ca_that_signed_its_server() -> None:
     (secure,) = [c for c in config_document([])["extenders"] if c["urlPrefix"].startswith("https://")]
-    assert secure["urlPrefix"].endswith("/d") and secure["ignorable"] and secure["httpTimeout"] == "1s"
+    assert secure["urlPrefix"].endswith("/d") and secure["ignorable"] and secure["httpTimeout"] == "2s"
     assert base64.b64decode(secure["tlsConfig"]["caData"]) == ca_pem()
     pod = _extender_pod({"d": {"fail": {"n0": "ext-d: draining"}}})
     body = json.dumps({"Pod": pod, "NodeNames": ["n0", "n1"]}).encode()
@@ -809,3 +809,45 @@ def test_simulate_meets_the_tls_extenders_timeouts_as_upstream(
     entry = simulate([*nodes, _extender_pod(plans)], None)["default/p"]
     assert (entry["node"], set(entry["scores"])) == (node, feasible)
     assert ("extender/d" in entry["scores"][node]) == scored
+
+
+def test_an_attempt_that_ended_in_an_error_is_compared_by_its_error() -> None:
+    """A non-ignorable extender's failure: upstream logs ``Error scheduling pod; retrying`` with the
+    error, which is the pod's PodScheduled message; ksched simulate's must be the same."""
+    start = parse_line('I1206 13:00:38.4 1 schedule_one.go:1] "Attempting to schedule pod" pod="default/p"')
+    end = parse_line(
+        'E1206 13:00:38.5 1 schedule_one.go:2] "Error scheduling pod; retrying" '
+        'err="Post \\"http://127.0.0.1:4242/a/filter\\": context deadline exceeded" pod="default/p"'
+    )
+    assert start is not None and end is not None
+    attempt = first_attempt([start, end], "default/p")
+    assert attempt.complete
+    golden = answer(attempt)
+    assert golden["message"] == 'Post "http://127.0.0.1:4242/a/filter": context deadline exceeded'
+    assert "nominated" not in golden and "error" not in golden  # compared; nothing is nominated
+    ours = {
+        "pod": "default/p",
+        "node": None,
+        "message": 'Post "http://127.0.0.1:5151/a/filter": context deadline exceeded',
+    }
+    checks, diffs = compare(golden, ours)  # another run of the harness: another port
+    assert agrees(checks), diffs
+    checks, _ = compare(golden, {**ours, "message": "extender http://127.0.0.1:5151/a filter: boom"})
+    assert not checks["f-full"]
+
+
+def test_simulate_fails_the_attempt_with_a_non_ignorable_extenders_error_as_upstream() -> None:
+    allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110", resource("a"): "4"}
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+            "status": {"allocatable": allocatable},
+        }
+        for i in range(2)
+    ]
+    entry = simulate([*nodes, _extender_pod({"a": {"error": "ext-a: backend unavailable"}})], None)[
+        "default/p"
+    ]
+    assert (entry["node"], entry["message"]) == (None, "ext-a: backend unavailable")

@@ -40,7 +40,12 @@ GROUP_ENDS: dict[str, tuple[str, str, str]] = {
 condition (status, reason, message) it writes then (the message is the status's ``Message()``: its
 error, ``pod group is unschedulable``, then its reasons)."""
 FAILED_ENDS = (NO_FIT, NO_NODES, GROUP_WAIT)
-ERROR_ENDS = ("Error scheduling pod; retrying", "Failed to bind pod")
+SCHEDULING_ERROR = "Error scheduling pod; retrying"
+"""An attempt that ended in an Error status (a non-ignorable extender's failure, a plugin's error):
+its ``err`` is the PodScheduled message (reason ``SchedulerError``) and the FailedScheduling text,
+compared like any other; nothing is nominated."""
+ERROR_ENDS = ("Failed to bind pod",)
+"""Ends that leave the attempt uncompared (``ksched simulate`` does not bind)."""
 NOMINATION = "Updating pod condition and nominated node name"
 PREEMPTION_START = "Start the preemption asynchronously"
 PREEMPTED = "Preemptor Pod preempted victim Pod"
@@ -68,6 +73,8 @@ class Attempt:
     victims: list[str] = field(default_factory=list)
     group_wait: bool = False
     """A pod group member that fit (scored, assumed) while its group did not."""
+    failed_with_error: bool = False
+    """Ended with :data:`SCHEDULING_ERROR` (``message`` is the error)."""
 
     @property
     def complete(self) -> bool:
@@ -76,7 +83,7 @@ class Attempt:
         after the nomination's)."""
         if not self.ended:
             return False
-        if self.node is not None or self.error is not None:
+        if self.node is not None or self.error is not None or self.failed_with_error:
             return True
         if self.nominated and not self.group_wait:  # its asynchronous preemption is logged after
             return self.preemption_started and self.preemption_done
@@ -123,6 +130,10 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
             out.ended = True
             out.message = values.get("err")
             out.group_wait = e.msg == GROUP_WAIT
+        elif e.msg == SCHEDULING_ERROR:
+            out.ended = True
+            out.message = values.get("err")
+            out.failed_with_error = True
         elif e.msg in ERROR_ENDS:
             out.ended = True
             out.error = values.get("err") or e.msg
@@ -180,7 +191,7 @@ def answer(attempt: Attempt) -> dict[str, Any]:
         "message": attempt.message,
         "scoring_skipped": skipped,
     }
-    if node is None and attempt.error is None:
+    if node is None and attempt.error is None and not attempt.failed_with_error:
         out["nominated"] = attempt.nominated
         out["victims"] = sorted(attempt.victims)
     if attempt.error is not None:

@@ -1087,8 +1087,8 @@ def _extenders(g: Gen) -> Case:
     """The harness's own extenders (``ksched.differential.extender``): each pending pod requests the
     managed resource of one to three of them and carries, in its annotation, what each answers (nodes
     refused, some unresolvably, with a message per node; scores 0-10; an ignorable one's error; for a
-    pod of priority ``high``, now and then what their preempt verb makes of its candidates; for the
-    one over TLS, verbs it answers only after its timeout)."""
+    pod of priority ``high``, now and then what their preempt verb makes of its candidates; verbs
+    answered only after the extender's timeout)."""
     for _ in range(g.rng.randint(2, 6)):
         extra = {resource(name): "4" for name in EXTENDERS if g.chance(0.9)}
         g.node(
@@ -1106,7 +1106,7 @@ def _extenders(g: Gen) -> Case:
             spec = EXTENDERS[name]
             the_plan: Obj = {}
             if "filterVerb" in spec:
-                if spec.get("ignorable") and g.chance(0.2):
+                if g.chance(0.2 if spec.get("ignorable") else 0.06):  # a's: the attempt fails with it
                     the_plan["error"] = f"ext-{name}: backend unavailable"
                 refused = g.some(names, 0, len(names))
                 for node in refused:
@@ -1114,7 +1114,7 @@ def _extenders(g: Gen) -> Case:
                     the_plan.setdefault(kind, {})[node] = f"ext-{name}: {g.pick(EXTENDER_MESSAGES[kind])}"
             if "prioritizeVerb" in spec:
                 the_plan["scores"] = {node: g.rng.randint(0, 10) for node in names if g.chance(0.8)}
-            if "httpTimeout" in spec and g.chance(0.3):  # answered too late: a timeout
+            if "httpTimeout" in spec and g.chance(0.3 if spec.get("ignorable") else 0.06):  # too late
                 the_plan["slow"] = g.some([v for v in ("filter", "prioritize") if f"{v}Verb" in spec], 1)
             plans[name] = the_plan
         wanted = {resource(name): "1" for name in chosen}
