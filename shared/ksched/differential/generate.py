@@ -1069,13 +1069,16 @@ EXTENDER_MESSAGES = {
 
 def _preempt_plan(g: Gen, name: str, names: list[str]) -> Obj:
     """What extender ``name``'s preempt verb answers: candidates dropped, PDB violations counted
-    otherwise; an ignorable one may also fail, or leave a candidate without victims (dropped)."""
+    otherwise; it may fail (HTTP 500), and an ignorable one may leave a candidate without victims
+    (dropped)."""
     the_plan: Obj = {}
     if EXTENDERS[name].get("ignorable"):
         if g.chance(0.15):
             the_plan["error"] = f"ext-{name}: preemption backend unavailable"
         if g.chance(0.3):
             the_plan["empty"] = g.some(names, 1, 2)
+    elif g.chance(0.08):  # a non-ignorable one's failure ends the preemption with its error
+        the_plan["error"] = f"ext-{name}: preemption backend unavailable"
     if g.chance(0.6):
         the_plan["drop"] = g.some(names, 1, max(1, len(names) - 1))
     if g.chance(0.5):
