@@ -57,6 +57,23 @@ async def node_of(api: ApiClient, pod: Pod) -> str:
     return str(read.spec.node_name or "")
 
 
+async def scheduled_condition(api: ApiClient, pod: Pod) -> tuple[str, str] | None:
+    """(reason, message) of the pod's PodScheduled=False condition, None without one."""
+    read = await CoreV1Api(api).read_namespaced_pod(pod.metadata.name, NS)
+    for cond in read.status.conditions or []:
+        if cond.type == "PodScheduled" and cond.status == "False":
+            return str(cond.reason), str(cond.message)
+    return None
+
+
+async def failed_scheduling(api: ApiClient, pod: Pod) -> list[str]:
+    """The messages of the pod's FailedScheduling events."""
+    events = await CoreV1Api(api).list_namespaced_event(
+        NS, field_selector=f"involvedObject.name={pod.metadata.name},reason=FailedScheduling"
+    )
+    return [str(e.message) for e in events.items]
+
+
 async def bind_in_api(api: ApiClient, pod: Pod, node: str) -> None:
     """Bind ``pod`` to ``node`` in the API, as another binding (or an earlier send) did."""
     body = {"metadata": {"name": pod.metadata.name}, "target": {"kind": "Node", "name": node}}
@@ -112,15 +129,22 @@ async def test_a_permit_rejection_unreserves_and_requeues(harness: BinderHarness
     assert (requeue.backoff, requeue.unschedulable_plugins, requeue.reason) == (
         True,
         ["Gang"],
-        "the gang is incomplete",
+        "0/1 nodes are available: 1 the gang is incomplete.",  # upstream's FitError of the node
     )
+    # said as upstream's failure handler says it: the PodScheduled condition and the event
+    assert await scheduled_condition(k8s_api, pod) == (
+        "Unschedulable",
+        "0/1 nodes are available: 1 the gang is incomplete.",
+    )
+    assert await failed_scheduling(k8s_api, pod) == ["0/1 nodes are available: 1 the gang is incomplete."]
 
 
 async def test_a_permit_wait_that_times_out_fails(harness: BinderHarness, k8s_api: ApiClient) -> None:
     pod = await pending(k8s_api, "late")
     assert await harness.bind(await harness.placement(pod, "node-a", permit_wait=0.1)) == "failed"
     [requeue] = harness.outbox.of(RequeueRequest)
-    assert requeue.reason.startswith("rejected due to timeout after waiting")
+    # upstream's FitError of the one node the pod waited on
+    assert requeue.reason.startswith("0/1 nodes are available: 1 rejected due to timeout after waiting")
 
 
 async def test_a_bind_the_api_refuses_goes_back_to_the_queue_with_backoff(
@@ -136,8 +160,10 @@ async def test_a_bind_the_api_refuses_goes_back_to_the_queue_with_backoff(
     [requeue] = harness.outbox.of(RequeueRequest)
     assert forget.node_name == unreserve.node_name == "node-a"
     assert requeue.backoff and requeue.pod_uid == pod.metadata.uid
-    assert requeue.reason.startswith("binding rejected: ")
+    assert requeue.reason.startswith('running Bind plugin "DefaultBinder": ')  # upstream's words
     assert 'is already assigned to node "node-b"' in requeue.reason
+    assert await scheduled_condition(k8s_api, pod) == ("SchedulerError", requeue.reason)
+    assert await failed_scheduling(k8s_api, pod) == [requeue.reason]
 
 
 async def test_a_pod_deleted_before_binding_is_only_forgotten(

@@ -121,7 +121,9 @@ async def test_already_assigned_to_another_node_fails_the_binding() -> None:
     service.frameworks = {"default-scheduler": fw}
     failed: list[str] = []
 
-    async def record_failure(p: Placement, reason: str, plugins: list[str] | None = None) -> None:
+    async def record_failure(
+        p: Placement, reason: str, plugins: list[str] | None = None, *, rejected: bool = False
+    ) -> None:
         failed.append(reason)
 
     service._fail = record_failure  # type: ignore[method-assign]

@@ -19,6 +19,7 @@ from nats.aio.msg import Msg
 from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import Pod
 from ksched.api.kinds import POD
+from ksched.api.scheduling import REASON_SCHEDULER_ERROR
 from ksched.bus import endpoints
 from ksched.bus.connect import Bus, connect
 from ksched.bus.jetstream import Delivery, PullConsumer, TypedKV, ensure_streams
@@ -42,6 +43,7 @@ from ksched.extenders import HTTPExtenders
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.record import CycleRecord
+from ksched.framework.results import Diagnosis, fit_error_message
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
@@ -163,7 +165,8 @@ def _status_message(body: bytes) -> str:
 
 def pod_gone(status: Status) -> bool:
     err = status.error
-    return getattr(err, "code", 0) == 404 or "not found" in status.message
+    cause = getattr(err, "__cause__", None)  # a Bind plugin's error, wrapped as upstream's
+    return 404 in (getattr(err, "code", 0), getattr(cause, "code", 0)) or "not found" in status.message
 
 
 class BinderService:
@@ -573,7 +576,14 @@ class BinderService:
             if st is not None:
                 await self._bound_before(p)
                 self._write_results(p, state)
-                await self._fail(p, st.message, plugins=[st.plugin] if st.plugin else [])
+                if st.is_rejected():  # upstream: a FitError of the one node (``0/1 nodes are available``)
+                    diagnosis = Diagnosis()
+                    diagnosis.node_to_status.set(p.node_name, st)
+                    message = fit_error_message(1, diagnosis)
+                else:
+                    message = st.message
+                plugins = [st.plugin] if st.plugin else []
+                await self._fail(p, message, plugins=plugins, rejected=st.is_rejected())
                 return "failed"
         fault_point(BEFORE_PREBIND, f"{p.namespace}/{p.name}")
         since = _clock()
@@ -583,7 +593,7 @@ class BinderService:
             await self._bound_before(p)
             await self._unreserve_api(fw, state, pi, p.node_name)
             self._write_results(p, state)
-            await self._fail(p, f"running PreBind plugin {st.plugin!r}: {st.message}", plugins=[st.plugin])
+            await self._fail(p, st.message, plugins=[st.plugin], rejected=st.is_rejected())
             return "failed"
         since = _clock()
         st = await fw.run_binding(state, pi, p.node_name)
@@ -601,7 +611,7 @@ class BinderService:
                 await self._forget(p, "pod deleted before binding")
                 return "gone"
             self._write_results(p, state)
-            await self._fail(p, f"binding rejected: {st.message}")
+            await self._fail(p, st.message, rejected=st.is_rejected())
             return "failed"
         if redelivered:
             # An earlier delivery of this placement bound the pod (its binder died or lost the ack
@@ -711,8 +721,13 @@ class BinderService:
             FORGET_RETRY_SECONDS,
         )
 
-    async def _fail(self, p: Placement, reason: str, plugins: list[str] | None = None) -> None:
-        """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with backoff."""
+    async def _fail(
+        self, p: Placement, reason: str, plugins: list[str] | None = None, *, rejected: bool = False
+    ) -> None:
+        """Binding failed: forget the assumption, Unreserve on the deciding replica, requeue with
+        backoff, and say so as upstream's failure handler does: the FailedScheduling event and
+        PodScheduled=False with ``reason`` as its message (``Unschedulable`` when a plugin
+        ``rejected`` the pod, else ``SchedulerError``), the nomination cleared."""
         assert self.bus is not None
         log.info("binding %s/%s to %s failed: %s", p.namespace, p.name, p.node_name, reason)
         await self._record_ended(p, reason)  # raises NotEnded: nothing forgotten, tried again
@@ -748,14 +763,9 @@ class BinderService:
                 endpoints.QUEUE_REQUEUE, requeue, timeout=5, trace_id=p.trace_id, headers=headers
             )
         if self.reporter is not None:
-            self.reporter.event(
-                PodRef(p.namespace, p.name, p.pod_uid),
-                "Warning",
-                "FailedScheduling",
-                "Binding",
-                f"Binding rejected: {reason}",
-                controller=p.profile,
-            )
+            condition = "Unschedulable" if rejected else REASON_SCHEDULER_ERROR
+            ref = PodRef(p.namespace, p.name, p.pod_uid)
+            self.reporter.unschedulable(ref, reason, "", controller=p.profile, reason=condition)
 
     def _write_results(self, p: Placement, state: CycleState) -> None:
         """The attempt's kube-scheduler-simulator results on the pod, once its binding cycle is over

@@ -91,6 +91,16 @@ def _first_out_of_range(matrix: Int64Array) -> tuple[int, int] | None:
     return i, int(highest[i]) if highest[i] > MAX_NODE_SCORE else int(lowest[i])
 
 
+def _failed_at(point: str, plugin: str, st: Status) -> Status:
+    """A PreBind or Bind plugin's failure as upstream's framework returns it: a rejection as it is
+    (naming the plugin), an error wrapped ``running <point> plugin "<name>": <error>``."""
+    if st.is_rejected():
+        return st.with_plugin(plugin)
+    wrapped = RuntimeError(f'running {point} plugin "{plugin}": {st.message}')
+    wrapped.__cause__ = st.error  # the API's error (its code) stays readable, as Go's %w keeps it
+    return Status.as_error(wrapped).with_plugin(plugin)
+
+
 def _plugin_error(plugin: Any, exc: BaseException, point: str) -> Status:
     return Status.as_error(RuntimeError(f"running {point} plugin {plugin.name!r}: {exc}")).with_plugin(
         plugin.name
@@ -878,7 +888,7 @@ class Framework(PodGroupHandle):
             if is_skip(st):
                 continue
             if st is not None and st.code != Code.SUCCESS:
-                return st.with_plugin(pl.name)
+                return _failed_at("PreBind", pl.name, st)
         return None
 
     async def run_binding(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -910,7 +920,7 @@ class Framework(PodGroupHandle):
                 last = st
                 continue
             if st is not None and st.code != Code.SUCCESS:
-                return st.with_plugin(pl.name)
+                return _failed_at("Bind", pl.name, st)
             return None
         return last
 
