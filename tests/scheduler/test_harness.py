@@ -4,6 +4,10 @@ rejecting plugins, a Permit wait carried to the binder, a refused assume, and Un
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from ksched.api.core import Node
 from ksched.bus.messages import AssumeReply, AssumeRequest, DoneOutcome, DoneRequest
 from ksched.framework.cycle_state import CycleState
@@ -103,6 +107,43 @@ async def test_a_permit_wait_travels_with_the_placement() -> None:
     (assume,) = await h.schedule(make_pod("member"))
     assert isinstance(assume, AssumeRequest)
     assert assume.placement.permit_waits == {"Gang": 12.0}  # the binder waits in WaitOnPermit
+
+
+class RejectingPermit:
+    """A Permit plugin that refuses every pod, as a gang's would once it cannot be completed."""
+
+    name = "Gang"
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        return Status.unschedulable("the gang cannot be completed"), 0.0
+
+
+class FailingPermit:
+    name = "Broken"
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        return Status.as_error("its backend is down"), 0.0
+
+
+@pytest.mark.parametrize(
+    ("plugin", "outcome", "message"),
+    [
+        # upstream wraps a rejection in a FitError of the one node the pod was reserved on
+        (
+            RejectingPermit(),
+            DoneOutcome.UNSCHEDULABLE,
+            "0/1 nodes are available: 1 the gang cannot be completed.",
+        ),
+        # and an error as RunPermitPlugins does (Go's %q)
+        (FailingPermit(), DoneOutcome.ERROR, 'running Permit plugin "Broken": its backend is down'),
+    ],
+)
+async def test_a_permit_failure_reads_as_upstreams(plugin: Any, outcome: str, message: str) -> None:
+    h = SchedulerHarness(two_nodes())
+    h.cycle.frameworks["default-scheduler"].plugins.permit.append(plugin)
+    (done,) = await h.schedule(make_pod("refused"))
+    assert isinstance(done, DoneRequest)
+    assert (done.outcome, done.message) == (outcome, message)
 
 
 async def test_a_refused_assume_is_undone_and_retried() -> None:

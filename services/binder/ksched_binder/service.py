@@ -43,7 +43,7 @@ from ksched.extenders import HTTPExtenders
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.record import CycleRecord
-from ksched.framework.results import Diagnosis, fit_error_message
+from ksched.framework.results import one_node_fit_error
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
@@ -576,12 +576,7 @@ class BinderService:
             if st is not None:
                 await self._bound_before(p)
                 self._write_results(p, state)
-                if st.is_rejected():  # upstream: a FitError of the one node (``0/1 nodes are available``)
-                    diagnosis = Diagnosis()
-                    diagnosis.node_to_status.set(p.node_name, st)
-                    message = fit_error_message(1, diagnosis)
-                else:
-                    message = st.message
+                message = one_node_fit_error(p.node_name, st) if st.is_rejected() else st.message
                 plugins = [st.plugin] if st.plugin else []
                 await self._fail(p, message, plugins=plugins, rejected=st.is_rejected())
                 return "failed"

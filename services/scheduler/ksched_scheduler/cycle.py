@@ -12,7 +12,7 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.record import CycleRecord
-from ksched.framework.results import Diagnosis, FitError, PostFilterResult
+from ksched.framework.results import Diagnosis, FitError, PostFilterResult, one_node_fit_error
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
@@ -167,7 +167,10 @@ class SchedulingCycle:
             result=result,
         )
         failure = self.reserve_and_permit(out, out.node)
-        return out if failure is None else self._failed(out, failure.message, _rejectors(failure))
+        if failure is None:
+            return out
+        message = one_node_fit_error(out.node, failure) if failure.is_rejected() else failure.message
+        return self._failed(out, message, _rejectors(failure))
 
     def reserve_and_permit(self, out: CycleOutcome, host: str) -> Status | None:
         """Assume ``out.pod`` on ``host`` locally, run Reserve and Permit (upstream ``assumeAndReserve``

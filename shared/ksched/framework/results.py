@@ -142,3 +142,11 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     if diagnosis.post_filter_msg:
         msg += f" {diagnosis.post_filter_msg}"
     return msg
+
+
+def one_node_fit_error(node_name: str, status: Status) -> str:
+    """The message of a Reserve or Permit rejection on ``node_name`` (the chosen node): upstream
+    wraps it in a FitError of that one node, ``0/1 nodes are available: 1 <reason>.``."""
+    diagnosis = Diagnosis()
+    diagnosis.node_to_status.set(node_name, status)
+    return fit_error_message(1, diagnosis)

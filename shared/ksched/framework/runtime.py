@@ -92,8 +92,9 @@ def _first_out_of_range(matrix: Int64Array) -> tuple[int, int] | None:
 
 
 def _failed_at(point: str, plugin: str, st: Status) -> Status:
-    """A PreBind or Bind plugin's failure as upstream's framework returns it: a rejection as it is
-    (naming the plugin), an error wrapped ``running <point> plugin "<name>": <error>``."""
+    """A Reserve, Permit, PreBind or Bind plugin's failure as upstream's framework returns it: a
+    rejection as it is (naming the plugin), an error wrapped ``running <point> plugin "<name>":
+    <error>`` (Go's ``%q``)."""
     if st.is_rejected():
         return st.with_plugin(plugin)
     wrapped = RuntimeError(f'running {point} plugin "{plugin}": {st.message}')
@@ -821,9 +822,7 @@ class Framework(PodGroupHandle):
             if record is not None:
                 record.reserve[pl.name] = status_text(st)
             if st is not None and st.code != Code.SUCCESS:
-                if not st.is_rejected():
-                    st = Status.as_error(RuntimeError(f"running Reserve plugin {pl.name!r}: {st.message}"))
-                return st.with_plugin(pl.name)
+                return _failed_at("Reserve", pl.name, st)
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -864,7 +863,7 @@ class Framework(PodGroupHandle):
                 waits[pl.name] = min(timeout, MAX_PERMIT_TIMEOUT)
                 wait_status = st
                 continue
-            return Status.as_error(RuntimeError(f"running Permit plugin {pl.name!r}: {st.message}")), {}
+            return _failed_at("Permit", pl.name, st), {}
         if wait_status is not None:
             reasons = (*wait_status.reasons, "one or more plugins asked to wait and no plugin rejected pod")
             return Status(Code.WAIT, *reasons, plugin=wait_status.plugin), waits

@@ -19,7 +19,7 @@ from ksched.framework.podgroup_cycle import MemberAttempt, run_pod_group
 from ksched.framework.podgroups import PodGroupTable, group_key
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.record import CycleRecord
-from ksched.framework.results import FitError, PostFilterResult, QueuedPodInfo
+from ksched.framework.results import FitError, PostFilterResult, QueuedPodInfo, one_node_fit_error
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import with_node_name
 from ksched.framework.status import Code, Status
@@ -362,7 +362,7 @@ class Simulation:
         reserve = fw.run_reserve_plugins_reserve(state, pi, host)
         if reserve is not None:
             fw.run_reserve_plugins_unreserve(state, pi, host)
-            out.message = reserve.message
+            out.message = one_node_fit_error(host, reserve) if reserve.is_rejected() else reserve.message
             return out
         out.node = host
         self.nominator.remove(pi.uid)
