@@ -76,7 +76,7 @@ def same_answer(first: dict[str, Any], again: dict[str, Any]) -> list[str]:
     return out
 
 
-@pytest.mark.timeout(BUDGET + PIPELINE_BUDGET + 200)
+@pytest.mark.timeout(BUDGET + PIPELINE_BUDGET + 400)  # the minimum is played however loaded the machine
 def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
     kube = kube_folder()
     seed = rotating_seed()
