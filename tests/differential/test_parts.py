@@ -598,16 +598,22 @@ def test_an_extender_score_is_read_weighted_under_its_name() -> None:
     assert attempt.scores == {"n1": {"extender/b": 4 * 3 * 10}}  # weight 3, MaxNodeScore / 10
 
 
-def test_simulate_calls_the_harness_extenders_from_inside_a_running_loop() -> None:
-    nodes = [
+def _extender_nodes(count: int, *extenders: str) -> list[dict[str, Any]]:
+    """Nodes ``n0``… with 4 cpu and 4 of each of ``extenders``' managed resources."""
+    allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110", **{resource(e): "4" for e in extenders}}
+    return [
         {
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
-            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110", resource("a"): "4"}},
+            "status": {"allocatable": allocatable},
         }
-        for i in range(3)
+        for i in range(count)
     ]
+
+
+def test_simulate_calls_the_harness_extenders_from_inside_a_running_loop() -> None:
+    nodes = _extender_nodes(3, "a")
     pod = _extender_pod({"a": {"fail": {"n0": "ext-a: draining"}, "scores": {"n1": 2, "n2": 9}}})
 
     async def inside() -> dict[str, Any]:
@@ -792,16 +798,7 @@ def test_a_slow_verb_is_answered_after_the_extenders_timeout() -> None:
 def test_simulate_meets_the_tls_extenders_timeouts_as_upstream(
     slow: list[str], node: str, feasible: set[str], scored: bool
 ) -> None:
-    allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110", resource("a"): "4", resource("d"): "4"}
-    nodes = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
-            "status": {"allocatable": allocatable},
-        }
-        for i in range(3)
-    ]
+    nodes = _extender_nodes(3, "a", "d")
     plans = {
         "a": {"scores": {"n0": 0, "n1": 5, "n2": 10}},
         "d": {"fail": {"n2": "ext-d: draining"}, "scores": {"n0": 10}, "slow": slow},
@@ -837,16 +834,7 @@ def test_an_attempt_that_ended_in_an_error_is_compared_by_its_error() -> None:
 
 
 def test_simulate_fails_the_attempt_with_a_non_ignorable_extenders_error_as_upstream() -> None:
-    allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110", resource("a"): "4"}
-    nodes = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
-            "status": {"allocatable": allocatable},
-        }
-        for i in range(2)
-    ]
+    nodes = _extender_nodes(2, "a")
     entry = simulate([*nodes, _extender_pod({"a": {"error": "ext-a: backend unavailable"}})], None)[
         "default/p"
     ]
