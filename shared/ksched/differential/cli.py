@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import tempfile
 import time
@@ -149,10 +150,25 @@ async def _run(
     if gang_pipeline is not None:
         say("starting one more with the gang gates for ksched kube-scheduler (--pipeline)")
     clusters = [*upstream_needed, *(c for c in (gangs, gang_pipeline) if c is not None)]
+    # SIGTERM (a job's timeout, kill): no new case; the one under way ends, the clusters are stopped
+    # and what was compared is reported
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     try:
         await asyncio.gather(*(c.start() for c in clusters))
         return await run_cases(
-            upstream, cases, say, store, shrink, deadline, summary, verbose, ksched, gangs, gang_pipeline
+            upstream,
+            cases,
+            say,
+            store,
+            shrink,
+            deadline,
+            summary,
+            verbose,
+            ksched,
+            gangs,
+            gang_pipeline,
+            stop,
         )
     finally:
         await asyncio.gather(*(c.stop() for c in clusters))

@@ -4,6 +4,7 @@ case."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import time
 from collections.abc import Callable
@@ -480,17 +481,21 @@ async def run_cases(
     pipeline: Upstream | None = None,
     gangs: Upstream | None = None,
     gang_pipeline: Upstream | None = None,
+    stop: asyncio.Event | None = None,
 ) -> Summary:
-    """Play every case (until ``deadline``, a ``time.monotonic()`` value), shrink and store each new
-    kind of disagreement in ``store``; with ``pipeline``, play it there too and compare. ``gangs``
-    plays the ``gangs`` cases (a cluster with the gang gates on), ``gang_pipeline`` their pipeline
-    (none: not compared there)."""
+    """Play every case (until ``deadline``, a ``time.monotonic()`` value, or ``stop`` is set), shrink
+    and store each new kind of disagreement in ``store``; with ``pipeline``, play it there too and
+    compare. ``gangs`` plays the ``gangs`` cases (a cluster with the gang gates on), ``gang_pipeline``
+    their pipeline (none: not compared there)."""
     summary = summary if summary is not None else Summary()
     # one regression case per kind of disagreement: none for a kind an open stored case has already
     kinds = {c.signature for c in read_cases(store) if c.is_open} if store is not None else set()
     for i, case in enumerate(cases):
         if deadline is not None and time.monotonic() > deadline:
             say(f"time budget spent after {i} of {len(cases)} cases")
+            break
+        if stop is not None and stop.is_set():
+            say(f"stopped after {i} of {len(cases)} cases")
             break
         started = time.monotonic()
         cluster = gangs if case.gang else upstream
