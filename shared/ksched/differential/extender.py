@@ -91,7 +91,7 @@ def extender_configs() -> list[Obj]:
     for name, spec in EXTENDERS.items():
         config = {**spec, "managedResources": [{"name": resource(name)}]}
         if name in SECURE:
-            ca = base64.b64encode(_certificate().ca).decode()
+            ca = base64.b64encode(ca_pem()).decode()
             config = {"urlPrefix": f"{secure_base_url()}/{name}", **config, "tlsConfig": {"caData": ca}}
         else:
             config = {"urlPrefix": f"{base_url()}/{name}", **config}
