@@ -17,7 +17,6 @@ ServiceAccount with the RBAC of deploy/ applied as shipped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -28,6 +27,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from ksched.aio import cancel_and_wait
 from ksched.launcher.controlplane import ControlPlane
 from ksched.launcher.stack import Stack, StackOptions
 from tests import kube
@@ -180,9 +180,7 @@ async def real_stack(
         while not starting.done():
             await asyncio.wait({starting}, timeout=0.5)
             if not starting.done() and forbidden(stack):
-                starting.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await starting
+                await cancel_and_wait(starting)
                 assert_nothing_forbidden(stack)
         starting.result()
         yield stack

@@ -24,6 +24,7 @@ from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from ksched.aio import cancel_and_wait
 from ksched.launcher.controlplane import ControlPlane
 from ksched.launcher.stack import Stack
 from tests import kube
@@ -369,9 +370,7 @@ async def test_preemption_honours_a_pdb_whose_status_the_controller_computed(
         await asyncio.sleep(0.2)
     finally:
         stream.stop()
-        follower.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await follower
+        await cancel_and_wait(follower)
     assert (target, "") in seen, seen  # nominated before it was bound
     remaining = set(await pod_nodes(api, ns))
     assert remaining == {"g2", "m", "vip"}, remaining

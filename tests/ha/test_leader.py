@@ -5,7 +5,6 @@ leaders at once while leadership moves around."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import random
 import re
@@ -20,6 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 from prometheus_client import REGISTRY
 
+from ksched.aio import cancel_and_wait
 from ksched.api.timestamps import micro_time
 from ksched.client.config import load_configuration
 from ksched.client.leader import ElectionConfig, ElectionThread, LeaseElector, json_object
@@ -103,9 +103,7 @@ class Candidate:
 
     async def stop(self) -> None:
         if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+            await cancel_and_wait(self.task)
             self.task = None
         await self.elector.stop()
 

@@ -6,13 +6,13 @@ pod becomes pending meanwhile."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 
 import msgspec
 from ksched_informer.publisher import Publisher
 from nats.aio.msg import Msg
 
+from ksched.aio import cancel_and_wait
 from ksched.api.core import Pod
 from ksched.bus import endpoints, jetstream
 from ksched.bus.connect import Bus
@@ -88,7 +88,5 @@ async def test_a_lone_change_goes_at_once_and_changes_that_keep_coming_wait_for_
         assert received[3][1] == ["p3", "p4"]
         assert received[3][0] - changed < interval / 2
     finally:
-        loop.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await loop
+        await cancel_and_wait(loop)
         await sub.unsubscribe()

@@ -4,11 +4,11 @@ order (over a real nats-server, the informer's side played by the queue tests' f
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import pytest
 from ksched_scheduler.nominations import NominationTracker, follow_nominations
 
+from ksched.aio import cancel_and_wait
 from ksched.api.core import Pod
 from ksched.bus.feed import FeedCursor, FeedVerdict
 from ksched.bus.messages import PendingPodAction
@@ -41,9 +41,7 @@ async def test_bootstrap_then_feed(bus_factory: BusFactory) -> None:
         await until(lambda: nominator.node_of(a.metadata.uid) is None)
         assert informer.bootstraps == 1
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await cancel_and_wait(task)
 
 
 async def test_a_new_informer_epoch_means_a_new_bootstrap(bus_factory: BusFactory) -> None:
@@ -72,9 +70,7 @@ async def test_a_new_informer_epoch_means_a_new_bootstrap(bus_factory: BusFactor
         await until(lambda: nominator.node_of(b.metadata.uid) == "node-4")
         assert nominator.node_of(c.metadata.uid) == "node-3"  # in the new bootstrap or applied after it
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await cancel_and_wait(task)
 
 
 async def test_the_replica_follows_only_the_batches_that_concern_nominations(
@@ -123,6 +119,4 @@ async def test_the_replica_follows_only_the_batches_that_concern_nominations(
             await until(lambda: nominator.node_of(a.metadata.uid) is None, timeout=15)
             assert informer.bootstraps == 2
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)

@@ -5,7 +5,6 @@ server-sent events, the page's files from the package, and the token guard of it
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fnmatch
 import json
 import tomllib
@@ -21,6 +20,7 @@ from ksched_ui.hub import Hub
 from ksched_ui.options import UiOptions
 from ksched_ui.service import UiService, static_file
 
+from ksched.aio import cancel_and_wait
 from ksched.bus.messages import PendingPodAction
 from ksched.service.http import TOKEN_COOKIE, HealthServer
 from ksched.service.options import CommonOptions
@@ -173,9 +173,7 @@ async def test_trace_events_reach_the_page_as_server_sent_events(
         try:
             (keys,) = await asyncio.wait_for(read_events(stream, "trace"), 20)
         finally:
-            emitter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await emitter
+            await cancel_and_wait(emitter)
     assert keys == ["default/web-1"]
     assert "default/web-1" in ui.recent
     await tracer.close()

@@ -22,7 +22,6 @@ Per case:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -32,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from ksched.aio import cancel_and_wait
 from ksched.api.kinds import BY_NAME
 from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.client.config import api_client
@@ -337,9 +337,7 @@ class Upstream:
             answers = await self._decide(case, objects)
         finally:
             if provisioner is not None:
-                provisioner.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await provisioner
+                await cancel_and_wait(provisioner)
         return Played(objects, answers, self.steps)
 
     async def _preplace(self, case: Case) -> None:

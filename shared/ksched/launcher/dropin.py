@@ -36,6 +36,7 @@ from pathlib import Path
 import aiohttp
 from prometheus_client import CollectorRegistry
 
+from ksched.aio import cancel_and_wait
 from ksched.apimachinery.duration import seconds
 from ksched.client.config import api_client
 from ksched.client.leader import ElectionConfig, ElectionThread
@@ -223,9 +224,7 @@ class DropIn:
             return 0
         finally:
             if poller is not None:
-                poller.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await poller
+                await cancel_and_wait(poller)
             if self.lost.is_set():
                 stack.kill_all_now()
             await stack.stop()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import dataclasses
 import sys
 from collections.abc import Callable, Sequence
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, NoReturn, TypeVar
 
+from ksched.aio import cancel_and_wait
 from ksched.config import ConfigError, KubeSchedulerConfiguration
 from ksched.extenders import ExtenderConfigError, HTTPExtenders
 from ksched.flags.upstream_flags import apply_to, write_config
@@ -128,9 +128,7 @@ async def _serve_accounted(service: Service, directory: Path, name: str) -> int:
     try:
         return await serve(service)
     finally:
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await writer
+        await cancel_and_wait(writer)
         accounting.write(directory, name)
         accounting.uninstall()
 

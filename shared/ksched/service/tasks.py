@@ -12,6 +12,8 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ksched.aio import RECANCEL_SECONDS
+
 log = logging.getLogger(__name__)
 
 TaskFactory = Callable[[], Coroutine[Any, Any, None]]
@@ -92,7 +94,7 @@ class TaskGroup:
             await asyncio.wait(set(self._jobs), timeout=timeout)
 
     async def cancel_all(
-        self, timeout: float = 5.0, recancel_every: float = 0.25, drain: float = 0.0
+        self, timeout: float = 5.0, recancel_every: float = RECANCEL_SECONDS, drain: float = 0.0
     ) -> None:
         """Cancel every loop, let the jobs under way finish for up to ``drain`` seconds, cancel
         what is left and wait up to ``timeout`` for it all to end.
