@@ -5,11 +5,13 @@ piling up (docs/architecture.md, "Binders")."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, cast
 
 import pytest
 from nats.aio.msg import Msg
 
+from ksched.aio import cancel_and_wait
 from ksched.bus.jetstream import Delivery
 from ksched.bus.messages import Placement, PlacementBatch
 from ksched.reporting.reporter import Reporter
@@ -63,6 +65,6 @@ async def test_a_worker_waits_for_room_in_the_event_backlog(monkeypatch: pytest.
         await reporter.drain(5.0)
         assert events == ["first", "second"] and reporter.pending == 0
     finally:
-        worker.cancel()
-        await asyncio.gather(worker, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await cancel_and_wait(worker)
         await service.tasks.cancel_all(drain=1.0)

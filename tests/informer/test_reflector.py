@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 from ksched_informer.reflector import DELETED, Reflector
 from ksched_kubesim import KubeSim
 
+from ksched.aio import cancel_and_wait
 from ksched.api.collections import Collection
 from ksched.api.core import Pod
 from ksched.api.kinds import lookup
@@ -87,8 +89,8 @@ async def test_relists_when_resource_version_is_too_old(small_sim: tuple[KubeSim
     reflector = Reflector(api, PODS, mirror.on_list, mirror.on_event)
     task = asyncio.create_task(reflector.run())
     await asyncio.wait_for(reflector.synced.wait(), 5)
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+    with contextlib.suppress(Exception):
+        await cancel_and_wait(task)
     for i in range(10):  # more changes than kubesim's history keeps
         sim.create(pod(f"burst-{i}"))
     task = asyncio.create_task(reflector.run())

@@ -56,6 +56,7 @@ from kubernetes_asyncio import config as kconfig
 from kubernetes_asyncio.client import ApiClient, Configuration
 from yarl import URL
 
+from ksched.aio import cancel_and_wait
 from ksched.client.http1 import Http1Pool
 from ksched.client.rest import Client, ssl_context
 
@@ -515,9 +516,8 @@ async def _election_run(kind: str, cfg: Configuration, burn: float) -> dict[str,
             return state["leader"]
 
         async def stop_library() -> None:
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(task)
             await k8s.close()
 
         await asyncio.wait_for(leading.wait(), 10)

@@ -48,6 +48,7 @@ from typing import Any
 import aiohttp
 import msgspec
 
+from ksched.aio import cancel_and_wait
 from ksched.bench import procstat, shapes
 from ksched.bench.e2e import PodEvent
 from ksched.client.config import api_client
@@ -348,9 +349,8 @@ class Side:
         finally:
             for creator in creators:
                 creator.kill()
-            watching.cancel()
-            with contextlib.suppress(BaseException):
-                await watching
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(watching)
 
     async def _window(
         self, shape: str, namespace: str, watch: Watch, creators: list[Creator]

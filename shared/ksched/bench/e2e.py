@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from ksched.aio import cancel_and_wait
 from ksched.bench import hops, natsstat, procstat, shapes
 from ksched.bus.connect import connect
 from ksched.bus.subjects import Subjects
@@ -206,9 +207,8 @@ async def measure(s: Settings) -> dict[str, Any]:
         writes_lag = await _api_writes_drained(stack, s.binders, timeout=300.0)
         stop.set()
         for task in (watcher, supervisor):
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(task)
         cpu = meter.sample()
         nats_after = await natsstat.connection_counts(monitor)
         rss = {name: procstat.rss_mib(p.pid) for name, p in stack.procs.items()}

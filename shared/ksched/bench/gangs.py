@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ksched.aio import cancel_and_wait
 from ksched.bench import procstat
 from ksched.bench.e2e import NAMESPACE, _watch_bound
 from ksched.client.config import api_client
@@ -103,9 +104,8 @@ async def _run(groups: int, size: int, nodes: int, schedulers: int, binders: int
             await asyncio.sleep(0.2)
         end = max(bound.values()) if bound else time.perf_counter()
         stop.set()
-        watcher.cancel()
-        with contextlib.suppress(BaseException):
-            await watcher
+        with contextlib.suppress(Exception):
+            await cancel_and_wait(watcher)
         cpu = {
             name: round(procstat.cpu_seconds(p.pid) - cpu_before[name], 2) for name, p in stack.procs.items()
         }

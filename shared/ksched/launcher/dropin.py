@@ -250,8 +250,8 @@ async def _first(*aws: object) -> bool:
         return tasks[0] in done
     finally:
         for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(t)
 
 
 async def _main(options: DropInOptions, workdir: Path) -> int:
