@@ -761,20 +761,40 @@ def test_start_times_are_a_second_apart_after_the_bound_pods() -> None:
     assert start_time(3661) == "2026-01-01T02:01:01Z"
 
 
-def test_the_tls_extender_is_configured_with_the_ca_that_signed_its_server() -> None:
+def test_the_tls_extender_is_configured_with_the_ca_that_signed_its_server_and_a_client_certificate(
+    tmp_path: Path,
+) -> None:
     (secure,) = [c for c in config_document([])["extenders"] if c["urlPrefix"].startswith("https://")]
     assert secure["urlPrefix"].endswith("/d") and secure["ignorable"] and secure["httpTimeout"] == "2s"
-    assert base64.b64decode(secure["tlsConfig"]["caData"]) == ca_pem()
+    tls = {key: base64.b64decode(value) for key, value in secure["tlsConfig"].items()}
+    assert tls["caData"] == ca_pem()
     pod = _extender_pod({"d": {"fail": {"n0": "ext-d: draining"}}})
     body = json.dumps({"Pod": pod, "NodeNames": ["n0", "n1"]}).encode()
     request = urllib.request.Request(
         f"{secure['urlPrefix']}/filter", body, {"Content-Type": "application/json"}
     )
     trusting = ssl.create_default_context(cadata=ca_pem().decode())
+    (tmp_path / "tls.crt").write_bytes(tls["certData"])
+    (tmp_path / "tls.key").write_bytes(tls["keyData"])
+    trusting.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
     with urllib.request.urlopen(request, timeout=10, context=trusting) as reply:
         assert json.loads(reply.read())["NodeNames"] == ["n1"]
     with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
         urllib.request.urlopen(request, timeout=10, context=ssl.create_default_context())
+    anonymous = ssl.create_default_context(cadata=ca_pem().decode())  # sends no certificate
+    with (
+        pytest.raises((urllib.error.URLError, ssl.SSLError, ConnectionError)),
+        urllib.request.urlopen(request, timeout=10, context=anonymous) as refused,
+    ):
+        refused.read()
+
+
+def test_the_ignored_extenders_resource_is_ignored_by_scheduler() -> None:
+    managed = {
+        c["urlPrefix"].rsplit("/", 1)[-1]: c["managedResources"] for c in config_document([])["extenders"]
+    }
+    assert managed["e"] == [{"name": resource("e"), "ignoredByScheduler": True}]
+    assert all(m == [{"name": resource(name)}] for name, m in managed.items() if name != "e")
 
 
 def test_a_slow_verb_is_answered_after_the_extenders_timeout() -> None:
@@ -806,6 +826,18 @@ def test_simulate_meets_the_tls_extenders_timeouts_as_upstream(
     entry = simulate([*nodes, _extender_pod(plans)], None)["default/p"]
     assert (entry["node"], set(entry["scores"])) == (node, feasible)
     assert ("extender/d" in entry["scores"][node]) == scored
+
+
+def test_simulate_ignores_the_ignored_extenders_resource_on_nodes_without_it() -> None:
+    """``e``'s resource is ``ignoredByScheduler``: a node that does not advertise it fits (n0, n1);
+    the extender's own refusal still counts (n2). A's resource is not: n1, without it, does not fit."""
+    nodes = [*_extender_nodes(1, "a", "e"), *_extender_nodes(3, "a")[1:]]
+    nodes[1]["status"]["allocatable"].pop(resource("a"))
+    plans = {"e": {"fail": {"n2": "ext-e: draining"}}}
+    entry = simulate([*nodes, _extender_pod(plans)], None)["default/p"]
+    assert set(entry["scores"]) == {"n0", "n1"}
+    entry = simulate([*nodes, _extender_pod({**plans, "a": {}})], None)["default/p"]
+    assert entry["node"] == "n0"  # the one feasible node (not scored)
 
 
 def test_an_attempt_that_ended_in_an_error_is_compared_by_its_error() -> None:

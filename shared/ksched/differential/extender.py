@@ -13,13 +13,17 @@ answers on another port. ``preempt`` is the preemption verb's answer: the candid
 extender's ``httpTimeout``, so the caller meets a timeout.
 
 The extenders of :data:`SECURE` are served over HTTPS by a second server, with a certificate of a
-throwaway CA that their configuration's ``tlsConfig.caData`` trusts.
+throwaway CA that their configuration's ``tlsConfig.caData`` trusts; the server asks for a client
+certificate (another throwaway CA's), which their ``certData`` and ``keyData`` hold: a caller that
+sends none fails the handshake. The managed resources of the extenders of :data:`IGNORED` are
+``ignoredByScheduler``: nodes need not advertise them (NodeResourcesFit ignores them).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -60,8 +64,8 @@ EXTENDERS: dict[str, Obj] = {
     # prioritizes only, sent whole nodes (a filter without nodeCacheCapable is upstream's
     # kubernetes#141781: the nodes it keeps score as idle, see docs/extenders.md)
     "c": {"prioritizeVerb": "prioritize", "weight": 5, "nodeCacheCapable": False},
-    # over TLS, ignorable, a short timeout: a call answered late fails (filter: the nodes pass
-    # through; prioritize: no score, as for any extender)
+    # over TLS with a client certificate, ignorable, a short timeout: a call answered late fails
+    # (filter: the nodes pass through; prioritize: no score, as for any extender)
     "d": {
         "filterVerb": "filter",
         "prioritizeVerb": "prioritize",
@@ -70,9 +74,13 @@ EXTENDERS: dict[str, Obj] = {
         "ignorable": True,
         "httpTimeout": "2s",
     },
+    # filters only; its resource is ignoredByScheduler, so a node that does not advertise it fits
+    "e": {"filterVerb": "filter", "nodeCacheCapable": True},
 }
 SECURE = frozenset({"d"})
 """The extenders served over HTTPS."""
+IGNORED = frozenset({"e"})
+"""The extenders whose managed resource is ``ignoredByScheduler``."""
 SLOW_SECONDS = 3.0
 """How long a ``slow`` verb takes: past every extender's ``httpTimeout``."""
 
@@ -89,10 +97,16 @@ def extender_configs() -> list[Obj]:
     """The ``extenders`` section of a KubeSchedulerConfiguration (the servers started on first use)."""
     out = []
     for name, spec in EXTENDERS.items():
-        config = {**spec, "managedResources": [{"name": resource(name)}]}
+        managed: Obj = {"name": resource(name), **({"ignoredByScheduler": True} if name in IGNORED else {})}
+        config = {**spec, "managedResources": [managed]}
         if name in SECURE:
-            ca = base64.b64encode(ca_pem()).decode()
-            config = {"urlPrefix": f"{secure_base_url()}/{name}", **config, "tlsConfig": {"caData": ca}}
+            client = _certificate("client")
+            tls = {"caData": ca_pem(), "certData": client.chain, "keyData": client.key}
+            config = {
+                "urlPrefix": f"{secure_base_url()}/{name}",
+                **config,
+                "tlsConfig": {key: base64.b64encode(pem).decode() for key, pem in tls.items()},
+            }
         else:
             config = {"urlPrefix": f"{base_url()}/{name}", **config}
         out.append(config)
@@ -204,26 +218,32 @@ class _Server(ThreadingHTTPServer):
 
 
 _servers: dict[str, _Server] = {}
-_certificates: list[SelfSigned] = []
+_certificates: dict[str, SelfSigned] = {}
 _lock = threading.Lock()
 
 
-def _certificate() -> SelfSigned:
+def _certificate(role: str) -> SelfSigned:
+    """This process's ``server`` certificate (for 127.0.0.1) or ``client`` certificate, each of its
+    own throwaway CA, made on first use."""
     with _lock:
-        if not _certificates:
-            _certificates.append(self_signed("127.0.0.1"))
-        return _certificates[0]
+        if role not in _certificates:
+            _certificates[role] = self_signed("127.0.0.1", client=role == "client")
+        return _certificates[role]
 
 
 def _serve(scheme: str) -> str:
     """The URL of this process's server for ``scheme`` (started on first use, on a free port)."""
-    certificate = _certificate() if scheme == "https" else None
+    context = None
+    if scheme == "https" and scheme not in _servers:
+        context = serving_context(_certificate("server"))
+        context.verify_mode = ssl.CERT_REQUIRED  # a caller without the client certificate is refused
+        context.load_verify_locations(cadata=_certificate("client").ca.decode())
     with _lock:
         if scheme not in _servers:
             server = _Server(("127.0.0.1", 0), _Handler)
-            if certificate is not None:
+            if context is not None:
                 # the handshake in the request's thread, not in the one accepting
-                server.socket = serving_context(certificate).wrap_socket(
+                server.socket = context.wrap_socket(
                     server.socket, server_side=True, do_handshake_on_connect=False
                 )
             _servers[scheme] = server
@@ -245,4 +265,4 @@ def secure_base_url() -> str:
 
 def ca_pem() -> bytes:
     """The CA that signed the HTTPS server's certificate (what a caller trusts)."""
-    return _certificate().ca
+    return _certificate("server").ca

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ksched.differential.extender import ANNOTATION, EXTENDERS, resource
+from ksched.differential.extender import ANNOTATION, EXTENDERS, IGNORED, resource
 from ksched.differential.model import (
     ADD_NODE,
     CORDON,
@@ -1089,11 +1089,13 @@ def _preempt_plan(g: Gen, name: str, names: list[str]) -> Obj:
 def _extenders(g: Gen) -> Case:
     """The harness's own extenders (``ksched.differential.extender``): each pending pod requests the
     managed resource of one to three of them and carries, in its annotation, what each answers (nodes
-    refused, some unresolvably, with a message per node; scores 0-10; an ignorable one's error; for a
+    refused, some unresolvably, with a message per node; scores 0-10; an ignorable one's error; the
+    resource of an ``ignoredByScheduler`` one on half the nodes only; for a
     pod of priority ``high``, now and then what their preempt verb makes of its candidates; verbs
     answered only after the extender's timeout)."""
     for _ in range(g.rng.randint(2, 6)):
-        extra = {resource(name): "4" for name in EXTENDERS if g.chance(0.9)}
+        # an ignoredByScheduler resource is advertised by half the nodes: the others fit all the same
+        extra = {resource(name): "4" for name in EXTENDERS if g.chance(0.5 if name in IGNORED else 0.9)}
         g.node(
             g.pick(("1", "2", "4", "8")),
             g.pick(("2Gi", "4Gi", "8Gi", "16Gi")),

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 VALIDITY = datetime.timedelta(days=365)
+SERVER_AUTH = ExtendedKeyUsageOID.SERVER_AUTH
 
 
 class SelfSigned(NamedTuple):
@@ -82,9 +83,10 @@ def _names(host: str) -> list[x509.GeneralName]:
     return names
 
 
-def self_signed(host: str = "") -> SelfSigned:
+def self_signed(host: str = "", *, client: bool = False) -> SelfSigned:
     """A CA and the serving certificate it signs for localhost, 127.0.0.1 and ``host`` (a bind
-    address or a name; an unspecified address such as ``0.0.0.0`` adds nothing)."""
+    address or a name; an unspecified address such as ``0.0.0.0`` adds nothing); with ``client``, a
+    client certificate instead (``clientAuth``, for a server that asks for one)."""
     now = datetime.datetime.now(datetime.UTC)
     stamp = int(time.time())
     ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -124,7 +126,12 @@ def self_signed(host: str = "") -> SelfSigned:
         .not_valid_before(now)
         .not_valid_after(now + VALIDITY)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH]
+            ),
+            critical=False,
+        )
         .add_extension(x509.SubjectAlternativeName(_names(host)), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
