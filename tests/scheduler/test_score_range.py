@@ -10,6 +10,7 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.nodeinfo import NodeInfo
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.runtime import Framework, PluginsByPoint
+from ksched.framework.status import Status
 from ksched.framework.testing import make_node, make_pod, make_snapshot
 
 
@@ -54,11 +55,30 @@ def test_the_first_plugin_out_of_range_is_named() -> None:
         (Fixed("TooLow", {"a": 0, "b": -1, "c": 0}), 1),
     )
     assert message == (
-        "applying score defaultWeights on Score plugins: plugin 'TooHigh' returns an invalid score 101, "
+        'applying score defaultWeights on Score plugins: plugin "TooHigh" returns an invalid score 101, '
         "it should in the range of [0, 100] after normalizing"
     )
 
 
 def test_a_negative_score_is_named_with_its_value() -> None:
     _, _, message = run((Fixed("TooLow", {"a": 0, "b": -1, "c": 0}), 1))
-    assert "plugin 'TooLow' returns an invalid score -1" in message
+    assert 'plugin "TooLow" returns an invalid score -1' in message
+
+
+class Raising(Fixed):
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        raise RuntimeError("scoring backend gone")
+
+
+class FailingNormalize(Fixed):
+    def normalize_score(self, state: CycleState, pod: PodInfo, nodes: object, scores: object) -> Status:
+        return Status.as_error(RuntimeError("cannot normalize"))
+
+
+def test_a_score_plugins_error_reads_as_upstreams() -> None:
+    """Upstream's ``RunScorePlugins``: ``running Score plugins: plugin "X" failed with: <error>``, and
+    for NormalizeScore ``running Normalize on Score plugins: plugin "X" failed with: <error>``."""
+    _, _, message = run((Fixed("Fine", {"a": 1, "b": 2, "c": 3}), 1), (Raising("Boom", {}), 1))
+    assert message == 'running Score plugins: plugin "Boom" failed with: scoring backend gone'
+    _, _, message = run((FailingNormalize("Norm", {"a": 1, "b": 2, "c": 3}), 1))
+    assert message == 'running Normalize on Score plugins: plugin "Norm" failed with: cannot normalize'

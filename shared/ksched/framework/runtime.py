@@ -12,6 +12,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from ksched.apimachinery.strconv import go_quote
 from ksched.framework import interfaces as ifc
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.evaluations import PluginEvaluations
@@ -97,15 +98,17 @@ def _failed_at(point: str, plugin: str, st: Status) -> Status:
     <error>`` (Go's ``%q``)."""
     if st.is_rejected():
         return st.with_plugin(plugin)
-    wrapped = RuntimeError(f'running {point} plugin "{plugin}": {st.message}')
+    wrapped = RuntimeError(f"running {point} plugin {go_quote(plugin)}: {st.message}")
     wrapped.__cause__ = st.error  # the API's error (its code) stays readable, as Go's %w keeps it
     return Status.as_error(wrapped).with_plugin(plugin)
 
 
 def _plugin_error(plugin: Any, exc: BaseException, point: str) -> Status:
-    return Status.as_error(RuntimeError(f"running {point} plugin {plugin.name!r}: {exc}")).with_plugin(
-        plugin.name
-    )
+    """A plugin that raised: an error in the words upstream's framework wraps an error status in at
+    ``point`` (``running <point> plugin "<name>": <error>``)."""
+    return Status.as_error(
+        RuntimeError(f"running {point} plugin {go_quote(plugin.name)}: {exc}")
+    ).with_plugin(plugin.name)
 
 
 def _status_label(status: object) -> str:
@@ -354,7 +357,9 @@ class Framework(PodGroupHandle):
                     if st.code == Code.UNSCHEDULABLE:
                         return_status = st
                         continue
-                    err = Status.as_error(RuntimeError(f"running PreFilter plugin {pl.name!r}: {st.message}"))
+                    err = Status.as_error(
+                        RuntimeError(f"running PreFilter plugin {go_quote(pl.name)}: {st.message}")
+                    )
                     return None, err.with_plugin(pl.name), set()
                 if r is not None and not r.all_nodes():
                     plugins_with_nodes.add(pl.name)
@@ -388,7 +393,7 @@ class Framework(PodGroupHandle):
                 return _plugin_error(pl, exc, "AddPod")
             if st is not None and st.code != Code.SUCCESS:
                 return Status.as_error(
-                    RuntimeError(f"running AddPod on PreFilter plugin {pl.name!r}: {st.message}")
+                    RuntimeError(f"running AddPod on PreFilter plugin {go_quote(pl.name)}: {st.message}")
                 )
         return None
 
@@ -412,7 +417,7 @@ class Framework(PodGroupHandle):
                 return _plugin_error(pl, exc, "RemovePod")
             if st is not None and st.code != Code.SUCCESS:
                 return Status.as_error(
-                    RuntimeError(f"running RemovePod on PreFilter plugin {pl.name!r}: {st.message}")
+                    RuntimeError(f"running RemovePod on PreFilter plugin {go_quote(pl.name)}: {st.message}")
                 )
         return None
 
@@ -636,8 +641,8 @@ class Framework(PodGroupHandle):
         if st is None or st.code == Code.SUCCESS:
             st = Status.as_error(
                 RuntimeError(
-                    f"plugin {pl.name!r}: filter_batch rejected node {self._snapshot.nodes[row].name} "
-                    "but filter accepts it"
+                    f"plugin {go_quote(pl.name)}: filter_batch rejected node "
+                    f"{self._snapshot.nodes[row].name} but filter accepts it"
                 )
             )
         st.plugin = pl.name
@@ -731,7 +736,9 @@ class Framework(PodGroupHandle):
                     continue
                 evaluated[pl.name] += 1
                 if st is not None and st.code != Code.SUCCESS:
-                    return Status.as_error(RuntimeError(f"running PreScore plugin {pl.name!r}: {st.message}"))
+                    return Status.as_error(
+                        RuntimeError(f"running PreScore plugin {go_quote(pl.name)}: {st.message}")
+                    )
             return None
         finally:
             state.skip_score_plugins = frozenset(skip)
@@ -780,10 +787,15 @@ class Framework(PodGroupHandle):
                         )
                     if st is not None and st.code != Code.SUCCESS:
                         return None, Status.as_error(
-                            RuntimeError(f"running Normalize on Score plugins: {st.message}")
+                            RuntimeError(
+                                "running Normalize on Score plugins: "
+                                f"plugin {go_quote(pl.name)} failed with: {st.message}"
+                            )
                         )
-            except Exception as exc:
-                return None, _plugin_error(pl, exc, "Score")
+            except Exception as exc:  # upstream's words for a Score plugin's error status
+                return None, Status.as_error(
+                    RuntimeError(f"running Score plugins: plugin {go_quote(pl.name)} failed with: {exc}")
+                ).with_plugin(pl.name)
         if n_nodes and active:
             out_of_range = _first_out_of_range(matrix)
             if out_of_range is not None:
@@ -791,7 +803,7 @@ class Framework(PodGroupHandle):
                 return None, Status.as_error(
                     RuntimeError(
                         "applying score defaultWeights on Score plugins: "
-                        f"plugin {active[i][0].name!r} returns an invalid score {bad}, "
+                        f"plugin {go_quote(active[i][0].name)} returns an invalid score {bad}, "
                         f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                     )
                 )

@@ -182,8 +182,7 @@ POST_FILTER_CASES = [
         unschedulable("node1"),
         None,
         Code.ERROR,
-        # upstream quotes the plugin name as "test-plugin" (%q); ksched's runtime writes 'test-plugin'
-        "preemption: running RemovePod on PreFilter plugin 'test-plugin': failed to remove pod: p",
+        'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p',
     ),
     PostFilterCase(
         "two nodes failing with the same error report it once (utilerrors.Aggregate deduplicates)",
@@ -193,7 +192,7 @@ POST_FILTER_CASES = [
         unschedulable("node1", "node2"),
         None,
         Code.ERROR,
-        "preemption: running RemovePod on PreFilter plugin 'test-plugin': failed to remove pod: p",
+        'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p',
     ),
     PostFilterCase(
         "one failed with TestPlugin and the other pass",
