@@ -836,6 +836,8 @@ def test_simulate_ignores_the_ignored_extenders_resource_on_nodes_without_it() -
     plans = {"e": {"fail": {"n2": "ext-e: draining"}}}
     entry = simulate([*nodes, _extender_pod(plans)], None)["default/p"]
     assert set(entry["scores"]) == {"n0", "n1"}
+    # e has no prioritize verb: as upstream, it scores every node 0 (weight 0), calling nothing
+    assert all(scores["extender/e"] == 0 for scores in entry["scores"].values())
     entry = simulate([*nodes, _extender_pod({**plans, "a": {}})], None)["default/p"]
     assert entry["node"] == "n0"  # the one feasible node (not scored)
 

@@ -122,7 +122,8 @@ def score_key(url: str) -> str | None:
 def weighted(url: str, score: int) -> int:
     """An extender's raw score as it counts in a node's total (upstream's prioritizeNodes)."""
     name = url.rstrip("/").rsplit("/", 1)[-1]
-    return score * int(EXTENDERS[name]["weight"]) * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+    # an extender without a prioritize verb scores 0 with weight 0 (upstream logs those scores too)
+    return score * int(EXTENDERS[name].get("weight", 0)) * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
 
 
 def plan(pod: Obj, name: str) -> Obj:

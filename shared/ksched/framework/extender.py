@@ -76,7 +76,8 @@ class Extender(Protocol):
         ...
 
     async def prioritize(self, pod: Pod, nodes: Sequence[NodeInfo]) -> tuple[list[tuple[str, int]], int]:
-        """(node name, score 0..10) pairs and the extender's weight."""
+        """(node name, score 0..10) pairs and the extender's weight; without a prioritize verb, every
+        node scored 0 and weight 0 (called for every interested extender, as upstream)."""
         ...
 
     async def bind(self, pod: Pod, node_name: str) -> None:

@@ -102,11 +102,13 @@ async def find_nodes_that_pass_extenders(
 async def prioritize_with_extenders(
     extenders: Sequence[Extender], pod: Pod, nodes: Sequence[NodeInfo]
 ) -> dict[str, dict[str, int]]:
-    """Extender name -> node name -> weighted, scaled score, from every interested prioritizer.
+    """Extender name -> node name -> weighted, scaled score, from every interested extender (as
+    upstream's prioritizeNodes: one without a prioritize verb scores every node 0, with weight 0,
+    calling nothing).
 
     The calls run concurrently; a failing extender gives no scores (upstream ignores the error).
     """
-    callers = [ext for ext in extenders if ext.is_prioritizer() and ext.is_interested(pod)]
+    callers = [ext for ext in extenders if ext.is_interested(pod)]
     if not callers or not nodes:
         return {}
     replies = await asyncio.gather(*(ext.prioritize(pod, nodes) for ext in callers), return_exceptions=True)
