@@ -16,9 +16,12 @@ from ksched.bus.messages import LeasedPod, PendingPod
 from ksched.config import build_frameworks, default_config
 from ksched.features import FeatureGates
 from ksched.framework.algorithm import ScheduleAlgorithm
+from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
 from ksched.framework.podgroup_cycle import GroupResult
+from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
+from ksched.framework.status import Status
 from ksched.framework.testing import make_node, make_pod
 
 GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
@@ -158,3 +161,39 @@ def test_the_group_states_follow_a_re_bootstrapped_snapshot() -> None:
     )
     state = fw.pod_group_states.get("default", "train")
     assert state is not None and state.scheduled_pods_count() == 1
+
+
+class RefusesNode:
+    """A Reserve plugin that rejects every pod on one node."""
+
+    name = "RefusesNode"
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return Status.unschedulable("node is being drained") if node_name == self.node else None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        pass
+
+
+def test_a_preempting_member_whose_reserve_fails_ends_with_that_failure_and_no_nomination() -> None:
+    """As :func:`preempting_group` (2 members): m1 preempts the low pod on n0, where Reserve then
+    rejects it. Upstream's ``podGroupPodSchedulingAlgorithm`` ends the member with the failure as the
+    FitError of that one node and clears its nomination (the eviction its PostFilter started goes on)."""
+    cycle, snapshot = replica(["2", "2"], 2)
+    snapshot.add_pod(make_pod("low", uid="low", node_name="n0", priority=0, requests={"cpu": "1500m"}))
+    cycle.cycle.frameworks["default-scheduler"].plugins.reserve.append(RefusesNode("n0"))
+    gang = members(2, "1200m")
+    for pod in gang:
+        pod.spec.priority = 1000
+    result = cycle.run(gang)
+    member = next(m for m in result.members if m.record.victims)
+    status = result.member_status(member) or result.status
+    assert status is not None
+    outcome = ended(member.record, member, status, result)
+    assert outcome.message == "0/1 nodes are available: 1 node is being drained."
+    assert outcome.plugins == {"RefusesNode"} and outcome.nominated_node == ""
+    assert outcome.evict_only and [v.uid for v in outcome.victims] == ["low"]
+    assert "low" in snapshot.pod_locations and snapshot.pod_locations.get(member.pod.uid) is None

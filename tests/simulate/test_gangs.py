@@ -10,7 +10,17 @@ from typing import Any
 
 import pytest
 
+from ksched.api.files import decode_objects
+from ksched.config import default_config
+from ksched.config.profile import build_frameworks
+from ksched.features import FeatureGates
+from ksched.framework.algorithm import ScheduleAlgorithm
+from ksched.framework.cycle_state import CycleState
+from ksched.framework.podinfo import PodInfo
+from ksched.framework.status import Status
 from ksched.simulate.cli import main
+from ksched.simulate.cluster import build_cluster
+from ksched.simulate.runner import Simulation
 
 GATES = "GenericWorkload=true,GangScheduling=true"
 FILTER_MESSAGE = (
@@ -179,3 +189,41 @@ def test_members_that_fit_while_their_group_waits_for_a_preemption_are_nominated
     assert out["gangs/m1"]["nominated"] == "gang-node-0" and out["gangs/m1"]["victims"] == ["gangs/low"]
     waiting = "pod group is unschedulable, pod group is waiting for preemption to complete"
     assert out["gangs/m0"]["podGroup"]["condition"]["message"] == waiting
+
+
+class RefusesNode:
+    """A Reserve plugin that rejects every pod on one node."""
+
+    name = "RefusesNode"
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return Status.unschedulable("node is being drained") if node_name == self.node else None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        pass
+
+
+def test_a_preempting_member_whose_reserve_fails_ends_with_that_failure_and_no_nomination() -> None:
+    """The two-member gang of :func:`preempting_gang`, Reserve rejecting every pod on gang-node-0: the
+    member that preempted there ends, as upstream's ``podGroupPodSchedulingAlgorithm`` ends it, with
+    the FitError of that one node and no nomination; its victim, evicted already, stays reported."""
+    low = member("low", "none", False, cpu="1500m")
+    del low["spec"]["schedulingGroup"]
+    low["spec"].update(nodeName="gang-node-0", priority=0)
+    gang = [member(f"m{i}", "g", False, cpu="1200m") for i in range(2)]
+    for m in gang:
+        m["spec"]["priority"] = 1000
+    items = [node("gang-node-0"), node("gang-node-1"), pod_group("g", 2, False), low, *gang]
+    objects = decode_objects([(f"obj {i}", o) for i, o in enumerate(items)])
+    gates = FeatureGates.parse(GATES)
+    cluster = build_cluster(objects, ["default-scheduler"])
+    frameworks = build_frameworks(default_config(gates=gates), cluster.snapshot)
+    frameworks["default-scheduler"].plugins.reserve.append(RefusesNode("gang-node-0"))
+    simulation = Simulation(cluster, frameworks, ScheduleAlgorithm(seed=1), group_scheduling=True)
+    outcomes = {o.pod: o for o in simulation.run()}
+    preempting = outcomes["gangs/m1"]
+    assert preempting.message == "0/1 nodes are available: 1 node is being drained."
+    assert preempting.nominated is None and preempting.victims == ["gangs/low"] and preempting.node is None

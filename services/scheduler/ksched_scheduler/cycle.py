@@ -169,7 +169,13 @@ class SchedulingCycle:
         failure = self.reserve_and_permit(out, out.node)
         if failure is None:
             return out
-        message = one_node_fit_error(out.node, failure) if failure.is_rejected() else failure.message
+        return self.failed_on(out, out.node, failure)
+
+    def failed_on(self, out: CycleOutcome, host: str, failure: Status) -> CycleOutcome:
+        """``out`` ended by Reserve or Permit's ``failure`` on ``host``, as upstream ends it: a
+        rejection as the FitError of that one node (``0/1 nodes are available: 1 <reason>.``, the
+        plugin among the rejectors), an error as it is."""
+        message = one_node_fit_error(host, failure) if failure.is_rejected() else failure.message
         return self._failed(out, message, _rejectors(failure))
 
     def reserve_and_permit(self, out: CycleOutcome, host: str) -> Status | None:

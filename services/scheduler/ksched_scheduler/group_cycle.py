@@ -56,7 +56,10 @@ class GroupCycle:
             failure = self.cycle.reserve_and_permit(out, out.nominated_node)
             if failure is None:
                 return self._assumed(out, rejected)
-            out.node = ""
+            # upstream: the member's status is that failure, its nomination cleared; the eviction
+            # its PostFilter started during the cycle goes on
+            self.cycle.failed_on(out, out.nominated_node, failure)
+            out.node, out.nominated_node, out.evict_only = "", "", bool(out.victims)
         code = Code.UNSCHEDULABLE if out.kind == UNSCHEDULABLE else Code.ERROR
         return MemberAttempt(out.pod, Status(code, out.message), out)
 

@@ -265,12 +265,17 @@ class Simulation:
                 failure = permit
             elif permit is not None:
                 fw.waiting_pods.add(pi, waits)
-        if failure is not None:
+        if failure is not None:  # as upstream's podGroupPodSchedulingAlgorithm ends the member
             fw.run_reserve_plugins_unreserve(state, pi, host)
-            out.message = failure.message
-            return MemberAttempt(
-                pi, failure if failure.is_rejected() else Status.as_error(failure.message), out
-            )
+            if failure.is_rejected():  # the FitError of the one node
+                out.message = one_node_fit_error(host, failure)
+                status = Status(failure.code, out.message).with_plugin(failure.plugin)
+            else:
+                out.message, status = failure.message, Status.as_error(failure.message)
+            if preempting:  # the nomination cleared; the victims, evicted already, stay reported
+                out.nominated = None
+                self.nominator.remove(pi.uid)
+            return MemberAttempt(pi, status, out)
         out.node = None if preempting else host
 
         def revert() -> None:
