@@ -75,6 +75,11 @@ class FailingNormalize(Fixed):
         return Status.as_error(RuntimeError("cannot normalize"))
 
 
+class RaisingNormalize(Fixed):
+    def normalize_score(self, state: CycleState, pod: PodInfo, nodes: object, scores: object) -> Status:
+        raise ValueError("division by zero")
+
+
 def test_a_score_plugins_error_reads_as_upstreams() -> None:
     """Upstream's ``RunScorePlugins``: ``running Score plugins: plugin "X" failed with: <error>``, and
     for NormalizeScore ``running Normalize on Score plugins: plugin "X" failed with: <error>``."""
@@ -82,3 +87,5 @@ def test_a_score_plugins_error_reads_as_upstreams() -> None:
     assert message == 'running Score plugins: plugin "Boom" failed with: scoring backend gone'
     _, _, message = run((FailingNormalize("Norm", {"a": 1, "b": 2, "c": 3}), 1))
     assert message == 'running Normalize on Score plugins: plugin "Norm" failed with: cannot normalize'
+    _, _, message = run((RaisingNormalize("Norm", {"a": 1, "b": 2, "c": 3}), 1))
+    assert message == 'running Normalize on Score plugins: plugin "Norm" failed with: division by zero'

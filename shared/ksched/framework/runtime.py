@@ -111,6 +111,10 @@ def _plugin_error(plugin: Any, exc: BaseException, point: str) -> Status:
     ).with_plugin(plugin.name)
 
 
+class _ScoreFailed(Exception):
+    """A Score extension's error status, raised to the one place that words it."""
+
+
 def _status_label(status: object) -> str:
     return status.code.label if isinstance(status, Status) else "Success"
 
@@ -763,6 +767,7 @@ class Framework(PodGroupHandle):
         for i, (pl, _) in enumerate(active):
             evaluated[pl.name] += n_nodes
             scores = matrix[i]
+            phase = "running Score plugins"  # upstream's words for what failed (error statuses)
             try:
                 started = time.perf_counter() if sampled is not None else 0.0
                 if self._has(pl, ifc.BatchScorePlugin):
@@ -777,6 +782,7 @@ class Framework(PodGroupHandle):
                 if record is not None:
                     raws.append(scores.copy())  # before NormalizeScore changes it in place
                 if self._has(pl, ifc.ScoreExtensions):
+                    phase = "running Normalize on Score plugins"
                     normalize = pl.normalize_score  # type: ignore[attr-defined]
                     if sampled is None:
                         st = normalize(state, pod, nodes, scores)
@@ -786,16 +792,11 @@ class Framework(PodGroupHandle):
                             sampled, pl.name, point, _itself, normalize, state, pod, nodes, scores
                         )
                     if st is not None and st.code != Code.SUCCESS:
-                        return None, Status.as_error(
-                            RuntimeError(
-                                "running Normalize on Score plugins: "
-                                f"plugin {go_quote(pl.name)} failed with: {st.message}"
-                            )
-                        )
-            except Exception as exc:  # upstream's words for a Score plugin's error status
+                        raise _ScoreFailed(st.message)
+            except Exception as exc:
                 return None, Status.as_error(
-                    RuntimeError(f"running Score plugins: plugin {go_quote(pl.name)} failed with: {exc}")
-                ).with_plugin(pl.name)
+                    RuntimeError(f"{phase}: plugin {go_quote(pl.name)} failed with: {exc}")
+                )
         if n_nodes and active:
             out_of_range = _first_out_of_range(matrix)
             if out_of_range is not None:
