@@ -91,6 +91,22 @@ def test_own_decision_wins_over_stale_reports_until_the_hold_ends() -> None:
     assert nominator.node_of(p.metadata.uid) == "node-9"
 
 
+def test_the_apis_copy_of_a_pod_nominated_here_replaces_the_popped_one() -> None:
+    """Our own nomination stores the pod as popped (no nominatedNodeName yet); once the API shows
+    the nomination, its copy is the one a later preemption reads, and clears (upstream's nominator
+    reads the informer's copy; sequences-s8701-25 of ``ksched differential``: the lower pod kept
+    its nomination, since the preemption skips a pod that shows none)."""
+    t, nominator, _ = tracker()
+    popped = make_pod("p", priority=10)
+    t.nominate(PodInfo(popped), "node-1")
+    (stored,) = nominator.nominated_pods_for_node("node-1")
+    assert not stored.pod.status.nominated_node_name
+    shown = make_pod("p", uid=popped.metadata.uid, priority=10, status={"nominatedNodeName": "node-1"})
+    t.observe(pending(shown, "node-1"))
+    (stored,) = nominator.nominated_pods_for_node("node-1")
+    assert stored.pod.status.nominated_node_name == "node-1"
+
+
 def test_placed_pods_and_bootstrap() -> None:
     placed: set[str] = set()
     t, nominator, _ = tracker(placed)

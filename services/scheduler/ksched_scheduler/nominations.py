@@ -86,8 +86,11 @@ class NominationTracker:
         if not node or self.placed(uid):
             self.nominator.remove(uid)
             return
-        if self.nominator.node_of(uid) == node or not pending.pod:
+        if not pending.pod:
             return
+        # the API's copy replaces ours even on the same node, as upstream's nominator reads the
+        # informer's: a preemption clears the nominations of lower pods that show one (our own
+        # nomination stored the pod as popped, without it: sequences-s8701-25 of ksched differential)
         try:
             info = PodInfo(msgspec.json.decode(pending.pod, type=Pod))
         except ValueError as exc:  # JSON that does not decode (DECODE_ERRORS), a quantity that does not parse
