@@ -16,13 +16,10 @@ from ksched.bus.messages import LeasedPod, PendingPod
 from ksched.config import build_frameworks, default_config
 from ksched.features import FeatureGates
 from ksched.framework.algorithm import ScheduleAlgorithm
-from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
 from ksched.framework.podgroup_cycle import GroupResult
-from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
-from ksched.framework.status import Status
-from ksched.framework.testing import make_node, make_pod
+from ksched.framework.testing import RefusesNode, make_node, make_pod
 
 GATES = FeatureGates.parse("GenericWorkload=true,GangScheduling=true")
 
@@ -161,21 +158,6 @@ def test_the_group_states_follow_a_re_bootstrapped_snapshot() -> None:
     )
     state = fw.pod_group_states.get("default", "train")
     assert state is not None and state.scheduled_pods_count() == 1
-
-
-class RefusesNode:
-    """A Reserve plugin that rejects every pod on one node."""
-
-    name = "RefusesNode"
-
-    def __init__(self, node: str) -> None:
-        self.node = node
-
-    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        return Status.unschedulable("node is being drained") if node_name == self.node else None
-
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        pass
 
 
 def test_a_preempting_member_whose_reserve_fails_ends_with_that_failure_and_no_nomination() -> None:

@@ -15,9 +15,7 @@ from ksched.config import default_config
 from ksched.config.profile import build_frameworks
 from ksched.features import FeatureGates
 from ksched.framework.algorithm import ScheduleAlgorithm
-from ksched.framework.cycle_state import CycleState
-from ksched.framework.podinfo import PodInfo
-from ksched.framework.status import Status
+from ksched.framework.testing import RefusesNode
 from ksched.simulate.cli import main
 from ksched.simulate.cluster import build_cluster
 from ksched.simulate.runner import Simulation
@@ -189,21 +187,6 @@ def test_members_that_fit_while_their_group_waits_for_a_preemption_are_nominated
     assert out["gangs/m1"]["nominated"] == "gang-node-0" and out["gangs/m1"]["victims"] == ["gangs/low"]
     waiting = "pod group is unschedulable, pod group is waiting for preemption to complete"
     assert out["gangs/m0"]["podGroup"]["condition"]["message"] == waiting
-
-
-class RefusesNode:
-    """A Reserve plugin that rejects every pod on one node."""
-
-    name = "RefusesNode"
-
-    def __init__(self, node: str) -> None:
-        self.node = node
-
-    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        return Status.unschedulable("node is being drained") if node_name == self.node else None
-
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        pass
 
 
 def test_a_preempting_member_whose_reserve_fails_ends_with_that_failure_and_no_nomination() -> None:

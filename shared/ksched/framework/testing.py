@@ -13,9 +13,12 @@ from typing import Any
 import msgspec
 
 from ksched.api.core import Node, Pod
+from ksched.framework.cycle_state import CycleState
 from ksched.framework.group_handle import PodGroupHandle
 from ksched.framework.podgroups import PodGroupStates
+from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
+from ksched.framework.status import Status
 from ksched.framework.waiting import WaitingPods
 
 _uids = itertools.count(1)
@@ -178,3 +181,18 @@ class FakeHandle(PodGroupHandle):
     run_filter_plugins_with_nominated_pods = run_filter_plugins
     run_pre_filter_extension_add_pod = run_filter_plugins
     run_pre_filter_extension_remove_pod = run_filter_plugins
+
+
+class RefusesNode:
+    """A Reserve plugin that rejects every pod on one node (``node is being drained``)."""
+
+    name = "RefusesNode"
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return Status.unschedulable("node is being drained") if node_name == self.node else None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        pass
