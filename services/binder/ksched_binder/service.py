@@ -43,7 +43,7 @@ from ksched.extenders import HTTPExtenders
 from ksched.framework.cycle_state import CycleState
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.record import CycleRecord
-from ksched.framework.results import one_node_fit_error
+from ksched.framework.results import chosen_node_failure
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Status
@@ -576,7 +576,7 @@ class BinderService:
             if st is not None:
                 await self._bound_before(p)
                 self._write_results(p, state)
-                message = one_node_fit_error(p.node_name, st) if st.is_rejected() else st.message
+                message = chosen_node_failure(p.node_name, st)
                 plugins = [st.plugin] if st.plugin else []
                 await self._fail(p, message, plugins=plugins, rejected=st.is_rejected())
                 return "failed"

@@ -12,7 +12,7 @@ from ksched.framework.cycle_state import CycleState
 from ksched.framework.nominator import Nominator
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.record import CycleRecord
-from ksched.framework.results import Diagnosis, FitError, PostFilterResult, one_node_fit_error
+from ksched.framework.results import Diagnosis, FitError, PostFilterResult, chosen_node_failure
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
@@ -175,8 +175,7 @@ class SchedulingCycle:
         """``out`` ended by Reserve or Permit's ``failure`` on ``host``, as upstream ends it: a
         rejection as the FitError of that one node (``0/1 nodes are available: 1 <reason>.``, the
         plugin among the rejectors), an error as it is."""
-        message = one_node_fit_error(host, failure) if failure.is_rejected() else failure.message
-        return self._failed(out, message, _rejectors(failure))
+        return self._failed(out, chosen_node_failure(host, failure), _rejectors(failure))
 
     def reserve_and_permit(self, out: CycleOutcome, host: str) -> Status | None:
         """Assume ``out.pod`` on ``host`` locally, run Reserve and Permit (upstream ``assumeAndReserve``

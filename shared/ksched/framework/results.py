@@ -144,9 +144,12 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     return msg
 
 
-def one_node_fit_error(node_name: str, status: Status) -> str:
-    """The message of a Reserve or Permit rejection on ``node_name`` (the chosen node): upstream
-    wraps it in a FitError of that one node, ``0/1 nodes are available: 1 <reason>.``."""
+def chosen_node_failure(node_name: str, status: Status) -> str:
+    """The message of a Reserve or Permit failure on ``node_name`` (the chosen node), as upstream
+    words it: a rejection wrapped in a FitError of that one node (``0/1 nodes are available: 1
+    <reason>.``), an error as it is."""
+    if not status.is_rejected():
+        return status.message
     diagnosis = Diagnosis()
     diagnosis.node_to_status.set(node_name, status)
     return fit_error_message(1, diagnosis)

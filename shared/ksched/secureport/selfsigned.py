@@ -25,7 +25,6 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 VALIDITY = datetime.timedelta(days=365)
-SERVER_AUTH = ExtendedKeyUsageOID.SERVER_AUTH
 
 
 class SelfSigned(NamedTuple):

@@ -19,7 +19,7 @@ from ksched.framework.podgroup_cycle import MemberAttempt, run_pod_group
 from ksched.framework.podgroups import PodGroupTable, group_key
 from ksched.framework.podinfo import PodInfo
 from ksched.framework.record import CycleRecord
-from ksched.framework.results import FitError, PostFilterResult, QueuedPodInfo, one_node_fit_error
+from ksched.framework.results import FitError, PostFilterResult, QueuedPodInfo, chosen_node_failure
 from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import with_node_name
 from ksched.framework.status import Code, Status
@@ -267,11 +267,11 @@ class Simulation:
                 fw.waiting_pods.add(pi, waits)
         if failure is not None:  # as upstream's podGroupPodSchedulingAlgorithm ends the member
             fw.run_reserve_plugins_unreserve(state, pi, host)
-            if failure.is_rejected():  # the FitError of the one node
-                out.message = one_node_fit_error(host, failure)
+            out.message = chosen_node_failure(host, failure)
+            if failure.is_rejected():
                 status = Status(failure.code, out.message).with_plugin(failure.plugin)
             else:
-                out.message, status = failure.message, Status.as_error(failure.message)
+                status = Status.as_error(out.message)
             if preempting:  # the nomination cleared; the victims, evicted already, stay reported
                 out.nominated = None
                 self.nominator.remove(pi.uid)
@@ -367,7 +367,7 @@ class Simulation:
         reserve = fw.run_reserve_plugins_reserve(state, pi, host)
         if reserve is not None:
             fw.run_reserve_plugins_unreserve(state, pi, host)
-            out.message = one_node_fit_error(host, reserve) if reserve.is_rejected() else reserve.message
+            out.message = chosen_node_failure(host, reserve)
             return out
         out.node = host
         self.nominator.remove(pi.uid)
