@@ -15,12 +15,23 @@ from typing import Any
 import pytest
 
 from ksched.differential.answers import answer, first_attempt
-from ksched.differential.compare import agrees, compare, filter_part, order_free
-from ksched.differential.extender import ANNOTATION, SLOW_SECONDS, base_url, ca_pem, resource
+from ksched.differential.compare import agrees, as_scheduled, compare, filter_part, order_free
+from ksched.differential.extender import (
+    ANNOTATION,
+    BINDER,
+    IGNORED,
+    SLOW_SECONDS,
+    base_url,
+    ca_pem,
+    forget_cluster,
+    resource,
+    serve_cluster,
+)
 from ksched.differential.generate import CATEGORIES, generate, generate_cases
 from ksched.differential.klog import parse_line
 from ksched.differential.model import config_document, key, start_time
 from ksched.differential.replay import replay, simulate
+from ksched.differential.run import PIPELINE_CHECKS
 
 LOG = (Path(__file__).parent / "scheduler.log").read_text()
 """Lines of a real kube-scheduler 1.36.2 log (``--v=3 --vmodule=schedule_one=10``), a few edited."""
@@ -793,8 +804,9 @@ def test_the_ignored_extenders_resource_is_ignored_by_scheduler() -> None:
     managed = {
         c["urlPrefix"].rsplit("/", 1)[-1]: c["managedResources"] for c in config_document([])["extenders"]
     }
-    assert managed["e"] == [{"name": resource("e"), "ignoredByScheduler": True}]
-    assert all(m == [{"name": resource(name)}] for name, m in managed.items() if name != "e")
+    for name in IGNORED:
+        assert managed[name] == [{"name": resource(name), "ignoredByScheduler": True}]
+    assert all(m == [{"name": resource(name)}] for name, m in managed.items() if name not in IGNORED)
 
 
 def test_a_slow_verb_is_answered_after_the_extenders_timeout() -> None:
@@ -873,3 +885,113 @@ def test_simulate_fails_the_attempt_with_a_non_ignorable_extenders_error_as_upst
         "default/p"
     ]
     assert (entry["node"], entry["message"]) == (None, "ext-a: backend unavailable")
+
+
+class _Cluster:
+    """An API server as the binder extender sees one: pods to read, bindings made (what
+    ``ControlPlane.get``/``post`` answer)."""
+
+    def __init__(self, pods: list[dict[str, Any]]) -> None:
+        self.pods = {
+            f"/api/v1/namespaces/{p['metadata']['namespace']}/pods/{p['metadata']['name']}": p for p in pods
+        }
+        self.bindings: list[tuple[str, Any]] = []
+
+    def get(self, path: str, timeout: float = 5.0) -> tuple[int, bytes]:
+        pod = self.pods.get(path)
+        return (200, json.dumps(pod).encode()) if pod else (404, b"{}")
+
+    def post(self, path: str, body: object, timeout: float = 5.0) -> tuple[int, bytes]:
+        self.bindings.append((path, body))
+        return 201, b"{}"
+
+
+def test_the_binder_extender_binds_on_the_cluster_whose_pod_has_the_uid() -> None:
+    """The bind verb is sent no pod: the extender finds it by its UID on the clusters it serves (the
+    real scheduler's and the pipeline's hold the same pod under other UIDs) and binds it there, or
+    answers the error its plan says."""
+    plain, failing = (
+        _extender_pod({BINDER: {}}),
+        _extender_pod({BINDER: {"bind": {"error": "ext-f: no quota"}}}),
+    )
+    ours = _Cluster([{**plain, "metadata": {**plain["metadata"], "uid": "u-ours"}}])
+    theirs = _Cluster([{**plain, "metadata": {**plain["metadata"], "uid": "u-theirs"}}])
+    other = _Cluster([{**failing, "metadata": {**failing["metadata"], "namespace": "team-a", "uid": "u-2"}}])
+    for cluster in (ours, theirs, other):
+        serve_cluster(cluster)
+    try:
+        args = {"PodName": "p", "PodNamespace": "default", "PodUID": "u-theirs", "Node": "n1"}
+        assert _post(f"{base_url()}/{BINDER}/bind", args) == {"Error": ""}
+        assert not ours.bindings and not other.bindings
+        [(path, binding)] = theirs.bindings
+        assert path == "/api/v1/namespaces/default/pods/p/binding"
+        assert binding["metadata"] == {"name": "p", "namespace": "default", "uid": "u-theirs"}
+        assert binding["target"] == {"apiVersion": "v1", "kind": "Node", "name": "n1"}
+        failed = {**args, "PodNamespace": "team-a", "PodUID": "u-2"}
+        assert _post(f"{base_url()}/{BINDER}/bind", failed) == {"Error": "ext-f: no quota"}
+        assert not other.bindings
+        gone = _post(f"{base_url()}/{BINDER}/bind", {**args, "PodUID": "u-9"})["Error"]
+        assert "is on no cluster of the harness" in gone
+    finally:
+        for cluster in (ours, theirs, other):
+            forget_cluster(cluster)
+    refusing = _extender_pod({BINDER: {"bind": {"refuse": "ext-f: down"}}})
+    cluster = _Cluster([{**refusing, "metadata": {**refusing["metadata"], "uid": "u-3"}}])
+    serve_cluster(cluster)
+    try:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _post(f"{base_url()}/{BINDER}/bind", {**args, "PodUID": "u-3"})
+        assert refused.value.code == 500
+    finally:
+        forget_cluster(cluster)
+
+
+def test_a_failed_binding_is_compared_on_its_cycle_and_through_the_pipeline_on_its_error() -> None:
+    """Upstream logs the scheduling cycle's scores, then ``Failed to bind pod`` and, apart, the error
+    (``Error scheduling pod; retrying``): the pod is not placed and the error is its PodScheduled
+    message. ``ksched simulate`` does not bind, so it is compared on the cycle (placed on a top node);
+    the pipeline on what the API server shows."""
+    at = 'I1207 07:00:00.1 1 schedule_one.go:1] "{}" pod="default/p"'
+    lines = [
+        at.format("Attempting to schedule pod"),
+        *(
+            at.format("Plugin scored node for pod") + f' plugin="NodeResourcesFit" node="{n}" score={v}'
+            for n, v in (("n0", 80), ("n1", 60))
+        ),
+        *(
+            at.format("Calculated node's final score for pod") + f' node="{n}" score={v}'
+            for n, v in (("n0", 80), ("n1", 60))
+        ),
+        at.format("Failed to bind pod"),
+        "E" + at[1:].format("Error scheduling pod; retrying") + ' err="ext-f: no quota"',
+    ]
+    parsed = [e for e in map(parse_line, lines) if e is not None]
+    assert len(parsed) == len(lines)
+    assert not first_attempt(parsed[:-1], "default/p").complete  # the error's line is still to come
+    golden = answer(first_attempt(parsed, "default/p"))
+    assert golden["node"] is None and golden["message"] == "ext-f: no quota" and golden["binding_failed"]
+    assert golden["feasible"] == ["n0", "n1"] and golden["top_nodes"] == ["n0"]
+    assert "nominated" not in golden
+    simulated = {
+        "pod": "default/p",
+        "node": "n0",
+        "totals": {"n0": 80, "n1": 60},
+        "scores": {"n0": {"NodeResourcesFit": 80}, "n1": {"NodeResourcesFit": 60}},
+    }
+    checks, diffs = compare(as_scheduled(golden), simulated)
+    assert agrees(checks), diffs
+    checks, _ = compare(as_scheduled(golden), {**simulated, "node": "n1"})
+    assert not checks["e"]
+    checks, diffs = compare(golden, {"pod": "default/p", "node": None, "message": "ext-f: no quota"})
+    assert all(checks[c] for c in PIPELINE_CHECKS), diffs  # the pipeline: not placed, the error its message
+    checks, _ = compare(golden, {"pod": "default/p", "node": "n0"})
+    assert not checks["a"]
+
+
+def test_simulate_ignores_the_binder_extender() -> None:
+    """It does not bind: the pod is placed as without the extender, which scores nothing."""
+    nodes = _extender_nodes(2)
+    entry = simulate([*nodes, _extender_pod({BINDER: {"bind": {"error": "ext-f: no quota"}}})], None)[
+        "default/p"
+    ]
+    assert entry["node"] in ("n0", "n1") and not entry.get("message")

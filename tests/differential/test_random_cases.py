@@ -11,20 +11,26 @@ kube-scheduler``, started beside the first): :data:`PIPELINE_CASES` of them, and
 :data:`BUDGET` seconds have passed. A loaded machine plays fewer cases, never fewer categories. A
 failure names the command that plays the case again. The first case is played once more at the end,
 on the cluster every other case has used, and must be decided as it was on the fresh cluster: reusing
-the cluster leaks no state into later cases.
+the cluster leaks no state into later cases. The pipeline's first ``ksched kube-scheduler`` exits at
+once, so every run also starts the drop-in again on its cluster, as the harness does for one not ready
+in time; two fixed cases of their own (:func:`two_preemptions`, :func:`binds_by_extender`) go through
+both sides.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
+import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ksched.differential.extender import ANNOTATION, BINDER, resource
 from ksched.differential.generate import CATEGORIES, Gen, generate_cases
 from ksched.differential.model import Case
 from ksched.differential.pipeline import Pipeline
@@ -64,6 +70,44 @@ def two_preemptions() -> Case:
     return g.finish()
 
 
+def binds_by_extender() -> Case:
+    """Three pods of the harness's binder extender: one it binds, one whose binding it answers with an
+    error, one with HTTP 500. Upstream logs the last two's scores, then ``Failed to bind pod`` and
+    the error, its PodScheduled message; ``ksched simulate`` is compared on the scheduling cycle,
+    the pipeline on the message."""
+    g = Gen("extenders", 0, 901)
+    for _ in range(2):
+        g.node("4", "8Gi")
+    plans: tuple[dict[str, str], ...] = (
+        {},
+        {"error": "ext-f: binding quota exhausted"},
+        {"refuse": "ext-f: binding backend unavailable"},
+    )
+    wanted = {resource(BINDER): "1"}
+    for j, plan in enumerate(plans):
+        container = g.container("c")
+        container["resources"] = {"requests": {"cpu": "100m", **wanted}, "limits": wanted}
+        pod = g.pod(f"p{j}", [container])
+        pod["metadata"]["annotations"] = {ANNOTATION: json.dumps({BINDER: {"bind": plan} if plan else {}})}
+        g.pending(pod)
+    return g.finish()
+
+
+class RestartedPipeline(Pipeline):
+    """The pipeline's cluster, whose first ``ksched kube-scheduler`` exits at once: the harness starts
+    it again on the same cluster, as a kubelet would (the retry once stopped the whole cluster)."""
+
+    launches = 0
+
+    async def _launch(self, config: Path) -> None:
+        self.launches += 1
+        if self.launches > 1:
+            await super()._launch(config)
+            return
+        self._config = config
+        self.process = await asyncio.create_subprocess_exec(sys.executable, "-c", "raise SystemExit(3)")
+
+
 def same_answer(first: dict[str, Any], again: dict[str, Any]) -> list[str]:
     """What differs between two answers of the real scheduler for the same pod (a tie may go either way)."""
     out = [
@@ -89,7 +133,7 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
     async def run() -> tuple[Summary, Summary, Summary, Summary]:
         profiles = [c.profile for c in [*fixed, *rotating] if c.profile is not None]
         upstream = Upstream(kube, tmp_path / "cluster", profiles, say=lines.append)
-        pipeline = Pipeline(kube, tmp_path / "pipeline", profiles, say=lines.append)
+        pipeline = RestartedPipeline(kube, tmp_path / "pipeline", profiles, say=lines.append)
         gangs = Upstream(kube, tmp_path / "gangs", profiles, say=lines.append, gangs=True)
         clusters = (upstream, pipeline, gangs)
         try:
@@ -100,7 +144,9 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
             )
             timed = [c for c in fixed if c.steps]  # timed events: through the pipeline too
             await run_cases(upstream, timed, lines.append, None, summary=first, pipeline=pipeline)
-            regression = await run_cases(upstream, [two_preemptions()], lines.append, None, pipeline=pipeline)
+            regression = await run_cases(
+                upstream, [two_preemptions(), binds_by_extender()], lines.append, None, pipeline=pipeline
+            )
             # at least PIPELINE_CASES through the pipeline, and every category once in all, however loaded
             # the machine is; more while the budgets last
             deadline = time.monotonic() + PIPELINE_BUDGET
@@ -133,6 +179,8 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
 
     first, piped, second, regression = asyncio.run(run())
     report = "\n".join(lines)
+    restarted = [line for line in lines if "kube-scheduler exited 3" in line and "starting it again" in line]
+    assert restarted, report
     for summary, s, n in (
         (first, FIXED_SEED, len(fixed)),
         (piped, seed, len(rotating)),
@@ -150,9 +198,11 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
         f"ksched differential --kube {kube} --seed {FIXED_SEED} --cases {len(fixed)} --pipeline "
         f"--only {CATEGORIES.index('sequences')}\n{report}"
     )
-    assert regression.outcomes["nominated"] == 2, f"two_preemptions: upstream preempted not twice:\n{report}"
-    assert regression.pipeline["cases"] == 1 and not regression.pipeline["disagreements"], (
-        f"two_preemptions through the pipeline: {regression.pipeline}\n{report}"
+    assert not regression.errors and not regression.disagreements, f"the fixed cases:\n{report}"
+    # two_preemptions: two nominations; binds_by_extender: one pod bound, two bindings failed
+    assert regression.outcomes == {"placed": 1, "nominated": 2, "unschedulable": 2}, report
+    assert regression.pipeline["cases"] == 2 and not regression.pipeline["disagreements"], (
+        f"two_preemptions and binds_by_extender through the pipeline: {regression.pipeline}\n{report}"
     )
     stats = piped.pipeline
     assert not stats["errors"], f"seed {seed}: cases the pipeline's cluster did not compare:\n{report}"

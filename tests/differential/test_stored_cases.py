@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ksched.differential.compare import agrees, compare
+from ksched.differential.compare import agrees, as_scheduled, compare
 from ksched.differential.replay import replay, replay_group, replay_steps
 from ksched.differential.run import compare_members, tried_alone
 from ksched.differential.store import FIXED, OPEN, Stored, read_cases
@@ -33,7 +33,7 @@ def differences(case: Stored) -> list[str]:
         ours = replay(objects, case.profile(), answers)
     out = []
     for golden in answers:
-        checks, diffs = compare(golden, ours.get(golden["pod"]))
+        checks, diffs = compare(as_scheduled(golden), ours.get(golden["pod"]))
         if not agrees(checks):
             out += [f"{golden['pod']}: {d}" for d in diffs]
     return out

@@ -4,7 +4,10 @@
 The answer has the shape of the goldens of ``../shared/fidelity-public`` (``NNN.expected.json``):
 ``pod``, ``node`` (None when not placed), ``feasible`` (sorted), ``scores`` {node: {plugin: weighted
 score}}, ``totals``, ``top_nodes``, ``message`` (the FailedScheduling text), ``scoring_skipped``,
-and for a pod that was not placed ``nominated`` and ``victims``.
+and for a pod that was not placed ``nominated`` and ``victims``; ``binding_failed`` for a pod whose
+scheduling cycle chose a node and whose binding failed (``node`` None, ``message`` the error, as the
+API server shows it; :func:`ksched.differential.compare.as_scheduled` is what ``ksched simulate``,
+which does not bind, is compared with).
 """
 
 from __future__ import annotations
@@ -44,8 +47,10 @@ SCHEDULING_ERROR = "Error scheduling pod; retrying"
 """An attempt that ended in an Error status (a non-ignorable extender's failure, a plugin's error):
 its ``err`` is the PodScheduled message (reason ``SchedulerError``) and the FailedScheduling text,
 compared like any other; nothing is nominated."""
-ERROR_ENDS = ("Failed to bind pod",)
-"""Ends that leave the attempt uncompared (``ksched simulate`` does not bind)."""
+BIND_FAILED = "Failed to bind pod"
+"""The binding cycle failed (a bind extender's error, the API's refusal): the scheduling cycle chose a
+node (its scores and totals are logged), and the :data:`SCHEDULING_ERROR` line that follows gives the
+error, the PodScheduled message (reason ``SchedulerError``)."""
 NOMINATION = "Updating pod condition and nominated node name"
 PREEMPTION_START = "Start the preemption asynchronously"
 PREEMPTED = "Preemptor Pod preempted victim Pod"
@@ -65,7 +70,6 @@ class Attempt:
     scores: dict[str, dict[str, int]] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
     message: str | None = None
-    error: str | None = None
     nomination_seen: bool = False
     nominated: str | None = None
     preemption_started: bool = False
@@ -75,6 +79,8 @@ class Attempt:
     """A pod group member that fit (scored, assumed) while its group did not."""
     failed_with_error: bool = False
     """Ended with :data:`SCHEDULING_ERROR` (``message`` is the error)."""
+    bind_failed: bool = False
+    """Ended with :data:`BIND_FAILED` (``message`` is the error once its line is read)."""
 
     @property
     def complete(self) -> bool:
@@ -83,7 +89,9 @@ class Attempt:
         after the nomination's)."""
         if not self.ended:
             return False
-        if self.node is not None or self.error is not None or self.failed_with_error:
+        if self.bind_failed:
+            return self.message is not None
+        if self.node is not None or self.failed_with_error:
             return True
         if self.nominated and not self.group_wait:  # its asynchronous preemption is logged after
             return self.preemption_started and self.preemption_done
@@ -110,7 +118,9 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
         elif not out.started:
             continue
         elif out.ended:
-            if e.msg == NOMINATION and not out.nomination_seen:
+            if e.msg == SCHEDULING_ERROR and out.bind_failed and out.message is None:
+                out.message = values.get("err") or ""
+            elif e.msg == NOMINATION and not out.nomination_seen:
                 out.nomination_seen = True
                 out.nominated = values.get("nominatedNodeName") or None
         elif e.msg == SCORED:
@@ -134,9 +144,9 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
             out.ended = True
             out.message = values.get("err")
             out.failed_with_error = True
-        elif e.msg in ERROR_ENDS:
+        elif e.msg == BIND_FAILED:
             out.ended = True
-            out.error = values.get("err") or e.msg
+            out.bind_failed = True
     return out
 
 
@@ -169,8 +179,11 @@ def answer(attempt: Attempt) -> dict[str, Any]:
     node = attempt.node
     feasible: list[str] | None
     skipped = False
-    if node is None and attempt.group_wait and attempt.totals:
-        feasible, totals = sorted(attempt.totals), attempt.totals  # it fit; its group did not
+    if node is None and (attempt.group_wait or attempt.bind_failed) and attempt.totals:
+        # it fit; its group did not, or its binding failed
+        feasible, totals = sorted(attempt.totals), attempt.totals
+    elif node is None and attempt.bind_failed:
+        feasible, totals = None, {}  # placed without scoring on a node the log does not name
     elif node is None:
         feasible, totals = [], {}
     elif attempt.totals:
@@ -191,9 +204,9 @@ def answer(attempt: Attempt) -> dict[str, Any]:
         "message": attempt.message,
         "scoring_skipped": skipped,
     }
-    if node is None and attempt.error is None and not attempt.failed_with_error:
+    if attempt.bind_failed:
+        out["binding_failed"] = True
+    elif node is None and not attempt.failed_with_error:
         out["nominated"] = attempt.nominated
         out["victims"] = sorted(attempt.victims)
-    if attempt.error is not None:
-        out["error"] = attempt.error
     return out

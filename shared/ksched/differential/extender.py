@@ -12,6 +12,12 @@ answers on another port. ``preempt`` is the preemption verb's answer: the candid
 ``empty`` left out, or HTTP 500 with ``error``. ``slow`` lists verbs answered only after the
 extender's ``httpTimeout``, so the caller meets a timeout.
 
+The extender of :data:`BINDER` binds the pods it is interested in: its bind verb is sent no pod, only
+its name, namespace and UID, so it looks the pod up on every cluster registered with
+:func:`serve_cluster` (the one whose pod has that UID asked) and reads its plan there; ``bind``
+``{"error": text}`` answers that error, ``{"refuse": text}`` HTTP 500 with it, and no plan binds the
+pod (a ``Binding`` POSTed to that cluster).
+
 The extenders of :data:`SECURE` are served over HTTPS by a second server, with a certificate of a
 throwaway CA that their configuration's ``tlsConfig.caData`` trusts; the server asks for a client
 certificate (another throwaway CA's), which their ``certData`` and ``keyData`` hold: a caller that
@@ -27,7 +33,7 @@ import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 from ksched.secureport.selfsigned import SelfSigned, self_signed, serving_context
 
@@ -76,16 +82,21 @@ EXTENDERS: dict[str, Obj] = {
     },
     # filters only; its resource is ignoredByScheduler, so a node that does not advertise it fits
     "e": {"filterVerb": "filter", "nodeCacheCapable": True},
+    # binds the pods it is interested in (on the cluster that asked); not ignorable: its failure ends
+    # the binding cycle with its error. Upstream allows one binder per configuration.
+    "f": {"bindVerb": "bind", "nodeCacheCapable": True},
 }
 SECURE = frozenset({"d"})
 """The extenders served over HTTPS."""
-IGNORED = frozenset({"e"})
+IGNORED = frozenset({"e", "f"})
 """The extenders whose managed resource is ``ignoredByScheduler``."""
+BINDER = "f"
+"""The extender with a bind verb."""
 SLOW_SECONDS = 3.0
 """How long a ``slow`` verb takes: past every extender's ``httpTimeout``."""
 
 
-VERBS = ("filter", "prioritize", "preempt")
+VERBS = ("filter", "prioritize", "preempt", "bind")
 
 
 def resource(name: str) -> str:
@@ -141,9 +152,35 @@ class Refused(Exception):
     """An extender's planned failure: answered with HTTP 500 and this text."""
 
 
+class Cluster(Protocol):
+    """An API server the bind verb may be called for (``ControlPlane``: requests as its admin)."""
+
+    def get(self, path: str, timeout: float = 5.0) -> tuple[int, bytes]: ...
+
+    def post(self, path: str, body: object, timeout: float = 5.0) -> tuple[int, bytes]: ...
+
+
+_clusters: list[Cluster] = []
+
+
+def serve_cluster(cluster: Cluster) -> None:
+    """Let the bind verb bind the pods of ``cluster``."""
+    with _lock:
+        _clusters.append(cluster)
+
+
+def forget_cluster(cluster: Cluster) -> None:
+    with _lock:
+        if cluster in _clusters:
+            _clusters.remove(cluster)
+
+
 def answer(name: str, verb: str, args: Obj) -> Any:
     """Extender ``name``'s answer to ``verb`` with ``ExtenderArgs`` (``ExtenderPreemptionArgs`` for
-    ``preempt``) ``args``; :class:`Refused` for a planned failure."""
+    ``preempt``, ``ExtenderBindingArgs`` for ``bind``) ``args``; :class:`Refused` for a planned
+    failure."""
+    if verb == "bind":
+        return bind(name, args)
     the_plan = plan(args.get("Pod") or {}, name)
     if verb == "preempt":
         return preempt(the_plan.get("preempt") or {}, args)
@@ -186,6 +223,36 @@ def preempt(the_plan: Obj, args: Obj) -> Obj:
             "NumPDBViolations": int(pdb.get(node, victims.get("NumPDBViolations") or 0)),
         }
     return {"NodeNameToMetaVictims": out}
+
+
+def bind(name: str, args: Obj) -> Obj:
+    """``ExtenderBindingResult``: the pod of ``args`` bound on the registered cluster that has it
+    (its UID), or the error its plan's ``bind`` says."""
+    ns, pod_name, uid, node = (str(args[k]) for k in ("PodNamespace", "PodName", "PodUID", "Node"))
+    path = f"/api/v1/namespaces/{ns}/pods/{pod_name}"
+    with _lock:
+        clusters = list(_clusters)
+    for cluster in clusters:
+        status, raw = cluster.get(path)
+        pod = json.loads(raw) if status == 200 else {}
+        if (pod.get("metadata") or {}).get("uid") != uid:
+            continue
+        the_plan = plan(pod, name).get("bind") or {}
+        if the_plan.get("refuse"):
+            raise Refused(str(the_plan["refuse"]))
+        if the_plan.get("error"):
+            return {"Error": str(the_plan["error"])}
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod_name, "namespace": ns, "uid": uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        status, raw = cluster.post(f"{path}/binding", binding)
+        return {
+            "Error": "" if status in (200, 201) else f"ext-{name}: binding {ns}/{pod_name}: HTTP {status}"
+        }
+    return {"Error": f"ext-{name}: pod {ns}/{pod_name} (UID {uid}) is on no cluster of the harness"}
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ksched.differential.extender import ANNOTATION, EXTENDERS, IGNORED, resource
+from ksched.differential.extender import ANNOTATION, BINDER, EXTENDERS, IGNORED, resource
 from ksched.differential.model import (
     ADD_NODE,
     CORDON,
@@ -1064,6 +1064,7 @@ def _gangs(g: Gen) -> Case:
 EXTENDER_MESSAGES = {
     "fail": ("node is draining", "no licence left on the node", "rack over its power budget"),
     "unresolvable": ("node is in a retired rack",),
+    "bind": ("node agent did not confirm the pod", "binding quota exhausted"),
 }
 
 
@@ -1092,7 +1093,7 @@ def _extenders(g: Gen) -> Case:
     refused, some unresolvably, with a message per node; scores 0-10; an ignorable one's error; the
     resource of an ``ignoredByScheduler`` one on half the nodes only; for a
     pod of priority ``high``, now and then what their preempt verb makes of its candidates; verbs
-    answered only after the extender's timeout)."""
+    answered only after the extender's timeout; the binder's failure, an error or HTTP 500)."""
     for _ in range(g.rng.randint(2, 6)):
         # an ignoredByScheduler resource is advertised by half the nodes: the others fit all the same
         extra = {resource(name): "4" for name in EXTENDERS if g.chance(0.5 if name in IGNORED else 0.9)}
@@ -1117,6 +1118,11 @@ def _extenders(g: Gen) -> Case:
                 for node in refused:
                     kind = "unresolvable" if g.chance(0.2) else "fail"
                     the_plan.setdefault(kind, {})[node] = f"ext-{name}: {g.pick(EXTENDER_MESSAGES[kind])}"
+            if name == BINDER and g.chance(0.35):  # else it binds the pod
+                if g.chance(0.7):
+                    the_plan["bind"] = {"error": f"ext-{name}: {g.pick(EXTENDER_MESSAGES['bind'])}"}
+                else:
+                    the_plan["bind"] = {"refuse": f"ext-{name}: binding backend unavailable"}
             if "prioritizeVerb" in spec:
                 the_plan["scores"] = {node: g.rng.randint(0, 10) for node in names if g.chance(0.8)}
             if "httpTimeout" in spec and g.chance(0.3 if spec.get("ignorable") else 0.06):  # too late

@@ -109,7 +109,7 @@ class Pipeline(Upstream):
                 if start == STARTS or self._config is None:
                     raise
                 self.say(f"{exc}; starting it again, as a kubelet would ({start + 1} of {STARTS})")
-                await self.stop()
+                await self._stop_dropin()
                 await self._launch(self._config)
 
     async def _ready_once(self) -> None:
@@ -129,6 +129,11 @@ class Pipeline(Upstream):
         raise UpstreamError(f"ksched kube-scheduler not ready in {START_TIMEOUT:.0f} s: see {self.workdir}")
 
     async def stop(self) -> None:
+        await self._stop_dropin()
+        await super().stop()
+
+    async def _stop_dropin(self) -> None:
+        """Stop ``ksched kube-scheduler`` (the cluster stays up)."""
         if self.process is not None and self.process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self.process.send_signal(signal.SIGTERM)
@@ -137,7 +142,6 @@ class Pipeline(Upstream):
             except TimeoutError:
                 self.process.kill()
                 await self.process.wait()
-        await super().stop()
 
     # --- what the API server tells --------------------------------------------------------------------
     async def _synced(self, case: Case, expect: list[tuple[str, str, str]]) -> None:

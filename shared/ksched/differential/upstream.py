@@ -36,6 +36,7 @@ from ksched.api.kinds import BY_NAME
 from ksched.api.scheduling import POD_GROUP_SCHEDULED
 from ksched.client.config import api_client
 from ksched.client.rest import Client
+from ksched.differential import extender
 from ksched.differential.answers import (
     ATTEMPT,
     GROUP_ATTEMPT,
@@ -186,6 +187,7 @@ class Upstream:
         gates = f" --feature-gates={GANG_GATES}" if self.gangs else ""
         self.plane.scheduler_args = f"--config={config} {SCHEDULER_FLAGS}{gates}"
         await asyncio.to_thread(self.plane.up)
+        extender.serve_cluster(self.plane)  # the bind verb binds this cluster's pods too
         await self._launch(config)
         self._api = await api_client(str(self.plane.admin_kubeconfig), component="ksched-differential")
         for name, labels in NAMESPACES.items():
@@ -225,6 +227,7 @@ class Upstream:
         if self._api is not None:
             await self._api.close()
             self._api = None
+        extender.forget_cluster(self.plane)
         await asyncio.to_thread(self.plane.down)
 
     @property

@@ -188,8 +188,21 @@ class ControlPlane:
 
     def get(self, path: str, timeout: float = 5.0) -> tuple[int, bytes]:
         """GET ``path`` from the API server as the admin: (status, body); status 0 without an answer."""
+        return self._send(urllib.request.Request(self.server + path), timeout)
+
+    def post(self, path: str, body: object, timeout: float = 5.0) -> tuple[int, bytes]:
+        """POST ``body`` (JSON) to ``path`` as the admin: (status, body); status 0 without an answer."""
+        request = urllib.request.Request(
+            self.server + path,
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        return self._send(request, timeout)
+
+    def _send(self, request: urllib.request.Request, timeout: float) -> tuple[int, bytes]:
         try:
-            with urllib.request.urlopen(self.server + path, timeout=timeout, context=self.ssl_context()) as r:
+            with urllib.request.urlopen(request, timeout=timeout, context=self.ssl_context()) as r:
                 return r.status, r.read()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read()
