@@ -26,6 +26,7 @@ from ksched.differential.extender import (
     forget_cluster,
     resource,
     serve_cluster,
+    with_uids,
 )
 from ksched.differential.generate import CATEGORIES, generate, generate_cases
 from ksched.differential.klog import parse_line
@@ -274,6 +275,26 @@ def test_a_gang_case_has_alike_members_enough_for_its_min_count() -> None:
         assert specs[0]["schedulingGroup"] == {"podGroupName": group}
         assert all(o.get("kind") != "Pod" or o["spec"].get("nodeName") for o in case.objects)
     assert not any(c.gang for c in generate_cases(len(CATEGORIES), 7) if c.category != "gangs")
+
+
+def test_some_gangs_make_their_pod_group_from_a_workloads_template() -> None:
+    made = 0
+    for index in range(30):
+        case = generate("gangs", 7, index)
+        assert case.group is not None
+        ref = case.group["spec"].get("podGroupTemplateRef")
+        workloads = [o for o in case.objects if o["kind"] == "Workload"]
+        if ref is None:
+            assert not workloads
+            continue
+        made += 1
+        [workload] = workloads  # created with the case's objects, before its group (admission checks it)
+        assert workload["metadata"]["namespace"] == case.group["metadata"]["namespace"]
+        assert ref["workload"]["workloadName"] == workload["metadata"]["name"]
+        [template] = workload["spec"]["podGroupTemplates"]
+        assert ref["workload"]["podGroupTemplateName"] == template["name"]
+        assert template["schedulingPolicy"] == case.group["spec"]["schedulingPolicy"]
+    assert 0 < made < 30
 
 
 GROUP_LOG = (Path(__file__).parent / "podgroup.log").read_text()
@@ -536,6 +557,20 @@ def test_the_harness_extenders_preempt_verb_narrows_the_candidates_as_the_pod_sa
     with pytest.raises(urllib.error.HTTPError) as refused:
         _post(f"{base_url()}/b/preempt", {"Pod": down, "NodeNameToMetaVictims": meta})
     assert refused.value.code == 500
+    more = _extender_pod({"a": {"preempt": {"add": {"n1": ["uid-x", "uid-n1"], "n9": ["uid-y"]}}}})
+    added = _post(f"{base_url()}/a/preempt", {"Pod": more, "NodeNameToMetaVictims": meta})
+    assert added["NodeNameToMetaVictims"]["n1"]["Pods"] == [{"UID": "uid-n1"}, {"UID": "uid-x"}]
+    assert set(added["NodeNameToMetaVictims"]) == {"n0", "n1", "n2"}  # a node it was not sent: nothing
+
+
+def test_the_victims_a_plan_adds_are_named_by_their_uids_on_the_cluster_the_pod_is_created_on() -> None:
+    pod = _extender_pod({"a": {"preempt": {"add": {"n1": ["team-a/b0", "team-a/gone"]}}}, "c": {}})
+    resolved = with_uids(pod, {"team-a/b0": "uid-b0", "team-a/b1": "uid-b1"})
+    plans = json.loads(resolved["metadata"]["annotations"][ANNOTATION])
+    assert plans == {"a": {"preempt": {"add": {"n1": ["uid-b0"]}}}, "c": {}}
+    assert "team-a/b0" in pod["metadata"]["annotations"][ANNOTATION]  # the generated case is kept
+    plain = _extender_pod({"a": {"preempt": {"drop": ["n0"]}}})
+    assert with_uids(plain, {}) is plain
 
 
 def _full_node(i: int, started: int) -> list[dict[str, Any]]:
@@ -581,12 +616,22 @@ def _full_node(i: int, started: int) -> list[dict[str, Any]]:
         ),
         ({"b": {"preempt": {"error": "ext-b: down"}}}, "n0", ""),  # ignorable: skipped
         ({"b": {"preempt": {"empty": ["n0"]}}}, "n1", ""),  # ignorable: the node without victims dropped
+        (
+            {"a": {"preempt": {"empty": ["n0"]}}},  # not ignorable: the preemption fails
+            None,
+            'preemption: expected at least one victim pod on node "n0"',
+        ),
+        # n0 with one victim more: n1's single victim started last of the rest
+        ({"a": {"preempt": {"add": {"n0": ["uid-more0"]}}}}, "n1", ""),
     ],
 )
 def test_simulate_asks_the_extenders_preempt_verb(
     plans: dict[str, Any], nominated: str | None, message: str
 ) -> None:
     objects = [*_full_node(0, 3), *_full_node(1, 2), *_full_node(2, 1)]
+    more = {**objects[1], "metadata": {"name": "more0", "namespace": "default", "uid": "uid-more0"}}
+    more["spec"] = {**more["spec"], "containers": [{"name": "c", "image": "i"}]}
+    objects.append(more)
     pod = _extender_pod(plans)
     pod["spec"]["priority"] = 1000
     pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"

@@ -9,7 +9,9 @@ server's: the pod carries it, in its :data:`ANNOTATION` (JSON ``{NAME: {"fail": 
 "pdb": {node: count}, "empty": [node], "error": text}}}``), so a stored case replays with the same
 answers on another port. ``preempt`` is the preemption verb's answer: the candidates it was sent
 (each with its victims), less ``drop``, with ``NumPDBViolations`` set from ``pdb``, the victims of
-``empty`` left out, or HTTP 500 with ``error``. ``slow`` lists verbs answered only after the
+``empty`` left out, those of ``add`` (node -> pod UIDs) added, or HTTP 500 with ``error``. The
+generator names ``add``'s pods ``ns/name``: :func:`with_uids` puts in their UIDs on the cluster the
+pod is created on (each cluster has its own). ``slow`` lists verbs answered only after the
 extender's ``httpTimeout``, so the caller meets a timeout.
 
 The extender of :data:`BINDER` binds the pods it is interested in: its bind verb is sent no pod, only
@@ -28,6 +30,7 @@ sends none fails the handshake. The managed resources of the extenders of :data:
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import ssl
 import threading
@@ -203,6 +206,26 @@ def answer(name: str, verb: str, args: Obj) -> Any:
     }
 
 
+def with_uids(pod: Obj, uids: dict[str, str]) -> Obj:
+    """``pod`` with the victims its extenders' preempt plans add (``add``: node -> ``ns/name``)
+    named by their UIDs (``uids``: ``ns/name`` -> UID, the pods created on the cluster ``pod`` is
+    created on); a pod not there is left out. ``pod`` itself when it adds none."""
+    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
+    doc = json.loads(raw) if raw else {}
+    adding = [
+        p["preempt"] for p in doc.values() if isinstance(p, dict) and (p.get("preempt") or {}).get("add")
+    ]
+    if not adding:
+        return pod
+    for the_plan in adding:
+        the_plan["add"] = {
+            node: [uids[name] for name in names if name in uids] for node, names in the_plan["add"].items()
+        }
+    out = copy.deepcopy(pod)
+    out["metadata"]["annotations"][ANNOTATION] = json.dumps(doc, sort_keys=True)
+    return out
+
+
 def preempt(the_plan: Obj, args: Obj) -> Obj:
     """``ExtenderPreemptionResult``: the candidates of ``args`` as ``the_plan`` (a pod's ``preempt``)
     narrows them, victims as UIDs whatever they were sent as."""
@@ -211,13 +234,14 @@ def preempt(the_plan: Obj, args: Obj) -> Obj:
     meta = args.get("NodeNameToMetaVictims")
     sent = meta if meta is not None else args.get("NodeNameToVictims") or {}
     drop, empty = set(the_plan.get("drop") or ()), set(the_plan.get("empty") or ())
-    pdb = the_plan.get("pdb") or {}
+    pdb, add = the_plan.get("pdb") or {}, the_plan.get("add") or {}
     out: Obj = {}
     for node, victims in sent.items():
         if node in drop:
             continue
         pods = victims.get("Pods") or []
         uids = [p["UID"] if meta is not None else p["metadata"]["uid"] for p in pods]
+        uids += [uid for uid in add.get(node) or () if uid not in uids]
         out[node] = {
             "Pods": [] if node in empty else [{"UID": uid} for uid in uids],
             "NumPDBViolations": int(pdb.get(node, victims.get("NumPDBViolations") or 0)),

@@ -1052,13 +1052,28 @@ def _gangs(g: Gen) -> Case:
                 f"p{j}", [copy.deepcopy(container)], namespace=ns, labels=dict(labels), **copy.deepcopy(spec)
             )
         )
+    group_spec: Obj = {"schedulingPolicy": policy}
+    extra: list[Obj] = []
+    if g.chance(0.3):  # made from a Workload's template, as a workload's controller makes it
+        workload_name = f"{g.prefix}-wl"
+        template = {"name": "workers", "schedulingPolicy": copy.deepcopy(policy)}
+        extra.append(
+            {
+                "apiVersion": GROUP_API,
+                "kind": "Workload",
+                "metadata": {"name": workload_name, "namespace": ns},
+                "spec": {"podGroupTemplates": [template]},
+            }
+        )
+        ref = {"workloadName": workload_name, "podGroupTemplateName": "workers"}
+        group_spec["podGroupTemplateRef"] = {"workload": ref}
     g.case.group = {
         "apiVersion": GROUP_API,
         "kind": "PodGroup",
         "metadata": {"name": name, "namespace": ns},
-        "spec": {"schedulingPolicy": policy},
+        "spec": group_spec,
     }
-    return g.finish()
+    return g.finish(extra)
 
 
 EXTENDER_MESSAGES = {
@@ -1070,8 +1085,9 @@ EXTENDER_MESSAGES = {
 
 def _preempt_plan(g: Gen, name: str, names: list[str]) -> Obj:
     """What extender ``name``'s preempt verb answers: candidates dropped, PDB violations counted
-    otherwise; it may fail (HTTP 500), and an ignorable one may leave a candidate without victims
-    (dropped)."""
+    otherwise, a victim more (a bound pod of the node, ``ns/name`` until the harness creates the pod);
+    it may fail (HTTP 500), or leave a candidate without victims (an ignorable one's is
+    dropped; a non-ignorable one's ends the preemption with an error)."""
     the_plan: Obj = {}
     if EXTENDERS[name].get("ignorable"):
         if g.chance(0.15):
@@ -1080,8 +1096,16 @@ def _preempt_plan(g: Gen, name: str, names: list[str]) -> Obj:
             the_plan["empty"] = g.some(names, 1, 2)
     elif g.chance(0.08):  # a non-ignorable one's failure ends the preemption with its error
         the_plan["error"] = f"ext-{name}: preemption backend unavailable"
+    elif g.chance(0.08):  # so does a candidate it leaves without victims
+        the_plan["empty"] = g.some(names, 1, 1)
     if g.chance(0.6):
         the_plan["drop"] = g.some(names, 1, max(1, len(names) - 1))
+    on_node: dict[str, list[str]] = {}
+    for pod in g.bound:
+        on_node.setdefault(pod["spec"]["nodeName"], []).append(key_of(pod))
+    if on_node and g.chance(0.3):  # a victim more than it was sent: a bound pod of the candidate
+        node = g.pick(sorted(on_node))
+        the_plan["add"] = {node: g.some(on_node[node], 1, 1)}
     if g.chance(0.5):
         the_plan["pdb"] = {node: g.rng.randint(0, 2) for node in g.some(names, 1)}
     return the_plan

@@ -176,6 +176,8 @@ class Upstream:
         self.steps: list[Obj] = []
         self.started: dict[str, str] = {}
         """The start times given to the case's pods the scheduler placed (``ns/name`` -> time)."""
+        self.uids: dict[str, str] = {}
+        """The UIDs of the case's pods created so far (``ns/name`` -> UID)."""
         self.baseline: set[tuple[str, str]] = set()
         self._api: Client | None = None
 
@@ -249,12 +251,16 @@ class Upstream:
     async def create(self, obj: Obj) -> Obj:
         """``obj`` created; the API server's answer (the object as stored), with apiVersion and kind."""
         body = {k: v for k, v in obj.items() if k != "status" or obj["kind"] == "Node"}
+        if obj["kind"] == "Pod":  # the victims its extenders add, by their UIDs on this cluster
+            body = extender.with_uids(body, self.uids)
         status, out = await self.request("POST", object_path(obj, named=False), body)
         if status == 409 and obj["kind"] in ("Namespace", "PriorityClass", "RuntimeClass"):
             return obj  # the batch's own, from an earlier start on the same cluster
         if status not in (200, 201):
             raise UpstreamError(f"create {obj['kind']} {key(obj)}: HTTP {status}: {_short(out)}")
         assert isinstance(out, dict)
+        if obj["kind"] == "Pod":
+            self.uids[key(out)] = out["metadata"]["uid"]
         return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], **out}
 
     async def patch_status(self, obj: Obj) -> None:
@@ -306,6 +312,7 @@ class Upstream:
         self.entries = []
         self.steps = []
         self.started = {}
+        self.uids = {}
         try:
             return await self._play(case)
         finally:
