@@ -375,9 +375,30 @@ def test_the_pipelines_gang_members_pair_with_upstreams_alike_ones() -> None:
     seen[0] = {**seen[0], "podGroup": failed}  # paired with upstream's m0 (on a)
     diffs, _ = judge_pipeline(golden, seen)
     assert len(diffs) == 1 and diffs[0].startswith("ns/m0: (g) PodGroupScheduled")
-    # a member preempted: the API shows the members' retry, not the first cycle (not compared)
+    # a member preempted: the API shows the members' retry, not the first cycle, so where the group
+    # ended is compared: how many placed, the others' nominations and messages, the victims
+    waiting = {"status": "False", "reason": "Unschedulable", "message": "waiting"}
+    end = {"terminating": ["ns/low"], "podGroup": waiting}
+    golden[0] = {**golden[0], "final": {"node": "b", **end}}
     golden[1] = {**golden[1], "node": None, "nominated": None, "victims": ["ns/low"]}
-    assert judge_pipeline(golden, seen) == ([], 2)
+    golden[1]["final"] = {"node": None, "nominated": "a", "message": "not eligible", **end}
+    seen = [  # the other member placed, on another of the alike nodes: the same end
+        {
+            "pod": "ns/m1",
+            "node": None,
+            "final": {"node": None, "nominated": "a", "message": "not eligible", **end},
+        },
+        {"pod": "ns/m0", "node": "a", "final": {"node": "c", **end}},
+    ]
+    assert judge_pipeline(golden, seen) == ([], 0)
+    seen[0]["final"] = {**seen[0]["final"], "terminating": ["ns/low", "ns/low2"]}
+    diffs, skipped = judge_pipeline(golden, seen)
+    assert skipped == 0 and diffs == [
+        "pod group: (s) terminating at the end: upstream ['ns/low'], ksched ['ns/low', 'ns/low2']"
+    ]
+    seen[0]["final"] = {**seen[0]["final"], "terminating": ["ns/low"], "nominated": None}
+    diffs, _ = judge_pipeline(golden, seen)
+    assert diffs and diffs[0].startswith("pod group: (s) pending at the end")
 
 
 def test_a_sequence_names_its_pods_and_nodes_once_and_adds_nodes_apart() -> None:

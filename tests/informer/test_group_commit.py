@@ -407,3 +407,22 @@ async def test_a_successor_writes_the_outcome_of_a_commit_its_predecessor_did_no
         assert await commits.keys() == []
     finally:
         await successor.stop()
+
+
+async def test_the_groups_own_nominations_keep_no_room_from_its_commit(
+    gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """The group's pods were all in flight in the replica's cycle (upstream pops them together), so a
+    member's nomination from an earlier cycle keeps no room from the others in the commit's check
+    either: m1, nominated to n1, does not keep m0 off it (seed 9305, case 62 of ``ksched
+    differential``'s ``gangs``: the commit was refused with ``pod m1: Insufficient cpu``)."""
+    kube, _ = gang_sim
+    kube.create(node("n1", cpu="1"))
+    kube.create(pod_group("train", 1))
+    pods = [kube.create(member(f"m{i}", "train", cpu="700m")) for i in range(2)]
+    kube.update({**pods[1], "status": {"nominatedNodeName": "n1"}}, subresource="status")
+    await until(lambda: informer.nominator.node_of(pods[1]["metadata"]["uid"]) == "n1")
+    bus: Bus = await bus_factory("scheduler")
+    reply = await commit(bus, "train", [placement(informer, pods[0], "n1")])
+    assert reply.accepted, reply
+    assert list(informer.cache.assumed) == [pods[0]["metadata"]["uid"]]

@@ -9,8 +9,9 @@ import pytest
 from ksched_scheduler.core import ended, leased_batches, pod_group_result
 from ksched_scheduler.cycle import CycleOutcome, SchedulingCycle
 from ksched_scheduler.group_cycle import GroupCycle
+from ksched_scheduler.preemption import status_nomination
 
-from ksched.api.core import Pod
+from ksched.api.core import Pod, PodCondition
 from ksched.api.scheduling import PodGroup
 from ksched.bus.messages import LeasedPod, PendingPod
 from ksched.config import build_frameworks, default_config
@@ -18,6 +19,7 @@ from ksched.features import FeatureGates
 from ksched.framework.algorithm import ScheduleAlgorithm
 from ksched.framework.nominator import Nominator
 from ksched.framework.podgroup_cycle import GroupResult
+from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.testing import RefusesNode, make_node, make_pod
 
@@ -179,3 +181,54 @@ def test_a_preempting_member_whose_reserve_fails_ends_with_that_failure_and_no_n
     assert outcome.plugins == {"RefusesNode"} and outcome.nominated_node == ""
     assert outcome.evict_only and [v.uid for v in outcome.victims] == ["low"]
     assert "low" in snapshot.pod_locations and snapshot.pod_locations.get(member.pod.uid) is None
+
+
+def test_members_that_fit_in_a_group_left_unschedulable_have_an_earlier_nomination_cleared() -> None:
+    """A retry of a group whose first cycle waited for a preemption: its members carry the nominations
+    that cycle gave them. Now the group is short of room and waits for no preemption; upstream ends
+    each member that fit with ``clearNominatedNode`` (ksched kept the nominations: seed 9305, case 55
+    of ``ksched differential``'s ``gangs``, through the pipeline). The member that did not fit ends
+    with its own attempt, whose preemption found no candidate: that clears it too."""
+    cycle, _ = replica(["2", "1"], 4)
+    gang = members(4)
+    for pod in gang:
+        pod.status.nominated_node_name = "n0"
+    result = cycle.run(gang)
+    assert result.status is not None and not result.waiting_on_preemption
+    fit = 0
+    for member in result.members:
+        status = result.member_status(member)
+        assert status is not None
+        fit += member.status is None
+        outcome = ended(member.record, member, status, result)
+        assert outcome.nominated_node == ""
+        assert status_nomination(outcome.pod, outcome.post_filter, outcome.evict_only) == ""
+    assert fit == 3
+
+
+def test_the_members_nominations_keep_no_room_from_each_other_in_the_groups_retry() -> None:
+    """Upstream pops a group's members together, and its queue hands a nominated pod it does not hold
+    over as a bare reference (priority 0, no requests): in the retry of a group whose first cycle
+    nominated m0 where it fit and m1 where it preempted (both n1), m1's nomination keeps no room from
+    m0, which fits beside the victim still terminating there (seed 9305, case 96 of ``ksched
+    differential``'s ``gangs``, through the pipeline: ksched left both pending)."""
+    cycle, snapshot = replica(["1", "4"], 1)
+    low = make_pod("low", uid="low", node_name="n1", priority=0, requests={"cpu": "1450m"})
+    low.metadata.deletion_timestamp = "2026-12-07T06:37:49Z"  # the first cycle's victim, no kubelet
+    disrupted = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    low.status.conditions = [msgspec.convert(disrupted, PodCondition)]
+    snapshot.add_pod(low)
+    gang = members(2, "1450m")
+    for pod in gang:
+        pod.spec.priority = 1000
+        pod.status.nominated_node_name = "n1"
+        cycle.cycle.nominator.add(PodInfo(pod), "n1")
+    result = cycle.run(gang)
+    assert result.status is None, result.status  # minCount 1
+    placed = [m for m in result.members if m.status is None]
+    assert [(m.pod.uid, m.record.node) for m in placed] == [("m0", "n1")]
+    m1 = result.members[1].status
+    assert m1 is not None and m1.message.endswith(
+        "not eligible due to a terminating pod on the nominated node."
+    )
+    assert [p.priority for p in cycle.cycle.nominator.nominated_pods_for_node("n1")] == [1000]  # after it

@@ -28,6 +28,7 @@ from ksched.bus.messages import (
 )
 from ksched.cache.ledger import ClusterCache
 from ksched.features import GANG_SCHEDULING, GENERIC_WORKLOAD, FeatureGates
+from ksched.framework.nominator import Nominator
 from ksched.framework.podgroups import GroupKey, group_key
 from ksched_informer import metrics
 from ksched_informer.reflector import DELETED, OnEvent, OnList
@@ -62,6 +63,11 @@ class GangMembers:
 
     def count(self, key: GroupKey) -> int:
         return len(self._members.get(key, ()))
+
+    def of(self, group: str) -> frozenset[str]:
+        """The uids of the pods of ``group`` (``namespace/name``)."""
+        namespace, _, name = group.partition("/")
+        return frozenset(self._members.get((namespace, name), ()))
 
 
 class PodGroupSources:
@@ -186,9 +192,13 @@ class GroupCommitter:
         record: Recorder,
         epoch: Callable[[], str],
         written: Callable[[str], bool],
+        nominator: Nominator,
+        members: GangMembers,
     ) -> None:
         self.cache = cache
         self.check_and_assume = check_and_assume
+        self.nominator = nominator
+        self.members = members
         self.record = record
         self.epoch = epoch
         self.written = written
@@ -201,13 +211,16 @@ class GroupCommitter:
         """The reply and, when accepted, the placements to publish (recorded, not yet published)."""
         pending = {p.pod_uid: self.cache.pending.get(p.pod_uid) for p in req.placements}
         assumed: list[str] = []
-        for i, p in enumerate(req.placements):
-            rejected = self.check_and_assume(req.member(i))
-            if rejected is not None:
-                self._roll_back(req, assumed)
-                rejected.reason = f"pod {p.namespace}/{p.name}: {rejected.reason}"
-                return rejected, []
-            assumed.append(p.pod_uid)
+        # the group's pods were all in flight in the replica's cycle: their nominations keep no room
+        # from each other here either (Nominator.in_flight; seed 9305, case 62 of the gangs)
+        with self.nominator.in_flight(self.members.of(req.group) | {p.pod_uid for p in req.placements}):
+            for i, p in enumerate(req.placements):
+                rejected = self.check_and_assume(req.member(i))
+                if rejected is not None:
+                    self._roll_back(req, assumed)
+                    rejected.reason = f"pod {p.namespace}/{p.name}: {rejected.reason}"
+                    return rejected, []
+                assumed.append(p.pod_uid)
         problem = self._quorum_problem(req.group)
         if problem is not None:
             self._roll_back(req, assumed)

@@ -120,7 +120,13 @@ class InformerService:
         #: the outcome of each group commit (PodGroupScheduled=True), written from its commit record
         self.outcomes = GroupOutcomes(self._write_outcome, self.acting, self.tasks)
         self.committer = GroupCommitter(
-            self.cache, self.check_and_assume, self._record_commit, lambda: self.epoch, self.outcomes.written
+            self.cache,
+            self.check_and_assume,
+            self._record_commit,
+            lambda: self.epoch,
+            self.outcomes.written,
+            self.nominator,
+            self.gangs.members,
         )
         self.reporter: Reporter | None = None
         self.leadership = Leadership("informer", common.identity, options.election)

@@ -257,7 +257,9 @@ def ended(
     its own when that is why it failed; else the group's status, without rejecting plugins and, unless
     the group waits for a preemption, without a nomination; a member whose preemption ran then still
     has its victims deleted (:attr:`CycleOutcome.evict_only`: upstream's PostFilter started their
-    eviction during the cycle, seed 4101, case 17 of ``ksched differential``'s ``gangs``)."""
+    eviction during the cycle, seed 4101, case 17 of ``ksched differential``'s ``gangs``), and a
+    member that fit has the nomination an earlier cycle gave it cleared (``clearNominatedNode``: seed
+    9305, case 55, the retry after a cycle that waited for a preemption)."""
     if member is not None and status is member.status and not member.assumed:
         return outcome
     outcome.kind = ERROR if status.code == Code.ERROR else UNSCHEDULABLE
@@ -267,10 +269,12 @@ def ended(
         outcome.nominated_node, outcome.post_filter = outcome.node, PostFilterResult(outcome.node)
     if not result.waiting_on_preemption:
         preempted = member is not None and result.evicts_unnominated(member) and bool(outcome.victims)
+        fit = member is not None and member.status is None
         if preempted and status.code != Code.ERROR:
             outcome.nominated_node, outcome.evict_only = "", True
         else:
-            outcome.nominated_node, outcome.victims, outcome.post_filter = "", [], None
+            cleared = PostFilterResult("") if fit else None
+            outcome.nominated_node, outcome.victims, outcome.post_filter = "", [], cleared
     return outcome
 
 

@@ -31,19 +31,22 @@ class GroupCycle:
         return member_order([(PodInfo(pod), at) for pod, at in members])
 
     def run(self, pods: Sequence[Pod]) -> GroupResult[CycleOutcome]:
-        """The group cycle of ``pods`` (in the cycle's order)."""
+        """The group cycle of ``pods`` (in the cycle's order), every member in flight (upstream pops
+        them together: their nominations keep no room, :meth:`Nominator.in_flight`)."""
         run: PodGroupRun[CycleOutcome] = PodGroupRun()
-        for pod in pods:
-            if not run.add(self.member(self.cycle.run(pod, pod_group_cycle=True))):
-                break
+        with self.cycle.nominator.in_flight(p.metadata.uid for p in pods):
+            for pod in pods:
+                if not run.add(self.member(self.cycle.run(pod, pod_group_cycle=True))):
+                    break
         return self.finish(run)
 
     async def run_async(self, pods: Sequence[Pod]) -> GroupResult[CycleOutcome]:
         """:meth:`run` consulting the profile's extenders."""
         run: PodGroupRun[CycleOutcome] = PodGroupRun()
-        for pod in pods:
-            if not run.add(self.member(await self.cycle.run_async(pod, pod_group_cycle=True))):
-                break
+        with self.cycle.nominator.in_flight(p.metadata.uid for p in pods):
+            for pod in pods:
+                if not run.add(self.member(await self.cycle.run_async(pod, pod_group_cycle=True))):
+                    break
         return self.finish(run)
 
     def member(self, out: CycleOutcome) -> MemberAttempt[CycleOutcome]:

@@ -18,6 +18,8 @@ ksched bench plot LOG... [--output FILE] [--table]  create-to-bound latency agai
 ksched bench client [--kubesim | --kube PATH | --kubeconfig FILE] [--requests N]
                                                     client CPU per API request of each HTTP client
                                                     (docs/client.md)
+ksched bench hop [--rate R] [--count N] [--json]    one hop between two processes: a TCP round trip
+                                                    and a NATS request/reply (docs/benchmarks.md)
 ksched bench all                                    what ``make bench`` runs
 """
 
@@ -348,8 +350,15 @@ def client_main(argv: Sequence[str]) -> int:
     return main(argv)
 
 
+def hop_main(argv: Sequence[str]) -> int:
+    from ksched.bench.hop import main
+
+    return main(argv)
+
+
 COMMANDS = {
     "client": client_main,
+    "hop": hop_main,
     "cycle": cycle_main,
     "dra": dra_main,
     "e2e": e2e_main,

@@ -100,14 +100,15 @@ def progress(side: str, message: str) -> None:
     print(f"[{LABELS.get(side, side)}] {message}", flush=True)
 
 
-def percentiles(values: list[float]) -> dict[str, float | None]:
-    """Nearest-rank p50, p90, p99 and the max, in milliseconds (None without values)."""
+def percentiles(values: list[float], digits: int = 1) -> dict[str, float | None]:
+    """Nearest-rank p50, p90, p99 and the max of ``values`` (seconds), in milliseconds rounded to
+    ``digits`` (None without values)."""
     ordered = sorted(values)
 
     def rank(q: float) -> float | None:
         if not ordered:
             return None
-        return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))] * 1000, 1)
+        return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))] * 1000, digits)
 
     return {"p50": rank(0.5), "p90": rank(0.9), "p99": rank(0.99), "max": rank(1.0)}
 

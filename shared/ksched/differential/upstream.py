@@ -579,7 +579,22 @@ class Upstream:
         order = self._tried_order([a["pod"] for a in answers])
         for a in answers:
             a["podGroup"] = outcome
+        if any(p["spec"].get("priorityClassName") for p in case.pending):
+            await self._group_ends(case, group, answers)
         return sorted(answers, key=lambda a: order.index(a["pod"]))
+
+    async def _group_ends(self, case: Case, group: Obj, answers: list[dict[str, Any]]) -> None:
+        """Each member's ``final`` state once the case's pods settled: members that may preempt are
+        tried again within milliseconds of their first cycle, and the API server shows where the
+        retries left them (with the pods being deleted, ``terminating``, and the group's condition
+        then, ``podGroup``), on either cluster alike."""
+        await self._quiet(case)
+        states = await self._pod_states(case)
+        terminating = sorted(await self._terminating(case))
+        condition = (await self._group_outcome(group))["condition"]
+        for a in answers:
+            state = states.get(a["pod"], {"deleted": True})
+            a["final"] = {**state, "terminating": terminating, "podGroup": condition}
 
     async def _group_outcome(self, group: Obj) -> dict[str, Any]:
         """``{"name", "condition"}``: the PodGroup's ``PodGroupScheduled`` condition as first written

@@ -192,7 +192,8 @@ class Simulation:
         outcomes = [out for out, _ in started]
         if not ready:
             return outcomes
-        result = run_pod_group(ready, lambda pi: self._group_member(fw, pi))
+        with self.nominator.in_flight(pi.uid for pi in ready):  # popped together upstream
+            result = run_pod_group(ready, lambda pi: self._group_member(fw, pi))
         namespace, name = group_key(members[0]) or ("", "")
         status, reason, message = result.condition()
         summary = {
