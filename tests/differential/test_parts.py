@@ -584,6 +584,19 @@ def test_the_harness_extenders_preempt_verb_narrows_the_candidates_as_the_pod_sa
     assert set(added["NodeNameToMetaVictims"]) == {"n0", "n1", "n2"}  # a node it was not sent: nothing
 
 
+def test_what_differs_from_run_to_run_is_left_out_of_the_messages_compared() -> None:
+    message = (
+        "preemption: extender: http://127.0.0.1:4242/a claims to preempt pod (UID: &{9f0c-1}) on node: "
+        "n1, but the pod is not found on that node"
+    )
+    other_run = message.replace("4242", "5151").replace("9f0c-1", "77aa-2")
+    golden, ours = {"pod": "p", "node": None, "message": message}, {"pod": "p", "node": None}
+    checks, diffs = compare(golden, {**ours, "message": other_run})
+    assert checks["f-full"], diffs
+    checks, _ = compare(golden, {**ours, "message": other_run.replace("node: n1", "node: n2")})
+    assert not checks["f-full"]
+
+
 def test_the_victims_a_plan_adds_are_named_by_their_uids_on_the_cluster_the_pod_is_created_on() -> None:
     pod = _extender_pod({"a": {"preempt": {"add": {"n1": ["team-a/b0", "team-a/gone"]}}}, "c": {}})
     resolved = with_uids(pod, {"team-a/b0": "uid-b0", "team-a/b1": "uid-b1"})

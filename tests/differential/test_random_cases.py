@@ -13,8 +13,8 @@ failure names the command that plays the case again. The first case is played on
 on the cluster every other case has used, and must be decided as it was on the fresh cluster: reusing
 the cluster leaks no state into later cases. The pipeline's first ``ksched kube-scheduler`` exits at
 once, so every run also starts the drop-in again on its cluster, as the harness does for one not ready
-in time; two fixed cases of their own (:func:`two_preemptions`, :func:`binds_by_extender`) go through
-both sides.
+in time; three fixed cases of their own (:func:`two_preemptions`, :func:`binds_by_extender`,
+:func:`foreign_victim`) go through both sides.
 """
 
 from __future__ import annotations
@@ -93,6 +93,29 @@ def binds_by_extender() -> Case:
     return g.finish()
 
 
+def foreign_victim() -> Case:
+    """A pod of priority ``high`` that preempts on either of two nodes, each full with a low pod,
+    whose extender ``a`` (not ignorable) adds n1's low pod to n0's victims: upstream's preemption
+    fails with ``extender: URL claims to preempt pod (UID: &{UID}) on node: …, but the pod is not
+    found on that node``, the pod's UID left out of the comparison (each cluster has its own)."""
+    g = Gen("extenders", 0, 902)
+    nodes = [g.node("2", "4Gi", extra={resource("a"): "4"}) for _ in range(2)]
+    low = [
+        g.pod(f"b{i}", [g.container("c", {"cpu": "1500m"})], "team-a", priorityClassName="low")
+        for i in range(2)
+    ]
+    for pod, node in zip(low, nodes, strict=True):
+        g.bind(pod, node)
+    wanted = {resource("a"): "1"}
+    container = g.container("c")
+    container["resources"] = {"requests": {"cpu": "1", **wanted}, "limits": wanted}
+    pod = g.pod("p0", [container], "team-b", priorityClassName="high")
+    n0, b1 = nodes[0]["metadata"]["name"], f"team-a/{low[1]['metadata']['name']}"
+    pod["metadata"]["annotations"] = {ANNOTATION: json.dumps({"a": {"preempt": {"add": {n0: [b1]}}}})}
+    g.pending(pod)
+    return g.finish()
+
+
 class RestartedPipeline(Pipeline):
     """The pipeline's cluster, whose first ``ksched kube-scheduler`` exits at once: the harness starts
     it again on the same cluster, as a kubelet would (the retry once stopped the whole cluster)."""
@@ -145,7 +168,12 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
             timed = [c for c in fixed if c.steps]  # timed events: through the pipeline too
             await run_cases(upstream, timed, lines.append, None, summary=first, pipeline=pipeline)
             regression = await run_cases(
-                upstream, [two_preemptions(), binds_by_extender()], lines.append, None, pipeline=pipeline
+                upstream,
+                [two_preemptions(), binds_by_extender(), foreign_victim()],
+                lines.append,
+                None,
+                pipeline=pipeline,
+                verbose=True,  # the messages, in the report
             )
             # at least PIPELINE_CASES through the pipeline, and every category once in all, however loaded
             # the machine is; more while the budgets last
@@ -199,10 +227,12 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
         f"--only {CATEGORIES.index('sequences')}\n{report}"
     )
     assert not regression.errors and not regression.disagreements, f"the fixed cases:\n{report}"
-    # two_preemptions: two nominations; binds_by_extender: one pod bound, two bindings failed
-    assert regression.outcomes == {"placed": 1, "nominated": 2, "unschedulable": 2}, report
-    assert regression.pipeline["cases"] == 2 and not regression.pipeline["disagreements"], (
-        f"two_preemptions and binds_by_extender through the pipeline: {regression.pipeline}\n{report}"
+    # two_preemptions: two nominations; binds_by_extender: one pod bound, two bindings failed;
+    # foreign_victim: its preemption failed
+    assert regression.outcomes == {"placed": 1, "nominated": 2, "unschedulable": 3}, report
+    assert "claims to preempt pod (UID: &{" in report, report
+    assert regression.pipeline["cases"] == 3 and not regression.pipeline["disagreements"], (
+        f"the fixed cases through the pipeline: {regression.pipeline}\n{report}"
     )
     stats = piped.pipeline
     assert not stats["errors"], f"seed {seed}: cases the pipeline's cluster did not compare:\n{report}"

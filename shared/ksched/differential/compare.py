@@ -14,8 +14,8 @@ Checks (a case agrees when all hold for each of its pods):
   the node itself is not compared);
 * ``f-pre``: the FailedScheduling text before its first ``". "``; ``f-full``: the whole text (the
   dry run's ``expected at least one victim pod on node`` errors in any order: upstream's dry run
-  starts at a random offset and runs in parallel; a loopback URL's port left out); for an attempt
-  that ended in an error, the error;
+  starts at a random offset and runs in parallel; a loopback URL's port and a pod's UID left out);
+  for an attempt that ended in an error, the error;
 * ``p``: for a pod upstream did not place, the nominated node and the victims (sorted ``ns/name``);
 * ``g``: for a member of a pod group, the group's ``PodGroupScheduled`` condition (status, reason,
   message);
@@ -58,12 +58,17 @@ def order_free(message: str | None) -> str | None:
 
 
 _LOOPBACK_URL = re.compile(r"(https?)://127\.0\.0\.1:\d+/")
+_POD_UID = re.compile(r"\(UID: &\{[^}]*\}\)")
 
 
-def portless(message: str | None) -> str | None:
-    """``message`` with the port of each loopback URL left out: an extender's failure names its URL,
-    whose port is the harness's of that run (a stored case replays on another)."""
-    return _LOOPBACK_URL.sub(r"\1://127.0.0.1:PORT/", message) if message else message
+def run_free(message: str | None) -> str | None:
+    """``message`` without what differs from run to run: the port of each loopback URL (an
+    extender's failure names its URL, whose port is the harness's of that run; a stored case replays
+    on another) and a pod's UID (an extender's preempt verb naming a pod not on its node: each
+    cluster has its own UIDs)."""
+    if not message:
+        return message
+    return _POD_UID.sub("(UID: &{UID})", _LOOPBACK_URL.sub(r"\1://127.0.0.1:PORT/", message))
 
 
 def as_scheduled(golden: dict[str, Any]) -> dict[str, Any]:
@@ -123,7 +128,7 @@ def compare(golden: dict[str, Any], ours: dict[str, Any] | None) -> tuple[dict[s
                     f"(e) chosen {knode!r} not among upstream's top nodes {golden.get('top_nodes')} "
                     f"(upstream chose {gnode!r})"
                 )
-    gm, km = portless(golden.get("message") or None), portless(ours.get("message") or None)
+    gm, km = run_free(golden.get("message") or None), run_free(ours.get("message") or None)
     res["f-pre"] = filter_part(gm) == filter_part(km)
     res["f-full"] = order_free(gm) == order_free(km)
     if not res["f-full"]:

@@ -1085,9 +1085,10 @@ EXTENDER_MESSAGES = {
 
 def _preempt_plan(g: Gen, name: str, names: list[str]) -> Obj:
     """What extender ``name``'s preempt verb answers: candidates dropped, PDB violations counted
-    otherwise, a victim more (a bound pod of the node, ``ns/name`` until the harness creates the pod);
-    it may fail (HTTP 500), or leave a candidate without victims (an ignorable one's is
-    dropped; a non-ignorable one's ends the preemption with an error)."""
+    otherwise, a victim more (a bound pod of the node, ``ns/name`` until the harness creates the pod;
+    now and then one of another node, which upstream refuses: the preemption fails); it may fail
+    (HTTP 500), or leave a candidate without victims (an ignorable one's is dropped; a
+    non-ignorable one's ends the preemption with an error)."""
     the_plan: Obj = {}
     if EXTENDERS[name].get("ignorable"):
         if g.chance(0.15):
@@ -1106,6 +1107,10 @@ def _preempt_plan(g: Gen, name: str, names: list[str]) -> Obj:
     if on_node and g.chance(0.3):  # a victim more than it was sent: a bound pod of the candidate
         node = g.pick(sorted(on_node))
         the_plan["add"] = {node: g.some(on_node[node], 1, 1)}
+    elif len(on_node) > 1 and g.chance(0.1):  # or of another node: upstream fails the preemption
+        node = g.pick(sorted(on_node))
+        other = g.pick(sorted(n for n in on_node if n != node))
+        the_plan["add"] = {node: g.some(on_node[other], 1, 1)}
     if g.chance(0.5):
         the_plan["pdb"] = {node: g.rng.randint(0, 2) for node in g.some(names, 1)}
     return the_plan

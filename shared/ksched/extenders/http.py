@@ -193,9 +193,10 @@ class HTTPExtender:
             for uid in meta.uids:
                 pi = by_uid.get(uid)
                 if pi is None:
+                    # upstream formats the *MetaPod with %v: &{UID}
                     raise ExtenderError(
-                        f"extender: {self.name} claims to preempt pod (UID: {uid}) on node: {node_name}, "
-                        "but the pod is not found on that node"
+                        f"extender: {self.name} claims to preempt pod (UID: &{{{uid}}}) on node: "
+                        f"{node_name}, but the pod is not found on that node"
                     )
                 pods.append(pi)
             out[node_name] = Victims(pods, meta.num_pdb_violations)
