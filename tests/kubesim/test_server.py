@@ -341,3 +341,21 @@ async def test_metrics_count_requests_per_client_as_they_arrive(http: aiohttp.Cl
         'kubesim_client_requests_total{client="ksched-binder",group="",resource="pods",subresource="",'
         'verb="watch"} 1.0' in text
     )
+
+
+async def test_a_body_over_the_limit_is_refused_with_413_as_the_api_server_does(
+    http: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A body larger than the server takes (a fuzzed Event's note, ``tests/fuzz/test_binder_bus.py``)
+    is answered 413 ``RequestEntityTooLarge``, not as an internal error with a traceback."""
+    event = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "e"},
+        "note": "x" * 4_000_000,
+    }
+    async with http.post("/apis/events.k8s.io/v1/namespaces/default/events", json=event) as r:
+        assert r.status == 413
+        status = await r.json()
+    assert status["reason"] == "RequestEntityTooLarge" and status["code"] == 413
+    assert not [rec for rec in caplog.records if rec.exc_info]

@@ -132,6 +132,11 @@ class ApiServer:
             response = await self._route(request, authenticated, user)
         except ApiError as exc:
             response = _Response.raw(request, exc.code, exc.to_bytes(), exc.headers)
+        except web.HTTPRequestEntityTooLarge as exc:  # a body over the server's limit, as the API server's
+            err = ApiError(
+                errors.failure(413, "RequestEntityTooLarge", f"Request entity too large: {exc.text}")
+            )
+            response = _Response.raw(request, err.code, err.to_bytes())
         except Exception as exc:  # a kubesim bug: answer like the API server's internal errors
             log.exception("%s %s failed", request.method, request.path)
             err = errors.internal(f"{type(exc).__name__}: {exc}")
