@@ -1102,3 +1102,51 @@ def test_simulate_ignores_the_binder_extender() -> None:
         "default/p"
     ]
     assert entry["node"] in ("n0", "n1") and not entry.get("message")
+
+
+def test_a_case_plays_on_both_clusters_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--pipeline`` plays a case on the real scheduler's cluster and on the pipeline's at the same
+    time, ``ksched simulate``'s replay in a thread meanwhile: a case takes the longer play, not the
+    sum; a pipeline that could not play the case is reported, not raised."""
+    import threading
+    import time
+
+    from ksched.differential import run
+    from ksched.differential.model import Case
+    from ksched.differential.upstream import Played, UpstreamError
+
+    case = Case("resources", 1, 0)
+    judged_in: list[threading.Thread] = []
+    judged: list[float] = []
+
+    def judge(c: Case, played: Played) -> run.Result:
+        judged_in.append(threading.current_thread())
+        time.sleep(0.6)  # the replay: the loop must go on meanwhile
+        judged.append(time.monotonic())
+        return run.Result(c, played)
+
+    class Cluster:
+        def __init__(self, seconds: float, fails: bool = False) -> None:
+            self.seconds, self.fails = seconds, fails
+            self.during: list[float] = []
+
+        async def play(self, c: Case) -> Played:
+            self.during.append(time.monotonic())
+            await asyncio.sleep(self.seconds)
+            self.during.append(time.monotonic())
+            if self.fails:
+                raise UpstreamError("the drop-in did not start")
+            return Played(objects=[], answers=[{"pod": "default/p"}])
+
+    monkeypatch.setattr(run, "judge", judge)
+    upstream, pipeline = Cluster(0.1), Cluster(0.3)
+    result, there = asyncio.run(run.play_both(upstream, pipeline, case))  # type: ignore[arg-type]
+    assert result.played is not None and isinstance(there, Played)
+    assert judged_in and judged_in[0] is not threading.main_thread()
+    assert pipeline.during[0] < upstream.during[1]  # the pipeline's play began before upstream's ended
+    assert pipeline.during[1] < judged[0]  # and ended while the replay ran
+
+    _, failed = asyncio.run(run.play_both(upstream, Cluster(0.1, fails=True), case))  # type: ignore[arg-type]
+    assert isinstance(failed, UpstreamError)
+    alone, none = asyncio.run(run.play_both(upstream, None, case))  # type: ignore[arg-type]
+    assert alone.played is not None and none is None

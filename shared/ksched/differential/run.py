@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from ksched.aio import cancel_and_wait
 from ksched.config import ConfigError, parse_config
 from ksched.differential.compare import CHECKS, agrees, as_scheduled, compare
 from ksched.differential.model import DECIDES, Case, Obj, config_document, key
@@ -126,7 +127,32 @@ async def play_and_judge(upstream: Upstream, case: Case) -> Result:
         played = await upstream.play(case)
     except UpstreamError as exc:
         return Result(case, error=str(exc))
-    return judge(case, played)
+    # ksched simulate in a thread: the loop goes on playing the case on the pipeline's cluster
+    return await asyncio.to_thread(judge, case, played)
+
+
+async def play_both(
+    upstream: Upstream, pipeline: Upstream | None, case: Case
+) -> tuple[Result, Played | UpstreamError | None]:
+    """``case`` played on the real scheduler (and judged against ``ksched simulate``) and, at the same
+    time, on ``pipeline``'s cluster (what it played, or the error that stopped it; None without a
+    pipeline). Each cluster is the case's alone and the two share nothing but the harness's
+    extenders, so neither waits for the other: a case takes the longer of the two, not their sum."""
+    if pipeline is None:
+        return await play_and_judge(upstream, case), None
+
+    async def on_pipeline() -> Played | UpstreamError:
+        try:
+            return await pipeline.play(case)
+        except UpstreamError as exc:
+            return exc
+
+    there = asyncio.ensure_future(on_pipeline())
+    try:
+        result = await play_and_judge(upstream, case)
+        return result, await there
+    finally:
+        await cancel_and_wait(there)
 
 
 def _outcome(golden: dict[str, Any]) -> str:
@@ -436,16 +462,15 @@ def state_differences(ours: list[Obj], theirs: list[Obj]) -> list[str]:
     return [f"{k}: {a.get(k)} vs {b.get(k)}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
 
-async def _pipeline(
-    pipeline: Upstream, case: Case, played: Played, summary: Summary, say: Callable[[str], None]
+def _pipeline(
+    case: Case, played: Played, there: Played | UpstreamError, summary: Summary, say: Callable[[str], None]
 ) -> None:
+    """Compare what the pipeline's cluster showed (``there``) with upstream's ``played``."""
     stats = summary.pipeline
     cat = stats["by_category"].setdefault(case.category, {"cases": 0, "disagreements": 0})
-    try:
-        there = await pipeline.play(case)
-    except UpstreamError as exc:
+    if isinstance(there, UpstreamError):
         stats["errors"] += 1
-        say(f"    pipeline: not compared: {exc}")
+        say(f"    pipeline: not compared: {there}")
         return
     differ = state_differences(played.objects, there.objects)
     if differ:  # the controllers of the two clusters did not do the same: nothing to compare
@@ -526,10 +551,12 @@ async def run_cases(
             break
         started = time.monotonic()
         cluster = gangs if case.gang else upstream
+        piped = gang_pipeline if case.gang else pipeline
+        there: Played | UpstreamError | None = None
         if cluster is None:
             result = Result(case, error="no cluster with the gang gates for a gangs case")
         else:
-            result = await play_and_judge(cluster, case)
+            result, there = await play_both(cluster, piped, case)
         summary.add(result)
         took = time.monotonic() - started
         if result.error is not None:
@@ -542,9 +569,8 @@ async def run_cases(
             for pod in result.pods:
                 if pod.golden.get("message"):
                     say(f"    {pod.golden['pod']}: {pod.golden['message']}")
-        piped = gang_pipeline if case.gang else pipeline
-        if piped is not None and result.played is not None:
-            await _pipeline(piped, case, result.played, summary, say)
+        if there is not None and result.played is not None:
+            _pipeline(case, result.played, there, summary, say)
         if not result.disagrees:
             continue
         for line in result.diff_lines():
