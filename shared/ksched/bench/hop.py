@@ -5,8 +5,14 @@ Two processes on uvloop, as the services run: this one sends a 1 KiB message at 
 and times the answer of an echoing child, ``--count`` times, over
 
 * ``tcp``: a TCP connection of their own on loopback (the kernel and two event loops: no broker);
-* ``nats``: a request/reply through an embedded nats-server, with the client every service uses
-  (:func:`ksched.bus.connect.connect`'s nats-py connection): one bus hop there and one back.
+* ``raw``: the same request/reply through an embedded nats-server, both ends speaking the NATS
+  protocol's PUB / SUB / MSG lines themselves (:class:`RawNats`): the broker's share, no client
+  library;
+* ``nats``: that request/reply with the client every service uses (:func:`ksched.bus.connect.connect`'s
+  nats-py connection): one bus hop there and one back.
+
+So ``raw`` less ``tcp`` is what the broker in the middle costs, and ``nats`` less ``raw`` what the
+client library adds at the two ends.
 
 A pod created alone pays four bus hops one way on its path to its binding (informer to queue, queue
 to scheduler, scheduler to informer, informer to binder), so half a ``nats`` round trip, four times,
@@ -27,7 +33,50 @@ from ksched.bus.connect import connect
 from ksched.bus.embedded import EmbeddedNats
 
 SUBJECT = "ksched.bench.hop"
+INBOX = "_INBOX.bench.hop"
 PAYLOAD = b"x" * 1024
+
+
+class RawNats:
+    """The NATS protocol over one asyncio connection, as little of it as a round trip needs: CONNECT,
+    SUB, PUB, and reading MSG lines (a PING answered)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def connect(cls, url: str) -> RawNats:
+        host, _, port = url.removeprefix("nats://").rpartition(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        await reader.readline()  # INFO
+        writer.write(b'CONNECT {"verbose":false,"pedantic":false}\r\nPING\r\n')
+        while (line := await reader.readline()) != b"PONG\r\n":
+            if not line or line.startswith(b"-ERR"):
+                raise ConnectionError(f"nats-server refused the connection: {line!r}")
+        return cls(reader, writer)
+
+    def subscribe(self, subject: str, sid: int) -> None:
+        self.writer.write(f"SUB {subject} {sid}\r\n".encode())
+
+    def publish(self, subject: str, payload: bytes, reply: str = "") -> None:
+        head = f"PUB {subject} {reply + ' ' if reply else ''}{len(payload)}\r\n".encode()
+        self.writer.writelines((head, payload, b"\r\n"))
+
+    async def next_msg(self) -> tuple[str, bytes]:
+        """The next message delivered: (its reply subject, its payload)."""
+        while True:
+            line = await self.reader.readline()
+            if not line:
+                raise ConnectionError("nats-server closed the connection")
+            if line.startswith(b"PING"):
+                self.writer.write(b"PONG\r\n")
+            elif line.startswith(b"MSG "):
+                parts = line.split()  # MSG subject sid [reply] size
+                data = await self.reader.readexactly(int(parts[-1]) + 2)
+                return (parts[3].decode() if len(parts) == 5 else ""), data[:-2]
+
+    def close(self) -> None:
+        self.writer.close()
 
 
 async def _paced(send: Callable[[], Awaitable[None]], rate: float, count: int) -> list[float]:
@@ -94,11 +143,34 @@ async def measure_nats(rate: float, count: int) -> dict[str, float | None]:
         await server.stop()
 
 
+async def measure_raw(rate: float, count: int) -> dict[str, float | None]:
+    server = EmbeddedNats(jetstream=False)
+    await server.start()
+    child = await _child("--echo-raw", server.url)
+    try:
+        assert child.stdout is not None
+        await child.stdout.readline()  # subscribed
+        client = await RawNats.connect(server.url)
+        client.subscribe(INBOX, 1)
+
+        async def send() -> None:
+            client.publish(SUBJECT, PAYLOAD, reply=INBOX)
+            await client.next_msg()
+
+        times = await _paced(send, rate, count)
+        client.close()
+        return percentiles(times, digits=3)
+    finally:
+        await _stop(child)
+        await server.stop()
+
+
 async def measure(rate: float, count: int) -> dict[str, object]:
     return {
         "rate": rate,
         "count": count,
         "tcp": await measure_tcp(rate, count),
+        "raw": await measure_raw(rate, count),
         "nats": await measure_nats(rate, count),
     }
 
@@ -125,6 +197,18 @@ async def _echo_nats(url: str) -> None:
     await asyncio.Event().wait()
 
 
+async def _echo_raw(url: str) -> None:
+    echo = await RawNats.connect(url)
+    echo.subscribe(SUBJECT, 1)
+    echo.writer.write(b"PING\r\n")  # answered once the server has the subscription
+    while (await echo.reader.readline()) != b"PONG\r\n":
+        pass
+    print("ready", flush=True)
+    while True:
+        reply, data = await echo.next_msg()
+        echo.publish(reply, data)
+
+
 def _run(main: Awaitable[object]) -> object:
     import uvloop
 
@@ -136,13 +220,15 @@ def main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(
         prog="ksched bench hop",
         description="The round trip of a 1 KiB message between two processes at a steady rate: over "
-        "a TCP connection of their own, and as a NATS request/reply through nats-server.",
+        "a TCP connection of their own, and as a NATS request/reply through nats-server, with the "
+        "protocol written by hand (raw) and with the services' client (nats).",
     )
     p.add_argument("--rate", type=float, default=10.0, help="round trips per second (default 10)")
     p.add_argument("--count", type=int, default=300, help="round trips timed (default 300)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--echo-tcp", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--echo-nats", metavar="URL", help=argparse.SUPPRESS)
+    p.add_argument("--echo-raw", metavar="URL", help=argparse.SUPPRESS)
     ns = p.parse_args(list(argv))
     if ns.rate <= 0 or ns.count <= 0:
         p.error("--rate and --count must be positive")
@@ -152,12 +238,15 @@ def main(argv: Sequence[str]) -> int:
     if ns.echo_nats:
         _run(_echo_nats(ns.echo_nats))
         return 0
+    if ns.echo_raw:
+        _run(_echo_raw(ns.echo_raw))
+        return 0
     result = _run(measure(ns.rate, ns.count))
     if ns.json:
         print(json.dumps(result))
     else:
         assert isinstance(result, dict)
-        for how in ("tcp", "nats"):
+        for how in ("tcp", "raw", "nats"):
             figures = "  ".join(f"{k}={v}" for k, v in result[how].items())
             print(f"{how:5} round trip at {ns.rate:g}/s: {figures}", flush=True)
     return 0
