@@ -19,6 +19,7 @@ from ksched.differential.compare import agrees, as_scheduled, compare, filter_pa
 from ksched.differential.extender import (
     ANNOTATION,
     BINDER,
+    EVERY_POD,
     IGNORED,
     SLOW_SECONDS,
     base_url,
@@ -909,11 +910,55 @@ def test_the_tls_extender_is_configured_with_the_ca_that_signed_its_server_and_a
 
 def test_the_ignored_extenders_resource_is_ignored_by_scheduler() -> None:
     managed = {
-        c["urlPrefix"].rsplit("/", 1)[-1]: c["managedResources"] for c in config_document([])["extenders"]
+        c["urlPrefix"].rsplit("/", 1)[-1]: c.get("managedResources") for c in config_document([])["extenders"]
     }
     for name in IGNORED:
         assert managed[name] == [{"name": resource(name), "ignoredByScheduler": True}]
-    assert all(m == [{"name": resource(name)}] for name, m in managed.items() if name not in IGNORED)
+    assert all(
+        m == [{"name": resource(name)}] for name, m in managed.items() if name not in IGNORED | EVERY_POD
+    )
+    assert EVERY_POD and all(managed[name] is None for name in EVERY_POD)  # interested in every pod
+
+
+def test_an_extender_of_every_pod_acts_only_on_its_plan() -> None:
+    """``g`` meets the pods of every category: without a plan it passes every node and scores none
+    (upstream would log a zero per node otherwise); with one it refuses and scores as planned."""
+    (name,) = EVERY_POD
+    bare = {"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]}}
+    nodes = ["n0", "n1"]
+    assert _post(f"{base_url()}/{name}/prioritize", {"Pod": bare, "NodeNames": nodes}) == []
+    passed = _post(f"{base_url()}/{name}/filter", {"Pod": bare, "NodeNames": nodes})
+    assert passed["NodeNames"] == nodes and not passed["FailedNodes"]
+    planned = _extender_pod({name: {"scores": {"n1": 7}, "fail": {"n0": f"ext-{name}: node is draining"}}})
+    assert _post(f"{base_url()}/{name}/prioritize", {"Pod": planned, "NodeNames": nodes}) == [
+        {"Host": "n0", "Score": 0},
+        {"Host": "n1", "Score": 7},
+    ]
+    refused = _post(f"{base_url()}/{name}/filter", {"Pod": planned, "NodeNames": nodes})
+    assert refused["NodeNames"] == ["n1"]
+    assert refused["FailedNodes"] == {"n0": f"ext-{name}: node is draining"}
+
+
+def test_every_pod_extenders_plans_leave_the_rest_of_a_case_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Their plans come from a random source of their own: a seed's ``extenders`` cases are otherwise
+    the cases they were before those extenders (so are the commands that play them again)."""
+    from ksched.differential import generate as gen
+
+    planned = [gen.generate("extenders", 7, i) for i in range(40)]
+    monkeypatch.setattr(gen, "_every_pod_plans", lambda g, j, names: {})
+    before = [gen.generate("extenders", 7, i) for i in range(40)]
+    with_plan = 0
+    for a, b in zip(planned, before, strict=True):
+        for pa, pb in zip(a.pending, b.pending, strict=True):
+            plans = json.loads(pa["metadata"]["annotations"][ANNOTATION])
+            with_plan += any(name in plans for name in EVERY_POD)
+            bare = {k: v for k, v in plans.items() if k not in EVERY_POD}
+            assert bare == json.loads(pb["metadata"]["annotations"][ANNOTATION])
+            assert {**pa, "metadata": {}} == {**pb, "metadata": {}}
+        assert a.objects == b.objects
+    assert with_plan > 10
 
 
 def test_a_slow_verb_is_answered_after_the_extenders_timeout() -> None:

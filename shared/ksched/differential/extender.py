@@ -1,13 +1,14 @@
 """The harness's own HTTP scheduler extenders (category ``extenders``).
 
 Every batch's configuration lists the extenders of :data:`EXTENDERS`, served by one HTTP server of
-this process on loopback (:func:`base_url`: a free port, started on first use). Each is interested
-only in pods that request its managed resource (:data:`RESOURCE` ``-NAME``), which only ``extenders``
-cases ask for, so the other categories never meet them. What an extender answers is no state of the
-server's: the pod carries it, in its :data:`ANNOTATION` (JSON ``{NAME: {"fail": {node: message},
-"unresolvable": {node: message}, "scores": {node: 0..10}, "error": text, "preempt": {"drop": [node],
-"pdb": {node: count}, "empty": [node], "error": text}}}``), so a stored case replays with the same
-answers on another port. ``preempt`` is the preemption verb's answer: the candidates it was sent
+this process on loopback (:func:`base_url`: a free port, started on first use). Each of
+:data:`MANAGED` is interested only in pods that request its managed resource (:data:`RESOURCE`
+``-NAME``), which only ``extenders`` cases ask for, so the other categories never meet them; those of
+:data:`EVERY_POD` have none and meet every pod, but act only on a pod that carries a plan for them.
+What an extender answers is no state of the server's: the pod carries it, in its :data:`ANNOTATION`
+(JSON ``{NAME: {"fail": {node: message}, "unresolvable": {node: message}, "scores": {node: 0..10},
+"error": text, "preempt": {"drop": [node], "pdb": {node: count}, "empty": [node], "error": text}}}``),
+so a stored case replays with the same answers on another port. ``preempt`` is the preemption verb's answer: the candidates it was sent
 (each with its victims), less ``drop``, with ``NumPDBViolations`` set from ``pdb``, the victims of
 ``empty`` left out, those of ``add`` (node -> pod UIDs) added, or HTTP 500 with ``error``. The
 generator names ``add``'s pods ``ns/name``: :func:`with_uids` puts in their UIDs on the cluster the
@@ -88,6 +89,9 @@ EXTENDERS: dict[str, Obj] = {
     # binds the pods it is interested in (on the cluster that asked); not ignorable: its failure ends
     # the binding cycle with its error. Upstream allows one binder per configuration.
     "f": {"bindVerb": "bind", "nodeCacheCapable": True},
+    # no managed resource: interested in every pod of every category. A pod with a plan for it (only
+    # ``extenders`` cases') is filtered and scored by it; every other pod passes and gets no score
+    "g": {"filterVerb": "filter", "prioritizeVerb": "prioritize", "weight": 4, "nodeCacheCapable": True},
 }
 SECURE = frozenset({"d"})
 """The extenders served over HTTPS."""
@@ -95,6 +99,11 @@ IGNORED = frozenset({"e", "f"})
 """The extenders whose managed resource is ``ignoredByScheduler``."""
 BINDER = "f"
 """The extender with a bind verb."""
+EVERY_POD = frozenset({"g"})
+"""The extenders without a managed resource, interested in every pod: the pods of every category call
+them (a pod without a plan for one passes its filter and gets no score from it)."""
+MANAGED = tuple(name for name in EXTENDERS if name not in EVERY_POD)
+"""The extenders interested only in the pods that request their resource."""
 SLOW_SECONDS = 3.0
 """How long a ``slow`` verb takes: past every extender's ``httpTimeout``."""
 
@@ -112,7 +121,7 @@ def extender_configs() -> list[Obj]:
     out = []
     for name, spec in EXTENDERS.items():
         managed: Obj = {"name": resource(name), **({"ignoredByScheduler": True} if name in IGNORED else {})}
-        config = {**spec, "managedResources": [managed]}
+        config = {**spec} if name in EVERY_POD else {**spec, "managedResources": [managed]}
         if name in SECURE:
             client = _certificate("client")
             tls = {"caData": ca_pem(), "certData": client.chain, "keyData": client.key}
@@ -192,6 +201,8 @@ def answer(name: str, verb: str, args: Obj) -> Any:
     else:
         names = [str(n["metadata"]["name"]) for n in ((args.get("Nodes") or {}).get("items") or [])]
     if verb == "prioritize":
+        if name in EVERY_POD and not the_plan:
+            return []  # no score at all (zeros would be logged upstream, node by node)
         scores = the_plan.get("scores") or {}
         return [{"Host": n, "Score": int(scores.get(n, 0))} for n in names]
     if the_plan.get("error"):

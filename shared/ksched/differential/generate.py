@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ksched.differential.extender import ANNOTATION, BINDER, EXTENDERS, IGNORED, resource
+from ksched.differential.extender import ANNOTATION, BINDER, EVERY_POD, EXTENDERS, IGNORED, MANAGED, resource
 from ksched.differential.model import (
     ADD_NODE,
     CORDON,
@@ -1125,7 +1125,7 @@ def _extenders(g: Gen) -> Case:
     answered only after the extender's timeout; the binder's failure, an error or HTTP 500)."""
     for _ in range(g.rng.randint(2, 6)):
         # an ignoredByScheduler resource is advertised by half the nodes: the others fit all the same
-        extra = {resource(name): "4" for name in EXTENDERS if g.chance(0.5 if name in IGNORED else 0.9)}
+        extra = {resource(name): "4" for name in MANAGED if g.chance(0.5 if name in IGNORED else 0.9)}
         g.node(
             g.pick(("1", "2", "4", "8")),
             g.pick(("2Gi", "4Gi", "8Gi", "16Gi")),
@@ -1135,7 +1135,7 @@ def _extenders(g: Gen) -> Case:
     g.random_bound(1, 2 * len(g.nodes) + 1, priorityClassName="low")  # full enough to preempt at times
     names = [str(n["metadata"]["name"]) for n in g.nodes]
     for j in range(g.rng.randint(1, 3)):
-        chosen = g.some(EXTENDERS, 1)
+        chosen = g.some(MANAGED, 1)
         plans: Obj = {}
         for name in chosen:
             spec = EXTENDERS[name]
@@ -1167,9 +1167,29 @@ def _extenders(g: Gen) -> Case:
                 if "preemptVerb" in EXTENDERS[name] and g.chance(0.6):
                     plans[name]["preempt"] = _preempt_plan(g, name, names)
         pod = g.pod(f"p{j}", [container], labels={"app": g.pick(APPS)}, **spec_extra)
+        plans.update(_every_pod_plans(g, j, names))
         pod["metadata"]["annotations"] = {ANNOTATION: json.dumps(plans, sort_keys=True)}
         g.pending(pod)
     return g.finish()
+
+
+def _every_pod_plans(g: Gen, j: int, names: list[str]) -> Obj:
+    """Now and then a plan for each extender interested in every pod (nodes refused, scores), drawn
+    from a random source of its own, so the rest of a case is what it was before these extenders
+    (a seed's cases, and the commands that play them again, stay the same)."""
+    rng = random.Random(f"{g.case.category}/{g.case.seed}/{g.case.index}/{j}/every-pod")
+    out: Obj = {}
+    for name in sorted(EVERY_POD):
+        if rng.random() >= 0.5:
+            continue
+        the_plan: Obj = {"scores": {node: rng.randint(0, 10) for node in names if rng.random() < 0.8}}
+        if rng.random() < 0.3:
+            refused = rng.sample(names, rng.randint(1, len(names)))
+            for node in refused:
+                kind = "unresolvable" if rng.random() < 0.2 else "fail"
+                the_plan.setdefault(kind, {})[node] = f"ext-{name}: {rng.choice(EXTENDER_MESSAGES[kind])}"
+        out[name] = the_plan
+    return out
 
 
 GENERATORS: dict[str, Callable[[Gen], Case]] = {
