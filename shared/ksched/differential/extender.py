@@ -1,19 +1,19 @@
 """The harness's own HTTP scheduler extenders (category ``extenders``).
 
-Every batch's configuration lists the extenders of :data:`EXTENDERS`, served by one HTTP server of
-this process on loopback (:func:`base_url`: a free port, started on first use). Each of
-:data:`MANAGED` is interested only in pods that request its managed resource (:data:`RESOURCE`
-``-NAME``), which only ``extenders`` cases ask for, so the other categories never meet them; those of
-:data:`EVERY_POD` have none and meet every pod, but act only on a pod that carries a plan for them.
-What an extender answers is no state of the server's: the pod carries it, in its :data:`ANNOTATION`
-(JSON ``{NAME: {"fail": {node: message}, "unresolvable": {node: message}, "scores": {node: 0..10},
-"error": text, "preempt": {"drop": [node], "pdb": {node: count}, "empty": [node], "error": text}}}``),
-so a stored case replays with the same answers on another port. ``preempt`` is the preemption verb's answer: the candidates it was sent
-(each with its victims), less ``drop``, with ``NumPDBViolations`` set from ``pdb``, the victims of
-``empty`` left out, those of ``add`` (node -> pod UIDs) added, or HTTP 500 with ``error``. The
-generator names ``add``'s pods ``ns/name``: :func:`with_uids` puts in their UIDs on the cluster the
-pod is created on (each cluster has its own). ``slow`` lists verbs answered only after the
-extender's ``httpTimeout``, so the caller meets a timeout.
+Every batch's configuration lists the extenders of :data:`EXTENDERS`, served by one HTTP server of this
+process on loopback (:func:`base_url`: a free port, started on first use). Each of :data:`MANAGED` is
+interested only in pods that request its managed resource (:data:`RESOURCE` ``-NAME``), which only
+``extenders`` cases ask for, so the other categories never meet them; those of :data:`EVERY_POD` have
+none and meet every pod, but act only on a pod that carries a plan for them. What an extender answers
+is no state of the server's: the pod carries it, in its :data:`ANNOTATION` (JSON ``{NAME: {"fail":
+{node: message}, "unresolvable": {node: message}, "scores": {node: 0..10}, "error": text, "preempt":
+{"drop": [node], "pdb": {node: count}, "empty": [node], "error": text}}}``), so a stored case replays
+with the same answers on another port. ``preempt`` is the preemption verb's answer: the candidates it
+was sent (each with its victims), less ``drop``, with ``NumPDBViolations`` set from ``pdb``, the
+victims of ``empty`` left out, those of ``add`` (node -> pod UIDs) added, or HTTP 500 with ``error``.
+The generator names ``add``'s pods ``ns/name``: :func:`with_uids` puts in their UIDs on the cluster the
+pod is created on (each cluster has its own). ``slow`` lists verbs answered only after the extender's
+``httpTimeout``, so the caller meets a timeout.
 
 The extender of :data:`BINDER` binds the pods it is interested in: its bind verb is sent no pod, only
 its name, namespace and UID, so it looks the pod up on every cluster registered with
