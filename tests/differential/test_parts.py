@@ -920,6 +920,20 @@ def test_the_ignored_extenders_resource_is_ignored_by_scheduler() -> None:
     assert EVERY_POD and all(managed[name] is None for name in EVERY_POD)  # interested in every pod
 
 
+def test_the_binder_is_ignorable_in_a_run_of_an_odd_seed() -> None:
+    """Upstream allows one binder per configuration: a batch has the ignorable one or the other."""
+    from ksched.differential.extender import binder_ignorable
+
+    def binder(doc: dict[str, Any]) -> dict[str, Any]:
+        configs: list[dict[str, Any]] = doc["extenders"]
+        (config,) = [c for c in configs if c["urlPrefix"].endswith(f"/{BINDER}")]
+        return config
+
+    assert "ignorable" not in binder(config_document([]))
+    assert binder(config_document([], ignorable_binder=True))["ignorable"] is True
+    assert [binder_ignorable(seed) for seed in (40, 9403, 9408)] == [False, True, False]
+
+
 def test_an_extender_of_every_pod_acts_only_on_its_plan() -> None:
     """``g`` meets the pods of every category: without a plan it passes every node and scores none
     (upstream would log a zero per node otherwise); with one it refuses and scores as planned."""

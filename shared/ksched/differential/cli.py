@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ksched.differential.extender import BINDER, binder_ignorable
 from ksched.differential.generate import CATEGORIES, generate_cases
 from ksched.differential.model import Case
 from ksched.differential.pipeline import Pipeline
@@ -101,7 +102,17 @@ def main(argv: Sequence[str]) -> int:
     deadline = started + args.budget if args.budget else None
     try:
         summary = asyncio.run(
-            _run(Path(args.kube), workdir, cases, store, args.shrink, deadline, args.verbose, args.pipeline)
+            _run(
+                Path(args.kube),
+                workdir,
+                cases,
+                store,
+                args.shrink,
+                deadline,
+                args.verbose,
+                args.pipeline,
+                binder_ignorable(args.seed),
+            )
         )
     except (ControlPlaneError, UpstreamError) as exc:
         print(f"ksched differential: {exc}", file=sys.stderr)
@@ -110,7 +121,8 @@ def main(argv: Sequence[str]) -> int:
         f"{summary.cases} case(s) compared, {summary.disagreements} disagreement(s), "
         f"{summary.errors} error(s) in {time.monotonic() - started:.0f} s (seed {args.seed})"
     )
-    print(json.dumps({**summary.to_json(), "seed": args.seed}), flush=True)
+    last = {**summary.to_json(), "seed": args.seed, "ignorable_binder": binder_ignorable(args.seed)}
+    print(json.dumps(last), flush=True)
     return 1 if summary.disagreements or summary.pipeline["disagreements"] else 0
 
 
@@ -123,6 +135,7 @@ async def _run(
     deadline: float | None,
     verbose: bool,
     pipeline: bool = False,
+    ignorable_binder: bool = False,
 ) -> Summary:
     summary = Summary()
     refused = refused_profiles(cases)
@@ -131,13 +144,22 @@ async def _run(
         summary.add(result)
     cases = [c for c in cases if all(c is not r.case for r in refused)]
     profiles = [c.profile for c in cases if c.profile is not None]
-    upstream = Upstream(kube, workdir / "upstream", profiles, say=say)
-    ksched = Pipeline(kube, workdir / "pipeline", profiles, say=say) if pipeline else None
+    if ignorable_binder:
+        say(f"the binder extender {BINDER} is ignorable in this run (an odd --seed)")
+    ignorable = ignorable_binder
+    upstream = Upstream(kube, workdir / "upstream", profiles, say=say, ignorable_binder=ignorable)
+    ksched = (
+        Pipeline(kube, workdir / "pipeline", profiles, say=say, ignorable_binder=ignorable)
+        if pipeline
+        else None
+    )
     gangs = gang_pipeline = None
     if any(c.gang for c in cases):
-        gangs = Upstream(kube, workdir / "gangs", profiles, say=say, gangs=True)
+        gangs = Upstream(kube, workdir / "gangs", profiles, say=say, gangs=True, ignorable_binder=ignorable)
         if pipeline:
-            gang_pipeline = Pipeline(kube, workdir / "gangs-pipeline", profiles, say=say, gangs=True)
+            gang_pipeline = Pipeline(
+                kube, workdir / "gangs-pipeline", profiles, say=say, gangs=True, ignorable_binder=ignorable
+            )
     if all(c.gang for c in cases):  # only gangs: the default cluster and its pipeline have nothing to do
         upstream_needed: list[Upstream] = []
     else:

@@ -116,12 +116,21 @@ def resource(name: str) -> str:
     return f"{RESOURCE}-{name}"
 
 
-def extender_configs() -> list[Obj]:
-    """The ``extenders`` section of a KubeSchedulerConfiguration (the servers started on first use)."""
+def binder_ignorable(seed: int) -> bool:
+    """Whether a batch's :data:`BINDER` is ignorable: in a run of an odd ``--seed`` (upstream allows one
+    binder per configuration, so a batch has one or the other)."""
+    return seed % 2 == 1
+
+
+def extender_configs(ignorable_binder: bool = False) -> list[Obj]:
+    """The ``extenders`` section of a KubeSchedulerConfiguration (the servers started on first use);
+    ``ignorable_binder``: :data:`BINDER` ignorable (its failure passes the pod to the bind plugins)."""
     out = []
     for name, spec in EXTENDERS.items():
         managed: Obj = {"name": resource(name), **({"ignoredByScheduler": True} if name in IGNORED else {})}
         config = {**spec} if name in EVERY_POD else {**spec, "managedResources": [managed]}
+        if name == BINDER and ignorable_binder:
+            config["ignorable"] = True
         if name in SECURE:
             client = _certificate("client")
             tls = {"caData": ca_pem(), "certData": client.chain, "keyData": client.key}

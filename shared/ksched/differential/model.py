@@ -109,10 +109,13 @@ def start_time(n: int) -> str:
     return f"2026-01-01T{1 + n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z"
 
 
-def config_document(profiles: list[Obj], kubeconfig: str | None = None, extenders: bool = True) -> Obj:
+def config_document(
+    profiles: list[Obj], kubeconfig: str | None = None, extenders: bool = True, ignorable_binder: bool = False
+) -> Obj:
     """A KubeSchedulerConfiguration with ``profiles`` (the default profile when empty), as the real
     scheduler of a batch runs it (``kubeconfig``) and as ``ksched simulate`` reads it; ``extenders``:
-    with the harness's own (``ksched.differential.extender``, served by this process)."""
+    with the harness's own (``ksched.differential.extender``, served by this process), their binder
+    ignorable with ``ignorable_binder`` (``ksched simulate`` binds nothing: it need not know)."""
     connection: Obj = {"qps": 5000, "burst": 5000}
     if kubeconfig:
         connection = {"kubeconfig": kubeconfig, **connection}
@@ -127,5 +130,5 @@ def config_document(profiles: list[Obj], kubeconfig: str | None = None, extender
         "podInitialBackoffSeconds": BACKOFF,
         "podMaxBackoffSeconds": BACKOFF,
         "profiles": profiles or [{"schedulerName": DEFAULT_SCHEDULER}],
-        **({"extenders": extender_configs()} if extenders else {}),
+        **({"extenders": extender_configs(ignorable_binder)} if extenders else {}),
     }

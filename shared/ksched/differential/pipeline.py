@@ -61,9 +61,15 @@ class Pipeline(Upstream):
     configuration (as ``system:masters``: the drop-in's own RBAC is another test's subject)."""
 
     def __init__(
-        self, kube: Path, workdir: Path, profiles: Any = (), say: Any = print, gangs: bool = False
+        self,
+        kube: Path,
+        workdir: Path,
+        profiles: Any = (),
+        say: Any = print,
+        gangs: bool = False,
+        ignorable_binder: bool = False,
     ) -> None:
-        super().__init__(kube, workdir, profiles, say, gangs)
+        super().__init__(kube, workdir, profiles, say, gangs, ignorable_binder)
         self.plane.parts = ("controller-manager",)
         self.process: asyncio.subprocess.Process | None = None
         self.port = 0

@@ -142,9 +142,11 @@ def object_path(obj: Obj, named: bool = True) -> str:
     return f"{path}/{obj['metadata']['name']}" if named else path
 
 
-def scheduler_config(profiles: Iterable[Obj], kubeconfig: Path) -> str:
+def scheduler_config(profiles: Iterable[Obj], kubeconfig: Path, ignorable_binder: bool = False) -> str:
     """The KubeSchedulerConfiguration of a batch: the default profile and the cases' own profiles."""
-    doc = config_document([{"schedulerName": DEFAULT_SCHEDULER}, *profiles], str(kubeconfig))
+    doc = config_document(
+        [{"schedulerName": DEFAULT_SCHEDULER}, *profiles], str(kubeconfig), ignorable_binder=ignorable_binder
+    )
     return yaml.safe_dump(doc, sort_keys=False)
 
 
@@ -158,11 +160,14 @@ class Upstream:
         profiles: Iterable[Obj] = (),
         say: Callable[[str], None] = print,
         gangs: bool = False,
+        ignorable_binder: bool = False,
     ) -> None:
         self.workdir = workdir
         self.profiles = list(profiles)
         self.say = say
         self.gangs = gangs
+        self.ignorable_binder = ignorable_binder
+        """The harness's binder extender ignorable (:func:`extender.binder_ignorable`)."""
         """The gang gates on (API server, controller manager, scheduler): the cluster of ``gangs`` cases."""
         self.plane = ControlPlane(
             kube=kube,
@@ -185,7 +190,7 @@ class Upstream:
     async def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "scheduler-config.yaml"
-        config.write_text(scheduler_config(self.profiles, self.scheduler_kubeconfig))
+        config.write_text(scheduler_config(self.profiles, self.scheduler_kubeconfig, self.ignorable_binder))
         gates = f" --feature-gates={GANG_GATES}" if self.gangs else ""
         self.plane.scheduler_args = f"--config={config} {SCHEDULER_FLAGS}{gates}"
         await asyncio.to_thread(self.plane.up)
