@@ -1209,3 +1209,44 @@ def test_a_case_plays_on_both_clusters_at_once(monkeypatch: pytest.MonkeyPatch) 
     assert isinstance(failed, UpstreamError)
     alone, none = asyncio.run(run.play_both(upstream, None, case))  # type: ignore[arg-type]
     assert alone.played is not None and none is None
+
+
+def test_the_code_digest_changes_with_the_scheduler_only(tmp_path: Path) -> None:
+    """Runs count together when the digest of the code that decides and binds is the same: a change to
+    the harness, the benchmarks or a test leaves it, a change to a plugin or a service does not."""
+    from ksched.differential.code import code_digest, package_roots, tree_roots
+
+    roots = tree_roots(tmp_path)
+    for package, root in roots.items():
+        (root / "sub").mkdir(parents=True)
+        (root / "sub" / "x.py").write_text(f"# {package}\n")
+    ksched = roots["ksched"]
+    for folder in ("differential", "bench", "plugins"):
+        (ksched / folder).mkdir()
+        (ksched / folder / "a.py").write_text("A = 1\n")
+    (ksched / "plugins" / "a_test.py").write_text("T = 1\n")
+    first = code_digest(roots)
+    assert first.startswith("sha256:") and len(first) == len("sha256:") + 16
+    (ksched / "differential" / "a.py").write_text("A = 2\n")
+    (ksched / "bench" / "a.py").write_text("A = 2\n")
+    (ksched / "plugins" / "a_test.py").write_text("T = 2\n")
+    assert code_digest(roots) == first
+    (ksched / "plugins" / "a.py").write_text("A = 2\n")
+    assert code_digest(roots) != first
+    (roots["ksched_binder"] / "sub" / "x.py").write_text("# changed\n")
+    assert len({first, code_digest(roots)}) == 2
+    repo = Path(__file__).resolve().parents[2]
+    assert code_digest(tree_roots(repo)) == code_digest(package_roots())  # this checkout's, as imported
+
+
+def test_the_cli_prints_the_code_digest(capsys: pytest.CaptureFixture[str]) -> None:
+    from ksched.differential.cli import main
+    from ksched.differential.code import code_digest
+
+    repo = Path(__file__).resolve().parents[2]
+    assert main(["--code-digest"]) == 0
+    assert main(["--code-digest", str(repo)]) == 0
+    assert capsys.readouterr().out.split() == [code_digest()] * 2
+    with pytest.raises(SystemExit):
+        main(["--cases", "1"])
+    assert "--kube is required" in capsys.readouterr().err

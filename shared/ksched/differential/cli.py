@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ksched.differential.code import code_digest, tree_roots
 from ksched.differential.extender import BINDER, binder_ignorable
 from ksched.differential.generate import CATEGORIES, generate_cases
 from ksched.differential.model import Case
@@ -29,7 +30,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "decide them, replay the same objects through `ksched simulate`, and report every disagreement. "
         "The last line of the output is one JSON object.",
     )
-    p.add_argument("--kube", required=True, help="folder laid out as ../shared/kube-1.36 (its cluster.sh)")
+    p.add_argument("--kube", help="folder laid out as ../shared/kube-1.36 (its cluster.sh); required")
     p.add_argument("--cases", type=int, default=20, help="how many cases (default 20)")
     p.add_argument("--seed", type=int, default=1, help="the seed of the generator (default 1)")
     p.add_argument(
@@ -66,7 +67,18 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="also play every case on a second cluster scheduled by ksched's whole pipeline "
         "(ksched kube-scheduler) and compare what the API server shows",
     )
+    p.add_argument(
+        "--code-digest",
+        nargs="?",
+        const="",
+        metavar="CHECKOUT",
+        help="print the digest of the scheduler's code this run would compare (of the repository checked "
+        "out in CHECKOUT if given; the last JSON line's ksched_code) and exit: runs of one digest count "
+        "together",
+    )
     args = p.parse_args(list(argv))
+    if args.code_digest is None and not args.kube:
+        p.error("--kube is required")
     unknown = [c for c in args.categories.split(",") if c and c not in CATEGORIES]
     if unknown:
         p.error(f"unknown categories {unknown}; known: {', '.join(CATEGORIES)}")
@@ -91,6 +103,9 @@ def say(line: str) -> None:
 
 def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
+    if args.code_digest is not None:
+        print(code_digest(tree_roots(Path(args.code_digest)) if args.code_digest else None))
+        return 0
     categories = tuple(c for c in args.categories.split(",") if c)
     cases = generate_cases(args.cases, args.seed, categories)
     if args.only:
@@ -121,7 +136,12 @@ def main(argv: Sequence[str]) -> int:
         f"{summary.cases} case(s) compared, {summary.disagreements} disagreement(s), "
         f"{summary.errors} error(s) in {time.monotonic() - started:.0f} s (seed {args.seed})"
     )
-    last = {**summary.to_json(), "seed": args.seed, "ignorable_binder": binder_ignorable(args.seed)}
+    last = {
+        **summary.to_json(),
+        "seed": args.seed,
+        "ignorable_binder": binder_ignorable(args.seed),
+        "ksched_code": code_digest(),
+    }
     print(json.dumps(last), flush=True)
     return 1 if summary.disagreements or summary.pipeline["disagreements"] else 0
 
