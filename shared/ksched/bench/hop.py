@@ -123,46 +123,54 @@ async def measure_tcp(rate: float, count: int) -> dict[str, float | None]:
         await _stop(child)
 
 
-async def measure_nats(rate: float, count: int) -> dict[str, float | None]:
+Client = Callable[[str], Awaitable[tuple[Callable[[], Awaitable[None]], Callable[[], Awaitable[None]]]]]
+"""Connects to a nats-server's URL: (one round trip, close)."""
+
+
+async def _through_server(echo: str, client: Client, rate: float, count: int) -> dict[str, float | None]:
+    """Round trips of ``client`` to a child started with ``echo`` through an embedded nats-server."""
     server = EmbeddedNats(jetstream=False)
     await server.start()
-    child = await _child("--echo-nats", server.url)
+    child = await _child(echo, server.url)
     try:
         assert child.stdout is not None
         await child.stdout.readline()  # subscribed
-        bus = await connect(server.url, name="bench-hop")
+        send, close = await client(server.url)
+        times = await _paced(send, rate, count)
+        await close()
+        return percentiles(times, digits=3)
+    finally:
+        await _stop(child)
+        await server.stop()
+
+
+async def measure_nats(rate: float, count: int) -> dict[str, float | None]:
+    async def client(url: str) -> tuple[Callable[[], Awaitable[None]], Callable[[], Awaitable[None]]]:
+        bus = await connect(url, name="bench-hop")
 
         async def send() -> None:
             await bus.nc.request(SUBJECT, PAYLOAD, timeout=5)
 
-        times = await _paced(send, rate, count)
-        await bus.close()
-        return percentiles(times, digits=3)
-    finally:
-        await _stop(child)
-        await server.stop()
+        return send, bus.close
+
+    return await _through_server("--echo-nats", client, rate, count)
 
 
 async def measure_raw(rate: float, count: int) -> dict[str, float | None]:
-    server = EmbeddedNats(jetstream=False)
-    await server.start()
-    child = await _child("--echo-raw", server.url)
-    try:
-        assert child.stdout is not None
-        await child.stdout.readline()  # subscribed
-        client = await RawNats.connect(server.url)
-        client.subscribe(INBOX, 1)
+    async def client(url: str) -> tuple[Callable[[], Awaitable[None]], Callable[[], Awaitable[None]]]:
+        raw = await RawNats.connect(url)
+        raw.subscribe(INBOX, 1)
 
         async def send() -> None:
-            client.publish(SUBJECT, PAYLOAD, reply=INBOX)
-            await client.next_msg()
+            raw.publish(SUBJECT, PAYLOAD, reply=INBOX)
+            await raw.next_msg()
 
-        times = await _paced(send, rate, count)
-        client.close()
-        return percentiles(times, digits=3)
-    finally:
-        await _stop(child)
-        await server.stop()
+        async def close() -> None:
+            raw.close()
+
+        return send, close
+
+    return await _through_server("--echo-raw", client, rate, count)
 
 
 async def measure(rate: float, count: int) -> dict[str, object]:
