@@ -93,6 +93,30 @@ def test_a_nominated_pod_is_decided_once_its_preemption_is_logged() -> None:
     assert attempt.complete and answer(attempt)["victims"] == ["ns/v"]
 
 
+def test_a_preemption_whose_victims_are_all_being_deleted_starts_no_goroutine() -> None:
+    """Upstream skips a victim being deleted already (an earlier preemptor's), and starts no
+    asynchronous preemption when every victim of its candidate is: nothing is logged after the
+    nomination (sequences-s9412-145: the harness waited 30 s for the goroutine's lines). The attempt
+    may then be over without them; with one victim left to delete the goroutine's lines still count."""
+    head = [
+        'I1207 10:08:20.787870 1 schedule_one.go:123] "Attempting to schedule pod" pod="ns/p"',
+        'I1207 10:08:20.788319 1 executor.go:213] "Victim Pod is already being deleted, skipping the API'
+        ' call for it" preemptor="ns/p" node="n1" victim="ns/v"',
+        'I1207 10:08:20.788358 1 schedule_one.go:1239] "Unable to schedule pod; no fit; waiting" pod="ns/p"'
+        ' err="0/4 nodes are available: 4 Insufficient memory."',
+        'I1207 10:08:20.788499 1 schedule_one.go:1325] "Updating pod condition and nominated node name"'
+        ' pod="ns/p" nominatedNodeName="n1" nominatingMode=1',
+    ]
+    logged = [e for e in map(parse_line, head) if e is not None]
+    assert len(logged) == 4
+    alone = first_attempt(logged, "ns/p")
+    assert not alone.complete and alone.maybe_no_goroutine
+    assert answer(alone)["nominated"] == "n1" and answer(alone)["victims"] == ["ns/v"]
+    assert not first_attempt(logged[:3], "ns/p").maybe_no_goroutine  # not nominated yet
+    started = [*logged, *(e for e in map(parse_line, PREEMPTION_LOG.splitlines()[3:4]) if e is not None)]
+    assert not first_attempt(started, "ns/p").maybe_no_goroutine  # a goroutine: wait for its end
+
+
 def test_a_member_nominated_where_its_group_waits_for_a_preemption_needs_no_preemption_of_its_own() -> None:
     """A member that fit while another member's preemption makes the group wait is nominated on the
     node it was assumed on, and preempted nothing itself: its attempt is over with the nomination

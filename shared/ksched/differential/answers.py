@@ -74,6 +74,8 @@ class Attempt:
     nominated: str | None = None
     preemption_started: bool = False
     preemption_done: bool = False
+    already_deleting: bool = False
+    """A victim of its preemption was being deleted already (upstream skips it)."""
     victims: list[str] = field(default_factory=list)
     group_wait: bool = False
     """A pod group member that fit (scored, assumed) while its group did not."""
@@ -98,6 +100,20 @@ class Attempt:
         # a member whose group waits for a preemption is nominated where it was assumed, and may
         # have preempted nothing itself (seed 4102, case 5 of the gangs)
         return self.nomination_seen and (self.preemption_done or not self.preemption_started)
+
+    @property
+    def maybe_no_goroutine(self) -> bool:
+        """Nominated, with a victim being deleted already and no asynchronous preemption seen yet:
+        upstream starts none when every victim of its candidate is (``prepareCandidateAsync``), and
+        then nothing more is logged; its first line otherwise comes within milliseconds."""
+        return (
+            self.ended
+            and self.nomination_seen
+            and self.nominated is not None
+            and not self.group_wait
+            and self.already_deleting
+            and not self.preemption_started
+        )
 
 
 def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
@@ -168,6 +184,7 @@ def _preemption(out: Attempt, e: Entry) -> None:
     elif e.msg == PREEMPTION_DONE:
         out.preemption_done = True
     else:
+        out.already_deleting |= e.msg == ALREADY_DELETING
         victim = e.values.get("victim")
         if victim and victim not in out.victims:
             out.victims.append(victim)

@@ -102,6 +102,9 @@ persistentvolume-binder; resourceclaim) and none that would change its pods."""
 BATCHING_WINDOW = 0.6
 """Seconds between two pending pods: longer than upstream's opportunistic batching keeps a result."""
 DECISION_TIMEOUT = 30.0
+NO_GOROUTINE_WAIT = 2.0
+"""How long a nominated pod whose victims were all being deleted already waits for an asynchronous
+preemption that upstream does not start (:attr:`Attempt.maybe_no_goroutine`; sequences-s9412-145)."""
 SYNC_TIMEOUT = 20.0
 START_TIMEOUT = 90.0
 QUIET = BACKOFF + 1.0
@@ -657,11 +660,18 @@ class Upstream:
         """The answer for ``pod``, once its first attempt is over."""
         pod_key = key(pod)
         attempt = Attempt(pod_key)
+        waiting_since: float | None = None
 
         def decided() -> bool:
-            nonlocal attempt
+            nonlocal attempt, waiting_since
             attempt = first_attempt(self.entries, pod_key)
-            return attempt.complete
+            if attempt.complete:
+                return True
+            if not attempt.maybe_no_goroutine:
+                waiting_since = None
+                return False
+            waiting_since = waiting_since or time.monotonic()
+            return time.monotonic() - waiting_since > NO_GOROUTINE_WAIT
 
         await self.wait_log(decided, f"a decision for pod {pod_key}", DECISION_TIMEOUT)
         return answer(attempt)
