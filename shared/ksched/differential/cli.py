@@ -166,7 +166,7 @@ async def _run(
     profiles = [c.profile for c in cases if c.profile is not None]
     if ignorable_binder:
         say(f"the binder extender {BINDER} is ignorable in this run (an odd --seed)")
-    ignorable = ignorable_binder
+    ignorable = ignorable_binder  # every cluster of the batch alike
     upstream = Upstream(kube, workdir / "upstream", profiles, say=say, ignorable_binder=ignorable)
     ksched = (
         Pipeline(kube, workdir / "pipeline", profiles, say=say, ignorable_binder=ignorable)
