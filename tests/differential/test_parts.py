@@ -112,9 +112,28 @@ def test_a_preemption_whose_victims_are_all_being_deleted_starts_no_goroutine() 
     alone = first_attempt(logged, "ns/p")
     assert not alone.complete and alone.maybe_no_goroutine
     assert answer(alone)["nominated"] == "n1" and answer(alone)["victims"] == ["ns/v"]
+    assert answer(alone)["preemption_not_started"] is True
     assert not first_attempt(logged[:3], "ns/p").maybe_no_goroutine  # not nominated yet
     started = [*logged, *(e for e in map(parse_line, PREEMPTION_LOG.splitlines()[3:4]) if e is not None)]
     assert not first_attempt(started, "ns/p").maybe_no_goroutine  # a goroutine: wait for its end
+
+
+def test_the_pipeline_leaves_the_message_of_a_pod_upstream_did_not_gate() -> None:
+    """A nomination whose victims were all being deleted already starts no preemption upstream, and
+    any event may try the pod again at once (extenders-s9412-674: 5 ms later, with the retry's
+    message): its message is not compared through the pipeline; its nomination still is."""
+    from ksched.differential.run import judge_pipeline
+
+    first = "0/3 nodes are available: 1 Insufficient memory."
+    golden: dict[str, Any] = {"pod": "ns/p", "node": None, "nominated": "n0", "victims": [], "message": first}
+    retry = f"{first} preemption: not eligible due to a terminating pod on the nominated node."
+    seen: list[dict[str, Any]] = [{**golden, "message": retry}]
+    diffs, _ = judge_pipeline([golden], seen)
+    assert diffs and all("(f)" in d for d in diffs)
+    assert judge_pipeline([{**golden, "preemption_not_started": True}], seen) == ([], 0)
+    elsewhere = [{**seen[0], "nominated": "n1"}]
+    diffs, _ = judge_pipeline([{**golden, "preemption_not_started": True}], elsewhere)
+    assert any("(p)" in d for d in diffs)
 
 
 def test_a_member_nominated_where_its_group_waits_for_a_preemption_needs_no_preemption_of_its_own() -> None:

@@ -226,4 +226,7 @@ def answer(attempt: Attempt) -> dict[str, Any]:
     elif node is None and not attempt.failed_with_error:
         out["nominated"] = attempt.nominated
         out["victims"] = sorted(attempt.victims)
+        if attempt.maybe_no_goroutine:
+            # upstream did not gate it (no preemption under way): any event may try it again at once
+            out["preemption_not_started"] = True
     return out

@@ -350,7 +350,10 @@ def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> 
     retry's ``not eligible due to a terminating pod``). A victim an
     earlier pod's preemption is deleting already is left out of upstream's victims: the pipeline's are
     read from ``Preempted`` events, and nothing deletes (or names) such a victim again (seed 8301,
-    case 145)."""
+    case 145). When every victim was, upstream started no asynchronous preemption and did not gate
+    the pod, which any event may then try again at once: its PodScheduled message is not compared
+    (extenders-s9412-674: upstream's own retry 5 ms later wrote ``not eligible due to a terminating pod
+    on the nominated node``, and so did the pipeline's)."""
     if any("podGroup" in g for g in golden):
         if any(g.get("victims") or g.get("nominated") for g in golden):
             return judge_group_ends(golden, seen), 0
@@ -364,6 +367,8 @@ def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> 
         deleting.update(victims)
         checks, lines = compare(want, got)
         for check in PIPELINE_CHECKS:
+            if check.startswith("f") and want.get("preemption_not_started"):
+                continue  # what the API server shows may be a retry's message, on either side
             if not checks[check]:
                 diffs += [
                     f"{want['pod']}: {line}"
