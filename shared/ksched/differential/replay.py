@@ -172,7 +172,17 @@ def _placed(pod: Obj, node: str, started: str | None = None) -> Obj:
     return out
 
 
+REPLAY_GATE = "differential.ksched.io/replayed"
+"""The scheduling gate an earlier pod pending with its nomination carries in a replay: ``ksched simulate``
+tries every pending pod, and upstream did not try that one again before the next (it waited, its victims
+terminating): it is what the later pods meet, its nomination reserving room, not a pod to decide
+again (sequences-s9412-1165: retried first, at higher priority, it preempted elsewhere, the node it
+was nominated to being cordoned since)."""
+
+
 def _nominated(pod: Obj, node: str) -> Obj:
     out = copy.deepcopy(pod)
     out.setdefault("status", {})["nominatedNodeName"] = node
+    gates = out["spec"].setdefault("schedulingGates", [])
+    gates.append({"name": REPLAY_GATE})
     return out
