@@ -1294,3 +1294,5 @@ def test_the_cli_prints_the_code_digest(capsys: pytest.CaptureFixture[str]) -> N
     with pytest.raises(SystemExit):
         main(["--cases", "1"])
     assert "--kube is required" in capsys.readouterr().err
+    assert main(["--code-digest", str(repo / "docs")]) == 2  # no checkout there: no digest of nothing
+    assert "no package ksched at " in capsys.readouterr().err

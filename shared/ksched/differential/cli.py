@@ -104,7 +104,11 @@ def say(line: str) -> None:
 def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
     if args.code_digest is not None:
-        print(code_digest(tree_roots(Path(args.code_digest)) if args.code_digest else None))
+        try:
+            print(code_digest(tree_roots(Path(args.code_digest)) if args.code_digest else None))
+        except FileNotFoundError as exc:
+            print(f"ksched differential: --code-digest: {exc}", file=sys.stderr)
+            return 2
         return 0
     categories = tuple(c for c in args.categories.split(",") if c)
     cases = generate_cases(args.cases, args.seed, categories)
@@ -166,19 +170,25 @@ async def _run(
     profiles = [c.profile for c in cases if c.profile is not None]
     if ignorable_binder:
         say(f"the binder extender {BINDER} is ignorable in this run (an odd --seed)")
-    ignorable = ignorable_binder  # every cluster of the batch alike
-    upstream = Upstream(kube, workdir / "upstream", profiles, say=say, ignorable_binder=ignorable)
+    upstream = Upstream(kube, workdir / "upstream", profiles, say=say, ignorable_binder=ignorable_binder)
     ksched = (
-        Pipeline(kube, workdir / "pipeline", profiles, say=say, ignorable_binder=ignorable)
+        Pipeline(kube, workdir / "pipeline", profiles, say=say, ignorable_binder=ignorable_binder)
         if pipeline
         else None
     )
     gangs = gang_pipeline = None
     if any(c.gang for c in cases):
-        gangs = Upstream(kube, workdir / "gangs", profiles, say=say, gangs=True, ignorable_binder=ignorable)
+        gangs = Upstream(
+            kube, workdir / "gangs", profiles, say=say, gangs=True, ignorable_binder=ignorable_binder
+        )
         if pipeline:
             gang_pipeline = Pipeline(
-                kube, workdir / "gangs-pipeline", profiles, say=say, gangs=True, ignorable_binder=ignorable
+                kube,
+                workdir / "gangs-pipeline",
+                profiles,
+                say=say,
+                gangs=True,
+                ignorable_binder=ignorable_binder,
             )
     if all(c.gang for c in cases):  # only gangs: the default cluster and its pipeline have nothing to do
         upstream_needed: list[Upstream] = []

@@ -28,9 +28,12 @@ def tree_roots(tree: Path) -> dict[str, Path]:
 def code_digest(roots: dict[str, Path] | None = None) -> str:
     """``sha256:`` and 16 hex digits over every ``.py`` file of :data:`PACKAGES` (path and content, the
     files of :data:`LEFT_OUT` and tests left out), from ``roots`` (default :func:`package_roots`):
-    equal for runs of the same scheduler."""
+    equal for runs of the same scheduler. FileNotFoundError names a package folder that is not there
+    (a path that is no checkout of the repository)."""
     digest = hashlib.sha256()
     for package, root in sorted((roots or package_roots()).items()):
+        if not root.is_dir():
+            raise FileNotFoundError(f"no package {package} at {root}: not a checkout of the repository")
         for path in sorted(root.rglob("*.py")):
             name = f"{package}/{path.relative_to(root).as_posix()}"
             if name.startswith(LEFT_OUT) or path.name.endswith("_test.py") or "__pycache__" in name:

@@ -169,9 +169,9 @@ class Upstream:
         self.profiles = list(profiles)
         self.say = say
         self.gangs = gangs
+        """The gang gates on (API server, controller manager, scheduler): the cluster of ``gangs`` cases."""
         self.ignorable_binder = ignorable_binder
         """The harness's binder extender ignorable (:func:`extender.binder_ignorable`)."""
-        """The gang gates on (API server, controller manager, scheduler): the cluster of ``gangs`` cases."""
         self.plane = ControlPlane(
             kube=kube,
             dir=workdir,
