@@ -16,7 +16,7 @@ import yaml
 
 from ksched.aio import cancel_and_wait
 from ksched.config import ConfigError, parse_config
-from ksched.differential.compare import CHECKS, agrees, as_scheduled, compare
+from ksched.differential.compare import CHECKS, agrees, as_scheduled, compare, eligibility_free
 from ksched.differential.model import DECIDES, Case, Obj, config_document, key
 from ksched.differential.replay import replay, replay_group, replay_steps
 from ksched.differential.store import read_cases, write_case
@@ -382,10 +382,18 @@ def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> 
 
 def group_ends(answers: list[dict[str, Any]]) -> dict[str, Any]:
     """Where a pod group's members ended (their ``final`` states, alike members as a multiset): how
-    many were placed, the others' nominations and PodScheduled messages, the pods being deleted (the
-    victims, which no kubelet ends) and the group's ``PodGroupScheduled`` condition."""
+    many were placed, the others' nominations and PodScheduled messages (a nominated member's without
+    its not-eligible part, :func:`~ksched.differential.compare.eligibility_free`: which of the group's
+    cycles every 40 ms came last decides it, on either side), the pods being deleted (the victims,
+    which no kubelet ends) and the group's ``PodGroupScheduled`` condition."""
     finals = [a.get("final") or {} for a in answers]
-    pending = sorted((f.get("nominated") or "", f.get("message") or "") for f in finals if not f.get("node"))
+    pending = sorted(
+        (f["nominated"], eligibility_free(f.get("message") or ""))
+        if f.get("nominated")
+        else ("", f.get("message") or "")
+        for f in finals
+        if not f.get("node")
+    )
     first = finals[0] if finals else {}
     return {
         "placed": sum(1 for f in finals if f.get("node")),
