@@ -31,7 +31,7 @@ from ksched.differential.extender import (
 )
 from ksched.differential.generate import CATEGORIES, generate, generate_cases
 from ksched.differential.klog import parse_line
-from ksched.differential.model import config_document, key, start_time
+from ksched.differential.model import config_document, key, members, start_time
 from ksched.differential.replay import replay, simulate
 from ksched.differential.run import PIPELINE_CHECKS
 
@@ -217,7 +217,7 @@ def test_cases_are_reproducible_and_small(category: str) -> None:
     assert case == generate(category, 7, 3)
     nodes = [o for o in case.objects if o["kind"] == "Node"]
     assert 2 <= len(nodes) <= 8
-    assert 1 <= len(case.pending) <= 6
+    assert 1 <= len(case.pending) <= 6 * max(1, len(case.groups))  # up to 6 members a group
     names = [key(o) for o in [*case.objects, *case.preplaced, *case.pending] if o["kind"] == "Pod"]
     assert len(names) == len(set(names))
 
@@ -307,17 +307,22 @@ def test_two_clusters_differ_where_controllers_did_not_do_the_same() -> None:
 
 # --- gangs -------------------------------------------------------------------------------------------
 def test_a_gang_case_has_alike_members_enough_for_its_min_count() -> None:
+    seconds = 0
     for index in range(20):
         case = generate("gangs", 7, index)
-        assert case.gang and case.group is not None
-        group = case.group["metadata"]["name"]
-        policy = case.group["spec"]["schedulingPolicy"]
-        min_count = (policy.get("gang") or {}).get("minCount", 1)
-        assert len(case.pending) >= min_count  # fewer would wait in PreEnqueue for ever
-        specs = [p["spec"] for p in case.pending]
-        assert all(s == specs[0] for s in specs)
-        assert specs[0]["schedulingGroup"] == {"podGroupName": group}
+        assert case.gang and 1 <= len(case.groups) <= 2
+        seconds += len(case.groups) == 2
+        assert sum(len(members(case, group)) for group in case.groups) == len(case.pending)
+        for group in case.groups:
+            pods = members(case, group)
+            policy = group["spec"]["schedulingPolicy"]
+            min_count = (policy.get("gang") or {}).get("minCount", 1)
+            assert len(pods) >= min_count  # fewer would wait in PreEnqueue for ever
+            specs = [p["spec"] for p in pods]
+            assert all(s == specs[0] for s in specs)
+            assert specs[0]["schedulingGroup"] == {"podGroupName": group["metadata"]["name"]}
         assert all(o.get("kind") != "Pod" or o["spec"].get("nodeName") for o in case.objects)
+    assert 0 < seconds < 20  # now and then a second group, decided after the first
     assert not any(c.gang for c in generate_cases(len(CATEGORIES), 7) if c.category != "gangs")
 
 
@@ -325,19 +330,18 @@ def test_some_gangs_make_their_pod_group_from_a_workloads_template() -> None:
     made = 0
     for index in range(30):
         case = generate("gangs", 7, index)
-        assert case.group is not None
-        ref = case.group["spec"].get("podGroupTemplateRef")
-        workloads = [o for o in case.objects if o["kind"] == "Workload"]
-        if ref is None:
-            assert not workloads
-            continue
-        made += 1
-        [workload] = workloads  # created with the case's objects, before its group (admission checks it)
-        assert workload["metadata"]["namespace"] == case.group["metadata"]["namespace"]
-        assert ref["workload"]["workloadName"] == workload["metadata"]["name"]
-        [template] = workload["spec"]["podGroupTemplates"]
-        assert ref["workload"]["podGroupTemplateName"] == template["name"]
-        assert template["schedulingPolicy"] == case.group["spec"]["schedulingPolicy"]
+        workloads = {key(o): o for o in case.objects if o["kind"] == "Workload"}
+        for group in case.groups:
+            ref = group["spec"].get("podGroupTemplateRef")
+            if ref is None:
+                continue
+            made += 1
+            # created with the case's objects, before its group (admission checks it)
+            workload = workloads.pop(f"{group['metadata']['namespace']}/{ref['workload']['workloadName']}")
+            [template] = workload["spec"]["podGroupTemplates"]
+            assert ref["workload"]["podGroupTemplateName"] == template["name"]
+            assert template["schedulingPolicy"] == group["spec"]["schedulingPolicy"]
+        assert not workloads  # each one a group's
     assert 0 < made < 30
 
 
@@ -394,12 +398,61 @@ def test_gang_members_are_compared_in_the_order_each_side_tried_them() -> None:
 
     answers = [golden("default/m1", "b", ["b"]), golden("default/m0", "a", ["a"])]
     answers[0]["feasible"] = None  # scored: the log tells no feasible set here
-    case = Case("gangs", 1, 0, group=group)
+    case = Case("gangs", 1, 0, groups=[group])
     result = judge(case, Played(objects, answers))
     assert result.error is None and not result.disagrees, result.diff_lines()
     answers[1]["podGroup"] = {**scheduled, "condition": {"status": "False", "reason": "x", "message": ""}}
     result = judge(case, Played(objects, answers))
     assert result.disagrees and result.failed == {"default/m0:g"}
+
+
+def test_a_later_pod_group_is_replayed_where_upstream_left_the_earlier_one() -> None:
+    """Two groups of one member each on one node with room for one: upstream placed the first group's
+    member, so the second group's member, replayed through ``ksched simulate``, meets it there (not
+    the first group's PodGroup only); the first group is replayed without the second."""
+    from ksched.differential.replay import replay_groups
+
+    def group(name: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "scheduling.k8s.io/v1alpha2",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "default", "uid": name},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+        }
+
+    second = member("q0", "1500m")
+    second["spec"]["schedulingGroup"] = {"podGroupName": "g2"}
+    objects = [node("a", "2"), member("p0", "1500m"), group("g"), second, group("g2")]
+    condition = {"status": "True", "reason": "Scheduled", "message": ""}
+    answers: list[dict[str, Any]] = [
+        {"pod": "default/p0", "node": "a", "podGroup": {"name": "default/g", "condition": condition}},
+        {"pod": "default/q0", "node": None, "podGroup": {"name": "default/g2", "condition": condition}},
+    ]
+    first, then = replay_groups(objects, None, answers)
+    assert [e["pod"] for e in first] == ["default/p0"] and first[0]["node"] == "a"
+    assert [e["pod"] for e in then] == ["default/q0"] and then[0]["node"] is None
+    assert "Insufficient cpu" in then[0]["message"]
+    answers[0] = {**answers[0], "node": None}  # upstream left p0 pending (deleted before g2): room
+    assert replay_groups(objects, None, answers)[1][0]["node"] == "a"
+
+
+def test_the_pipelines_later_group_is_not_compared_after_a_tie_in_the_one_before() -> None:
+    from ksched.differential.run import judge_pipeline
+
+    def placed(pod: str, node: str, group: str) -> dict[str, Any]:
+        condition = {"status": "True", "reason": "Scheduled", "message": ""}
+        return {
+            "pod": pod,
+            "node": node,
+            "top_nodes": ["a", "b"],
+            "podGroup": {"name": group, "condition": condition},
+        }
+
+    golden = [placed("ns/p0", "a", "ns/g"), placed("ns/q0", "b", "ns/g2")]
+    assert judge_pipeline(golden, [placed("ns/p0", "a", "ns/g"), placed("ns/q0", "b", "ns/g2")]) == ([], 0)
+    diffs, skipped = judge_pipeline(golden, [placed("ns/p0", "a", "ns/g"), placed("ns/q0", "a", "ns/g2")])
+    assert diffs == [] and skipped == 0  # the last pod on another tied node: nothing after it
+    assert judge_pipeline(golden, [placed("ns/p0", "b", "ns/g"), placed("ns/q0", "a", "ns/g2")]) == ([], 1)
 
 
 def test_members_after_one_that_waited_on_tied_nodes_are_compared_on_the_group_only() -> None:
@@ -422,12 +475,12 @@ def test_members_after_one_that_waited_on_tied_nodes_are_compared_on_the_group_o
     golden = [fit("ns/p4", {"n0": 449, "n3": 449, "n2": 423}), fit("ns/p5", {"n0": 449, "n2": 423})]
     ours = [{**fit("ns/p4", {"n0": 449, "n3": 449, "n2": 423}), "podGroup": waiting}]
     ours.append({**fit("ns/p5", {"n3": 449, "n2": 423}), "podGroup": waiting})
-    assert all(m.agrees for m in compare_members(golden, ours))
+    assert all(m.agrees for m in compare_members(golden, [ours]))
     ours[1]["podGroup"] = {**waiting, "condition": {**condition, "message": "other"}}
-    assert [m.agrees for m in compare_members(golden, ours)] == [True, False]  # the group still is
+    assert [m.agrees for m in compare_members(golden, [ours])] == [True, False]  # the group still is
     golden[0] = fit("ns/p4", {"n0": 449, "n3": 440, "n2": 423})  # no tie: p5 is compared whole
     ours[0], ours[1]["podGroup"] = {**golden[0]}, waiting
-    assert [m.agrees for m in compare_members(golden, ours)] == [True, False]
+    assert [m.agrees for m in compare_members(golden, [ours])] == [True, False]
 
 
 def test_the_pipelines_gang_members_pair_with_upstreams_alike_ones() -> None:
@@ -458,9 +511,10 @@ def test_the_pipelines_gang_members_pair_with_upstreams_alike_ones() -> None:
         {
             "pod": "ns/m1",
             "node": None,
+            "podGroup": group,
             "final": {"node": None, "nominated": "a", "message": "not eligible", **end},
         },
-        {"pod": "ns/m0", "node": "a", "final": {"node": "c", **end}},
+        {"pod": "ns/m0", "node": "a", "podGroup": group, "final": {"node": "c", **end}},
     ]
     assert judge_pipeline(golden, seen) == ([], 0)
     seen[0]["final"] = {**seen[0]["final"], "terminating": ["ns/low", "ns/low2"]}

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ksched.differential.compare import agrees, as_scheduled, compare
-from ksched.differential.replay import replay, replay_group, replay_steps
+from ksched.differential.replay import replay, replay_groups, replay_steps
 from ksched.differential.run import compare_members, tried_alone
 from ksched.differential.store import FIXED, OPEN, Stored, read_cases
 
@@ -22,7 +22,7 @@ def differences(case: Stored) -> list[str]:
     objects = yaml.safe_load(case.cluster.read_text())["items"]
     answers = case.expected["pods"]
     if any("podGroup" in a for a in answers):  # a gang: its members by position, with the gates on
-        members = compare_members(answers, replay_group(objects, case.profile()))
+        members = compare_members(answers, replay_groups(objects, case.profile(), answers))
         return [f"{m.golden['pod']}: {d}" for m in members if not m.agrees for d in m.diffs]
     if case.steps is not None:  # a sequence: each pod on the cluster of the step that tried it
         steps = yaml.safe_load(case.steps.read_text())

@@ -1011,9 +1011,9 @@ GROUP_API = "scheduling.k8s.io/v1alpha2"
 
 
 def _gangs(g: Gen) -> Case:
-    """One PodGroup (mostly the gang policy with a minCount, now and then the basic one) whose members
-    are alike, as a controller makes them from one template; bound pods take some of the room. The
-    members are created at once and the group after them (the case's ``group``)."""
+    """One PodGroup, now and then a second one decided after it (:func:`_gang`); bound pods take some
+    of the room. The members of a group are created at once and the group after them (the case's
+    ``groups``)."""
     for _ in range(g.rng.randint(2, 5)):
         g.node(
             g.pick(("2", "3", "4", "6", "1500m")),
@@ -1022,8 +1022,22 @@ def _gangs(g: Gen) -> Case:
             zone=g.pick(("zone-a", "zone-b")),
         )
     g.random_bound(0, 4)
+    extra = _gang(g, "pg", "p")
+    if g.chance(SECOND_GROUP):
+        extra += _gang(g, "pg2", "q")
+    return g.finish(extra)
+
+
+SECOND_GROUP = 0.3
+"""How often a ``gangs`` case has a second PodGroup, decided once the first one is."""
+
+
+def _gang(g: Gen, suffix: str, member: str) -> list[Obj]:
+    """A PodGroup ``PREFIX-SUFFIX`` (mostly the gang policy with a minCount, now and then the basic
+    one) whose members (``MEMBER0``...) are alike, as a controller makes them from one template,
+    appended to the case; what else it needs made first (a Workload)."""
     ns = g.pick(NAMESPACES)
-    name = f"{g.prefix}-pg"
+    name = f"{g.prefix}-{suffix}"
     min_count = g.rng.randint(1, 4)
     members = min_count + g.pick((0, 0, 1, 2))
     policy: Obj = {"gang": {"minCount": min_count}} if g.chance(0.85) else {"basic": {}}
@@ -1049,13 +1063,17 @@ def _gangs(g: Gen) -> Case:
     for j in range(members):
         g.pending(
             g.pod(
-                f"p{j}", [copy.deepcopy(container)], namespace=ns, labels=dict(labels), **copy.deepcopy(spec)
+                f"{member}{j}",
+                [copy.deepcopy(container)],
+                namespace=ns,
+                labels=dict(labels),
+                **copy.deepcopy(spec),
             )
         )
     group_spec: Obj = {"schedulingPolicy": policy}
     extra: list[Obj] = []
     if g.chance(0.3):  # made from a Workload's template, as a workload's controller makes it
-        workload_name = f"{g.prefix}-wl"
+        workload_name = f"{name}-wl"
         template = {"name": "workers", "schedulingPolicy": copy.deepcopy(policy)}
         extra.append(
             {
@@ -1067,13 +1085,15 @@ def _gangs(g: Gen) -> Case:
         )
         ref = {"workloadName": workload_name, "podGroupTemplateName": "workers"}
         group_spec["podGroupTemplateRef"] = {"workload": ref}
-    g.case.group = {
-        "apiVersion": GROUP_API,
-        "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": group_spec,
-    }
-    return g.finish(extra)
+    g.case.groups.append(
+        {
+            "apiVersion": GROUP_API,
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": group_spec,
+        }
+    )
+    return extra
 
 
 EXTENDER_MESSAGES = {

@@ -55,9 +55,11 @@ class Case:
     preplaced: list[Obj] = field(default_factory=list)
     """Pods the real scheduler places before the pending ones (not compared): what a bound pod cannot
     be made of by hand, such as the ResourceClaims its placement allocated (category ``dra``)."""
-    group: Obj | None = None
-    """A PodGroup (category ``gangs``, played with the gang gates on): the pending pods are its members,
-    created at once, and the group after them, so upstream's pod group cycle takes every member."""
+    groups: list[Obj] = field(default_factory=list)
+    """PodGroups (category ``gangs``, played with the gang gates on), decided one after another: each
+    group's members (the pending pods naming it, :func:`members`) are created at once and the group
+    after them, so upstream's pod group cycle takes every member; the next group comes once this one
+    is decided and its members left pending are deleted."""
 
     steps: list[Obj] = field(default_factory=list)
     """Timed events (category ``sequences``), played in order, each once the cluster is quiet after
@@ -73,11 +75,22 @@ class Case:
     @property
     def gang(self) -> bool:
         """Whether the case needs the gang gates (``GenericWorkload``, ``GangScheduling``)."""
-        return self.group is not None
+        return bool(self.groups)
 
     @property
     def scheduler_name(self) -> str:
         return str(self.profile["schedulerName"]) if self.profile else DEFAULT_SCHEDULER
+
+
+def group_of(pod: Obj) -> str | None:
+    """``ns/name`` of the PodGroup ``pod`` is a member of (its ``schedulingGroup``), None if none."""
+    name = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+    return f"{pod['metadata'].get('namespace')}/{name}" if name else None
+
+
+def members(case: Case, group: Obj) -> list[Obj]:
+    """The pending pods of ``case`` that are members of ``group``, in the case's order."""
+    return [p for p in case.pending if group_of(p) == key(group)]
 
 
 CREATE, ADD_NODE, CORDON, LABEL, DELETE, UNGATE = "create", "add-node", "cordon", "label", "delete", "ungate"

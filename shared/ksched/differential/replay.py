@@ -21,6 +21,7 @@ from ksched.differential.model import (
     LABEL,
     Obj,
     config_document,
+    group_of,
     identity,
     key,
 )
@@ -61,10 +62,42 @@ def _renamed(entry: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def replay_group(objects: list[Obj], profile: Obj | None) -> list[dict[str, Any]]:
-    """ksched's entries for the members of a ``gangs`` case (every pending pod of ``objects``), in the
-    order its pod group cycle tried them, with the gang gates on."""
-    return list(simulate(objects, profile, gangs=True).values())
+def replay_groups(
+    objects: list[Obj], profile: Obj | None, answers: list[dict[str, Any]]
+) -> list[list[dict[str, Any]]]:
+    """ksched's entries for the members of a ``gangs`` case's pod groups, one list per group in the
+    order upstream decided them (``answers``: each member's ``podGroup``), each in the order its pod
+    group cycle tried them, with the gang gates on. A later group meets the earlier groups' members
+    where upstream left them (placed, with their start times; the others deleted) and the pods being
+    deleted then, terminating, as in :func:`replay`; not the later groups."""
+    names = list(dict.fromkeys(a["podGroup"]["name"] for a in answers))
+    out: list[list[dict[str, Any]]] = []
+    placed: dict[str, dict[str, Any]] = {}
+    victims: set[str] = set()
+    for i, name in enumerate(names):
+        later = set(names[i + 1 :])
+        cluster: list[Obj] = []
+        for obj in objects:
+            if obj.get("kind") == "PodGroup" and key(obj) in later:
+                continue
+            if _is_pending(obj):
+                if group_of(obj) == name:
+                    cluster.append(obj)
+                elif key(obj) in placed:
+                    where = placed[key(obj)]
+                    cluster.append(_placed(obj, where["node"], where.get("started")))
+                continue  # deleted, or a later group's member
+            cluster.append(obj)
+        ours = simulate(_terminating(cluster, victims), profile, gangs=True)
+        out.append(list(ours.values()))  # the group's members: the only pods left pending
+        for a in answers:
+            if a["podGroup"]["name"] != name:
+                continue
+            end = a.get("final") or a
+            if end.get("node"):
+                placed[a["pod"]] = {"node": end["node"], "started": a.get("started")}
+            victims.update((a.get("final") or {}).get("terminating") or a.get("victims") or [])
+    return out
 
 
 def replay(

@@ -18,7 +18,7 @@ from ksched.aio import cancel_and_wait
 from ksched.config import ConfigError, parse_config
 from ksched.differential.compare import CHECKS, agrees, as_scheduled, compare, eligibility_free
 from ksched.differential.model import DECIDES, Case, Obj, config_document, key
-from ksched.differential.replay import replay, replay_group, replay_steps
+from ksched.differential.replay import replay, replay_groups, replay_steps
 from ksched.differential.store import read_cases, write_case
 from ksched.differential.upstream import Played, Upstream, UpstreamError
 
@@ -63,8 +63,8 @@ def judge(case: Case, played: Played) -> Result:
     by member in the order each side tried them, see :func:`_judge_group`)."""
     result = Result(case, played)
     try:
-        if case.group is not None:
-            return _judge_group(result, replay_group(played.objects, case.profile))
+        if case.groups:
+            return _judge_groups(result, replay_groups(played.objects, case.profile, played.answers))
         ours: dict[str, dict[str, Any]] | None
         if case.steps:
             ours = replay_steps(played.objects, played.steps, case.profile)
@@ -91,34 +91,48 @@ def tried_alone(steps: list[Obj]) -> set[str]:
     return {s["pod"] for s in steps if s["op"] in DECIDES and s.get("racy") is False}
 
 
-def _judge_group(result: Result, ours: list[dict[str, Any]]) -> Result:
+def _judge_groups(result: Result, ours: list[list[dict[str, Any]]]) -> Result:
     """A ``gangs`` case: see :func:`compare_members`."""
     answers = result.played.answers if result.played else []
     result.pods = compare_members(answers, ours)
     return result
 
 
-def compare_members(answers: list[dict[str, Any]], ours: list[dict[str, Any]]) -> list[PodResult]:
-    """The members of a pod group, alike, compared by position: upstream's i-th tried member with
-    ksched's i-th (which member comes first is not set upstream: equal priorities and no first attempt
-    yet). Once the two sides put a member on different nodes (a tie), the later members meet different
-    snapshots: only the group's condition (check ``g``) is compared for them. So once a member that
-    fit while its group did not had tied top nodes: upstream assumed it on one of them for the rest
-    of the cycle, and its log does not say which (seed 8904, case 28)."""
+def by_group(answers: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The answers of a ``gangs`` case's members, one list per pod group (``podGroup``'s name), in
+    their order."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for a in answers:
+        groups.setdefault(a["podGroup"]["name"], []).append(a)
+    return list(groups.values())
+
+
+def compare_members(answers: list[dict[str, Any]], ours: list[list[dict[str, Any]]]) -> list[PodResult]:
+    """The members of each pod group (``ours``: ksched's, one list per group in upstream's order of
+    the groups, :func:`~ksched.differential.replay.replay_groups`), alike, compared by position:
+    upstream's i-th tried member with ksched's i-th (which member comes first is not set upstream:
+    equal priorities and no first attempt yet). Once the two sides put a member on different nodes (a
+    tie), the group's later members meet different snapshots: only the group's condition (check
+    ``g``) is compared for them. So once a member that fit while its group did not had tied top nodes:
+    upstream assumed it on one of them for the rest of the cycle, and its log does not say which
+    (seed 8904, case 28). A later group is replayed where upstream left the earlier ones, so a tie
+    in one group leaves the next compared."""
     out: list[PodResult] = []
-    diverged = False
-    for i, golden in enumerate(answers):
-        entry = ours[i] if i < len(ours) else None
-        want = as_scheduled(golden)
-        checks, diffs = compare(want, entry)
-        if diverged:
-            checks = {c: c != "g" or checks[c] for c in CHECKS}
-            diffs = [d for d in diffs if d.startswith("(g)")]
-        elif entry is not None and entry.get("node") != want.get("node"):
-            diverged = True
-        elif not want.get("node") and len(want.get("top_nodes") or ()) > 1:
-            diverged = True  # assumed on one of its tied top nodes, which the log does not name
-        out.append(PodResult(golden, entry, checks, diffs))
+    for i, group in enumerate(by_group(answers)):
+        mine = ours[i] if i < len(ours) else []
+        diverged = False
+        for j, golden in enumerate(group):
+            entry = mine[j] if j < len(mine) else None
+            want = as_scheduled(golden)
+            checks, diffs = compare(want, entry)
+            if diverged:
+                checks = {c: c != "g" or checks[c] for c in CHECKS}
+                diffs = [d for d in diffs if d.startswith("(g)")]
+            elif entry is not None and entry.get("node") != want.get("node"):
+                diverged = True
+            elif not want.get("node") and len(want.get("top_nodes") or ()) > 1:
+                diverged = True  # assumed on one of its tied top nodes, which the log does not name
+            out.append(PodResult(golden, entry, checks, diffs))
     return out
 
 
@@ -354,10 +368,31 @@ def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> 
     the pod, which any event may then try again at once: its PodScheduled message is not compared
     (extenders-s9412-674: upstream's own retry 5 ms later wrote ``not eligible due to a terminating pod
     on the nominated node``, and so did the pipeline's)."""
-    if any("podGroup" in g for g in golden):
-        if any(g.get("victims") or g.get("nominated") for g in golden):
-            return judge_group_ends(golden, seen), 0
-        seen = pair_members(golden, seen)
+    if not any("podGroup" in g for g in golden):
+        return _judge_pods(golden, seen)
+    groups = by_group(golden)
+    theirs = {g[0]["podGroup"]["name"]: g for g in by_group(seen)}
+    diffs: list[str] = []
+    for i, want in enumerate(groups):
+        got = theirs.get(want[0]["podGroup"]["name"], [])
+        if any(g.get("victims") or g.get("nominated") for g in want):
+            found, skipped = judge_group_ends(want, got), 0
+        else:
+            found, skipped = _judge_pods(want, pair_members(want, got))
+        diffs += found
+        if skipped or _nodes(want) != _nodes(got):  # a tie: the next group meets another cluster
+            return diffs, skipped + sum(len(g) for g in groups[i + 1 :])
+    return diffs, 0
+
+
+def _nodes(answers: list[dict[str, Any]]) -> list[str]:
+    """Where a pod group's members ended (their ``final`` state, else their first one): the nodes
+    of those placed, as a multiset."""
+    return sorted(n for n in ((a.get("final") or a).get("node") for a in answers) if n)
+
+
+def _judge_pods(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> tuple[list[str], int]:
+    """:func:`judge_pipeline` pod by pod, ``seen`` paired with ``golden`` in order."""
     diffs: list[str] = []
     deleting: set[str] = set()
     for i, (want, got) in enumerate(zip(golden, seen, strict=False)):

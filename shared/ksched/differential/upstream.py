@@ -65,6 +65,7 @@ from ksched.differential.model import (
     config_document,
     identity,
     key,
+    members,
     start_time,
 )
 from ksched.launcher.controlplane import GANG_APISERVER_ARGS, GANG_GATES, ControlPlane
@@ -435,8 +436,8 @@ class Upstream:
 
     async def _decide(self, case: Case, objects: list[Obj]) -> list[dict[str, Any]]:
         """Create the pending pods one by one, each once the previous one is decided; their answers."""
-        if case.group is not None:
-            return await self._decide_group(case, case.group, objects)
+        if case.groups:
+            return await self._decide_groups(case, objects)
         if case.steps:
             firsts, self.steps = await self._decide_steps(case)
             return firsts
@@ -570,15 +571,50 @@ class Upstream:
         placed = bound_attempt(self.entries, pod)
         return {"top_nodes": answer(placed)["top_nodes"]} if placed is not None else {}
 
-    async def _decide_group(self, case: Case, group: Obj, objects: list[Obj]) -> list[dict[str, Any]]:
-        """Create every member, then their PodGroup (so one pod group cycle takes them all); the
-        members' answers in the order upstream tried them, each with the group's condition."""
-        for pod in case.pending:
+    async def _decide_groups(self, case: Case, objects: list[Obj]) -> list[dict[str, Any]]:
+        """Each of ``case.groups`` in turn (:meth:`_decide_group`), their answers one after another.
+        Before the next group, the members placed are running (their start times) and the others are
+        deleted: the next group meets the placed ones, and the victims still terminating."""
+        answers: list[dict[str, Any]] = []
+        groups = [(group, pods) for group in case.groups if (pods := members(case, group))]
+        for i, (group, pods) in enumerate(groups):
+            decided = await self._decide_group(case, group, pods, objects)
+            answers += decided
+            if i == len(groups) - 1:
+                break
+            placed = {a["pod"] for a in decided if (a.get("final") or a).get("node")}
+            await self._bound(case, placed)
+            await self._kubelet(case)
+            for a in decided:
+                if a["pod"] in placed:
+                    a["started"] = self.started.get(a["pod"])
+            for pod in pods:
+                if key(pod) not in placed:
+                    await self._remove_pending(pod)
+            await asyncio.sleep(BATCHING_WINDOW)
+        return answers
+
+    async def _bound(self, case: Case, pods: set[str]) -> None:
+        """Until the API server shows each of ``pods`` (pending pods of ``case``) bound."""
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        while time.monotonic() < deadline:
+            states = await self._pod_states(case)
+            if all((states.get(p) or {}).get("node") for p in pods):
+                return
+            await asyncio.sleep(0.05)
+        raise UpstreamError(f"case {case.name}: pods {sorted(pods)} not bound in {SYNC_TIMEOUT:.0f} s")
+
+    async def _decide_group(
+        self, case: Case, group: Obj, pods: list[Obj], objects: list[Obj]
+    ) -> list[dict[str, Any]]:
+        """Create every member (``pods``), then their PodGroup (so one pod group cycle takes them all);
+        the members' answers in the order upstream tried them, each with the group's condition."""
+        for pod in pods:
             objects.append(await self.create(pod))
         objects.append(await self.create(group))
         first = asyncio.create_task(self._group_outcome(group))  # before a retry can rewrite it
         try:
-            answers = [await self._attempt(pod) for pod in case.pending]
+            answers = [await self._attempt(pod) for pod in pods]
         finally:
             if not first.done():
                 await asyncio.wait([first], timeout=SYNC_TIMEOUT)
@@ -587,7 +623,7 @@ class Upstream:
         order = self._tried_order([a["pod"] for a in answers])
         for a in answers:
             a["podGroup"] = outcome
-        if any(p["spec"].get("priorityClassName") for p in case.pending):
+        if any(p["spec"].get("priorityClassName") for p in pods):
             await self._group_ends(case, group, answers)
         return sorted(answers, key=lambda a: order.index(a["pod"]))
 
@@ -779,7 +815,7 @@ class Upstream:
             await self.delete(f"{base}/namespaces/{ns}/{resource}")
         for obj in [
             *case.objects,
-            *([case.group] if case.group else []),
+            *case.groups,
             *(s["node"] for s in case.steps if s["op"] == ADD_NODE),
         ]:  # also what the listing may not show
             if obj["kind"] != "Pod":
