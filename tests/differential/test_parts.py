@@ -455,6 +455,51 @@ def test_the_pipelines_later_group_is_not_compared_after_a_tie_in_the_one_before
     assert judge_pipeline(golden, [placed("ns/p0", "b", "ns/g"), placed("ns/q0", "a", "ns/g2")]) == ([], 1)
 
 
+def test_a_later_group_preempting_an_earlier_ones_members_is_compared_on_their_nodes() -> None:
+    """gangs-s9602-20: the first group's alike members went to the same nodes on both sides but not
+    by the same names, so the second group's victims, members of the first, are compared by group and
+    node where that group ended."""
+    from ksched.differential.run import judge_pipeline
+
+    done = {"status": "True", "reason": "Scheduled", "message": ""}
+    waiting = {"status": "False", "reason": "Unschedulable", "message": "waiting for preemption"}
+
+    def first(pod: str, node: str) -> dict[str, Any]:
+        return {
+            "pod": pod,
+            "node": node,
+            "top_nodes": [node],
+            "podGroup": {"name": "ns/g", "condition": done},
+        }
+
+    def preemptor(terminating: list[str]) -> dict[str, Any]:
+        final = {
+            "node": None,
+            "nominated": "n1",
+            "message": "m",
+            "terminating": terminating,
+            "podGroup": waiting,
+        }
+        group = {"name": "ns/g2", "condition": waiting}
+        return {
+            "pod": "ns/q0",
+            "node": None,
+            "nominated": "n1",
+            "victims": ["x"],
+            "podGroup": group,
+            "final": final,
+        }
+
+    golden = [first("ns/p0", "n0"), first("ns/p1", "n1"), preemptor(["ns/p1"])]
+    seen = [first("ns/p0", "n1"), first("ns/p1", "n0"), preemptor(["ns/p0"])]
+    assert judge_pipeline(golden, seen) == ([], 0)  # upstream's p1 and ksched's p0: the member on n1
+    diffs, _ = judge_pipeline(golden, [*seen[:2], preemptor(["ns/p1"])])  # the member on n0
+    assert diffs == [
+        "pod group: (s) terminating at the end: upstream ['a member of ns/g on n1'], "
+        "ksched ['a member of ns/g on n0']"
+    ]
+
+
 def test_members_after_one_that_waited_on_tied_nodes_are_compared_on_the_group_only() -> None:
     """A member that fit while its group did not is assumed on one of its top nodes for the rest of
     the cycle, and upstream's log does not say which: after a tie there, the later members meet

@@ -376,7 +376,12 @@ def judge_pipeline(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> 
     for i, want in enumerate(groups):
         got = theirs.get(want[0]["podGroup"]["name"], [])
         if any(g.get("victims") or g.get("nominated") for g in want):
-            found, skipped = judge_group_ends(want, got), 0
+            done = groups[:i]
+            before = (
+                alike_members(done),
+                alike_members([theirs.get(g[0]["podGroup"]["name"], []) for g in done]),
+            )
+            found, skipped = judge_group_ends(want, got, before), 0
         else:
             found, skipped = _judge_pods(want, pair_members(want, got))
         diffs += found
@@ -415,12 +420,13 @@ def _judge_pods(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> tup
     return diffs, 0
 
 
-def group_ends(answers: list[dict[str, Any]]) -> dict[str, Any]:
+def group_ends(answers: list[dict[str, Any]], alike: dict[str, str] | None = None) -> dict[str, Any]:
     """Where a pod group's members ended (their ``final`` states, alike members as a multiset): how
     many were placed, the others' nominations and PodScheduled messages (a nominated member's without
     its not-eligible part, :func:`~ksched.differential.compare.eligibility_free`: which of the group's
     cycles every 40 ms came last decides it, on either side), the pods being deleted (the victims,
-    which no kubelet ends) and the group's ``PodGroupScheduled`` condition."""
+    which no kubelet ends; an earlier group's member by its name in ``alike``, :func:`alike_members`)
+    and the group's ``PodGroupScheduled`` condition."""
     finals = [a.get("final") or {} for a in answers]
     pending = sorted(
         (f["nominated"], eligibility_free(f.get("message") or ""))
@@ -430,20 +436,38 @@ def group_ends(answers: list[dict[str, Any]]) -> dict[str, Any]:
         if not f.get("node")
     )
     first = finals[0] if finals else {}
+    terminating = first.get("terminating")
     return {
         "placed": sum(1 for f in finals if f.get("node")),
         "pending": pending,
-        "terminating": first.get("terminating"),
+        "terminating": sorted((alike or {}).get(p, p) for p in terminating) if terminating else terminating,
         "podGroup": first.get("podGroup"),
     }
 
 
-def judge_group_ends(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> list[str]:
+def alike_members(groups: list[list[dict[str, Any]]]) -> dict[str, str]:
+    """The placed members of pod groups decided before (``groups``: one side's answers, by group), by
+    what tells them apart on either side, their group and node: the members of a group are alike,
+    and which went where has no answer (gangs-s9602-20: the second group's victims, members of the
+    first, were p1, p2, p3 upstream and p2, p3, p4 through the pipeline, on the same nodes)."""
+    return {
+        a["pod"]: f"a member of {a['podGroup']['name']} on {node}"
+        for group in groups
+        for a in group
+        if (node := (a.get("final") or a).get("node"))
+    }
+
+
+def judge_group_ends(
+    golden: list[dict[str, Any]],
+    seen: list[dict[str, Any]],
+    before: tuple[dict[str, str], dict[str, str]] = ({}, {}),
+) -> list[str]:
     """What differs between where a pod group whose members preempted ended on the real scheduler's
-    cluster and on the pipeline's (check ``s``, :func:`group_ends`): its first cycle is not compared
-    there, the API server shows the retries that follow within milliseconds (seed 4102, cases 5, 8,
-    57, 62)."""
-    want, got = group_ends(golden), group_ends(seen)
+    cluster and on the pipeline's (check ``s``, :func:`group_ends`; ``before``: each side's
+    :func:`alike_members`): its first cycle is not compared there, the API server shows the retries
+    that follow within milliseconds (seed 4102, cases 5, 8, 57, 62)."""
+    want, got = group_ends(golden, before[0]), group_ends(seen, before[1])
     return [
         f"pod group: (s) {part} at the end: upstream {want[part]!r}, ksched {got[part]!r}"
         for part in want
