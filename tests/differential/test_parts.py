@@ -608,6 +608,21 @@ def test_a_preempting_groups_nominated_members_end_with_or_without_the_not_eligi
     ]
     seen = [member("ns/p0", None, "waiting"), member("ns/p1", "n1", fit), member("ns/p2", "n1", fit + tail)]
     assert judge_pipeline(golden, seen) == ([], 0)
+    # the group's condition: a last cycle in which a member preempted again, or none did (gangs-s9602-20)
+    unschedulable = {"status": "False", "reason": "Unschedulable", "message": "pod group is unschedulable"}
+    waits = {
+        **unschedulable,
+        "message": "pod group is unschedulable, pod group is waiting for preemption to complete",
+    }
+    for pods, condition in ((golden, unschedulable), (seen, waits)):
+        for pod in pods:
+            pod["final"] = {**pod["final"], "podGroup": condition}
+    assert judge_pipeline(golden, seen) == ([], 0)
+    changed = [
+        {**pod, "final": {**pod["final"], "podGroup": {**waits, "reason": "Scheduled"}}} for pod in seen
+    ]
+    diffs, _ = judge_pipeline(golden, changed)
+    assert len(diffs) == 1 and diffs[0].startswith("pod group: (s) podGroup at the end")  # the reason
     other = fit.replace("Too many pods", "Insufficient cpu")
     diffs, _ = judge_pipeline(golden, [*seen[:2], member("ns/p2", "n1", other + tail)])
     assert diffs and diffs[0].startswith("pod group: (s) pending at the end")
