@@ -71,21 +71,6 @@ def run_free(message: str | None) -> str | None:
     return _POD_UID.sub("(UID: &{UID})", _LOOPBACK_URL.sub(r"\1://127.0.0.1:PORT/", message))
 
 
-_NOT_ELIGIBLE = re.compile(
-    r" (?:no new claims to deallocate, )?preemption: "
-    r"not eligible due to a terminating pod on the nominated node\.$"
-)
-
-
-def eligibility_free(message: str) -> str:
-    """``message`` without a PostFilter part saying the pod is not eligible to preempt while a
-    victim on its nominated node terminates: for a nominated pod that is whether its own nomination,
-    written by the cycle before, had come back through the watch when the next cycle ran (a pod group
-    retried every 40 ms while its victims terminate: gangs-s9412-1138, upstream's log has both for one
-    member); a pod whose preemption succeeded has the filter part alone."""
-    return _NOT_ELIGIBLE.sub("", message)
-
-
 def as_scheduled(golden: dict[str, Any]) -> dict[str, Any]:
     """Upstream's answer for a pod as its scheduling cycle left it: a pod whose binding failed
     (``binding_failed``: not placed, the error its message) placed on one of its top nodes (``ksched

@@ -17,7 +17,7 @@ import yaml
 from ksched.aio import cancel_and_wait
 from ksched.config import ConfigError, parse_config
 from ksched.differential.answers import GROUP_ENDS
-from ksched.differential.compare import CHECKS, agrees, as_scheduled, compare, eligibility_free
+from ksched.differential.compare import CHECKS, agrees, as_scheduled, compare
 from ksched.differential.model import DECIDES, Case, Obj, config_document, key
 from ksched.differential.replay import replay, replay_groups, replay_steps
 from ksched.differential.store import read_cases, write_case
@@ -423,20 +423,16 @@ def _judge_pods(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> tup
 
 def group_ends(answers: list[dict[str, Any]], alike: dict[str, str] | None = None) -> dict[str, Any]:
     """Where a pod group's members ended (their ``final`` states, alike members as a multiset): how
-    many were placed, the others' nominations and PodScheduled messages (a nominated member's without
-    its not-eligible part, :func:`~ksched.differential.compare.eligibility_free`: which of the group's
-    retry cycles came last decides it, on either side), the pods being deleted (the victims, which no
-    kubelet ends; an earlier group's member by its name in ``alike``, :func:`alike_members`) and the
-    group's ``PodGroupScheduled`` condition (waiting for preemption or not: the same timing,
-    :data:`PREEMPTION_WAIT`)."""
+    many were placed, the others' nominations, the pods being deleted (the victims, which no kubelet
+    ends; an earlier group's member by its name in ``alike``, :func:`alike_members`) and the group's
+    ``PodGroupScheduled`` condition (waiting for preemption or not compared as one,
+    :data:`PREEMPTION_WAIT`). Not the members' PodScheduled messages: the group is tried again while
+    its victims terminate, as often as every few milliseconds or not at all, and each retry writes
+    them from what the watch had brought by then (whether a member's own nomination was back: the
+    ``not eligible due to a terminating pod on the nominated node`` part, or the filter part alone of
+    a member that preempted again, gangs-s9412-1138; whether the others' were: ``1 Insufficient
+    memory`` or not, gangs-s9602-20), on either side. ``ksched simulate`` compares the first cycle's."""
     finals = [a.get("final") or {} for a in answers]
-    pending = sorted(
-        (f["nominated"], eligibility_free(f.get("message") or ""))
-        if f.get("nominated")
-        else ("", f.get("message") or "")
-        for f in finals
-        if not f.get("node")
-    )
     first = finals[0] if finals else {}
     terminating = first.get("terminating")
     condition = first.get("podGroup")
@@ -444,7 +440,7 @@ def group_ends(answers: list[dict[str, Any]], alike: dict[str, str] | None = Non
         condition = {**condition, "message": UNSCHEDULABLE_GROUP[2]}
     return {
         "placed": sum(1 for f in finals if f.get("node")),
-        "pending": pending,
+        "nominated": sorted(f.get("nominated") or "" for f in finals if not f.get("node")),
         "terminating": sorted((alike or {}).get(p, p) for p in terminating) if terminating else terminating,
         "podGroup": condition,
     }
