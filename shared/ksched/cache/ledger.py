@@ -163,21 +163,17 @@ class ClusterCache:
     def _place(self, pod: Pod | PodInfo, node: str, assumed: bool, origin: str = "") -> None:
         uid = pod.uid if isinstance(pod, PodInfo) else pod.metadata.uid
         old = self.snapshot.pod_locations.get(uid)
-        # add_pod may update the known PodInfo in place: keep the version it replaces
-        before = old[0].pod if old is not None else None
         pi = self.snapshot.add_pod(pod, node)
         self._emit(PodPlace(pi.pod, node, assumed))
         gen = self.generation
         if old is None:
             self.changes.record(PodChange(gen, pi, node, placed=True, origin=origin))
-        elif old[0] is pi:  # the same placement seen again (an assumption confirmed)
-            assert before is not None
-            if (before.metadata.deletion_timestamp is None) != (pi.pod.metadata.deletion_timestamp is None):
-                # terminating pods do not count for spread
-                self.changes.record(PodChange(gen, pi, node, placed=True, before=PodInfo(before)))
+        elif old[0] is pi:
+            pass  # the same placement seen again (an assumption confirmed, a status update)
         elif old[1] == node and old[0].pod.spec == pi.pod.spec:
-            # Only its labels or metadata changed (say, the zone labels a binding adds): one change
-            # that knows both versions, not a departure and an arrival.
+            # Only its labels changed (say, the zone labels a binding adds), or it began terminating
+            # (PodTopologySpread no longer counts it): one change that knows both versions, not a
+            # departure and an arrival.
             changed = changed_label_keys(old[0].pod.metadata.labels, pi.pod.metadata.labels)
             self.changes.record(
                 PodChange(gen, pi, node, placed=True, origin=origin, before=old[0], changed_labels=changed)

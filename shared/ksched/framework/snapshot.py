@@ -164,14 +164,19 @@ class Snapshot:
         if current is not None:
             known, where = current
             if where == target and known.pod.spec == raw.spec:
-                if known.labels == raw.metadata.labels:
+                terminating = raw.metadata.deletion_timestamp is not None
+                if (
+                    known.labels == raw.metadata.labels
+                    and (known.pod.metadata.deletion_timestamp is not None) == terminating
+                ):
                     # The same placement seen again (an assumption confirmed, a status update): nothing
                     # the plugins account changed, so keep the aggregates and indexes as they are.
                     known.pod = raw
                     return known
-                # Only its labels changed (the topology labels a binding adds): what PodInfo derives
-                # from the spec holds, and so do the node's requests; the indexes that read labels
-                # are redone.
+                # Only its labels changed (the topology labels a binding adds), or it began
+                # terminating (a preemption's victim, which PodTopologySpread no longer counts:
+                # sequences-s9502-400): what PodInfo derives from the spec holds, and so do the
+                # node's requests; the indexes that read labels or the deletion are redone.
                 return self._relabel(known, pi or known.with_pod(raw), target)
             self.remove_pod(uid)
         if pi is None:
@@ -191,8 +196,9 @@ class Snapshot:
 
     def _relabel(self, known: PodInfo, pi: PodInfo, node_name: str) -> PodInfo:
         """:meth:`remove_pod` of ``known`` then placing ``pi`` on the same node, for a version whose
-        spec is the same: the same lists, indexes and generations, without counting the requests
-        out and in again (nor rewriting the node's columns with the values they hold)."""
+        spec is the same (its labels or its deletion changed): the same lists, indexes and
+        generations, without counting the requests out and in again (nor rewriting the node's
+        columns with the values they hold)."""
         self.pod_groups.remove_pod(known.pod)
         del self.pod_locations[pi.uid]  # re-inserted last, as a removal and a placement leave it
         self.pod_locations[pi.uid] = (pi, node_name)
