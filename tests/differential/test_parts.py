@@ -592,7 +592,7 @@ def test_where_a_preempting_group_ended_its_members_messages_are_not_compared() 
     }
 
     def member(name: str, nominated: str | None, message: str, condition: dict[str, str]) -> dict[str, Any]:
-        final = {"node": None, "nominated": nominated, "message": message}
+        final: dict[str, Any] = {"node": None, "nominated": nominated, "message": message}
         final |= {"terminating": ["ns/low"], "podGroup": condition}
         group = {"name": "ns/g", "condition": condition}
         return {

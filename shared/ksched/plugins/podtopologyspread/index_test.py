@@ -55,7 +55,15 @@ def test_appended_pods_update_only_their_nodes(monkeypatch: pytest.MonkeyPatch) 
 
 @pytest.mark.parametrize(
     "change",
-    ["remove", "replace-labels", "terminating", "relabel-node", "remove-node", "add-node", "append-then-remove"],
+    [
+        "remove",
+        "replace-labels",
+        "terminating",
+        "relabel-node",
+        "remove-node",
+        "add-node",
+        "append-then-remove",
+    ],
 )
 def test_other_changes_fall_back_to_a_row_scan(change: str) -> None:
     snap = _cluster()
