@@ -24,6 +24,7 @@ from ksched.bus.jetstream import TypedKV
 from ksched.bus.messages import (
     AssumeGroupRequest,
     AssumeReply,
+    AssumeRequest,
     GangCommit,
     PendingPod,
     PendingPodsRequest,
@@ -424,5 +425,35 @@ async def test_the_groups_own_nominations_keep_no_room_from_its_commit(
     await until(lambda: informer.nominator.node_of(pods[1]["metadata"]["uid"]) == "n1")
     bus: Bus = await bus_factory("scheduler")
     reply = await commit(bus, "train", [placement(informer, pods[0], "n1")])
+    assert reply.accepted, reply
+    assert list(informer.cache.assumed) == [pods[0]["metadata"]["uid"]]
+
+
+async def test_a_basic_groups_member_is_assumed_with_its_groups_nominations_keeping_no_room(
+    gang_sim: tuple[KubeSim, Path], informer: InformerService, bus_factory: Any
+) -> None:
+    """A basic group's members are assumed one by one, each placed by the pod group cycle that tried
+    them together: another member's nomination keeps no room from it in the informer's check either,
+    as in the replica's cycle (gangs-s9503-1003 of ``ksched differential``: the replica placed a
+    member the check refused for the members nominated with it, on every retry). A pod of no group
+    is still kept off by the same nomination."""
+    kube, _ = gang_sim
+    kube.create(node("n1", cpu="1"))
+    kube.create({**pod_group("web", 1), "spec": {"schedulingPolicy": {"basic": {}}}})
+    pods = [kube.create(member(f"m{i}", "web", cpu="700m")) for i in range(2)]
+    kube.update({**pods[1], "status": {"nominatedNodeName": "n1"}}, subresource="status")
+    loner = kube.create(
+        {**member("alone", "web", cpu="700m"), "spec": {"containers": pods[0]["spec"]["containers"]}}
+    )
+    await until(lambda: informer.nominator.node_of(pods[1]["metadata"]["uid"]) == "n1")
+    await until(lambda: loner["metadata"]["uid"] in informer.cache.pending)
+    bus: Bus = await bus_factory("scheduler")
+    refused = await bus.request(
+        endpoints.ASSUME, AssumeRequest(placement=placement(informer, loner, "n1")), timeout=10
+    )
+    assert not refused.accepted and "Insufficient cpu" in refused.reason
+    reply = await bus.request(
+        endpoints.ASSUME, AssumeRequest(placement=placement(informer, pods[0], "n1")), timeout=10
+    )
     assert reply.accepted, reply
     assert list(informer.cache.assumed) == [pods[0]["metadata"]["uid"]]

@@ -168,6 +168,12 @@ class Gangs:
         """A pod as the scheduler reads it: a Coscheduling label becomes its ``schedulingGroup``."""
         return with_label_group(pod) if self.adapter else pod
 
+    def cycle_mates(self, pod: Pod | None) -> frozenset[str]:
+        """The uids of the pods of ``pod``'s group, which one pod group cycle tries together (none
+        for a pod of no group, or with the gates off)."""
+        key = group_key(pod) if self.enabled and pod is not None else None
+        return self.members.of(f"{key[0]}/{key[1]}") if key is not None else frozenset()
+
     def view(self, pod: Pod) -> PendingPodGroup | None:
         """What the queue's PreEnqueue reads of ``pod``'s group, as the cache sees it now."""
         key = group_key(pod) if self.enabled else None

@@ -310,11 +310,20 @@ class InformerService:
                 parent=parent or req.traceparent,
             )
 
+    def _decide(self, req: AssumeRequest, serving: bool) -> assume.Verdict:
+        """:func:`assume.decide` of ``req``; a basic pod group's member with its group's pods in
+        flight: the pod group cycle that placed it tried them together, so their nominations keep no
+        room from each other, as in the replica's cycle and a gang's group commit (upstream's queue
+        hands them over as bare references, of no priority; gangs-s9503-1003: a member that fit in
+        the replica was refused here for the pods nominated with it, for ever)."""
+        with self.nominator.in_flight(self.gangs.cycle_mates(self.cache.pending.get(req.placement.pod_uid))):
+            return assume.decide(self.cache, self.frameworks, self.epoch, req, serving)
+
     async def accept(self, items: list[AssumeRequest]) -> list[AssumeReply]:
         """Check ``items`` in order (each sees the earlier accepted ones assumed), record the
         accepted ones as one batch and publish it to the binders; if that fails, forget them."""
         serving = self.serving()
-        verdicts = [assume.decide(self.cache, self.frameworks, self.epoch, req, serving) for req in items]
+        verdicts = [self._decide(req, serving) for req in items]
         replies = [v.reply for v in verdicts]
         accepted = [i for i, v in enumerate(verdicts) if v.pod is not None]
         if not accepted:
