@@ -316,7 +316,10 @@ class InformerService:
         room from each other, as in the replica's cycle and a gang's group commit (upstream's queue
         hands them over as bare references, of no priority; gangs-s9503-1003: a member that fit in
         the replica was refused here for the pods nominated with it, for ever)."""
-        with self.nominator.in_flight(self.gangs.cycle_mates(self.cache.pending.get(req.placement.pod_uid))):
+        mates = self.gangs.cycle_mates(self.cache.pending.get(req.placement.pod_uid))
+        if not mates:
+            return assume.decide(self.cache, self.frameworks, self.epoch, req, serving)
+        with self.nominator.in_flight(mates):
             return assume.decide(self.cache, self.frameworks, self.epoch, req, serving)
 
     async def accept(self, items: list[AssumeRequest]) -> list[AssumeReply]:
