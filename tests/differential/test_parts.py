@@ -628,6 +628,54 @@ def test_where_a_preempting_group_ended_its_members_messages_are_not_compared() 
     assert len(diffs) == 1 and diffs[0].startswith("pod group: (s) podGroup at the end")
 
 
+def test_a_preempting_groups_members_held_alike_but_placed_or_nominated_are_not_compared() -> None:
+    """gangs-s9503-1003: upstream's preemption was done before the group's retry, which placed p0 on
+    the node the others are nominated to; the pipeline's was not, and p0 preempted too. The members
+    hold the same nodes and the same victim terminates: the race's two ends, not compared. A member
+    held elsewhere, or another victim, still disagrees."""
+    from ksched.differential.run import judge_pipeline, preemption_race
+
+    waits = {
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "pod group is unschedulable, pod group is waiting for preemption to complete",
+    }
+    scheduled = {"status": "True", "reason": "Scheduled", "message": ""}
+
+    def member(
+        name: str, node: str | None, nominated: str | None, condition: dict[str, str]
+    ) -> dict[str, Any]:
+        final = {"node": node, "nominated": nominated, "message": "m", "terminating": ["ns/low"]}
+        return {
+            "pod": name,
+            "node": None,
+            "nominated": "n1",
+            "victims": ["ns/low"],
+            "podGroup": {"name": "ns/g", "condition": condition},
+            "final": {**final, "podGroup": condition},
+        }
+
+    golden = [
+        member("ns/p0", "n1", None, scheduled),
+        member("ns/p1", None, "n1", scheduled),
+        member("ns/p2", None, "n1", scheduled),
+    ]
+    seen = [member(p, None, "n1", waits) for p in ("ns/p0", "ns/p1", "ns/p2")]
+    assert preemption_race(golden, seen)
+    assert judge_pipeline(golden, seen) == ([], 3)
+    elsewhere = [*seen[:2], member("ns/p2", None, "n0", waits)]
+    assert not preemption_race(golden, elsewhere)
+    assert judge_pipeline(golden, elsewhere)[0]
+    other_victim = [{**m, "final": {**m["final"], "terminating": ["ns/low", "ns/low2"]}} for m in seen]
+    assert not preemption_race(golden, other_victim)
+    assert judge_pipeline(golden, other_victim)[0]
+    # placed alike, only the condition differs: not the race
+    placed = [member("ns/p0", "n1", None, waits), *seen[1:]]
+    assert not preemption_race(golden, placed)
+    diffs, skipped = judge_pipeline(golden, placed)
+    assert skipped == 0 and diffs and diffs[0].startswith("pod group: (s) podGroup at the end")
+
+
 def test_a_sequence_names_its_pods_and_nodes_once_and_adds_nodes_apart() -> None:
     from ksched.differential.model import ADD_NODE, CREATE, DECIDES, UNGATE
 
