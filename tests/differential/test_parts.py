@@ -1499,3 +1499,18 @@ def test_the_cli_prints_the_code_digest(capsys: pytest.CaptureFixture[str]) -> N
     assert "--kube is required" in capsys.readouterr().err
     assert main(["--code-digest", str(repo / "docs")]) == 2  # no checkout there: no digest of nothing
     assert "no package ksched at " in capsys.readouterr().err
+
+
+def test_the_pipelines_log_level_is_the_drop_ins_v(tmp_path: Path) -> None:
+    """``--pipeline-v 5`` reaches the drop-in as kube-scheduler's ``--v=5`` (gangs-s9503-1003 was
+    traced so); without it the drop-in logs at INFO."""
+    from ksched.differential.cli import parse_args
+    from ksched.differential.pipeline import Pipeline
+
+    args = parse_args(["--kube", str(tmp_path), "--pipeline", "--pipeline-v", "5"])
+    assert args.pipeline_v == 5
+    assert parse_args(["--kube", str(tmp_path)]).pipeline_v is None
+    traced = Pipeline(tmp_path, tmp_path / "pipeline", verbosity=args.pipeline_v)
+    argv = traced.argv(tmp_path / "config.yaml")
+    assert argv[3] == "kube-scheduler" and "--v=5" in argv
+    assert not [a for a in Pipeline(tmp_path, tmp_path / "p2").argv(tmp_path / "c") if a.startswith("--v")]

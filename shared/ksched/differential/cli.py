@@ -68,6 +68,14 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "(ksched kube-scheduler) and compare what the API server shows",
     )
     p.add_argument(
+        "--pipeline-v",
+        type=int,
+        default=None,
+        metavar="LEVEL",
+        help="the drop-in's --v (its services' log level, as kube-scheduler's -v; default INFO): logs in "
+        "WORKDIR/pipeline/pipeline and WORKDIR/gangs-pipeline/pipeline, to trace a case played again",
+    )
+    p.add_argument(
         "--code-digest",
         nargs="?",
         const="",
@@ -131,6 +139,7 @@ def main(argv: Sequence[str]) -> int:
                 args.verbose,
                 args.pipeline,
                 binder_ignorable(args.seed),
+                args.pipeline_v,
             )
         )
     except (ControlPlaneError, UpstreamError) as exc:
@@ -160,6 +169,7 @@ async def _run(
     verbose: bool,
     pipeline: bool = False,
     ignorable_binder: bool = False,
+    pipeline_v: int | None = None,
 ) -> Summary:
     summary = Summary()
     refused = refused_profiles(cases)
@@ -172,7 +182,14 @@ async def _run(
         say(f"the binder extender {BINDER} is ignorable in this run (an odd --seed)")
     upstream = Upstream(kube, workdir / "upstream", profiles, say=say, ignorable_binder=ignorable_binder)
     ksched = (
-        Pipeline(kube, workdir / "pipeline", profiles, say=say, ignorable_binder=ignorable_binder)
+        Pipeline(
+            kube,
+            workdir / "pipeline",
+            profiles,
+            say=say,
+            ignorable_binder=ignorable_binder,
+            verbosity=pipeline_v,
+        )
         if pipeline
         else None
     )
@@ -189,6 +206,7 @@ async def _run(
                 say=say,
                 gangs=True,
                 ignorable_binder=ignorable_binder,
+                verbosity=pipeline_v,
             )
     if all(c.gang for c in cases):  # only gangs: the default cluster and its pipeline have nothing to do
         upstream_needed: list[Upstream] = []

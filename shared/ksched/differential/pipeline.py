@@ -68,8 +68,11 @@ class Pipeline(Upstream):
         say: Any = print,
         gangs: bool = False,
         ignorable_binder: bool = False,
+        verbosity: int | None = None,
     ) -> None:
         super().__init__(kube, workdir, profiles, say, gangs, ignorable_binder)
+        self.verbosity = verbosity
+        """The drop-in's ``--v`` (its services' log level; None: INFO), to trace a case played again."""
         self.plane.parts = ("controller-manager",)
         self.process: asyncio.subprocess.Process | None = None
         self.port = 0
@@ -79,23 +82,30 @@ class Pipeline(Upstream):
     def scheduler_kubeconfig(self) -> Path:
         return self.plane.admin_kubeconfig
 
+    def argv(self, config: Path) -> list[str]:
+        """The drop-in's command line under ``config``, on :attr:`port`."""
+        kubeconfig = self.plane.admin_kubeconfig
+        return [
+            sys.executable,
+            "-m",
+            "ksched.cli",
+            "kube-scheduler",
+            f"--config={config}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.port}",
+            f"--workdir={self.workdir / 'pipeline'}",
+            *([f"--feature-gates={GANG_GATES}"] if self.gangs else []),
+            *([f"--v={self.verbosity}"] if self.verbosity is not None else []),
+        ]
+
     async def _launch(self, config: Path) -> None:
         self._config = config
         self.port = free_port()
-        kubeconfig = self.plane.admin_kubeconfig
         with (self.workdir / "ksched.log").open("ab") as out:
             self.process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "ksched.cli",
-                "kube-scheduler",
-                f"--config={config}",
-                f"--authentication-kubeconfig={kubeconfig}",
-                f"--authorization-kubeconfig={kubeconfig}",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={self.port}",
-                f"--workdir={self.workdir / 'pipeline'}",
-                *([f"--feature-gates={GANG_GATES}"] if self.gangs else []),
+                *self.argv(config),
                 stdout=out,
                 stderr=out,
                 stdin=asyncio.subprocess.DEVNULL,
