@@ -1514,3 +1514,27 @@ def test_the_pipelines_log_level_is_the_drop_ins_v(tmp_path: Path) -> None:
     argv = traced.argv(tmp_path / "config.yaml")
     assert argv[3] == "kube-scheduler" and "--v=5" in argv
     assert not [a for a in Pipeline(tmp_path, tmp_path / "p2").argv(tmp_path / "c") if a.startswith("--v")]
+
+
+def test_a_cluster_that_does_not_answer_ends_the_case_not_the_run(tmp_path: Path) -> None:
+    """Reading the cluster back from an API server that does not answer (here: no server on the port)
+    is an :class:`UpstreamError`, which makes the case ``not compared``; it ended the run before."""
+    from ksched.differential.upstream import Upstream, UpstreamError
+    from ksched.launcher.stack import free_port
+
+    cluster = Upstream(tmp_path, tmp_path / "upstream")
+    cluster.workdir.mkdir()
+    cluster.plane.admin_kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{free_port()}"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "c",
+            }
+        )
+    )
+    with pytest.raises(UpstreamError, match="reading the cluster back"):
+        asyncio.run(cluster.read_back())

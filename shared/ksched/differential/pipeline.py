@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import re
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from ksched.differential.upstream import (
     object_path,
 )
 from ksched.launcher.controlplane import GANG_GATES
+from ksched.launcher.stack import free_port
 
 _NODES = re.compile(r"^0/(\d+) nodes are available")
 
@@ -44,12 +44,6 @@ _NODES = re.compile(r"^0/(\d+) nodes are available")
 def gated(condition: dict[str, Any]) -> bool:
     """A PodScheduled condition its scheduling gates wrote (no attempt yet)."""
     return condition.get("reason") == GATED
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 STARTS = 3

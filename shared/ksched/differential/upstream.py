@@ -69,7 +69,7 @@ from ksched.differential.model import (
     start_time,
 )
 from ksched.launcher.controlplane import GANG_APISERVER_ARGS, GANG_GATES, ControlPlane
-from ksched.simulate.live import list_cluster
+from ksched.simulate.live import ClusterReadError, list_cluster
 
 SCHEDULER_FLAGS = "--v=3 --vmodule=schedule_one=10,schedule_one_podgroup=4,eventhandlers=4"
 """What the log needs: V(3) for informer events, attempts and outcomes (V(2)) and preemption; V(10) in
@@ -286,8 +286,12 @@ class Upstream:
 
     async def read_back(self) -> list[Obj]:
         """Every object the scheduler reads, as the API server has it (``ksched simulate
-        --from-cluster``'s listing)."""
-        return await list_cluster(str(self.plane.admin_kubeconfig))
+        --from-cluster``'s listing). An API server that does not answer ends the case, not the run
+        (seed 9507: a read that timed out in a case's cleanup ended a run with a traceback)."""
+        try:
+            return await list_cluster(str(self.plane.admin_kubeconfig))
+        except ClusterReadError as exc:
+            raise UpstreamError(f"reading the cluster back: {exc}") from exc
 
     # --- the scheduler's log -------------------------------------------------------------------------
     def _poll(self) -> None:
