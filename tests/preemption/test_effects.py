@@ -112,6 +112,24 @@ async def test_victims_gone_or_terminating_are_not_errors(
     assert not report.nominated
 
 
+async def test_victims_all_being_deleted_leave_the_lower_nominations(
+    kubesim: KubeSim, k8s_client: Client, k8s_api: ApiClient, namespace: str
+) -> None:
+    """With no victim left to delete, upstream's async executor returns before its goroutine, which
+    would have cleared the lower-priority nominations: they stay (seed 9510, case 1225)."""
+    preemptor, victims, nominated = setup(kubesim, namespace)
+    for victim in victims:
+        kubesim.delete("Pod", victim.metadata.name, namespace)  # graceful: deletionTimestamp set
+    terminating = tuple(as_pod(kubesim.get("Pod", v.metadata.name, namespace) or {}) for v in victims)
+    plan = PreemptionPlan(preemptor, NODE, terminating, (nominated,))
+    report = await execute_preemption(k8s_client, plan, nominate=False)
+    assert report.ok, report.errors
+    assert report.cleared == [] and report.deleted == []
+    assert sorted(report.skipped_terminating) == [f"{namespace}/victim-a", f"{namespace}/victim-b"]
+    core = client.CoreV1Api(k8s_api)
+    assert (await core.read_namespaced_pod("waiting", namespace)).status.nominated_node_name == NODE
+
+
 async def test_executor_marks_the_preemptor_until_the_effects_are_done(
     kubesim: KubeSim, k8s_client: Client, namespace: str
 ) -> None:

@@ -129,8 +129,11 @@ def test_post_filter_results_update_the_nominations() -> None:
     runner = PreemptionRunner(None, None, t, TaskGroup())
     preemptor = make_pod("preemptor", priority=100)
     lower = make_pod("lower", priority=1)
+    victim = make_pod("victim", priority=1, node_name="node-1")
     t.observe(pending(lower, "node-1"))
-    result = PreemptionResult(nominated_node_name="node-1", lower_priority_nominated=[PodInfo(lower)])
+    result = PreemptionResult(
+        nominated_node_name="node-1", victims=[PodInfo(victim)], lower_priority_nominated=[PodInfo(lower)]
+    )
     runner.after_failure(outcome_with(preemptor, result))
     assert [pi.uid for pi in nominator.nominated_pods_for_node("node-1")] == [preemptor.metadata.uid]
     runner.after_failure(outcome_with(preemptor, None))  # no result: the nomination stays
@@ -142,6 +145,26 @@ def test_post_filter_results_update_the_nominations() -> None:
     evicting.evict_only = True  # a pod group member whose group waits for no preemption
     runner.after_failure(evicting)
     assert nominator.node_of(preemptor.metadata.uid) is None
+
+
+def test_a_preemption_whose_victims_are_all_being_deleted_clears_no_nomination() -> None:
+    """Upstream's async executor starts no goroutine when every victim is being deleted already: a
+    lower-priority pod nominated to the node keeps its nomination, and nothing holds the preemptor
+    back (seed 9510, case 1225: the pipeline cleared it, and the pod was tried again)."""
+    t, nominator, _ = tracker()
+    runner = PreemptionRunner(None, None, t, TaskGroup())
+    preemptor = make_pod("preemptor", priority=100)
+    lower = make_pod("lower", priority=1)
+    terminating = make_pod("victim", priority=1, node_name="node-1")
+    terminating.metadata.deletion_timestamp = "2026-12-07T20:23:26Z"
+    t.observe(pending(lower, "node-1"))
+    for victims in ([PodInfo(terminating)], []):
+        result = PreemptionResult(
+            nominated_node_name="node-1", victims=victims, lower_priority_nominated=[PodInfo(lower)]
+        )
+        assert runner.after_failure(outcome_with(preemptor, result)) == ""  # the queue holds nothing
+        assert nominator.node_of(lower.metadata.uid) == "node-1"
+        assert nominator.node_of(preemptor.metadata.uid) == "node-1"
 
 
 def test_status_nomination_only_when_an_override_changes_it() -> None:

@@ -7,7 +7,10 @@ with SchedulerAsyncPreemption, DefaultPreemption has started a goroutine that pr
 * :meth:`PreemptionRunner.after_failure` updates the replica's nominations at once (the preemptor on
   its node; lower-priority pods nominated there lose theirs) and submits the API effects to the
   profile's :class:`~ksched.plugins.defaultpreemption.PreemptionExecutor` as a task: clear the
-  lower-priority nominations, mark each victim ``DisruptionTarget`` and delete it. The preemptor's
+  lower-priority nominations, mark each victim ``DisruptionTarget`` and delete it. When every victim
+  is being deleted already, upstream's executor starts no goroutine, so nothing of that happens: the
+  lower-priority pods keep their nominations and the preemptor is not held back (seed 9510, case
+  1225: a second preemptor on a node whose victim was still terminating). The preemptor's
   own ``nominatedNodeName`` is written with its PodScheduled condition by the service's reporter
   (:func:`status_nomination`), as upstream's ``updatePod`` does, and the task starts once that write
   is done: upstream's write (one call) comes before its last victim's deletion (two calls, the
@@ -95,6 +98,10 @@ class PreemptionRunner:
             self.nominations.nominate(pod, node)
         if not node or not isinstance(result, PreemptionResult):  # evict_only: the victims go all the same
             return ""
+        plan = PreemptionPlan.from_result(pod.pod, result)
+        last = plan.last_victim
+        if last is None:
+            return ""  # every victim is being deleted already: no preemption starts, nothing is cleared
         for lower in result.lower_priority_nominated:
             self.nominations.clear(lower.uid)
         if self.api is None:
@@ -104,9 +111,6 @@ class PreemptionRunner:
             return ""
         if plugin.executor.is_running(pod.uid):
             return ""  # the victims of an earlier cycle are still being deleted
-        plan = PreemptionPlan.from_result(pod.pod, result)
-        if not plan.victims and not plan.lower_priority_nominated:
-            return ""
         self.started += 1
         with node_logging(node):  # the preemption task's log lines name the preemptor and its node
             plugin.executor.submit(
@@ -117,8 +121,7 @@ class PreemptionRunner:
                 spawn=lambda coro: self.tasks.job("preemption", coro),
                 after=after,
             )
-        last = plan.last_victim
-        return last.key if last is not None else ""
+        return last.key
 
     def _done(self, plan: PreemptionPlan, report: PreemptionReport) -> None:
         preemptor = PodInfo(plan.preemptor)

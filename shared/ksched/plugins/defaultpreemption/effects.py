@@ -7,8 +7,10 @@ nominated to node ``N``:
 1. set ``P``'s ``status.nominatedNodeName`` to ``N`` (upstream's scheduling-failure handler does this
    together with the ``PodScheduled=False`` condition; ``execute_preemption(nominate=True)`` does
    only the nomination) so every scheduler replica keeps room for ``P`` on ``N`` (two-pass Filter);
-2. clear ``status.nominatedNodeName`` of ``result.lower_priority_nominated`` (they may no longer fit
-   on ``N``; clearing sends them back to the active queue);
+2. if no victim is left to delete (each is being deleted already), stop here: upstream's async
+   executor then starts no goroutine, so it neither clears nominations nor deletes anything;
+   otherwise clear ``status.nominatedNodeName`` of ``result.lower_priority_nominated`` (they may no
+   longer fit on ``N``; clearing sends them back to the active queue);
 3. for each victim not already being deleted: add the condition ``DisruptionTarget=True``, reason
    ``PreemptionByScheduler``, message ``<schedulerName>: preempting to accommodate a higher
    priority pod`` with a strategic-merge patch of ``pods/status``, then delete the pod (default
@@ -173,6 +175,14 @@ async def execute_preemption(
         except ApiError as exc:
             report.errors.append(f"nominating {_key(preemptor)} to {plan.node_name}: {exc}")
             return report
+    victims: list[Pod] = []
+    for victim in plan.victims:
+        if victim.metadata.deletion_timestamp is not None:
+            report.skipped_terminating.append(_key(victim))
+        else:
+            victims.append(victim)
+    if not victims:
+        return report
     for pod in plan.lower_priority_nominated:
         if not pod.status.nominated_node_name:
             continue
@@ -182,14 +192,6 @@ async def execute_preemption(
         except ApiError as exc:  # not critical, as upstream
             if exc.status != _NOT_FOUND:
                 log.warning("cannot clear nominatedNodeName of %s: %s", _key(pod), exc)
-    victims: list[Pod] = []
-    for victim in plan.victims:
-        if victim.metadata.deletion_timestamp is not None:
-            report.skipped_terminating.append(_key(victim))
-        else:
-            victims.append(victim)
-    if not victims:
-        return report
     scheduler = preemptor.spec.scheduler_name
     await asyncio.gather(*(preempt_victim(core, v, scheduler, report) for v in victims[:-1]))
     if report.errors:
