@@ -305,6 +305,61 @@ def test_two_clusters_differ_where_controllers_did_not_do_the_same() -> None:
     ]
 
 
+# --- dra and volumes ---------------------------------------------------------------------------------
+def _allocated(case: Any) -> list[str]:
+    """The devices ``ksched simulate`` allocates to the pods of ``case`` (``driver/pool/device``),
+    every pod pending at once."""
+    entries = simulate([*case.objects, *case.preplaced, *case.pending], case.profile)
+    return [d for e in entries.values() for c in (e.get("claims") or {}).values() for d in c["devices"]]
+
+
+def test_dra_cases_allocate_partitions_of_devices_and_devices_shared_by_claims() -> None:
+    """Partitionable devices, shared devices, capacity requests and templates are in the cases, and
+    ksched allocates partitions and one device to two claims (the real scheduler's answers are the
+    runs' and CI's random cases')."""
+    partitions = shared = twice = capacity = templated = 0
+    for index in range(40):
+        case = generate("dra", 7, index)
+        templated += any(o["kind"] == "ResourceClaimTemplate" for o in case.objects)
+        slices = [o for o in case.objects if o["kind"] == "ResourceSlice"]
+        for counters in (s for s in slices if s["spec"].get("sharedCounters")):
+            pool = counters["spec"]["pool"]
+            [consuming] = [
+                s for s in slices if s["spec"]["pool"]["name"] == pool["name"] and s is not counters
+            ]
+            assert pool["resourceSliceCount"] == 2 and "devices" not in counters["spec"]
+            sets = {c["name"] for c in counters["spec"]["sharedCounters"]}
+            assert {
+                c["counterSet"] for d in consuming["spec"]["devices"] for c in d["consumesCounters"]
+            } == sets
+        claims = [o for o in case.objects if o["kind"] == "ResourceClaim"]
+        capacity += sum(
+            "capacity" in r.get("exactly", {}) for c in claims for r in c["spec"]["devices"]["requests"]
+        )
+        devices = _allocated(case)
+        partitions += sum("-part/" in d for d in devices)
+        shared += sum(d.endswith("-shared/shared-0") for d in devices)
+        twice += any(devices.count(d) > 1 for d in devices if d.endswith("shared-0"))
+    assert partitions and shared and capacity
+    assert twice  # one device serving two claims
+    assert 0 < templated < 40  # the harness reads the claim made from it (on a cluster only)
+
+
+def test_volumes_cases_provision_by_storage_capacity() -> None:
+    refused = placed = 0
+    for index in range(40):
+        case = generate("volumes", 7, index)
+        capacities = [o for o in case.objects if o["kind"] == "CSIStorageCapacity"]
+        if not capacities:
+            continue
+        [driver] = [o for o in case.objects if o["kind"] == "CSIDriver"]
+        assert driver["spec"]["storageCapacity"] is True
+        for entry in simulate([*case.objects, *case.pending], case.profile).values():
+            refused += "did not have enough free storage" in (entry.get("message") or "")
+            placed += bool(entry.get("node"))
+    assert refused and placed
+
+
 # --- gangs -------------------------------------------------------------------------------------------
 def test_a_gang_case_has_alike_members_enough_for_its_min_count() -> None:
     seconds = 0

@@ -786,6 +786,48 @@ DRIVER = "csi.example.com"
 ACCESS_MODES = ("ReadWriteOnce", "ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod")
 
 
+CAPACITY_DRIVER = "capacity.csi.example.com"
+"""The CSI driver whose storage capacity the scheduler checks (``storageCapacity: true``)."""
+CAPACITIES = 0.4
+"""How often a ``volumes`` case has a class whose volumes the scheduler provisions by capacity."""
+
+
+def _capacities(g: Gen, zones: tuple[str, ...]) -> list[Obj]:
+    """Storage capacity tracking: the CSIDriver of :data:`CAPACITY_DRIVER`, its WaitForFirstConsumer
+    class, and its CSIStorageCapacity per zone (some zones none, some with a largest volume size
+    below the capacity): a claim of that class with no volume fits only where a capacity of the class
+    holds its size."""
+    name = f"{g.prefix}-cap"
+    out: list[Obj] = [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"name": CAPACITY_DRIVER},
+            "spec": {"storageCapacity": True, "attachRequired": False},
+        },
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": name},
+            "provisioner": CAPACITY_DRIVER,
+            "volumeBindingMode": "WaitForFirstConsumer",
+        },
+    ]
+    for zone in g.some(zones, 1):
+        capacity: Obj = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIStorageCapacity",
+            "metadata": {"name": f"{name}-{zone}", "namespace": g.pick(NAMESPACES)},
+            "storageClassName": name,
+            "nodeTopology": {"matchLabels": {ZONE: zone}},
+            "capacity": g.pick(("2Gi", "5Gi", "10Gi", "20Gi")),
+        }
+        if g.chance(0.3):
+            capacity["maximumVolumeSize"] = g.pick(("3Gi", "6Gi"))
+        out.append(capacity)
+    return out
+
+
 def _volume(g: Gen, name: str, storage_class: str, zones: tuple[str, ...]) -> Obj:
     pv: Obj = {
         "apiVersion": "v1",
@@ -810,7 +852,8 @@ def _volume(g: Gen, name: str, storage_class: str, zones: tuple[str, ...]) -> Ob
 
 def _volumes(g: Gen) -> Case:
     """PersistentVolumes and claims: bound and unbound, Immediate and WaitForFirstConsumer classes,
-    volume node affinity and zone labels, CSI volume limits (CSINode), ReadWriteOncePod. One pending
+    volume node affinity and zone labels, CSI volume limits (CSINode), storage capacities
+    (CSIStorageCapacity), ReadWriteOncePod. One pending
     pod: a later one would meet the volumes the first one's binding made."""
     zones = ("zone-a", "zone-b", "zone-c")
     for _ in range(g.rng.randint(3, 6)):
@@ -841,16 +884,21 @@ def _volumes(g: Gen) -> Case:
             allowed = [{"key": ZONE, "values": g.some(zones, 1, 2)}]
             sc["allowedTopologies"] = [{"matchLabelExpressions": allowed}]
         extra.append(sc)
+    if g.chance(CAPACITIES):
+        extra += _capacities(g, zones)
+        classes[f"{g.prefix}-cap"] = "WaitForFirstConsumer"
     # Nothing may depend on the PersistentVolume controller's timing (with --pipeline, two clusters
     # must end up alike): free volumes are of the WaitForFirstConsumer class (the scheduler binds
     # them), an Immediate claim's volume is made for it (claimRef), a claim names a volume of its own.
-    wffc, now = classes
+    wffc, now, *capacity = classes
     pvs = [_volume(g, f"{g.prefix}-pv{i}", wffc, zones) for i in range(g.rng.randint(0, 5))]
     free = list(pvs)
     ns = g.pick(NAMESPACES)
     claims = []
     for i in range(g.rng.randint(1, 4)):
         cls = wffc if g.chance(0.75) else now
+        if capacity and g.chance(0.5):
+            cls = capacity[0]
         mode = g.pick(ACCESS_MODES)
         size = g.rng.randint(1, 8)
         claim: Obj = {
@@ -895,11 +943,86 @@ GPU_DRIVER = "gpu.example.com"
 GPU_MODELS = {"t4": "16Gi", "a100": "40Gi", "h100": "80Gi"}
 
 
-def _claim(g: Gen, name: str, ns: str, classes: tuple[str, str]) -> Obj:
+PARTITIONED = 0.35
+"""How often a ``dra`` node has a pool of partitionable devices (:func:`_partitioned`)."""
+SHARED = 0.3
+"""How often a ``dra`` node has a device that serves several claims (:func:`_shared`)."""
+SHARED_MODEL = "l4"
+"""The model of the shared devices, which a claim's selector asks for now and then."""
+
+
+def _slice(node: str, pool: str, count: int, suffix: str = "gpu", **spec: Any) -> Obj:
+    """A ResourceSlice of the GPU driver on ``node``, one of ``count`` in ``pool`` (generation 1)."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{suffix}"},
+        "spec": {
+            "driver": GPU_DRIVER,
+            "nodeName": node,
+            "pool": {"name": pool, "generation": 1, "resourceSliceCount": count},
+            **spec,
+        },
+    }
+
+
+def _partitioned(g: Gen, node: str) -> list[Obj]:
+    """A pool of partitionable devices on ``node`` (DRAPartitionableDevices): one slice of shared
+    counters (one or two GPUs' memory, now and then less than a whole GPU takes) and one of devices
+    that consume them: per GPU the whole of it and its halves, in an order of their own. A claim gets
+    the whole or halves; the whole and a half of one GPU never fit together."""
+    counters, devices = [], []
+    for i in range(g.rng.randint(1, 2)):
+        counters.append(
+            {"name": f"gpu{i}", "counters": {"memory": {"value": g.pick(("40Gi", "40Gi", "30Gi"))}}}
+        )
+        parts = [("whole", "40Gi"), ("half0", "20Gi"), ("half1", "20Gi")]
+        g.rng.shuffle(parts)
+        for part, size in parts:
+            devices.append(
+                {
+                    "name": f"gpu{i}-{part}",
+                    "attributes": {"model": {"string": "a100"}, "index": {"int": i}},
+                    "capacity": {"memory": {"value": size}},
+                    "consumesCounters": [{"counterSet": f"gpu{i}", "counters": {"memory": {"value": size}}}],
+                }
+            )
+    pool = f"{node}-part"
+    return [
+        _slice(node, pool, 2, "part-counters", sharedCounters=counters),
+        _slice(node, pool, 2, "part-devices", devices=devices),
+    ]
+
+
+def _shared(g: Gen, node: str) -> Obj:
+    """A slice on ``node`` with a device several claims share (DRAConsumableCapacity:
+    ``allowMultipleAllocations``), its memory consumed as the claims' capacity requests and its
+    request policy (none, a list of valid values, a range with a step) say."""
+    memory: Obj = {"value": "16Gi"}
+    policy = g.pick(("none", "values", "range"))
+    if policy == "values":
+        memory["requestPolicy"] = {"default": "4Gi", "validValues": ["4Gi", "8Gi", "16Gi"]}
+    elif policy == "range":
+        memory["requestPolicy"] = {
+            "default": "4Gi",
+            "validRange": {"min": "2Gi", "max": "8Gi", "step": "2Gi"},
+        }
+    device = {
+        "name": "shared-0",
+        "allowMultipleAllocations": True,
+        "attributes": {"model": {"string": SHARED_MODEL}, "index": {"int": 0}},
+        "capacity": {"memory": memory},
+    }
+    return _slice(node, f"{node}-shared", 1, "shared", devices=[device])
+
+
+def _claim(g: Gen, name: str, ns: str, classes: tuple[str, str], sharing: bool = False) -> Obj:
     """A ResourceClaim of one request: a count of devices, all of them, one with a model selector,
-    or a prioritized list (``firstAvailable``)."""
+    or a prioritized list (``firstAvailable``); now and then with a capacity request (memory), which
+    a shared device's policy rounds up and a device of less memory refuses. ``sharing``: mostly
+    one shared device (:func:`_shared`), with a capacity request."""
     gpu, big = classes
-    shape = g.pick(("count", "count", "all", "selector", "first"))
+    shape = "shared" if sharing and g.chance(0.8) else g.pick(("count", "count", "all", "selector", "first"))
     request: Obj = {"name": "gpu"}
     if shape == "first":
         request["firstAvailable"] = [
@@ -907,15 +1030,19 @@ def _claim(g: Gen, name: str, ns: str, classes: tuple[str, str]) -> Obj:
             {"name": "any", "deviceClassName": gpu, "count": g.rng.randint(1, 2)},
         ]
     else:
-        exactly: Obj = {"deviceClassName": g.pick(classes)}
+        exactly: Obj = {"deviceClassName": gpu if shape == "shared" else g.pick(classes)}
         if shape == "all":
             exactly["allocationMode"] = "All"
         else:
-            exactly["count"] = g.rng.randint(1, 2)
-        if shape == "selector":
-            model = g.pick(GPU_MODELS)
+            exactly["count"] = 1 if shape == "shared" and g.chance(0.8) else g.rng.randint(1, 2)
+        if shape in ("selector", "shared"):
+            model = SHARED_MODEL if shape == "shared" else g.pick((*GPU_MODELS, SHARED_MODEL))
             expression = f'device.attributes["{GPU_DRIVER}"].model == "{model}"'
             exactly["selectors"] = [{"cel": {"expression": expression}}]
+        if g.chance(0.9 if shape == "shared" else 0.2):
+            exactly["capacity"] = {
+                "requests": {"memory": g.pick(("1Gi", "3Gi", "4Gi", "6Gi", "10Gi", "20Gi"))}
+            }
         request["exactly"] = exactly
     return {
         "apiVersion": "resource.k8s.io/v1",
@@ -925,8 +1052,11 @@ def _claim(g: Gen, name: str, ns: str, classes: tuple[str, str]) -> Obj:
     }
 
 
-def _claiming_pod(g: Gen, name: str, ns: str, claims: list[str], **spec: Any) -> Obj:
+def _claiming_pod(
+    g: Gen, name: str, ns: str, claims: list[str], templates: tuple[str, ...] | list[str] = (), **spec: Any
+) -> Obj:
     refs = [{"name": f"r{i}", "resourceClaimName": c} for i, c in enumerate(claims)]
+    refs += [{"name": f"t{i}", "resourceClaimTemplateName": t} for i, t in enumerate(templates)]
     container = g.container("c", g.requests())
     container.setdefault("resources", {})["claims"] = [{"name": r["name"]} for r in refs]
     return g.pod(name, [container], namespace=ns, resourceClaims=refs, **spec)
@@ -934,9 +1064,11 @@ def _claiming_pod(g: Gen, name: str, ns: str, claims: list[str], **spec: Any) ->
 
 def _dra(g: Gen) -> Case:
     """Dynamic Resource Allocation (resource.k8s.io/v1): a DeviceClass by driver and one by capacity, a
-    ResourceSlice of GPUs on most nodes, claims by name (a count, all, a CEL selector on the model, a
-    prioritized list), devices already allocated to pods the scheduler placed first, a claim shared
-    with such a pod. One pending pod: its claims' allocation (node and devices) is compared too."""
+    ResourceSlice of GPUs on most nodes, partitionable devices and devices shared by several claims
+    on some, claims by name (a count, all, a CEL selector on the model, a prioritized list, a
+    capacity request), devices already allocated to pods the scheduler placed first, a claim shared
+    with such a pod, a claim made from a template. One pending pod: its claims' allocation (node and
+    devices) is compared too."""
     for _ in range(g.rng.randint(3, 5)):
         g.node(g.pick(("4", "8")), g.pick(("8Gi", "16Gi")), zone=g.pick(("zone-a", "zone-b")))
     gpu, big = f"{g.prefix}-gpu", f"{g.prefix}-big"
@@ -964,47 +1096,51 @@ def _dra(g: Gen) -> Case:
         },
     ]
     for node in g.nodes:
-        if not g.chance(0.8):
-            continue
         name = node["metadata"]["name"]
-        model = g.pick(GPU_MODELS)
-        devices = [
-            {
-                "name": f"gpu-{i}",
-                "attributes": {"model": {"string": model}, "index": {"int": i}},
-                "capacity": {"memory": {"value": GPU_MODELS[model]}},
-            }
-            for i in range(g.rng.randint(1, 4))
-        ]
-        extra.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{name}-gpu"},
-                "spec": {
-                    "driver": GPU_DRIVER,
-                    "nodeName": name,
-                    "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                    "devices": devices,
-                },
-            }
-        )
+        if g.chance(0.8):
+            model = g.pick(GPU_MODELS)
+            devices = [
+                {
+                    "name": f"gpu-{i}",
+                    "attributes": {"model": {"string": model}, "index": {"int": i}},
+                    "capacity": {"memory": {"value": GPU_MODELS[model]}},
+                }
+                for i in range(g.rng.randint(1, 4))
+            ]
+            extra.append(_slice(name, name, 1, devices=devices))
+        if g.chance(PARTITIONED):
+            extra += _partitioned(g, name)
+        if g.chance(SHARED):
+            extra.append(_shared(g, name))
     ns = g.pick(NAMESPACES)
-    claims = [_claim(g, f"{g.prefix}-claim{i}", ns, (gpu, big)) for i in range(g.rng.randint(1, 4))]
+    sharers = [s["spec"]["nodeName"] for s in extra if s["metadata"]["name"].endswith("-shared")]
+    sharing = bool(sharers) and g.chance(0.5)  # the claims mostly ask for a shared device
+    count = g.rng.randint(1, 4)
+    claims = [_claim(g, f"{g.prefix}-claim{i}", ns, (gpu, big), sharing) for i in range(count)]
     names = [c["metadata"]["name"] for c in claims]
     used: list[str] = []
     for i in range(g.rng.randint(0, 2)):  # placed by the scheduler: their claims get allocated
         claim = names[i % len(names)]
         used.append(claim)
-        pin = {HOSTNAME: g.pick(g.nodes)["metadata"]["name"]}
+        pin = {HOSTNAME: g.pick(sharers) if sharing else g.pick(g.nodes)["metadata"]["name"]}
         g.case.preplaced.append(_claiming_pod(g, f"b{i}", ns, [claim], nodeSelector=pin))
     g.random_bound(0, 3)
     free = [n for n in names if n not in used]
     mine = g.some(free, 1, 2) if free else []
     if used and (not mine or g.chance(0.2)):
         mine.append(g.pick(used))  # a claim shared with a placed pod
-    g.pending(_claiming_pod(g, "p0", ns, mine))
-    return g.finish([*extra, *claims])
+    templates: list[Obj] = []
+    if g.chance(TEMPLATED):  # the claim the resourceclaim controller makes for the pod
+        claim = _claim(g, f"{g.prefix}-tmpl", ns, (gpu, big), sharing)
+        templates.append({**claim, "kind": "ResourceClaimTemplate", "spec": {"spec": claim["spec"]}})
+        mine = mine[: g.rng.randint(0, 1)]
+    names = [t["metadata"]["name"] for t in templates]
+    g.pending(_claiming_pod(g, "p0", ns, mine, names))
+    return g.finish([*extra, *claims, *templates])
+
+
+TEMPLATED = 0.3
+"""How often a ``dra`` case's pending pod has a claim made from a ResourceClaimTemplate."""
 
 
 GROUP_API = "scheduling.k8s.io/v1alpha2"

@@ -569,10 +569,26 @@ def _state(objects: list[Obj]) -> dict[str, Any]:
             out[name] = tuple(status.get(f) for f in ("disruptionsAllowed", "currentHealthy", "expectedPods"))
         elif kind == "ResourceClaim":
             results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
-            out[name] = sorted(f"{r.get('pool')}/{r.get('device')}" for r in results)
+            out[_claim_name(o)] = sorted(f"{r.get('pool')}/{r.get('device')}" for r in results)
         elif kind == "Pod" and spec.get("nodeName"):
             out[name] = spec["nodeName"]
     return out
+
+
+POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
+"""The annotation by which the resourceclaim controller names a claim it made from a pod's template:
+the pod's name for it (the claim's own name ends with a random suffix)."""
+
+
+def _claim_name(claim: Obj) -> str:
+    """How :func:`_state` names a ResourceClaim: ``ns/name``, or for one made from a pod's template
+    its pod and the pod's name for it (equal on two clusters)."""
+    meta = claim["metadata"]
+    pods = [r["name"] for r in meta.get("ownerReferences") or [] if r.get("kind") == "Pod"]
+    made = (meta.get("annotations") or {}).get(POD_CLAIM_NAME)
+    if made and pods:
+        return f"ResourceClaim {meta['namespace']}/{pods[0]} {made}"
+    return f"ResourceClaim {key(claim)}"
 
 
 def state_differences(ours: list[Obj], theirs: list[Obj]) -> list[str]:

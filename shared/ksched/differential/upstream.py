@@ -22,6 +22,7 @@ Per case:
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -412,15 +413,36 @@ class Upstream:
             lambda: all(self._updates(p) > n for p, n in before.items()), "the pods' start times"
         )
 
-    async def _claims(self, pod: Obj, placed: bool) -> dict[str, Any]:
+    async def _generated(self, created: Obj) -> list[Obj]:
+        """The ResourceClaims the resourceclaim controller made for the pod ``created`` from its
+        templates, as it made them (no status), then ``created`` with the pod's
+        ``resourceClaimStatuses`` naming them: what ``ksched simulate`` replays the pod on."""
+        status, body = await self.request("GET", object_path(created))
+        statuses = (
+            ((body or {}).get("status") or {}).get("resourceClaimStatuses") or [] if status == 200 else []
+        )
+        out: list[Obj] = []
+        for name in (s["resourceClaimName"] for s in statuses if s.get("resourceClaimName")):
+            claim = {
+                "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": created["metadata"]["namespace"]},
+            }
+            status, body = await self.request("GET", object_path(claim))
+            if status == 200:
+                out.append({k: v for k, v in body.items() if k != "status"})
+        pod = copy.deepcopy(created)
+        pod.setdefault("status", {})["resourceClaimStatuses"] = statuses
+        return [*out, pod]
+
+    async def _claims(self, pod: Obj, placed: bool, generated: list[Obj]) -> dict[str, Any]:
         """The allocation of each of ``pod``'s ResourceClaims (``ns/name`` -> {"node", "devices"}),
-        ``{}`` when the pod was not placed."""
+        those made from its templates (``generated``) included; ``{}`` when the pod was not placed."""
         if not placed:
             return {}
         out: dict[str, Any] = {}
         ns = pod["metadata"]["namespace"]
-        for ref in pod["spec"].get("resourceClaims") or []:
-            name = ref.get("resourceClaimName")
+        named = [ref.get("resourceClaimName") for ref in pod["spec"].get("resourceClaims") or []]
+        for name in [*named, *(key(c).split("/", 1)[1] for c in generated)]:
             if not name:
                 continue
             claim = {"kind": "ResourceClaim", "metadata": {"name": name, "namespace": ns}}
@@ -451,8 +473,12 @@ class Upstream:
                 await asyncio.sleep(BATCHING_WINDOW)
             objects.append(await self.create(pod))
             decision = await self._attempt(pod)
+            generated: list[Obj] = []
+            if any(r.get("resourceClaimTemplateName") for r in pod["spec"].get("resourceClaims") or []):
+                *generated, objects[-1] = await self._generated(objects[-1])
+                objects[-1:-1] = generated
             if pod["spec"].get("resourceClaims"):
-                decision["claims"] = await self._claims(pod, decision["node"] is not None)
+                decision["claims"] = await self._claims(pod, decision["node"] is not None, generated)
             if decision["node"] is not None:
                 await self._kubelet(case)
                 decision["started"] = self.started.get(key(pod))
