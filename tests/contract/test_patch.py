@@ -211,6 +211,26 @@ async def test_unsupported_patch_type_is_415(raw: Raw, pod_path: str) -> None:
     assert resp.json()["reason"] == "UnsupportedMediaType"
 
 
+async def test_a_create_with_a_patch_type_is_415(raw: Raw, cluster: Cluster) -> None:
+    """A patch's media type is for PATCH only: a create sent with it is refused (ksched's DRA PreBind
+    once created its extended-resource claim so, which only the real server refused)."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "typed"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    resp = await raw.request(
+        "POST", f"/api/v1/namespaces/{cluster.namespace}/pods", body=pod, content_type=MERGE
+    )
+    assert resp.status == 415
+    assert resp.json()["reason"] == "UnsupportedMediaType"
+    assert resp.json()["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    )
+
+
 async def test_patch_of_missing_pod_is_404(raw: Raw, cluster: Cluster) -> None:
     resp = await raw.request(
         "PATCH",

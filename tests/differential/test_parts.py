@@ -118,6 +118,45 @@ def test_a_preemption_whose_victims_are_all_being_deleted_starts_no_goroutine() 
     assert not first_attempt(started, "ns/p").maybe_no_goroutine  # a goroutine: wait for its end
 
 
+def test_a_binding_that_failed_by_an_upstream_bug_is_compared_as_scheduled_and_not_through_the_pipeline() -> (
+    None
+):
+    """kube-scheduler 1.36.2's DynamicResources PreBind fails for a pod with claims of its own and an
+    extended resource the chosen node's device plugin offers (dra-s77005-19, lines as it logged them):
+    the binding cycle failed on the node the pod was nominated to when its binding began. ``ksched
+    simulate`` is compared on that node (not on the claims the failure undid); the pipeline, which
+    binds the pod, is not compared on it nor on what follows (docs/dra.md)."""
+    from ksched.differential.run import judge_pipeline
+
+    err = (
+        'running PreBind plugin \\"DynamicResources\\": nil or empty request mappings, no update of pod'
+        " ns/p ExtendedResourceClaimStatus"
+    )
+    lines = [
+        'I1207 22:25:36.239707 1 schedule_one.go:123] "Attempting to schedule pod" pod="ns/p"',
+        'I1207 22:25:36.242738 1 schedule_one.go:1325] "Updating pod condition and nominated node name"'
+        ' pod="ns/p" nominatedNodeName="n0" nominatingMode=1',
+        f'E1207 22:25:36.303275 1 schedule_one.go:1243] "Error scheduling pod; retrying" err="{err}"'
+        ' logger="UnhandledError" pod="ns/p"',
+        'I1207 22:25:36.303475 1 schedule_one.go:1325] "Updating pod condition and nominated node name"'
+        ' pod="ns/p" conditionType="PodScheduled" conditionStatus="False" conditionReason="SchedulerError"'
+        ' nominatedNodeName="" nominatingMode=1',
+    ]
+    attempt = first_attempt([e for e in map(parse_line, lines) if e is not None], "ns/p")
+    assert attempt.complete and attempt.bind_failed
+    golden = {**answer(attempt), "claims": {}}
+    assert golden["binding_failed"] and golden["upstream_bug"] and golden["top_nodes"] == ["n0"]
+    claims = {"ns/c": {"node": "n0", "devices": ["gpu.example.com/n0/gpu-0"]}}
+    ours = {"pod": "ns/p", "node": "n0", "message": None, "claims": claims, "totals": {}, "scores": {}}
+    checks, diffs = compare(as_scheduled(golden), ours)
+    assert agrees(checks), diffs
+    assert not agrees(compare(as_scheduled(golden), {**ours, "node": "n1"})[0])
+    later = {"pod": "ns/q", "node": "n1", "message": None}
+    assert judge_pipeline([golden, later], [ours, {**later, "node": "n2"}]) == ([], 2)
+    other = {**golden, "upstream_bug": False, "message": 'running PreBind plugin "VolumeBinding": boom'}
+    assert judge_pipeline([other], [ours])[0]  # another PreBind failure is compared
+
+
 def test_the_pipeline_leaves_the_message_of_a_pod_upstream_did_not_gate() -> None:
     """A nomination whose victims were all being deleted already starts no preemption upstream, and
     any event may try the pod again at once (extenders-s9412-674: 5 ms later, with the retry's

@@ -51,6 +51,14 @@ BIND_FAILED = "Failed to bind pod"
 """The binding cycle failed (a bind extender's error, the API's refusal): the scheduling cycle chose a
 node (its scores and totals are logged), and the :data:`SCHEDULING_ERROR` line that follows gives the
 error, the PodScheduled message (reason ``SchedulerError``)."""
+PRE_BIND_ERROR = 'running PreBind plugin "'
+"""How the :data:`SCHEDULING_ERROR` of a PreBind plugin's failure begins: the binding cycle failed,
+on the node the pod was nominated to when its binding began (1.36 writes that nomination first when a
+PreBind plugin has work to do), with no :data:`BIND_FAILED` line."""
+UPSTREAM_BUGS = ("nil or empty request mappings, no update of pod",)
+"""Errors of kube-scheduler 1.36.2 that ksched does not copy (docs/dra.md, "Where ksched differs on
+purpose"): DynamicResources' PreBind fails for a pod with claims of its own and an extended resource
+that the chosen node's device plugin offers (``patchPodExtendedResourceClaimStatus`` with no mapping)."""
 NOMINATION = "Updating pod condition and nominated node name"
 PREEMPTION_START = "Start the preemption asynchronously"
 PREEMPTED = "Preemptor Pod preempted victim Pod"
@@ -82,7 +90,10 @@ class Attempt:
     failed_with_error: bool = False
     """Ended with :data:`SCHEDULING_ERROR` (``message`` is the error)."""
     bind_failed: bool = False
-    """Ended with :data:`BIND_FAILED` (``message`` is the error once its line is read)."""
+    """Ended with :data:`BIND_FAILED` (``message`` is the error once its line is read), or with a
+    PreBind plugin's error (:data:`PRE_BIND_ERROR`)."""
+    binding_node: str | None = None
+    """The node it was nominated to before it ended (a binding cycle with PreBind work began there)."""
 
     @property
     def complete(self) -> bool:
@@ -156,10 +167,15 @@ def first_attempt(entries: Sequence[Entry], pod: str) -> Attempt:
             out.ended = True
             out.message = values.get("err")
             out.group_wait = e.msg == GROUP_WAIT
+        elif e.msg == NOMINATION:
+            out.binding_node = values.get("nominatedNodeName") or None
         elif e.msg == SCHEDULING_ERROR:
             out.ended = True
             out.message = values.get("err")
-            out.failed_with_error = True
+            if (out.message or "").startswith(PRE_BIND_ERROR) and out.binding_node:
+                out.bind_failed = True
+            else:
+                out.failed_with_error = True
         elif e.msg == BIND_FAILED:
             out.ended = True
             out.bind_failed = True
@@ -199,6 +215,9 @@ def answer(attempt: Attempt) -> dict[str, Any]:
     if node is None and (attempt.group_wait or attempt.bind_failed) and attempt.totals:
         # it fit; its group did not, or its binding failed
         feasible, totals = sorted(attempt.totals), attempt.totals
+    elif node is None and attempt.bind_failed and attempt.binding_node:
+        # placed without scoring (the only feasible node) where its binding began
+        feasible, totals, skipped = [attempt.binding_node], {}, True
     elif node is None and attempt.bind_failed:
         feasible, totals = None, {}  # placed without scoring on a node the log does not name
     elif node is None:
@@ -211,6 +230,8 @@ def answer(attempt: Attempt) -> dict[str, Any]:
         feasible, totals = None, {}
     best = max(totals.values(), default=None)
     top = sorted(n for n, t in totals.items() if t == best) if totals else ([node] if node else [])
+    if not top and attempt.bind_failed and attempt.binding_node:
+        top = [attempt.binding_node]
     out: dict[str, Any] = {
         "pod": attempt.pod,
         "node": node,
@@ -223,6 +244,8 @@ def answer(attempt: Attempt) -> dict[str, Any]:
     }
     if attempt.bind_failed:
         out["binding_failed"] = True
+        if any(bug in (attempt.message or "") for bug in UPSTREAM_BUGS):
+            out["upstream_bug"] = True
     elif node is None and not attempt.failed_with_error:
         out["nominated"] = attempt.nominated
         out["victims"] = sorted(attempt.victims)

@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ksched.differential.model import claim_alias
+
 CHECKS = ("a", "b", "c", "d", "e", "f-pre", "f-full", "p", "q", "g")
 
 
@@ -74,11 +76,12 @@ def run_free(message: str | None) -> str | None:
 def as_scheduled(golden: dict[str, Any]) -> dict[str, Any]:
     """Upstream's answer for a pod as its scheduling cycle left it: a pod whose binding failed
     (``binding_failed``: not placed, the error its message) placed on one of its top nodes (``ksched
-    simulate`` does not bind; check ``e`` still takes any of them); any other answer as it is."""
+    simulate`` does not bind; check ``e`` still takes any of them), its claims not compared (the failed
+    binding undid their allocation); any other answer as it is."""
     if not golden.get("binding_failed"):
         return golden
     top = golden.get("top_nodes") or ["(the node its scheduling cycle chose)"]
-    return {**golden, "node": top[0], "message": None}
+    return {k: v for k, v in golden.items() if k != "claims"} | {"node": top[0], "message": None}
 
 
 def _dict(x: Any) -> dict[str, Any]:
@@ -172,7 +175,10 @@ def _claims(claims: Any) -> dict[str, Any]:
         return str(d)
 
     return {
-        name: {"node": c.get("node"), "devices": sorted(device(d) for d in c.get("devices") or [])}
+        claim_alias(name): {
+            "node": c.get("node"),
+            "devices": sorted(device(d) for d in c.get("devices") or []),
+        }
         for name, c in _dict(claims).items()
         if isinstance(c, dict) and (c.get("devices") or c.get("node"))
     }

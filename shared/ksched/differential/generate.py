@@ -1067,10 +1067,13 @@ def _dra(g: Gen) -> Case:
     ResourceSlice of GPUs on most nodes, partitionable devices and devices shared by several claims
     on some, claims by name (a count, all, a CEL selector on the model, a prioritized list, a
     capacity request), devices already allocated to pods the scheduler placed first, a claim shared
-    with such a pod, a claim made from a template. One pending pod: its claims' allocation (node and
+    with such a pod, a claim made from a template, an extended resource a DeviceClass backs (some
+    nodes offering it from a device plugin instead). One pending pod: its claims' allocation (node and
     devices) is compared too."""
+    extended = g.chance(EXTENDED)
     for _ in range(g.rng.randint(3, 5)):
-        g.node(g.pick(("4", "8")), g.pick(("8Gi", "16Gi")), zone=g.pick(("zone-a", "zone-b")))
+        plugin = {GPU: "2"} if extended and g.chance(0.3) else None  # a device plugin's GPUs
+        g.node(g.pick(("4", "8")), g.pick(("8Gi", "16Gi")), zone=g.pick(("zone-a", "zone-b")), extra=plugin)
     gpu, big = f"{g.prefix}-gpu", f"{g.prefix}-big"
     extra: list[Obj] = [
         {
@@ -1135,8 +1138,21 @@ def _dra(g: Gen) -> Case:
         templates.append({**claim, "kind": "ResourceClaimTemplate", "spec": {"spec": claim["spec"]}})
         mine = mine[: g.rng.randint(0, 1)]
     names = [t["metadata"]["name"] for t in templates]
-    g.pending(_claiming_pod(g, "p0", ns, mine, names))
+    pod = g.pending(_claiming_pod(g, "p0", ns, mine, names))
+    if extended:  # the scheduler makes a claim for it, on a node that does not offer it
+        extra[0]["spec"]["extendedResourceName"] = GPU
+        name = g.pick((GPU, GPU, f"{IMPLICIT}/{gpu}", f"{IMPLICIT}/{big}"))
+        wanted = str(g.rng.randint(1, 2))
+        resources = pod["spec"]["containers"][0].setdefault("resources", {})
+        resources.setdefault("requests", {})[name] = wanted
+        resources["limits"] = {name: wanted}
     return g.finish([*extra, *claims, *templates])
+
+
+EXTENDED = 0.3
+"""How often a ``dra`` case's pending pod asks for an extended resource a DeviceClass backs."""
+IMPLICIT = "deviceclass.resource.kubernetes.io"
+"""The domain of the extended resource every DeviceClass backs under its own name."""
 
 
 TEMPLATED = 0.3

@@ -3,6 +3,7 @@ they are scheduled with."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,6 +105,34 @@ def key(obj: Obj) -> str:
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")
     return f"{ns}/{meta['name']}" if ns else str(meta["name"])
+
+
+EXTENDED_CLAIM = re.compile(r"^(.+-extended-resources-)[a-z0-9]{5}$")
+"""The name of the claim a scheduler makes for a pod's extended resources backed by DRA
+(``generateName``: the pod's name and ``-extended-resources-``, then five characters of its own)."""
+
+
+def claim_alias(name: str) -> str:
+    """``name`` (``ns/name`` of a ResourceClaim) as the comparison takes it: the claim a scheduler
+    made for a pod's extended resources without the suffix each side draws (``...-extended-resources-``)."""
+    made = EXTENDED_CLAIM.match(name)
+    return made.group(1) if made else name
+
+
+def extended_resources(pod: Obj) -> bool:
+    """Whether a container of ``pod`` asks for an extended resource (a name in a domain other than
+    ``kubernetes.io``'s, or a DeviceClass's ``deviceclass.resource.kubernetes.io/<class>``), which a
+    DeviceClass may back."""
+    spec = pod["spec"]
+    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        resources = container.get("resources") or {}
+        for name in {**(resources.get("limits") or {}), **(resources.get("requests") or {})}:
+            domain = name.split("/", 1)[0] if "/" in name else ""
+            if domain and (
+                not domain.endswith("kubernetes.io") or domain == "deviceclass.resource.kubernetes.io"
+            ):
+                return True
+    return False
 
 
 def identity(obj: Obj) -> tuple[str, str]:

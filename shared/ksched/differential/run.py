@@ -18,7 +18,7 @@ from ksched.aio import cancel_and_wait
 from ksched.config import ConfigError, parse_config
 from ksched.differential.answers import GROUP_ENDS
 from ksched.differential.compare import CHECKS, agrees, as_scheduled, compare
-from ksched.differential.model import DECIDES, Case, Obj, config_document, key
+from ksched.differential.model import DECIDES, Case, Obj, claim_alias, config_document, key
 from ksched.differential.replay import replay, replay_groups, replay_steps
 from ksched.differential.store import read_cases, write_case
 from ksched.differential.upstream import Played, Upstream, UpstreamError
@@ -401,10 +401,15 @@ def _nodes(answers: list[dict[str, Any]]) -> list[str]:
 
 
 def _judge_pods(golden: list[dict[str, Any]], seen: list[dict[str, Any]]) -> tuple[list[str], int]:
-    """:func:`judge_pipeline` pod by pod, ``seen`` paired with ``golden`` in order."""
+    """:func:`judge_pipeline` pod by pod, ``seen`` paired with ``golden`` in order. A pod whose binding
+    failed upstream by one of its bugs that ksched does not copy (``upstream_bug``, see
+    :data:`~ksched.differential.answers.UPSTREAM_BUGS`) is not compared, nor are the pods after it
+    (they meet it bound on one side only)."""
     diffs: list[str] = []
     deleting: set[str] = set()
     for i, (want, got) in enumerate(zip(golden, seen, strict=False)):
+        if want.get("upstream_bug"):
+            return diffs, len(golden) - i
         victims = want.get("victims") or []
         if deleting & set(victims):
             want = {**want, "victims": [v for v in victims if v not in deleting]}
@@ -581,14 +586,15 @@ the pod's name for it (the claim's own name ends with a random suffix)."""
 
 
 def _claim_name(claim: Obj) -> str:
-    """How :func:`_state` names a ResourceClaim: ``ns/name``, or for one made from a pod's template
-    its pod and the pod's name for it (equal on two clusters)."""
+    """How :func:`_state` names a ResourceClaim: ``ns/name``, for one made from a pod's template its
+    pod and the pod's name for it, for one a scheduler made for a pod's extended resources its
+    :func:`claim_alias` (equal on two clusters)."""
     meta = claim["metadata"]
     pods = [r["name"] for r in meta.get("ownerReferences") or [] if r.get("kind") == "Pod"]
     made = (meta.get("annotations") or {}).get(POD_CLAIM_NAME)
     if made and pods:
         return f"ResourceClaim {meta['namespace']}/{pods[0]} {made}"
-    return f"ResourceClaim {key(claim)}"
+    return f"ResourceClaim {claim_alias(key(claim))}"
 
 
 def state_differences(ours: list[Obj], theirs: list[Obj]) -> list[str]:

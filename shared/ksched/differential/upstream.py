@@ -63,7 +63,9 @@ from ksched.differential.model import (
     UNGATE,
     Case,
     Obj,
+    claim_alias,
     config_document,
+    extended_resources,
     identity,
     key,
     members,
@@ -434,15 +436,20 @@ class Upstream:
         pod.setdefault("status", {})["resourceClaimStatuses"] = statuses
         return [*out, pod]
 
-    async def _claims(self, pod: Obj, placed: bool, generated: list[Obj]) -> dict[str, Any]:
-        """The allocation of each of ``pod``'s ResourceClaims (``ns/name`` -> {"node", "devices"}),
-        those made from its templates (``generated``) included; ``{}`` when the pod was not placed."""
+    async def _claims(self, pod: Obj, placed: bool) -> dict[str, Any]:
+        """The allocation of each of ``pod``'s ResourceClaims (``ns/name`` -> {"node", "devices"}):
+        those it names, those made from its templates and the one the scheduler made for its
+        extended resources (under :func:`claim_alias`); ``{}`` when the pod was not placed."""
         if not placed:
             return {}
         out: dict[str, Any] = {}
         ns = pod["metadata"]["namespace"]
-        named = [ref.get("resourceClaimName") for ref in pod["spec"].get("resourceClaims") or []]
-        for name in [*named, *(key(c).split("/", 1)[1] for c in generated)]:
+        status, body = await self.request("GET", object_path(pod))
+        stored = ((body or {}).get("status") or {}) if status == 200 else {}
+        names = [ref.get("resourceClaimName") for ref in pod["spec"].get("resourceClaims") or []]
+        names += [s.get("resourceClaimName") for s in stored.get("resourceClaimStatuses") or []]
+        names.append((stored.get("extendedResourceClaimStatus") or {}).get("resourceClaimName"))
+        for name in names:
             if not name:
                 continue
             claim = {"kind": "ResourceClaim", "metadata": {"name": name, "namespace": ns}}
@@ -457,7 +464,7 @@ class Upstream:
                         node = req["values"][0]
             results = (allocation.get("devices") or {}).get("results") or []
             devices = sorted(f"{r['driver']}/{r['pool']}/{r['device']}" for r in results)
-            out[f"{ns}/{name}"] = {"node": node, "devices": devices}
+            out[claim_alias(f"{ns}/{name}")] = {"node": node, "devices": devices}
         return out
 
     async def _decide(self, case: Case, objects: list[Obj]) -> list[dict[str, Any]]:
@@ -473,12 +480,11 @@ class Upstream:
                 await asyncio.sleep(BATCHING_WINDOW)
             objects.append(await self.create(pod))
             decision = await self._attempt(pod)
-            generated: list[Obj] = []
             if any(r.get("resourceClaimTemplateName") for r in pod["spec"].get("resourceClaims") or []):
                 *generated, objects[-1] = await self._generated(objects[-1])
                 objects[-1:-1] = generated
-            if pod["spec"].get("resourceClaims"):
-                decision["claims"] = await self._claims(pod, decision["node"] is not None, generated)
+            if pod["spec"].get("resourceClaims") or extended_resources(pod):
+                decision["claims"] = await self._claims(pod, decision["node"] is not None)
             if decision["node"] is not None:
                 await self._kubelet(case)
                 decision["started"] = self.started.get(key(pod))

@@ -32,7 +32,7 @@ from ksched.api.base import DECODE_ERRORS
 from ksched.api.core import ContainerExtendedResourceRequest, Pod
 from ksched.api.kinds import POD, RESOURCE_CLAIM, decode_lenient
 from ksched.api.resource import FINALIZER, ResourceClaim, ResourceClaimConsumerReference
-from ksched.client.rest import MERGE_PATCH, STRATEGIC_MERGE_PATCH, Client
+from ksched.client.rest import JSON, MERGE_PATCH, STRATEGIC_MERGE_PATCH, Client
 from ksched.plugins.dynamicresources import extended as extended_resources
 from ksched.plugins.dynamicresources.claims import is_reserved_for, pod_reference
 from ksched.plugins.dynamicresources.cyclestate import DRAState
@@ -131,10 +131,11 @@ def _decode(raw: bytes) -> ResourceClaim:
 
 
 async def _call_raw(
-    client: Client, method: str, path: str, body: Any = None, content_type: str = MERGE_PATCH
+    client: Client, method: str, path: str, body: Any = None, content_type: str = JSON
 ) -> bytes:
     """The body of a successful answer; _Conflict for 409, PreBindError for any other failure.
-    No timeout, as the generated client had."""
+    No timeout, as the generated client had. ``content_type``: a patch's (a create's body is JSON:
+    the API server refuses another type with 415)."""
     try:
         code, data = await client.request(method, path, body, content_type, timeout=None)
     except (TimeoutError, aiohttp.ClientError, OSError) as exc:
