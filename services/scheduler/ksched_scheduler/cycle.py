@@ -17,7 +17,9 @@ from ksched.framework.runtime import Framework
 from ksched.framework.snapshot import Snapshot
 from ksched.framework.status import Code, Status
 from ksched.metrics.plugin_metrics import CycleSampler, sample_percent
+from ksched.plugins.defaultpreemption.plugin import preemption_attempted
 from ksched.plugins.dynamicresources.plugin import NAME as DYNAMIC_RESOURCES
+from ksched_scheduler import metrics
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
@@ -144,7 +146,10 @@ class SchedulingCycle:
 
     @staticmethod
     def _post_filtered(out: CycleOutcome, fit: FitError, res: PostFilterResult | None, st: Status) -> None:
-        """Record PostFilter's outcome (a nomination, its victims) and its message."""
+        """Record PostFilter's outcome (a nomination, its victims) and its message; count a preemption
+        attempt when DefaultPreemption ran (upstream counts each call, whatever it found)."""
+        if preemption_attempted(out.state):
+            metrics.PREEMPTION_ATTEMPTS.inc()
         fit.diagnosis.post_filter_msg = st.message if st.code != Code.SUCCESS else ""
         out.post_filter = res
         if res is not None and res.nominated_node_name:

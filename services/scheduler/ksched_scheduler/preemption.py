@@ -37,6 +37,7 @@ from ksched.plugins.defaultpreemption import NAME, DefaultPreemption, Preemption
 from ksched.plugins.defaultpreemption.effects import PreemptionReport
 from ksched.reporting.reporter import PodRef, Reporter
 from ksched.service.tasks import TaskGroup
+from ksched_scheduler import metrics
 from ksched_scheduler.cycle import CycleOutcome
 from ksched_scheduler.nominations import NominationTracker
 
@@ -102,6 +103,7 @@ class PreemptionRunner:
         last = plan.last_victim
         if last is None:
             return ""  # every victim is being deleted already: no preemption starts, nothing is cleared
+        metrics.PREEMPTION_VICTIMS.observe(len(plan.victims))  # as upstream's executor, once it starts
         for lower in result.lower_priority_nominated:
             self.nominations.clear(lower.uid)
         if self.api is None:

@@ -460,9 +460,6 @@ class SchedulerService:
         if outcome.kind == UNSCHEDULABLE and self.preemptions is not None:
             # nominations now, victims deleted in the background once the pod's status is written
             last_victim = self.preemptions.after_failure(outcome, after=status_written)
-        if outcome.nominated_node or outcome.evict_only:
-            metrics.PREEMPTION_ATTEMPTS.inc()
-            metrics.PREEMPTION_VICTIMS.observe(len(outcome.victims))
         await self._done(
             leased,
             DoneOutcome.UNSCHEDULABLE if outcome.kind == UNSCHEDULABLE else DoneOutcome.ERROR,

@@ -70,13 +70,16 @@ class PreemptionPlan:
         )
 
     @property
+    def to_delete(self) -> list[Pod]:
+        """The victims :func:`execute_preemption` deletes: those not being deleted already (upstream
+        skips the others; with none, it starts no preemption)."""
+        return [v for v in self.victims if v.metadata.deletion_timestamp is None]
+
+    @property
     def last_victim(self) -> Pod | None:
-        """The victim :func:`execute_preemption` deletes last, after the others: the last one not
-        being deleted already (None: it deletes none)."""
-        for victim in reversed(self.victims):
-            if victim.metadata.deletion_timestamp is None:
-                return victim
-        return None
+        """The victim :func:`execute_preemption` deletes last, after the others (None: it deletes none)."""
+        victims = self.to_delete
+        return victims[-1] if victims else None
 
 
 @dataclass(slots=True)
@@ -175,12 +178,8 @@ async def execute_preemption(
         except ApiError as exc:
             report.errors.append(f"nominating {_key(preemptor)} to {plan.node_name}: {exc}")
             return report
-    victims: list[Pod] = []
-    for victim in plan.victims:
-        if victim.metadata.deletion_timestamp is not None:
-            report.skipped_terminating.append(_key(victim))
-        else:
-            victims.append(victim)
+    victims = plan.to_delete
+    report.skipped_terminating.extend(_key(v) for v in plan.victims if v not in victims)
     if not victims:
         return report
     for pod in plan.lower_priority_nominated:

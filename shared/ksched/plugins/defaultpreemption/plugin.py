@@ -88,6 +88,15 @@ MSG_EXTENDERS_NEED_ASYNC: Final = (
 PREEMPT_NEVER: Final = "Never"
 DISRUPTION_TARGET: Final = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
+ATTEMPTED: Final = "DefaultPreemption/attempted"
+"""The cycle-state key PostFilter writes at each call, whatever it finds: a scheduler counts its
+preemption attempts from it (upstream's ``scheduler_preemption_attempts_total``, which the plugin
+increments at each call)."""
+
+
+def preemption_attempted(state: CycleState) -> bool:
+    """Whether DefaultPreemption's PostFilter ran in the cycle of ``state``."""
+    return state.get(ATTEMPTED, bool) is True
 
 
 def terminating_by_preemption(pod: Pod) -> bool:
@@ -193,12 +202,14 @@ class DefaultPreemption:
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
+        state.write(ATTEMPTED, True)
         return _prefixed(*self.preempt(state, pod, statuses))
 
     async def post_filter_async(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         """PostFilter consulting the extenders that support preemption."""
+        state.write(ATTEMPTED, True)
         return _prefixed(*await self.preempt_async(state, pod, statuses))
 
     def preempt(
