@@ -384,6 +384,33 @@ def test_dra_cases_allocate_partitions_of_devices_and_devices_shared_by_claims()
     assert 0 < templated < 40  # the harness reads the claim made from it (on a cluster only)
 
 
+def test_configs_cases_ignore_extended_resources_the_pods_ask_for() -> None:
+    """NodeResourcesFit's ``ignoredResourceGroups``: a pod asking for an extended resource goes to a
+    node that does not offer it only when the profile ignores its group. A profile's own
+    ``ignoredResources`` is replaced by the harness's extenders' ``ignoredByScheduler`` resources (as
+    upstream replaces it), so a resource named there is still checked."""
+    elsewhere = 0
+    for index in range(80):
+        case = generate("configs", 7, index)
+        fit = [
+            c["args"] for c in (case.profile or {}).get("pluginConfig", []) if c["name"] == "NodeResourcesFit"
+        ]
+        groups = set(fit[0].get("ignoredResourceGroups", [])) if fit else set()
+        offers = {
+            n["metadata"]["name"]: set(n["status"]["allocatable"])
+            for n in case.objects
+            if n["kind"] == "Node"
+        }
+        entries = simulate([*case.objects, *case.pending], case.profile)
+        for pod in case.pending:
+            node = entries[key(pod)].get("node")
+            for asked in pod["spec"]["containers"][0].get("resources", {}).get("limits", {}):
+                if node and asked not in offers[node]:
+                    assert asked.split("/")[0] in groups, f"{case.name}: {key(pod)} on {node} without {asked}"
+                    elsewhere += 1
+    assert elsewhere
+
+
 def test_volumes_cases_provision_by_storage_capacity() -> None:
     refused = placed = 0
     for index in range(40):

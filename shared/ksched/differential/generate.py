@@ -33,6 +33,7 @@ HOSTNAME = "kubernetes.io/hostname"
 APPS = ("web", "db", "cache")
 IMAGES = ("nginx:1.27", "redis", "busybox:1.36", "registry.example/app:v2")
 GPU = "example.com/gpu"
+FPGA = "vendor.io/fpga"
 
 
 class Gen:
@@ -520,6 +521,15 @@ def _profile(g: Gen) -> Obj:
                 "shape": [{"utilization": 0, "score": low}, {"utilization": 100, "score": high}]
             }
         config.append({"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}})
+    if g.chance(0.3):  # extended resources NodeResourcesFit leaves unchecked (the pods may ask for them)
+        ignored = g.pick(
+            ({"ignoredResources": [GPU]}, {"ignoredResourceGroups": [FPGA.split("/", maxsplit=1)[0]]})
+        )
+        fit = next((c for c in config if c["name"] == "NodeResourcesFit"), None)
+        if fit is None:
+            config.append({"name": "NodeResourcesFit", "args": ignored})
+        else:
+            fit["args"].update(ignored)
     if g.chance(0.3):
         config.append(
             {
@@ -599,6 +609,10 @@ def _configs(g: Gen) -> Case:
             g.label(node, "disk", g.pick(("ssd", "hdd")))
         if g.chance(0.15):
             g.taint(node, "dedicated", "a", "PreferNoSchedule")
+        for extended in (GPU, FPGA):
+            if g.chance(0.3):
+                count = str(g.rng.randint(1, 2))
+                node["status"]["allocatable"][extended] = node["status"]["capacity"][extended] = count
     for i in range(g.rng.randint(0, 6)):
         app = g.pick(APPS)
         spec: Obj = {}
@@ -617,6 +631,12 @@ def _configs(g: Gen) -> Case:
         if g.chance(0.2):
             spec["topologySpreadConstraints"] = [_spread_constraint(g, app)]
         containers = [g.container("c", g.requests(cpu_max=2000, mem_max=4096))]
+        if g.chance(0.3):  # an extended resource: on the nodes offering it, or anywhere if ignored
+            wanted = {g.pick((GPU, FPGA)): "1"}
+            containers[0]["resources"] = {
+                "requests": {**containers[0].get("resources", {}).get("requests", {}), **wanted},
+                "limits": wanted,
+            }
         g.pending(g.pod(f"p{j}", containers, labels={"app": app, "tier": "fe"}, **spec))
     return g.finish()
 
