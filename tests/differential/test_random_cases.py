@@ -116,6 +116,55 @@ def foreign_victim() -> Case:
     return g.finish()
 
 
+def extended_by_dra() -> Case:
+    """A pod asking for ``example.com/gpu``, which a DeviceClass backs and no node offers, and for a
+    claim made from a ResourceClaimTemplate: the scheduler creates the claim for its extended resource
+    in PreBind (the pipeline's binder once sent it with a patch's media type, which the real API
+    server refused: no such pod was bound), and the resourceclaim controller makes the other."""
+    g = Gen("dra", 0, 903)
+    nodes = [g.node("4", "8Gi") for _ in range(2)]
+    driver = "gpu.example.com"
+    gpu = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "c903-gpu"},
+        "spec": {
+            "selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}],
+            "extendedResourceName": "example.com/gpu",
+        },
+    }
+    node = nodes[1]["metadata"]["name"]
+    devices = [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(2)]
+    slices = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpu"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+    request = {"name": "gpu", "exactly": {"deviceClassName": "c903-gpu", "count": 1}}
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "c903-tmpl", "namespace": "team-a"},
+        "spec": {"spec": {"devices": {"requests": [request]}}},
+    }
+    wanted = {"example.com/gpu": "1"}
+    container = g.container("c")
+    container["resources"] = {
+        "requests": {"cpu": "1", **wanted},
+        "limits": wanted,
+        "claims": [{"name": "t0"}],
+    }
+    claims = [{"name": "t0", "resourceClaimTemplateName": "c903-tmpl"}]
+    g.pending(g.pod("p0", [container], "team-a", resourceClaims=claims))
+    return g.finish([gpu, slices, template])
+
+
 class RestartedPipeline(Pipeline):
     """The pipeline's cluster, whose first ``ksched kube-scheduler`` exits at once: the harness starts
     it again on the same cluster, as a kubelet would (the retry once stopped the whole cluster)."""
@@ -175,7 +224,7 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
             await run_cases(upstream, timed, lines.append, None, summary=first, pipeline=pipeline)
             regression = await run_cases(
                 upstream,
-                [two_preemptions(), binds_by_extender(), foreign_victim()],
+                [two_preemptions(), binds_by_extender(), foreign_victim(), extended_by_dra()],
                 lines.append,
                 None,
                 pipeline=pipeline,
@@ -234,10 +283,10 @@ def test_random_cases_agree_with_the_real_scheduler(tmp_path: Path) -> None:
     )
     assert not regression.errors and not regression.disagreements, f"the fixed cases:\n{report}"
     # two_preemptions: two nominations; binds_by_extender: one pod bound, two bindings failed;
-    # foreign_victim: its preemption failed
-    assert regression.outcomes == {"placed": 1, "nominated": 2, "unschedulable": 3}, report
+    # foreign_victim: its preemption failed; extended_by_dra: placed, its two claims allocated
+    assert regression.outcomes == {"placed": 2, "nominated": 2, "unschedulable": 3}, report
     assert "claims to preempt pod (UID: &{" in report, report
-    assert regression.pipeline["cases"] == 3 and not regression.pipeline["disagreements"], (
+    assert regression.pipeline["cases"] == 4 and not regression.pipeline["disagreements"], (
         f"the fixed cases through the pipeline: {regression.pipeline}\n{report}"
     )
     stats = piped.pipeline
