@@ -245,6 +245,19 @@ def test_nomination_victims_and_claims_are_compared() -> None:
     assert not checks["q"]
 
 
+def test_the_pipelines_claims_are_compared_by_their_allocations() -> None:
+    """Through the pipeline a claim made from a template or for extended resources has a name each
+    cluster draws: the allocations are compared, not the names."""
+    from ksched.differential.run import judge_pipeline
+
+    want = {**GOLDEN, "pod": "ns/p", "claims": {"ns/p-t0-abcde": {"node": "b", "devices": ["d/b/gpu-0"]}}}
+    same = {**want, "claims": {"ns/p-t0-vwxyz": {"node": "b", "devices": ["d/b/gpu-0"]}}}
+    assert judge_pipeline([want], [same]) == ([], 0)
+    other = {**want, "claims": {"ns/p-t0-vwxyz": {"node": "b", "devices": ["d/b/gpu-1"]}}}
+    diffs, _ = judge_pipeline([want], [other])
+    assert diffs and all("(q)" in d for d in diffs)
+
+
 def test_the_filter_part_of_a_message() -> None:
     text = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No."
     assert filter_part(text) == "0/3 nodes are available: 3 Insufficient cpu"
