@@ -440,6 +440,30 @@ def test_volumes_cases_provision_by_storage_capacity() -> None:
 
 
 # --- gangs -------------------------------------------------------------------------------------------
+def test_a_retrys_condition_polled_instead_of_the_first_cycles_is_replaced_by_the_logs() -> None:
+    """The harness polls the PodGroupScheduled condition and may read a retry's: a first cycle that
+    waited for its preemption and a retry that found the group unschedulable write the same status
+    and reason, so the message decides (gangs-s739958-13, in one play of three)."""
+    from ksched.differential.upstream import Upstream
+
+    up = object.__new__(Upstream)
+    line = (
+        'I1208 00:20:01.000000 1 schedule_one_podgroup.go:597] "Pod group is waiting for preemption"'
+        ' podGroup="ns/g" unschedulablePods=4'
+    )
+    up.entries = [e for e in [parse_line(line)] if e is not None]
+    waiting = "pod group is unschedulable, pod group is waiting for preemption to complete"
+    retry: dict[str, Any] = {
+        "name": "ns/g",
+        "condition": {"status": "False", "reason": "Unschedulable", "message": "pod group is unschedulable"},
+    }
+    assert up._first_group_outcome("ns/g", retry)["condition"]["message"] == waiting
+    first = {"name": "ns/g", "condition": {**retry["condition"], "message": waiting}}
+    assert up._first_group_outcome("ns/g", first) == first
+    richer = {"name": "ns/g", "condition": {**retry["condition"], "message": f"{waiting}; more"}}
+    assert up._first_group_outcome("ns/g", richer) == richer  # the API's own text, when it says more
+
+
 def test_a_gang_case_has_alike_members_enough_for_its_min_count() -> None:
     seconds = 0
     for index in range(20):

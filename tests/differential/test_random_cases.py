@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from ksched.differential.extender import ANNOTATION, BINDER, binder_ignorable, resource
-from ksched.differential.generate import CATEGORIES, Gen, generate_cases
+from ksched.differential.generate import CATEGORIES, GPU_DRIVER, Gen, device_slice, generate_cases
 from ksched.differential.model import Case
 from ksched.differential.pipeline import Pipeline
 from ksched.differential.run import Summary, refused_profiles, run_cases
@@ -123,29 +123,18 @@ def extended_by_dra() -> Case:
     server refused: no such pod was bound), and the resourceclaim controller makes the other."""
     g = Gen("dra", 0, 903)
     nodes = [g.node("4", "8Gi") for _ in range(2)]
-    driver = "gpu.example.com"
     gpu = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceClass",
         "metadata": {"name": "c903-gpu"},
         "spec": {
-            "selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}],
+            "selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}],
             "extendedResourceName": "example.com/gpu",
         },
     }
     node = nodes[1]["metadata"]["name"]
     devices = [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(2)]
-    slices = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-gpu"},
-        "spec": {
-            "driver": driver,
-            "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": devices,
-        },
-    }
+    slices = device_slice(node, node, 1, devices=devices)
     request = {"name": "gpu", "exactly": {"deviceClassName": "c903-gpu", "count": 1}}
     template = {
         "apiVersion": "resource.k8s.io/v1",

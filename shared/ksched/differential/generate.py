@@ -971,7 +971,7 @@ SHARED_MODEL = "l4"
 """The model of the shared devices, which a claim's selector asks for now and then."""
 
 
-def _slice(node: str, pool: str, count: int, suffix: str = "gpu", **spec: Any) -> Obj:
+def device_slice(node: str, pool: str, count: int, suffix: str = "gpu", **spec: Any) -> Obj:
     """A ResourceSlice of the GPU driver on ``node``, one of ``count`` in ``pool`` (generation 1)."""
     return {
         "apiVersion": "resource.k8s.io/v1",
@@ -1009,8 +1009,8 @@ def _partitioned(g: Gen, node: str) -> list[Obj]:
             )
     pool = f"{node}-part"
     return [
-        _slice(node, pool, 2, "part-counters", sharedCounters=counters),
-        _slice(node, pool, 2, "part-devices", devices=devices),
+        device_slice(node, pool, 2, "part-counters", sharedCounters=counters),
+        device_slice(node, pool, 2, "part-devices", devices=devices),
     ]
 
 
@@ -1033,7 +1033,7 @@ def _shared(g: Gen, node: str) -> Obj:
         "attributes": {"model": {"string": SHARED_MODEL}, "index": {"int": 0}},
         "capacity": {"memory": memory},
     }
-    return _slice(node, f"{node}-shared", 1, "shared", devices=[device])
+    return device_slice(node, f"{node}-shared", 1, "shared", devices=[device])
 
 
 def _claim(g: Gen, name: str, ns: str, classes: tuple[str, str], sharing: bool = False) -> Obj:
@@ -1130,7 +1130,7 @@ def _dra(g: Gen) -> Case:
                 }
                 for i in range(g.rng.randint(1, 4))
             ]
-            extra.append(_slice(name, name, 1, devices=devices))
+            extra.append(device_slice(name, name, 1, devices=devices))
         if g.chance(PARTITIONED):
             extra += _partitioned(g, name)
         if g.chance(SHARED):

@@ -122,6 +122,10 @@ PATHS: dict[str, str] = {name: kind.path() for name, kind in BY_NAME.items()}
 """Collection paths by kind (of what the generators create and the listing returns)."""
 
 
+GROUP_END_MESSAGES = frozenset(message for _, _, message in GROUP_ENDS.values())
+"""The condition messages the ends of a pod group cycle write (a richer one is a plugin's own)."""
+
+
 class UpstreamError(RuntimeError):
     """The real cluster did not do what a case needs (an object refused, a decision never made)."""
 
@@ -702,12 +706,16 @@ class Upstream:
 
     def _first_group_outcome(self, group: str, polled: dict[str, Any]) -> dict[str, Any]:
         """``polled``, unless the log tells the first cycle ended otherwise (a retry's condition was
-        read): then the condition that cycle wrote."""
+        read): then the condition that cycle wrote. The message counts too: a first cycle waiting for
+        its preemption and a retry that found the group unschedulable write the same status and
+        reason (gangs-s739958-13, the second group: the retry's was polled in one play of three)."""
         for e in self.entries:
             if e.values.get("podGroup") != group or e.msg not in GROUP_ENDS:
                 continue
             status, reason, message = GROUP_ENDS[e.msg]
-            if (polled["condition"]["status"], polled["condition"]["reason"]) == (status, reason):
+            cond = polled["condition"]
+            other_end = cond["message"] != message and cond["message"] in GROUP_END_MESSAGES
+            if (cond["status"], cond["reason"]) == (status, reason) and not other_end:
                 return polled
             return {"name": group, "condition": {"status": status, "reason": reason, "message": message}}
         return polled
