@@ -27,6 +27,7 @@ from ksched.differential.model import (
     Obj,
 )
 from ksched.differential.model import key as key_of
+from ksched.plugins.noderesources.fit import DEVICE_CLASS_RESOURCE_PREFIX
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -1161,7 +1162,7 @@ def _dra(g: Gen) -> Case:
     pod = g.pending(_claiming_pod(g, "p0", ns, mine, names))
     if extended:  # the scheduler makes a claim for it, on a node that does not offer it
         extra[0]["spec"]["extendedResourceName"] = GPU
-        name = g.pick((GPU, GPU, f"{IMPLICIT}/{gpu}", f"{IMPLICIT}/{big}"))
+        name = g.pick((GPU, GPU, DEVICE_CLASS_RESOURCE_PREFIX + gpu, DEVICE_CLASS_RESOURCE_PREFIX + big))
         wanted = str(g.rng.randint(1, 2))
         resources = pod["spec"]["containers"][0].setdefault("resources", {})
         resources.setdefault("requests", {})[name] = wanted
@@ -1171,10 +1172,6 @@ def _dra(g: Gen) -> Case:
 
 EXTENDED = 0.3
 """How often a ``dra`` case's pending pod asks for an extended resource a DeviceClass backs."""
-IMPLICIT = "deviceclass.resource.kubernetes.io"
-"""The domain of the extended resource every DeviceClass backs under its own name."""
-
-
 TEMPLATED = 0.3
 """How often a ``dra`` case's pending pod has a claim made from a ResourceClaimTemplate."""
 

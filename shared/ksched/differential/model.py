@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ksched.differential.extender import extender_configs
+from ksched.framework.resources import is_extended_resource
+from ksched.plugins.noderesources.fit import DEVICE_CLASS_RESOURCE_PREFIX
 
 Obj = dict[str, Any]
 """A Kubernetes object as plain data (what the API server accepts and returns as JSON)."""
@@ -120,17 +122,13 @@ def claim_alias(name: str) -> str:
 
 
 def extended_resources(pod: Obj) -> bool:
-    """Whether a container of ``pod`` asks for an extended resource (a name in a domain other than
-    ``kubernetes.io``'s, or a DeviceClass's ``deviceclass.resource.kubernetes.io/<class>``), which a
-    DeviceClass may back."""
+    """Whether a container of ``pod`` asks for a resource a DeviceClass may back: an extended one
+    (``is_extended_resource``) or a class's own ``deviceclass.resource.kubernetes.io/<class>``."""
     spec = pod["spec"]
     for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
         resources = container.get("resources") or {}
         for name in {**(resources.get("limits") or {}), **(resources.get("requests") or {})}:
-            domain = name.split("/", 1)[0] if "/" in name else ""
-            if domain and (
-                not domain.endswith("kubernetes.io") or domain == "deviceclass.resource.kubernetes.io"
-            ):
+            if is_extended_resource(name) or name.startswith(DEVICE_CLASS_RESOURCE_PREFIX):
                 return True
     return False
 
