@@ -786,6 +786,37 @@ def test_where_a_preempting_group_ended_its_members_messages_are_not_compared() 
     assert len(diffs) == 1 and diffs[0].startswith("pod group: (s) podGroup at the end")
 
 
+def test_the_message_of_a_group_condition_that_ended_true_is_not_compared() -> None:
+    """gangs-s9519-73: upstream's group ended ``True`` with a later failed cycle's message, merged in
+    by a patch made against a lister that still held an earlier ``False``; the pipeline's ended
+    ``True`` with none. A group that ended ``False`` on one side still disagrees."""
+    from ksched.differential.run import judge_pipeline
+
+    def member(
+        name: str, node: str | None, nominated: str | None, condition: dict[str, str]
+    ) -> dict[str, Any]:
+        final = {"node": node, "nominated": nominated, "terminating": ["ns/low"], "podGroup": condition}
+        group = {"name": "ns/g", "condition": {**condition, "status": "False"}}
+        return {
+            "pod": name,
+            "node": None,
+            "nominated": "n1",
+            "victims": ["ns/low"],
+            "podGroup": group,
+            "final": final,
+        }
+
+    def members(condition: dict[str, str]) -> list[dict[str, Any]]:
+        return [member("ns/p0", "n1", None, condition), member("ns/p1", None, "n0", condition)]
+
+    merged = {"status": "True", "reason": "Scheduled", "message": "pod group is unschedulable"}
+    scheduled = {**merged, "message": ""}
+    assert judge_pipeline(members(merged), members(scheduled)) == ([], 0)
+    unschedulable = {"status": "False", "reason": "Unschedulable", "message": "pod group is unschedulable"}
+    diffs, _ = judge_pipeline(members(merged), members(unschedulable))
+    assert len(diffs) == 1 and diffs[0].startswith("pod group: (s) podGroup at the end")
+
+
 def test_a_preempting_groups_members_held_alike_but_placed_or_nominated_are_not_compared() -> None:
     """gangs-s9503-1003: upstream's preemption was done before the group's retry, which placed p0 on
     the node the others are nominated to; the pipeline's was not, and p0 preempted too. The members

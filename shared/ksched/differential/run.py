@@ -456,6 +456,8 @@ def group_ends(answers: list[dict[str, Any]], alike: dict[str, str] | None = Non
     condition = first.get("podGroup")
     if condition and condition.get("message") == PREEMPTION_WAIT[2]:
         condition = {**condition, "message": UNSCHEDULABLE_GROUP[2]}
+    if condition and condition.get("status") == "True":
+        condition = {**condition, "message": STALE_MESSAGE}
     return {
         "placed": sum(1 for f in finals if f.get("node")),
         "nominated": sorted(f.get("nominated") or "" for f in finals if not f.get("node")),
@@ -471,6 +473,18 @@ eligible: its nomination of the cycle before had not come back through the watch
 one in which none did the second. Upstream's own retries write both (gangs-s9412-1138: 4 of the
 first among 218 of the second); in gangs-s9602-20, played again, upstream's 1,515 cycles had the
 first once, and the pipeline's group ended on it. They are compared as one."""
+
+
+STALE_MESSAGE = "(not compared once True)"
+"""The message of a pod group's condition that ended True, not compared: upstream may leave a later
+cycle's there. ``updatePodGroupCondition`` diffs the condition it sets against the PodGroup its
+lister holds and sends that difference as a strategic merge patch. When the group's retries come
+milliseconds apart, a cycle that failed (``pod group is unschedulable``) after the one that placed a
+member may still see the lister's ``False`` of an earlier cycle (``... waiting for preemption to
+complete``): its never-regress check passes, and its patch carries the message alone, which the API
+server merges into the ``True`` (gangs-s9519-73: ``True``, ``Scheduled``, ``pod group is
+unschedulable``; the pipeline's informer and reporter read the group before they write, and left
+``True``, ``Scheduled``, ``""``). Status and reason are compared."""
 
 
 def alike_members(groups: list[list[dict[str, Any]]]) -> dict[str, str]:
