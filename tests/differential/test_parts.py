@@ -865,6 +865,42 @@ def test_a_preempting_groups_members_held_alike_but_placed_or_nominated_are_not_
     assert skipped == 0 and diffs and diffs[0].startswith("pod group: (s) podGroup at the end")
 
 
+def test_a_member_nominated_beside_a_preemption_under_way_or_nowhere_is_the_race_too() -> None:
+    """gangs-s9519-73: one member placed on n1, another preempted on n0. Upstream's preemption was
+    done before the retry, which took the preemptor in (its nomination keeping no room) and
+    nominated the third member to n0 as well, its only victim being deleted already; the pipeline's
+    was not, and the third found no candidate. Upstream ends the same way with its victims' DELETE
+    held 400 ms. A member held on a node nobody else holds, or placed, still disagrees."""
+    from ksched.differential.run import judge_pipeline, preemption_race, unheld_only
+
+    scheduled = {"status": "True", "reason": "Scheduled", "message": ""}
+
+    def member(name: str, node: str | None, nominated: str | None) -> dict[str, Any]:
+        final = {"node": node, "nominated": nominated, "terminating": ["ns/low"], "podGroup": scheduled}
+        group = {"name": "ns/g", "condition": scheduled}
+        return {
+            "pod": name,
+            "node": None,
+            "nominated": "n0",
+            "victims": ["ns/low"],
+            "podGroup": group,
+            "final": final,
+        }
+
+    golden = [member("ns/p0", "n1", None), member("ns/p1", None, "n0"), member("ns/p2", None, "n0")]
+    seen = [member("ns/p0", "n1", None), member("ns/p1", None, "n0"), member("ns/p2", None, None)]
+    assert preemption_race(golden, seen) and preemption_race(seen, golden)
+    assert judge_pipeline(golden, seen) == ([], 3)
+    assert unheld_only(["", "n0", "n1"], ["n0", "n0", "n1"])
+    assert not unheld_only(["", "n0", "n1"], ["n2", "n0", "n1"])  # n2: nobody else holds it
+    assert not unheld_only(["n0", "n1"], ["n0", "n1"])
+    elsewhere = [*seen[:2], member("ns/p2", None, "n2")]
+    assert not preemption_race(golden, elsewhere)
+    assert judge_pipeline(golden, elsewhere)[0]
+    other_victim = [{**m, "final": {**m["final"], "terminating": ["ns/low", "ns/low2"]}} for m in seen]
+    assert not preemption_race(golden, other_victim)
+
+
 def test_a_sequence_names_its_pods_and_nodes_once_and_adds_nodes_apart() -> None:
     from ksched.differential.model import ADD_NODE, CREATE, DECIDES, UNGATE
 
@@ -1418,6 +1454,33 @@ def test_a_slow_verb_is_answered_after_the_extenders_timeout() -> None:
     assert _post(
         f"{base_url()}/a/prioritize", {"Pod": pod, "NodeNames": ["n0"]}, timeout=SLOW_SECONDS - 0.5
     ) == [{"Host": "n0", "Score": 3}]
+
+
+def test_a_timeout_the_pods_plan_did_not_ask_for_is_the_harnesss() -> None:
+    """spread-s9524-170: the harness's extender g answered ksched's filter after its 5 s on a machine
+    at load 21; the case is not compared. A timeout the plan asks for is a decision to compare."""
+    from ksched.differential.extender import unplanned_timeout
+
+    pod = _extender_pod({"a": {"slow": ["filter"]}})
+    name = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+    timed_out = (
+        'Post "http://127.0.0.1:{port}/{name}/{verb}": '
+        "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+    )
+    planned = {"pod": name, "node": None, "message": timed_out.format(port=1, name="a", verb="filter")}
+    assert unplanned_timeout([pod], [planned]) is None
+    late = {"pod": name, "node": None, "message": timed_out.format(port=1, name="g", verb="filter")}
+    assert (
+        unplanned_timeout([pod], [planned, late])
+        == f"{name}: the harness's extender g did not answer filter in time"
+    )
+    ended = {
+        "pod": name,
+        "node": "n0",
+        "final": {"message": timed_out.format(port=2, name="a", verb="prioritize")},
+    }
+    assert unplanned_timeout([pod], [ended]) is not None
+    assert unplanned_timeout([pod], [{"pod": name, "node": "n0"}]) is None
 
 
 @pytest.mark.parametrize(

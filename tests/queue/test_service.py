@@ -28,6 +28,7 @@ from ksched.bus.messages import (
     RequeueRequest,
 )
 from ksched.framework.events import ActionType, EventResource
+from ksched.framework.testing import make_pod
 from ksched.service.lifecycle import serve
 from ksched.service.options import CommonOptions
 from tests.fixtures.nats import BusFactory
@@ -190,6 +191,31 @@ async def test_a_feed_batch_is_applied_in_order(harness: Harness) -> None:
     ]
     await informer.batch(events)
     assert [lp.pod.name for lp in await harness.pop(n=5, wait=3)] == ["b"]
+
+
+async def test_a_lease_names_the_last_batch_of_nominations_the_queue_applied(harness: Harness) -> None:
+    """gangs-s9517-223 of ``ksched differential``: the replica must decide a pod with the nominations
+    of every event before it, as upstream's nominator does; the lease names the newest batch on
+    ``P.feed.nominated`` the queue had applied, the replica waits for that one. A rebuild forgets it
+    (which batch before the bootstrap was the last is not known)."""
+    informer = harness.informer
+    service = await harness.start_queue()
+    await informer.pod(PendingPodAction.ADD, pod("plain"))
+    (first,) = await harness.pop(wait=3)
+    assert first.nominated_seq == 0
+    nominated = make_pod("preemptor", priority=9, status={"nominatedNodeName": "n1"})
+    await informer.pod(PendingPodAction.ADD, nominated)
+    batch_seq = informer.stream_seq
+    await informer.pod(PendingPodAction.DELETE, nominated, reason="deleted")  # concerns them too
+    deleted_seq = informer.stream_seq
+    await informer.pod(PendingPodAction.ADD, pod("next"))  # P.feed.batch: no nomination in it
+    assert informer.stream_seq > deleted_seq > batch_seq
+    (leased,) = await harness.pop(wait=3)
+    assert leased.pod.name == "next" and leased.nominated_seq == deleted_seq
+    informer.epoch = "epoch-2"
+    await informer.pod(PendingPodAction.ADD, pod("after"))
+    await until(lambda: service.core.cursor.epoch == "epoch-2")
+    assert service.core.nominated_seq == 0
 
 
 async def test_single_events_of_an_earlier_informer_are_still_read(harness: Harness) -> None:

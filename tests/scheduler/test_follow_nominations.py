@@ -120,3 +120,28 @@ async def test_the_replica_follows_only_the_batches_that_concern_nominations(
             assert informer.bootstraps == 2
         finally:
             await cancel_and_wait(task)
+
+
+async def test_the_follower_tells_how_far_it_applied_the_feed(bus_factory: BusFactory) -> None:
+    """A lease names the newest batch of nominations the queue applied (``nominated_seq``); the
+    replica waits until its follower applied that one too (gangs-s9517-223 of ``ksched
+    differential``: a deleted pod's nomination, still counted, kept the next pod from preempting)."""
+    informer = FakeInformer(await bus_factory(name="informer"))
+    await informer.start()
+    informer.list_pending()
+    nominator = Nominator()
+    tracker = NominationTracker(nominator)
+    assert not await tracker.reached("epoch-1", 0, timeout=0.05)  # no bootstrap yet: it waits
+    bus = await bus_factory(name="scheduler")
+    task = asyncio.create_task(follow_nominations(bus, tracker, ["default-scheduler"], "scheduler-test"))
+    try:
+        await until(lambda: tracker.position[0] == "epoch-1")
+        a = nominated("a", "node-1")
+        await informer.pod(PendingPodAction.ADD, a)
+        await informer.pod(PendingPodAction.DELETE, a, reason="deleted")
+        assert await tracker.reached("epoch-1", informer.stream_seq, timeout=5)
+        assert nominator.node_of(a.metadata.uid) is None  # the deletion is applied by then
+        assert not await tracker.reached("epoch-1", informer.stream_seq + 1, timeout=0.05)
+        assert await tracker.reached("epoch-0", informer.stream_seq + 1, timeout=0.05)  # not comparable
+    finally:
+        await cancel_and_wait(task)

@@ -13,7 +13,9 @@ from ksched_scheduler.service import SchedulerService
 
 from ksched.bus.messages import DoneOutcome, LeasedPod, PendingPod
 from ksched.config import default_config
+from ksched.framework.podinfo import PodInfo
 from ksched.framework.snapshot import Snapshot
+from ksched.framework.testing import make_pod
 from ksched.service.options import CommonOptions
 from tests.scheduler.harness import HandFollower
 
@@ -109,3 +111,37 @@ async def test_pods_of_another_epoch_do_not_wait() -> None:
     other.epoch = "e0"  # leased before the informer's failover: its generations are not comparable
     prepared = await service._prepared_all([other])
     assert prepared[0] is not None and ended == [] and follower.resyncs == 0
+
+
+async def test_a_replica_decides_once_it_applied_the_nominations_the_lease_names() -> None:
+    """gangs-s9517-223 of ``ksched differential``: the queue leased the pod after applying a batch
+    that deleted another, nominated pod; the replica whose follower had not applied it yet counted
+    that pod's nomination. It waits for the batch (``nominated_seq``) first."""
+    service, _follower, ended = _service(generation=4)
+    ghost = PodInfo(make_pod("ghost", uid="ghost", priority=9))
+    service.nominations.advanced("e1", 10)
+    service.nominations.nominate(ghost, "n1")
+    leased = _leased(min_generation=4)
+    leased.nominated_seq = 12
+
+    async def follower() -> None:  # runs once the wait began
+        service.nominations.gone("ghost")
+        service.nominations.advanced("e1", 12)
+
+    applied = asyncio.create_task(follower())
+    prepared = await service._prepared(leased)
+    await applied
+    assert prepared is not None and ended == []
+    assert service.nominator.node_of("ghost") is None
+
+
+async def test_a_replica_whose_nominations_do_not_come_decides_after_the_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("ksched_scheduler.service.NOMINATIONS_WAIT", 0.05)
+    service, _follower, ended = _service(generation=4)
+    service.nominations.advanced("e1", 10)
+    leased = _leased(min_generation=4)
+    leased.nominated_seq = 12
+    prepared = await service._prepared(leased)
+    assert prepared is not None and ended == []

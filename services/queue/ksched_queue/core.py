@@ -93,6 +93,11 @@ class QueueCore:
         #: GangScheduling: a new pending pod is an UnschedulablePod/Add event for the others (upstream)
         self.gang_events = gang_events
         self.cursor = FeedCursor()
+        self.nominated_seq = 0
+        """Stream seq of the newest feed batch applied that concerns nominations (``P.feed.nominated``;
+        0: none since the last rebuild). Every lease carries it: the replica decides the pod with the
+        nominations of every event the queue had applied (upstream's nominator follows the same event
+        handlers as its queue), not with those of a pod deleted before (gangs-s9517-223)."""
         self.bootstrapped = False
         self.bad_feed_items = 0
         self.on_pop: Callable[[QueuedPod, Lease, str], None] | None = None
@@ -153,6 +158,7 @@ class QueueCore:
             initial_attempt_at=entry.info.initial_attempt_timestamp or entry.info.timestamp,
             trace_id=lease.trace_id,
             min_generation=entry.generation,
+            nominated_seq=self.nominated_seq,
             epoch=self.cursor.epoch,
             flushed_from_unschedulable=entry.was_flushed,
             group=group,
@@ -449,6 +455,7 @@ class QueueCore:
                 report.skipped += 1
                 log.warning("rebuild: skipped a pending pod: %s", exc)
         self.cursor = FeedCursor(epoch=epoch, stream_seq=stream_seq)
+        self.nominated_seq = 0  # which batch before ``stream_seq`` was the last of them is not known
         self._removed_during_repair = None  # a repair under way compares with what the rebuild replaced
         self.bootstrapped = True
         return report

@@ -357,6 +357,8 @@ class QueueService:
                     unbind(token)
             else:
                 self.core.apply_cluster_event(event)
+        if raw.subject == self.bus.subjects.feed_nominated:
+            self.core.nominated_seq = meta.sequence.stream
         self._wake()
 
     # --- periodic work -------------------------------------------------------------------------------

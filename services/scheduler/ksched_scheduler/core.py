@@ -223,6 +223,12 @@ def needed_generation(batch: Sequence[LeasedPod], epoch: str) -> int:
     return max((leased.min_generation for leased in batch if leased.epoch == epoch), default=0)
 
 
+def needed_nominations(batch: Sequence[LeasedPod], epoch: str) -> int:
+    """The feed stream seq through which a replica at ``epoch`` applies the API's nominations before
+    deciding on the pods leased together in ``batch`` (:attr:`LeasedPod.nominated_seq`; 0: none)."""
+    return max((leased.nominated_seq for leased in batch if leased.epoch == epoch), default=0)
+
+
 def behind(epoch: str, seen: int, needed: int, now_epoch: str, now_generation: int) -> Behind | None:
     """After waiting for ``needed`` from generation ``seen`` of ``epoch``: why the replica (now at
     ``now_epoch``, ``now_generation``) is still behind, or None when it caught up (or moved to

@@ -12,6 +12,13 @@ A replica learns nominations from
   informer sends no feed batch for a pod placed without a nomination the API showed, which a
   replica's own may be).
 
+A lease names the feed batch of nominations the queue had applied when it leased the pod
+(``LeasedPod.nominated_seq``), and the replica decides once it has applied that batch too
+(:meth:`NominationTracker.reached`, at most :data:`NOMINATIONS_WAIT` s): upstream's nominator follows
+the same event handlers as its queue, so a pod popped after another one's deletion never meets that
+one's nomination (gangs-s9517-223 of ``ksched differential``: the nomination of a member of an
+earlier pod group, deleted, kept the next group's member from preempting).
+
 The API lags a replica's own decision (the status patch is written in the background), so for
 ``hold_seconds`` after a decision a report that disagrees with it is taken for a stale one. A pod
 placed in the snapshot (assumed or bound) is not nominated anywhere.
@@ -46,6 +53,9 @@ from ksched.framework.podinfo import PodInfo
 log = logging.getLogger(__name__)
 
 HOLD_SECONDS = 30.0
+NOMINATIONS_WAIT = 2.0
+"""Seconds a replica waits at most for the nominations a lease asks for (``nominated_seq``), as for
+its snapshot's generation; then it decides with them as they are."""
 
 
 class NominationTracker:
@@ -64,6 +74,34 @@ class NominationTracker:
         self.hold_seconds = hold_seconds
         self.clock = clock
         self._mine: dict[str, tuple[str, float]] = {}  # uid -> (node or "" for cleared, when)
+        self.position: tuple[str, int] = ("", 0)
+        """(informer epoch, feed stream seq) through which the API's nominations are applied: the
+        bootstrap's, then each batch's of ``P.feed.nominated`` (:meth:`advanced`)."""
+        self._advance = asyncio.Event()
+
+    # --- how far the feed is applied ----------------------------------------------------------------
+    def advanced(self, epoch: str, seq: int) -> None:
+        """The nominations are applied through stream seq ``seq`` of ``epoch``."""
+        self.position = (epoch, seq)
+        self._advance.set()
+        self._advance = asyncio.Event()
+
+    async def reached(self, epoch: str, seq: int, timeout: float) -> bool:
+        """Wait at most ``timeout`` s until the nominations are applied through ``seq`` of ``epoch``
+        (a lease's ``nominated_seq``: the queue had applied that batch when it leased the pod);
+        whether they are then. A position of another epoch than ``epoch`` has nothing to wait for
+        (its seqs do not compare); none yet (no bootstrap) waits."""
+        deadline = time.monotonic() + timeout
+        while True:
+            at_epoch, at_seq = self.position
+            if (at_epoch and at_epoch != epoch) or (at_epoch == epoch and at_seq >= seq):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(left):
+                    await self._advance.wait()
 
     # --- this replica's decisions ------------------------------------------------------------------
     def nominate(self, pod: PodInfo, node: str) -> None:
@@ -155,6 +193,7 @@ async def _follow_one_epoch(
         timeout=30.0,
     )
     tracker.load(items)
+    tracker.advanced(reply.epoch, reply.stream_seq)
     # the feed batches that concern nominations, in order (the other batches are the queue's)
     cursor = FeedCursor(epoch=reply.epoch, stream_seq=reply.stream_seq, filtered=True)
     ended = asyncio.Event()
@@ -165,6 +204,7 @@ async def _follow_one_epoch(
             for event in message.events:
                 if isinstance(event, PendingPodEvent):
                     tracker.on_event(event)
+            tracker.advanced(message.epoch, msg.metadata.sequence.stream)
         elif verdict == FeedVerdict.RESYNC:
             ended.set()
 

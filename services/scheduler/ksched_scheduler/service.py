@@ -83,13 +83,14 @@ from ksched_scheduler.core import (
     is_gang,
     leased_batches,
     needed_generation,
+    needed_nominations,
     pod_group_result,
     refusal,
 )
 from ksched_scheduler.cycle import ERROR, SCHEDULED, UNSCHEDULABLE, CycleOutcome, SchedulingCycle
 from ksched_scheduler.dra import claims_writer
 from ksched_scheduler.group_cycle import GroupCycle
-from ksched_scheduler.nominations import NominationTracker, follow_nominations
+from ksched_scheduler.nominations import NOMINATIONS_WAIT, NominationTracker, follow_nominations
 from ksched_scheduler.options import SchedulerOptions
 from ksched_scheduler.pop_size import PopSize
 from ksched_scheduler.preemption import PreemptionRunner, status_nomination
@@ -244,6 +245,14 @@ class SchedulerService:
                 for leased in batch:
                     await self._behind(leased, stalled=stalled)
                 return [None] * len(batch)
+        nominated = needed_nominations(batch, epoch)
+        if nominated and not await self.nominations.reached(epoch, nominated, NOMINATIONS_WAIT):
+            log.warning(
+                "nominations: not applied through feed seq %d after %.0f s (at %s); deciding anyway",
+                nominated,
+                NOMINATIONS_WAIT,
+                self.nominations.position,
+            )
         waited = time.perf_counter() - wait_started
         prepared: list[Prepared | None] = []
         for leased in batch:

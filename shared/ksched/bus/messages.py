@@ -169,6 +169,9 @@ class LeasedPod(msgspec.Struct, kw_only=True):
     trace_id: str = ""
     min_generation: int = 0
     """Snapshot generation that includes the pod's newest event: schedule on nothing older."""
+    nominated_seq: int = 0
+    """Feed stream seq of the newest batch on ``P.feed.nominated`` the queue had applied when it leased
+    the pod: decide with the nominations of that batch and every one before (0: no wait)."""
     epoch: str = ""
     flushed_from_unschedulable: bool = False
     """The pod last left the unschedulable pool by the flush timeout, not by an event (upstream
