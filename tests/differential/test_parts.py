@@ -1456,6 +1456,33 @@ def test_a_slow_verb_is_answered_after_the_extenders_timeout() -> None:
     ) == [{"Host": "n0", "Score": 3}]
 
 
+async def test_a_nominated_pods_victims_are_awaited_longer_than_a_second() -> None:
+    """preemption-s9525-276: on a machine at load 21 the pipeline's Preempted event came more than a
+    second after the pod's nomination; the harness took none for the answer."""
+    import time as clock
+
+    from ksched.differential.pipeline import Pipeline
+
+    pipeline = Pipeline.__new__(Pipeline)
+    started = clock.monotonic()
+    event = {
+        "reason": "Preempted",
+        "note": "Preempted by pod U on node n0",
+        "regarding": {"namespace": "ns", "name": "v"},
+    }
+
+    async def request(method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        if path.startswith("/api/v1/namespaces/ns/pods/"):
+            return 200, {"metadata": {"uid": "U"}}
+        return 200, {"items": [event] if clock.monotonic() - started > 1.5 else []}
+
+    pipeline.request = request  # type: ignore[method-assign,assignment]
+    pod = {"kind": "Pod", "metadata": {"namespace": "ns", "name": "p"}}
+    assert await pipeline._preempted_for(pod, nominated=True) == ["ns/v"]
+    started = clock.monotonic() + 60  # no event comes: none, after the longer quiet
+    assert await pipeline._preempted_for(pod, nominated=True) == []
+
+
 def test_a_timeout_the_pods_plan_did_not_ask_for_is_the_harnesss() -> None:
     """spread-s9524-170: the harness's extender g answered ksched's filter after its 5 s on a machine
     at load 21; the case is not compared. A timeout the plan asks for is a decision to compare."""

@@ -39,6 +39,9 @@ from ksched.launcher.controlplane import GANG_GATES
 from ksched.launcher.stack import free_port
 
 _NODES = re.compile(r"^0/(\d+) nodes are available")
+NO_VICTIMS_QUIET = 3.0
+"""Seconds without a ``Preempted`` event that tell a nominated pod preempted none (its victims were
+all being deleted already): a second is not enough on a loaded machine (preemption-s9525-276)."""
 
 
 def gated(condition: dict[str, Any]) -> bool:
@@ -225,19 +228,24 @@ class Pipeline(Upstream):
             group_member = pod["spec"].get("schedulingGroup") and pod["spec"].get("priorityClassName")
             # a pod group member may preempt though not nominated: its group waits for no
             # preemption, and its victims go all the same, as upstream's
-            out["victims"] = await self._preempted_for(pod) if out.get("nominated") or group_member else []
+            nominated = bool(out.get("nominated"))
+            out["victims"] = await self._preempted_for(pod, nominated) if nominated or group_member else []
         return out
 
-    async def _preempted_for(self, pod: Obj) -> list[str]:
+    async def _preempted_for(self, pod: Obj, nominated: bool = False) -> list[str]:
         """The pods preempted for ``pod``, from their ``Preempted`` events (``Preempted by pod UID on
         node NODE``; not every pod being deleted: an earlier pod's victims stay terminating, no
-        kubelet ends them, seed 8202 case 134), once that set has not changed for a second."""
+        kubelet ends them, seed 8202 case 134), once that set has not changed for a second; for a
+        ``nominated`` pod, none only once none came for :data:`NO_VICTIMS_QUIET` s (the preemption
+        starts after the pod's status write, and its events are written after the deletions:
+        preemption-s9525-276, on a machine at load 21, had none within the second)."""
         status, body = await self.request("GET", object_path(pod))
         uid = (body or {}).get("metadata", {}).get("uid") if status == 200 else None
         if not uid:
             return []
         return await self._settled(
             "/apis/events.k8s.io/v1/events",
+            NO_VICTIMS_QUIET if nominated else 1.0,
             lambda e: (
                 f"{e['regarding'].get('namespace')}/{e['regarding'].get('name')}"
                 if e.get("reason") == "Preempted" and f"Preempted by pod {uid} " in (e.get("note") or "")
@@ -245,13 +253,13 @@ class Pipeline(Upstream):
             ),
         )
 
-    async def _settled(self, path: str, pick: Callable[[Obj], str | None]) -> list[str]:
+    async def _settled(self, path: str, quiet_empty: float, pick: Callable[[Obj], str | None]) -> list[str]:
         """What ``pick`` names of the items listed at ``path`` (sorted), once that has not changed for
-        a second."""
+        a second (``quiet_empty`` seconds while it names nothing)."""
         last: list[str] = []
         since = time.monotonic()
         deadline = since + SYNC_TIMEOUT
-        while time.monotonic() - since < 1.0 and time.monotonic() < deadline:
+        while time.monotonic() - since < (1.0 if last else quiet_empty) and time.monotonic() < deadline:
             status, body = await self.request("GET", path)
             items = (body or {}).get("items") or [] if status == 200 else []
             now = sorted(name for name in map(pick, items) if name is not None)
