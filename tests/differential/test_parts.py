@@ -730,6 +730,29 @@ def test_the_pipelines_gang_members_pair_with_upstreams_alike_ones() -> None:
     assert diffs and diffs[0].startswith("pod group: (s) nominated at the end")
 
 
+def _preempting_member(
+    name: str,
+    node: str | None,
+    nominated: str | None,
+    condition: dict[str, str],
+    *,
+    message: str = "m",
+    first: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A pod group member's answer whose first cycle nominated it to n1 with victim ns/low, and its
+    ``final`` state (``node``, ``nominated``, the group's ``condition``; ``first``: the condition of
+    the first cycle, ``condition`` if None)."""
+    final = {"node": node, "nominated": nominated, "message": message, "terminating": ["ns/low"]}
+    return {
+        "pod": name,
+        "node": None,
+        "nominated": "n1",
+        "victims": ["ns/low"],
+        "podGroup": {"name": "ns/g", "condition": first or condition},
+        "final": {**final, "podGroup": condition},
+    }
+
+
 def test_where_a_preempting_group_ended_its_members_messages_are_not_compared() -> None:
     """gangs-s9412-1138 and gangs-s9602-20: the group is tried again while its victims terminate, as
     often as every few milliseconds or not at all, and each retry writes the members' messages from
@@ -750,17 +773,7 @@ def test_where_a_preempting_group_ended_its_members_messages_are_not_compared() 
     }
 
     def member(name: str, nominated: str | None, message: str, condition: dict[str, str]) -> dict[str, Any]:
-        final: dict[str, Any] = {"node": None, "nominated": nominated, "message": message}
-        final |= {"terminating": ["ns/low"], "podGroup": condition}
-        group = {"name": "ns/g", "condition": condition}
-        return {
-            "pod": name,
-            "node": None,
-            "nominated": "n1",
-            "victims": ["ns/low"],
-            "podGroup": group,
-            "final": final,
-        }
+        return _preempting_member(name, None, nominated, condition, message=message)
 
     golden = [
         member("ns/p0", None, "waiting", unschedulable),
@@ -792,22 +805,12 @@ def test_the_message_of_a_group_condition_that_ended_true_is_not_compared() -> N
     ``True`` with none. A group that ended ``False`` on one side still disagrees."""
     from ksched.differential.run import judge_pipeline
 
-    def member(
-        name: str, node: str | None, nominated: str | None, condition: dict[str, str]
-    ) -> dict[str, Any]:
-        final = {"node": node, "nominated": nominated, "terminating": ["ns/low"], "podGroup": condition}
-        group = {"name": "ns/g", "condition": {**condition, "status": "False"}}
-        return {
-            "pod": name,
-            "node": None,
-            "nominated": "n1",
-            "victims": ["ns/low"],
-            "podGroup": group,
-            "final": final,
-        }
-
     def members(condition: dict[str, str]) -> list[dict[str, Any]]:
-        return [member("ns/p0", "n1", None, condition), member("ns/p1", None, "n0", condition)]
+        first = {**condition, "status": "False"}
+        return [
+            _preempting_member("ns/p0", "n1", None, condition, first=first),
+            _preempting_member("ns/p1", None, "n0", condition, first=first),
+        ]
 
     merged = {"status": "True", "reason": "Scheduled", "message": "pod group is unschedulable"}
     scheduled = {**merged, "message": ""}
@@ -831,18 +834,7 @@ def test_a_preempting_groups_members_held_alike_but_placed_or_nominated_are_not_
     }
     scheduled = {"status": "True", "reason": "Scheduled", "message": ""}
 
-    def member(
-        name: str, node: str | None, nominated: str | None, condition: dict[str, str]
-    ) -> dict[str, Any]:
-        final = {"node": node, "nominated": nominated, "message": "m", "terminating": ["ns/low"]}
-        return {
-            "pod": name,
-            "node": None,
-            "nominated": "n1",
-            "victims": ["ns/low"],
-            "podGroup": {"name": "ns/g", "condition": condition},
-            "final": {**final, "podGroup": condition},
-        }
+    member = _preempting_member
 
     golden = [
         member("ns/p0", "n1", None, scheduled),
@@ -876,16 +868,7 @@ def test_a_member_nominated_beside_a_preemption_under_way_or_nowhere_is_the_race
     scheduled = {"status": "True", "reason": "Scheduled", "message": ""}
 
     def member(name: str, node: str | None, nominated: str | None) -> dict[str, Any]:
-        final = {"node": node, "nominated": nominated, "terminating": ["ns/low"], "podGroup": scheduled}
-        group = {"name": "ns/g", "condition": scheduled}
-        return {
-            "pod": name,
-            "node": None,
-            "nominated": "n0",
-            "victims": ["ns/low"],
-            "podGroup": group,
-            "final": final,
-        }
+        return _preempting_member(name, node, nominated, scheduled)
 
     golden = [member("ns/p0", "n1", None), member("ns/p1", None, "n0"), member("ns/p2", None, "n0")]
     seen = [member("ns/p0", "n1", None), member("ns/p1", None, "n0"), member("ns/p2", None, None)]
