@@ -195,6 +195,22 @@ def test_a_member_nominated_where_its_group_waits_for_a_preemption_needs_no_pree
     assert answer(attempt)["nominated"] == "n0" and answer(attempt)["victims"] == []
 
 
+def test_a_member_nominated_where_it_fit_may_take_any_of_the_tied_best_nodes() -> None:
+    """gangs-s9526-688: q1 fit while its group waited for another member's preemption, and was
+    nominated to the node its cycle chose, n3 upstream and n2 in ksched, tied best. A nomination with
+    victims, or off the tied nodes, is compared exactly."""
+    group = {"name": "ns/g", "condition": {"status": "False", "reason": "Unschedulable", "message": "m"}}
+    golden = {"pod": "ns/q1", "node": None, "nominated": "n3", "victims": [], "top_nodes": ["n2", "n3"]}
+    golden |= {"podGroup": group, "message": "m"}
+    ours = {"pod": "ns/q1", "node": None, "nominated": "n2", "victims": [], "message": "m"}
+    ours |= {"podGroup": group}
+    assert compare(golden, ours)[0]["p"]
+    assert not compare(golden, {**ours, "nominated": "n4"})[0]["p"]
+    preempting = {**golden, "victims": ["ns/low"]}
+    assert not compare(preempting, {**ours, "victims": ["ns/low"]})[0]["p"]
+    assert compare(golden, {**ours, "nominated": "n3"})[0]["p"]
+
+
 GOLDEN: dict[str, Any] = {
     "pod": "ns/p",
     "node": "b",
