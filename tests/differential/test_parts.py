@@ -200,10 +200,10 @@ def test_a_member_nominated_where_it_fit_may_take_any_of_the_tied_best_nodes() -
     nominated to the node its cycle chose, n3 upstream and n2 in ksched, tied best. A nomination with
     victims, or off the tied nodes, is compared exactly."""
     group = {"name": "ns/g", "condition": {"status": "False", "reason": "Unschedulable", "message": "m"}}
-    golden = {"pod": "ns/q1", "node": None, "nominated": "n3", "victims": [], "top_nodes": ["n2", "n3"]}
-    golden |= {"podGroup": group, "message": "m"}
-    ours = {"pod": "ns/q1", "node": None, "nominated": "n2", "victims": [], "message": "m"}
-    ours |= {"podGroup": group}
+    golden: dict[str, Any] = {"pod": "ns/q1", "node": None, "nominated": "n3", "victims": []}
+    golden |= {"top_nodes": ["n2", "n3"], "podGroup": group, "message": "m"}
+    ours: dict[str, Any] = {"pod": "ns/q1", "node": None, "nominated": "n2", "victims": []}
+    ours |= {"message": "m", "podGroup": group}
     assert compare(golden, ours)[0]["p"]
     assert not compare(golden, {**ours, "nominated": "n4"})[0]["p"]
     preempting = {**golden, "victims": ["ns/low"]}
