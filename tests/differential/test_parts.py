@@ -1485,7 +1485,7 @@ async def test_a_nominated_pods_victims_are_awaited_longer_than_a_second() -> No
 def test_a_timeout_the_pods_plan_did_not_ask_for_is_the_harnesss() -> None:
     """spread-s9524-170: the harness's extender g answered ksched's filter after its 5 s on a machine
     at load 21; the case is not compared. A timeout the plan asks for is a decision to compare."""
-    from ksched.differential.extender import unplanned_timeout
+    from ksched.differential.run import unplanned_timeout
 
     pod = _extender_pod({"a": {"slow": ["filter"]}})
     name = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"

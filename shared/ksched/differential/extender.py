@@ -33,7 +33,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import re
 import ssl
 import threading
 import time
@@ -168,26 +167,6 @@ def plan(pod: Obj, name: str) -> Obj:
         doc = {}
     out = doc.get(name) if isinstance(doc, dict) else None
     return out if isinstance(out, dict) else {}
-
-
-TIMED_OUT = re.compile(r'Post "https?://[^"]*/([a-z]+)/([a-z]+)": context deadline exceeded')
-"""A call to one of the harness's extenders that timed out (Go's text, which ksched writes too): the
-extender's name and verb."""
-
-
-def unplanned_timeout(pods: list[Obj], answers: list[dict[str, Any]]) -> str | None:
-    """A call to one of the harness's extenders that timed out although the pod's plan has no ``slow``
-    for that verb, as one of ``answers`` (a side's answers for ``pods``, the case's pending pods)
-    says: the server, a thread of this process, was not given the CPU in time (spread-s9524-170,
-    its ``g`` filter answered after ksched's 5 s with the machine at load 21). None when every
-    timeout was planned."""
-    by_key = {f"{p['metadata'].get('namespace')}/{p['metadata']['name']}": p for p in pods}
-    for a in answers:
-        for message in (a.get("message"), (a.get("final") or {}).get("message")):
-            for name, verb in TIMED_OUT.findall(message or ""):
-                if verb not in (plan(by_key.get(a["pod"], {}), name).get("slow") or ()):
-                    return f"{a['pod']}: the harness's extender {name} did not answer {verb} in time"
-    return None
 
 
 class Refused(Exception):

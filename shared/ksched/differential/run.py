@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from ksched.aio import cancel_and_wait
 from ksched.config import ConfigError, parse_config
 from ksched.differential.answers import GROUP_ENDS
 from ksched.differential.compare import CHECKS, agrees, as_scheduled, compare
-from ksched.differential.extender import unplanned_timeout
+from ksched.differential.extender import plan
 from ksched.differential.model import DECIDES, Case, Obj, claim_alias, config_document, key
 from ksched.differential.replay import replay, replay_groups, replay_steps
 from ksched.differential.store import read_cases, write_case
@@ -690,6 +691,26 @@ def _pipeline(
         stats["disagreeing"].append(case.name)
         for line in diffs:
             say(f"    pipeline: {line}")
+
+
+TIMED_OUT = re.compile(r'Post "https?://[^"]*/([a-z]+)/([a-z]+)": context deadline exceeded')
+"""A call to one of the harness's extenders that timed out (Go's text, which ksched writes too): the
+extender's name and verb."""
+
+
+def unplanned_timeout(pods: list[Obj], answers: list[dict[str, Any]]) -> str | None:
+    """A call to one of the harness's extenders that timed out although the pod's plan has no ``slow``
+    for that verb, as one of ``answers`` (a side's answers for ``pods``, the case's pending pods)
+    says: the server, a thread of this process, was not given the CPU in time (spread-s9524-170,
+    its ``g`` filter answered after ksched's 5 s with the machine at load 21). None when every
+    timeout was planned."""
+    by_key = {key(p): p for p in pods}
+    for a in answers:
+        for message in (a.get("message"), (a.get("final") or {}).get("message")):
+            for name, verb in TIMED_OUT.findall(message or ""):
+                if verb not in (plan(by_key.get(a["pod"], {}), name).get("slow") or ()):
+                    return f"{a['pod']}: the harness's extender {name} did not answer {verb} in time"
+    return None
 
 
 def refused_profiles(cases: list[Case]) -> list[Result]:
